@@ -1,0 +1,106 @@
+/* Options: one table (config.c) drives argv parsing, scenario files,
+ * --help and validation, as git's parse-options does. Each option is
+ * described once: name, type, default, range or choices, help line.
+ *
+ * Commands take the options of some groups (a bit mask); an option outside
+ * them is rejected, so every command's --help lists exactly what it reads. */
+#ifndef STRATA_CONFIG_H
+#define STRATA_CONFIG_H
+
+#include <stdio.h>
+
+#include "err.h"
+
+enum opt_group {
+    OPTG_SCENARIO = 1u << 0,  /* what is trained and how: strategy, model, devices, batch ... */
+    OPTG_COMPARE = 1u << 1,   /* several strategies in one run: --strategies */
+    OPTG_OUTPUT = 1u << 2,    /* files written: --json ... */
+};
+
+enum opt_type {
+    OPT_INT,     /* long long within [min, max] */
+    OPT_REAL,    /* double within [min, max], finite */
+    OPT_STRING,  /* free text, checked by its consumer (e.g. --model by workload_parse) */
+    OPT_CHOICE,  /* one of a '|'-separated list of words */
+    OPT_FLAG,    /* no value on the command line; "true"/"false" in a file */
+};
+
+struct opt_spec {
+    const char *name;     /* long name without dashes: "devices" */
+    enum opt_type type;
+    size_t offset;        /* where the value lives in struct config */
+    size_t size;          /* bytes of the field (strings: capacity incl. NUL) */
+    const char *def;      /* default, as text (parsed like user input) */
+    double min, max;      /* OPT_INT, OPT_REAL */
+    const char *choices;  /* OPT_CHOICE: "ring|tree|hierarchical" */
+    unsigned groups;      /* the enum opt_group it belongs to */
+    const char *metavar;  /* "N", "MB", "FILE" in --help */
+    const char *help;     /* one line */
+};
+
+#define CONFIG_PATH_BYTES 4096
+
+struct config {
+    /* OPTG_SCENARIO */
+    char strategy[64];          /* --strategy: a name from the strategy registry */
+    char model[256];            /* --model: mlp:784-256-10, transformer:..., or a preset */
+    long long devices;          /* --devices: devices that compute */
+    long long servers;          /* --servers: parameter-server ranks (ps-*) */
+    long long batch;            /* --batch: global samples per step */
+    long long microbatches;     /* --microbatches: per step (pipelines) */
+    double bucket_mb;           /* --bucket-mb: mirrored all-reduce bucket, MiB; 0 = one after backward */
+    long long staleness;        /* --staleness: ps-ssp bound K */
+    long long backup_workers;   /* --backup-workers: ps-sync drops the last B pushes of a step */
+    /* OPTG_COMPARE */
+    char strategies[512];       /* --strategies: "all" or "a,b,c" */
+    /* OPTG_OUTPUT */
+    char json_path[CONFIG_PATH_BYTES];  /* --json: "" = none */
+
+    /* Not options. */
+    char scenario_path[CONFIG_PATH_BYTES];  /* -f FILE, "" when none */
+    unsigned long long is_set;  /* bit i: config_options[i] was given (file or argv) */
+    int n_positional;           /* arguments that are not options, in order */
+    char **positional;          /* borrowed from argv; owned by config (array only) */
+};
+
+extern const struct opt_spec config_options[];
+extern const size_t config_n_options;
+
+/* parse result meaning "--help was asked for": print help, exit 0 */
+#define CONFIG_HELP 1
+
+/* Every option at its default. */
+void config_init(struct config *c);
+
+/* Frees what config_parse_args allocated (the positional array). */
+void config_release(struct config *c);
+
+/* Parses argv[0..argc) (the words after the command name): --name VALUE,
+ * --name=VALUE, flags, -f FILE / --file FILE (scenario file; the command
+ * line wins over it whatever the order), -h / --help, and "--" before
+ * positionals. Options outside `groups` are rejected. Returns 0,
+ * CONFIG_HELP, or ERR_INPUT with a message naming the option, the value and
+ * what is allowed. */
+int config_parse_args(struct config *c, int argc, char **argv, unsigned groups,
+                      struct err *e);
+
+/* Reads `key = value` lines ('#' starts a comment; blank lines skipped;
+ * values may be "quoted"). Errors name the file and line. */
+int config_load_file(struct config *c, const char *path, unsigned groups,
+                     struct err *e);
+
+/* Sets one option from text, validating it. `name` has no dashes. */
+int config_set(struct config *c, const char *name, const char *value,
+               unsigned groups, struct err *e);
+
+/* The option called name, or NULL. */
+const struct opt_spec *config_find(const char *name);
+
+/* Writes option o's current value of c as text ("8", "0.5", "mirrored"). */
+void config_format(const struct config *c, const struct opt_spec *o,
+                   char *buf, size_t n);
+
+/* Prints the options of `groups`: name, metavar, help, default, range. */
+void config_print_help(FILE *out, unsigned groups);
+
+#endif

@@ -1,0 +1,193 @@
+/* The plan: strata's instruction set. A strategy compiles one training step
+ * into a plan, an ordered program of operations for every rank; sim/ and
+ * real/ each interpret it with one switch over op kinds.
+ *
+ * Semantics that every executor and the checker share:
+ *  - Each op runs on a stream of its rank (STREAM_COMPUTE, STREAM_COMM). Ops
+ *    of one stream run in program order, like a CUDA stream; an op also waits
+ *    for its explicit deps, which are earlier ops of the same rank.
+ *  - SEND is eager: it does not wait for its RECV to be posted. A RECV waits
+ *    for the SEND with the same (sender, receiver, tag).
+ *  - ALLREDUCE is a collective over a group: it starts when the last member
+ *    reaches it. Members reach a group's all-reduces in the same order.
+ *  - PUSH/PULL talk to a parameter-server rank. Servers have no program: they
+ *    are agents of the executor running plan->policy. Under POLICY_SYNC a
+ *    PULL waits until every worker's matching PUSH has been applied (under
+ *    POLICY_BACKUP, the first n_workers - policy_arg of them); under
+ *    POLICY_ASYNC and POLICY_SSP (bound policy_arg) it waits as the policy
+ *    says across steps, and within one step only for the worker's own PUSH.
+ *  - A plan is one step. A rank starts step s+1 when all its ops of step s
+ *    have finished.
+ *
+ * Limits: layer boundaries < 2048 and microbatches < 2^20 (see plan_tag). */
+#ifndef STRATA_PLAN_H
+#define STRATA_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "vec.h"
+#include "workload.h"
+
+enum { STREAM_COMPUTE = 0, STREAM_COMM = 1, PLAN_N_STREAMS = 2 };
+
+enum op_class {
+    OPC_COMPUTE,     /* runs on the device: FLOPs and memory traffic */
+    OPC_P2P,         /* point to point between two workers */
+    OPC_COLLECTIVE,  /* all members of a group together */
+    OPC_SERVER,      /* between a worker and a parameter server */
+};
+
+/* ORDER OP: the one list of op kinds. X(name, default stream, class, meaning) */
+#define PLAN_OPS(X)                                                                        \
+    X(FORWARD, STREAM_COMPUTE, OPC_COMPUTE, "forward pass of layers [lo,hi) on microbatch mb") \
+    X(BACKWARD, STREAM_COMPUTE, OPC_COMPUTE,                                               \
+      "backward pass of layers [lo,hi) on microbatch mb; accumulates weight gradients")   \
+    X(SEND, STREAM_COMM, OPC_P2P,                                                          \
+      "activations (tag ACT) or activation gradients (tag GRAD) of mb to peer")            \
+    X(RECV, STREAM_COMM, OPC_P2P, "the data of the matching SEND from peer")               \
+    X(ALLREDUCE, STREAM_COMM, OPC_COLLECTIVE,                                              \
+      "sum the gradients of layers [lo,hi) over the ranks of group (one bucket)")          \
+    X(PUSH, STREAM_COMM, OPC_SERVER, "gradients of layers [lo,hi) to parameter server peer") \
+    X(PULL, STREAM_COMM, OPC_SERVER,                                                       \
+      "parameters of layers [lo,hi) from server peer, once its policy allows")             \
+    X(UPDATE, STREAM_COMPUTE, OPC_COMPUTE, "optimizer step on the local parameters of [lo,hi)")
+
+enum op_kind {
+#define PLAN_OP_ENUM(name, stream, cls, meaning) OP_##name,
+    PLAN_OPS(PLAN_OP_ENUM)
+#undef PLAN_OP_ENUM
+    OP_N_KINDS
+};
+
+struct op_info {
+    const char *name;      /* "FORWARD" */
+    int stream;            /* default stream */
+    enum op_class cls;
+    const char *meaning;   /* one line, for `strata schedule` and docs */
+};
+
+/* Indexed by enum op_kind; generated from PLAN_OPS so it cannot drift. */
+extern const struct op_info op_infos[OP_N_KINDS];
+
+/* SEND/RECV tags: what crosses which layer boundary for which microbatch. */
+enum tag_kind { TAG_ACT = 0, TAG_GRAD = 1 };
+
+static inline uint32_t plan_tag(enum tag_kind kind, int boundary, int mb)
+{
+    return ((uint32_t)kind << 31) | ((uint32_t)boundary << 20) | (uint32_t)mb;
+}
+static inline enum tag_kind plan_tag_kind(uint32_t tag) { return (enum tag_kind)(tag >> 31); }
+static inline int plan_tag_boundary(uint32_t tag) { return (int)((tag >> 20) & 0x7ff); }
+static inline int plan_tag_mb(uint32_t tag) { return (int)(tag & 0xfffff); }
+
+#define PLAN_MAX_BOUNDARY 0x7ff
+#define PLAN_MAX_MB 0xfffff
+
+struct op {
+    enum op_kind kind;
+    int stream;         /* STREAM_* */
+    int lo, hi;         /* layers [lo,hi) */
+    int mb;             /* microbatch; -1 when not per microbatch */
+    int n_samples;      /* samples the op works on (compute and p2p); 0 otherwise */
+    int peer;           /* SEND/RECV: the other worker; PUSH/PULL: the server; -1 otherwise */
+    int group;          /* ALLREDUCE: index into plan->groups; -1 otherwise */
+    uint32_t tag;       /* SEND/RECV: plan_tag(...); 0 otherwise */
+    int64_t bytes;      /* comm ops: bytes moved; compute ops: memory bytes touched */
+    double flops;       /* compute ops: floating-point operations; 0 otherwise */
+    int dep_first;      /* deps are rank->deps.items[dep_first .. dep_first + n_deps) */
+    int n_deps;
+};
+
+struct plan_rank {
+    bool is_server;
+    int shard_lo, shard_hi;   /* servers: the layers [lo,hi) whose parameters they hold */
+    VEC(struct op) ops;
+    VEC(int) deps;            /* op indices of this rank, pointed to by ops */
+};
+
+struct plan_group {
+    int n_ranks;
+    int *ranks;               /* ascending */
+};
+
+enum server_policy {
+    POLICY_NONE,    /* no parameter servers */
+    POLICY_SYNC,    /* wait for every worker's push, average, then answer pulls */
+    POLICY_ASYNC,   /* apply each push on arrival; pulls never wait */
+    POLICY_SSP,     /* async, but a pull waits while its worker is > policy_arg steps ahead of the slowest */
+    POLICY_BACKUP,  /* sync on the first n_workers - policy_arg pushes of a step; the rest are dropped */
+};
+
+struct plan {
+    char strategy[32];
+    const struct workload *wl;   /* borrowed: outlives the plan */
+    int n_workers;               /* ranks 0 .. n_workers-1 compute */
+    int n_servers;               /* ranks n_workers .. n_ranks-1 are servers */
+    int n_ranks;
+    int batch;                   /* global samples per step */
+    int n_microbatches;          /* per worker and step */
+    struct plan_rank *ranks;     /* [n_ranks] */
+    VEC(struct plan_group) groups;
+    enum server_policy policy;
+    int policy_arg;              /* SSP: bound K; BACKUP: dropped pushes B */
+    /* Sticky build error: the first failing builder call records it here and
+     * returns -1; later calls do nothing. plan_build_status() reports it. */
+    int build_rc;
+    char build_msg[ERR_MSG_BYTES];
+};
+
+extern const char *const policy_names[];   /* "none", "sync", "async", "ssp", "backup" */
+
+/* A new plan with n_workers + n_servers ranks and no ops; NULL and e set on
+ * failure. The workload is borrowed. */
+struct plan *plan_create(const char *strategy, const struct workload *wl, int n_workers,
+                         int n_servers, int batch, int n_microbatches, struct err *e);
+void plan_free(struct plan *p);
+
+/* 0, or the sticky build error copied into e. */
+int plan_build_status(const struct plan *p, struct err *e);
+
+/* Adds a group of ranks (copied, sorted); returns its index or -1. */
+int plan_add_group(struct plan *p, const int *ranks, int n_ranks);
+
+/* Appends op to rank's program with the given deps (indices of earlier ops of
+ * that rank; entries < 0 are skipped, so "no such op yet" needs no branch).
+ * op->dep_first/n_deps are filled in. Returns the new op's index, or -1
+ * (recording the sticky error) when rank is out of range, a dep is not an
+ * earlier op, or memory runs out. The checker validates everything else. */
+int plan_add(struct plan *p, int rank, struct op op, const int *deps, int n_deps);
+
+/* Builders: the usual ops with FLOPs and bytes filled in from the workload,
+ * so every strategy costs ops the same way. Each returns the op index or -1. */
+int plan_forward(struct plan *p, int rank, int lo, int hi, int mb, int n_samples,
+                 const int *deps, int n_deps);
+int plan_backward(struct plan *p, int rank, int lo, int hi, int mb, int n_samples,
+                  const int *deps, int n_deps);
+int plan_update(struct plan *p, int rank, int lo, int hi, const int *deps, int n_deps);
+/* kind TAG_ACT crosses `boundary` forward, TAG_GRAD backward */
+int plan_send(struct plan *p, int rank, int peer, enum tag_kind kind, int boundary, int mb,
+              int n_samples, const int *deps, int n_deps);
+int plan_recv(struct plan *p, int rank, int peer, enum tag_kind kind, int boundary, int mb,
+              int n_samples, const int *deps, int n_deps);
+int plan_allreduce(struct plan *p, int rank, int group, int lo, int hi, const int *deps,
+                   int n_deps);
+int plan_push(struct plan *p, int rank, int server, int lo, int hi, const int *deps, int n_deps);
+int plan_pull(struct plan *p, int rank, int server, int lo, int hi, const int *deps, int n_deps);
+
+/* DEPS(a, b) expands to the (array, count) pair the builders take. */
+#define DEPS(...) (const int[]){__VA_ARGS__}, (int)(sizeof((const int[]){__VA_ARGS__}) / sizeof(int))
+#define NO_DEPS NULL, 0
+
+/* The deps of op i of rank r. */
+static inline const int *plan_deps(const struct plan *p, int r, int i)
+{
+    return p->ranks[r].deps.items + p->ranks[r].ops.items[i].dep_first;
+}
+
+/* Totals over all ranks of one step. */
+int64_t plan_comm_bytes(const struct plan *p);
+int64_t plan_n_ops(const struct plan *p);
+
+#endif

@@ -1,0 +1,63 @@
+/* The static checker: proves a plan well formed and free of deadlock before
+ * anything runs it, and runs it abstractly at unit cost.
+ *
+ * plan_check finds, each with the rank and op index it concerns:
+ *  - malformed ops: layers outside the model or empty, a peer that is not a
+ *    worker (SEND/RECV) or not a server holding those layers (PUSH/PULL), a
+ *    group the rank is not in, a stream out of range, ops on a server rank;
+ *  - a SEND without exactly one matching RECV (same sender, receiver, tag,
+ *    bytes), and a RECV without its SEND;
+ *  - a group member that does not reach the group's all-reduces in the same
+ *    order, with the same layers, as the other members;
+ *  - deadlock: the wait-for graph (stream order and deps within a rank,
+ *    SEND -> RECV, each collective one node, server joins for synchronous
+ *    policies) has a cycle; the cycle is named op by op.
+ * The deadlock check is the unit-cost run itself: if it cannot finish, the
+ * ops it is stuck on form the cycle. */
+#ifndef STRATA_PLAN_CHECK_H
+#define STRATA_PLAN_CHECK_H
+
+#include <stdbool.h>
+
+#include "err.h"
+#include "plan.h"
+
+#define PLAN_MAX_DEFECTS 16
+
+struct plan_defect {
+    int rank;                /* -1 when the defect is not one rank's */
+    int op;                  /* op index in that rank's program, -1 when none */
+    char msg[512];           /* "SEND to rank 2 tag ACT@1 mb 3 has no matching RECV" */
+};
+
+struct plan_verdict {
+    bool is_valid;
+    int n_defects;                               /* all found */
+    struct plan_defect defects[PLAN_MAX_DEFECTS];  /* the first ones */
+};
+
+/* Fills v. Returns 0 when the check ran (whatever it found), or ERR_NOMEM. */
+int plan_check(const struct plan *p, struct plan_verdict *v, struct err *e);
+
+/* Unit cost, the textbook picture: FORWARD takes hi-lo time units (one per
+ * layer, whatever the microbatch size), BACKWARD twice that, everything
+ * else is free. */
+double plan_unit_cost(const struct op *op);
+
+struct plan_times {
+    int n_ranks;
+    double makespan;          /* time units until the last op ends */
+    double **start, **end;    /* [rank][op] */
+    double *busy_compute;     /* [rank]: time units of compute ops */
+};
+
+/* Runs p once at unit cost with the semantics of plan.h. On deadlock returns
+ * ERR_RUN with the blocked cycle in e. Release t with plan_times_release. */
+int plan_unit_run(const struct plan *p, struct plan_times *t, struct err *e);
+void plan_times_release(struct plan_times *t);
+
+/* Idle share of the compute stream of worker ranks that own layers, over
+ * the makespan: (p-1)/(m+p-1) for GPipe and 1F1B with equal stages. */
+double plan_unit_bubble(const struct plan *p, const struct plan_times *t);
+
+#endif

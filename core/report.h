@@ -1,0 +1,81 @@
+/* Reports: what a run measured, in the one format sim/ and real/ share.
+ * JSON field names are a contract (ARCHITECTURE.md, Reports): scripts and
+ * tests rely on them. The analysis that fills a report from a trace comes
+ * with the simulator; this module holds the structure, the JSON writer and
+ * the terminal table. */
+#ifndef STRATA_REPORT_H
+#define STRATA_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "err.h"
+
+#define REPORT_FORMAT_VERSION 1
+
+struct loss_point {
+    int64_t step;
+    double time_s;
+    double loss;
+};
+
+struct rank_time {
+    int rank;
+    double compute_s, comm_s, idle_s;
+};
+
+struct report {
+    const char *mode;                /* "sim" or "real" */
+    char strategy[64];
+    int devices;
+    const struct config *config;     /* borrowed; its options of config_groups go to "config" */
+    unsigned config_groups;
+
+    struct { double mean, p50, p99; } step_time_s;
+    double throughput_samples_per_s;
+    struct { double compute, comm, idle; } breakdown;   /* fractions of device time, sum 1 */
+    double bubble_fraction;          /* idle share of pipeline/model ranks' compute time */
+    struct {
+        double mean;
+        int64_t max;
+        int64_t *histogram;          /* [n_histogram], owned: pushes with staleness 0, 1, ... */
+        int n_histogram;
+    } staleness;
+    struct { int64_t params, grads, optimizer, activations, peak; } memory_bytes_per_device;
+    struct loss_point *loss_curve;   /* [n_loss_curve], owned */
+    int n_loss_curve;
+    bool has_final;                  /* numerics ran: "final" is an object, else null */
+    struct { double loss, test_accuracy; } final;
+    bool has_time_to_accuracy;       /* else "time_to_accuracy_s": null */
+    double time_to_accuracy_s;
+    struct rank_time *per_rank;      /* [n_per_rank], owned */
+    int n_per_rank;
+};
+
+/* A zeroed report; mode must be set by the caller. */
+void report_init(struct report *r);
+/* Frees the owned arrays (not r itself). */
+void report_release(struct report *r);
+
+/* The report as a cJSON tree with exactly the contract's fields (caller
+ * deletes it), or NULL on out of memory. */
+cJSON *report_to_json(const struct report *r);
+
+/* { "strata_report": 1, ... } to path, atomically. */
+int report_write_json(const struct report *r, const char *path, struct err *e);
+
+/* { "strata_compare": 1, "reports": [ ... ] } to path, atomically. */
+int report_write_compare_json(const struct report *const *rs, int n, const char *path,
+                              struct err *e);
+
+/* One row per report: strategy, devices, step time, throughput, speedup
+ * (speedup[i], or "-" when speedup is NULL), compute/comm/idle, bubble,
+ * staleness, peak memory, final loss and accuracy when present. */
+void report_print_table(FILE *out, const struct report *const *rs, int n,
+                        const double *speedup);
+
+#endif

@@ -1,0 +1,44 @@
+/* A strategy compiles one training step into a plan (core/plan.h). Each
+ * family lives in one file and exports `const struct strategy`s; registry.c
+ * lists them. Adding a strategy is one file and one line there; nothing in
+ * sim/ or real/ changes. */
+#ifndef STRATA_STRATEGY_H
+#define STRATA_STRATEGY_H
+
+#include <stddef.h>
+
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/plan.h"
+#include "../core/workload.h"
+
+struct strategy {
+    const char *name;           /* "mirrored": what --strategy takes */
+    const char *summary;        /* one line for --help, `schedule` and tables */
+    const char *options;        /* options it reads beyond devices/batch/model: "bucket-mb" */
+    enum server_policy policy;  /* POLICY_NONE unless it uses parameter servers */
+    /* Builds the plan of one step for c and wl; ERR_INPUT with a message that
+     * names the option when the scenario does not fit (e.g. more stages than
+     * layers). On success *out is a plan the caller frees. */
+    int (*build)(const struct config *c, const struct workload *wl, struct plan **out,
+                 struct err *e);
+};
+
+/* The registry, in the order tables list them. */
+extern const struct strategy *const strategy_registry[];
+extern const size_t strategy_count;
+
+/* The strategy called name, or NULL with ERR_INPUT naming the choices. */
+const struct strategy *strategy_find(const char *name, struct err *e);
+
+/* Parses --strategies: "all" or a comma list of names, no repeats. Fills
+ * out[0..*n) (capacity strategy_count). */
+int strategy_parse_list(const char *spec, const struct strategy **out, size_t *n,
+                        struct err *e);
+
+/* s->build plus the checks all strategies share (the plan's sticky build
+ * error). The plan is *not* validated here: see core/plan_check.h. */
+int strategy_build(const struct strategy *s, const struct config *c,
+                   const struct workload *wl, struct plan **out, struct err *e);
+
+#endif
