@@ -1,0 +1,15 @@
+/* The strategies each family file exports; registry.c lists them. */
+#ifndef STRATA_FAMILIES_H
+#define STRATA_FAMILIES_H
+
+#include "strategy.h"
+
+extern const struct strategy strategy_mirrored;        /* mirrored.c */
+extern const struct strategy strategy_ps_sync;         /* ps.c */
+extern const struct strategy strategy_ps_async;
+extern const struct strategy strategy_ps_ssp;
+extern const struct strategy strategy_model;           /* model.c */
+extern const struct strategy strategy_pipeline_gpipe;  /* pipeline.c */
+extern const struct strategy strategy_pipeline_1f1b;
+
+#endif

@@ -1,0 +1,31 @@
+/* model: naive model parallelism. Layers are cut into --devices stages
+ * balanced by FLOPs and the whole batch flows through them as one
+ * microbatch: forward down the stages, backward up, then each stage updates
+ * its own layers. Only one stage computes at a time; the pipelines in
+ * pipeline.c exist to fill that idle time. */
+#include "families.h"
+#include "stage.h"
+
+static int build_model(const struct config *c, const struct workload *wl, struct plan **out,
+                       struct err *e)
+{
+    struct stages st;
+    struct plan *p;
+    TRY(stages_begin(c, wl, "model", "model parallelism", 1, &st, &p, e));
+    for (int i = 0; i < st.n; i++) {
+        stage_forward(p, &st, i, 0);
+        int bwd = stage_backward(p, &st, i, 0);
+        stage_update(p, &st, i, bwd);
+    }
+    stages_release(&st);
+    *out = p;
+    return 0;
+}
+
+const struct strategy strategy_model = {
+    .name = "model",
+    .summary = "model parallel: layers split across devices, one batch flows through them",
+    .options = "",
+    .policy = POLICY_NONE,
+    .build = build_model,
+};

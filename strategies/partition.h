@@ -1,0 +1,47 @@
+/* How strategies cut one step: samples over workers or microbatches, whole
+ * layers over stages or servers, and the option checks those cuts need.
+ * Every message names the option, the value and what is allowed. */
+#ifndef STRATA_PARTITION_H
+#define STRATA_PARTITION_H
+
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/workload.h"
+
+/* Share i of `total` items cut into `parts` as evenly as possible: the first
+ * total % parts shares get one item more (10 over 3: 4, 3, 3). */
+int partition_share(int total, int parts, int i);
+
+/* Cuts layers [0, n_layers) with costs cost[] (>= 0) into n_parts
+ * contiguous ranges of at least one layer each, minimising the largest
+ * range's cost. Of the optimal cuts it returns the one whose earlier ranges
+ * are longest (so the result is unique). Fills bounds[0 .. n_parts]:
+ * range i is [bounds[i], bounds[i+1]). Needs 1 <= n_parts <= n_layers.
+ * 0 or ERR_NOMEM. */
+int partition_layers(const double *cost, int n_layers, int n_parts, int *bounds,
+                     struct err *e);
+
+/* partition_layers with each layer's forward + backward FLOPs per sample:
+ * pipeline and model-parallel stages. */
+int partition_stages(const struct workload *wl, int n_stages, int *bounds, struct err *e);
+
+/* partition_layers with each layer's parameter count: server shards. */
+int partition_shards(const struct workload *wl, int n_servers, int *bounds, struct err *e);
+
+/* --devices and --batch as ints, within what a plan can hold. */
+int partition_check_devices_batch(const struct config *c, int *n_devices, int *batch,
+                                  struct err *e);
+
+/* Data parallelism: every one of n_devices workers needs a sample of batch. */
+int partition_check_data_parallel(int n_devices, int batch, struct err *e);
+
+/* Layer parallelism: every one of n_stages stages needs a whole layer.
+ * `what` names the strategy family in the message ("model parallelism"). */
+int partition_check_stages(int n_stages, const struct workload *wl, const char *what,
+                           struct err *e);
+
+/* --microbatches as an int within 1 .. batch (and the plan's tag limit). */
+int partition_check_microbatches(const struct config *c, int batch, int *n_microbatches,
+                                 struct err *e);
+
+#endif

@@ -1,0 +1,104 @@
+/* The strategy registry and the lookups the command line uses. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "families.h"
+
+const struct strategy *const strategy_registry[] = {
+    &strategy_mirrored, &strategy_ps_sync, &strategy_ps_async, &strategy_ps_ssp,
+    &strategy_model,    &strategy_pipeline_gpipe, &strategy_pipeline_1f1b,
+};
+const size_t strategy_count = sizeof strategy_registry / sizeof strategy_registry[0];
+
+/* "mirrored, ps-sync, ..." for error messages. */
+static void list_names(char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < strategy_count && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "",
+                                 strategy_registry[i]->name);
+}
+
+/* The strategy whose name is [name, name+len), or NULL. */
+static const struct strategy *lookup(const char *name, size_t len)
+{
+    for (size_t i = 0; i < strategy_count; i++)
+        if (strlen(strategy_registry[i]->name) == len &&
+            !strncmp(strategy_registry[i]->name, name, len))
+            return strategy_registry[i];
+    return NULL;
+}
+
+const struct strategy *strategy_find(const char *name, struct err *e)
+{
+    if (!name) name = "";
+    const struct strategy *s = lookup(name, strlen(name));
+    if (!s) {
+        char names[512];
+        list_names(names, sizeof names);
+        err_set(e, ERR_INPUT, "--strategy: '%.64s' is not a strategy (%s)", name, names);
+    }
+    return s;
+}
+
+int strategy_parse_list(const char *spec, const struct strategy **out, size_t *n,
+                        struct err *e)
+{
+    char names[512];
+    list_names(names, sizeof names);
+    *n = 0;
+    if (!spec) spec = "";
+    if (!strcmp(spec, "all")) {
+        for (size_t i = 0; i < strategy_count; i++) out[i] = strategy_registry[i];
+        *n = strategy_count;
+        return 0;
+    }
+    for (const char *item = spec;;) {
+        const char *comma = strchr(item, ',');
+        size_t len = comma ? (size_t)(comma - item) : strlen(item);
+        /* spaces around an item are forgiven: "mirrored, model" */
+        const char *first = item, *last = item + len;
+        while (first < last && (*first == ' ' || *first == '\t')) first++;
+        while (last > first && (last[-1] == ' ' || last[-1] == '\t')) last--;
+        int shown = (int)(last - first > 64 ? 64 : last - first);
+        if (first == last) {
+            *n = 0;
+            return err_set(e, ERR_INPUT,
+                           "--strategies: empty item in '%.200s' (use \"all\" or names "
+                           "separated by commas: %s)",
+                           spec, names);
+        }
+        const struct strategy *s = lookup(first, (size_t)(last - first));
+        if (!s) {
+            *n = 0;
+            return err_set(e, ERR_INPUT, "--strategies: '%.*s' is not a strategy (all, %s)",
+                           shown, first, names);
+        }
+        for (size_t i = 0; i < *n; i++)
+            if (out[i] == s) {
+                *n = 0;
+                return err_set(e, ERR_INPUT, "--strategies: '%s' is listed twice", s->name);
+            }
+        out[(*n)++] = s;   /* no repeats, so at most strategy_count */
+        if (!comma) return 0;
+        item = comma + 1;
+    }
+}
+
+int strategy_build(const struct strategy *s, const struct config *c,
+                   const struct workload *wl, struct plan **out, struct err *e)
+{
+    *out = NULL;
+    struct plan *p = NULL;
+    int rc = s->build(c, wl, &p, e);
+    if (rc < 0) return rc;
+    rc = plan_build_status(p, e);
+    if (rc < 0) {
+        plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}

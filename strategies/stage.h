@@ -1,0 +1,42 @@
+/* Layer-parallel stages: the pieces model.c and pipeline.c compose into
+ * schedules. Worker i is stage i and holds layers [bounds[i], bounds[i+1]);
+ * activations cross a stage boundary forward (tag ACT) and their gradients
+ * cross it backward (tag GRAD), one message per microbatch. */
+#ifndef STRATA_STAGE_H
+#define STRATA_STAGE_H
+
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/plan.h"
+#include "../core/workload.h"
+
+struct stages {
+    int n;                 /* stages = --devices */
+    int *bounds;           /* [n + 1]: stage i holds layers [bounds[i], bounds[i+1]) */
+    int batch;             /* samples per step, all through every stage */
+    int n_microbatches;    /* the batch split as partition_share says */
+    int *fwd_op;           /* [n_microbatches]: the current stage's FORWARD of each mb */
+};
+
+/* Checks the options for `strategy` (`what` names it in messages: "pipeline
+ * parallelism"), cuts the layers into --devices stages balanced by FLOPs and
+ * creates the empty plan. On failure nothing is left to release. */
+int stages_begin(const struct config *c, const struct workload *wl, const char *strategy,
+                 const char *what, int n_microbatches, struct stages *st, struct plan **out,
+                 struct err *e);
+void stages_release(struct stages *st);
+
+/* Stage i, microbatch mb: RECV the input from stage i-1 (unless first),
+ * FORWARD, SEND the output to stage i+1 (unless last). Records and returns
+ * the FORWARD's op index. */
+int stage_forward(struct plan *p, struct stages *st, int i, int mb);
+
+/* Stage i, microbatch mb: RECV the output gradient from stage i+1 (unless
+ * last), BACKWARD after it and after this mb's FORWARD, SEND the input
+ * gradient to stage i-1 (unless first). Returns the BACKWARD's op index. */
+int stage_backward(struct plan *p, struct stages *st, int i, int mb);
+
+/* Stage i's optimizer step on its layers after its last BACKWARD. */
+int stage_update(struct plan *p, const struct stages *st, int i, int last_backward);
+
+#endif
