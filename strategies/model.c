@@ -11,7 +11,7 @@ static int build_model(const struct config *c, const struct workload *wl, struct
 {
     struct stages st;
     struct plan *p;
-    TRY(stages_begin(c, wl, "model", "model parallelism", 1, &st, &p, e));
+    TRY(stages_begin(c, wl, "model", "model parallelism", false, &st, &p, e));
     for (int i = 0; i < st.n; i++) {
         stage_forward(p, &st, i, 0);
         int bwd = stage_backward(p, &st, i, 0);

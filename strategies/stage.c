@@ -6,16 +6,21 @@
 #include "stage.h"
 
 int stages_begin(const struct config *c, const struct workload *wl, const char *strategy,
-                 const char *what, int n_microbatches, struct stages *st, struct plan **out,
+                 const char *what, bool is_pipelined, struct stages *st, struct plan **out,
                  struct err *e)
 {
     *st = (struct stages){0};
     *out = NULL;
-    int n_devices, batch;
+    int n_devices, batch, n_microbatches = 1;
     TRY(partition_check_devices_batch(c, &n_devices, &batch, e));
+    if (is_pipelined) TRY(partition_check_microbatches(c, batch, &n_microbatches, e));
     /* every stage sees the whole batch, so --devices is bounded by the
      * layers, not by the batch */
     TRY(partition_check_stages(n_devices, wl, what, e));
+    /* One stage has no bubble to fill: microbatches would only add per-op
+     * overhead, and one device must run the same step under every strategy
+     * (the baseline speedups are measured against). */
+    if (n_devices == 1) n_microbatches = 1;
     st->n = n_devices;
     st->batch = batch;
     st->n_microbatches = n_microbatches;

@@ -5,6 +5,8 @@
 #ifndef STRATA_STAGE_H
 #define STRATA_STAGE_H
 
+#include <stdbool.h>
+
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/plan.h"
@@ -20,9 +22,11 @@ struct stages {
 
 /* Checks the options for `strategy` (`what` names it in messages: "pipeline
  * parallelism"), cuts the layers into --devices stages balanced by FLOPs and
- * creates the empty plan. On failure nothing is left to release. */
+ * creates the empty plan. The batch is one microbatch unless is_pipelined,
+ * then --microbatches of them (one again on a single stage). On failure
+ * nothing is left to release. */
 int stages_begin(const struct config *c, const struct workload *wl, const char *strategy,
-                 const char *what, int n_microbatches, struct stages *st, struct plan **out,
+                 const char *what, bool is_pipelined, struct stages *st, struct plan **out,
                  struct err *e);
 void stages_release(struct stages *st);
 
