@@ -54,6 +54,21 @@ enum { MAX_LAYERS = 2047 };
 /* Bounds that keep every product below 2^63 with room to spare. */
 #define MAX_WIDTH 16777216LL   /* 2^24 features, tokens or vocabulary entries */
 
+/* Byte counts are int64_t, and callers multiply the per-sample ones by a
+ * batch. The width bound alone does not keep them small (a block's saved
+ * activations grow as a*s^2: 5 * 2^24 * 2^48 bytes at the bounds), so a
+ * model whose parameters or whose per-sample activations of one layer exceed
+ * 2^53 bytes (8 PiB; also where doubles stop holding every integer) is
+ * refused. Sizes are checked in double, before any integer is formed. */
+#define MAX_BYTES 9007199254740992.0   /* 2^53 */
+
+static int check_bytes(const char *spec, const char *what, double bytes, struct err *e)
+{
+    if (bytes <= MAX_BYTES) return 0;
+    return err_set(e, ERR_INPUT, "'%s': too large: %s of %.3g bytes (at most 2^53 = %.3g); "
+                   "use smaller sizes", spec, what, bytes, MAX_BYTES);
+}
+
 /* Parses a positive decimal integer <= max from [s, s+n); -1 when it is not one. */
 static long long parse_positive(const char *s, size_t n, long long max)
 {
@@ -97,6 +112,10 @@ static int parse_mlp(const char *spec, const char *body, struct workload *w, str
         return err_set(e, ERR_INPUT,
                        "'%s': an MLP needs an input size and at least one layer "
                        "(example: " MLP_EXAMPLE ")", spec);
+    double param_bytes = 0;
+    for (int i = 0; i < n - 1; i++)
+        param_bytes += ((double)widths[i] * (double)widths[i + 1] + (double)widths[i + 1]) * 4;
+    TRY(check_bytes(spec, "parameters", param_bytes, e));
     TRY(alloc_layers(w, n - 1, e));
     for (int i = 0; i < n - 1; i++) {
         double in = (double)widths[i], out = (double)widths[i + 1];
@@ -169,8 +188,14 @@ static int parse_transformer(const char *spec, const char *body, struct workload
     if (h % a)
         return err_set(e, ERR_INPUT, "'%s': heads=%lld does not divide hidden=%lld", spec, a, h);
 
-    TRY(alloc_layers(w, (int)L + 2, e));
     double hd = (double)h, sd = (double)s, Vd = (double)V, ad = (double)a;
+    double block_saved = sd * hd * (34 + 5 * ad * sd / hd);
+    double params = (double)L * (12 * hd * hd + 13 * hd) + (Vd * hd + sd * hd) + (Vd * hd + 2 * hd);
+    /* The head's s*h*2 + s*V*4 saved bytes are at most 6 * 2^48 at the width bounds. */
+    TRY(check_bytes(spec, "the activations one block saves per sample", block_saved, e));
+    TRY(check_bytes(spec, "parameters", params * 2, e));
+
+    TRY(alloc_layers(w, (int)L + 2, e));
     struct layer *emb = &w->layers[0];
     emb->kind = LAYER_EMBEDDING;
     emb->params = V * h + s * h;
@@ -183,7 +208,7 @@ static int parse_transformer(const char *spec, const char *body, struct workload
         b->fwd_flops_per_sample = 24 * sd * hd * hd + 4 * sd * sd * hd;
         b->bwd_flops_per_sample = 2 * b->fwd_flops_per_sample;
         b->out_bytes_per_sample = s * h * 2;
-        b->saved_bytes_per_sample = (int64_t)(sd * hd * (34 + 5 * ad * sd / hd));
+        b->saved_bytes_per_sample = (int64_t)block_saved;
     }
     struct layer *head = &w->layers[L + 1];
     head->kind = LAYER_HEAD;

@@ -387,3 +387,31 @@ Test(workload, describe_names_the_model_its_layers_and_parameters)
     cr_expect_not_null(strstr(digits, "1416552448"), "%s", buf);
     workload_free(w);
 }
+
+/* ---- size limits ------------------------------------------------------------ */
+
+/* Regression: these specs were accepted, and their byte counts overflowed
+ * int64_t: the block's saved activations s*h*(34 + 5*a*s/h) at s = h = a = 2^24
+ * are 2.36e22 bytes (a double->int64 conversion out of range, read back as
+ * INT64_MIN), and 2045 blocks at h = 2^24 hold 6.9e18 parameters, whose bf16
+ * bytes (1.38e19) overflowed in workload_param_bytes. */
+Test(workload, sizes_past_2_to_53_bytes_are_refused_not_overflowed)
+{
+    expect_bad("transformer:layers=1,hidden=16777216,seq=16777216,vocab=16777216,"
+               "heads=16777216", "too large: the activations one block saves");
+    expect_bad("transformer:layers=2045,hidden=16777216,seq=8,vocab=10", "too large: parameters");
+    /* MLP edge, fp32: 7 layers 2^24 -> 2^24 hold 7*(2^48 + 2^24)*4 bytes < 2^53, accepted;
+     * 8 layers hold 2^53 + 2^29 bytes, refused. */
+    const char *seven = "mlp:16777216-16777216-16777216-16777216-16777216-16777216-16777216-"
+                        "16777216";
+    struct workload *w = parse_ok(seven);
+    cr_expect_eq(w->n_layers, 7);
+    cr_expect_eq(workload_param_bytes(w, 0, 7), 7 * ((1LL << 48) + (1LL << 24)) * 4);
+    workload_free(w);
+    expect_bad("mlp:16777216-16777216-16777216-16777216-16777216-16777216-16777216-16777216-"
+               "16777216", "too large: parameters");
+    /* the largest preset stays well inside: 175,221,817,344 params, 350 GB in bf16 */
+    w = parse_ok("gpt3-175b");
+    cr_expect_eq(workload_param_bytes(w, 0, w->n_layers), 2 * 175221817344LL);
+    workload_free(w);
+}
