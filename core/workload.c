@@ -41,7 +41,8 @@ const struct workload_preset workload_presets[] = {
     {"fmnist-large", "mlp:784-4096-4096-4096-10", "Fashion-MNIST MLP, 4 layers, 37M parameters"},
     {"gpt2-small", "transformer:layers=12,hidden=768,seq=1024,vocab=50257", "GPT-2 124M-class"},
     {"gpt2-xl", "transformer:layers=48,hidden=1600,seq=1024,vocab=50257", "GPT-2 1.5B-class"},
-    {"gpt3-2.7b", "transformer:layers=32,hidden=2560,seq=2048,vocab=50257", "GPT-3 2.7B-class"},
+    {"gpt3-2.7b", "transformer:layers=32,hidden=2560,seq=2048,vocab=50257,heads=32",
+     "GPT-3 2.7B-class"},
     {"gpt3-175b", "transformer:layers=96,hidden=12288,seq=2048,vocab=50257,heads=96",
      "GPT-3 175B"},
 };

@@ -415,3 +415,19 @@ Test(workload, sizes_past_2_to_53_bytes_are_refused_not_overflowed)
     cr_expect_eq(workload_param_bytes(w, 0, w->n_layers), 2 * 175221817344LL);
     workload_free(w);
 }
+
+/* Regression: gpt3-2.7b had no heads=, so it got the default 2560/64 = 40;
+ * GPT-3 2.7B has 32 heads of 80 (Brown et al. 2020, table 2.1). Heads only
+ * change the saved activations: s*h*(34 + 5*a*s/h) = 2048*2560*(34 + 5*32*2048/2560)
+ * = 5,242,880 * 162 = 849,346,560 bytes (with 40 heads: 1,017,118,720). */
+Test(workload, gpt3_2_7b_preset_has_the_published_32_heads)
+{
+    struct workload *w = parse_ok("gpt3-2.7b");
+    cr_expect_str_eq(w->canonical,
+                     "transformer:layers=32,hidden=2560,seq=2048,vocab=50257,heads=32");
+    cr_expect_eq(w->layers[1].saved_bytes_per_sample, 849346560, "%" PRId64,
+                 w->layers[1].saved_bytes_per_sample);
+    /* 32*(12*2560^2 + 13*2560) + (50257+2048)*2560 + 2*2560 = 2,651,553,280 tied: "2.7B" */
+    cr_expect_eq(workload_params(w, 0, 33) + 2 * 2560, 2651553280LL);
+    workload_free(w);
+}
