@@ -431,3 +431,33 @@ Test(workload, gpt3_2_7b_preset_has_the_published_32_heads)
     cr_expect_eq(workload_params(w, 0, 33) + 2 * 2560, 2651553280LL);
     workload_free(w);
 }
+
+/* Regression: fmnist-deep's summary said 334k parameters; it has
+ * 784*256+256 + 2*(256*256+256) + 256*10+10 = 200,960 + 131,584 + 2,570 = 335,114.
+ * The MLP summaries state layers and a rounded count; both are checked here
+ * against the hand-computed totals. */
+Test(workload, mlp_preset_summaries_state_their_layers_and_parameters)
+{
+    static const struct {
+        const char *name, *layers, *rounded;
+        int64_t params;
+    } want[] = {
+        {"fmnist-small", "3 layers", "235k", 235146},   /* 200,960 + 32,896 + 1,290 */
+        {"fmnist-deep", "4 layers", "335k", 335114},
+        /* 784*4096+4096 + 2*(4096^2+4096) + 4096*10+10
+         * = 3,215,360 + 33,562,624 + 40,970 = 36,818,954 */
+        {"fmnist-large", "4 layers", "37M", 36818954},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const struct workload_preset *p = NULL;
+        for (size_t j = 0; j < workload_n_presets; j++)
+            if (!strcmp(workload_presets[j].name, want[i].name)) p = &workload_presets[j];
+        cr_assert_not_null(p, "no preset %s", want[i].name);
+        struct workload *w = parse_ok(p->name);
+        cr_expect_eq(workload_params(w, 0, w->n_layers), want[i].params, "%s", p->name);
+        cr_expect_not_null(strstr(p->summary, want[i].layers), "%s: %s", p->name, p->summary);
+        cr_expect_not_null(strstr(p->summary, want[i].rounded), "%s: '%s' lacks %s", p->name,
+                           p->summary, want[i].rounded);
+        workload_free(w);
+    }
+}
