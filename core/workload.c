@@ -134,7 +134,12 @@ static int parse_mlp(const char *spec, const char *body, struct workload *w, str
     w->elem_bytes = 4;
     w->in_bytes_per_sample = widths[0] * 4;
     w->n_classes = widths[n - 1];
-    snprintf(w->canonical, sizeof w->canonical, "%s", spec);
+    /* Rebuilt from the numbers, so that "mlp:0784-..." and "mlp:784-..." agree;
+     * it is never longer than the spec, which fits. */
+    size_t used = (size_t)snprintf(w->canonical, sizeof w->canonical, "mlp:%lld", widths[0]);
+    for (int i = 1; i < n && used < sizeof w->canonical; i++)
+        used += (size_t)snprintf(w->canonical + used, sizeof w->canonical - used, "-%lld",
+                                 widths[i]);
     return 0;
 }
 

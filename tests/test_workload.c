@@ -461,3 +461,19 @@ Test(workload, mlp_preset_summaries_state_their_layers_and_parameters)
         workload_free(w);
     }
 }
+
+/* Regression: the MLP canonical form was the spec as typed, so two spellings
+ * of one model ("mlp:0784-256-128-010" and "mlp:784-256-128-10") had different
+ * canonical strings, while transformers were already normalised. */
+Test(workload, mlp_canonical_form_is_normalised)
+{
+    struct workload *w = parse_ok("mlp:0784-0256-128-010");
+    cr_expect_str_eq(w->canonical, "mlp:784-256-128-10");
+    cr_expect_str_eq(w->spec, "mlp:0784-0256-128-010", "spec keeps what was given");
+    cr_expect_eq(workload_params(w, 0, 3), 235146);
+    workload_free(w);
+    w = parse_ok("transformer:layers=024,hidden=02048,seq=1024,vocab=50257,heads=032");
+    cr_expect_str_eq(w->canonical,
+                     "transformer:layers=24,hidden=2048,seq=1024,vocab=50257,heads=32");
+    workload_free(w);
+}
