@@ -191,8 +191,16 @@ static int parse_transformer(const char *spec, const char *body, struct workload
                            spec, keys[i].name);
     long long L = keys[0].value, h = keys[1].value, s = keys[2].value, V = keys[3].value;
     long long a = keys[4].value ? keys[4].value : (h >= 64 ? h / 64 : 1);
-    if (h % a)
-        return err_set(e, ERR_INPUT, "'%s': heads=%lld does not divide hidden=%lld", spec, a, h);
+    if (h % a) {
+        if (keys[4].value)
+            return err_set(e, ERR_INPUT, "'%s': heads=%lld does not divide hidden=%lld", spec,
+                           a, h);
+        long long d = a;   /* the largest divisor of h not above the default */
+        while (h % d) d--;
+        return err_set(e, ERR_INPUT,
+                       "'%s': the default heads (hidden/64 = %lld) does not divide hidden=%lld; "
+                       "add heads= with a divisor of %lld (e.g. heads=%lld)", spec, a, h, h, d);
+    }
 
     double hd = (double)h, sd = (double)s, Vd = (double)V, ad = (double)a;
     double block_saved = sd * hd * (34 + 5 * ad * sd / hd);

@@ -477,3 +477,25 @@ Test(workload, mlp_canonical_form_is_normalised)
                      "transformer:layers=24,hidden=2048,seq=1024,vocab=50257,heads=32");
     workload_free(w);
 }
+
+/* Regression: when hidden is not a multiple of 64 the default heads = hidden/64
+ * may not divide it, and the message blamed "heads=3", which the user never
+ * wrote. It now says the default failed and names a heads= that works: for
+ * hidden = 200 the default is 200/64 = 3, and the largest divisor of 200 not
+ * above 3 is 2. */
+Test(workload, default_heads_that_do_not_divide_hidden_are_explained)
+{
+    expect_bad("transformer:layers=2,hidden=200,seq=8,vocab=10", "default");
+    expect_bad("transformer:layers=2,hidden=200,seq=8,vocab=10", "heads=2");
+    struct workload *w = parse_ok("transformer:layers=2,hidden=200,seq=8,vocab=10,heads=2");
+    cr_expect_str_eq(w->canonical, "transformer:layers=2,hidden=200,seq=8,vocab=10,heads=2");
+    workload_free(w);
+    /* hidden = 192 = 3*64: the default 3 divides it */
+    w = parse_ok("transformer:layers=2,hidden=192,seq=8,vocab=10");
+    cr_expect_str_eq(w->canonical, "transformer:layers=2,hidden=192,seq=8,vocab=10,heads=3");
+    workload_free(w);
+    /* hidden below 64: one head */
+    w = parse_ok("transformer:layers=2,hidden=48,seq=8,vocab=10");
+    cr_expect_str_eq(w->canonical, "transformer:layers=2,hidden=48,seq=8,vocab=10,heads=1");
+    workload_free(w);
+}
