@@ -28,8 +28,8 @@
 /* ORDER: a row's index is its bit in config.is_set, and --help lists rows in
  * this order. */
 const struct opt_spec config_options[] = {
-    {.name = "strategy", STRING(strategy), .def = "mirrored", .groups = OPTG_SCENARIO,
-     .metavar = "NAME", .help = "strategy to run (strata compare --help lists them)"},
+    {.name = "strategy", STRING(strategy), .def = "mirrored", .groups = OPTG_STRATEGY,
+     .metavar = "NAME", .help = "the strategy (strata --help lists them)"},
     {.name = "model", STRING(model), .def = "mlp:784-256-256-256-10", .groups = OPTG_SCENARIO,
      .metavar = "SPEC",
      .help = "model trained: mlp:IN-H1-...-OUT, transformer:layers=L,..., or a preset"},
