@@ -1,8 +1,78 @@
-/* strata: placeholder entry point until the command table lands. */
+/* strata: compare distributed-training strategies.
+ * `strata` alone runs `strata compare` on the built-in default scenario. */
 #include <stdio.h>
+#include <string.h>
 
-int main(void)
+#include "../core/config.h"
+#include "../core/workload.h"
+#include "../strategies/strategy.h"
+#include "commands.h"
+
+static const struct command commands[] = {
+    {"compare", "several strategies on one scenario, one table (the default command)",
+     "Builds every strategy's plan for one scenario, checks it (every SEND meets its RECV,\n"
+     "every collective all its members, no deadlock) and runs it at unit cost: forward one\n"
+     "time unit per layer, backward two, communication free. Until the simulator lands\n"
+     "(step times, stragglers, networks), that is what the table shows.",
+     OPTG_SCENARIO | OPTG_COMPARE, cmd_compare},
+    {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
+     "Prints the program every rank runs for one training step (one op a line: index,\n"
+     "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"
+     "and a timeline at unit cost (forward one unit per layer, backward two, communication\n"
+     "free), strata's EXPLAIN. --json FILE writes the plan as JSON.",
+     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT, cmd_schedule},
+};
+static const size_t n_commands = sizeof commands / sizeof commands[0];
+
+static void print_list(FILE *out)
 {
-    fputs("strata: the command line is being built (issue 3)\n", stderr);
-    return 1;
+    fputs("\nstrategies (--strategy, --strategies):\n", out);
+    for (size_t i = 0; i < strategy_count; i++)
+        fprintf(out, "  %-16s %s\n", strategy_registry[i]->name, strategy_registry[i]->summary);
+    fputs("\nmodels (--model): mlp:IN-H1-...-OUT, transformer:layers=L,hidden=H,seq=S,vocab=V"
+          "[,heads=A], or a preset:\n", out);
+    for (size_t i = 0; i < workload_n_presets; i++)
+        fprintf(out, "  %-16s %-56s %s\n", workload_presets[i].name, workload_presets[i].spec,
+                workload_presets[i].summary);
+}
+
+void command_print_help(const struct command *c, FILE *out)
+{
+    fprintf(out, "usage: strata %s [options] [-f SCENARIO_FILE]\n\n%s\n\noptions:\n", c->name,
+            c->about);
+    config_print_help(out, c->groups);
+    print_list(out);
+}
+
+static void print_main_help(FILE *out)
+{
+    fputs("usage: strata [COMMAND] [options]\n\n"
+          "strata compares distributed deep-learning training strategies: each strategy\n"
+          "compiles a training step into a plan of operations per rank, which strata checks,\n"
+          "shows and (as the project grows) simulates and runs. With no command, strata runs\n"
+          "`compare` on the default scenario.\n\ncommands:\n", out);
+    for (size_t i = 0; i < n_commands; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n`strata COMMAND --help` lists a command's options. Every option:\n", out);
+    config_print_help(out, ~0u);
+    print_list(out);
+    fputs("\nExit status: 0 success, 1 a run failed, 2 bad input.\n", out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+                      !strcmp(argv[1], "help"))) {
+        print_main_help(stdout);
+        return 0;
+    }
+    /* No command word: the default command, compare, with any options given. */
+    if (argc < 2 || argv[1][0] == '-') return commands[0].run(&commands[0], argc - 1, argv + 1);
+    for (size_t i = 0; i < n_commands; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(&commands[i], argc - 2, argv + 2);
+    fprintf(stderr, "strata: '%s' is not a command (commands:", argv[1]);
+    for (size_t i = 0; i < n_commands; i++) fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
+    fputs("; see strata --help)\n", stderr);
+    return 2;
 }

@@ -15,6 +15,7 @@ enum opt_group {
     OPTG_SCENARIO = 1u << 0,  /* what is trained and how: strategy, model, devices, batch ... */
     OPTG_COMPARE = 1u << 1,   /* several strategies in one run: --strategies */
     OPTG_OUTPUT = 1u << 2,    /* files written: --json ... */
+    OPTG_STRATEGY = 1u << 3,  /* the one strategy of a single-strategy command: --strategy */
 };
 
 enum opt_type {

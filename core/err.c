@@ -19,14 +19,22 @@ int err_set(struct err *e, int code, const char *fmt, ...)
 int err_prefix(struct err *e, const char *fmt, ...)
 {
     if (!e) return ERR_RUN;
-    char head[ERR_MSG_BYTES];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(head, sizeof head, fmt, ap);
-    va_end(ap);
+    /* Build "head: old" in place: the head first, then the old message
+     * after it, cut to fit (a long message loses its tail, not its start). */
     char old[ERR_MSG_BYTES];
     memcpy(old, e->msg, sizeof old);
-    snprintf(e->msg, sizeof e->msg, "%s: %s", head, old);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    size_t used = n < 0 ? 0 : (size_t)n < sizeof e->msg ? (size_t)n : sizeof e->msg - 1;
+    size_t left = sizeof e->msg - used;
+    if (left > 2) {
+        memcpy(e->msg + used, ": ", 2);
+        size_t copy = strnlen(old, left - 3);
+        memcpy(e->msg + used + 2, old, copy);
+        e->msg[used + 2 + copy] = '\0';
+    }
     return e->code;
 }
 

@@ -93,9 +93,9 @@ int plan_add_group(struct plan *p, const int *ranks, int n_ranks)
     qsort(g.ranks, (size_t)n_ranks, sizeof(int), cmp_int);
     for (int i = 0; i < n_ranks; i++)
         if (g.ranks[i] < 0 || g.ranks[i] >= p->n_ranks || (i && g.ranks[i] == g.ranks[i - 1])) {
+            int bad = g.ranks[i];
             free(g.ranks);
-            return build_fail(p, ERR_RUN, "group member %d is out of range or repeated",
-                              g.ranks[i]);
+            return build_fail(p, ERR_RUN, "group member %d is out of range or repeated", bad);
         }
     if (vec_push(&p->groups, g) < 0) {
         free(g.ranks);
@@ -147,6 +147,18 @@ static bool layers_ok(struct plan *p, int lo, int hi, const char *what)
  * forward reads the weights and the input and writes the outputs; backward
  * reads weights and saved activations and writes weight and input
  * gradients; SGD with momentum reads w, g, v and writes w, v. */
+/* per_sample * n_samples, or -1 (with the sticky error) past 2^62 bytes:
+ * workloads keep per-sample sizes below 2^53, batches can still overflow. */
+static int64_t scaled_bytes(struct plan *p, int64_t per_sample, int n_samples)
+{
+    if (n_samples < 0 || (double)per_sample * n_samples > 4.6e18) {
+        build_fail(p, ERR_INPUT, "%d samples of %lld bytes each exceed 2^62 bytes in one op",
+                   n_samples, (long long)per_sample);
+        return -1;
+    }
+    return per_sample * n_samples;
+}
+
 static int64_t activation_bytes(const struct workload *wl, int lo, int hi)
 {
     int64_t sum = workload_boundary_bytes(wl, lo);
@@ -161,7 +173,9 @@ int plan_forward(struct plan *p, int rank, int lo, int hi, int mb, int n_samples
     struct op op = blank_op(OP_FORWARD);
     op.lo = lo, op.hi = hi, op.mb = mb, op.n_samples = n_samples;
     op.flops = workload_fwd_flops(p->wl, lo, hi) * n_samples;
-    op.bytes = workload_param_bytes(p->wl, lo, hi) + activation_bytes(p->wl, lo, hi) * n_samples;
+    int64_t act = scaled_bytes(p, activation_bytes(p->wl, lo, hi), n_samples);
+    if (act < 0) return -1;
+    op.bytes = workload_param_bytes(p->wl, lo, hi) + act;
     return plan_add(p, rank, op, deps, n_deps);
 }
 
@@ -174,8 +188,9 @@ int plan_backward(struct plan *p, int rank, int lo, int hi, int mb, int n_sample
     op.flops = workload_bwd_flops(p->wl, lo, hi) * n_samples;
     int64_t saved = 0;
     for (int i = lo; i < hi; i++) saved += p->wl->layers[i].saved_bytes_per_sample;
-    op.bytes = 2 * workload_param_bytes(p->wl, lo, hi) +
-               (saved + activation_bytes(p->wl, lo, hi)) * n_samples;
+    int64_t act = scaled_bytes(p, saved + activation_bytes(p->wl, lo, hi), n_samples);
+    if (act < 0) return -1;
+    op.bytes = 2 * workload_param_bytes(p->wl, lo, hi) + act;
     return plan_add(p, rank, op, deps, n_deps);
 }
 
@@ -202,7 +217,8 @@ static int p2p(struct plan *p, enum op_kind kind, int rank, int peer, enum tag_k
     op.peer = peer, op.mb = mb, op.n_samples = n_samples;
     op.lo = op.hi = boundary;
     op.tag = plan_tag(tk, boundary, mb);
-    op.bytes = workload_boundary_bytes(p->wl, boundary) * n_samples;
+    op.bytes = scaled_bytes(p, workload_boundary_bytes(p->wl, boundary), n_samples);
+    if (op.bytes < 0) return -1;
     return plan_add(p, rank, op, deps, n_deps);
 }
 

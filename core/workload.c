@@ -37,11 +37,12 @@
 
 const struct workload_preset workload_presets[] = {
     {"fmnist-small", "mlp:784-256-128-10", "Fashion-MNIST MLP, 3 layers, 235k parameters"},
-    {"fmnist-deep", "mlp:784-256-256-256-10", "Fashion-MNIST MLP, 4 layers, 334k parameters"},
+    {"fmnist-deep", "mlp:784-256-256-256-10", "Fashion-MNIST MLP, 4 layers, 335k parameters"},
     {"fmnist-large", "mlp:784-4096-4096-4096-10", "Fashion-MNIST MLP, 4 layers, 37M parameters"},
     {"gpt2-small", "transformer:layers=12,hidden=768,seq=1024,vocab=50257", "GPT-2 124M-class"},
     {"gpt2-xl", "transformer:layers=48,hidden=1600,seq=1024,vocab=50257", "GPT-2 1.5B-class"},
-    {"gpt3-2.7b", "transformer:layers=32,hidden=2560,seq=2048,vocab=50257", "GPT-3 2.7B-class"},
+    {"gpt3-2.7b", "transformer:layers=32,hidden=2560,seq=2048,vocab=50257,heads=32",
+     "GPT-3 2.7B-class"},
     {"gpt3-175b", "transformer:layers=96,hidden=12288,seq=2048,vocab=50257,heads=96",
      "GPT-3 175B"},
 };
@@ -53,6 +54,21 @@ const size_t workload_n_presets = sizeof workload_presets / sizeof workload_pres
 enum { MAX_LAYERS = 2047 };
 /* Bounds that keep every product below 2^63 with room to spare. */
 #define MAX_WIDTH 16777216LL   /* 2^24 features, tokens or vocabulary entries */
+
+/* Byte counts are int64_t, and callers multiply the per-sample ones by a
+ * batch. The width bound alone does not keep them small (a block's saved
+ * activations grow as a*s^2: 5 * 2^24 * 2^48 bytes at the bounds), so a
+ * model whose parameters or whose per-sample activations of one layer exceed
+ * 2^53 bytes (8 PiB; also where doubles stop holding every integer) is
+ * refused. Sizes are checked in double, before any integer is formed. */
+#define MAX_BYTES 9007199254740992.0   /* 2^53 */
+
+static int check_bytes(const char *spec, const char *what, double bytes, struct err *e)
+{
+    if (bytes <= MAX_BYTES) return 0;
+    return err_set(e, ERR_INPUT, "'%s': too large: %s of %.3g bytes (at most 2^53 = %.3g); "
+                   "use smaller sizes", spec, what, bytes, MAX_BYTES);
+}
 
 /* Parses a positive decimal integer <= max from [s, s+n); -1 when it is not one. */
 static long long parse_positive(const char *s, size_t n, long long max)
@@ -97,6 +113,10 @@ static int parse_mlp(const char *spec, const char *body, struct workload *w, str
         return err_set(e, ERR_INPUT,
                        "'%s': an MLP needs an input size and at least one layer "
                        "(example: " MLP_EXAMPLE ")", spec);
+    double param_bytes = 0;
+    for (int i = 0; i < n - 1; i++)
+        param_bytes += ((double)widths[i] * (double)widths[i + 1] + (double)widths[i + 1]) * 4;
+    TRY(check_bytes(spec, "parameters", param_bytes, e));
     TRY(alloc_layers(w, n - 1, e));
     for (int i = 0; i < n - 1; i++) {
         double in = (double)widths[i], out = (double)widths[i + 1];
@@ -114,7 +134,12 @@ static int parse_mlp(const char *spec, const char *body, struct workload *w, str
     w->elem_bytes = 4;
     w->in_bytes_per_sample = widths[0] * 4;
     w->n_classes = widths[n - 1];
-    snprintf(w->canonical, sizeof w->canonical, "%s", spec);
+    /* Rebuilt from the numbers, so that "mlp:0784-..." and "mlp:784-..." agree;
+     * it is never longer than the spec, which fits. */
+    size_t used = (size_t)snprintf(w->canonical, sizeof w->canonical, "mlp:%lld", widths[0]);
+    for (int i = 1; i < n && used < sizeof w->canonical; i++)
+        used += (size_t)snprintf(w->canonical + used, sizeof w->canonical - used, "-%lld",
+                                 widths[i]);
     return 0;
 }
 
@@ -166,11 +191,25 @@ static int parse_transformer(const char *spec, const char *body, struct workload
                            spec, keys[i].name);
     long long L = keys[0].value, h = keys[1].value, s = keys[2].value, V = keys[3].value;
     long long a = keys[4].value ? keys[4].value : (h >= 64 ? h / 64 : 1);
-    if (h % a)
-        return err_set(e, ERR_INPUT, "'%s': heads=%lld does not divide hidden=%lld", spec, a, h);
+    if (h % a) {
+        if (keys[4].value)
+            return err_set(e, ERR_INPUT, "'%s': heads=%lld does not divide hidden=%lld", spec,
+                           a, h);
+        long long d = a;   /* the largest divisor of h not above the default */
+        while (h % d) d--;
+        return err_set(e, ERR_INPUT,
+                       "'%s': the default heads (hidden/64 = %lld) does not divide hidden=%lld; "
+                       "add heads= with a divisor of %lld (e.g. heads=%lld)", spec, a, h, h, d);
+    }
+
+    double hd = (double)h, sd = (double)s, Vd = (double)V, ad = (double)a;
+    double block_saved = sd * hd * (34 + 5 * ad * sd / hd);
+    double params = (double)L * (12 * hd * hd + 13 * hd) + (Vd * hd + sd * hd) + (Vd * hd + 2 * hd);
+    /* The head's s*h*2 + s*V*4 saved bytes are at most 6 * 2^48 at the width bounds. */
+    TRY(check_bytes(spec, "the activations one block saves per sample", block_saved, e));
+    TRY(check_bytes(spec, "parameters", params * 2, e));
 
     TRY(alloc_layers(w, (int)L + 2, e));
-    double hd = (double)h, sd = (double)s, Vd = (double)V, ad = (double)a;
     struct layer *emb = &w->layers[0];
     emb->kind = LAYER_EMBEDDING;
     emb->params = V * h + s * h;
@@ -183,7 +222,7 @@ static int parse_transformer(const char *spec, const char *body, struct workload
         b->fwd_flops_per_sample = 24 * sd * hd * hd + 4 * sd * sd * hd;
         b->bwd_flops_per_sample = 2 * b->fwd_flops_per_sample;
         b->out_bytes_per_sample = s * h * 2;
-        b->saved_bytes_per_sample = (int64_t)(sd * hd * (34 + 5 * ad * sd / hd));
+        b->saved_bytes_per_sample = (int64_t)block_saved;
     }
     struct layer *head = &w->layers[L + 1];
     head->kind = LAYER_HEAD;

@@ -5,7 +5,7 @@
  *   transformer:layers=24,hidden=2048,seq=1024,vocab=50257[,heads=16]
  *                           sizes only (bf16 mixed precision), for timing
  *                           simulation of models too large to compute here
- *   a preset name           see workload_presets (e.g. "mlp-small")
+ *   a preset name           see workload_presets (e.g. "fmnist-small")
  *
  * Layers are what strategies cut: stages and buckets hold whole layers. */
 #ifndef STRATA_WORKLOAD_H
@@ -35,7 +35,7 @@ struct layer {
 };
 
 struct workload {
-    char spec[256];          /* as given, e.g. "mlp:784-256-128-10" or "mlp-small" */
+    char spec[256];          /* as given, e.g. "mlp:784-256-128-10" or "fmnist-small" */
     char canonical[256];     /* expanded form, e.g. "mlp:784-256-128-10" */
     bool is_mlp;             /* true: nn/ can do the arithmetic; false: sizes only */
     int n_layers;
@@ -46,7 +46,7 @@ struct workload {
 };
 
 struct workload_preset {
-    const char *name;        /* "mlp-small" */
+    const char *name;        /* "fmnist-small" */
     const char *spec;        /* "mlp:784-256-128-10" */
     const char *summary;     /* one line for --help and errors */
 };
@@ -74,7 +74,7 @@ int64_t workload_param_bytes(const struct workload *w, int lo, int hi);
  * of the gradient it sends back). */
 int64_t workload_boundary_bytes(const struct workload *w, int boundary);
 
-/* A one-line description: "mlp:784-256-128-10: 3 layers, 235,146 params, ..." */
+/* A one-line description: "mlp:784-256-128-10: 3 layers, 235146 parameters, ..." */
 void workload_describe(const struct workload *w, char *buf, size_t n);
 
 #endif

@@ -1,0 +1,23 @@
+/* The subcommands: a table of name -> function, as git.c has. */
+#ifndef STRATA_CLI_COMMANDS_H
+#define STRATA_CLI_COMMANDS_H
+
+#include <stdio.h>
+
+struct command {
+    const char *name;      /* "schedule" */
+    const char *summary;   /* one line for `strata --help` */
+    const char *about;     /* a paragraph for `strata NAME --help` */
+    unsigned groups;       /* option groups it takes (enum opt_group) */
+    /* Runs with the words after the command name; returns the exit status
+     * (0 ok, 1 a run failed, 2 bad input). */
+    int (*run)(const struct command *self, int argc, char **argv);
+};
+
+int cmd_compare(const struct command *self, int argc, char **argv);
+int cmd_schedule(const struct command *self, int argc, char **argv);
+
+/* Usage, about, options of the command's groups, strategies and model presets. */
+void command_print_help(const struct command *c, FILE *out);
+
+#endif

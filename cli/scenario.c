@@ -1,0 +1,47 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "../strategies/strategy.h"
+#include "scenario.h"
+
+int scenario_load(struct scenario *s, const struct command *cmd, int argc, char **argv,
+                  struct err *e)
+{
+    memset(s, 0, sizeof *s);
+    config_init(&s->cfg);
+    int rc = config_parse_args(&s->cfg, argc, argv, cmd->groups, e);
+    if (rc == CONFIG_HELP) {
+        command_print_help(cmd, stdout);
+        return CONFIG_HELP;
+    }
+    TRY(rc);
+    if (s->cfg.n_positional > 0)
+        return err_set(e, ERR_INPUT, "unexpected argument '%s' (options start with --; see "
+                       "strata %s --help)", s->cfg.positional[0], cmd->name);
+    TRY_CTX(e, workload_parse(s->cfg.model, &s->wl, e), "--model");
+    return 0;
+}
+
+void scenario_release(struct scenario *s)
+{
+    workload_free(s->wl);
+    s->wl = NULL;
+    config_release(&s->cfg);
+}
+
+int scenario_fail(const struct command *cmd, const struct err *e)
+{
+    fprintf(stderr, "strata %s: %s\n", cmd->name, e->msg);
+    return err_exit_status(e->code);
+}
+
+void format_bytes(double bytes, char *buf, size_t n)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 5) bytes /= 1024, u++;
+    if (u == 0)
+        snprintf(buf, n, "%.0f B", bytes);
+    else
+        snprintf(buf, n, "%.*f %s", bytes < 10 ? 2 : bytes < 100 ? 1 : 0, bytes, units[u]);
+}

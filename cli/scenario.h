@@ -1,0 +1,28 @@
+/* What every command does first: options into a config (argv and -f FILE),
+ * the model into a workload. */
+#ifndef STRATA_CLI_SCENARIO_H
+#define STRATA_CLI_SCENARIO_H
+
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/workload.h"
+#include "commands.h"
+
+struct scenario {
+    struct config cfg;
+    struct workload *wl;
+};
+
+/* Parses the command's options and loads --model. Returns 0, CONFIG_HELP
+ * (help was printed), or a negative code with the message in e. */
+int scenario_load(struct scenario *s, const struct command *cmd, int argc, char **argv,
+                  struct err *e);
+void scenario_release(struct scenario *s);
+
+/* Prints "strata NAME: message" to stderr and returns the exit status. */
+int scenario_fail(const struct command *cmd, const struct err *e);
+
+/* "1.5 MiB", "320 B": bytes for people. */
+void format_bytes(double bytes, char *buf, size_t n);
+
+#endif

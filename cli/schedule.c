@@ -1,0 +1,148 @@
+/* strata schedule: a strategy's plan per rank, the checker's verdict and the
+ * unit-cost timeline, strata's EXPLAIN. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/fileio.h"
+#include "../core/plan_check.h"
+#include "../core/plan_json.h"
+#include "../strategies/strategy.h"
+#include "scenario.h"
+#include "timeline.h"
+
+/* One line per op: what it does, to what, and what it waits for. */
+static void print_op(FILE *out, const struct plan *p, int r, int i)
+{
+    const struct op *op = &p->ranks[r].ops.items[i];
+    char where[48] = "-", peer[32] = "-", bytes[32], deps[96] = "-", mb[16] = "-";
+    if (op_infos[op->kind].cls == OPC_P2P)
+        snprintf(where, sizeof where, "%s@%d", plan_tag_kind(op->tag) == TAG_ACT ? "act" : "grad",
+                 plan_tag_boundary(op->tag));
+    else
+        snprintf(where, sizeof where, "[%d,%d)", op->lo, op->hi);
+    if (op->kind == OP_SEND) snprintf(peer, sizeof peer, "to %d", op->peer);
+    if (op->kind == OP_RECV) snprintf(peer, sizeof peer, "from %d", op->peer);
+    if (op->kind == OP_PUSH || op->kind == OP_PULL) snprintf(peer, sizeof peer, "server %d", op->peer);
+    if (op->kind == OP_ALLREDUCE)
+        snprintf(peer, sizeof peer, "group %d (%d)", op->group, p->groups.items[op->group].n_ranks);
+    if (op->mb >= 0) snprintf(mb, sizeof mb, "%d", op->mb);
+    format_bytes((double)op->bytes, bytes, sizeof bytes);
+    const int *d = plan_deps(p, r, i);
+    size_t used = 0;
+    for (int k = 0; k < op->n_deps && used < sizeof deps - 12; k++)
+        used += (size_t)snprintf(deps + used, sizeof deps - used, "%s%d", k ? "," : "", d[k]);
+    fprintf(out, "  %4d  %-7s  %-9s  %-9s  %4s  %7d  %-14s  %10s%s  %s\n", i,
+            plan_stream_name(op->stream), op_infos[op->kind].name, where, mb, op->n_samples, peer,
+            bytes, op_infos[op->kind].cls == OPC_COMPUTE ? " touched" : " moved  ", deps);
+}
+
+static void print_rank(FILE *out, const struct plan *p, int r)
+{
+    const struct plan_rank *pr = &p->ranks[r];
+    if (pr->is_server) {
+        fprintf(out, "\nrank %d: parameter server holding layers [%d,%d), policy %s", r,
+                pr->shard_lo, pr->shard_hi, policy_names[p->policy]);
+        if (p->policy == POLICY_SSP || p->policy == POLICY_BACKUP)
+            fprintf(out, ":%d", p->policy_arg);
+        fputs("; no program (servers are agents of the executor)\n", out);
+        return;
+    }
+    int lo = p->wl->n_layers, hi = 0;
+    for (size_t i = 0; i < pr->ops.len; i++)
+        if (pr->ops.items[i].kind == OP_FORWARD) {
+            if (pr->ops.items[i].lo < lo) lo = pr->ops.items[i].lo;
+            if (pr->ops.items[i].hi > hi) hi = pr->ops.items[i].hi;
+        }
+    fprintf(out, "\nrank %d: worker, layers [%d,%d), %zu ops\n", r, lo, hi, pr->ops.len);
+    fprintf(out, "  %4s  %-7s  %-9s  %-9s  %4s  %7s  %-14s  %18s  %s\n", "#", "stream", "op",
+            "layers", "mb", "samples", "peer/group", "bytes", "deps");
+    for (size_t i = 0; i < pr->ops.len; i++) print_op(out, p, r, (int)i);
+}
+
+static int write_json(const struct plan *p, const struct plan_verdict *v, const char *path,
+                      struct err *e)
+{
+    cJSON *root = plan_to_json(p);
+    if (!root) return err_set(e, ERR_NOMEM, "out of memory building the plan's JSON");
+    cJSON_AddBoolToObject(root, "valid", v->is_valid);
+    cJSON *defects = cJSON_AddArrayToObject(root, "defects");
+    for (int i = 0; defects && i < v->n_defects && i < PLAN_MAX_DEFECTS; i++) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddNumberToObject(d, "rank", v->defects[i].rank);
+        cJSON_AddNumberToObject(d, "op", v->defects[i].op);
+        cJSON_AddStringToObject(d, "message", v->defects[i].msg);
+        cJSON_AddItemToArray(defects, d);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return err_set(e, ERR_NOMEM, "out of memory printing the plan's JSON");
+    size_t n = strlen(text);
+    char *doc = realloc(text, n + 2);   /* a text file ends with a newline */
+    if (!doc) {
+        free(text);
+        return err_set(e, ERR_NOMEM, "out of memory printing the plan's JSON");
+    }
+    doc[n] = '\n';
+    doc[n + 1] = '\0';
+    int rc = file_write_atomic(path, doc, n + 1, e);
+    free(doc);
+    if (rc < 0) return err_prefix(e, "--json");
+    return 0;
+}
+
+int cmd_schedule(const struct command *self, int argc, char **argv)
+{
+    struct err e = {0};
+    struct scenario s;
+    struct plan *p = NULL;
+    struct plan_verdict v;
+    struct plan_times t = {0};
+    int status = 0;
+
+    int rc = scenario_load(&s, self, argc, argv, &e);
+    if (rc != 0) {
+        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
+        goto out;
+    }
+    const struct strategy *st = strategy_find(s.cfg.strategy, &e);
+    if (!st || strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 || plan_check(p, &v, &e) < 0) {
+        status = scenario_fail(self, &e);
+        goto out;
+    }
+
+    char desc[512], comm[32];
+    workload_describe(s.wl, desc, sizeof desc);
+    printf("%s: %s\n%s\nbatch %d per step on %d worker%s", st->name, st->summary, desc, p->batch,
+           p->n_workers, p->n_workers == 1 ? "" : "s");
+    if (p->n_servers) printf(" and %d server%s", p->n_servers, p->n_servers == 1 ? "" : "s");
+    if (p->n_microbatches > 1) printf(", %d microbatches per worker", p->n_microbatches);
+    puts("");
+    for (int r = 0; r < p->n_ranks; r++) print_rank(stdout, p, r);
+    puts("");
+
+    if (v.is_valid) {
+        if (plan_unit_run(p, &t, &e) < 0) {
+            status = scenario_fail(self, &e);
+            goto out;
+        }
+        timeline_print(stdout, p, &t, 120, 32);
+        format_bytes((double)plan_comm_bytes(p), comm, sizeof comm);
+        printf("\nvalid: %d ranks, %lld ops, %s communicated per step; unit-cost step %g units, "
+               "bubble %.1f%%\n", p->n_ranks, (long long)plan_n_ops(p), comm, t.makespan,
+               100 * plan_unit_bubble(p, &t));
+    } else {
+        printf("INVALID: %d defect%s\n", v.n_defects, v.n_defects == 1 ? "" : "s");
+        for (int i = 0; i < v.n_defects && i < PLAN_MAX_DEFECTS; i++)
+            printf("  rank %d op %d: %s\n", v.defects[i].rank, v.defects[i].op, v.defects[i].msg);
+        /* A built-in strategy that emits a broken plan is a bug in strata. */
+        status = 1;
+    }
+    if (s.cfg.json_path[0] && write_json(p, &v, s.cfg.json_path, &e) < 0)
+        status = scenario_fail(self, &e);
+out:
+    plan_times_release(&t);
+    plan_free(p);
+    scenario_release(&s);
+    return status;
+}

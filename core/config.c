@@ -1,0 +1,609 @@
+/* The option table and everything derived from it: argv parsing, scenario
+ * files, --help, validation. Adding an option is one row below plus its
+ * field in struct config; nothing else changes. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "vec.h"
+
+/* Where a row's value lives. The _Generic fails to compile when the row's
+ * type does not match its field (a string row on a long long, ...); string
+ * fields are arrays, which decay to char *. */
+#define FIELD(f, T)                                 \
+    .offset = offsetof(struct config, f),           \
+    .size = sizeof(((struct config *)0)->f) * _Generic(((struct config *)0)->f, T: 1)
+#define INT(f, lo, hi) .type = OPT_INT, FIELD(f, long long), .min = (lo), .max = (hi)
+#define REAL(f, lo, hi) .type = OPT_REAL, FIELD(f, double), .min = (lo), .max = (hi)
+#define STRING(f) .type = OPT_STRING, FIELD(f, char *)
+#define CHOICE(f, list) .type = OPT_CHOICE, FIELD(f, char *), .choices = (list)
+#define FLAG(f) .type = OPT_FLAG, FIELD(f, bool)
+
+/* ORDER: a row's index is its bit in config.is_set, and --help lists rows in
+ * this order. */
+const struct opt_spec config_options[] = {
+    {.name = "strategy", STRING(strategy), .def = "mirrored", .groups = OPTG_STRATEGY,
+     .metavar = "NAME", .help = "the strategy (strata --help lists them)"},
+    {.name = "model", STRING(model), .def = "mlp:784-256-256-256-10", .groups = OPTG_SCENARIO,
+     .metavar = "SPEC",
+     .help = "model trained: mlp:IN-H1-...-OUT, transformer:layers=L,..., or a preset"},
+    {.name = "devices", INT(devices, 1, 1048576), .def = "4", .groups = OPTG_SCENARIO,
+     .metavar = "N", .help = "devices that compute"},
+    {.name = "servers", INT(servers, 1, 65536), .def = "1", .groups = OPTG_SCENARIO,
+     .metavar = "N", .help = "parameter-server ranks for ps-* strategies, extra to --devices"},
+    {.name = "batch", INT(batch, 1, 16777216), .def = "256", .groups = OPTG_SCENARIO,
+     .metavar = "N", .help = "global batch: samples per step over all devices"},
+    {.name = "microbatches", INT(microbatches, 1, 1048575), .def = "4", .groups = OPTG_SCENARIO,
+     .metavar = "M", .help = "microbatches per step (pipelines)"},
+    {.name = "bucket-mb", REAL(bucket_mb, 0, 1048576), .def = "25", .groups = OPTG_SCENARIO,
+     .metavar = "MB",
+     .help = "mirrored: all-reduce bucket size in MiB, as PyTorch DDP; 0 = one all-reduce "
+             "after the whole backward"},
+    {.name = "staleness", INT(staleness, 0, 1000000), .def = "4", .groups = OPTG_SCENARIO,
+     .metavar = "K",
+     .help = "ps-ssp: a pull waits while its worker is more than K steps ahead of the slowest"},
+    {.name = "backup-workers", INT(backup_workers, 0, 1048575), .def = "0",
+     .groups = OPTG_SCENARIO, .metavar = "B",
+     .help = "ps-sync: apply the first N-B pushes of a step, drop the last B"},
+    {.name = "strategies", STRING(strategies), .def = "all", .groups = OPTG_COMPARE,
+     .metavar = "LIST", .help = "strategies to compare: all, or a comma list"},
+    {.name = "json", STRING(json_path), .def = "", .groups = OPTG_OUTPUT, .metavar = "FILE",
+     .help = "write the result as JSON to FILE"},
+};
+const size_t config_n_options = sizeof config_options / sizeof config_options[0];
+
+_Static_assert(sizeof config_options / sizeof config_options[0] <= 64,
+               "config.is_set has one bit per option: 64 at most");
+
+/* ---- values ---------------------------------------------------------- */
+
+/* %.15g: integral values print whole ("1048576", where %g gives
+ * "1.04858e+06") and every value typed with up to 15 digits reads back. */
+static void format_real(double x, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.15g", x);
+}
+
+/* "1 to 1048576" */
+static void format_range(const struct opt_spec *o, char *buf, size_t n)
+{
+    char lo[32], hi[32];
+    format_real(o->min, lo, sizeof lo);
+    format_real(o->max, hi, sizeof hi);
+    snprintf(buf, n, "%s to %s", lo, hi);
+}
+
+/* "a, b, c" from "a|b|c" */
+static void format_choices(const struct opt_spec *o, char *buf, size_t n)
+{
+    size_t at = 0;
+    for (const char *p = o->choices; *p && at + 1 < n; p++) {
+        if (*p == '|') {
+            if (at + 2 >= n) break;
+            buf[at++] = ',';
+            buf[at++] = ' ';
+        } else {
+            buf[at++] = *p;
+        }
+    }
+    buf[at] = '\0';
+}
+
+/* What a missing value should have been: "an integer from 1 to 1048576". */
+static void describe_allowed(const struct opt_spec *o, char *buf, size_t n)
+{
+    char what[512];
+    switch (o->type) {
+    case OPT_INT:
+        format_range(o, what, sizeof what);
+        snprintf(buf, n, "an integer from %s", what);
+        break;
+    case OPT_REAL:
+        format_range(o, what, sizeof what);
+        snprintf(buf, n, "a number from %s", what);
+        break;
+    case OPT_CHOICE:
+        format_choices(o, what, sizeof what);
+        snprintf(buf, n, "one of %s", what);
+        break;
+    case OPT_FLAG:
+        snprintf(buf, n, "true or false");
+        break;
+    case OPT_STRING:
+        snprintf(buf, n, "%s", o->metavar ? o->metavar : "text");
+        break;
+    }
+}
+
+static bool is_choice(const char *choices, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = choices;; p++) {
+        const char *end = strchr(p, '|');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && !strncmp(p, word, n)) return true;
+        if (!end) return false;
+        p = end;
+    }
+}
+
+/* "..." after the first 60 characters of a value quoted in a message. */
+static const char *more(const char *text)
+{
+    return strlen(text) > 60 ? "..." : "";
+}
+
+static int set_string(char *field, const struct opt_spec *o, const char *text, struct err *e)
+{
+    size_t n = strlen(text);
+    if (n >= o->size)
+        return err_set(e, ERR_INPUT, "--%s: '%.40s...' is too long (at most %zu characters)",
+                       o->name, text, o->size - 1);
+    memcpy(field, text, n + 1);
+    return 0;
+}
+
+/* Parses text as option o's value and stores it in c. The checks are the
+ * same for defaults, argv and files. */
+static int set_value(struct config *c, const struct opt_spec *o, const char *text,
+                     struct err *e)
+{
+    char *field = (char *)c + o->offset;
+    char allowed[512];
+    switch (o->type) {
+    case OPT_INT: {
+        format_range(o, allowed, sizeof allowed);
+        /* strtoll alone would take " 8", "0x8" is refused by base 10 but
+         * leading blanks are not: insist on a sign or a digit first. */
+        char *end;
+        errno = 0;
+        long long v = strtoll(text, &end, 10);
+        bool starts_ok = isdigit((unsigned char)text[0]) ||
+                         ((text[0] == '-' || text[0] == '+') && isdigit((unsigned char)text[1]));
+        if (!starts_ok || *end)
+            return err_set(e, ERR_INPUT, "--%s: '%.60s%s' is not an integer (%s)", o->name,
+                           text, more(text), allowed);
+        if (errno == ERANGE || v < o->min || v > o->max)
+            return err_set(e, ERR_INPUT, "--%s: %.60s%s is not allowed (%s)", o->name, text,
+                           more(text), allowed);
+        memcpy(field, &v, sizeof v);
+        return 0;
+    }
+    case OPT_REAL: {
+        format_range(o, allowed, sizeof allowed);
+        /* Plain decimal only: strtod would also take "nan", "inf", hex
+         * floats and leading blanks. */
+        char *end;
+        errno = 0;
+        double v = strtod(text, &end);
+        if (!*text || strspn(text, "0123456789+-.eE") != strlen(text) || *end)
+            return err_set(e, ERR_INPUT, "--%s: '%.60s%s' is not a number (%s)", o->name,
+                           text, more(text), allowed);
+        if (!isfinite(v) || v < o->min || v > o->max)  /* !isfinite: 1e999 overflowed */
+            return err_set(e, ERR_INPUT, "--%s: %.60s%s is not allowed (%s)", o->name, text,
+                           more(text), allowed);
+        memcpy(field, &v, sizeof v);
+        return 0;
+    }
+    case OPT_CHOICE:
+        if (!is_choice(o->choices, text)) {
+            format_choices(o, allowed, sizeof allowed);
+            return err_set(e, ERR_INPUT, "--%s: '%.60s%s' is not one of %s", o->name, text,
+                           more(text), allowed);
+        }
+        return set_string(field, o, text, e);
+    case OPT_STRING:
+        return set_string(field, o, text, e);
+    case OPT_FLAG: {
+        bool v;
+        if (!strcmp(text, "true"))
+            v = true;
+        else if (!strcmp(text, "false"))
+            v = false;
+        else
+            return err_set(e, ERR_INPUT, "--%s: '%.60s%s' is not true or false", o->name, text,
+                           more(text));
+        memcpy(field, &v, sizeof v);
+        return 0;
+    }
+    }
+    return err_set(e, ERR_RUN, "--%s: option of unknown type %d", o->name, (int)o->type);
+}
+
+void config_format(const struct config *c, const struct opt_spec *o, char *buf, size_t n)
+{
+    const char *field = (const char *)c + o->offset;
+    switch (o->type) {
+    case OPT_INT: {
+        long long v;
+        memcpy(&v, field, sizeof v);
+        snprintf(buf, n, "%lld", v);
+        return;
+    }
+    case OPT_REAL: {
+        double v;
+        memcpy(&v, field, sizeof v);
+        format_real(v, buf, n);
+        return;
+    }
+    case OPT_STRING:
+    case OPT_CHOICE:
+        snprintf(buf, n, "%s", field);
+        return;
+    case OPT_FLAG: {
+        bool v;
+        memcpy(&v, field, sizeof v);
+        snprintf(buf, n, "%s", v ? "true" : "false");
+        return;
+    }
+    }
+    snprintf(buf, n, "?");
+}
+
+/* ---- names ----------------------------------------------------------- */
+
+/* The row called name[0..len), or NULL. O(options): a few dozen rows. */
+static const struct opt_spec *find_n(const char *name, size_t len)
+{
+    for (size_t i = 0; i < config_n_options; i++)
+        if (strlen(config_options[i].name) == len && !strncmp(config_options[i].name, name, len))
+            return &config_options[i];
+    return NULL;
+}
+
+const struct opt_spec *config_find(const char *name)
+{
+    return find_n(name, strlen(name));
+}
+
+static unsigned long long bit_of(const struct opt_spec *o)
+{
+    return 1ull << (size_t)(o - config_options);
+}
+
+/* Optimal string alignment distance: edits, with swapping two neighbours as
+ * one edit, so "devcies" is one away from "devices". Names are short; longer
+ * input is not worth comparing. */
+static size_t edit_distance(const char *a, size_t na, const char *b)
+{
+    enum { MAXN = 40 };
+    size_t nb = strlen(b);
+    if (na > MAXN || nb > MAXN) return (size_t)-1;
+    size_t d[MAXN + 1][MAXN + 1];
+    for (size_t i = 0; i <= na; i++) d[i][0] = i;
+    for (size_t j = 0; j <= nb; j++) d[0][j] = j;
+    for (size_t i = 1; i <= na; i++)
+        for (size_t j = 1; j <= nb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[na][nb];
+}
+
+/* "--devcies: unknown option (did you mean --devices?)": the closest name
+ * of the command's options, when at most 2 edits and at most half the
+ * typed name away; otherwise "(see --help)". `shown` is the word as typed. */
+static int unknown_option(const char *shown, const char *name, size_t len, unsigned groups,
+                          struct err *e)
+{
+    static const char *const builtin[] = {"file", "help"};
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < config_n_options + 2; i++) {
+        bool is_row = i < config_n_options;
+        if (is_row && !(config_options[i].groups & groups)) continue;
+        const char *cand = is_row ? config_options[i].name : builtin[i - config_n_options];
+        size_t d = edit_distance(name, len, cand);
+        if (d < best_d) best_d = d, best = cand;
+    }
+    if (best && best_d <= 2 && best_d <= len / 2)
+        return err_set(e, ERR_INPUT, "%s: unknown option (did you mean --%s?)", shown, best);
+    return err_set(e, ERR_INPUT, "%s: unknown option (see --help)", shown);
+}
+
+/* The row called name[0..len) if the command takes it; otherwise an error. */
+static int lookup(const char *shown, const char *name, size_t len, unsigned groups,
+                  const struct opt_spec **out, struct err *e)
+{
+    const struct opt_spec *o = find_n(name, len);
+    if (!o) return unknown_option(shown, name, len, groups, e);
+    if (!(o->groups & groups))
+        return err_set(e, ERR_INPUT, "--%s: not an option of this command (see --help)",
+                       o->name);
+    *out = o;
+    return 0;
+}
+
+int config_set(struct config *c, const char *name, const char *value, unsigned groups,
+               struct err *e)
+{
+    char shown[96];
+    snprintf(shown, sizeof shown, "--%s", name);
+    const struct opt_spec *o = NULL;
+    TRY(lookup(shown, name, strlen(name), groups, &o, e));
+    TRY(set_value(c, o, value, e));
+    c->is_set |= bit_of(o);
+    return 0;
+}
+
+/* ---- init ------------------------------------------------------------ */
+
+void config_init(struct config *c)
+{
+    memset(c, 0, sizeof *c);
+    /* Defaults go through the parser users meet; tests/test_config.c checks
+     * that each one parses, so the error here cannot happen. */
+    for (size_t i = 0; i < config_n_options; i++)
+        set_value(c, &config_options[i], config_options[i].def, NULL);
+}
+
+void config_release(struct config *c)
+{
+    free(c->positional);
+    c->positional = NULL;
+    c->n_positional = 0;
+}
+
+/* ---- scenario files -------------------------------------------------- */
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    return s;
+}
+
+/* Cuts line at a '#' that is outside "double quotes". */
+static void cut_comment(char *line)
+{
+    bool quoted = false;
+    for (char *p = line; *p; p++) {
+        if (*p == '"') quoted = !quoted;
+        if (*p == '#' && !quoted) {
+            *p = '\0';
+            return;
+        }
+    }
+}
+
+/* One `key = value` line (comment already cut, trimmed, not empty). */
+static int load_line(struct config *c, char *line, unsigned groups, struct err *e)
+{
+    char *eq = strchr(line, '=');
+    char *key = line;
+    if (eq) *eq = '\0';
+    key = trim(key);
+    if (!eq || !*key) {
+        if (eq) *eq = '=';
+        return err_set(e, ERR_INPUT, "expected 'key = value', got '%.80s%s'", line,
+                       strlen(line) > 80 ? "..." : "");
+    }
+    char *value = trim(eq + 1);
+    if (!*value)
+        return err_set(e, ERR_INPUT, "%s: no value (write '%s = VALUE' or leave the line out)",
+                       key, key);
+    if (*value == '"') {
+        size_t n = strlen(value);
+        if (n < 2 || value[n - 1] != '"')
+            return err_set(e, ERR_INPUT, "%s: the quoted value has no closing '\"'", key);
+        value[n - 1] = '\0';
+        value++;
+    }
+    return config_set(c, key, value, groups, e);
+}
+
+int config_load_file(struct config *c, const char *path, unsigned groups, struct err *e)
+{
+    if (strlen(path) >= sizeof c->scenario_path)
+        return err_set(e, ERR_INPUT, "scenario file '%.60s...': path longer than %zu bytes",
+                       path, sizeof c->scenario_path - 1);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return err_set(e, ERR_INPUT, "scenario file '%s': cannot open: %s", path,
+                       strerror(errno));
+    snprintf(c->scenario_path, sizeof c->scenario_path, "%s", path);
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    /* getline: lines of any length, so a huge one is an error, not a crash. */
+    for (long lineno = 1; getline(&line, &cap, f) >= 0; lineno++) {
+        cut_comment(line);
+        char *s = trim(line);
+        if (!*s) continue;
+        rc = load_line(c, s, groups, e);
+        if (rc < 0) {
+            err_prefix(e, "%s:%ld", path, lineno);
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f))
+        rc = err_set(e, ERR_IO, "scenario file '%s': cannot read: %s", path, strerror(errno));
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* ---- argv ------------------------------------------------------------ */
+
+struct assignment {
+    const struct opt_spec *o;
+    const char *value;  /* borrowed from argv */
+};
+typedef VEC(struct assignment) assignment_vec;
+typedef VEC(char *) word_vec;
+
+/* A word that is an option rather than a value: "--x", "-f", but not "-"
+ * and not a negative number ("--staleness -1" is a value, out of range). */
+static bool looks_like_option(const char *w)
+{
+    if (w[0] != '-' || !w[1]) return false;
+    return !(isdigit((unsigned char)w[1]) || w[1] == '.');
+}
+
+/* The value of option word argv[*i]: the text after its '=' (eq), else the
+ * next word, which *i then moves past. `shown` is the option as typed, o its
+ * row (NULL for -f). */
+static int take_value(int argc, char **argv, int *i, const char *eq, const char *shown,
+                      const struct opt_spec *o, const char **value, struct err *e)
+{
+    if (eq) {
+        *value = eq + 1;
+        return 0;
+    }
+    if (*i + 1 >= argc || looks_like_option(argv[*i + 1])) {
+        char allowed[600];
+        if (o)
+            describe_allowed(o, allowed, sizeof allowed);
+        else
+            snprintf(allowed, sizeof allowed, "a scenario file");
+        return err_set(e, ERR_INPUT, "%s: needs a value (%s)", shown, allowed);
+    }
+    *value = argv[++*i];
+    return 0;
+}
+
+static bool is_help(const char *w)
+{
+    return !strcmp(w, "-h") || !strcmp(w, "--help");
+}
+
+/* Reads argv into assignments, the scenario file and positionals, checking
+ * names and the presence of values; values are checked when applied. */
+static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set,
+                     const char **file, word_vec *positional, struct err *e)
+{
+    bool options_ended = false;
+    for (int i = 0; i < argc; i++) {
+        char *w = argv[i];
+        if (options_ended || !looks_like_option(w)) {
+            if (vec_push(positional, w) < 0) return err_set(e, ERR_NOMEM, "out of memory");
+            continue;
+        }
+        if (!strcmp(w, "--")) {
+            options_ended = true;
+            continue;
+        }
+        if (!strcmp(w, "-f")) {
+            TRY(take_value(argc, argv, &i, NULL, "-f", NULL, file, e));
+            continue;
+        }
+        if (w[1] != '-')  /* single dash: only -f and -h exist */
+            return unknown_option(w, w + 1, strlen(w + 1), groups, e);
+        const char *name = w + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        char shown[96];
+        snprintf(shown, sizeof shown, "--%.*s", (int)(len < 80 ? len : 80), name);
+        if (len == 4 && !strncmp(name, "file", 4)) {
+            TRY(take_value(argc, argv, &i, eq, "--file", NULL, file, e));
+            continue;
+        }
+        const struct opt_spec *o = NULL;
+        TRY(lookup(shown, name, len, groups, &o, e));
+        struct assignment a = {o, "true"};
+        if (o->type == OPT_FLAG) {
+            if (eq) return err_set(e, ERR_INPUT, "--%s: takes no value", o->name);
+        } else {
+            TRY(take_value(argc, argv, &i, eq, shown, o, &a.value, e));
+        }
+        if (vec_push(set, a) < 0) return err_set(e, ERR_NOMEM, "out of memory");
+    }
+    return 0;
+}
+
+int config_parse_args(struct config *c, int argc, char **argv, unsigned groups, struct err *e)
+{
+    /* --help wins over anything else on the line, including mistakes. A
+     * value never starts with '-' (see looks_like_option), so no value can
+     * be mistaken for it. */
+    for (int i = 0; i < argc && strcmp(argv[i], "--"); i++)
+        if (is_help(argv[i])) return CONFIG_HELP;
+
+    assignment_vec set = {0};
+    word_vec positional = {0};
+    const char *file = NULL;
+    int rc = scan_args(argc, argv, groups, &set, &file, &positional, e);
+    /* The file first, then the command line over it, whatever the order. */
+    if (rc == 0 && file) rc = config_load_file(c, file, groups, e);
+    for (size_t i = 0; rc == 0 && i < set.len; i++) {
+        rc = set_value(c, set.items[i].o, set.items[i].value, e);
+        if (rc == 0) c->is_set |= bit_of(set.items[i].o);
+    }
+    vec_free(&set);
+    if (rc < 0) {
+        vec_free(&positional);
+        return rc;
+    }
+    free(c->positional);
+    c->positional = positional.items;
+    c->n_positional = (int)positional.len;
+    return 0;
+}
+
+/* ---- help ------------------------------------------------------------ */
+
+/* "--devices N" */
+static int format_head(const struct opt_spec *o, char *buf, size_t n)
+{
+    return snprintf(buf, n, "--%s%s%s", o->name, o->metavar ? " " : "",
+                    o->metavar ? o->metavar : "");
+}
+
+static void print_entry(FILE *out, int width, const char *head, const char *help,
+                        const char *tail)
+{
+    fprintf(out, "  %-*s  %s%s\n", width, head, help, tail);
+}
+
+void config_print_help(FILE *out, unsigned groups)
+{
+    /* One column for every command: the width of the longest head of the
+     * whole table, so all commands' help lines align alike. */
+    char head[128], tail[700], allowed[600];
+    int width = (int)strlen("-f, --file FILE");
+    for (size_t i = 0; i < config_n_options; i++) {
+        int n = format_head(&config_options[i], head, sizeof head);
+        if (n > width) width = n;
+    }
+    for (size_t i = 0; i < config_n_options; i++) {
+        const struct opt_spec *o = &config_options[i];
+        if (!(o->groups & groups)) continue;
+        format_head(o, head, sizeof head);
+        switch (o->type) {
+        case OPT_INT:
+        case OPT_REAL:
+            format_range(o, allowed, sizeof allowed);
+            snprintf(tail, sizeof tail, " (default %s; %s)", o->def, allowed);
+            break;
+        case OPT_CHOICE:
+            format_choices(o, allowed, sizeof allowed);
+            snprintf(tail, sizeof tail, " (default %s; one of %s)", o->def, allowed);
+            break;
+        case OPT_STRING:
+            if (*o->def)
+                snprintf(tail, sizeof tail, " (default %s)", o->def);
+            else
+                snprintf(tail, sizeof tail, " (default: none)");
+            break;
+        case OPT_FLAG:
+            snprintf(tail, sizeof tail, " (default %s)", o->def);
+            break;
+        }
+        print_entry(out, width, head, o->help, tail);
+    }
+    print_entry(out, width, "-f, --file FILE", "read options from a scenario file (key = value "
+                "lines); options given here win over it", "");
+    print_entry(out, width, "-h, --help", "show this help", "");
+}

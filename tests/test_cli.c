@@ -1,0 +1,267 @@
+/* The command line as a user meets it: exit codes, messages that name the
+ * option, --help derived from the option table, schedule's verdicts. Each
+ * test runs the built binary (STRATA_BIN) with its output in temp files. */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../core/config.h"
+#include "../strategies/strategy.h"
+
+extern char **environ;
+
+struct run {
+    int status;      /* exit status, or -1 when killed by a signal */
+    char *out, *err; /* whole stdout and stderr */
+};
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot reopen %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Runs strata with args (NULL-terminated, without argv[0]). */
+static struct run run_strata(const char *const *args)
+{
+    char out_path[] = "/tmp/strata-cli-out-XXXXXX", err_path[] = "/tmp/strata-cli-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    cr_assert(out_fd >= 0 && err_fd >= 0);
+    const char *argv[64] = {STRATA_BIN};
+    int n = 1;
+    while (args[n - 1]) {
+        cr_assert_lt(n, 63);
+        argv[n] = args[n - 1];
+        n++;
+    }
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, STRATA_BIN, &fa, NULL, (char *const *)argv, environ), 0,
+                 "cannot start %s", STRATA_BIN);
+    posix_spawn_file_actions_destroy(&fa);
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    close(out_fd);
+    close(err_fd);
+    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, slurp(out_path), slurp(err_path)};
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+#define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
+
+/* Bad input: exit 2, and stderr names what was wrong. */
+static void expect_bad_input(struct run r, const char *must_name, const char *must_name_too)
+{
+    cr_expect_eq(r.status, 2, "exit status %d, want 2; stderr: %s", r.status, r.err);
+    cr_expect_not_null(strstr(r.err, must_name), "stderr does not name '%s': %s", must_name, r.err);
+    if (must_name_too)
+        cr_expect_not_null(strstr(r.err, must_name_too), "stderr does not name '%s': %s",
+                           must_name_too, r.err);
+    run_free(&r);
+}
+
+Test(cli, help_lists_every_option_with_its_default)
+{
+    struct run r = RUN("--help");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    for (size_t i = 0; i < config_n_options; i++) {
+        char flag[80];
+        snprintf(flag, sizeof flag, "--%s ", config_options[i].name);
+        const char *at = strstr(r.out, flag);
+        cr_expect_not_null(at, "--help does not list %s", flag);
+        if (!at) continue;
+        const char *eol = strchr(at, '\n');
+        const char *def = strstr(at, "default");
+        cr_expect(def && (!eol || def < eol), "%s has no default on its line", flag);
+    }
+    for (size_t i = 0; i < strategy_count; i++)
+        cr_expect_not_null(strstr(r.out, strategy_registry[i]->name));
+    run_free(&r);
+}
+
+Test(cli, schedule_help_lists_the_scenario_options_and_ranges)
+{
+    struct run r = RUN("schedule", "--help");
+    cr_assert_eq(r.status, 0);
+    cr_expect_not_null(strstr(r.out, "--devices"));
+    cr_expect_not_null(strstr(r.out, "--strategy"));
+    cr_expect_not_null(strstr(r.out, "1048576"), "the range of --devices is missing");
+    cr_expect_null(strstr(r.out, "--strategies "), "schedule takes one strategy, not a list");
+    run_free(&r);
+}
+
+Test(cli, schedule_of_every_strategy_at_the_defaults_is_valid)
+{
+    for (size_t i = 0; i < strategy_count; i++) {
+        struct run r = RUN("schedule", "--strategy", strategy_registry[i]->name);
+        cr_expect_eq(r.status, 0, "%s: status %d: %s", strategy_registry[i]->name, r.status, r.err);
+        cr_expect_not_null(strstr(r.out, "\nvalid:"), "%s: no verdict 'valid'", strategy_registry[i]->name);
+        run_free(&r);
+    }
+}
+
+Test(cli, schedule_1f1b_prints_four_programs_and_valid)
+{
+    struct run r = RUN("schedule", "--strategy", "pipeline-1f1b", "--devices", "4",
+                       "--microbatches", "8");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    for (int rank = 0; rank < 4; rank++) {
+        char head[32];
+        snprintf(head, sizeof head, "\nrank %d: worker", rank);
+        cr_expect_not_null(strstr(r.out, head), "no program for rank %d", rank);
+    }
+    cr_expect_null(strstr(r.out, "\nrank 4:"), "a fifth rank appeared");
+    /* 4 one-layer stages, 8 microbatches: (p-1)/(m+p-1) = 3/11 = 27.3% */
+    cr_expect_not_null(strstr(r.out, "bubble 27.3%"), "bubble is not 3/11:\n%s", r.out);
+    run_free(&r);
+}
+
+Test(cli, bare_strata_compares_every_strategy_and_says_what_it_cannot_do_yet)
+{
+    struct run r = run_strata((const char *const[]){NULL});
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    for (size_t i = 0; i < strategy_count; i++)
+        cr_expect_not_null(strstr(r.out, strategy_registry[i]->name));
+    cr_expect_not_null(strstr(r.out, "simulator is not built yet"));
+    run_free(&r);
+}
+
+Test(cli, bad_option_values_exit_2_naming_the_option_and_value)
+{
+    expect_bad_input(RUN("schedule", "--strategy", "mirrored", "--devices", "0"), "--devices", "0");
+    expect_bad_input(RUN("schedule", "--devices", "abc"), "--devices", "abc");
+    expect_bad_input(RUN("schedule", "--devices", "4x"), "--devices", "4x");
+    expect_bad_input(RUN("schedule", "--devices", "2000000"), "--devices", "2000000");
+    expect_bad_input(RUN("schedule", "--devices"), "--devices", "value");
+    expect_bad_input(RUN("schedule", "--bucket-mb", "-1"), "--bucket-mb", "-1");
+    expect_bad_input(RUN("schedule", "--devcies", "4"), "--devcies", "--devices");
+    expect_bad_input(RUN("schedule", "--strategies", "all"), "--strategies", NULL);
+}
+
+Test(cli, unknown_strategy_and_bad_models_exit_2)
+{
+    expect_bad_input(RUN("schedule", "--strategy", "allreduce-magic"), "--strategy",
+                     "allreduce-magic");
+    expect_bad_input(RUN("schedule", "--model", "mlp:784-x-10"), "--model", "'x'");
+    expect_bad_input(RUN("schedule", "--model", "resnet50"), "--model", "resnet50");
+    expect_bad_input(RUN("compare", "--strategies", "mirrored,nope"), "--strategies", "nope");
+}
+
+Test(cli, scenarios_that_do_not_fit_the_strategy_exit_2)
+{
+    /* the default model has 4 layers: 8 stages cannot each hold one */
+    expect_bad_input(RUN("schedule", "--strategy", "pipeline-gpipe", "--devices", "8"),
+                     "--devices", "8");
+    expect_bad_input(RUN("schedule", "--strategy", "mirrored", "--devices", "300", "--batch",
+                         "256"), "--devices", "300");
+}
+
+Test(cli, unknown_command_and_stray_arguments_exit_2)
+{
+    expect_bad_input(RUN("simulate"), "simulate", "compare");
+    expect_bad_input(RUN("schedule", "pipeline"), "pipeline", NULL);
+}
+
+static char *write_temp(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/strata-cli-conf-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+Test(cli, scenario_file_is_read_and_the_command_line_wins)
+{
+    char *path = write_temp("# a lab\nstrategy = pipeline-gpipe\ndevices = 2  # two stages\n"
+                            "microbatches = 4\n");
+    struct run r = RUN("schedule", "-f", path);
+    cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "pipeline-gpipe"));
+    cr_expect_not_null(strstr(r.out, "on 2 workers"), "devices from the file not used:\n%.300s", r.out);
+    run_free(&r);
+    r = RUN("schedule", "--devices", "3", "-f", path);
+    cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "on 3 workers"), "the command line did not win");
+    run_free(&r);
+    unlink(path);
+}
+
+Test(cli, broken_scenario_files_exit_2_naming_file_and_line)
+{
+    expect_bad_input(RUN("schedule", "-f", "/nonexistent/lab.conf"), "/nonexistent/lab.conf", NULL);
+    char *path = write_temp("devices = 2\nthis line has no equals sign\n");
+    char line2[80];
+    snprintf(line2, sizeof line2, "%s:2", path);
+    expect_bad_input(RUN("schedule", "-f", path), line2, NULL);
+    unlink(path);
+    path = write_temp("devices = 2\n\nbatch = 0\n");
+    snprintf(line2, sizeof line2, "%s:3", path);
+    expect_bad_input(RUN("schedule", "-f", path), line2, "--batch");
+    unlink(path);
+}
+
+Test(cli, schedule_json_is_the_plan)
+{
+    char dir[] = "/tmp/strata-cli-json-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    struct run r = RUN("schedule", "--strategy", "ps-sync", "--devices", "3", "--servers", "2",
+                       "--json", path);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    run_free(&r);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root, "not JSON: %.200s", text);
+    cr_expect_eq(cJSON_GetObjectItem(root, "strata_plan")->valueint, 1);
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "strategy")->valuestring, "ps-sync");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "policy")->valuestring, "sync");
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(root, "valid")));
+    cJSON *ranks = cJSON_GetObjectItem(root, "ranks");
+    cr_expect_eq(cJSON_GetArraySize(ranks), 5, "3 workers + 2 servers");
+    cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(ranks, 4), "role")->valuestring, "server");
+    cJSON_Delete(root);
+    free(text);
+    unlink(path);
+    rmdir(dir);
+}
+
+Test(cli, json_into_a_missing_directory_exits_2_and_writes_nothing)
+{
+    struct run r = RUN("schedule", "--json", "/tmp/strata-no-such-dir/plan.json");
+    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect_not_null(strstr(r.err, "--json"));
+    struct stat st;
+    cr_expect_neq(stat("/tmp/strata-no-such-dir", &st), 0);
+    run_free(&r);
+}

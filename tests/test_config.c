@@ -1,0 +1,653 @@
+/* core/config.c: the option table, argv, scenario files, --help. Expected
+ * values come from the table rows (core/config.c) and the message formats
+ * of the option contract (core/config.h, STYLE.md "Errors are values"). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/config.h"
+
+#define ALL_GROUPS (~0u)
+
+/* ---- helpers --------------------------------------------------------- */
+
+static char tmp_dir[64];
+
+static void make_tmp_dir(void)
+{
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/strata-test-config-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp_dir), "mkdtemp failed");
+}
+
+/* Removes the files written by write_file (names are single words). */
+static void remove_tmp_dir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(config, .init = make_tmp_dir, .fini = remove_tmp_dir);
+
+/* Writes text to tmp_dir/name and returns its path (static storage). */
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Parses the NULL-terminated words into c (after config_init). */
+static int parse_words(struct config *c, unsigned groups, struct err *e, char **words)
+{
+    int n = 0;
+    while (words[n]) n++;
+    config_init(c);
+    return config_parse_args(c, n, words, groups, e);
+}
+
+#define PARSE(c, e, ...) parse_words((c), ALL_GROUPS, (e), (char *[]){__VA_ARGS__, NULL})
+#define PARSE_IN(c, groups, e, ...) parse_words((c), (groups), (e), (char *[]){__VA_ARGS__, NULL})
+
+/* The parse fails with ERR_INPUT and a message that contains each of the
+ * given fragments. */
+static void expect_input_error(int rc, const struct err *e, const char *a, const char *b)
+{
+    cr_expect_eq(rc, ERR_INPUT, "rc %d, want ERR_INPUT (%d); message: %s", rc, ERR_INPUT, e->msg);
+    cr_expect_eq(e->code, ERR_INPUT);
+    cr_expect_not_null(strstr(e->msg, a), "message does not contain '%s': %s", a, e->msg);
+    if (b) cr_expect_not_null(strstr(e->msg, b), "message does not contain '%s': %s", b, e->msg);
+}
+
+static int bit(const char *name)
+{
+    const struct opt_spec *o = config_find(name);
+    cr_assert_not_null(o, "no option %s", name);
+    return (int)(o - config_options);
+}
+
+/* ---- the table and the defaults -------------------------------------- */
+
+Test(config, table_rows_are_complete_and_names_unique)
+{
+    cr_assert_leq(config_n_options, 64, "is_set has 64 bits");
+    for (size_t i = 0; i < config_n_options; i++) {
+        const struct opt_spec *o = &config_options[i];
+        cr_expect(o->name && *o->name && o->name[0] != '-', "row %zu: bad name", i);
+        cr_expect(o->help && *o->help, "--%s has no help", o->name);
+        cr_expect(o->def, "--%s has no default", o->name);
+        cr_expect_neq(o->groups, 0u, "--%s belongs to no group", o->name);
+        cr_expect(o->type == OPT_FLAG || o->metavar, "--%s has no metavar", o->name);
+        cr_expect(o->offset + o->size <= offsetof(struct config, scenario_path),
+                  "--%s lies outside the option fields", o->name);
+        cr_expect_eq(config_find(o->name), o, "--%s is not unique", o->name);
+        cr_expect_neq(strcmp(o->name, "file"), 0, "'file' is -f, not a row");
+        cr_expect_neq(strcmp(o->name, "help"), 0, "'help' is -h, not a row");
+    }
+}
+
+Test(config, every_default_parses_like_user_input)
+{
+    struct config c;
+    config_init(&c);
+    for (size_t i = 0; i < config_n_options; i++) {
+        struct err e = {0};
+        int rc = config_set(&c, config_options[i].name, config_options[i].def, ALL_GROUPS, &e);
+        cr_expect_eq(rc, 0, "default of --%s does not parse: %s", config_options[i].name, e.msg);
+    }
+    config_release(&c);
+}
+
+Test(config, init_puts_every_option_at_its_table_default)
+{
+    struct config c;
+    memset(&c, 0x5a, sizeof c);  /* init must not rely on a zeroed struct */
+    config_init(&c);
+    for (size_t i = 0; i < config_n_options; i++) {
+        char buf[600];
+        config_format(&c, &config_options[i], buf, sizeof buf);
+        cr_expect_str_eq(buf, config_options[i].def, "--%s", config_options[i].name);
+    }
+    /* The same defaults read through the fields, as strategies will. */
+    cr_expect_str_eq(c.strategy, "mirrored");
+    cr_expect_str_eq(c.model, "mlp:784-256-256-256-10");
+    cr_expect_eq(c.devices, 4);
+    cr_expect_eq(c.servers, 1);
+    cr_expect_eq(c.batch, 256);
+    cr_expect_eq(c.microbatches, 4);
+    cr_expect_eq(c.bucket_mb, 25.0);
+    cr_expect_eq(c.staleness, 4);
+    cr_expect_eq(c.backup_workers, 0);
+    cr_expect_str_eq(c.strategies, "all");
+    cr_expect_str_eq(c.json_path, "");
+    cr_expect_str_eq(c.scenario_path, "");
+    cr_expect_eq(c.is_set, 0ull, "defaults count as not given");
+    cr_expect_eq(c.n_positional, 0);
+    cr_expect_null(c.positional);
+    config_release(&c);
+}
+
+Test(config, find_and_format)
+{
+    cr_expect_null(config_find("nope"));
+    cr_expect_null(config_find("--devices"), "names have no dashes");
+    struct config c;
+    struct err e = {0};
+    cr_assert_eq(PARSE(&c, &e, "--bucket-mb", "0.5", "--batch", "1024"), 0, "%s", e.msg);
+    char buf[64];
+    config_format(&c, config_find("bucket-mb"), buf, sizeof buf);
+    cr_expect_str_eq(buf, "0.5");
+    config_format(&c, config_find("batch"), buf, sizeof buf);
+    cr_expect_str_eq(buf, "1024");
+    config_release(&c);
+    /* Integral reals print whole, not as %g's 1.04858e+06. */
+    cr_assert_eq(PARSE(&c, &e, "--bucket-mb", "1048576"), 0, "%s", e.msg);
+    config_format(&c, config_find("bucket-mb"), buf, sizeof buf);
+    cr_expect_str_eq(buf, "1048576");
+    config_release(&c);
+}
+
+/* ---- argv ------------------------------------------------------------ */
+
+Test(config, argv_space_and_equals_forms)
+{
+    struct config c;
+    struct err e = {0};
+    cr_assert_eq(PARSE(&c, &e, "--devices", "8"), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 8);
+    config_release(&c);
+    cr_assert_eq(PARSE(&c, &e, "--devices=16", "--model=mlp:10-5-2", "--bucket-mb=0"), 0, "%s",
+                 e.msg);
+    cr_expect_eq(c.devices, 16);
+    cr_expect_str_eq(c.model, "mlp:10-5-2");
+    cr_expect_eq(c.bucket_mb, 0.0);
+    config_release(&c);
+}
+
+Test(config, equals_value_may_contain_equals_and_start_with_dash)
+{
+    struct config c;
+    struct err e = {0};
+    cr_assert_eq(PARSE(&c, &e, "--model=transformer:layers=2,hidden=8,seq=4,vocab=16",
+                       "--json=-weird.json"), 0, "%s", e.msg);
+    cr_expect_str_eq(c.model, "transformer:layers=2,hidden=8,seq=4,vocab=16");
+    cr_expect_str_eq(c.json_path, "-weird.json");
+    config_release(&c);
+}
+
+Test(config, last_occurrence_wins)
+{
+    struct config c;
+    struct err e = {0};
+    cr_assert_eq(PARSE(&c, &e, "--devices", "8", "--batch", "64", "--devices=2"), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 2);
+    cr_expect_eq(c.batch, 64);
+    config_release(&c);
+}
+
+Test(config, is_set_marks_only_given_options)
+{
+    struct config c;
+    struct err e = {0};
+    cr_assert_eq(PARSE(&c, &e, "--batch", "256", "--json", "r.json"), 0, "%s", e.msg);
+    unsigned long long want = (1ull << bit("batch")) | (1ull << bit("json"));
+    cr_expect_eq(c.is_set, want, "given at its default value still counts as given");
+    config_release(&c);
+}
+
+Test(config, negative_number_is_a_value_not_an_option)
+{
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "--staleness", "-1"), &e,
+                       "--staleness: -1 is not allowed (0 to 1000000)", NULL);
+}
+
+Test(config, positionals_are_collected_in_order)
+{
+    struct config c;
+    struct err e = {0};
+    char *words[] = {"a.json", "--devices", "8", "b.json", "-", "--", "--batch", "-h", NULL};
+    cr_assert_eq(parse_words(&c, ALL_GROUPS, &e, words), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 8);
+    cr_expect_eq(c.batch, 256, "--batch after -- is not an option");
+    cr_assert_eq(c.n_positional, 5);
+    cr_expect_eq(c.positional[0], words[0], "positionals borrow argv");
+    cr_expect_str_eq(c.positional[1], "b.json");
+    cr_expect_str_eq(c.positional[2], "-");
+    cr_expect_str_eq(c.positional[3], "--batch");
+    cr_expect_str_eq(c.positional[4], "-h");
+    config_release(&c);
+    cr_expect_null(c.positional);
+    cr_expect_eq(c.n_positional, 0);
+    config_release(&c);  /* twice is harmless */
+}
+
+Test(config, help_words_return_config_help)
+{
+    struct config c;
+    struct err e = {0};
+    cr_expect_eq(PARSE(&c, &e, "-h"), CONFIG_HELP);
+    config_release(&c);
+    cr_expect_eq(PARSE(&c, &e, "--devices", "8", "--help"), CONFIG_HELP);
+    config_release(&c);
+    /* --help wins over a mistake elsewhere on the line. */
+    cr_expect_eq(PARSE(&c, &e, "--devices", "0", "--nope", "-h"), CONFIG_HELP);
+    config_release(&c);
+}
+
+Test(config, option_outside_the_groups_is_rejected)
+{
+    struct config c;
+    struct err e = {0};
+    int rc = PARSE_IN(&c, OPTG_SCENARIO, &e, "--json", "out.json");
+    expect_input_error(rc, &e, "--json: not an option of this command (see --help)", NULL);
+    cr_expect_str_eq(e.msg, "--json: not an option of this command (see --help)");
+    cr_expect_eq(PARSE_IN(&c, OPTG_SCENARIO | OPTG_OUTPUT, &e, "--json", "out.json"), 0, "%s",
+                 e.msg);
+    cr_expect_str_eq(c.json_path, "out.json");
+    config_release(&c);
+    /* config_set applies the same rule. */
+    config_init(&c);
+    cr_expect_eq(config_set(&c, "strategies", "all", OPTG_SCENARIO, &e), ERR_INPUT);
+    cr_expect_not_null(strstr(e.msg, "--strategies: not an option of this command"), "%s", e.msg);
+    config_release(&c);
+}
+
+/* ---- argv errors ----------------------------------------------------- */
+
+Test(config, unknown_option_suggests_the_closest_name)
+{
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "--devcies", "8"), &e, "--devcies", NULL);
+    cr_expect_str_eq(e.msg, "--devcies: unknown option (did you mean --devices?)");
+    expect_input_error(PARSE(&c, &e, "--bach=8"), &e, "--bach", "did you mean --batch?");
+    expect_input_error(PARSE(&c, &e, "-devices", "8"), &e, "-devices", "did you mean --devices?");
+}
+
+Test(config, unknown_option_far_from_every_name_points_to_help)
+{
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "--frobnicate", "8"), &e, "--frobnicate", NULL);
+    cr_expect_str_eq(e.msg, "--frobnicate: unknown option (see --help)");
+    expect_input_error(PARSE(&c, &e, "-x"), &e, "-x: unknown option (see --help)", NULL);
+}
+
+Test(config, suggestion_stays_within_the_command_groups)
+{
+    struct config c;
+    struct err e = {0};
+    /* "jsn" is one edit from --json, which this command does not take. */
+    expect_input_error(PARSE_IN(&c, OPTG_SCENARIO, &e, "--jsn", "x"), &e, "--jsn", NULL);
+    cr_expect_null(strstr(e.msg, "--json"), "%s", e.msg);
+}
+
+Test(config, missing_value_says_what_is_allowed)
+{
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "--devices"), &e, "--devices", NULL);
+    cr_expect_str_eq(e.msg, "--devices: needs a value (an integer from 1 to 1048576)");
+    /* An option in the value's place is a missing value, not the value. */
+    expect_input_error(PARSE(&c, &e, "--json", "--devices", "8"), &e,
+                       "--json: needs a value (FILE)", NULL);
+    expect_input_error(PARSE(&c, &e, "--bucket-mb"), &e,
+                       "--bucket-mb: needs a value (a number from 0 to 1048576)", NULL);
+    expect_input_error(PARSE(&c, &e, "-f"), &e, "-f: needs a value", NULL);
+}
+
+Test(config, non_numeric_values_are_refused)
+{
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "--devices", "abc"), &e, "--devices", "'abc'");
+    cr_expect_str_eq(e.msg, "--devices: 'abc' is not an integer (1 to 1048576)");
+    expect_input_error(PARSE(&c, &e, "--devices", "8x"), &e, "--devices", "'8x' is not an integer");
+    expect_input_error(PARSE(&c, &e, "--devices", "2.5"), &e, "--devices", "'2.5' is not an integer");
+    expect_input_error(PARSE(&c, &e, "--devices", " 8"), &e, "--devices", "' 8' is not an integer");
+    expect_input_error(PARSE(&c, &e, "--devices="), &e, "--devices", "'' is not an integer");
+    expect_input_error(PARSE(&c, &e, "--bucket-mb", "x"), &e, "--bucket-mb", NULL);
+    cr_expect_str_eq(e.msg, "--bucket-mb: 'x' is not a number (0 to 1048576)");
+    expect_input_error(PARSE(&c, &e, "--bucket-mb", "nan"), &e, "--bucket-mb", "'nan' is not a number");
+    expect_input_error(PARSE(&c, &e, "--bucket-mb", "inf"), &e, "--bucket-mb", "'inf' is not a number");
+    expect_input_error(PARSE(&c, &e, "--bucket-mb", "0x10"), &e, "--bucket-mb", "'0x10' is not a number");
+    expect_input_error(PARSE(&c, &e, "--bucket-mb", "25MB"), &e, "--bucket-mb", "'25MB'");
+}
+
+Test(config, overflowing_numbers_are_refused)
+{
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "--devices", "99999999999999999999"), &e, "--devices",
+                       "99999999999999999999");
+    cr_expect_str_eq(e.msg, "--devices: 99999999999999999999 is not allowed (1 to 1048576)");
+    expect_input_error(PARSE(&c, &e, "--devices", "-99999999999999999999"), &e, "--devices",
+                       "-99999999999999999999 is not allowed");
+    expect_input_error(PARSE(&c, &e, "--bucket-mb", "1e999"), &e, "--bucket-mb",
+                       "1e999 is not allowed (0 to 1048576)");
+}
+
+Test(config, out_of_range_low_and_high)
+{
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "--devices", "0"), &e, "--devices", NULL);
+    cr_expect_str_eq(e.msg, "--devices: 0 is not allowed (1 to 1048576)");
+    expect_input_error(PARSE(&c, &e, "--devices", "1048577"), &e, "--devices",
+                       "1048577 is not allowed (1 to 1048576)");
+    expect_input_error(PARSE(&c, &e, "--bucket-mb", "-0.5"), &e, "--bucket-mb",
+                       "-0.5 is not allowed (0 to 1048576)");
+    expect_input_error(PARSE(&c, &e, "--bucket-mb", "1048576.5"), &e, "--bucket-mb",
+                       "1048576.5 is not allowed");
+    /* The bounds themselves are allowed. */
+    cr_expect_eq(PARSE(&c, &e, "--devices", "1048576", "--staleness", "0"), 0, "%s", e.msg);
+    config_release(&c);
+}
+
+Test(config, string_too_long_for_its_field_says_the_limit)
+{
+    struct config c;
+    struct err e = {0};
+    char value[300];
+    memset(value, 'a', sizeof value - 1);
+    value[sizeof value - 1] = '\0';
+    char arg[320];
+    snprintf(arg, sizeof arg, "--model=%s", value);
+    expect_input_error(PARSE(&c, &e, arg), &e, "--model", "at most 255 characters");
+    /* 256 characters need 257 bytes: one too many; 255 fit. */
+    value[256] = '\0';
+    expect_input_error(config_set(&c, "model", value, ALL_GROUPS, &e), &e, "--model",
+                       "at most 255 characters");
+    value[255] = '\0';
+    cr_expect_eq(config_set(&c, "model", value, ALL_GROUPS, &e), 0, "%s", e.msg);
+    cr_expect_eq(strlen(c.model), 255u);
+    config_release(&c);
+}
+
+Test(config, empty_value_after_equals_clears_a_string)
+{
+    struct config c;
+    struct err e = {0};
+    cr_expect_eq(PARSE(&c, &e, "--json="), 0, "an empty --json= means no file: %s", e.msg);
+    cr_expect_str_eq(c.json_path, "");
+    cr_expect_eq(c.is_set, 1ull << bit("json"));
+    config_release(&c);
+}
+
+/* ---- scenario files -------------------------------------------------- */
+
+Test(config, file_with_comments_blanks_quotes_and_spaces)
+{
+    const char *path = write_file("s.conf",
+                                  "# a lab scenario\n"
+                                  "\n"
+                                  "   devices   =   8   \n"
+                                  "batch=512 # inline comment\n"
+                                  "\t\n"
+                                  "model = \"mlp:784-128-10\"   # quoted\n"
+                                  "json = \"out#1 .json\"\n"
+                                  "strategy = ps-ssp\r\n"
+                                  "bucket-mb = 0.25");  /* no newline at the end */
+    struct config c;
+    struct err e = {0};
+    config_init(&c);
+    cr_assert_eq(config_load_file(&c, path, ALL_GROUPS, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 8);
+    cr_expect_eq(c.batch, 512);
+    cr_expect_str_eq(c.model, "mlp:784-128-10");
+    cr_expect_str_eq(c.json_path, "out#1 .json", "'#' inside quotes is not a comment");
+    cr_expect_str_eq(c.strategy, "ps-ssp", "CRLF line ends are trimmed");
+    cr_expect_eq(c.bucket_mb, 0.25);
+    cr_expect_eq(c.servers, 1, "options not in the file keep their defaults");
+    cr_expect_str_eq(c.scenario_path, path);
+    cr_expect(c.is_set & (1ull << bit("devices")));
+    cr_expect(!(c.is_set & (1ull << bit("servers"))));
+    config_release(&c);
+}
+
+Test(config, file_repeated_key_last_wins)
+{
+    const char *path = write_file("r.conf", "devices = 2\ndevices = 6\n");
+    struct config c;
+    struct err e = {0};
+    config_init(&c);
+    cr_assert_eq(config_load_file(&c, path, ALL_GROUPS, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 6);
+    config_release(&c);
+}
+
+Test(config, command_line_wins_over_file_whatever_the_order)
+{
+    const char *path = write_file("w.conf", "devices = 2\nbatch = 64\n");
+    struct config c;
+    struct err e = {0};
+    char *p = (char *)path;
+    cr_assert_eq(PARSE(&c, &e, "--devices", "8", "-f", p), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 8, "-f last still loses to --devices");
+    cr_expect_eq(c.batch, 64, "the file's other options apply");
+    cr_expect_str_eq(c.scenario_path, path);
+    config_release(&c);
+
+    cr_assert_eq(PARSE(&c, &e, "-f", p, "--devices", "8"), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 8);
+    config_release(&c);
+
+    char eq[300];
+    snprintf(eq, sizeof eq, "--file=%s", path);
+    cr_assert_eq(PARSE(&c, &e, "--devices=8", eq), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 8);
+    cr_expect_eq(c.batch, 64);
+    config_release(&c);
+
+    cr_assert_eq(PARSE(&c, &e, "--file", p), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 2);
+    config_release(&c);
+}
+
+Test(config, file_missing)
+{
+    struct config c;
+    struct err e = {0};
+    config_init(&c);
+    int rc = config_load_file(&c, "/nonexistent/x.conf", ALL_GROUPS, &e);
+    expect_input_error(rc, &e, "/nonexistent/x.conf", NULL);
+    cr_expect_str_eq(e.msg, "scenario file '/nonexistent/x.conf': cannot open: "
+                            "No such file or directory");
+    expect_input_error(PARSE(&c, &e, "-f", "missing.conf"), &e, "'missing.conf'", "cannot open");
+}
+
+Test(config, file_malformed_line_names_its_number)
+{
+    const char *path = write_file("m.conf", "# header\ndevices = 8\nblah\n");
+    struct config c;
+    struct err e = {0};
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, path, NULL);
+    char want[512];
+    snprintf(want, sizeof want, "%s:3: expected 'key = value', got 'blah'", path);
+    cr_expect_str_eq(e.msg, want);
+    config_release(&c);
+
+    path = write_file("k.conf", "= 8\n");
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: expected 'key = value'",
+                       "got '= 8'");
+}
+
+Test(config, file_bad_key_or_value_names_line_and_option)
+{
+    struct config c;
+    struct err e = {0};
+    const char *path = write_file("v.conf", "\nbatch = 8\ndevices = 0\n");
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, path, NULL);
+    char want[512];
+    snprintf(want, sizeof want, "%s:3: --devices: 0 is not allowed (1 to 1048576)", path);
+    cr_expect_str_eq(e.msg, want);
+
+    path = write_file("u.conf", "devcies = 8\n");
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: --devcies: unknown option",
+                       "did you mean --devices?");
+
+    path = write_file("g.conf", "devices = 8\njson = out.json\n");
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, OPTG_SCENARIO, &e), &e,
+                       ":2: --json: not an option of this command", NULL);
+}
+
+Test(config, file_empty_value_and_open_quote_are_errors)
+{
+    struct config c;
+    struct err e = {0};
+    const char *path = write_file("e.conf", "devices =   # nothing\n");
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: devices: no value",
+                       NULL);
+    path = write_file("q.conf", "batch = 8\nmodel = \"mlp:1-2\n");
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":2: model:",
+                       "no closing");
+    /* An explicitly quoted empty string is a value: no JSON file. */
+    path = write_file("z.conf", "json = \"\"\n");
+    config_init(&c);
+    cr_expect_eq(config_load_file(&c, path, ALL_GROUPS, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(c.json_path, "");
+}
+
+Test(config, file_error_through_argv_keeps_line_number)
+{
+    const char *path = write_file("a.conf", "devices = 4\nbatch = lots\n");
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "-f", (char *)path), &e, ":2: --batch: 'lots' is not an integer",
+                       NULL);
+}
+
+Test(config, very_long_lines_do_not_crash)
+{
+    /* 1 MiB lines: a value too long for its field, a malformed line, a key. */
+    size_t n = 1u << 20;
+    char *text = malloc(n + 64);
+    cr_assert_not_null(text);
+    struct config c;
+    struct err e = {0};
+
+    strcpy(text, "model = ");
+    memset(text + 8, 'x', n);
+    strcpy(text + 8 + n, "\n");
+    const char *path = write_file("long1.conf", text);
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: --model:",
+                       "at most 255 characters");
+
+    memset(text, 'y', n);
+    strcpy(text + n, "\n");
+    path = write_file("long2.conf", text);
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: expected 'key = value'",
+                       NULL);
+
+    memset(text, 'k', n);
+    strcpy(text + n, " = 1\n");
+    path = write_file("long3.conf", text);
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: --kkkk",
+                       "unknown option");
+
+    /* The same through argv. */
+    memcpy(text, "--devices=", 10);
+    memset(text + 10, '9', n);
+    text[10 + n] = '\0';
+    expect_input_error(PARSE(&c, &e, text), &e, "--devices: 9999", "is not allowed");
+    memset(text, 'z', n);
+    memcpy(text, "--", 2);
+    text[n] = '\0';
+    expect_input_error(PARSE(&c, &e, text), &e, "--zzzz", "unknown option");
+    free(text);
+}
+
+/* ---- --help ---------------------------------------------------------- */
+
+/* Help of groups as a malloc'd string. */
+static char *help_text(unsigned groups)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    cr_assert_not_null(f);
+    config_print_help(f, groups);
+    fclose(f);
+    return buf;
+}
+
+/* The help line of --name, or NULL. */
+static const char *help_line(const char *text, const char *name, char *line, size_t n)
+{
+    char flag[64];
+    snprintf(flag, sizeof flag, "  --%s ", name);
+    const char *at = strstr(text, flag);
+    if (!at) return NULL;
+    const char *eol = strchr(at, '\n');
+    size_t len = eol ? (size_t)(eol - at) : strlen(at);
+    snprintf(line, n, "%.*s", (int)len, at);
+    return line;
+}
+
+Test(config, help_lists_every_option_of_the_groups_with_its_default)
+{
+    char *text = help_text(ALL_GROUPS);
+    for (size_t i = 0; i < config_n_options; i++) {
+        const struct opt_spec *o = &config_options[i];
+        char line[1024], want[128];
+        cr_expect_not_null(help_line(text, o->name, line, sizeof line), "--%s missing:\n%s",
+                           o->name, text);
+        if (*o->def)
+            snprintf(want, sizeof want, "(default %s", o->def);
+        else
+            snprintf(want, sizeof want, "(default: none)");
+        cr_expect_not_null(strstr(line, want), "--%s: no '%s' in '%s'", o->name, want, line);
+        cr_expect_not_null(strstr(line, o->help), "--%s: its help is not on its line", o->name);
+    }
+    cr_expect_not_null(strstr(text, "  -f, --file FILE "));
+    cr_expect_not_null(strstr(text, "  -h, --help "));
+    free(text);
+}
+
+Test(config, help_line_shows_metavar_default_and_range)
+{
+    char *text = help_text(OPTG_SCENARIO);
+    char line[1024];
+    cr_assert_not_null(help_line(text, "devices", line, sizeof line));
+    cr_expect_not_null(strstr(line, "--devices N "));
+    cr_expect_not_null(strstr(line, "devices that compute (default 4; 1 to 1048576)"), "%s", line);
+    cr_assert_not_null(help_line(text, "bucket-mb", line, sizeof line));
+    cr_expect_not_null(strstr(line, "(default 25; 0 to 1048576)"), "%s", line);
+    free(text);
+}
+
+Test(config, help_leaves_out_other_groups_and_aligns)
+{
+    char *text = help_text(OPTG_SCENARIO);
+    cr_expect_null(strstr(text, "--json"), "--json is OPTG_OUTPUT:\n%s", text);
+    cr_expect_null(strstr(text, "--strategies"), "--strategies is OPTG_COMPARE");
+    /* Every help text starts in the same column. */
+    long column = -1;
+    for (const char *l = text; *l; l = strchr(l, '\n') + 1) {
+        const char *gap = strstr(l + 2, "  ");
+        cr_assert_not_null(gap);
+        while (*gap == ' ') gap++;
+        long col = (long)(gap - l);
+        if (column < 0) column = col;
+        cr_expect_eq(col, column, "misaligned: %.60s", l);
+    }
+    free(text);
+}
