@@ -110,7 +110,7 @@ const struct strategy strategy_ps_sync = {
     .name = "ps-sync",
     .summary = "parameter server, synchronous: push, server averages all (or all but "
                "--backup-workers), pull",
-    .options = "servers, backup-workers",
+    .options = "servers,backup-workers",
     .policy = POLICY_SYNC,
     .build = build_ps_sync,
 };
@@ -126,7 +126,7 @@ const struct strategy strategy_ps_async = {
 const struct strategy strategy_ps_ssp = {
     .name = "ps-ssp",
     .summary = "parameter server, stale-synchronous: async with a staleness bound K",
-    .options = "servers, staleness",
+    .options = "servers,staleness",
     .policy = POLICY_SSP,
     .build = build_ps_ssp,
 };
