@@ -93,9 +93,9 @@ int plan_add_group(struct plan *p, const int *ranks, int n_ranks)
     qsort(g.ranks, (size_t)n_ranks, sizeof(int), cmp_int);
     for (int i = 0; i < n_ranks; i++)
         if (g.ranks[i] < 0 || g.ranks[i] >= p->n_ranks || (i && g.ranks[i] == g.ranks[i - 1])) {
+            int bad = g.ranks[i];   /* read before the free below */
             free(g.ranks);
-            return build_fail(p, ERR_RUN, "group member %d is out of range or repeated",
-                              g.ranks[i]);
+            return build_fail(p, ERR_RUN, "group member %d is out of range or repeated", bad);
         }
     if (vec_push(&p->groups, g) < 0) {
         free(g.ranks);
