@@ -12,38 +12,6 @@
 
 #include "../core/report.h"
 
-/* TEMPORARY, until core/config.c lands: report.c reads the option table
- * through config_options / config_n_options / config_format only, and
- * nothing else in core defines them yet. This stand-in table has one option
- * of each type so the typed conversion can be tested; delete this block
- * (and replace config_options_become_typed_values with a test on the real
- * table) once config.c is merged. */
-const struct opt_spec config_options[] = {
-    {.name = "strategy", .type = OPT_CHOICE, .offset = offsetof(struct config, strategy),
-     .size = sizeof ((struct config *)0)->strategy, .groups = OPTG_SCENARIO},
-    {.name = "model", .type = OPT_STRING, .offset = offsetof(struct config, model),
-     .size = sizeof ((struct config *)0)->model, .groups = OPTG_SCENARIO},
-    {.name = "devices", .type = OPT_INT, .offset = offsetof(struct config, devices),
-     .size = sizeof(long long), .groups = OPTG_SCENARIO},
-    {.name = "bucket-mb", .type = OPT_REAL, .offset = offsetof(struct config, bucket_mb),
-     .size = sizeof(double), .groups = OPTG_SCENARIO},
-    {.name = "some-flag", .type = OPT_FLAG, .offset = 0, .size = 0, .groups = OPTG_SCENARIO},
-    {.name = "json", .type = OPT_STRING, .offset = offsetof(struct config, json_path),
-     .size = sizeof ((struct config *)0)->json_path, .groups = OPTG_OUTPUT},
-};
-const size_t config_n_options = sizeof config_options / sizeof *config_options;
-
-void config_format(const struct config *c, const struct opt_spec *o, char *buf, size_t n)
-{
-    const char *base = (const char *)c + o->offset;
-    switch (o->type) {
-    case OPT_INT: snprintf(buf, n, "%lld", *(const long long *)base); break;
-    case OPT_REAL: snprintf(buf, n, "%.17g", *(const double *)base); break;
-    case OPT_FLAG: snprintf(buf, n, "true"); break;
-    default: snprintf(buf, n, "%s", base); break;
-    }
-}
-/* end of TEMPORARY block */
 
 /* A report with every field set, each to a value no other field has, so a
  * field written under the wrong name shows up. */
@@ -302,35 +270,71 @@ Test(report, non_finite_numbers_become_null_and_the_document_parses)
 
 Test(report, config_options_become_typed_values)
 {
-    /* Uses the TEMPORARY option table above. */
+    /* The real option table (core/config.c): OPT_INT and OPT_REAL options
+     * are JSON numbers, OPT_STRING text, and only options of config_groups
+     * appear, in table order. */
     struct config c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.strategy, sizeof c.strategy, "mirrored");
-    snprintf(c.model, sizeof c.model, "mlp:784-256-10");
-    c.devices = 16;
-    c.bucket_mb = 25.5;
-    snprintf(c.json_path, sizeof c.json_path, "out/r.json");
+    config_init(&c);
+    struct err e = {0};
+    unsigned all = OPTG_SCENARIO | OPTG_STRATEGY | OPTG_COMPARE | OPTG_OUTPUT;
+    cr_assert_eq(config_set(&c, "strategy", "ps-ssp", all, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c, "devices", "16", all, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c, "bucket-mb", "25.5", all, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c, "model", "mlp:784-64-10", all, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c, "json", "out/r.json", all, &e), 0, "%s", e.msg);
 
     struct report r;
     fill(&r);
     r.config = &c;
-    r.config_groups = OPTG_SCENARIO;  /* not OPTG_OUTPUT: "json" stays out */
+    r.config_groups = OPTG_SCENARIO | OPTG_STRATEGY;
     cJSON *j = round_trip(&r);
-    const cJSON *cfg = get_obj(j, "config", 5);
-    cr_assert_str_eq(get_str(cfg, "strategy"), "mirrored");
-    cr_assert_str_eq(get_str(cfg, "model"), "mlp:784-256-10");
+    const cJSON *cfg = get(j, "config");
+    cr_assert(cJSON_IsObject(cfg));
+
+    /* One field per option of those groups, in the table's order. */
+    const cJSON *item = cfg->child;
+    int n_want = 0;
+    for (size_t i = 0; i < config_n_options; i++) {
+        const struct opt_spec *o = &config_options[i];
+        if (!(o->groups & r.config_groups)) {
+            cr_assert_null(cJSON_GetObjectItemCaseSensitive(cfg, o->name),
+                           "\"%s\" is outside config_groups", o->name);
+            continue;
+        }
+        n_want++;
+        cr_assert_not_null(item, "config stops before \"%s\"", o->name);
+        cr_assert_str_eq(item->string, o->name);
+        switch (o->type) {
+        case OPT_INT:
+        case OPT_REAL: cr_assert(cJSON_IsNumber(item), "\"%s\" is a number", o->name); break;
+        case OPT_FLAG: cr_assert(cJSON_IsBool(item), "\"%s\" is a boolean", o->name); break;
+        default: cr_assert(cJSON_IsString(item), "\"%s\" is a string", o->name); break;
+        }
+        item = item->next;
+    }
+    cr_assert_null(item, "config has fields beyond the table");
+    cr_assert_eq(cJSON_GetArraySize(cfg), n_want);
+    cr_assert_str_eq(get_str(cfg, "strategy"), "ps-ssp");
+    cr_assert_str_eq(get_str(cfg, "model"), "mlp:784-64-10");
     cr_assert_eq(get_num(cfg, "devices"), 16);
     cr_assert_eq(get_num(cfg, "bucket-mb"), 25.5);
-    cr_assert(cJSON_IsTrue(get(cfg, "some-flag")));
+    cr_assert_eq(get_num(cfg, "servers"), 1, "defaults are written too");
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(cfg, "json"));
     cJSON_Delete(j);
 
-    r.config_groups = OPTG_SCENARIO | OPTG_OUTPUT;
+    r.config_groups = OPTG_OUTPUT;
     j = round_trip(&r);
-    cfg = get_obj(j, "config", 6);
+    cfg = get_obj(j, "config", 1);
     cr_assert_str_eq(get_str(cfg, "json"), "out/r.json");
     cJSON_Delete(j);
+
+    r.config_groups = 0;  /* a config but no groups: nothing to say */
+    j = round_trip(&r);
+    get_obj(j, "config", 0);
+    cJSON_Delete(j);
+
     report_release(&r);
+    config_release(&c);
 }
 
 Test(report, release_frees_and_is_null_safe)
