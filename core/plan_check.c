@@ -1,0 +1,1002 @@
+/* The static plan checker and the unit-cost run (see plan_check.h).
+ *
+ * Both work on one index of the plan (struct ck): every op gets a global id
+ * g = off[rank] + index, and the relations the semantics of plan.h define are
+ * resolved once into arrays over g: the op before and after on its stream,
+ * the SEND of each RECV, the collective an ALLREDUCE belongs to, the server
+ * round a PUSH feeds and a synchronous PULL waits for. The checks build that
+ * index; the run only follows it. Everything is sorting and linear passes:
+ * O(n log n) in the number of ops, whatever the number of ranks. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_check.h"
+
+struct ck {
+    const struct plan *p;
+    int n_ops;
+    int *off;          /* [n_ranks + 1]: rank r's ops are g = off[r] .. off[r+1) */
+    int *rank_of;      /* [n_ops] */
+    bool *is_ok;       /* [n_ops]: well formed, so later checks may follow its fields */
+    int *prev, *next;  /* [n_ops]: the op before / after it on its stream, or -1 */
+    int *partner;      /* [n_ops]: SEND <-> its RECV, or -1 */
+    int *inst;         /* [n_ops]: ALLREDUCE: its collective; PUSH: its server round;
+                          PULL under sync/backup: the round it waits for; else -1 */
+    /* collective c has members coll_ops[coll_first[c] .. coll_first[c+1]) */
+    int n_coll, *coll_first, *coll_ops;
+    /* server round s (the j-th push of every pushing worker to one server):
+     * pushes round_ops[round_first[s] ..), pulls waiting for it
+     * pull_ops[pull_first[s] ..), pushes needed before they may start */
+    int n_rounds, *round_first, *round_ops, *round_need, *pull_first, *pull_ops;
+    /* ops that name each op as a dep: dependents[dep_first[g] .. dep_first[g+1]) */
+    int *dep_first, *dependents;
+};
+
+/* A (key, op) pair; sorting by key then g keeps each rank's ops in program
+ * order, since g grows with rank and index. */
+struct rec {
+    int key, g;
+};
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const struct rec *x = a, *y = b;
+    if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
+    return (x->g > y->g) - (x->g < y->g);
+}
+
+static const struct op *op_at(const struct ck *c, int g)
+{
+    return &c->p->ranks[c->rank_of[g]].ops.items[g - c->off[c->rank_of[g]]];
+}
+
+static bool is_sync_policy(const struct plan *p)
+{
+    return p->policy == POLICY_SYNC || p->policy == POLICY_BACKUP;
+}
+
+/* ---- naming ops for people ---------------------------------------------- */
+
+/* "RECV from 0, ACT@1 mb 3", "ALLREDUCE group 0 [0,4)", "FORWARD [0,2) mb 1" */
+static void op_desc(const struct op *op, char *buf, size_t n)
+{
+    if ((int)op->kind < 0 || (int)op->kind >= OP_N_KINDS) {
+        snprintf(buf, n, "op kind %d", (int)op->kind);
+        return;
+    }
+    const char *name = op_infos[op->kind].name;
+    switch (op->kind) {
+    case OP_SEND:
+    case OP_RECV:
+        snprintf(buf, n, "%s %s %d, %s@%d mb %d", name, op->kind == OP_SEND ? "to" : "from",
+                 op->peer, plan_tag_kind(op->tag) == TAG_ACT ? "ACT" : "GRAD",
+                 plan_tag_boundary(op->tag), plan_tag_mb(op->tag));
+        break;
+    case OP_ALLREDUCE:
+        snprintf(buf, n, "%s group %d [%d,%d)", name, op->group, op->lo, op->hi);
+        break;
+    case OP_PUSH:
+    case OP_PULL:
+        snprintf(buf, n, "%s %s %d [%d,%d)", name, op->kind == OP_PUSH ? "to" : "from", op->peer,
+                 op->lo, op->hi);
+        break;
+    case OP_FORWARD:
+    case OP_BACKWARD:
+        snprintf(buf, n, "%s [%d,%d) mb %d", name, op->lo, op->hi, op->mb);
+        break;
+    default:
+        snprintf(buf, n, "%s [%d,%d)", name, op->lo, op->hi);
+        break;
+    }
+}
+
+enum { NAME_BYTES = 112 };
+
+/* "rank 1 op 4 (RECV from 0, ACT@1 mb 3)" */
+static const char *op_name(const struct ck *c, int g, char buf[NAME_BYTES])
+{
+    char d[80];
+    int r = c->rank_of[g];
+    op_desc(op_at(c, g), d, sizeof d);
+    snprintf(buf, NAME_BYTES, "rank %d op %d (%.80s)", r, g - c->off[r], d);
+    return buf;
+}
+
+static void defect(struct plan_verdict *v, int rank, int op, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void defect(struct plan_verdict *v, int rank, int op, const char *fmt, ...)
+{
+    if (v->n_defects < PLAN_MAX_DEFECTS) {
+        struct plan_defect *d = &v->defects[v->n_defects];
+        d->rank = rank;
+        d->op = op;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+        va_end(ap);
+    }
+    v->n_defects++;
+}
+
+/* A defect at op g: "rank R op I (...) <rest>". */
+static void op_defect(const struct ck *c, struct plan_verdict *v, int g, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void op_defect(const struct ck *c, struct plan_verdict *v, int g, const char *fmt, ...)
+{
+    char rest[400], name[NAME_BYTES];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rest, sizeof rest, fmt, ap);
+    va_end(ap);
+    int r = c->rank_of[g];
+    defect(v, r, g - c->off[r], "%s %s", op_name(c, g, name), rest);
+}
+
+/* ---- the index ------------------------------------------------------------ */
+
+static void ck_free(struct ck *c)
+{
+    free(c->off);
+    free(c->rank_of);
+    free(c->is_ok);
+    free(c->prev);
+    free(c->next);
+    free(c->partner);
+    free(c->inst);
+    free(c->coll_first);
+    free(c->coll_ops);
+    free(c->round_first);
+    free(c->round_ops);
+    free(c->round_need);
+    free(c->pull_first);
+    free(c->pull_ops);
+    free(c->dep_first);
+    free(c->dependents);
+}
+
+static int ck_init(struct ck *c, const struct plan *p, struct err *e)
+{
+    memset(c, 0, sizeof *c);
+    c->p = p;
+    int64_t n = plan_n_ops(p);
+    if (n > (1 << 30)) return err_set(e, ERR_INPUT, "a plan of %lld ops is too large to check",
+                                      (long long)n);
+    c->n_ops = (int)n;
+    size_t un = (size_t)n;
+    c->off = XCALLOC(e, (size_t)p->n_ranks + 1, sizeof *c->off);
+    c->rank_of = XCALLOC(e, un, sizeof *c->rank_of);
+    c->is_ok = XCALLOC(e, un, sizeof *c->is_ok);
+    c->prev = XCALLOC(e, un, sizeof *c->prev);
+    c->next = XCALLOC(e, un, sizeof *c->next);
+    c->partner = XCALLOC(e, un, sizeof *c->partner);
+    c->inst = XCALLOC(e, un, sizeof *c->inst);
+    if (!c->off || !c->rank_of || !c->is_ok || !c->prev || !c->next || !c->partner || !c->inst)
+        return ERR_NOMEM;
+    for (int r = 0; r < p->n_ranks; r++) {
+        c->off[r + 1] = c->off[r] + (int)p->ranks[r].ops.len;
+        for (int g = c->off[r]; g < c->off[r + 1]; g++) c->rank_of[g] = r;
+    }
+    for (int g = 0; g < c->n_ops; g++) c->prev[g] = c->next[g] = c->partner[g] = c->inst[g] = -1;
+    return 0;
+}
+
+/* ---- malformed ops -------------------------------------------------------- */
+
+static bool in_group(const struct plan_group *grp, int rank)
+{
+    int lo = 0, hi = grp->n_ranks;   /* ranks ascending: binary search */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (grp->ranks[mid] == rank) return true;
+        if (grp->ranks[mid] < rank) lo = mid + 1;
+        else hi = mid;
+    }
+    return false;
+}
+
+/* Checks one op's own fields; true when it is well formed. */
+static bool op_well_formed(const struct ck *c, struct plan_verdict *v, int g)
+{
+    const struct plan *p = c->p;
+    int r = c->rank_of[g], i = g - c->off[r];
+    const struct plan_rank *pr = &p->ranks[r];
+    const struct op *op = &pr->ops.items[i];
+    int n_layers = p->wl ? p->wl->n_layers : PLAN_MAX_BOUNDARY;
+    int before = v->n_defects;
+
+    if ((int)op->kind < 0 || (int)op->kind >= OP_N_KINDS) {
+        defect(v, r, i, "rank %d op %d has kind %d, which is not an op kind", r, i,
+               (int)op->kind);
+        return false;
+    }
+    if (op->stream < 0 || op->stream >= PLAN_N_STREAMS)
+        op_defect(c, v, g, "runs on stream %d; streams are 0 to %d", op->stream,
+                  PLAN_N_STREAMS - 1);
+    if (op->n_deps < 0 || op->dep_first < 0 || (size_t)op->dep_first + (size_t)op->n_deps >
+                                                   pr->deps.len) {
+        op_defect(c, v, g, "has deps [%d, +%d) outside the rank's %zu dep entries",
+                  op->dep_first, op->n_deps, pr->deps.len);
+    } else {
+        const int *deps = pr->deps.items + op->dep_first;
+        for (int k = 0; k < op->n_deps; k++)
+            if (deps[k] < 0 || deps[k] >= i)
+                op_defect(c, v, g, "depends on op %d, which is not an earlier op of rank %d",
+                          deps[k], r);
+    }
+
+    enum op_class cls = op_infos[op->kind].cls;
+    if (cls == OPC_P2P) {
+        int boundary = plan_tag_boundary(op->tag);
+        if (op->lo != op->hi || op->lo != boundary || boundary > n_layers)
+            op_defect(c, v, g, "has layers [%d,%d) and tag boundary %d; a %s crosses one "
+                      "boundary b in 0..%d, with lo = hi = b",
+                      op->lo, op->hi, boundary, op_infos[op->kind].name, n_layers);
+        if (op->peer < 0 || op->peer >= p->n_workers || op->peer == r)
+            op_defect(c, v, g, "names peer %d; the peer must be another worker (0..%d)",
+                      op->peer, p->n_workers - 1);
+    } else if (op->lo < 0 || op->lo >= op->hi || op->hi > n_layers) {
+        op_defect(c, v, g, "has layers [%d,%d), which are empty or outside the model's %d",
+                  op->lo, op->hi, n_layers);
+    }
+    if (op->kind == OP_ALLREDUCE) {
+        if (op->group < 0 || (size_t)op->group >= p->groups.len)
+            op_defect(c, v, g, "names group %d; the plan has %zu groups", op->group,
+                      p->groups.len);
+        else if (!in_group(&p->groups.items[op->group], r))
+            op_defect(c, v, g, "is on group %d, which rank %d is not a member of", op->group, r);
+    }
+    if (cls == OPC_SERVER) {
+        if (op->peer < p->n_workers || op->peer >= p->n_ranks) {
+            op_defect(c, v, g, "names server %d; the servers are ranks %d..%d", op->peer,
+                      p->n_workers, p->n_ranks - 1);
+        } else {
+            const struct plan_rank *srv = &p->ranks[op->peer];
+            if (op->lo < srv->shard_lo || op->hi > srv->shard_hi)
+                op_defect(c, v, g, "moves layers [%d,%d) but server %d holds only [%d,%d)",
+                          op->lo, op->hi, op->peer, srv->shard_lo, srv->shard_hi);
+        }
+        if (p->policy == POLICY_NONE)
+            op_defect(c, v, g, "talks to a parameter server, but the plan has no server "
+                      "policy (policy none)");
+    }
+    return v->n_defects == before;
+}
+
+static void check_ops(struct ck *c, struct plan_verdict *v)
+{
+    const struct plan *p = c->p;
+    for (int r = 0; r < p->n_ranks; r++) {
+        if (p->ranks[r].is_server) {
+            if (p->ranks[r].ops.len)
+                defect(v, r, 0, "rank %d is a parameter server but has %zu ops; servers run "
+                       "no program (they are agents of the executor)", r, p->ranks[r].ops.len);
+            continue;
+        }
+        int last[PLAN_N_STREAMS] = {-1, -1};
+        for (int g = c->off[r]; g < c->off[r + 1]; g++) {
+            c->is_ok[g] = op_well_formed(c, v, g);
+            if (!c->is_ok[g]) continue;
+            int s = op_at(c, g)->stream;
+            c->prev[g] = last[s];
+            if (last[s] >= 0) c->next[last[s]] = g;
+            last[s] = g;
+        }
+    }
+}
+
+/* ---- SEND/RECV matching ---------------------------------------------------- */
+
+struct p2p_rec {
+    int src, dst;
+    uint32_t tag;
+    int is_recv, g;
+};
+
+static int cmp_p2p(const void *a, const void *b)
+{
+    const struct p2p_rec *x = a, *y = b;
+    if (x->src != y->src) return (x->src > y->src) - (x->src < y->src);
+    if (x->dst != y->dst) return (x->dst > y->dst) - (x->dst < y->dst);
+    if (x->tag != y->tag) return (x->tag > y->tag) - (x->tag < y->tag);
+    if (x->is_recv != y->is_recv) return x->is_recv - y->is_recv;
+    return (x->g > y->g) - (x->g < y->g);
+}
+
+/* Sorts every SEND and RECV by (sender, receiver, tag): each key must hold
+ * exactly one SEND, then exactly one RECV. O(n log n). */
+static int check_p2p(struct ck *c, struct plan_verdict *v, struct err *e)
+{
+    size_t n = 0;
+    for (int g = 0; g < c->n_ops; g++)
+        if (c->is_ok[g] && op_infos[op_at(c, g)->kind].cls == OPC_P2P) n++;
+    struct p2p_rec *recs = XCALLOC(e, n, sizeof *recs);
+    if (!recs) return ERR_NOMEM;
+    n = 0;
+    for (int g = 0; g < c->n_ops; g++) {
+        const struct op *op = op_at(c, g);
+        if (!c->is_ok[g] || op_infos[op->kind].cls != OPC_P2P) continue;
+        bool is_recv = op->kind == OP_RECV;
+        int r = c->rank_of[g];
+        recs[n++] = (struct p2p_rec){is_recv ? op->peer : r, is_recv ? r : op->peer, op->tag,
+                                     is_recv, g};
+    }
+    qsort(recs, n, sizeof *recs, cmp_p2p);
+    char a[NAME_BYTES], b[NAME_BYTES];
+    for (size_t lo = 0, hi; lo < n; lo = hi) {
+        size_t first_recv = n;
+        for (hi = lo; hi < n && recs[hi].src == recs[lo].src && recs[hi].dst == recs[lo].dst &&
+                      recs[hi].tag == recs[lo].tag;
+             hi++)
+            if (recs[hi].is_recv && first_recv == n) first_recv = hi;
+        if (first_recv == n) first_recv = hi;
+        size_t n_send = first_recv - lo, n_recv = hi - first_recv;
+        int send = n_send ? recs[lo].g : -1, recv = n_recv ? recs[first_recv].g : -1;
+        if (!n_recv)
+            op_defect(c, v, send, "has no matching RECV at rank %d", recs[lo].dst);
+        if (!n_send)
+            op_defect(c, v, recv, "has no matching SEND at rank %d", recs[lo].src);
+        for (size_t k = lo + 1; k < first_recv; k++)
+            op_defect(c, v, recs[k].g, "repeats %s: same receiver and tag; each SEND needs a "
+                      "tag of its own", op_name(c, send, a));
+        for (size_t k = first_recv + 1; k < hi; k++)
+            op_defect(c, v, recs[k].g, "repeats %s: same sender and tag; a tag is received once",
+                      op_name(c, recv, a));
+        if (send >= 0 && recv >= 0) {
+            if (op_at(c, send)->bytes != op_at(c, recv)->bytes)
+                defect(v, recs[lo].src, send - c->off[recs[lo].src],
+                       "%s sends %lld bytes but %s expects %lld", op_name(c, send, a),
+                       (long long)op_at(c, send)->bytes, op_name(c, recv, b),
+                       (long long)op_at(c, recv)->bytes);
+            c->partner[send] = recv;
+            c->partner[recv] = send;
+        }
+    }
+    free(recs);
+    return 0;
+}
+
+/* ---- sequences every member must agree on ---------------------------------- */
+
+/* One participant's ops of one kind on one group or server, in program order. */
+struct run {
+    int rank;
+    const struct rec *items;
+    int n;
+};
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The members of a group (or the workers pushing to one server) must do the
+ * same number of ops, with the same [lo,hi), in the same order. The
+ * reference is the most common length (ties: the longer, then the lowest
+ * rank), so the member that skips or adds one is the one reported.
+ * *ref is its index, or -1 when some member differs. */
+static int check_agree(const struct ck *c, struct plan_verdict *v, const struct run *runs,
+                       int n, const char *verb, const char *what, const char *why, int *ref,
+                       struct err *e)
+{
+    *ref = -1;
+    if (n == 0) return 0;
+    int *len = XCALLOC(e, (size_t)n, sizeof *len);
+    if (!len) return ERR_NOMEM;
+    for (int i = 0; i < n; i++) len[i] = runs[i].n;
+    qsort(len, (size_t)n, sizeof *len, cmp_int);
+    int best = len[0], best_count = 0;
+    for (int i = 0, j; i < n; i = j) {
+        for (j = i; j < n && len[j] == len[i]; j++) {}
+        if (j - i >= best_count) best = len[i], best_count = j - i;
+    }
+    free(len);
+    int r0 = 0;
+    while (runs[r0].n != best) r0++;
+    const struct run *R = &runs[r0];
+
+    bool agree = true;
+    char a[NAME_BYTES], b[NAME_BYTES], lens[160];
+    for (int i = 0; i < n; i++) {
+        const struct run *M = &runs[i];
+        if (i == r0) continue;
+        snprintf(lens, sizeof lens, "rank %d %s %d %s where rank %d %s %d", M->rank, verb, M->n,
+                 what, R->rank, verb, R->n);
+        int k = 0;
+        while (k < M->n && k < R->n && op_at(c, M->items[k].g)->lo == op_at(c, R->items[k].g)->lo &&
+               op_at(c, M->items[k].g)->hi == op_at(c, R->items[k].g)->hi)
+            k++;
+        if (k < M->n && k < R->n) {
+            op_defect(c, v, M->items[k].g, "is #%d of its %s, but rank %d's #%d is %s%s%s; %s",
+                      k + 1, what, R->rank, k + 1, op_name(c, R->items[k].g, b),
+                      M->n != R->n ? "; " : "", M->n != R->n ? lens : "", why);
+        } else if (M->n < R->n) {
+            int last = M->n ? M->items[M->n - 1].g : -1;
+            defect(v, M->rank, last >= 0 ? last - c->off[M->rank] : -1,
+                   "%s; rank %d's #%d is %s%s%s; %s", lens, R->rank, M->n + 1,
+                   op_name(c, R->items[M->n].g, a), last >= 0 ? "; its last is " : "",
+                   last >= 0 ? op_name(c, last, b) : "", why);
+        } else if (M->n > R->n) {
+            op_defect(c, v, M->items[R->n].g, "is #%d of its %s, one that rank %d never "
+                      "reaches (%s); %s", R->n + 1, what, R->rank, lens, why);
+        } else {
+            continue;
+        }
+        agree = false;
+    }
+    if (agree) *ref = r0;
+    return 0;
+}
+
+/* Splits the recs with key `key` (sorted by key, then g) from *pos on into
+ * one run per rank: with ranks, one for each of ranks[0..n) (ascending, and
+ * holding every rank that has such ops), empty where it has none; without,
+ * one for each rank that has some. Returns the number of runs. */
+static int split_runs(const struct ck *c, const struct rec *recs, size_t n_recs, size_t *pos,
+                      int key, const int *ranks, int n, struct run *runs)
+{
+    int n_runs = 0;
+    size_t j = *pos;
+    for (int m = 0; ranks ? m < n : j < n_recs && recs[j].key == key; m++) {
+        int rank = ranks ? ranks[m] : c->rank_of[recs[j].g];
+        struct run run = {rank, recs + j, 0};
+        while (j < n_recs && recs[j].key == key && c->rank_of[recs[j].g] == rank) j++, run.n++;
+        runs[n_runs++] = run;
+    }
+    *pos = j;
+    return n_runs;
+}
+
+/* Collects the ok ops of `kind` keyed by key_of (group or server), sorted. */
+static struct rec *collect(const struct ck *c, enum op_kind kind, bool by_group, size_t *n,
+                           struct err *e)
+{
+    size_t count = 0;
+    for (int g = 0; g < c->n_ops; g++) count += c->is_ok[g] && op_at(c, g)->kind == kind;
+    struct rec *recs = XCALLOC(e, count, sizeof *recs);
+    if (!recs) return NULL;
+    *n = 0;
+    for (int g = 0; g < c->n_ops; g++) {
+        const struct op *op = op_at(c, g);
+        if (c->is_ok[g] && op->kind == kind)
+            recs[(*n)++] = (struct rec){by_group ? op->group : op->peer, g};
+    }
+    qsort(recs, *n, sizeof *recs, cmp_rec);
+    return recs;
+}
+
+/* ---- collectives ---------------------------------------------------------- */
+
+static int check_collectives(struct ck *c, struct plan_verdict *v, struct err *e)
+{
+    const struct plan *p = c->p;
+    size_t n_recs = 0, pos = 0;
+    struct rec *recs = collect(c, OP_ALLREDUCE, true, &n_recs, e);
+    struct run *runs = XCALLOC(e, (size_t)p->n_ranks, sizeof *runs);
+    c->coll_first = XCALLOC(e, n_recs + 1, sizeof *c->coll_first);
+    c->coll_ops = XCALLOC(e, n_recs, sizeof *c->coll_ops);
+    int rc = ERR_NOMEM;
+    if (!recs || !runs || !c->coll_first || !c->coll_ops) goto done;
+    int used = 0;
+    for (size_t grp = 0; grp < p->groups.len && pos < n_recs; grp++) {
+        const struct plan_group *G = &p->groups.items[grp];
+        if (recs[pos].key != (int)grp) continue;
+        int n = split_runs(c, recs, n_recs, &pos, (int)grp, G->ranks, G->n_ranks, runs);
+        char what[48];
+        snprintf(what, sizeof what, "all-reduces on group %zu", grp);
+        int ref;
+        rc = check_agree(c, v, runs, n, "reaches", what,
+                         "every member must reach a group's all-reduces in the same order", &ref,
+                         e);
+        if (rc < 0) goto done;
+        if (ref < 0) continue;
+        /* collective k of this group: the k-th ALLREDUCE of every member */
+        for (int k = 0; k < runs[ref].n; k++) {
+            c->coll_first[c->n_coll] = used;
+            for (int m = 0; m < n; m++) {
+                c->coll_ops[used++] = runs[m].items[k].g;
+                c->inst[runs[m].items[k].g] = c->n_coll;
+            }
+            c->n_coll++;
+        }
+    }
+    c->coll_first[c->n_coll] = used;
+    rc = 0;
+done:
+    free(recs);
+    free(runs);
+    return rc;
+}
+
+/* ---- parameter servers (sync and backup policies) ------------------------- */
+
+static int check_servers(struct ck *c, struct plan_verdict *v, struct err *e)
+{
+    const struct plan *p = c->p;
+    if (!is_sync_policy(p)) return 0;
+    size_t n_push = 0, n_pull = 0, ppos = 0, qpos = 0;
+    struct rec *pushes = collect(c, OP_PUSH, false, &n_push, e);
+    struct rec *pulls = collect(c, OP_PULL, false, &n_pull, e);
+    struct run *runs = XCALLOC(e, (size_t)p->n_workers, sizeof *runs);
+    struct run *pull_runs = XCALLOC(e, (size_t)p->n_workers, sizeof *pull_runs);
+    c->round_first = XCALLOC(e, n_push + 1, sizeof *c->round_first);
+    c->round_ops = XCALLOC(e, n_push, sizeof *c->round_ops);
+    c->round_need = XCALLOC(e, n_push, sizeof *c->round_need);
+    c->pull_first = XCALLOC(e, n_push + 2, sizeof *c->pull_first);
+    c->pull_ops = XCALLOC(e, n_pull, sizeof *c->pull_ops);
+    int rc = ERR_NOMEM;
+    if (!pushes || !pulls || !runs || !pull_runs || !c->round_first ||
+        !c->round_ops || !c->round_need || !c->pull_first || !c->pull_ops)
+        goto done;
+    int used = 0;
+    char what[48], name[NAME_BYTES];
+    for (int s = p->n_workers; s < p->n_ranks; s++) {
+        while (ppos < n_push && pushes[ppos].key < s) ppos++;
+        while (qpos < n_pull && pulls[qpos].key < s) qpos++;
+        int n = split_runs(c, pushes, n_push, &ppos, s, NULL, 0, runs);
+        int n_pr = split_runs(c, pulls, n_pull, &qpos, s, NULL, 0, pull_runs);
+        snprintf(what, sizeof what, "pushes to server %d", s);
+        int ref = -1;
+        rc = check_agree(c, v, runs, n, "makes", what,
+                         "a synchronous server waits for every worker's push, so it could never "
+                         "complete a step", &ref, e);
+        if (rc < 0) goto done;
+        if (n && ref < 0) continue;
+        int n_rounds = n ? runs[ref].n : 0;
+        int need = n - (p->policy == POLICY_BACKUP ? p->policy_arg : 0);
+        if (n && (need < 1 || need > n)) {
+            defect(v, s, -1, "policy backup:%d with %d workers pushing to server %d keeps %d "
+                   "pushes a step; it must keep 1 to %d", p->policy_arg, n, s, need, n);
+            continue;
+        }
+        for (int k = 0; k < n_rounds; k++) {
+            c->round_first[c->n_rounds + k] = used;
+            c->round_need[c->n_rounds + k] = need;
+            for (int m = 0; m < n; m++) {
+                c->round_ops[used++] = runs[m].items[k].g;
+                c->inst[runs[m].items[k].g] = c->n_rounds + k;
+            }
+        }
+        /* a worker's j-th pull from s waits for round j of s */
+        for (int m = 0; m < n_pr; m++)
+            for (int j = 0; j < pull_runs[m].n; j++) {
+                int g = pull_runs[m].items[j].g;
+                if (j < n_rounds) c->inst[g] = c->n_rounds + j;
+                else
+                    op_defect(c, v, g, "is pull #%d of rank %d from server %d, but the workers "
+                              "push to it %d time%s a step: under the %s policy it has no push "
+                              "to wait for%s%s", j + 1, pull_runs[m].rank, s, n_rounds,
+                              n_rounds == 1 ? "" : "s", policy_names[p->policy],
+                              n ? "; workers' last push is " : "",
+                              n ? op_name(c, runs[0].items[n_rounds - 1].g, name) : "");
+            }
+        c->n_rounds += n_rounds;
+    }
+    c->round_first[c->n_rounds] = used;
+    /* pulls grouped by the round they wait for (counting sort) */
+    for (size_t k = 0; k < n_pull; k++)
+        if (c->inst[pulls[k].g] >= 0) c->pull_first[c->inst[pulls[k].g] + 2]++;
+    for (int s = 0; s < c->n_rounds; s++) c->pull_first[s + 2] += c->pull_first[s + 1];
+    for (size_t k = 0; k < n_pull; k++)
+        if (c->inst[pulls[k].g] >= 0)
+            c->pull_ops[c->pull_first[c->inst[pulls[k].g] + 1]++] = pulls[k].g;
+    rc = 0;
+done:
+    free(pushes);
+    free(pulls);
+    free(runs);
+    free(pull_runs);
+    return rc;
+}
+
+/* Runs every static check; 0 or ERR_NOMEM. */
+static int check_static(struct ck *c, struct plan_verdict *v, struct err *e)
+{
+    if (c->p->build_rc)
+        defect(v, -1, -1, "the plan is incomplete: a builder call failed: %s", c->p->build_msg);
+    check_ops(c, v);
+    TRY(check_p2p(c, v, e));
+    TRY(check_collectives(c, v, e));
+    TRY(check_servers(c, v, e));
+    return 0;
+}
+
+/* ---- the unit-cost run ---------------------------------------------------- */
+
+double plan_unit_cost(const struct op *op)
+{
+    switch (op->kind) {
+    case OP_FORWARD: return op->hi - op->lo;
+    case OP_BACKWARD: return 2.0 * (op->hi - op->lo);
+    default: return 0;
+    }
+}
+
+/* Min-heap of op ends, ordered by (time, g): deterministic. */
+struct event {
+    double t;
+    int g;
+};
+
+struct run_state {
+    struct ck *c;
+    double *avail;     /* [n_ops]: latest end among the conditions met so far */
+    double *start, *end;
+    int *pending;      /* [n_ops]: conditions not met yet */
+    bool *is_arrived;  /* [n_ops]: ALLREDUCE: reached its collective */
+    bool *is_done;     /* [n_ops] */
+    int *coll_arrived; /* [n_coll] */
+    double *coll_t;    /* [n_coll]: when the last member so far arrived */
+    int *round_done;   /* [n_rounds]: pushes ended */
+    struct event *heap;
+    int n_heap, n_done;
+};
+
+static bool ev_less(struct event a, struct event b)
+{
+    return a.t < b.t || (a.t == b.t && a.g < b.g);
+}
+
+static void heap_push(struct run_state *s, double t, int g)
+{
+    int i = s->n_heap++;
+    struct event ev = {t, g};
+    while (i > 0 && ev_less(ev, s->heap[(i - 1) / 2])) {
+        s->heap[i] = s->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->heap[i] = ev;
+}
+
+static struct event heap_pop(struct run_state *s)
+{
+    struct event top = s->heap[0], last = s->heap[--s->n_heap];
+    int i = 0;
+    for (;;) {
+        int k = 2 * i + 1;
+        if (k >= s->n_heap) break;
+        if (k + 1 < s->n_heap && ev_less(s->heap[k + 1], s->heap[k])) k++;
+        if (!ev_less(s->heap[k], last)) break;
+        s->heap[i] = s->heap[k];
+        i = k;
+    }
+    s->heap[i] = last;
+    return top;
+}
+
+static void schedule(struct run_state *s, int g, double t)
+{
+    s->start[g] = t;
+    s->end[g] = t + plan_unit_cost(op_at(s->c, g));
+    heap_push(s, s->end[g], g);
+}
+
+/* All of g's own conditions are met: start it, or for an ALLREDUCE, arrive
+ * at its collective, which starts for every member with the last arrival. */
+static void become_ready(struct run_state *s, int g)
+{
+    struct ck *c = s->c;
+    if (op_at(c, g)->kind != OP_ALLREDUCE) {
+        schedule(s, g, s->avail[g]);
+        return;
+    }
+    int k = c->inst[g];
+    s->is_arrived[g] = true;
+    if (s->avail[g] > s->coll_t[k]) s->coll_t[k] = s->avail[g];
+    if (++s->coll_arrived[k] == c->coll_first[k + 1] - c->coll_first[k])
+        for (int m = c->coll_first[k]; m < c->coll_first[k + 1]; m++)
+            schedule(s, c->coll_ops[m], s->coll_t[k]);
+}
+
+static void satisfy(struct run_state *s, int g, double t)
+{
+    if (t > s->avail[g]) s->avail[g] = t;
+    if (--s->pending[g] == 0) become_ready(s, g);
+}
+
+/* Op g ended at t: release what waited for it. */
+static void release(struct run_state *s, int g, double t)
+{
+    struct ck *c = s->c;
+    const struct op *op = op_at(c, g);
+    if (c->next[g] >= 0) satisfy(s, c->next[g], t);
+    for (int k = c->dep_first[g]; k < c->dep_first[g + 1]; k++) satisfy(s, c->dependents[k], t);
+    if (op->kind == OP_SEND) satisfy(s, c->partner[g], t);
+    /* ends pop in time order, so the round completes with its need-th
+     * earliest push: all of them (sync) or the first n - B (backup) */
+    if (op->kind == OP_PUSH && c->inst[g] >= 0 && ++s->round_done[c->inst[g]] ==
+                                                      c->round_need[c->inst[g]]) {
+        int r = c->inst[g];
+        for (int k = c->pull_first[r]; k < c->pull_first[r + 1]; k++)
+            satisfy(s, c->pull_ops[k], t);
+    }
+}
+
+/* Reverse deps: dependents[dep_first[g] ..) are the ops that list g. */
+static int build_dependents(struct ck *c, struct err *e)
+{
+    const struct plan *p = c->p;
+    c->dep_first = XCALLOC(e, (size_t)c->n_ops + 2, sizeof *c->dep_first);
+    size_t n_edges = 0;
+    for (int r = 0; r < p->n_ranks; r++) n_edges += p->ranks[r].deps.len;
+    c->dependents = XCALLOC(e, n_edges, sizeof *c->dependents);
+    if (!c->dep_first || !c->dependents) return ERR_NOMEM;
+    for (int g = 0; g < c->n_ops; g++) {
+        int r = c->rank_of[g];
+        const int *deps = plan_deps(p, r, g - c->off[r]);
+        for (int k = 0; k < op_at(c, g)->n_deps; k++) c->dep_first[c->off[r] + deps[k] + 2]++;
+    }
+    for (int g = 0; g < c->n_ops; g++) c->dep_first[g + 2] += c->dep_first[g + 1];
+    for (int g = 0; g < c->n_ops; g++) {
+        int r = c->rank_of[g];
+        const int *deps = plan_deps(p, r, g - c->off[r]);
+        for (int k = 0; k < op_at(c, g)->n_deps; k++)
+            c->dependents[c->dep_first[c->off[r] + deps[k] + 1]++] = g;
+    }
+    return 0;
+}
+
+static void run_state_free(struct run_state *s)
+{
+    free(s->avail);
+    free(s->pending);
+    free(s->is_arrived);
+    free(s->is_done);
+    free(s->coll_arrived);
+    free(s->coll_t);
+    free(s->round_done);
+    free(s->heap);
+}
+
+/* Event-driven list scheduling: an op's conditions are counted up front
+ * (stream predecessor, deps, the SEND of a RECV, the round of a sync PULL);
+ * each end releases what waited for it. Every op enters the heap once:
+ * O(n log n). Fills start/end of every op that ran; s->n_done < n_ops
+ * means deadlock. On a well-formed, matched plan only. */
+static int unit_run(struct ck *c, struct run_state *s, double *start, double *end,
+                    struct err *e)
+{
+    memset(s, 0, sizeof *s);
+    s->c = c;
+    s->start = start;
+    s->end = end;
+    size_t n = (size_t)c->n_ops;
+    TRY(build_dependents(c, e));
+    s->avail = XCALLOC(e, n, sizeof *s->avail);
+    s->pending = XCALLOC(e, n, sizeof *s->pending);
+    s->is_arrived = XCALLOC(e, n, sizeof *s->is_arrived);
+    s->is_done = XCALLOC(e, n, sizeof *s->is_done);
+    s->coll_arrived = XCALLOC(e, (size_t)c->n_coll, sizeof *s->coll_arrived);
+    s->coll_t = XCALLOC(e, (size_t)c->n_coll, sizeof *s->coll_t);
+    s->round_done = XCALLOC(e, (size_t)c->n_rounds, sizeof *s->round_done);
+    s->heap = XCALLOC(e, n, sizeof *s->heap);
+    if (!s->avail || !s->pending || !s->is_arrived || !s->is_done || !s->coll_arrived ||
+        !s->coll_t || !s->round_done || !s->heap)
+        return ERR_NOMEM;
+    for (int g = 0; g < c->n_ops; g++) {
+        const struct op *op = op_at(c, g);
+        s->pending[g] = (c->prev[g] >= 0) + op->n_deps + (op->kind == OP_RECV) +
+                        (op->kind == OP_PULL && c->inst[g] >= 0);
+    }
+    for (int g = 0; g < c->n_ops; g++)
+        if (s->pending[g] == 0) become_ready(s, g);
+    while (s->n_heap) {
+        struct event ev = heap_pop(s);
+        s->is_done[ev.g] = true;
+        s->n_done++;
+        release(s, ev.g, ev.t);
+    }
+    return 0;
+}
+
+/* What blocked op g waits for: an op that has not ended (one that has not
+ * arrived, for a collective's missing member), or -1. */
+static int waits_for(const struct run_state *s, int g)
+{
+    const struct ck *c = s->c;
+    const struct op *op = op_at(c, g);
+    int r = c->rank_of[g];
+    if (c->prev[g] >= 0 && !s->is_done[c->prev[g]]) return c->prev[g];
+    const int *deps = plan_deps(c->p, r, g - c->off[r]);
+    for (int k = 0; k < op->n_deps; k++)
+        if (!s->is_done[c->off[r] + deps[k]]) return c->off[r] + deps[k];
+    if (op->kind == OP_RECV) return c->partner[g];
+    if (op->kind == OP_ALLREDUCE)
+        for (int m = c->coll_first[c->inst[g]]; m < c->coll_first[c->inst[g] + 1]; m++)
+            if (!s->is_arrived[c->coll_ops[m]]) return c->coll_ops[m];
+    if (op->kind == OP_PULL && c->inst[g] >= 0)
+        for (int m = c->round_first[c->inst[g]]; m < c->round_first[c->inst[g] + 1]; m++)
+            if (!s->is_done[c->round_ops[m]]) return c->round_ops[m];
+    return -1;
+}
+
+static void appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    if (*used >= size) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *used, size - *used, fmt, ap);
+    va_end(ap);
+    if (k > 0) *used += (size_t)k;
+}
+
+/* Every blocked op waits for another blocked one, so following those edges
+ * from the first blocked op must come back to an op already seen: that loop
+ * is the cycle. It is printed from its lowest op, and shortened in the
+ * middle when it does not fit in size bytes. Returns the first op of the
+ * cycle, or -1 when none was found (a bug: the message says so). */
+static int cycle_message(const struct run_state *s, char *buf, size_t size, struct err *e,
+                         int *rc)
+{
+    const struct ck *c = s->c;
+    *rc = 0;
+    int *pos = XCALLOC(e, (size_t)c->n_ops, sizeof *pos), *path = XCALLOC(e, (size_t)c->n_ops,
+                                                                            sizeof *path);
+    if (!pos || !path) {
+        free(pos);
+        free(path);
+        *rc = ERR_NOMEM;
+        return -1;
+    }
+    int g = 0, len = 0;
+    while (s->is_done[g]) g++;
+    for (int k = 0; k < c->n_ops; k++) pos[k] = -1;
+    while (g >= 0 && pos[g] < 0) {
+        pos[g] = len;
+        path[len++] = g;
+        g = waits_for(s, g);
+    }
+    char name[NAME_BYTES];
+    if (g < 0) {
+        snprintf(buf, size, "%s is blocked on nothing the checker can name (a checker bug)",
+                 op_name(c, path[len - 1], name));
+        free(pos);
+        free(path);
+        return -1;
+    }
+    const int *cyc = path + pos[g];
+    int n = len - pos[g], first = 0;
+    for (int k = 1; k < n; k++)
+        if (cyc[k] < cyc[first]) first = k;
+    size_t used = 0;
+    appendf(buf, size, &used, "deadlock, a cycle of %d ops: ", n);
+    /* room kept for " ... (k more)" and the closing " which waits for rank R op I" */
+    const size_t tail = 64;
+    for (int k = 0; k < n; k++) {
+        op_name(c, cyc[(first + k) % n], name);
+        const char *link = k == 0 ? "" : k == 1 ? " waits for " : " which waits for ";
+        if (used + strlen(link) + strlen(name) + tail >= size) {
+            appendf(buf, size, &used, " ... (%d more)", n - k);
+            break;
+        }
+        appendf(buf, size, &used, "%s%s", link, name);
+    }
+    int h0 = cyc[first];
+    appendf(buf, size, &used, " which waits for rank %d op %d", c->rank_of[h0],
+            h0 - c->off[c->rank_of[h0]]);
+    free(pos);
+    free(path);
+    return h0;
+}
+
+/* ---- public entry points -------------------------------------------------- */
+
+int plan_check(const struct plan *p, struct plan_verdict *v, struct err *e)
+{
+    memset(v, 0, sizeof *v);
+    struct ck c;
+    struct run_state s = {0};
+    double *start = NULL, *end = NULL;
+    int rc = ck_init(&c, p, e);
+    if (rc < 0) goto done;
+    rc = check_static(&c, v, e);
+    if (rc < 0 || v->n_defects) goto done;   /* a deadlock check needs a matched plan */
+    start = XCALLOC(e, (size_t)c.n_ops, sizeof *start);
+    end = XCALLOC(e, (size_t)c.n_ops, sizeof *end);
+    rc = !start || !end ? ERR_NOMEM : unit_run(&c, &s, start, end, e);
+    if (rc < 0 || s.n_done == c.n_ops) goto done;
+    char msg[sizeof v->defects[0].msg];
+    int g = cycle_message(&s, msg, sizeof msg, e, &rc);
+    if (rc < 0) goto done;
+    int r = g >= 0 ? c.rank_of[g] : -1;
+    defect(v, r, g >= 0 ? g - c.off[r] : -1, "%s", msg);
+done:
+    v->is_valid = rc == 0 && v->n_defects == 0;
+    run_state_free(&s);
+    free(start);
+    free(end);
+    ck_free(&c);
+    return rc;
+}
+
+int plan_unit_run(const struct plan *p, struct plan_times *t, struct err *e)
+{
+    memset(t, 0, sizeof *t);
+    struct ck c;
+    struct run_state s = {0};
+    struct plan_verdict *v = XCALLOC(e, 1, sizeof *v);
+    int rc = v ? ck_init(&c, p, e) : ERR_NOMEM;
+    if (!v) memset(&c, 0, sizeof c);
+    if (rc < 0) goto fail;
+    rc = check_static(&c, v, e);
+    if (rc < 0) goto fail;
+    if (v->n_defects) {
+        rc = err_set(e, ERR_RUN, "the %s plan cannot run: %s%s", p->strategy, v->defects[0].msg,
+                     v->n_defects > 1 ? " (and more; plan_check lists them)" : "");
+        goto fail;
+    }
+    t->n_ranks = p->n_ranks;
+    t->start = XCALLOC(e, (size_t)p->n_ranks, sizeof *t->start);
+    t->end = XCALLOC(e, (size_t)p->n_ranks, sizeof *t->end);
+    t->busy_compute = XCALLOC(e, (size_t)p->n_ranks, sizeof *t->busy_compute);
+    /* one block per array; start[0] / end[0] own it (rank 0's ops are first) */
+    double *start = XCALLOC(e, (size_t)c.n_ops, sizeof *start);
+    double *end = XCALLOC(e, (size_t)c.n_ops, sizeof *end);
+    if (!t->start || !t->end || !t->busy_compute || !start || !end) {
+        free(start);
+        free(end);
+        rc = ERR_NOMEM;
+        goto fail;
+    }
+    for (int r = 0; r < p->n_ranks; r++) {
+        t->start[r] = start + c.off[r];
+        t->end[r] = end + c.off[r];
+    }
+    rc = unit_run(&c, &s, start, end, e);
+    if (rc < 0) goto fail;
+    if (s.n_done < c.n_ops) {
+        char msg[ERR_MSG_BYTES - 64];
+        cycle_message(&s, msg, sizeof msg, e, &rc);
+        if (rc == 0) rc = err_set(e, ERR_RUN, "the %s plan at unit cost: %s", p->strategy, msg);
+        goto fail;
+    }
+    for (int g = 0; g < c.n_ops; g++) {
+        const struct op *op = op_at(&c, g);
+        if (end[g] > t->makespan) t->makespan = end[g];
+        if (op->stream == STREAM_COMPUTE && op_infos[op->kind].cls == OPC_COMPUTE)
+            t->busy_compute[c.rank_of[g]] += end[g] - start[g];
+    }
+    run_state_free(&s);
+    ck_free(&c);
+    free(v);
+    return 0;
+fail:
+    run_state_free(&s);
+    ck_free(&c);
+    free(v);
+    plan_times_release(t);
+    return rc;
+}
+
+void plan_times_release(struct plan_times *t)
+{
+    if (t->start && t->n_ranks > 0) free(t->start[0]);
+    if (t->end && t->n_ranks > 0) free(t->end[0]);
+    free(t->start);
+    free(t->end);
+    free(t->busy_compute);
+    memset(t, 0, sizeof *t);
+}
+
+double plan_unit_bubble(const struct plan *p, const struct plan_times *t)
+{
+    if (t->makespan <= 0) return 0;
+    double sum = 0;
+    int n = 0;
+    for (int r = 0; r < p->n_workers && r < t->n_ranks; r++) {
+        bool has_compute = false;
+        for (size_t i = 0; i < p->ranks[r].ops.len && !has_compute; i++)
+            has_compute = op_infos[p->ranks[r].ops.items[i].kind].cls == OPC_COMPUTE;
+        if (!has_compute) continue;
+        sum += (t->makespan - t->busy_compute[r]) / t->makespan;
+        n++;
+    }
+    return n ? sum / n : 0;
+}

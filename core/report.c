@@ -1,0 +1,396 @@
+/* Reports: the JSON writer and the terminal table.
+ *
+ * JSON numbers are doubles (cJSON stores nothing else), so int64 fields are
+ * exact up to 2^53: 8 PiB of memory, 9e15 steps, which is enough. A
+ * non-finite double has no JSON spelling; it is written as null rather than
+ * left to the printer, so the tree and the text say the same thing. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "report.h"
+
+void report_init(struct report *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void report_release(struct report *r)
+{
+    if (!r) return;
+    free(r->staleness.histogram);
+    r->staleness.histogram = NULL;
+    r->staleness.n_histogram = 0;
+    free(r->loss_curve);
+    r->loss_curve = NULL;
+    r->n_loss_curve = 0;
+    free(r->per_rank);
+    r->per_rank = NULL;
+    r->n_per_rank = 0;
+}
+
+/* --- JSON ---------------------------------------------------------------
+ * Builders below never check each call: add() records a failure in *ok and
+ * deletes an orphan item, so report_to_json checks once at the end. */
+
+static cJSON *num(double x)
+{
+    return isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull();
+}
+
+static cJSON *add(cJSON *parent, const char *key, cJSON *item, bool *ok)
+{
+    bool added = item && (key ? cJSON_AddItemToObject(parent, key, item)
+                              : cJSON_AddItemToArray(parent, item));
+    if (!added) {
+        cJSON_Delete(item);
+        *ok = false;
+        return NULL;
+    }
+    return item;
+}
+
+/* A string from a fixed-size field that may lack its NUL. */
+static cJSON *str_n(const char *s, size_t cap)
+{
+    char buf[256];
+    size_t n = strnlen(s, cap);
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return cJSON_CreateString(buf);
+}
+
+/* One option's value, typed: config_format gives text, the option's type
+ * says what JSON type it is. Text that does not parse as its type (which
+ * config validation should make impossible) is kept as a string rather
+ * than lost. */
+static cJSON *option_value(const struct config *c, const struct opt_spec *o)
+{
+    size_t n = o->size + 64;  /* strings: capacity; numbers: %.17g fits in 64 */
+    char *buf = malloc(n);
+    if (!buf) return NULL;
+    buf[0] = '\0';
+    config_format(c, o, buf, n);
+
+    cJSON *v = NULL;
+    char *end = NULL;
+    switch (o->type) {
+    case OPT_INT:
+    case OPT_REAL: {
+        double x = strtod(buf, &end);
+        v = (end != buf && *end == '\0') ? num(x) : cJSON_CreateString(buf);
+        break;
+    }
+    case OPT_FLAG:
+        if (strcmp(buf, "true") == 0) v = cJSON_CreateTrue();
+        else if (strcmp(buf, "false") == 0) v = cJSON_CreateFalse();
+        else v = cJSON_CreateString(buf);
+        break;
+    case OPT_STRING:
+    case OPT_CHOICE:
+    default:
+        v = cJSON_CreateString(buf);
+        break;
+    }
+    free(buf);
+    return v;
+}
+
+static void add_config(cJSON *root, const struct report *r, bool *ok)
+{
+    cJSON *cfg = add(root, "config", cJSON_CreateObject(), ok);
+    if (!cfg || !r->config) return;
+    for (size_t i = 0; i < config_n_options; i++) {
+        const struct opt_spec *o = &config_options[i];
+        if (o->groups & r->config_groups)
+            add(cfg, o->name, option_value(r->config, o), ok);
+    }
+}
+
+cJSON *report_to_json(const struct report *r)
+{
+    bool ok = true;
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+
+    add(root, "strata_report", cJSON_CreateNumber(REPORT_FORMAT_VERSION), &ok);
+    add(root, "mode", r->mode ? cJSON_CreateString(r->mode) : cJSON_CreateNull(), &ok);
+    add(root, "strategy", str_n(r->strategy, sizeof r->strategy), &ok);
+    add(root, "devices", cJSON_CreateNumber(r->devices), &ok);
+    add_config(root, r, &ok);
+
+    cJSON *st = add(root, "step_time_s", cJSON_CreateObject(), &ok);
+    if (st) {
+        add(st, "mean", num(r->step_time_s.mean), &ok);
+        add(st, "p50", num(r->step_time_s.p50), &ok);
+        add(st, "p99", num(r->step_time_s.p99), &ok);
+    }
+    add(root, "throughput_samples_per_s", num(r->throughput_samples_per_s), &ok);
+
+    cJSON *bd = add(root, "breakdown", cJSON_CreateObject(), &ok);
+    if (bd) {
+        add(bd, "compute", num(r->breakdown.compute), &ok);
+        add(bd, "comm", num(r->breakdown.comm), &ok);
+        add(bd, "idle", num(r->breakdown.idle), &ok);
+    }
+    add(root, "bubble_fraction", num(r->bubble_fraction), &ok);
+
+    cJSON *sl = add(root, "staleness", cJSON_CreateObject(), &ok);
+    if (sl) {
+        add(sl, "mean", num(r->staleness.mean), &ok);
+        add(sl, "max", num((double)r->staleness.max), &ok);
+        cJSON *h = add(sl, "histogram", cJSON_CreateArray(), &ok);
+        for (int i = 0; h && i < r->staleness.n_histogram; i++)
+            add(h, NULL, num((double)r->staleness.histogram[i]), &ok);
+    }
+
+    cJSON *mem = add(root, "memory_bytes_per_device", cJSON_CreateObject(), &ok);
+    if (mem) {
+        add(mem, "params", num((double)r->memory_bytes_per_device.params), &ok);
+        add(mem, "grads", num((double)r->memory_bytes_per_device.grads), &ok);
+        add(mem, "optimizer", num((double)r->memory_bytes_per_device.optimizer), &ok);
+        add(mem, "activations", num((double)r->memory_bytes_per_device.activations), &ok);
+        add(mem, "peak", num((double)r->memory_bytes_per_device.peak), &ok);
+    }
+
+    cJSON *lc = add(root, "loss_curve", cJSON_CreateArray(), &ok);
+    for (int i = 0; lc && i < r->n_loss_curve; i++) {
+        const struct loss_point *p = &r->loss_curve[i];
+        cJSON *pt = add(lc, NULL, cJSON_CreateArray(), &ok);
+        if (!pt) break;
+        add(pt, NULL, num((double)p->step), &ok);
+        add(pt, NULL, num(p->time_s), &ok);
+        add(pt, NULL, num(p->loss), &ok);
+    }
+
+    if (r->has_final) {
+        cJSON *fin = add(root, "final", cJSON_CreateObject(), &ok);
+        if (fin) {
+            add(fin, "loss", num(r->final.loss), &ok);
+            add(fin, "test_accuracy", num(r->final.test_accuracy), &ok);
+        }
+    } else {
+        add(root, "final", cJSON_CreateNull(), &ok);
+    }
+    add(root, "time_to_accuracy_s",
+        r->has_time_to_accuracy ? num(r->time_to_accuracy_s) : cJSON_CreateNull(), &ok);
+
+    cJSON *pr = add(root, "per_rank", cJSON_CreateArray(), &ok);
+    for (int i = 0; pr && i < r->n_per_rank; i++) {
+        const struct rank_time *t = &r->per_rank[i];
+        cJSON *o = add(pr, NULL, cJSON_CreateObject(), &ok);
+        if (!o) break;
+        add(o, "rank", cJSON_CreateNumber(t->rank), &ok);
+        add(o, "compute_s", num(t->compute_s), &ok);
+        add(o, "comm_s", num(t->comm_s), &ok);
+        add(o, "idle_s", num(t->idle_s), &ok);
+    }
+
+    if (!ok) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* Prints doc (taking ownership) with a trailing newline to path. */
+static int write_doc(cJSON *doc, const char *path, struct err *e)
+{
+    char *text = doc ? cJSON_Print(doc) : NULL;
+    cJSON_Delete(doc);
+    if (!text)
+        return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory building the JSON",
+                       path);
+    size_t n = strlen(text);
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        cJSON_free(text);
+        return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
+    }
+    memcpy(buf, text, n);
+    buf[n] = '\n';
+    cJSON_free(text);
+    int rc = file_write_atomic(path, buf, n + 1, e);
+    free(buf);
+    return rc;
+}
+
+int report_write_json(const struct report *r, const char *path, struct err *e)
+{
+    return write_doc(report_to_json(r), path, e);
+}
+
+int report_write_compare_json(const struct report *const *rs, int n, const char *path,
+                              struct err *e)
+{
+    bool ok = true;
+    cJSON *doc = cJSON_CreateObject();
+    if (doc) {
+        add(doc, "strata_compare", cJSON_CreateNumber(1), &ok);
+        cJSON *arr = add(doc, "reports", cJSON_CreateArray(), &ok);
+        for (int i = 0; arr && i < n; i++)
+            add(arr, NULL, report_to_json(rs[i]), &ok);
+        if (!ok) {
+            cJSON_Delete(doc);
+            doc = NULL;
+        }
+    }
+    return write_doc(doc, path, e);
+}
+
+/* --- Table ---------------------------------------------------------------
+ * Cells are formatted twice: once to measure column widths, once to print.
+ * Formatting is deterministic, so both passes agree, and nothing is
+ * allocated. */
+
+enum col {
+    COL_STRATEGY, COL_DEVICES, COL_STEP, COL_THROUGHPUT, COL_SPEEDUP,
+    COL_COMPUTE, COL_COMM, COL_IDLE, COL_BUBBLE, COL_STALENESS, COL_PEAK,
+    COL_LOSS, COL_ACCURACY,
+    N_COLS
+};
+
+static const char *const col_title[N_COLS] = {
+    "strategy", "devices", "step time", "samples/s", "speedup",
+    "compute", "comm", "idle", "bubble", "staleness", "peak mem",
+    "loss", "accuracy",
+};
+
+#define CELL_BYTES 96
+#define TIMES "\xc3\x97"  /* "×" in UTF-8, spelled out so the source charset does not matter */
+
+/* Seconds with the unit that keeps the number between 1 and 1000. The
+ * thresholds sit half a printed digit below the boundary so that 0.9999999 s
+ * prints as "1.000 s", not "1000.000 ms". */
+static void fmt_seconds(char *buf, double s)
+{
+    if (!isfinite(s)) snprintf(buf, CELL_BYTES, "-");
+    else if (s == 0) snprintf(buf, CELL_BYTES, "0 s");
+    else if (fabs(s) >= 1 - 0.5e-3) snprintf(buf, CELL_BYTES, "%.3f s", s);
+    else if (fabs(s) >= 1e-3 - 0.5e-6) snprintf(buf, CELL_BYTES, "%.3f ms", s * 1e3);
+    else snprintf(buf, CELL_BYTES, "%.3f us", s * 1e6);
+}
+
+/* Bytes in binary units, one decimal ("1.5 GiB"). */
+static void fmt_bytes(char *buf, int64_t b)
+{
+    static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (b < 1024) {
+        snprintf(buf, CELL_BYTES, "%lld B", (long long)b);
+        return;
+    }
+    double v = (double)b / 1024;
+    int u = 0;
+    while (v >= 1024 - 0.05 && u < (int)(sizeof unit / sizeof *unit) - 1) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, CELL_BYTES, "%.1f %s", v, unit[u]);
+}
+
+static void fmt_percent(char *buf, double f)
+{
+    if (isfinite(f)) snprintf(buf, CELL_BYTES, "%.1f%%", 100 * f);
+    else snprintf(buf, CELL_BYTES, "-");
+}
+
+static void fmt_real(char *buf, const char *fmt, double x)
+{
+    if (isfinite(x)) snprintf(buf, CELL_BYTES, fmt, x);
+    else snprintf(buf, CELL_BYTES, "-");
+}
+
+static void fmt_cell(char *buf, const struct report *r, enum col c, const double *speedup)
+{
+    switch (c) {
+    case COL_STRATEGY:
+        snprintf(buf, CELL_BYTES, "%.*s", (int)sizeof r->strategy, r->strategy);
+        break;
+    case COL_DEVICES: snprintf(buf, CELL_BYTES, "%d", r->devices); break;
+    case COL_STEP: fmt_seconds(buf, r->step_time_s.mean); break;
+    case COL_THROUGHPUT: fmt_real(buf, "%.1f", r->throughput_samples_per_s); break;
+    case COL_SPEEDUP:
+        if (speedup && isfinite(*speedup)) snprintf(buf, CELL_BYTES, "%.2f" TIMES, *speedup);
+        else snprintf(buf, CELL_BYTES, "-");
+        break;
+    case COL_COMPUTE: fmt_percent(buf, r->breakdown.compute); break;
+    case COL_COMM: fmt_percent(buf, r->breakdown.comm); break;
+    case COL_IDLE: fmt_percent(buf, r->breakdown.idle); break;
+    case COL_BUBBLE: fmt_percent(buf, r->bubble_fraction); break;
+    case COL_STALENESS:
+        if (isfinite(r->staleness.mean))
+            snprintf(buf, CELL_BYTES, "%.2f/%lld", r->staleness.mean,
+                     (long long)r->staleness.max);
+        else
+            snprintf(buf, CELL_BYTES, "-/%lld", (long long)r->staleness.max);
+        break;
+    case COL_PEAK: fmt_bytes(buf, r->memory_bytes_per_device.peak); break;
+    case COL_LOSS:
+        if (r->has_final) fmt_real(buf, "%.4f", r->final.loss);
+        else snprintf(buf, CELL_BYTES, "-");
+        break;
+    case COL_ACCURACY:
+        if (r->has_final) fmt_percent(buf, r->final.test_accuracy);
+        else snprintf(buf, CELL_BYTES, "-");
+        break;
+    case N_COLS: buf[0] = '\0'; break;
+    }
+}
+
+/* Terminal columns of UTF-8 text: one per code point ("×" is two bytes). */
+static int display_width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80) w++;
+    return w;
+}
+
+static void put_cell(FILE *out, const char *text, int width, bool left, bool first)
+{
+    int pad = width - display_width(text);
+    if (!first) fputs("  ", out);
+    if (!left) fprintf(out, "%*s", pad, "");
+    fputs(text, out);
+    if (left) fprintf(out, "%*s", pad, "");
+}
+
+void report_print_table(FILE *out, const struct report *const *rs, int n,
+                        const double *speedup)
+{
+    bool any_final = false;
+    for (int i = 0; i < n; i++) any_final |= rs[i]->has_final;
+    int n_cols = any_final ? N_COLS : COL_LOSS;
+
+    int width[N_COLS];
+    char cell[CELL_BYTES];
+    for (int c = 0; c < n_cols; c++) {
+        width[c] = display_width(col_title[c]);
+        for (int i = 0; i < n; i++) {
+            fmt_cell(cell, rs[i], (enum col)c, speedup ? &speedup[i] : NULL);
+            int w = display_width(cell);
+            if (w > width[c]) width[c] = w;
+        }
+    }
+
+    /* The strategy column is left-aligned and padded; every other column is
+     * right-aligned, so no line ends in spaces. */
+    int total = 0;
+    for (int c = 0; c < n_cols; c++) {
+        put_cell(out, col_title[c], width[c], c == COL_STRATEGY, c == 0);
+        total += width[c] + (c ? 2 : 0);
+    }
+    fputc('\n', out);
+    for (int k = 0; k < total; k++) fputc('-', out);
+    fputc('\n', out);
+
+    for (int i = 0; i < n; i++) {
+        for (int c = 0; c < n_cols; c++) {
+            fmt_cell(cell, rs[i], (enum col)c, speedup ? &speedup[i] : NULL);
+            put_cell(out, cell, width[c], c == COL_STRATEGY, c == 0);
+        }
+        fputc('\n', out);
+    }
+}

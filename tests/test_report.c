@@ -1,0 +1,612 @@
+/* tests for core/report.c: the JSON contract (ARCHITECTURE.md, Reports) and
+ * the terminal table. */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "../core/report.h"
+
+
+/* A report with every field set, each to a value no other field has, so a
+ * field written under the wrong name shows up. */
+static void fill(struct report *r)
+{
+    report_init(r);
+    r->mode = "sim";
+    snprintf(r->strategy, sizeof r->strategy, "pipeline-1f1b");
+    r->devices = 8;
+    r->step_time_s.mean = 0.125;
+    r->step_time_s.p50 = 0.0625;
+    r->step_time_s.p99 = 0.25;
+    r->throughput_samples_per_s = 4096.5;
+    r->breakdown.compute = 0.5;
+    r->breakdown.comm = 0.375;
+    r->breakdown.idle = 0.125;
+    r->bubble_fraction = 0.2;
+    r->staleness.mean = 1.75;
+    r->staleness.max = 4;
+    r->staleness.n_histogram = 3;
+    r->staleness.histogram = calloc(3, sizeof *r->staleness.histogram);
+    r->staleness.histogram[0] = 10;
+    r->staleness.histogram[1] = 20;
+    r->staleness.histogram[2] = 30;
+    r->memory_bytes_per_device.params = 1000;
+    r->memory_bytes_per_device.grads = 2000;
+    r->memory_bytes_per_device.optimizer = 3000;
+    r->memory_bytes_per_device.activations = 4000;
+    /* above 2^32, to show int64 survives (exact below 2^53) */
+    r->memory_bytes_per_device.peak = 5000000000123LL;
+    r->n_loss_curve = 2;
+    r->loss_curve = calloc(2, sizeof *r->loss_curve);
+    r->loss_curve[0] = (struct loss_point){.step = 0, .time_s = 0.0, .loss = 2.5};
+    r->loss_curve[1] = (struct loss_point){.step = 100, .time_s = 12.5, .loss = 0.75};
+    r->has_final = true;
+    r->final.loss = 0.625;
+    r->final.test_accuracy = 0.875;
+    r->has_time_to_accuracy = true;
+    r->time_to_accuracy_s = 42.5;
+    r->n_per_rank = 2;
+    r->per_rank = calloc(2, sizeof *r->per_rank);
+    r->per_rank[0] = (struct rank_time){.rank = 0, .compute_s = 1.5, .comm_s = 0.5, .idle_s = 0.25};
+    r->per_rank[1] = (struct rank_time){.rank = 1, .compute_s = 1.25, .comm_s = 0.75, .idle_s = 0.125};
+}
+
+/* report_to_json, printed and parsed back: what a script reading the file
+ * sees. Caller deletes. */
+static cJSON *round_trip(const struct report *r)
+{
+    cJSON *j = report_to_json(r);
+    cr_assert_not_null(j);
+    char *text = cJSON_Print(j);
+    cr_assert_not_null(text);
+    cJSON_Delete(j);
+    cJSON *back = cJSON_Parse(text);
+    cr_assert_not_null(back, "report_to_json printed invalid JSON:\n%s", text);
+    cJSON_free(text);
+    return back;
+}
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    cr_assert_not_null(v, "missing field \"%s\"", key);
+    return v;
+}
+
+static double get_num(const cJSON *obj, const char *key)
+{
+    const cJSON *v = get(obj, key);
+    cr_assert(cJSON_IsNumber(v), "\"%s\" is not a number", key);
+    return v->valuedouble;
+}
+
+static const char *get_str(const cJSON *obj, const char *key)
+{
+    const cJSON *v = get(obj, key);
+    cr_assert(cJSON_IsString(v), "\"%s\" is not a string", key);
+    return v->valuestring;
+}
+
+static const cJSON *get_obj(const cJSON *obj, const char *key, int n_fields)
+{
+    const cJSON *v = get(obj, key);
+    cr_assert(cJSON_IsObject(v), "\"%s\" is not an object", key);
+    cr_assert_eq(cJSON_GetArraySize(v), n_fields, "\"%s\" has %d fields, want %d", key,
+                 cJSON_GetArraySize(v), n_fields);
+    return v;
+}
+
+static const cJSON *get_arr(const cJSON *obj, const char *key, int n)
+{
+    const cJSON *v = get(obj, key);
+    cr_assert(cJSON_IsArray(v), "\"%s\" is not an array", key);
+    cr_assert_eq(cJSON_GetArraySize(v), n, "\"%s\" has %d elements, want %d", key,
+                 cJSON_GetArraySize(v), n);
+    return v;
+}
+
+/* The contract's top-level fields, in ARCHITECTURE.md's order. */
+static const char *const top_fields[] = {
+    "strata_report", "mode", "strategy", "devices", "config", "step_time_s",
+    "throughput_samples_per_s", "breakdown", "bubble_fraction", "staleness",
+    "memory_bytes_per_device", "loss_curve", "final", "time_to_accuracy_s", "per_rank",
+};
+#define N_TOP ((int)(sizeof top_fields / sizeof *top_fields))
+
+Test(report, json_has_exactly_the_contract_fields_in_order)
+{
+    struct report r;
+    fill(&r);
+    cJSON *j = round_trip(&r);
+    cr_assert_eq(cJSON_GetArraySize(j), N_TOP, "%d top-level fields, want %d",
+                 cJSON_GetArraySize(j), N_TOP);
+    int i = 0;
+    for (const cJSON *c = j->child; c; c = c->next, i++)
+        cr_assert_str_eq(c->string, top_fields[i], "field %d", i);
+    cJSON_Delete(j);
+    report_release(&r);
+}
+
+Test(report, json_round_trip_keeps_every_value)
+{
+    struct report r;
+    fill(&r);
+    cJSON *j = round_trip(&r);
+
+    cr_assert_eq(get_num(j, "strata_report"), REPORT_FORMAT_VERSION);
+    cr_assert_str_eq(get_str(j, "mode"), "sim");
+    cr_assert_str_eq(get_str(j, "strategy"), "pipeline-1f1b");
+    cr_assert_eq(get_num(j, "devices"), 8);
+    get_obj(j, "config", 0);  /* r.config == NULL */
+
+    const cJSON *st = get_obj(j, "step_time_s", 3);
+    cr_assert_eq(get_num(st, "mean"), 0.125);
+    cr_assert_eq(get_num(st, "p50"), 0.0625);
+    cr_assert_eq(get_num(st, "p99"), 0.25);
+    cr_assert_eq(get_num(j, "throughput_samples_per_s"), 4096.5);
+
+    const cJSON *bd = get_obj(j, "breakdown", 3);
+    cr_assert_eq(get_num(bd, "compute"), 0.5);
+    cr_assert_eq(get_num(bd, "comm"), 0.375);
+    cr_assert_eq(get_num(bd, "idle"), 0.125);
+    cr_assert_eq(get_num(j, "bubble_fraction"), 0.2);
+
+    const cJSON *sl = get_obj(j, "staleness", 3);
+    cr_assert_eq(get_num(sl, "mean"), 1.75);
+    cr_assert_eq(get_num(sl, "max"), 4);
+    const cJSON *h = get_arr(sl, "histogram", 3);
+    for (int i = 0; i < 3; i++) {
+        const cJSON *x = cJSON_GetArrayItem(h, i);
+        cr_assert(cJSON_IsNumber(x));
+        cr_assert_eq(x->valuedouble, 10.0 * (i + 1), "histogram[%d]", i);
+    }
+
+    const cJSON *mem = get_obj(j, "memory_bytes_per_device", 5);
+    cr_assert_eq(get_num(mem, "params"), 1000);
+    cr_assert_eq(get_num(mem, "grads"), 2000);
+    cr_assert_eq(get_num(mem, "optimizer"), 3000);
+    cr_assert_eq(get_num(mem, "activations"), 4000);
+    cr_assert_eq((long long)get_num(mem, "peak"), 5000000000123LL);
+
+    const cJSON *lc = get_arr(j, "loss_curve", 2);
+    const double want_lc[2][3] = {{0, 0.0, 2.5}, {100, 12.5, 0.75}};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *pt = cJSON_GetArrayItem(lc, i);
+        cr_assert(cJSON_IsArray(pt));
+        cr_assert_eq(cJSON_GetArraySize(pt), 3, "loss_curve[%d] is [step, time_s, loss]", i);
+        for (int k = 0; k < 3; k++) {
+            const cJSON *x = cJSON_GetArrayItem(pt, k);
+            cr_assert(cJSON_IsNumber(x));
+            cr_assert_eq(x->valuedouble, want_lc[i][k], "loss_curve[%d][%d]", i, k);
+        }
+    }
+
+    const cJSON *fin = get_obj(j, "final", 2);
+    cr_assert_eq(get_num(fin, "loss"), 0.625);
+    cr_assert_eq(get_num(fin, "test_accuracy"), 0.875);
+    cr_assert_eq(get_num(j, "time_to_accuracy_s"), 42.5);
+
+    const cJSON *pr = get_arr(j, "per_rank", 2);
+    const double want_pr[2][4] = {{0, 1.5, 0.5, 0.25}, {1, 1.25, 0.75, 0.125}};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *o = cJSON_GetArrayItem(pr, i);
+        cr_assert(cJSON_IsObject(o));
+        cr_assert_eq(cJSON_GetArraySize(o), 4);
+        cr_assert_eq(get_num(o, "rank"), want_pr[i][0]);
+        cr_assert_eq(get_num(o, "compute_s"), want_pr[i][1]);
+        cr_assert_eq(get_num(o, "comm_s"), want_pr[i][2]);
+        cr_assert_eq(get_num(o, "idle_s"), want_pr[i][3]);
+    }
+
+    cJSON_Delete(j);
+    report_release(&r);
+}
+
+Test(report, final_and_time_to_accuracy_are_null_when_absent)
+{
+    struct report r;
+    fill(&r);
+    r.has_final = false;
+    r.has_time_to_accuracy = false;
+    cJSON *j = round_trip(&r);
+    cr_assert(cJSON_IsNull(get(j, "final")));
+    cr_assert(cJSON_IsNull(get(j, "time_to_accuracy_s")));
+    cr_assert_eq(cJSON_GetArraySize(j), N_TOP, "null fields are present, not dropped");
+    cJSON_Delete(j);
+    report_release(&r);
+}
+
+Test(report, empty_arrays_are_written_as_empty_arrays)
+{
+    struct report r;
+    report_init(&r);
+    r.mode = "real";
+    cJSON *j = round_trip(&r);
+    get_arr(get(j, "staleness"), "histogram", 0);
+    get_arr(j, "loss_curve", 0);
+    get_arr(j, "per_rank", 0);
+    cr_assert_str_eq(get_str(j, "strategy"), "");
+    cr_assert_str_eq(get_str(j, "mode"), "real");
+    cJSON_Delete(j);
+}
+
+Test(report, non_finite_numbers_become_null_and_the_document_parses)
+{
+    struct report r;
+    fill(&r);
+    r.step_time_s.mean = NAN;
+    r.throughput_samples_per_s = INFINITY;
+    r.bubble_fraction = -INFINITY;
+    r.loss_curve[1].loss = NAN;
+    r.final.loss = NAN;
+    r.time_to_accuracy_s = NAN;
+    r.per_rank[0].idle_s = INFINITY;
+
+    /* The tree itself holds null, not a NaN number that only this cJSON's
+     * printer happens to spell "null". */
+    cJSON *raw = report_to_json(&r);
+    cr_assert(cJSON_IsNull(get(get(raw, "step_time_s"), "mean")));
+    cr_assert(cJSON_IsNull(get(raw, "throughput_samples_per_s")));
+    cJSON_Delete(raw);
+
+    cJSON *j = round_trip(&r);  /* asserts the printed text parses */
+    cr_assert(cJSON_IsNull(get(get(j, "step_time_s"), "mean")));
+    cr_assert_eq(get_num(get(j, "step_time_s"), "p50"), 0.0625, "neighbours untouched");
+    cr_assert(cJSON_IsNull(get(j, "throughput_samples_per_s")));
+    cr_assert(cJSON_IsNull(get(j, "bubble_fraction")));
+    cr_assert(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetArrayItem(get(j, "loss_curve"), 1), 2)));
+    cr_assert(cJSON_IsNull(get(get(j, "final"), "loss")));
+    cr_assert(cJSON_IsNull(get(j, "time_to_accuracy_s")));
+    cr_assert(cJSON_IsNull(get(cJSON_GetArrayItem(get(j, "per_rank"), 0), "idle_s")));
+    cJSON_Delete(j);
+    report_release(&r);
+}
+
+Test(report, config_options_become_typed_values)
+{
+    /* The real option table (core/config.c): OPT_INT and OPT_REAL options
+     * are JSON numbers, OPT_STRING text, and only options of config_groups
+     * appear, in table order. */
+    struct config c;
+    config_init(&c);
+    struct err e = {0};
+    unsigned all = OPTG_SCENARIO | OPTG_STRATEGY | OPTG_COMPARE | OPTG_OUTPUT;
+    cr_assert_eq(config_set(&c, "strategy", "ps-ssp", all, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c, "devices", "16", all, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c, "bucket-mb", "25.5", all, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c, "model", "mlp:784-64-10", all, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c, "json", "out/r.json", all, &e), 0, "%s", e.msg);
+
+    struct report r;
+    fill(&r);
+    r.config = &c;
+    r.config_groups = OPTG_SCENARIO | OPTG_STRATEGY;
+    cJSON *j = round_trip(&r);
+    const cJSON *cfg = get(j, "config");
+    cr_assert(cJSON_IsObject(cfg));
+
+    /* One field per option of those groups, in the table's order. */
+    const cJSON *item = cfg->child;
+    int n_want = 0;
+    for (size_t i = 0; i < config_n_options; i++) {
+        const struct opt_spec *o = &config_options[i];
+        if (!(o->groups & r.config_groups)) {
+            cr_assert_null(cJSON_GetObjectItemCaseSensitive(cfg, o->name),
+                           "\"%s\" is outside config_groups", o->name);
+            continue;
+        }
+        n_want++;
+        cr_assert_not_null(item, "config stops before \"%s\"", o->name);
+        cr_assert_str_eq(item->string, o->name);
+        switch (o->type) {
+        case OPT_INT:
+        case OPT_REAL: cr_assert(cJSON_IsNumber(item), "\"%s\" is a number", o->name); break;
+        case OPT_FLAG: cr_assert(cJSON_IsBool(item), "\"%s\" is a boolean", o->name); break;
+        default: cr_assert(cJSON_IsString(item), "\"%s\" is a string", o->name); break;
+        }
+        item = item->next;
+    }
+    cr_assert_null(item, "config has fields beyond the table");
+    cr_assert_eq(cJSON_GetArraySize(cfg), n_want);
+    cr_assert_str_eq(get_str(cfg, "strategy"), "ps-ssp");
+    cr_assert_str_eq(get_str(cfg, "model"), "mlp:784-64-10");
+    cr_assert_eq(get_num(cfg, "devices"), 16);
+    cr_assert_eq(get_num(cfg, "bucket-mb"), 25.5);
+    cr_assert_eq(get_num(cfg, "servers"), 1, "defaults are written too");
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(cfg, "json"));
+    cJSON_Delete(j);
+
+    r.config_groups = OPTG_OUTPUT;
+    j = round_trip(&r);
+    cfg = get_obj(j, "config", 1);
+    cr_assert_str_eq(get_str(cfg, "json"), "out/r.json");
+    cJSON_Delete(j);
+
+    r.config_groups = 0;  /* a config but no groups: nothing to say */
+    j = round_trip(&r);
+    get_obj(j, "config", 0);
+    cJSON_Delete(j);
+
+    report_release(&r);
+    config_release(&c);
+}
+
+Test(report, release_frees_and_is_null_safe)
+{
+    struct report r;
+    fill(&r);
+    report_release(&r);
+    cr_assert_null(r.loss_curve);
+    cr_assert_null(r.per_rank);
+    cr_assert_null(r.staleness.histogram);
+    cr_assert_eq(r.n_loss_curve + r.n_per_rank + r.staleness.n_histogram, 0);
+    report_release(&r);  /* twice is harmless */
+    report_release(NULL);
+}
+
+/* --- files ---------------------------------------------------------------- */
+
+static char dir[64];
+
+static void make_dir(void)
+{
+    strcpy(dir, "/tmp/strata-report-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/r.json", dir);
+    unlink(p);
+    rmdir(dir);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = malloc((size_t)n + 1);
+    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+Test(report_files, write_json_gives_a_parsable_file_ending_in_newline,
+     .init = make_dir, .fini = remove_dir)
+{
+    struct report r;
+    fill(&r);
+    char path[128];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    struct err e = {0};
+    cr_assert_eq(report_write_json(&r, path, &e), 0, "%s", e.msg);
+
+    char *text = slurp(path);
+    size_t n = strlen(text);
+    cr_assert(n > 0 && text[n - 1] == '\n', "the file ends in a newline");
+    cJSON *j = cJSON_Parse(text);
+    cr_assert_not_null(j, "invalid JSON:\n%s", text);
+    cr_assert_eq(get_num(j, "strata_report"), 1);
+    cr_assert_str_eq(get_str(j, "strategy"), "pipeline-1f1b");
+    cJSON_Delete(j);
+    free(text);
+    report_release(&r);
+}
+
+Test(report_files, compare_json_holds_every_report_in_order,
+     .init = make_dir, .fini = remove_dir)
+{
+    struct report a, b;
+    fill(&a);
+    fill(&b);
+    snprintf(b.strategy, sizeof b.strategy, "mirrored");
+    b.devices = 4;
+    b.has_final = false;
+    const struct report *rs[] = {&a, &b};
+    char path[128];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    struct err e = {0};
+    cr_assert_eq(report_write_compare_json(rs, 2, path, &e), 0, "%s", e.msg);
+
+    char *text = slurp(path);
+    cJSON *j = cJSON_Parse(text);
+    cr_assert_not_null(j, "invalid JSON:\n%s", text);
+    cr_assert_eq(cJSON_GetArraySize(j), 2, "{strata_compare, reports}");
+    cr_assert_eq(get_num(j, "strata_compare"), 1);
+    const cJSON *reports = get_arr(j, "reports", 2);
+    const cJSON *ja = cJSON_GetArrayItem(reports, 0), *jb = cJSON_GetArrayItem(reports, 1);
+    cr_assert_str_eq(get_str(ja, "strategy"), "pipeline-1f1b");
+    cr_assert_str_eq(get_str(jb, "strategy"), "mirrored");
+    cr_assert_eq(get_num(jb, "devices"), 4);
+    cr_assert(cJSON_IsObject(get(ja, "final")));
+    cr_assert(cJSON_IsNull(get(jb, "final")));
+    cr_assert_eq(cJSON_GetArraySize(ja), N_TOP, "each report is a whole report");
+    cJSON_Delete(j);
+    free(text);
+    report_release(&a);
+    report_release(&b);
+}
+
+Test(report_files, write_errors_pass_through_with_the_path,
+     .init = make_dir, .fini = remove_dir)
+{
+    struct report r;
+    fill(&r);
+    char path[128];
+    snprintf(path, sizeof path, "%s/missing/r.json", dir);
+    struct err e = {0};
+    cr_assert_eq(report_write_json(&r, path, &e), ERR_INPUT);
+    cr_assert_not_null(strstr(e.msg, "does not exist"), "%s", e.msg);
+    cr_assert_eq(report_write_compare_json(NULL, 0, path, &e), ERR_INPUT);
+    report_release(&r);
+}
+
+/* --- table ---------------------------------------------------------------- */
+
+/* The table as a string (caller frees). */
+static char *table(const struct report *const *rs, int n, const double *speedup)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_not_null(f);
+    report_print_table(f, rs, n, speedup);
+    fclose(f);
+    return buf;
+}
+
+/* Terminal columns of a UTF-8 line (up to '\n'). */
+static int line_width(const char *s)
+{
+    int w = 0;
+    for (; *s && *s != '\n'; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80) w++;
+    return w;
+}
+
+/* Every line (header, rule, rows) has the same width: the columns line up. */
+static void assert_aligned(const char *t, int n_lines)
+{
+    int lines = 0, w0 = line_width(t);
+    for (const char *p = t; *p; p = strchr(p, '\n') + 1) {
+        cr_assert_eq(line_width(p), w0, "line %d is %d wide, the header %d:\n%s", lines,
+                     line_width(p), w0, t);
+        lines++;
+    }
+    cr_assert_eq(lines, n_lines, "%d lines:\n%s", lines, t);
+}
+
+Test(report, table_has_header_rule_and_a_row_per_report)
+{
+    struct report a, b;
+    fill(&a);
+    fill(&b);
+    a.has_final = b.has_final = false;
+    snprintf(b.strategy, sizeof b.strategy, "ps-ssp");
+    const struct report *rs[] = {&a, &b};
+    char *t = table(rs, 2, NULL);
+
+    cr_assert(strncmp(t, "strategy", 8) == 0, "header first:\n%s", t);
+    const char *titles[] = {"devices", "step time", "samples/s", "speedup", "compute",
+                            "comm", "idle", "bubble", "staleness", "peak mem"};
+    for (size_t i = 0; i < sizeof titles / sizeof *titles; i++)
+        cr_assert_not_null(strstr(t, titles[i]), "no \"%s\" column:\n%s", titles[i], t);
+    cr_assert_not_null(strstr(strchr(t, '\n') + 1, "---"), "a rule under the header");
+    cr_assert_not_null(strstr(t, "\npipeline-1f1b "), "row for a:\n%s", t);
+    cr_assert_not_null(strstr(t, "\nps-ssp "), "row for b:\n%s", t);
+    cr_assert_null(strstr(t, "loss"), "no final columns when no report has one:\n%s", t);
+    cr_assert_null(strstr(t, "accuracy"));
+    /* fill(): 0.125 s mean, 50/37.5/12.5 %, 20 % bubble, staleness 1.75/4 */
+    cr_assert_not_null(strstr(t, "125.000 ms"), "%s", t);
+    cr_assert_not_null(strstr(t, "4096.5"), "%s", t);
+    cr_assert_not_null(strstr(t, "50.0%"), "%s", t);
+    cr_assert_not_null(strstr(t, "37.5%"), "%s", t);
+    cr_assert_not_null(strstr(t, "20.0%"), "%s", t);
+    cr_assert_not_null(strstr(t, "1.75/4"), "%s", t);
+    assert_aligned(t, 4);
+    free(t);
+    report_release(&a);
+    report_release(&b);
+}
+
+Test(report, table_speedup_is_a_dash_without_speedups)
+{
+    struct report a;
+    fill(&a);
+    const struct report *rs[] = {&a};
+    char *t = table(rs, 1, NULL);
+    /* the speedup cell is the 5th, right after "samples/s"'s value */
+    cr_assert_not_null(strstr(t, "4096.5        -  "), "%s", t);
+    free(t);
+
+    double speedup[] = {3.456};
+    t = table(rs, 1, speedup);
+    cr_assert_not_null(strstr(t, "3.46\xc3\x97"), "x.xx× when given:\n%s", t);
+    assert_aligned(t, 3);
+    free(t);
+    report_release(&a);
+}
+
+Test(report, table_final_columns_appear_when_any_report_has_final)
+{
+    struct report a, b;
+    fill(&a);
+    fill(&b);
+    b.has_final = false;
+    const struct report *rs[] = {&a, &b};
+    char *t = table(rs, 2, NULL);
+    cr_assert_not_null(strstr(t, "loss"), "%s", t);
+    cr_assert_not_null(strstr(t, "accuracy"), "%s", t);
+    cr_assert_not_null(strstr(t, "0.6250"), "a's final loss:\n%s", t);
+    cr_assert_not_null(strstr(t, "87.5%"), "a's accuracy:\n%s", t);
+    /* b's row ends in the cells "-" (loss) and "-" (accuracy) */
+    const char *row_b = strstr(strstr(t, "\npipeline") + 1, "\npipeline");
+    cr_assert_not_null(row_b);
+    char line[256];
+    snprintf(line, sizeof line, "%.*s", (int)(strchr(row_b + 1, '\n') - row_b - 1), row_b + 1);
+    const char *last[2] = {NULL, NULL};
+    for (char *tok = strtok(line, " "); tok; tok = strtok(NULL, " ")) {
+        last[0] = last[1];
+        last[1] = tok;
+    }
+    cr_assert(last[0] && !strcmp(last[0], "-") && !strcmp(last[1], "-"), "%s", t);
+    assert_aligned(t, 4);
+    free(t);
+    report_release(&a);
+    report_release(&b);
+}
+
+/* One row's step-time and peak-memory cells for given values. */
+static void expect_units(double step_s, int64_t peak, const char *want_step,
+                         const char *want_mem)
+{
+    struct report r;
+    report_init(&r);
+    r.mode = "sim";
+    snprintf(r.strategy, sizeof r.strategy, "s");
+    r.step_time_s.mean = step_s;
+    r.memory_bytes_per_device.peak = peak;
+    const struct report *rs[] = {&r};
+    char *t = table(rs, 1, NULL);
+    cr_assert_not_null(strstr(t, want_step), "want \"%s\":\n%s", want_step, t);
+    cr_assert_not_null(strstr(t, want_mem), "want \"%s\":\n%s", want_mem, t);
+    free(t);
+}
+
+Test(report, table_units_follow_magnitude)
+{
+    expect_units(1.5, 512, "1.500 s", "512 B");
+    expect_units(0.0025, 1536, "2.500 ms", "1.5 KiB");
+    expect_units(2e-5, 3LL << 20, "20.000 us", "3.0 MiB");
+    expect_units(0.9999999, 5LL << 30, "1.000 s", "5.0 GiB");  /* not "1000.000 ms" */
+    expect_units(12.0, (1LL << 40) + (1LL << 39), "12.000 s", "1.5 TiB");
+    expect_units(NAN, 1023, " - ", "1023 B");
+    expect_units(0.001, (1LL << 20) - 1, "1.000 ms", "1.0 MiB");  /* not "1024.0 KiB" */
+}
+
+Test(report, table_is_deterministic)
+{
+    struct report a;
+    fill(&a);
+    const struct report *rs[] = {&a};
+    double speedup[] = {1.0};
+    char *t1 = table(rs, 1, speedup), *t2 = table(rs, 1, speedup);
+    cr_assert_str_eq(t1, t2);
+    free(t1);
+    free(t2);
+    char *t0 = table(rs, 0, NULL);
+    assert_aligned(t0, 2);  /* header and rule only */
+    free(t0);
+    report_release(&a);
+}
