@@ -597,7 +597,6 @@ static void assert_shards(const struct plan *p, const int *bounds, int n_servers
  * [0,3) = 21,300. */
 Test(strategies, ps_shards_cover_every_layer_once_balanced_as_by_hand)
 {
-    struct workload *wl = load(DEFAULT_MLP);
     struct {
         const char *model;
         int servers;
@@ -610,15 +609,14 @@ Test(strategies, ps_shards_cover_every_layer_once_balanced_as_by_hand)
         {"mlp:10-100-100-100-100-10", 2, {0, 2, 5}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        struct workload *w = load(cases[k].model);
+        struct workload *wl = load(cases[k].model);
         struct config c = scenario(cases[k].model, 3, 30, 1);
         c.servers = cases[k].servers;
-        struct plan *p = build("ps-async", &c, w);
+        struct plan *p = build("ps-async", &c, wl);
         assert_shards(p, cases[k].bounds, cases[k].servers);
         plan_free(p);
-        workload_free(w);
+        workload_free(wl);
     }
-    workload_free(wl);
 }
 
 /* Worker program: FORWARD; per shard, last first, BACKWARD then its PUSH
