@@ -116,7 +116,8 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     printf("%s: %s\n%s\nbatch %d per step on %d worker%s", st->name, st->summary, desc, p->batch,
            p->n_workers, p->n_workers == 1 ? "" : "s");
     if (p->n_servers) printf(" and %d server%s", p->n_servers, p->n_servers == 1 ? "" : "s");
-    if (p->n_microbatches > 1) printf(", %d microbatches per worker", p->n_microbatches);
+    if (p->n_microbatches > 1)
+        printf(", as %d microbatches through the stages", p->n_microbatches);
     puts("");
     for (int r = 0; r < p->n_ranks; r++) print_rank(stdout, p, r);
     puts("");

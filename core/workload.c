@@ -327,8 +327,14 @@ void workload_describe(const struct workload *w, char *buf, size_t n)
 {
     int64_t params = workload_params(w, 0, w->n_layers);
     double fwd = workload_fwd_flops(w, 0, w->n_layers);
-    snprintf(buf, n, "%s: %d layers, %" PRId64 " parameters (%.3g MB as %s), "
-             "%.3g GFLOP forward per sample",
-             w->canonical, w->n_layers, params, (double)params * w->elem_bytes / 1e6,
-             w->elem_bytes == 4 ? "fp32" : "bf16", fwd / 1e9);
+    /* FLOPs in the largest SI prefix that keeps the number >= 1 */
+    static const char *const prefixes[] = {"", "k", "M", "G", "T", "P"};
+    int k = 0, b = 0;
+    while (fwd >= 1000 && k < 5) fwd /= 1000, k++;
+    double bytes = (double)params * w->elem_bytes;
+    while (bytes >= 1000 && b < 5) bytes /= 1000, b++;
+    snprintf(buf, n, "%s: %d layers, %" PRId64 " parameters (%.3g %sB as %s), "
+             "%.3g %sFLOP forward per sample",
+             w->canonical, w->n_layers, params, bytes, prefixes[b],
+             w->elem_bytes == 4 ? "fp32" : "bf16", fwd, prefixes[k]);
 }
