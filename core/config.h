@@ -7,6 +7,7 @@
 #ifndef STRATA_CONFIG_H
 #define STRATA_CONFIG_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "err.h"
@@ -16,6 +17,8 @@ enum opt_group {
     OPTG_COMPARE = 1u << 1,   /* several strategies in one run: --strategies */
     OPTG_OUTPUT = 1u << 2,    /* files written: --json ... */
     OPTG_STRATEGY = 1u << 3,  /* the one strategy of a single-strategy command: --strategy */
+    OPTG_RUN = 1u << 4,       /* how long and with which randomness: --steps, --seed */
+    OPTG_SIM = 1u << 5,       /* the simulated cluster and its disturbances: --cluster, --straggler ... */
 };
 
 enum opt_type {
@@ -23,7 +26,7 @@ enum opt_type {
     OPT_REAL,    /* double within [min, max], finite */
     OPT_STRING,  /* free text, checked by its consumer (e.g. --model by workload_parse) */
     OPT_CHOICE,  /* one of a '|'-separated list of words */
-    OPT_FLAG,    /* no value on the command line; "true"/"false" in a file */
+    OPT_FLAG,    /* bool field; no value on the command line; "true"/"false" in a file */
 };
 
 struct opt_spec {
@@ -52,10 +55,24 @@ struct config {
     double bucket_mb;           /* --bucket-mb: mirrored all-reduce bucket, MiB; 0 = one after backward */
     long long staleness;        /* --staleness: ps-ssp bound K */
     long long backup_workers;   /* --backup-workers: ps-sync drops the last B pushes of a step */
+    /* OPTG_RUN */
+    long long steps;            /* --steps: steps every compute rank runs */
+    long long seed;             /* --seed: every random draw of the run derives from it */
+    /* OPTG_SIM */
+    char cluster[CONFIG_PATH_BYTES];  /* --cluster: preset name or profile file */
+    long long nodes;            /* --nodes: 0 = as many as the ranks need */
+    long long devices_per_node; /* --devices-per-node: 0 = the profile's */
+    char allreduce[16];         /* --allreduce: ring | tree | hierarchical */
+    char straggler[256];        /* --straggler: none | exp:F | lognormal:S | slow:R=X,... | pause:P:D */
+    char fail[64];              /* --fail: R@T, rank R dies at T seconds; "" = none */
+    long long checkpoint_every; /* --checkpoint-every: steps between checkpoints; 0 = never */
     /* OPTG_COMPARE */
     char strategies[512];       /* --strategies: "all" or "a,b,c" */
     /* OPTG_OUTPUT */
     char json_path[CONFIG_PATH_BYTES];  /* --json: "" = none */
+    char csv_path[CONFIG_PATH_BYTES];   /* --csv: "" = none */
+    char trace_path[CONFIG_PATH_BYTES]; /* --trace: Chrome trace-event JSON; "" = none */
+    bool timeline;                      /* --timeline: ASCII Gantt chart of the first steps */
 
     /* Not options. */
     char scenario_path[CONFIG_PATH_BYTES];  /* -f FILE, "" when none */
