@@ -11,11 +11,16 @@
  *  - ALLREDUCE is a collective over a group: it starts when the last member
  *    reaches it. Members reach a group's all-reduces in the same order.
  *  - PUSH/PULL talk to a parameter-server rank. Servers have no program: they
- *    are agents of the executor running plan->policy. Under POLICY_SYNC a
- *    PULL waits until every worker's matching PUSH has been applied (under
- *    POLICY_BACKUP, the first n_workers - policy_arg of them); under
- *    POLICY_ASYNC and POLICY_SSP (bound policy_arg) it waits as the policy
- *    says across steps, and within one step only for the worker's own PUSH.
+ *    are agents of the executor running plan->policy. Under POLICY_SYNC the
+ *    j-th PULL of a worker from a server waits until the j-th PUSH to that
+ *    server of every worker that pushes to it has been applied (under
+ *    POLICY_BACKUP, the first n - policy_arg of them to end, n the number of
+ *    those workers: n_workers when every worker pushes to every server).
+ *    Those workers push a server the same layers the same number of times;
+ *    a PULL with no j-th push to wait for (more pulls from a server than
+ *    pushes to it) is a defect, which plan_check reports. Under POLICY_ASYNC
+ *    and POLICY_SSP (bound policy_arg) a PULL waits as the policy says across
+ *    steps, and within one step only for the worker's own PUSH.
  *  - A plan is one step. A rank starts step s+1 when all its ops of step s
  *    have finished.
  *

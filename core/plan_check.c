@@ -1,38 +1,16 @@
-/* The static plan checker and the unit-cost run (see plan_check.h).
+/* The static plan checker (see plan_check.h).
  *
- * Both work on one index of the plan (struct ck): every op gets a global id
- * g = off[rank] + index, and the relations the semantics of plan.h define are
- * resolved once into arrays over g: the op before and after on its stream,
- * the SEND of each RECV, the collective an ALLREDUCE belongs to, the server
- * round a PUSH feeds and a synchronous PULL waits for. The checks build that
- * index; the run only follows it. Everything is sorting and linear passes:
- * O(n log n) in the number of ops, whatever the number of ranks. */
+ * The checks build one index of the plan (struct ck, plan_check_internal.h)
+ * and record each defect they find; plan_check then runs the matched plan at
+ * unit cost (plan_run.c) and names the cycle if it cannot finish. Everything
+ * is sorting and linear passes: O(n log n) in the number of ops, whatever the
+ * number of ranks. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan_check.h"
-
-struct ck {
-    const struct plan *p;
-    int n_ops;
-    int *off;          /* [n_ranks + 1]: rank r's ops are g = off[r] .. off[r+1) */
-    int *rank_of;      /* [n_ops] */
-    bool *is_ok;       /* [n_ops]: well formed, so later checks may follow its fields */
-    int *prev, *next;  /* [n_ops]: the op before / after it on its stream, or -1 */
-    int *partner;      /* [n_ops]: SEND <-> its RECV, or -1 */
-    int *inst;         /* [n_ops]: ALLREDUCE: its collective; PUSH: its server round;
-                          PULL under sync/backup: the round it waits for; else -1 */
-    /* collective c has members coll_ops[coll_first[c] .. coll_first[c+1]) */
-    int n_coll, *coll_first, *coll_ops;
-    /* server round s (the j-th push of every pushing worker to one server):
-     * pushes round_ops[round_first[s] ..), pulls waiting for it
-     * pull_ops[pull_first[s] ..), pushes needed before they may start */
-    int n_rounds, *round_first, *round_ops, *round_need, *pull_first, *pull_ops;
-    /* ops that name each op as a dep: dependents[dep_first[g] .. dep_first[g+1]) */
-    int *dep_first, *dependents;
-};
+#include "plan_check_internal.h"
 
 /* A (key, op) pair; sorting by key then g keeps each rank's ops in program
  * order, since g grows with rank and index. */
@@ -45,11 +23,6 @@ static int cmp_rec(const void *a, const void *b)
     const struct rec *x = a, *y = b;
     if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
     return (x->g > y->g) - (x->g < y->g);
-}
-
-static const struct op *op_at(const struct ck *c, int g)
-{
-    return &c->p->ranks[c->rank_of[g]].ops.items[g - c->off[c->rank_of[g]]];
 }
 
 static bool is_sync_policy(const struct plan *p)
@@ -92,10 +65,8 @@ static void op_desc(const struct op *op, char *buf, size_t n)
     }
 }
 
-enum { NAME_BYTES = 112 };
-
 /* "rank 1 op 4 (RECV from 0, ACT@1 mb 3)" */
-static const char *op_name(const struct ck *c, int g, char buf[NAME_BYTES])
+const char *ck_op_name(const struct ck *c, int g, char buf[NAME_BYTES])
 {
     char d[80];
     int r = c->rank_of[g];
@@ -133,12 +104,12 @@ static void op_defect(const struct ck *c, struct plan_verdict *v, int g, const c
     vsnprintf(rest, sizeof rest, fmt, ap);
     va_end(ap);
     int r = c->rank_of[g];
-    defect(v, r, g - c->off[r], "%s %s", op_name(c, g, name), rest);
+    defect(v, r, g - c->off[r], "%s %s", ck_op_name(c, g, name), rest);
 }
 
 /* ---- the index ------------------------------------------------------------ */
 
-static void ck_free(struct ck *c)
+void ck_free(struct ck *c)
 {
     free(c->off);
     free(c->rank_of);
@@ -158,7 +129,7 @@ static void ck_free(struct ck *c)
     free(c->dependents);
 }
 
-static int ck_init(struct ck *c, const struct plan *p, struct err *e)
+int ck_init(struct ck *c, const struct plan *p, struct err *e)
 {
     memset(c, 0, sizeof *c);
     c->p = p;
@@ -341,15 +312,15 @@ static int check_p2p(struct ck *c, struct plan_verdict *v, struct err *e)
             op_defect(c, v, recv, "has no matching SEND at rank %d", recs[lo].src);
         for (size_t k = lo + 1; k < first_recv; k++)
             op_defect(c, v, recs[k].g, "repeats %s: same receiver and tag; each SEND needs a "
-                      "tag of its own", op_name(c, send, a));
+                      "tag of its own", ck_op_name(c, send, a));
         for (size_t k = first_recv + 1; k < hi; k++)
             op_defect(c, v, recs[k].g, "repeats %s: same sender and tag; a tag is received once",
-                      op_name(c, recv, a));
+                      ck_op_name(c, recv, a));
         if (send >= 0 && recv >= 0) {
             if (op_at(c, send)->bytes != op_at(c, recv)->bytes)
                 defect(v, recs[lo].src, send - c->off[recs[lo].src],
-                       "%s sends %lld bytes but %s expects %lld", op_name(c, send, a),
-                       (long long)op_at(c, send)->bytes, op_name(c, recv, b),
+                       "%s sends %lld bytes but %s expects %lld", ck_op_name(c, send, a),
+                       (long long)op_at(c, send)->bytes, ck_op_name(c, recv, b),
                        (long long)op_at(c, recv)->bytes);
             c->partner[send] = recv;
             c->partner[recv] = send;
@@ -412,14 +383,14 @@ static int check_agree(const struct ck *c, struct plan_verdict *v, const struct 
             k++;
         if (k < M->n && k < R->n) {
             op_defect(c, v, M->items[k].g, "is #%d of its %s, but rank %d's #%d is %s%s%s; %s",
-                      k + 1, what, R->rank, k + 1, op_name(c, R->items[k].g, b),
+                      k + 1, what, R->rank, k + 1, ck_op_name(c, R->items[k].g, b),
                       M->n != R->n ? "; " : "", M->n != R->n ? lens : "", why);
         } else if (M->n < R->n) {
             int last = M->n ? M->items[M->n - 1].g : -1;
             defect(v, M->rank, last >= 0 ? last - c->off[M->rank] : -1,
                    "%s; rank %d's #%d is %s%s%s; %s", lens, R->rank, M->n + 1,
-                   op_name(c, R->items[M->n].g, a), last >= 0 ? "; its last is " : "",
-                   last >= 0 ? op_name(c, last, b) : "", why);
+                   ck_op_name(c, R->items[M->n].g, a), last >= 0 ? "; its last is " : "",
+                   last >= 0 ? ck_op_name(c, last, b) : "", why);
         } else if (M->n > R->n) {
             op_defect(c, v, M->items[R->n].g, "is #%d of its %s, one that rank %d never "
                       "reaches (%s); %s", R->n + 1, what, R->rank, lens, why);
@@ -572,7 +543,7 @@ static int check_servers(struct ck *c, struct plan_verdict *v, struct err *e)
                               "to wait for%s%s", j + 1, pull_runs[m].rank, s, n_rounds,
                               n_rounds == 1 ? "" : "s", policy_names[p->policy],
                               n ? "; workers' last push is " : "",
-                              n ? op_name(c, runs[0].items[n_rounds - 1].g, name) : "");
+                              n ? ck_op_name(c, runs[0].items[n_rounds - 1].g, name) : "");
             }
         c->n_rounds += n_rounds;
     }
@@ -594,7 +565,7 @@ done:
 }
 
 /* Runs every static check; 0 or ERR_NOMEM. */
-static int check_static(struct ck *c, struct plan_verdict *v, struct err *e)
+int ck_check_static(struct ck *c, struct plan_verdict *v, struct err *e)
 {
     if (c->p->build_rc)
         defect(v, -1, -1, "the plan is incomplete: a builder call failed: %s", c->p->build_msg);
@@ -605,288 +576,7 @@ static int check_static(struct ck *c, struct plan_verdict *v, struct err *e)
     return 0;
 }
 
-/* ---- the unit-cost run ---------------------------------------------------- */
-
-double plan_unit_cost(const struct op *op)
-{
-    switch (op->kind) {
-    case OP_FORWARD: return op->hi - op->lo;
-    case OP_BACKWARD: return 2.0 * (op->hi - op->lo);
-    default: return 0;
-    }
-}
-
-/* Min-heap of op ends, ordered by (time, g): deterministic. */
-struct event {
-    double t;
-    int g;
-};
-
-struct run_state {
-    struct ck *c;
-    double *avail;     /* [n_ops]: latest end among the conditions met so far */
-    double *start, *end;
-    int *pending;      /* [n_ops]: conditions not met yet */
-    bool *is_arrived;  /* [n_ops]: ALLREDUCE: reached its collective */
-    bool *is_done;     /* [n_ops] */
-    int *coll_arrived; /* [n_coll] */
-    double *coll_t;    /* [n_coll]: when the last member so far arrived */
-    int *round_done;   /* [n_rounds]: pushes ended */
-    struct event *heap;
-    int n_heap, n_done;
-};
-
-static bool ev_less(struct event a, struct event b)
-{
-    return a.t < b.t || (a.t == b.t && a.g < b.g);
-}
-
-static void heap_push(struct run_state *s, double t, int g)
-{
-    int i = s->n_heap++;
-    struct event ev = {t, g};
-    while (i > 0 && ev_less(ev, s->heap[(i - 1) / 2])) {
-        s->heap[i] = s->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    s->heap[i] = ev;
-}
-
-static struct event heap_pop(struct run_state *s)
-{
-    struct event top = s->heap[0], last = s->heap[--s->n_heap];
-    int i = 0;
-    for (;;) {
-        int k = 2 * i + 1;
-        if (k >= s->n_heap) break;
-        if (k + 1 < s->n_heap && ev_less(s->heap[k + 1], s->heap[k])) k++;
-        if (!ev_less(s->heap[k], last)) break;
-        s->heap[i] = s->heap[k];
-        i = k;
-    }
-    s->heap[i] = last;
-    return top;
-}
-
-static void schedule(struct run_state *s, int g, double t)
-{
-    s->start[g] = t;
-    s->end[g] = t + plan_unit_cost(op_at(s->c, g));
-    heap_push(s, s->end[g], g);
-}
-
-/* All of g's own conditions are met: start it, or for an ALLREDUCE, arrive
- * at its collective, which starts for every member with the last arrival. */
-static void become_ready(struct run_state *s, int g)
-{
-    struct ck *c = s->c;
-    if (op_at(c, g)->kind != OP_ALLREDUCE) {
-        schedule(s, g, s->avail[g]);
-        return;
-    }
-    int k = c->inst[g];
-    s->is_arrived[g] = true;
-    if (s->avail[g] > s->coll_t[k]) s->coll_t[k] = s->avail[g];
-    if (++s->coll_arrived[k] == c->coll_first[k + 1] - c->coll_first[k])
-        for (int m = c->coll_first[k]; m < c->coll_first[k + 1]; m++)
-            schedule(s, c->coll_ops[m], s->coll_t[k]);
-}
-
-static void satisfy(struct run_state *s, int g, double t)
-{
-    if (t > s->avail[g]) s->avail[g] = t;
-    if (--s->pending[g] == 0) become_ready(s, g);
-}
-
-/* Op g ended at t: release what waited for it. */
-static void release(struct run_state *s, int g, double t)
-{
-    struct ck *c = s->c;
-    const struct op *op = op_at(c, g);
-    if (c->next[g] >= 0) satisfy(s, c->next[g], t);
-    for (int k = c->dep_first[g]; k < c->dep_first[g + 1]; k++) satisfy(s, c->dependents[k], t);
-    if (op->kind == OP_SEND) satisfy(s, c->partner[g], t);
-    /* ends pop in time order, so the round completes with its need-th
-     * earliest push: all of them (sync) or the first n - B (backup) */
-    if (op->kind == OP_PUSH && c->inst[g] >= 0 && ++s->round_done[c->inst[g]] ==
-                                                      c->round_need[c->inst[g]]) {
-        int r = c->inst[g];
-        for (int k = c->pull_first[r]; k < c->pull_first[r + 1]; k++)
-            satisfy(s, c->pull_ops[k], t);
-    }
-}
-
-/* Reverse deps: dependents[dep_first[g] ..) are the ops that list g. */
-static int build_dependents(struct ck *c, struct err *e)
-{
-    const struct plan *p = c->p;
-    c->dep_first = XCALLOC(e, (size_t)c->n_ops + 2, sizeof *c->dep_first);
-    size_t n_edges = 0;
-    for (int r = 0; r < p->n_ranks; r++) n_edges += p->ranks[r].deps.len;
-    c->dependents = XCALLOC(e, n_edges, sizeof *c->dependents);
-    if (!c->dep_first || !c->dependents) return ERR_NOMEM;
-    for (int g = 0; g < c->n_ops; g++) {
-        int r = c->rank_of[g];
-        const int *deps = plan_deps(p, r, g - c->off[r]);
-        for (int k = 0; k < op_at(c, g)->n_deps; k++) c->dep_first[c->off[r] + deps[k] + 2]++;
-    }
-    for (int g = 0; g < c->n_ops; g++) c->dep_first[g + 2] += c->dep_first[g + 1];
-    for (int g = 0; g < c->n_ops; g++) {
-        int r = c->rank_of[g];
-        const int *deps = plan_deps(p, r, g - c->off[r]);
-        for (int k = 0; k < op_at(c, g)->n_deps; k++)
-            c->dependents[c->dep_first[c->off[r] + deps[k] + 1]++] = g;
-    }
-    return 0;
-}
-
-static void run_state_free(struct run_state *s)
-{
-    free(s->avail);
-    free(s->pending);
-    free(s->is_arrived);
-    free(s->is_done);
-    free(s->coll_arrived);
-    free(s->coll_t);
-    free(s->round_done);
-    free(s->heap);
-}
-
-/* Event-driven list scheduling: an op's conditions are counted up front
- * (stream predecessor, deps, the SEND of a RECV, the round of a sync PULL);
- * each end releases what waited for it. Every op enters the heap once:
- * O(n log n). Fills start/end of every op that ran; s->n_done < n_ops
- * means deadlock. On a well-formed, matched plan only. */
-static int unit_run(struct ck *c, struct run_state *s, double *start, double *end,
-                    struct err *e)
-{
-    memset(s, 0, sizeof *s);
-    s->c = c;
-    s->start = start;
-    s->end = end;
-    size_t n = (size_t)c->n_ops;
-    TRY(build_dependents(c, e));
-    s->avail = XCALLOC(e, n, sizeof *s->avail);
-    s->pending = XCALLOC(e, n, sizeof *s->pending);
-    s->is_arrived = XCALLOC(e, n, sizeof *s->is_arrived);
-    s->is_done = XCALLOC(e, n, sizeof *s->is_done);
-    s->coll_arrived = XCALLOC(e, (size_t)c->n_coll, sizeof *s->coll_arrived);
-    s->coll_t = XCALLOC(e, (size_t)c->n_coll, sizeof *s->coll_t);
-    s->round_done = XCALLOC(e, (size_t)c->n_rounds, sizeof *s->round_done);
-    s->heap = XCALLOC(e, n, sizeof *s->heap);
-    if (!s->avail || !s->pending || !s->is_arrived || !s->is_done || !s->coll_arrived ||
-        !s->coll_t || !s->round_done || !s->heap)
-        return ERR_NOMEM;
-    for (int g = 0; g < c->n_ops; g++) {
-        const struct op *op = op_at(c, g);
-        s->pending[g] = (c->prev[g] >= 0) + op->n_deps + (op->kind == OP_RECV) +
-                        (op->kind == OP_PULL && c->inst[g] >= 0);
-    }
-    for (int g = 0; g < c->n_ops; g++)
-        if (s->pending[g] == 0) become_ready(s, g);
-    while (s->n_heap) {
-        struct event ev = heap_pop(s);
-        s->is_done[ev.g] = true;
-        s->n_done++;
-        release(s, ev.g, ev.t);
-    }
-    return 0;
-}
-
-/* What blocked op g waits for: an op that has not ended (one that has not
- * arrived, for a collective's missing member), or -1. */
-static int waits_for(const struct run_state *s, int g)
-{
-    const struct ck *c = s->c;
-    const struct op *op = op_at(c, g);
-    int r = c->rank_of[g];
-    if (c->prev[g] >= 0 && !s->is_done[c->prev[g]]) return c->prev[g];
-    const int *deps = plan_deps(c->p, r, g - c->off[r]);
-    for (int k = 0; k < op->n_deps; k++)
-        if (!s->is_done[c->off[r] + deps[k]]) return c->off[r] + deps[k];
-    if (op->kind == OP_RECV) return c->partner[g];
-    if (op->kind == OP_ALLREDUCE)
-        for (int m = c->coll_first[c->inst[g]]; m < c->coll_first[c->inst[g] + 1]; m++)
-            if (!s->is_arrived[c->coll_ops[m]]) return c->coll_ops[m];
-    if (op->kind == OP_PULL && c->inst[g] >= 0)
-        for (int m = c->round_first[c->inst[g]]; m < c->round_first[c->inst[g] + 1]; m++)
-            if (!s->is_done[c->round_ops[m]]) return c->round_ops[m];
-    return -1;
-}
-
-static void appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
-{
-    if (*used >= size) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(buf + *used, size - *used, fmt, ap);
-    va_end(ap);
-    if (k > 0) *used += (size_t)k;
-}
-
-/* Every blocked op waits for another blocked one, so following those edges
- * from the first blocked op must come back to an op already seen: that loop
- * is the cycle. It is printed from its lowest op, and shortened in the
- * middle when it does not fit in size bytes. Returns the first op of the
- * cycle, or -1 when none was found (a bug: the message says so). */
-static int cycle_message(const struct run_state *s, char *buf, size_t size, struct err *e,
-                         int *rc)
-{
-    const struct ck *c = s->c;
-    *rc = 0;
-    int *pos = XCALLOC(e, (size_t)c->n_ops, sizeof *pos), *path = XCALLOC(e, (size_t)c->n_ops,
-                                                                            sizeof *path);
-    if (!pos || !path) {
-        free(pos);
-        free(path);
-        *rc = ERR_NOMEM;
-        return -1;
-    }
-    int g = 0, len = 0;
-    while (s->is_done[g]) g++;
-    for (int k = 0; k < c->n_ops; k++) pos[k] = -1;
-    while (g >= 0 && pos[g] < 0) {
-        pos[g] = len;
-        path[len++] = g;
-        g = waits_for(s, g);
-    }
-    char name[NAME_BYTES];
-    if (g < 0) {
-        snprintf(buf, size, "%s is blocked on nothing the checker can name (a checker bug)",
-                 op_name(c, path[len - 1], name));
-        free(pos);
-        free(path);
-        return -1;
-    }
-    const int *cyc = path + pos[g];
-    int n = len - pos[g], first = 0;
-    for (int k = 1; k < n; k++)
-        if (cyc[k] < cyc[first]) first = k;
-    size_t used = 0;
-    appendf(buf, size, &used, "deadlock, a cycle of %d ops: ", n);
-    /* room kept for " ... (k more)" and the closing " which waits for rank R op I" */
-    const size_t tail = 64;
-    for (int k = 0; k < n; k++) {
-        op_name(c, cyc[(first + k) % n], name);
-        const char *link = k == 0 ? "" : k == 1 ? " waits for " : " which waits for ";
-        if (used + strlen(link) + strlen(name) + tail >= size) {
-            appendf(buf, size, &used, " ... (%d more)", n - k);
-            break;
-        }
-        appendf(buf, size, &used, "%s%s", link, name);
-    }
-    int h0 = cyc[first];
-    appendf(buf, size, &used, " which waits for rank %d op %d", c->rank_of[h0],
-            h0 - c->off[c->rank_of[h0]]);
-    free(pos);
-    free(path);
-    return h0;
-}
-
-/* ---- public entry points -------------------------------------------------- */
+/* ---- the entry point ------------------------------------------------------ */
 
 int plan_check(const struct plan *p, struct plan_verdict *v, struct err *e)
 {
@@ -896,107 +586,22 @@ int plan_check(const struct plan *p, struct plan_verdict *v, struct err *e)
     double *start = NULL, *end = NULL;
     int rc = ck_init(&c, p, e);
     if (rc < 0) goto done;
-    rc = check_static(&c, v, e);
+    rc = ck_check_static(&c, v, e);
     if (rc < 0 || v->n_defects) goto done;   /* a deadlock check needs a matched plan */
     start = XCALLOC(e, (size_t)c.n_ops, sizeof *start);
     end = XCALLOC(e, (size_t)c.n_ops, sizeof *end);
-    rc = !start || !end ? ERR_NOMEM : unit_run(&c, &s, start, end, e);
+    rc = !start || !end ? ERR_NOMEM : ck_unit_run(&c, &s, start, end, e);
     if (rc < 0 || s.n_done == c.n_ops) goto done;
     char msg[sizeof v->defects[0].msg];
-    int g = cycle_message(&s, msg, sizeof msg, e, &rc);
+    int g = ck_cycle_message(&s, msg, sizeof msg, e, &rc);
     if (rc < 0) goto done;
     int r = g >= 0 ? c.rank_of[g] : -1;
     defect(v, r, g >= 0 ? g - c.off[r] : -1, "%s", msg);
 done:
     v->is_valid = rc == 0 && v->n_defects == 0;
-    run_state_free(&s);
+    ck_run_state_free(&s);
     free(start);
     free(end);
     ck_free(&c);
     return rc;
-}
-
-int plan_unit_run(const struct plan *p, struct plan_times *t, struct err *e)
-{
-    memset(t, 0, sizeof *t);
-    struct ck c;
-    struct run_state s = {0};
-    struct plan_verdict *v = XCALLOC(e, 1, sizeof *v);
-    int rc = v ? ck_init(&c, p, e) : ERR_NOMEM;
-    if (!v) memset(&c, 0, sizeof c);
-    if (rc < 0) goto fail;
-    rc = check_static(&c, v, e);
-    if (rc < 0) goto fail;
-    if (v->n_defects) {
-        rc = err_set(e, ERR_RUN, "the %s plan cannot run: %s%s", p->strategy, v->defects[0].msg,
-                     v->n_defects > 1 ? " (and more; plan_check lists them)" : "");
-        goto fail;
-    }
-    t->n_ranks = p->n_ranks;
-    t->start = XCALLOC(e, (size_t)p->n_ranks, sizeof *t->start);
-    t->end = XCALLOC(e, (size_t)p->n_ranks, sizeof *t->end);
-    t->busy_compute = XCALLOC(e, (size_t)p->n_ranks, sizeof *t->busy_compute);
-    /* one block per array; start[0] / end[0] own it (rank 0's ops are first) */
-    double *start = XCALLOC(e, (size_t)c.n_ops, sizeof *start);
-    double *end = XCALLOC(e, (size_t)c.n_ops, sizeof *end);
-    if (!t->start || !t->end || !t->busy_compute || !start || !end) {
-        free(start);
-        free(end);
-        rc = ERR_NOMEM;
-        goto fail;
-    }
-    for (int r = 0; r < p->n_ranks; r++) {
-        t->start[r] = start + c.off[r];
-        t->end[r] = end + c.off[r];
-    }
-    rc = unit_run(&c, &s, start, end, e);
-    if (rc < 0) goto fail;
-    if (s.n_done < c.n_ops) {
-        char msg[ERR_MSG_BYTES - 64];
-        cycle_message(&s, msg, sizeof msg, e, &rc);
-        if (rc == 0) rc = err_set(e, ERR_RUN, "the %s plan at unit cost: %s", p->strategy, msg);
-        goto fail;
-    }
-    for (int g = 0; g < c.n_ops; g++) {
-        const struct op *op = op_at(&c, g);
-        if (end[g] > t->makespan) t->makespan = end[g];
-        if (op->stream == STREAM_COMPUTE && op_infos[op->kind].cls == OPC_COMPUTE)
-            t->busy_compute[c.rank_of[g]] += end[g] - start[g];
-    }
-    run_state_free(&s);
-    ck_free(&c);
-    free(v);
-    return 0;
-fail:
-    run_state_free(&s);
-    ck_free(&c);
-    free(v);
-    plan_times_release(t);
-    return rc;
-}
-
-void plan_times_release(struct plan_times *t)
-{
-    if (t->start && t->n_ranks > 0) free(t->start[0]);
-    if (t->end && t->n_ranks > 0) free(t->end[0]);
-    free(t->start);
-    free(t->end);
-    free(t->busy_compute);
-    memset(t, 0, sizeof *t);
-}
-
-double plan_unit_bubble(const struct plan *p, const struct plan_times *t)
-{
-    if (t->makespan <= 0) return 0;
-    double sum = 0;
-    int n = 0;
-    for (int r = 0; r < p->n_workers && r < t->n_ranks; r++) {
-        bool has_compute = false;
-        for (size_t i = 0; i < p->ranks[r].ops.len && !has_compute; i++)
-            has_compute = op_infos[p->ranks[r].ops.items[i].kind].cls == OPC_COMPUTE;
-        if (!has_compute) continue;
-        sum += (t->makespan - t->busy_compute[r]) / t->makespan;
-        n++;
-    }
-    return n ? sum / n : 0;
 }

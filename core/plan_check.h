@@ -47,8 +47,9 @@ double plan_unit_cost(const struct op *op);
 struct plan_times {
     int n_ranks;
     double makespan;          /* time units until the last op ends */
-    double **start, **end;    /* [rank][op] */
+    double **start, **end;    /* [rank][op]: rows into storage, borrowed from it */
     double *busy_compute;     /* [rank]: time units of compute ops */
+    double *storage;          /* owns start/end rows: every op's start, then every op's end */
 };
 
 /* Runs p once at unit cost with the semantics of plan.h. On deadlock returns
