@@ -1,0 +1,65 @@
+/* Parameter-server policy: the one piece of logic that decides, for a
+ * server holding one shard, which pushes are applied, which dropped, and
+ * when a pull may be answered. sim/ runs it in virtual time and real/ in an
+ * MPI rank, so both mean the same thing by "sync", "async", "ssp:K" and
+ * "backup:B".
+ *
+ * Versions: the server's version counts the updates applied to its shard.
+ * A worker's gradient is computed from the version it last pulled
+ * (version_read); it is applied at version_applied (the version just before
+ * it takes effect). staleness = version_applied - version_read: the updates
+ * other workers made in between.
+ *   sync      round r gathers the step-r push of every worker, then applies
+ *             them as one update: every push has staleness 0
+ *   backup:B  like sync, but round r closes with the first n - B pushes; the
+ *             later ones of round r are dropped (Chen et al., 2016, "Revisiting
+ *             Distributed Synchronous SGD")
+ *   async     each push is applied on arrival; pulls never wait (Hogwild-style
+ *             parameter server; with n identical workers staleness -> n - 1)
+ *   ssp:K     async, but worker w's pull after its step s waits until every
+ *             worker has pushed step s - K (Ho et al., 2013, "More Effective
+ *             Distributed ML via a Stale Synchronous Parallel Parameter Server") */
+#ifndef STRATA_PS_POLICY_H
+#define STRATA_PS_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "plan.h"
+
+struct ps_server {
+    enum server_policy policy;
+    int arg;                  /* SSP: bound K; BACKUP: dropped pushes B */
+    int n_workers;            /* workers that push to this server */
+    int64_t version;          /* updates applied so far */
+    int64_t round;            /* sync/backup: the step being gathered */
+    int n_in_round;           /* sync/backup: pushes counted in the round */
+    int64_t *pushed;          /* [n_workers]: steps each worker has pushed (its clock) */
+};
+
+enum ps_action {
+    PS_APPLIED,   /* applied now, as its own update (async, ssp) */
+    PS_GATHERED,  /* counted in the round; the round is still open */
+    PS_ROUND,     /* counted, and it closed the round: the round's update is applied now */
+    PS_DROPPED,   /* too late for its round (backup) */
+};
+
+struct ps_push_result {
+    enum ps_action action;
+    int64_t version_applied;  /* -1 when dropped */
+};
+
+int ps_server_init(struct ps_server *s, enum server_policy policy, int arg, int n_workers,
+                   struct err *e);
+void ps_server_release(struct ps_server *s);
+
+/* Worker w (0-based among this server's workers) pushes the gradient of its
+ * step `step`, computed from version_read. */
+struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
+                                     int64_t version_read);
+
+/* May worker w's pull that ends its step `step` be answered now? */
+bool ps_server_pull_ready(const struct ps_server *s, int w, int64_t step);
+
+#endif

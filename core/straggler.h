@@ -1,0 +1,65 @@
+/* Stragglers and failures: the disturbances of a run, drawn from the run's
+ * seed with GSL, one random stream per rank (seeded from the seed and the
+ * rank), so adding a rank leaves the others' draws unchanged and the same
+ * seed gives the same run. sim/ applies them to simulated op times, real/
+ * delays real ops by them: both meet the same disturbances.
+ *
+ *   none             no disturbance
+ *   exp:F            each compute op takes an extra Exponential delay of mean F x its time
+ *   lognormal:SIGMA  each compute op's time is multiplied by LogNormal(-SIGMA^2/2, SIGMA),
+ *                    whose mean is 1: noise without a change of the average
+ *   slow:R=X[,R=X]   rank R is always X times slower (X >= 1)
+ *   pause:P:D        at the start of each step, with probability P, a rank stalls D seconds */
+#ifndef STRATA_STRAGGLER_H
+#define STRATA_STRAGGLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+
+enum straggler_kind { STRAG_NONE, STRAG_EXP, STRAG_LOGNORMAL, STRAG_SLOW, STRAG_PAUSE };
+
+#define STRAGGLER_MAX_SLOW 64
+
+struct straggler_spec {
+    enum straggler_kind kind;
+    double exp_factor;                       /* exp:F */
+    double sigma;                            /* lognormal:SIGMA */
+    int n_slow;                              /* slow:R=X,... */
+    int slow_rank[STRAGGLER_MAX_SLOW];
+    double slow_factor[STRAGGLER_MAX_SLOW];
+    double pause_p, pause_s;                 /* pause:P:D */
+};
+
+/* Parses --straggler; ERR_INPUT naming --straggler, the text and the forms. */
+int straggler_parse(const char *text, struct straggler_spec *s, struct err *e);
+/* Back to text, e.g. "exp:0.5". */
+void straggler_format(const struct straggler_spec *s, char *buf, size_t n);
+
+struct straggler;
+
+/* Per-rank random streams for n_ranks ranks. A slow rank >= n_ranks is an
+ * ERR_INPUT naming --straggler. */
+struct straggler *straggler_create(const struct straggler_spec *s, uint64_t seed, int n_ranks,
+                                   struct err *e);
+void straggler_free(struct straggler *g);
+
+/* The disturbed duration of a compute op of base_s seconds on rank. */
+double straggler_compute_s(struct straggler *g, int rank, double base_s);
+
+/* Stall of rank at the start of one of its steps (0 unless pause:P:D). Call
+ * once per rank and step, in step order. */
+double straggler_pause_s(struct straggler *g, int rank);
+
+struct failure_spec {
+    bool is_set;
+    int rank;
+    double time_s;
+};
+
+/* Parses --fail R@T ("" = none); ERR_INPUT naming --fail. */
+int failure_parse(const char *text, struct failure_spec *f, struct err *e);
+
+#endif

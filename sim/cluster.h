@@ -1,0 +1,63 @@
+/* The simulated hardware: nodes x devices per node, a device profile, and
+ * the links inside a node and between nodes, from a preset or a profile
+ * file of `key = value` lines (what `strata calibrate` will write). */
+#ifndef STRATA_CLUSTER_H
+#define STRATA_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/err.h"
+
+enum allreduce_algo { ALLREDUCE_RING, ALLREDUCE_TREE, ALLREDUCE_HIERARCHICAL };
+
+struct device_profile {
+    double flops_per_s;          /* sustained, on the model's GEMMs */
+    double mem_bw_bytes_per_s;   /* sustained memory bandwidth */
+    double op_overhead_s;        /* per compute op: launch and framework cost */
+    int64_t mem_bytes;           /* capacity */
+};
+
+struct link_profile {
+    double latency_s;            /* alpha */
+    double bw_bytes_per_s;       /* beta, per direction; INFINITY = free */
+};
+
+struct cluster {
+    char name[64];               /* preset name or file path as given */
+    bool is_ideal;               /* unit costs: see plan_unit_cost; all communication free */
+    struct device_profile device;
+    struct link_profile intra;   /* between devices of one node (NVLink, PCIe, loopback) */
+    struct link_profile inter;   /* between nodes (InfiniBand, Ethernet) */
+    int devices_per_node;
+    int nodes;
+    enum allreduce_algo allreduce;
+};
+
+extern const struct cluster cluster_presets[];
+extern const size_t cluster_n_presets;
+extern const char *const allreduce_names[];   /* "ring", "tree", "hierarchical" */
+
+/* A preset by name, or else a profile file. Keys of a file: name, ideal,
+ * flops_per_s, mem_bw_bytes_per_s, op_overhead_s, mem_bytes, devices_per_node,
+ * intra_latency_s, intra_bw_bytes_per_s, inter_latency_s, inter_bw_bytes_per_s
+ * ('#' comments; unknown keys, bad numbers and missing keys are ERR_INPUT
+ * naming the file and line). Neither: ERR_INPUT naming --cluster and the presets. */
+int cluster_load(const char *name_or_path, struct cluster *c, struct err *e);
+
+/* Places n_ranks ranks, rank r on node r / devices_per_node: devices_per_node
+ * from the option when > 0 (else the profile's), nodes from the option when
+ * > 0 (else as many as needed; too few is ERR_INPUT naming --nodes), and the
+ * all-reduce algorithm by name. */
+int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long devices_per_node,
+                   const char *allreduce, struct err *e);
+
+static inline int cluster_node_of(const struct cluster *c, int rank)
+{
+    return rank / c->devices_per_node;
+}
+
+/* Writes c as a profile file that cluster_load reads back. Atomic. */
+int cluster_write(const struct cluster *c, const char *path, struct err *e);
+
+#endif

@@ -1,0 +1,30 @@
+/* Time of each op on a cluster: compute by a roofline, communication by the
+ * alpha-beta model (a message of n bytes takes alpha + n / beta). On the
+ * ideal cluster, compute takes plan_unit_cost time units and communication
+ * nothing. */
+#ifndef STRATA_COST_H
+#define STRATA_COST_H
+
+#include <stdint.h>
+
+#include "../core/plan.h"
+#include "cluster.h"
+
+/* max(flops / flops_per_s, bytes / mem_bw) + op_overhead, before stragglers. */
+double cost_compute_s(const struct cluster *c, const struct op *op);
+
+/* The link between two ranks: intra when they share a node, else inter. */
+struct link_profile cost_link(const struct cluster *c, int rank_a, int rank_b);
+
+/* An all-reduce of `bytes` over the group's ranks with c->allreduce:
+ *   ring          2(p-1) (alpha + n / (p beta))            (Patarasuk & Yuan, 2009)
+ *   tree          2 ceil(log2 p) (alpha + n / beta)        (reduce then broadcast
+ *                 along a binary tree, unpipelined: latency-optimal, bandwidth-poor)
+ *   hierarchical  intra-node reduce-scatter, inter-node ring all-reduce of n/g
+ *                 among the k nodes, intra-node all-gather (g devices a node):
+ *                 2(g-1)(alpha_i + n/(g beta_i)) + 2(k-1)(alpha_e + n/(g k beta_e))
+ * A flat ring or tree that spans nodes runs at the inter-node link's alpha and
+ * beta, its slowest hop. One rank: 0. */
+double cost_allreduce_s(const struct cluster *c, const int *ranks, int n_ranks, int64_t bytes);
+
+#endif
