@@ -188,6 +188,18 @@ cJSON *report_to_json(const struct report *r)
         add(o, "idle_s", num(t->idle_s), &ok);
     }
 
+    if (r->failure.happened) {
+        cJSON *f = add(root, "failure", cJSON_CreateObject(), &ok);
+        if (f) {
+            add(f, "rank", cJSON_CreateNumber(r->failure.rank), &ok);
+            add(f, "time_s", num(r->failure.time_s), &ok);
+            add(f, "lost_s", num(r->failure.lost_s), &ok);
+            add(f, "steps_redone", cJSON_CreateNumber(r->failure.steps_redone), &ok);
+        }
+    } else {
+        add(root, "failure", cJSON_CreateNull(), &ok);
+    }
+
     if (!ok) {
         cJSON_Delete(root);
         return NULL;
@@ -393,4 +405,38 @@ void report_print_table(FILE *out, const struct report *const *rs, int n,
         }
         fputc('\n', out);
     }
+}
+
+/* CSV fields are numbers and strategy names (letters, digits, '-'): nothing
+ * needs quoting. Numbers use %.17g so that they read back exactly. */
+int report_write_csv(const struct report *const *rs, int n, const double *speedup,
+                     const char *path, struct err *e)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
+    fputs("strategy,devices,step_time_mean_s,step_time_p50_s,step_time_p99_s,"
+          "throughput_samples_per_s,speedup,compute,comm,idle,bubble_fraction,"
+          "staleness_mean,staleness_max,peak_bytes,final_loss,test_accuracy\n", f);
+    for (int i = 0; i < n; i++) {
+        const struct report *r = rs[i];
+        fprintf(f, "%s,%d,%.17g,%.17g,%.17g,%.17g,", r->strategy, r->devices,
+                r->step_time_s.mean, r->step_time_s.p50, r->step_time_s.p99,
+                r->throughput_samples_per_s);
+        if (speedup) fprintf(f, "%.17g", speedup[i]);
+        fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%lld,%lld,", r->breakdown.compute,
+                r->breakdown.comm, r->breakdown.idle, r->bubble_fraction, r->staleness.mean,
+                (long long)r->staleness.max, (long long)r->memory_bytes_per_device.peak);
+        if (r->has_final) fprintf(f, "%.17g,%.17g", r->final.loss, r->final.test_accuracy);
+        else fputs(",", f);
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
+    }
+    int rc = file_write_atomic(path, buf, len, e);
+    free(buf);
+    return rc;
 }

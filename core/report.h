@@ -54,6 +54,13 @@ struct report {
     double time_to_accuracy_s;
     struct rank_time *per_rank;      /* [n_per_rank], owned */
     int n_per_rank;
+    struct {                         /* "failure": null, or what a --fail cost */
+        bool happened;
+        int rank;
+        double time_s;
+        double lost_s;               /* work redone after a synchronous restart */
+        int steps_redone;
+    } failure;
 };
 
 /* A zeroed report; mode must be set by the caller. */
@@ -71,6 +78,13 @@ int report_write_json(const struct report *r, const char *path, struct err *e);
 /* { "strata_compare": 1, "reports": [ ... ] } to path, atomically. */
 int report_write_compare_json(const struct report *const *rs, int n, const char *path,
                               struct err *e);
+
+/* One CSV row per report (a header line first): strategy, devices, step time
+ * mean/p50/p99, throughput, speedup (empty when speedup is NULL), breakdown,
+ * bubble, staleness mean/max, peak memory, final loss and accuracy (empty
+ * when not run). Atomic. */
+int report_write_csv(const struct report *const *rs, int n, const double *speedup,
+                     const char *path, struct err *e);
 
 /* One row per report: strategy, devices, step time, throughput, speedup
  * (speedup[i], or "-" when speedup is NULL), compute/comm/idle, bubble,

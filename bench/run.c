@@ -1,0 +1,98 @@
+#include <string.h>
+
+#include "../core/analysis.h"
+#include "../core/straggler.h"
+#include "run.h"
+
+/* Spans kept at most, whatever keep_steps says: a bound on memory (80 bytes a
+ * span: 1e6 spans are 80 MB). */
+#define RUN_MAX_KEPT_SPANS 1000000
+
+int run_simulate(const struct config *cfg, const struct strategy *st, const struct workload *wl,
+                 int keep_steps, struct sim_run *run, struct err *e)
+{
+    memset(run, 0, sizeof *run);
+    run->cfg = *cfg;
+    run->cfg.positional = NULL;   /* borrowed from argv; the copy must not free it */
+    run->cfg.n_positional = 0;
+    snprintf(run->cfg.strategy, sizeof run->cfg.strategy, "%s", st->name);
+    report_init(&run->report);
+    trace_init(&run->trace, keep_steps, keep_steps ? RUN_MAX_KEPT_SPANS : 0);
+
+    struct straggler_spec strag;
+    struct sim_setup setup = {.cluster = &run->cluster, .steps = (int)cfg->steps,
+                              .seed = (uint64_t)cfg->seed, .straggler = &strag,
+                              .checkpoint_every = (int)cfg->checkpoint_every};
+    TRY(straggler_parse(cfg->straggler, &strag, e));
+    TRY(failure_parse(cfg->fail, &setup.failure, e));
+    TRY(cluster_load(cfg->cluster, &run->cluster, e));
+    TRY(strategy_build(st, &run->cfg, wl, &run->plan, e));
+    TRY(cluster_layout(&run->cluster, run->plan->n_ranks, cfg->nodes, cfg->devices_per_node,
+                       cfg->allreduce, e));
+    if (setup.failure.is_set && setup.failure.rank >= run->plan->n_ranks)
+        return err_set(e, ERR_INPUT, "--fail: rank %d does not exist (the plan has ranks 0 to %d)",
+                       setup.failure.rank, run->plan->n_ranks - 1);
+    setup.plan = run->plan;
+
+    struct analysis *a = analysis_create(run->plan, setup.steps, e);
+    if (!a) return e->code;
+    int rc = simulate(&setup, a, &run->trace, &run->result, e);
+    if (rc == 0) rc = analysis_finish(a, run->result.makespan_s, &run->report, e);
+    analysis_free(a);
+    TRY(rc);
+
+    struct report *r = &run->report;
+    r->mode = "sim";
+    snprintf(r->strategy, sizeof r->strategy, "%s", st->name);
+    r->devices = run->plan->n_workers;
+    r->config = &run->cfg;
+    r->config_groups = RUN_CONFIG_GROUPS;
+    r->failure.happened = run->result.failed;
+    r->failure.rank = run->result.failed_rank;
+    r->failure.time_s = run->result.failure_time_s;
+    r->failure.lost_s = run->result.lost_s;
+    r->failure.steps_redone = run->result.steps_redone;
+    return 0;
+}
+
+void run_release(struct sim_run *run)
+{
+    report_release(&run->report);
+    trace_release(&run->trace);
+    plan_free(run->plan);
+    run->plan = NULL;
+}
+
+int run_baseline(const struct config *cfg, const struct workload *wl, struct sim_run *run,
+                 struct err *e)
+{
+    struct config one = *cfg;
+    one.devices = 1;
+    one.nodes = 0;
+    /* The baseline has only rank 0: a failure of another rank does not
+     * happen there, and of the slow ranks only rank 0 stays slow. */
+    one.fail[0] = '\0';
+    struct straggler_spec strag;
+    TRY(straggler_parse(cfg->straggler, &strag, e));
+    if (strag.kind == STRAG_SLOW) {
+        int kept = 0;
+        for (int i = 0; i < strag.n_slow; i++)
+            if (strag.slow_rank[i] == 0) {
+                strag.slow_rank[kept] = 0;
+                strag.slow_factor[kept++] = strag.slow_factor[i];
+            }
+        strag.n_slow = kept;
+        if (!kept) strag.kind = STRAG_NONE;
+        straggler_format(&strag, one.straggler, sizeof one.straggler);
+    }
+    const struct strategy *single = strategy_find("mirrored", e);
+    if (!single) return e->code;
+    TRY_CTX(e, run_simulate(&one, single, wl, 0, run, e), "the one-device baseline");
+    return 0;
+}
+
+double run_speedup(const struct sim_run *run, const struct sim_run *baseline)
+{
+    double base = baseline->report.throughput_samples_per_s;
+    return base > 0 ? run->report.throughput_samples_per_s / base : 0;
+}

@@ -1,0 +1,44 @@
+/* One scenario, start to report: the config and workload become a plan, a
+ * laid-out cluster, a simulation and its analysis. `strata sim` runs one;
+ * `strata compare` runs one per strategy plus the one-device baseline. */
+#ifndef STRATA_BENCH_RUN_H
+#define STRATA_BENCH_RUN_H
+
+#include <stdbool.h>
+
+#include "../core/config.h"
+#include "../core/report.h"
+#include "../core/trace.h"
+#include "../sim/cluster.h"
+#include "../sim/simulate.h"
+#include "../strategies/strategy.h"
+
+/* Option groups that shape a simulated run: what its report's "config" holds. */
+#define RUN_CONFIG_GROUPS (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM)
+
+struct sim_run {
+    struct config cfg;          /* the scenario, with cfg.strategy set to the run's strategy */
+    struct plan *plan;
+    struct cluster cluster;
+    struct sim_result result;
+    struct report report;
+    struct trace trace;         /* kept spans: the first keep_steps steps */
+};
+
+/* Simulates strategy st on cfg and wl. keep_steps: steps whose spans are
+ * kept in run->trace (0 = none, -1 = all). ERR_INPUT (naming the option) when
+ * the scenario does not fit the strategy or an option's text is malformed. */
+int run_simulate(const struct config *cfg, const struct strategy *st, const struct workload *wl,
+                 int keep_steps, struct sim_run *run, struct err *e);
+void run_release(struct sim_run *run);
+
+/* The baseline every speedup is measured against: the same scenario on one
+ * device, where every strategy is the same single-device training. */
+int run_baseline(const struct config *cfg, const struct workload *wl, struct sim_run *run,
+                 struct err *e);
+
+/* throughput / the baseline's throughput: for synchronous strategies the
+ * ratio of step times, for asynchronous ones of samples per second. */
+double run_speedup(const struct sim_run *run, const struct sim_run *baseline);
+
+#endif
