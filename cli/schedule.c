@@ -127,7 +127,19 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
             status = scenario_fail(self, &e);
             goto out;
         }
-        timeline_print(stdout, p, &t, 120, 32);
+        size_t n_spans;
+        struct span *spans = timeline_spans_of_unit_run(p, &t, &n_spans);
+        if (!spans) {
+            err_set(&e, ERR_NOMEM, "out of memory drawing the timeline");
+            status = scenario_fail(self, &e);
+            goto out;
+        }
+        /* One unit a column when the step fits the terminal: the textbook picture. */
+        int cols = timeline_width();
+        if (t.makespan + 18 < cols) cols = (int)t.makespan + 18;
+        printf("At unit cost: forward 1 unit per layer, backward 2, communication free.\n");
+        timeline_print(stdout, spans, n_spans, p->n_ranks, t.makespan, cols, 64, "units");
+        free(spans);
         format_bytes((double)plan_comm_bytes(p), comm, sizeof comm);
         printf("\nvalid: %d ranks, %lld ops, %s communicated per step; unit-cost step %g units, "
                "bubble %.1f%%\n", p->n_ranks, (long long)plan_n_ops(p), comm, t.makespan,

@@ -1,46 +1,102 @@
 #include <ctype.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "timeline.h"
 
-static char op_letter(const struct op *op)
+int timeline_width(void)
 {
-    char c = op->kind == OP_FORWARD ? 'F' : op->kind == OP_BACKWARD ? 'B' : 'U';
-    return op->mb > 0 && op->mb % 2 ? (char)tolower(c) : c;
+    const char *env = getenv("COLUMNS");
+    int w = env ? atoi(env) : 0;
+    struct winsize ws;
+    if (w <= 0 && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+        w = ws.ws_col;
+    return w > 20 ? w : 100;
 }
 
-void timeline_print(FILE *out, const struct plan *p, const struct plan_times *t, int max_cols,
-                    int max_ranks)
+static char letter(const struct span *s)
 {
-    if (t->makespan <= 0) {
-        fputs("  (every op is free at unit cost: nothing to draw)\n", out);
+    static const char letters[OP_N_KINDS] = {
+        [OP_FORWARD] = 'F', [OP_BACKWARD] = 'B', [OP_SEND] = 'S', [OP_RECV] = 'R',
+        [OP_ALLREDUCE] = 'A', [OP_PUSH] = 'P', [OP_PULL] = 'L', [OP_UPDATE] = 'U'};
+    char c = letters[s->kind];
+    if ((s->kind == OP_FORWARD || s->kind == OP_BACKWARD) && s->mb > 0 && s->mb % 2)
+        c = (char)tolower(c);
+    return c;
+}
+
+void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, double t_end_s,
+                    int cols, int max_rows, const char *unit)
+{
+    if (t_end_s <= 0 || n == 0) {
+        fputs("  (nothing takes time: no timeline to draw)\n", out);
         return;
     }
-    int cols = t->makespan < max_cols ? (int)t->makespan : max_cols;
-    double unit_per_col = t->makespan / cols;
-    fprintf(out, "timeline at unit cost (F/f forward, B/b backward of even/odd microbatches, "
-                 ". idle; one column = %.3g unit%s):\n",
-            unit_per_col, unit_per_col == 1 ? "" : "s");
-    char *row = malloc((size_t)cols + 1);
-    if (!row) return;
-    int shown = 0;
-    for (int r = 0; r < p->n_workers && shown < max_ranks; r++, shown++) {
-        const struct plan_rank *pr = &p->ranks[r];
-        for (int c = 0; c < cols; c++) row[c] = '.';
-        row[cols] = '\0';
-        /* A column shows the op running at its midpoint: compute ops of one
-         * stream never overlap, so at most one does. */
-        for (size_t i = 0; i < pr->ops.len; i++) {
-            const struct op *op = &pr->ops.items[i];
-            if (op->stream != STREAM_COMPUTE || t->end[r][i] <= t->start[r][i]) continue;
-            for (int c = (int)(t->start[r][i] / unit_per_col); c < cols; c++) {
-                double mid = (c + 0.5) * unit_per_col;
-                if (mid >= t->end[r][i]) break;
-                if (mid >= t->start[r][i]) row[c] = op_letter(op);
+    /* Rows: rank r stream s is row 2r+s; a row with no span is not drawn. */
+    int n_rows = 2 * n_ranks;
+    const int label = 16;
+    int width = cols - label - 2 > 10 ? cols - label - 2 : 10;
+    double per_col = t_end_s / width;
+    char *grid = malloc((size_t)n_rows * (size_t)width);
+    double *cover = calloc((size_t)n_rows * (size_t)width, sizeof *cover);
+    char *used = calloc((size_t)n_rows, 1);
+    if (!grid || !cover || !used) goto out;
+    memset(grid, '.', (size_t)n_rows * (size_t)width);
+    for (size_t i = 0; i < n; i++) {
+        const struct span *s = &spans[i];
+        if (s->rank < 0 || s->rank >= n_ranks || s->end_s <= s->start_s) continue;
+        int row = 2 * s->rank + (s->stream ? 1 : 0);
+        used[row] = 1;
+        int c0 = (int)(s->start_s / per_col), c1 = (int)(s->end_s / per_col);
+        for (int c = c0 < 0 ? 0 : c0; c <= c1 && c < width; c++) {
+            double lo = c * per_col, hi = lo + per_col;
+            double part = (s->end_s < hi ? s->end_s : hi) - (s->start_s > lo ? s->start_s : lo);
+            size_t k = (size_t)row * (size_t)width + (size_t)c;
+            if (part > cover[k]) {
+                cover[k] = part;
+                grid[k] = letter(s);
             }
         }
-        fprintf(out, "  rank %-4d |%s|\n", r, row);
     }
-    if (p->n_workers > shown) fprintf(out, "  ... %d more ranks\n", p->n_workers - shown);
-    free(row);
+    fprintf(out, "timeline, one column = %.3g %s (F/f forward, B/b backward of even/odd "
+                 "microbatches,\nU update, S send, R recv, A all-reduce, P push, L pull, . idle):\n",
+            per_col, unit);
+    int shown = 0, hidden = 0;
+    for (int row = 0; row < n_rows; row++) {
+        if (!used[row]) continue;
+        if (shown == max_rows) {
+            hidden++;
+            continue;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "rank %d %s", row / 2, row % 2 ? "comm" : "compute");
+        fprintf(out, "  %-*s|%.*s|\n", label - 2, name, width, grid + (size_t)row * (size_t)width);
+        shown++;
+    }
+    if (hidden) fprintf(out, "  ... %d more rows\n", hidden);
+out:
+    free(grid);
+    free(cover);
+    free(used);
+}
+
+struct span *timeline_spans_of_unit_run(const struct plan *p, const struct plan_times *t,
+                                        size_t *n)
+{
+    *n = (size_t)plan_n_ops(p);
+    struct span *spans = calloc(*n ? *n : 1, sizeof *spans);
+    if (!spans) return NULL;
+    size_t k = 0;
+    for (int r = 0; r < p->n_ranks; r++)
+        for (size_t i = 0; i < p->ranks[r].ops.len; i++) {
+            const struct op *op = &p->ranks[r].ops.items[i];
+            spans[k++] = (struct span){
+                .rank = r, .stream = (int16_t)op->stream, .kind = (int16_t)op->kind,
+                .op = (int32_t)i, .mb = op->mb, .lo = op->lo, .hi = op->hi, .peer = op->peer,
+                .start_s = t->start[r][i], .end_s = t->end[r][i], .bytes = op->bytes,
+                .flops = op->flops, .version_read = -1, .version_applied = -1};
+        }
+    return spans;
 }

@@ -1,16 +1,29 @@
-/* An ASCII Gantt chart of a plan's unit-cost run: one row per worker's
- * compute stream, F forward and B backward, upper case for even microbatches
- * and lower case for odd ones so that consecutive microbatches stay apart. */
+/* An ASCII Gantt chart of spans: one row per rank and stream, a letter per
+ * op kind (F forward, B backward, U update, S send, R recv, A all-reduce,
+ * P push, L pull), '.' for idle. Forward and backward letters are upper case
+ * for even microbatches and lower case for odd ones, so that consecutive
+ * microbatches stay apart. Each column shows the op that covers most of it. */
 #ifndef STRATA_CLI_TIMELINE_H
 #define STRATA_CLI_TIMELINE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "../core/plan.h"
 #include "../core/plan_check.h"
+#include "../core/trace.h"
 
-/* At most max_cols columns (time is scaled down beyond that) and max_ranks rows. */
-void timeline_print(FILE *out, const struct plan *p, const struct plan_times *t, int max_cols,
-                    int max_ranks);
+/* Columns for a chart on this terminal: $COLUMNS or the tty's width, else 100. */
+int timeline_width(void);
+
+/* Draws spans[0..n) of ranks [0, n_ranks) over [0, t_end_s), in `cols`
+ * columns, at most max_rows rows. `unit` names the time unit ("s", "units"). */
+void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, double t_end_s,
+                    int cols, int max_rows, const char *unit);
+
+/* The spans of a unit-cost run (plan_unit_run), for the same chart. Caller
+ * frees; NULL when out of memory. */
+struct span *timeline_spans_of_unit_run(const struct plan *p, const struct plan_times *t,
+                                        size_t *n);
 
 #endif
