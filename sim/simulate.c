@@ -1,0 +1,922 @@
+/* The plan executor in virtual time (see simulate.h).
+ *
+ * The plan is one step; every rank runs it `steps` times. Before the run the
+ * plan is checked and resolved once into flat arrays over a global op id
+ * g = off[rank] + index: the op after each on its stream, the ops that name
+ * it as a dep, the RECV of each SEND, the collective of each ALLREDUCE, the
+ * (server, worker) slot of each PUSH and PULL, the link each transfer
+ * crosses. During the run each op keeps a count of unmet conditions (stream
+ * predecessor and deps, reset at every step start); when it reaches 0 the op
+ * is *ready* and one switch over op kinds decides what happens:
+ *
+ *   FORWARD, BACKWARD, UPDATE  run for straggler_compute_s(cost_compute_s)
+ *   SEND      enters the network now (eager); ends when its data has arrived
+ *   RECV      ends when the matching SEND's data of the same step has arrived
+ *   ALLREDUCE arrives at its collective; the last member starts it for all,
+ *             for cost_allreduce_s; one event ends every member
+ *   PUSH      crosses the server's link; on arrival the server's policy takes
+ *             it (ps_server_push) and the PUSH ends
+ *   PULL      waits in the server's list until ps_server_pull_ready, then the
+ *             parameters cross the server's link; it ends on arrival
+ *
+ * An op that ends when it starts (free compute on the ideal cluster, a free
+ * collective, a RECV whose data is there) goes through a FIFO of ends at
+ * the current instant instead of the event queue. When a rank's ops of a
+ * step have all ended it starts the next step, after straggler_pause_s.
+ *
+ * Links: every rank has a NIC inside its node and one to other nodes, each
+ * with an outbound and an inbound direction (link_profile bandwidth is per
+ * direction), so 4 processor-sharing links per rank, set from cost_link.
+ * A SEND crosses the sender's outbound link (intra- or inter-node by where
+ * the receiver is); a PUSH the server's inbound link, a PULL the server's
+ * outbound one: the server's NIC is what all of its workers share. A SEND
+ * ends when its data has arrived (the network reports arrivals only; the
+ * sender's comm stream is thus busy alpha + n/beta per message, the
+ * alpha-beta model's blocking send). A RECV's span runs from when the data
+ * started to move (the later of the SEND's start and the RECV being posted)
+ * to its arrival, or is empty at the post when the data was already there,
+ * as core/trace.h defines. A PULL's span runs from the server's answer to
+ * the arrival.
+ *
+ * Servers: one ps_server per server rank; its workers are the workers that
+ * push to it (ascending rank), worker w of the policy being the w-th of them.
+ * The policy counts in rounds: a worker's j-th push to a server in step s
+ * is round s * n + j (n its pushes to that server a step), and its j-th pull
+ * waits for round s * n + min(j, n - 1): the j-th pull <-> j-th push rule of
+ * core/plan.h. Every strategy pushes a server once a step, where rounds are
+ * steps. A PUSH records the version its worker last pulled from that server
+ * (0 before any pull) and the version the policy applied it to.
+ *
+ * Failures (simulate.h): under async and ssp a dead worker's pending ops,
+ * transfers and waiting pulls are dropped, and its clock at each server is
+ * set out of reach so that ssp's slowest-worker bound ignores it. Otherwise
+ * (and when a server dies) the event queue and the network are discarded,
+ * every rank and server goes back to the last checkpoint c (the largest
+ * multiple of checkpoint_every not above the steps every rank completed; 0
+ * when none) and starts step c at the failure time. lost_s = T - the time
+ * step c was complete (T when c = 0); steps_redone = steps every rank had
+ * completed beyond c. Ops that ended before T keep their spans; ops running
+ * at T never end and leave none.
+ *
+ * n_events counts events handled: those popped from the event queue (op and
+ * collective ends, network events, delayed step starts) and ends taken from
+ * the FIFO of the current instant.
+ *
+ * Cost: O(log q) per event (q events pending), O(1) per op condition, no
+ * allocation per event once the queue, the FIFO and the servers' waiting
+ * lists have reached their peak. A server rechecks its waiting pulls when a
+ * push changes its applied state (PS_APPLIED, PS_ROUND): O(waiting) then. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/plan_check.h"
+#include "../core/ps_policy.h"
+#include "cost.h"
+#include "des.h"
+#include "network.h"
+#include "simulate.h"
+
+enum ev_kind {
+    EV_NET,         /* the network's own events */
+    EV_OP_END,      /* a = rank, b = op g */
+    EV_COLL_END,    /* a = collective */
+    EV_STEP_START,  /* a = rank, after its pause */
+    EV_FAIL,        /* the failure */
+};
+
+/* What never changes during a run, per op g. */
+struct xop {
+    int32_t rank;
+    int32_t kind;          /* enum op_kind */
+    int32_t next;          /* the next op on its stream, or -1 */
+    int32_t dep_first;     /* ops naming it as a dep: dependents[dep_first .. + n_dependents) */
+    int32_t n_dependents;
+    int32_t aux;           /* SEND: its RECV; ALLREDUCE: its collective; PUSH/PULL: slot */
+    int32_t link;          /* SEND, PUSH, PULL: the link it crosses */
+    int32_t j;             /* PUSH/PULL: index among its worker's pushes/pulls to the server */
+    double cost_s;         /* compute: time before stragglers */
+};
+
+/* One (server, worker that pushes to it) pair. */
+struct slot {
+    int32_t server;        /* index into servers */
+    int32_t rank;          /* the worker */
+    int32_t w;             /* the worker's index at that server */
+    int32_t n_push;        /* the worker's pushes to the server in one step */
+    int64_t version_read;  /* version the worker last pulled from the server */
+};
+
+struct server {
+    bool is_used;          /* some worker pushes to it */
+    struct ps_server ps;
+    VEC(int32_t) waiting;  /* PULL ops not yet answered, in arrival order */
+    int64_t ckpt_version;  /* version when the checkpoint step was complete */
+};
+
+struct sim {
+    const struct sim_setup *s;
+    const struct plan *p;
+    const struct cluster *cl;
+    struct analysis *a;
+    struct trace *t;
+    struct err *e;
+    int rc;                 /* first error inside the event loop */
+
+    int n_ranks, n_ops, n_links;
+    int *off;               /* [n_ranks + 1] */
+    struct xop *x;          /* [n_ops] */
+    int32_t *dependents;
+    int32_t *pending0;      /* [n_ops]: conditions at a step start */
+    int32_t *roots;         /* ops with none, by rank: roots[root_first[r] ..) */
+    int *root_first;        /* [n_ranks + 1] */
+
+    /* per op, for the current step */
+    int32_t *pending;
+    double *start_s;
+    int64_t *ver_read, *ver_applied;
+    /* per RECV: SEND data instances arrived so far (a step count), when the
+     * latest SEND started, and whether the RECV is posted and waiting */
+    int64_t *arrived;
+    double *send_start_s;
+    bool *is_waiting;
+
+    int n_coll;
+    int *coll_first;        /* collective c: members coll_ops[coll_first[c] ..) */
+    int32_t *coll_ops;
+    double *coll_cost_s;
+    int *coll_arrived;
+
+    struct server *servers; /* [n_servers] */
+    struct slot *slots;
+
+    int64_t *step;          /* [n_ranks] */
+    int *n_done;            /* ops of the current step ended */
+    bool *is_dead;
+    int n_working;          /* ranks with ops */
+
+    /* steps every working rank has completed, and the checkpoint */
+    int64_t n_complete;
+    int n_past;             /* working ranks whose step > n_complete */
+    int64_t ckpt_step;
+    double ckpt_time_s;
+
+    struct des q;
+    struct network *net;
+    struct straggler *strag;
+    VEC(int32_t) now_q;     /* ops ending at the current instant */
+    size_t now_head;
+    double now_s, makespan_s;
+    uint64_t n_events;
+    struct sim_result *res;
+};
+
+static inline bool is_async(const struct plan *p)
+{
+    return p->policy == POLICY_ASYNC || p->policy == POLICY_SSP;
+}
+
+static inline const struct op *op_of(const struct sim *m, int g)
+{
+    int r = m->x[g].rank;
+    return &m->p->ranks[r].ops.items[g - m->off[r]];
+}
+
+/* Link of a rank: 4 r + 2 (between nodes) + 1 (inbound). */
+static int link_of(const struct sim *m, int rank, int peer, bool is_inbound)
+{
+    bool is_inter = cluster_node_of(m->cl, rank) != cluster_node_of(m->cl, peer);
+    return 4 * rank + 2 * is_inter + is_inbound;
+}
+
+static void fail_nomem(struct sim *m)
+{
+    if (!m->rc) m->rc = err_set(m->e, ERR_NOMEM, "simulate: out of memory in the event loop");
+}
+
+static void push_event(struct sim *m, double t, int kind, int a, int64_t b)
+{
+    if (des_push(&m->q, t, kind, a, b) < 0) fail_nomem(m);
+}
+
+static void end_now(struct sim *m, int g)
+{
+    if (vec_push(&m->now_q, g) < 0) fail_nomem(m);
+}
+
+static void start_transfer(struct sim *m, int g, int link, int64_t bytes)
+{
+    if (network_start(m->net, &m->q, m->now_s, link, bytes, g) < 0) fail_nomem(m);
+}
+
+/* The policy's round of PUSH/PULL g in its rank's current step. */
+static int64_t round_of(const struct sim *m, int g)
+{
+    const struct xop *x = &m->x[g];
+    const struct slot *sl = &m->slots[x->aux];
+    int j = x->j < sl->n_push ? x->j : sl->n_push - 1;
+    return m->step[x->rank] * sl->n_push + j;
+}
+
+static void answer_pull(struct sim *m, int g)
+{
+    const struct xop *x = &m->x[g];
+    m->start_s[g] = m->now_s;
+    m->ver_read[g] = m->servers[m->slots[x->aux].server].ps.version;
+    start_transfer(m, g, x->link, op_of(m, g)->bytes);
+}
+
+/* Answers the waiting pulls the policy now allows, keeping the order of
+ * the others. */
+static void recheck_pulls(struct sim *m, int srv)
+{
+    struct server *S = &m->servers[srv];
+    size_t keep = 0;
+    for (size_t k = 0; k < S->waiting.len; k++) {
+        int g = S->waiting.items[k];
+        const struct xop *x = &m->x[g];
+        if (m->is_dead[x->rank]) continue;
+        if (ps_server_pull_ready(&S->ps, m->slots[x->aux].w, round_of(m, g))) answer_pull(m, g);
+        else S->waiting.items[keep++] = g;
+    }
+    S->waiting.len = keep;
+}
+
+/* Op g has met its stream and dep conditions: the one switch over op kinds. */
+static void op_ready(struct sim *m, int g)
+{
+    const struct xop *x = &m->x[g];
+    const struct op *op = op_of(m, g);
+    m->start_s[g] = m->now_s;
+    switch ((enum op_kind)x->kind) {
+    case OP_FORWARD:
+    case OP_BACKWARD:
+    case OP_UPDATE: {
+        double d = m->strag ? straggler_compute_s(m->strag, x->rank, x->cost_s) : x->cost_s;
+        if (d > 0) push_event(m, m->now_s + d, EV_OP_END, x->rank, g);
+        else end_now(m, g);
+        break;
+    }
+    case OP_SEND:
+        /* eager: the data moves whether or not the RECV is posted */
+        m->send_start_s[x->aux] = m->now_s;
+        start_transfer(m, g, x->link, op->bytes);
+        break;
+    case OP_RECV:
+        if (m->arrived[g] > m->step[x->rank]) end_now(m, g);
+        else m->is_waiting[g] = true;
+        break;
+    case OP_ALLREDUCE: {
+        int c = x->aux, first = m->coll_first[c], n = m->coll_first[c + 1] - first;
+        if (++m->coll_arrived[c] < n) break;
+        /* the last member: the collective starts now for every member */
+        m->coll_arrived[c] = 0;
+        for (int k = first; k < first + n; k++) m->start_s[m->coll_ops[k]] = m->now_s;
+        if (m->coll_cost_s[c] > 0) push_event(m, m->now_s + m->coll_cost_s[c], EV_COLL_END, c, 0);
+        else
+            for (int k = first; k < first + n; k++) end_now(m, m->coll_ops[k]);
+        break;
+    }
+    case OP_PUSH:
+        m->ver_read[g] = m->slots[x->aux].version_read;
+        start_transfer(m, g, x->link, op->bytes);
+        break;
+    case OP_PULL: {
+        const struct slot *sl = &m->slots[x->aux];
+        struct server *S = &m->servers[sl->server];
+        if (ps_server_pull_ready(&S->ps, sl->w, round_of(m, g))) answer_pull(m, g);
+        else if (vec_push(&S->waiting, g) < 0) fail_nomem(m);
+        break;
+    }
+    case OP_N_KINDS:
+        break;
+    }
+}
+
+static void start_step(struct sim *m, int r)
+{
+    int lo = m->off[r], n = m->off[r + 1] - lo;
+    memcpy(m->pending + lo, m->pending0 + lo, (size_t)n * sizeof *m->pending);
+    m->n_done[r] = 0;
+    double pause_s = m->strag ? straggler_pause_s(m->strag, r) : 0;
+    if (pause_s > 0) {
+        push_event(m, m->now_s + pause_s, EV_STEP_START, r, 0);
+        return;
+    }
+    for (int k = m->root_first[r]; k < m->root_first[r + 1]; k++) op_ready(m, m->roots[k]);
+}
+
+/* Rank r has ended every op of its current step. */
+static void step_done(struct sim *m, int r)
+{
+    if (m->step[r]++ == m->n_complete && ++m->n_past == m->n_working) {
+        /* every rank has now completed n_complete + 1 steps */
+        m->n_complete++;
+        m->n_past = 0;
+        for (int k = 0; k < m->n_ranks; k++)
+            m->n_past += m->off[k + 1] > m->off[k] && m->step[k] > m->n_complete;
+        int every = m->s->checkpoint_every;
+        if (every > 0 && m->n_complete % every == 0) {
+            m->ckpt_step = m->n_complete;
+            m->ckpt_time_s = m->now_s;
+            for (int s = 0; s < m->p->n_servers; s++)
+                m->servers[s].ckpt_version = m->servers[s].ps.version;
+        }
+    }
+    if (m->step[r] < m->s->steps) start_step(m, r);
+}
+
+static void record(struct sim *m, int g)
+{
+    const struct xop *x = &m->x[g];
+    const struct op *op = op_of(m, g);
+    struct span sp;
+    memset(&sp, 0, sizeof sp);   /* no stray padding: traces compare byte for byte */
+    sp.rank = x->rank;
+    sp.stream = (int16_t)op->stream;
+    sp.kind = (int16_t)op->kind;
+    sp.step = (int32_t)m->step[x->rank];
+    sp.op = g - m->off[x->rank];
+    sp.mb = op->mb;
+    sp.lo = op->lo;
+    sp.hi = op->hi;
+    sp.peer = op->peer;
+    sp.start_s = m->start_s[g];
+    sp.end_s = m->now_s;
+    sp.bytes = op->bytes;
+    sp.flops = op->flops;
+    sp.version_read = op->kind == OP_PUSH || op->kind == OP_PULL ? m->ver_read[g] : -1;
+    sp.version_applied = op->kind == OP_PUSH ? m->ver_applied[g] : -1;
+    int rc = 0;
+    if (m->a) rc = analysis_add(m->a, &sp);
+    if (rc == 0 && m->t) rc = trace_add(m->t, &sp);
+    if (rc < 0 && !m->rc) m->rc = rc;
+}
+
+/* Op g ends now: its span, then what waited for it. */
+static void finish(struct sim *m, int g)
+{
+    const struct xop *x = &m->x[g];
+    if (m->is_dead[x->rank]) return;
+    if (m->now_s > m->makespan_s) m->makespan_s = m->now_s;
+    record(m, g);
+    if (x->next >= 0 && --m->pending[x->next] == 0) op_ready(m, x->next);
+    for (int k = x->dep_first; k < x->dep_first + x->n_dependents; k++)
+        if (--m->pending[m->dependents[k]] == 0) op_ready(m, m->dependents[k]);
+    if (++m->n_done[x->rank] == m->off[x->rank + 1] - m->off[x->rank]) step_done(m, x->rank);
+}
+
+/* The network delivered the transfer of op g. */
+static void arrived(struct sim *m, int g)
+{
+    const struct xop *x = &m->x[g];
+    if (m->is_dead[x->rank]) return;   /* a dead rank's messages never come */
+    switch ((enum op_kind)x->kind) {
+    case OP_SEND: {
+        int recv = x->aux;
+        m->arrived[recv]++;
+        if (m->is_waiting[recv]) {
+            m->is_waiting[recv] = false;
+            if (m->send_start_s[recv] > m->start_s[recv]) m->start_s[recv] = m->send_start_s[recv];
+            finish(m, recv);
+        }
+        finish(m, g);
+        break;
+    }
+    case OP_PUSH: {
+        const struct slot *sl = &m->slots[x->aux];
+        struct server *S = &m->servers[sl->server];
+        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round_of(m, g), m->ver_read[g]);
+        m->ver_applied[g] = pr.version_applied;
+        /* only an applied update can change what a pull may see */
+        if (pr.action == PS_APPLIED || pr.action == PS_ROUND) recheck_pulls(m, sl->server);
+        finish(m, g);
+        break;
+    }
+    case OP_PULL:
+        m->slots[x->aux].version_read = m->ver_read[g];
+        finish(m, g);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- failures -------------------------------------------------------------- */
+
+/* Out of reach of any clock, and of overflow when a policy subtracts K. */
+#define CLOCK_GONE (INT64_MAX / 4)
+
+/* Async and ssp: rank R stops; what the servers accepted stays. ssp's bound
+ * is on the slowest live worker: R's clock is moved out of reach. */
+static void kill_worker(struct sim *m, int r)
+{
+    m->is_dead[r] = true;
+    for (int g = m->off[r]; g < m->off[r + 1]; g++) {
+        const struct xop *x = &m->x[g];
+        if (x->kind != OP_PUSH) continue;
+        const struct slot *sl = &m->slots[x->aux];
+        m->servers[sl->server].ps.pushed[sl->w] = CLOCK_GONE;
+    }
+    for (int s = 0; s < m->p->n_servers; s++)
+        if (m->servers[s].is_used) recheck_pulls(m, s);
+}
+
+static int new_network(struct sim *m)
+{
+    m->net = network_create(m->n_links, EV_NET, m->e);
+    if (!m->net) return m->e ? m->e->code : ERR_NOMEM;
+    const struct cluster *cl = m->cl;
+    int span_ranks = cl->nodes * cl->devices_per_node;
+    for (int r = 0; r < m->n_ranks; r++) {
+        /* any rank of another node stands for "between nodes" */
+        int other = (r + cl->devices_per_node) % (span_ranks > 0 ? span_ranks : 1);
+        struct link_profile intra = cost_link(cl, r, r);
+        struct link_profile inter = cl->nodes > 1 ? cost_link(cl, r, other) : intra;
+        for (int dir = 0; dir < 2; dir++) {
+            network_set_link(m->net, 4 * r + dir, intra.bw_bytes_per_s, intra.latency_s);
+            network_set_link(m->net, 4 * r + 2 + dir, inter.bw_bytes_per_s, inter.latency_s);
+        }
+    }
+    return 0;
+}
+
+/* Everything back to the checkpoint; every rank starts its step then. */
+static void restart(struct sim *m)
+{
+    int64_t c = m->ckpt_step;
+    m->res->lost_s = m->now_s - (c > 0 ? m->ckpt_time_s : 0);
+    m->res->steps_redone = (int)(m->n_complete - c);
+    /* pending events and transfers are forgotten wholesale */
+    des_release(&m->q);
+    des_init(&m->q);
+    network_free(m->net);
+    m->net = NULL;
+    int rc = new_network(m);
+    if (rc < 0) {
+        m->rc = rc;
+        return;
+    }
+    m->now_q.len = m->now_head = 0;
+    for (int s = 0; s < m->p->n_servers; s++) {
+        struct server *S = &m->servers[s];
+        if (!S->is_used) continue;
+        S->waiting.len = 0;
+        S->ps.version = S->ckpt_version;
+        S->ps.n_in_round = 0;
+    }
+    for (int g = 0; g < m->n_ops; g++) {
+        const struct xop *x = &m->x[g];
+        if (x->kind == OP_RECV) {
+            m->arrived[g] = c;
+            m->is_waiting[g] = false;
+        } else if (x->kind == OP_PUSH) {
+            struct slot *sl = &m->slots[x->aux];
+            struct server *S = &m->servers[sl->server];
+            S->ps.pushed[sl->w] = c * sl->n_push;
+            S->ps.round = c * sl->n_push;
+            sl->version_read = S->ckpt_version;
+        }
+    }
+    for (int k = 0; k < m->n_coll; k++) m->coll_arrived[k] = 0;
+    m->n_complete = c;
+    m->n_past = 0;
+    for (int r = 0; r < m->n_ranks; r++) {
+        m->step[r] = c;
+        if (m->off[r + 1] > m->off[r] && c < m->s->steps) start_step(m, r);
+    }
+}
+
+static void on_failure(struct sim *m)
+{
+    const struct failure_spec *f = &m->s->failure;
+    bool is_running = false;
+    for (int r = 0; r < m->n_ranks && !is_running; r++)
+        is_running = m->off[r + 1] > m->off[r] && m->step[r] < m->s->steps;
+    if (!is_running) return;   /* after the run: nothing happened */
+    m->res->failed = true;
+    m->res->failed_rank = f->rank;
+    m->res->failure_time_s = f->time_s;
+    if (is_async(m->p) && f->rank < m->p->n_workers) kill_worker(m, f->rank);
+    else restart(m);
+}
+
+/* ---- the index --------------------------------------------------------------- */
+
+struct key {
+    int64_t k1, k2;
+    int g;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+    const struct key *x = a, *y = b;
+    if (x->k1 != y->k1) return (x->k1 > y->k1) - (x->k1 < y->k1);
+    if (x->k2 != y->k2) return (x->k2 > y->k2) - (x->k2 < y->k2);
+    return (x->g > y->g) - (x->g < y->g);
+}
+
+/* Stream order, dependents, roots and costs. */
+static int index_ops(struct sim *m)
+{
+    const struct plan *p = m->p;
+    struct err *e = m->e;
+    size_t n = (size_t)m->n_ops, n_edges = 0;
+    for (int r = 0; r < p->n_ranks; r++) n_edges += p->ranks[r].deps.len;
+    m->dependents = XCALLOC(e, n_edges, sizeof *m->dependents);
+    if (!m->dependents) return ERR_NOMEM;
+    int n_roots = 0;
+    for (int r = 0; r < p->n_ranks; r++) {
+        int last[PLAN_N_STREAMS] = {-1, -1};
+        for (int g = m->off[r]; g < m->off[r + 1]; g++) {
+            const struct op *op = op_of(m, g);
+            struct xop *x = &m->x[g];
+            x->kind = op->kind;
+            x->next = x->aux = x->link = -1;
+            x->cost_s = op_infos[op->kind].cls == OPC_COMPUTE ? cost_compute_s(m->cl, op) : 0;
+            m->pending0[g] = (last[op->stream] >= 0) + op->n_deps;
+            if (last[op->stream] >= 0) m->x[last[op->stream]].next = g;
+            last[op->stream] = g;
+            const int *deps = plan_deps(p, r, g - m->off[r]);
+            for (int k = 0; k < op->n_deps; k++) m->x[m->off[r] + deps[k]].n_dependents++;
+            n_roots += m->pending0[g] == 0;
+        }
+    }
+    int used = 0;
+    for (int g = 0; g < m->n_ops; g++) {
+        m->x[g].dep_first = used;
+        used += m->x[g].n_dependents;
+        m->x[g].n_dependents = 0;
+    }
+    m->roots = XCALLOC(e, (size_t)n_roots, sizeof *m->roots);
+    if (!m->roots) return ERR_NOMEM;
+    n_roots = 0;
+    for (int r = 0; r < p->n_ranks; r++) {
+        m->root_first[r] = n_roots;
+        for (int g = m->off[r]; g < m->off[r + 1]; g++) {
+            const int *deps = plan_deps(p, r, g - m->off[r]);
+            for (int k = 0; k < op_of(m, g)->n_deps; k++) {
+                struct xop *d = &m->x[m->off[r] + deps[k]];
+                m->dependents[d->dep_first + d->n_dependents++] = g;
+            }
+            if (m->pending0[g] == 0) m->roots[n_roots++] = g;
+        }
+    }
+    m->root_first[p->n_ranks] = n_roots;
+    (void)n;
+    return 0;
+}
+
+/* SEND -> RECV by (sender, receiver, tag); the plan is checked, so each key
+ * holds one SEND then one RECV. */
+static int index_p2p(struct sim *m)
+{
+    size_t n = 0;
+    for (int g = 0; g < m->n_ops; g++) n += op_infos[m->x[g].kind].cls == OPC_P2P;
+    struct key *keys = XCALLOC(m->e, n, sizeof *keys);
+    if (!keys) return ERR_NOMEM;
+    n = 0;
+    for (int g = 0; g < m->n_ops; g++) {
+        const struct op *op = op_of(m, g);
+        if (op_infos[op->kind].cls != OPC_P2P) continue;
+        int r = m->x[g].rank;
+        bool is_recv = op->kind == OP_RECV;
+        int64_t src = is_recv ? op->peer : r, dst = is_recv ? r : op->peer;
+        keys[n++] = (struct key){src * (1LL << 25) + dst, (int64_t)op->tag * 2 + is_recv, g};
+    }
+    qsort(keys, n, sizeof *keys, cmp_key);
+    for (size_t k = 0; k + 1 < n; k += 2) {
+        int send = keys[k].g, recv = keys[k + 1].g;
+        m->x[send].aux = recv;
+        m->x[send].link = link_of(m, m->x[send].rank, op_of(m, send)->peer, false);
+    }
+    free(keys);
+    return 0;
+}
+
+/* Collective k of group G is the k-th ALLREDUCE on G of every member. */
+static int index_collectives(struct sim *m)
+{
+    const struct plan *p = m->p;
+    size_t n = 0;
+    for (int g = 0; g < m->n_ops; g++) n += m->x[g].kind == OP_ALLREDUCE;
+    struct key *keys = XCALLOC(m->e, n, sizeof *keys);
+    m->coll_ops = XCALLOC(m->e, n, sizeof *m->coll_ops);
+    m->coll_first = XCALLOC(m->e, n + 1, sizeof *m->coll_first);
+    if (!keys || !m->coll_ops || !m->coll_first) {
+        free(keys);
+        return ERR_NOMEM;
+    }
+    n = 0;
+    for (int g = 0; g < m->n_ops; g++)
+        if (m->x[g].kind == OP_ALLREDUCE) keys[n++] = (struct key){op_of(m, g)->group, 0, g};
+    qsort(keys, n, sizeof *keys, cmp_key);   /* by group, then rank, then program order */
+    int used = 0;
+    for (size_t lo = 0, hi; lo < n; lo = hi) {
+        for (hi = lo; hi < n && keys[hi].k1 == keys[lo].k1; hi++) {}
+        const struct plan_group *G = &p->groups.items[keys[lo].k1];
+        int per = (int)(hi - lo) / G->n_ranks;   /* all-reduces each member reaches */
+        for (int k = 0; k < per; k++, m->n_coll++) {
+            m->coll_first[m->n_coll] = used;
+            for (int mem = 0; mem < G->n_ranks; mem++) {
+                int g = keys[lo + (size_t)mem * per + k].g;
+                m->coll_ops[used++] = g;
+                m->x[g].aux = m->n_coll;
+            }
+        }
+    }
+    m->coll_first[m->n_coll] = used;
+    free(keys);
+    m->coll_cost_s = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_cost_s);
+    m->coll_arrived = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_arrived);
+    if (!m->coll_cost_s || !m->coll_arrived) return ERR_NOMEM;
+    for (int c = 0; c < m->n_coll; c++) {
+        const struct op *op = op_of(m, m->coll_ops[m->coll_first[c]]);
+        const struct plan_group *G = &p->groups.items[op->group];
+        m->coll_cost_s[c] = cost_allreduce_s(m->cl, G->ranks, G->n_ranks, op->bytes);
+    }
+    return 0;
+}
+
+
+/* Slots: one per (server, worker pushing to it), sorted by server then
+ * worker rank, so a server's workers are contiguous and w is the position
+ * among them. Then each PUSH/PULL's slot, j and link. */
+static int find_slot(const struct sim *m, int n_slots, int server, int rank)
+{
+    int lo = 0, hi = n_slots;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        const struct slot *sl = &m->slots[mid];
+        if (sl->server < server || (sl->server == server && sl->rank < rank)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n_slots && m->slots[lo].server == server && m->slots[lo].rank == rank ? lo : -1;
+}
+
+static int index_servers(struct sim *m)
+{
+    const struct plan *p = m->p;
+    struct err *e = m->e;
+    size_t n = 0;
+    for (int g = 0; g < m->n_ops; g++) n += m->x[g].kind == OP_PUSH;
+    struct key *keys = XCALLOC(e, n, sizeof *keys);
+    int32_t *count = NULL;
+    int rc = ERR_NOMEM, n_slots = 0;
+    m->servers = XCALLOC(e, (size_t)p->n_servers, sizeof *m->servers);
+    if (!keys || !m->servers) goto done;
+    n = 0;
+    for (int g = 0; g < m->n_ops; g++)
+        if (m->x[g].kind == OP_PUSH)
+            keys[n++] = (struct key){op_of(m, g)->peer - p->n_workers, m->x[g].rank, g};
+    qsort(keys, n, sizeof *keys, cmp_key);
+    m->slots = XCALLOC(e, n, sizeof *m->slots);
+    if (!m->slots) goto done;
+    for (size_t k = 0; k < n; k++) {
+        if (k > 0 && keys[k].k1 == keys[k - 1].k1 && keys[k].k2 == keys[k - 1].k2) continue;
+        int s = (int)keys[k].k1;
+        int w = n_slots > 0 && m->slots[n_slots - 1].server == s ? m->slots[n_slots - 1].w + 1 : 0;
+        m->slots[n_slots++] = (struct slot){s, (int32_t)keys[k].k2, w, 0, 0};
+        m->servers[s].is_used = true;
+    }
+    for (int k = 0; k < n_slots; k++) {
+        struct server *S = &m->servers[m->slots[k].server];
+        if (k + 1 < n_slots && m->slots[k + 1].server == m->slots[k].server) continue;
+        /* the server's last slot: its worker count is w + 1 */
+        rc = ps_server_init(&S->ps, p->policy, p->policy_arg, m->slots[k].w + 1, e);
+        if (rc < 0) {
+            S->is_used = false;
+            goto done;
+        }
+    }
+    rc = ERR_NOMEM;
+    count = XCALLOC(e, 2 * (size_t)n_slots, sizeof *count);   /* pushes, pulls per slot */
+    if (!count) goto done;
+    for (int g = 0; g < m->n_ops; g++) {
+        struct xop *x = &m->x[g];
+        if (x->kind != OP_PUSH && x->kind != OP_PULL) continue;
+        const struct op *op = op_of(m, g);
+        int s = op->peer - p->n_workers;
+        x->aux = find_slot(m, n_slots, s, x->rank);
+        if (x->aux < 0) {
+            rc = err_set(e, ERR_INPUT,
+                         "rank %d op %d pulls from server %d, to which rank %d never pushes: the "
+                         "simulated server knows its workers by their pushes",
+                         x->rank, g - m->off[x->rank], op->peer, x->rank);
+            goto done;
+        }
+        bool is_pull = x->kind == OP_PULL;
+        x->j = count[2 * x->aux + is_pull]++;   /* ops come in program order */
+        x->link = link_of(m, op->peer, x->rank, !is_pull);
+    }
+    for (int k = 0; k < n_slots; k++) m->slots[k].n_push = count[2 * k];
+    rc = 0;
+done:
+    free(keys);
+    free(count);
+    return rc;
+}
+
+/* ---- the run ------------------------------------------------------------------ */
+
+static void sim_free(struct sim *m)
+{
+    free(m->off);
+    free(m->x);
+    free(m->dependents);
+    free(m->pending0);
+    free(m->roots);
+    free(m->root_first);
+    free(m->pending);
+    free(m->start_s);
+    free(m->ver_read);
+    free(m->ver_applied);
+    free(m->arrived);
+    free(m->send_start_s);
+    free(m->is_waiting);
+    free(m->coll_first);
+    free(m->coll_ops);
+    free(m->coll_cost_s);
+    free(m->coll_arrived);
+    for (int s = 0; m->servers && s < m->p->n_servers; s++) {
+        if (m->servers[s].is_used) ps_server_release(&m->servers[s].ps);
+        vec_free(&m->servers[s].waiting);
+    }
+    free(m->servers);
+    free(m->slots);
+    free(m->step);
+    free(m->n_done);
+    free(m->is_dead);
+    des_release(&m->q);
+    network_free(m->net);
+    straggler_free(m->strag);
+    vec_free(&m->now_q);
+}
+
+static int check_setup(const struct sim_setup *s, struct err *e)
+{
+    if (!s->plan || !s->cluster)
+        return err_set(e, ERR_INPUT, "simulate: a setup needs a plan and a cluster");
+    if (s->steps < 1)
+        return err_set(e, ERR_INPUT, "--steps: %d is not allowed (1 or more)", s->steps);
+    if (s->checkpoint_every < 0)
+        return err_set(e, ERR_INPUT, "--checkpoint-every: %d is not allowed (0 = never, or more)",
+                       s->checkpoint_every);
+    if (s->failure.is_set && (s->failure.rank < 0 || s->failure.rank >= s->plan->n_ranks))
+        return err_set(e, ERR_INPUT, "--fail: rank %d is not a rank of the %s plan (0 to %d)",
+                       s->failure.rank, s->plan->strategy, s->plan->n_ranks - 1);
+    if (s->failure.is_set && !(s->failure.time_s >= 0 && isfinite(s->failure.time_s)))
+        return err_set(e, ERR_INPUT, "--fail: time %g s is not allowed (0 or more seconds)",
+                       s->failure.time_s);
+    if (s->cluster->devices_per_node < 1 ||
+        (long long)s->cluster->nodes * s->cluster->devices_per_node < s->plan->n_ranks)
+        return err_set(e, ERR_INPUT, "simulate: cluster %s has %d x %d places for %d ranks; "
+                       "lay it out for the plan first (cluster_layout)", s->cluster->name,
+                       s->cluster->nodes, s->cluster->devices_per_node, s->plan->n_ranks);
+    struct plan_verdict v;
+    TRY(plan_check(s->plan, &v, e));
+    if (!v.is_valid)
+        return err_set(e, ERR_INPUT, "the %s plan cannot be simulated: %s%s", s->plan->strategy,
+                       v.defects[0].msg,
+                       v.n_defects > 1 ? " (and more; `strata schedule` lists them)" : "");
+    return 0;
+}
+
+static int sim_init(struct sim *m)
+{
+    const struct plan *p = m->p;
+    struct err *e = m->e;
+    int64_t n_ops = plan_n_ops(p);
+    if (n_ops >= INT32_MAX / 2)
+        return err_set(e, ERR_INPUT, "a plan of %lld ops is too large to simulate",
+                       (long long)n_ops);
+    m->n_ranks = p->n_ranks;
+    m->n_ops = (int)n_ops;
+    m->n_links = 4 * p->n_ranks;
+    size_t n = (size_t)n_ops, nr = (size_t)p->n_ranks;
+    m->off = XCALLOC(e, nr + 1, sizeof *m->off);
+    m->root_first = XCALLOC(e, nr + 1, sizeof *m->root_first);
+    m->x = XCALLOC(e, n, sizeof *m->x);
+    m->pending0 = XCALLOC(e, n, sizeof *m->pending0);
+    m->pending = XCALLOC(e, n, sizeof *m->pending);
+    m->start_s = XCALLOC(e, n, sizeof *m->start_s);
+    m->ver_read = XCALLOC(e, n, sizeof *m->ver_read);
+    m->ver_applied = XCALLOC(e, n, sizeof *m->ver_applied);
+    m->arrived = XCALLOC(e, n, sizeof *m->arrived);
+    m->send_start_s = XCALLOC(e, n, sizeof *m->send_start_s);
+    m->is_waiting = XCALLOC(e, n, sizeof *m->is_waiting);
+    m->step = XCALLOC(e, nr, sizeof *m->step);
+    m->n_done = XCALLOC(e, nr, sizeof *m->n_done);
+    m->is_dead = XCALLOC(e, nr, sizeof *m->is_dead);
+    if (!m->off || !m->root_first || !m->x || !m->pending0 || !m->pending || !m->start_s ||
+        !m->ver_read || !m->ver_applied || !m->arrived || !m->send_start_s || !m->is_waiting ||
+        !m->step || !m->n_done || !m->is_dead)
+        return ERR_NOMEM;
+    for (int r = 0; r < p->n_ranks; r++) {
+        m->off[r + 1] = m->off[r] + (int)p->ranks[r].ops.len;
+        for (int g = m->off[r]; g < m->off[r + 1]; g++) m->x[g].rank = r;
+        m->n_working += m->off[r + 1] > m->off[r];
+    }
+    TRY(index_ops(m));
+    TRY(index_p2p(m));
+    TRY(index_collectives(m));
+    TRY(index_servers(m));
+    des_init(&m->q);
+    TRY(new_network(m));
+    if (m->s->straggler && m->s->straggler->kind != STRAG_NONE) {
+        m->strag = straggler_create(m->s->straggler, m->s->seed, p->n_ranks, e);
+        if (!m->strag) return e && e->code ? e->code : ERR_NOMEM;
+    }
+    return 0;
+}
+
+/* Pops and handles events until none is left or an error stops the run. */
+static void run_loop(struct sim *m)
+{
+    struct des_event ev;
+    while (!m->rc) {
+        if (m->now_head < m->now_q.len) {
+            int g = m->now_q.items[m->now_head++];
+            if (m->now_head == m->now_q.len) m->now_q.len = m->now_head = 0;
+            m->n_events++;
+            finish(m, g);
+            continue;
+        }
+        if (!des_pop(&m->q, &ev)) break;
+        m->n_events++;
+        m->now_s = ev.time_s;
+        switch ((enum ev_kind)ev.kind) {
+        case EV_NET: {
+            int64_t cookie;
+            if (network_on_event(m->net, &m->q, &ev, &cookie)) arrived(m, (int)cookie);
+            break;
+        }
+        case EV_OP_END:
+            finish(m, (int)ev.b);
+            break;
+        case EV_COLL_END:
+            for (int k = m->coll_first[ev.a]; k < m->coll_first[ev.a + 1]; k++)
+                finish(m, m->coll_ops[k]);
+            break;
+        case EV_STEP_START:
+            for (int k = m->root_first[ev.a]; k < m->root_first[ev.a + 1]; k++)
+                op_ready(m, m->roots[k]);
+            break;
+        case EV_FAIL:
+            on_failure(m);
+            break;
+        }
+    }
+}
+
+/* After the loop: every live rank must have run every step. */
+static int check_finished(const struct sim *m)
+{
+    for (int r = 0; r < m->n_ranks; r++) {
+        if (m->off[r + 1] == m->off[r] || m->is_dead[r] || m->step[r] >= m->s->steps) continue;
+        int blocked = -1;
+        for (int g = m->off[r]; g < m->off[r + 1] && blocked < 0; g++)
+            if (m->pending[g] == 0 && m->n_done[r] < m->off[r + 1] - m->off[r]) blocked = g;
+        if (m->res->failed && m->is_dead[m->res->failed_rank])
+            return err_set(m->e, ERR_RUN,
+                           "after rank %d failed at %g s, rank %d stopped in step %lld of %d: it "
+                           "waits for the dead rank, which an asynchronous run cannot replace",
+                           m->res->failed_rank, m->res->failure_time_s, r,
+                           (long long)m->step[r] + 1, m->s->steps);
+        return err_set(m->e, ERR_RUN, "the %s run stopped at %g s with rank %d in step %lld of "
+                       "%d (a simulator bug: the plan passed the checker)",
+                       m->p->strategy, m->now_s, r, (long long)m->step[r] + 1, m->s->steps);
+    }
+    return 0;
+}
+
+int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
+             struct sim_result *res, struct err *e)
+{
+    memset(res, 0, sizeof *res);
+    res->failed_rank = -1;
+    TRY(check_setup(s, e));
+    struct sim m;
+    memset(&m, 0, sizeof m);
+    m.s = s;
+    m.p = s->plan;
+    m.cl = s->cluster;
+    m.a = a;
+    m.t = t;
+    m.e = e;
+    m.res = res;
+    int rc = sim_init(&m);
+    if (rc < 0) goto done;
+    if (s->failure.is_set) push_event(&m, s->failure.time_s, EV_FAIL, s->failure.rank, 0);
+    for (int r = 0; r < m.n_ranks; r++)
+        if (m.off[r + 1] > m.off[r]) start_step(&m, r);
+    run_loop(&m);
+    rc = m.rc;
+    if (rc == 0) rc = check_finished(&m);
+    res->makespan_s = m.makespan_s;
+    res->n_events = m.n_events;
+done:
+    sim_free(&m);
+    return rc;
+}
