@@ -1,0 +1,256 @@
+/* One pass over a trace: spans in, report out (definitions in analysis.h).
+ *
+ * State: per worker the spans of its current step (a rank's steps do not
+ * overlap, so a step can be closed once a span of a later one arrives), its
+ * busy totals and the end of its last closed step; one duration per
+ * (worker, step) for the percentiles; the staleness histogram. O(ranks +
+ * workers x steps), whatever the number of spans. */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "plan_memory.h"
+
+struct step_span {
+    double start_s, end_s;
+    int stream;
+};
+
+struct worker {
+    int32_t step;                   /* the step being gathered; -1 before the first span */
+    VEC(struct step_span) spans;    /* that step's spans */
+    double last_step_end_s;         /* end of the last closed step; 0 before any */
+    double compute_s, comm_s;       /* busy compute; comm not hidden under compute */
+};
+
+struct analysis {
+    const struct plan *p;
+    int steps;
+    struct worker *workers;         /* [p->n_workers] */
+    VEC(double) step_times_s;       /* one per closed (worker, step) */
+    VEC(int64_t) staleness;         /* [k]: applied pushes of staleness k */
+    int64_t n_applied;
+    double staleness_sum;
+    int64_t staleness_max;
+    bool is_finished;
+};
+
+struct analysis *analysis_create(const struct plan *p, int steps, struct err *e)
+{
+    if (steps < 0) {
+        err_set(e, ERR_INPUT, "analysis: %d steps is not allowed (0 or more)", steps);
+        return NULL;
+    }
+    struct analysis *a = XCALLOC(e, 1, sizeof *a);
+    if (!a) return NULL;
+    a->p = p;
+    a->steps = steps;
+    a->workers = XCALLOC(e, (size_t)p->n_workers, sizeof *a->workers);
+    if (!a->workers) goto fail;
+    for (int w = 0; w < p->n_workers; w++) a->workers[w].step = -1;
+    return a;
+fail:
+    analysis_free(a);
+    return NULL;
+}
+
+void analysis_free(struct analysis *a)
+{
+    if (!a) return;
+    for (int w = 0; a->workers && w < a->p->n_workers; w++) vec_free(&a->workers[w].spans);
+    free(a->workers);
+    vec_free(&a->step_times_s);
+    vec_free(&a->staleness);
+    free(a);
+}
+
+static int by_start(const void *x, const void *y)
+{
+    const struct step_span *a = x, *b = y;
+    return (a->start_s > b->start_s) - (a->start_s < b->start_s);
+}
+
+/* Closes worker w's current step: its compute busy time is the union of its
+ * compute spans, its exposed comm the union of all its spans less that, its
+ * duration the step's last end less the previous step's. Sorting by start
+ * makes each union one merge pass: O(k log k) for the step's k spans. */
+static int close_step(struct analysis *a, struct worker *w)
+{
+    size_t n = w->spans.len;
+    if (n == 0) return 0;
+    struct step_span *s = w->spans.items;
+    qsort(s, n, sizeof *s, by_start);
+
+    double all_s = 0, compute_s = 0, end_s = s[0].end_s;
+    double all_lo = s[0].start_s, all_hi = s[0].end_s;   /* open interval of the union */
+    double cmp_lo = 0, cmp_hi = 0;
+    bool has_compute = false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].end_s > end_s) end_s = s[i].end_s;
+        if (s[i].start_s > all_hi) {
+            all_s += all_hi - all_lo;
+            all_lo = s[i].start_s;
+            all_hi = s[i].end_s;
+        } else if (s[i].end_s > all_hi) {
+            all_hi = s[i].end_s;
+        }
+        if (s[i].stream != STREAM_COMPUTE) continue;
+        if (!has_compute || s[i].start_s > cmp_hi) {
+            if (has_compute) compute_s += cmp_hi - cmp_lo;
+            cmp_lo = s[i].start_s;
+            cmp_hi = s[i].end_s;
+            has_compute = true;
+        } else if (s[i].end_s > cmp_hi) {
+            cmp_hi = s[i].end_s;
+        }
+    }
+    all_s += all_hi - all_lo;
+    if (has_compute) compute_s += cmp_hi - cmp_lo;
+
+    TRY(vec_push(&a->step_times_s, end_s - w->last_step_end_s));
+    w->compute_s += compute_s;
+    w->comm_s += all_s - compute_s;
+    w->last_step_end_s = end_s;
+    w->spans.len = 0;
+    return 0;
+}
+
+/* An applied PUSH: one more count in the histogram, grown as needed. The
+ * caller has checked 0 <= k <= INT_MAX - 1 (the report's count is an int). */
+static int add_staleness(struct analysis *a, int64_t k)
+{
+    if ((size_t)k >= a->staleness.len) {
+        TRY(vec_reserve(&a->staleness, (size_t)k + 1));
+        memset(a->staleness.items + a->staleness.len, 0,
+               ((size_t)k + 1 - a->staleness.len) * sizeof *a->staleness.items);
+        a->staleness.len = (size_t)k + 1;
+    }
+    a->staleness.items[k]++;
+    a->n_applied++;
+    a->staleness_sum += (double)k;
+    if (k > a->staleness_max) a->staleness_max = k;
+    return 0;
+}
+
+int analysis_add(struct analysis *a, const struct span *s)
+{
+    if (a->is_finished) return ERR_RUN;   /* finish closed every step already */
+    if (s->rank < 0 || s->rank >= a->p->n_ranks || s->stream < 0 ||
+        s->stream >= PLAN_N_STREAMS || s->step < 0 || !isfinite(s->start_s) ||
+        !isfinite(s->end_s) || s->end_s < s->start_s)
+        return ERR_INPUT;
+    bool is_applied_push = s->kind == OP_PUSH && s->version_applied >= 0;
+    if (is_applied_push && (s->version_read < 0 || s->version_applied < s->version_read ||
+                            s->version_applied - s->version_read > INT_MAX - 1))
+        return ERR_INPUT;   /* a push applied to a version older than it read */
+    /* Servers are agents, not devices: should an executor record their
+     * work, it is nobody's device time. */
+    if (a->p->ranks[s->rank].is_server) return 0;
+
+    struct worker *w = &a->workers[s->rank];
+    if (s->step < w->step) return ERR_INPUT;   /* steps of one rank must not go back */
+    if (s->step > w->step) {
+        TRY(close_step(a, w));
+        w->step = s->step;
+    }
+    TRY(vec_push(&w->spans, ((struct step_span){s->start_s, s->end_s, s->stream})));
+    if (is_applied_push) TRY(add_staleness(a, s->version_applied - s->version_read));
+    return 0;
+}
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* Nearest-rank percentile of sorted x[0..n), n > 0: the smallest value with
+ * at least pct% of the values at or below it, x[ceil(pct n / 100) - 1]. No
+ * interpolation, so it is always a step time that happened. */
+static double percentile(const double *x, size_t n, int pct)
+{
+    size_t rank = ((size_t)pct * n + 99) / 100;
+    return x[rank ? rank - 1 : 0];
+}
+
+int analysis_finish(struct analysis *a, double makespan_s, struct report *r, struct err *e)
+{
+    const struct plan *p = a->p;
+    if (!isfinite(makespan_s) || makespan_s < 0)
+        return err_set(e, ERR_INPUT, "analysis: makespan %g s is not allowed (0 or more)",
+                       makespan_s);
+    for (int w = 0; w < p->n_workers; w++)
+        if (close_step(a, &a->workers[w]) < 0)
+            return err_set(e, ERR_NOMEM, "analysis: out of memory keeping step times");
+    a->is_finished = true;
+
+    struct rank_time *per_rank = calloc((size_t)p->n_workers, sizeof *per_rank);
+    int64_t *histogram = a->staleness.len ? malloc(a->staleness.len * sizeof *histogram) : NULL;
+    if (!per_rank || (a->staleness.len && !histogram)) {
+        free(per_rank);
+        free(histogram);
+        return err_set(e, ERR_NOMEM, "analysis: out of memory filling the report");
+    }
+
+    /* Step times: every worker's every step */
+    size_t n = a->step_times_s.len;
+    double *t = a->step_times_s.items;
+    r->step_time_s.mean = r->step_time_s.p50 = r->step_time_s.p99 = 0;
+    if (n > 0) {
+        qsort(t, n, sizeof *t, by_value);
+        double sum = 0;
+        for (size_t i = 0; i < n; i++) sum += t[i];
+        r->step_time_s.mean = sum / (double)n;
+        r->step_time_s.p50 = percentile(t, n, 50);
+        r->step_time_s.p99 = percentile(t, n, 99);
+    }
+
+    /* Device time, per worker and over all of them. A run that took no time
+     * has no shares: everything stays 0 rather than 0/0. */
+    double compute_s = 0, comm_s = 0, bubble = 0;
+    for (int w = 0; w < p->n_workers; w++) {
+        const struct worker *wk = &a->workers[w];
+        per_rank[w] = (struct rank_time){
+            .rank = w,
+            .compute_s = wk->compute_s,
+            .comm_s = wk->comm_s,
+            .idle_s = makespan_s - wk->compute_s - wk->comm_s,
+        };
+        compute_s += wk->compute_s;
+        comm_s += wk->comm_s;
+        if (makespan_s > 0) bubble += 1 - wk->compute_s / makespan_s;
+    }
+    r->throughput_samples_per_s = 0;
+    r->breakdown.compute = r->breakdown.comm = r->breakdown.idle = 0;
+    r->bubble_fraction = 0;
+    if (makespan_s > 0) {
+        double device_s = makespan_s * p->n_workers;
+        r->throughput_samples_per_s = (double)a->steps * p->batch / makespan_s;
+        r->breakdown.compute = compute_s / device_s;
+        r->breakdown.comm = comm_s / device_s;
+        r->breakdown.idle = 1 - r->breakdown.compute - r->breakdown.comm;   /* sum exactly 1 */
+        r->bubble_fraction = bubble / p->n_workers;
+    }
+
+    free(r->per_rank);
+    r->per_rank = per_rank;
+    r->n_per_rank = p->n_workers;
+
+    if (histogram) memcpy(histogram, a->staleness.items, a->staleness.len * sizeof *histogram);
+    free(r->staleness.histogram);
+    r->staleness.histogram = histogram;
+    r->staleness.n_histogram = (int)a->staleness.len;
+    r->staleness.max = a->staleness_max;
+    r->staleness.mean = a->n_applied ? a->staleness_sum / (double)a->n_applied : 0;
+
+    struct plan_memory m;
+    plan_memory_max(p, &m);
+    r->memory_bytes_per_device.params = m.params;
+    r->memory_bytes_per_device.grads = m.grads;
+    r->memory_bytes_per_device.optimizer = m.optimizer;
+    r->memory_bytes_per_device.activations = m.activations;
+    r->memory_bytes_per_device.peak = m.peak;
+    return 0;
+}

@@ -1,0 +1,140 @@
+/* Parameter-server policy: which pushes a server applies, gathers or drops,
+ * and when a pull may be answered (see ps_policy.h for the versions and the
+ * four policies).
+ *
+ * Protocol the callers keep (sim/simulate.c and real/ both do):
+ *   - each worker pushes its steps in order, once each: step == pushed[w];
+ *   - a worker pushes step s only after its pull that ended step s - 1 was
+ *     ready. Under sync and backup that pull needs round > s - 1, so a push
+ *     never runs ahead of the round being gathered (step <= round).
+ * A push that breaks it is a bug of the caller: it fails an assert in debug
+ * builds and is PS_DROPPED, changing nothing, otherwise (the result type has
+ * no error to report, and counting it would corrupt the round). */
+#include <assert.h>
+#include <stdlib.h>
+
+#include "ps_policy.h"
+
+int ps_server_init(struct ps_server *s, enum server_policy policy, int arg, int n_workers,
+                   struct err *e)
+{
+    *s = (struct ps_server){0};
+    if (n_workers < 1)
+        return err_set(e, ERR_INPUT,
+                       "parameter server: %d workers is not allowed (at least 1)", n_workers);
+    switch (policy) {
+    case POLICY_SYNC:
+    case POLICY_ASYNC:
+        arg = 0;   /* no argument: ignored */
+        break;
+    case POLICY_SSP:
+        if (arg < 0)
+            return err_set(e, ERR_INPUT,
+                           "parameter server: ssp:%d is not allowed (the staleness bound K "
+                           "is >= 0; ssp:0 is lock-step)", arg);
+        break;
+    case POLICY_BACKUP:
+        if (arg < 0 || arg >= n_workers)
+            return err_set(e, ERR_INPUT,
+                           "parameter server: backup:%d with %d workers is not allowed (0 to "
+                           "%d pushes dropped: at least one push must close a round)",
+                           arg, n_workers, n_workers - 1);
+        break;
+    default:
+        return err_set(e, ERR_INPUT,
+                       "parameter server: policy %d is not a server policy (sync, async, "
+                       "ssp:K, backup:B)", (int)policy);
+    }
+    int64_t *pushed = XCALLOC(e, (size_t)n_workers, sizeof *pushed);
+    if (!pushed) return ERR_NOMEM;
+    s->policy = policy;
+    s->arg = arg;
+    s->n_workers = n_workers;
+    s->pushed = pushed;
+    return 0;
+}
+
+void ps_server_release(struct ps_server *s)
+{
+    if (!s) return;
+    free(s->pushed);
+    *s = (struct ps_server){0};
+}
+
+/* Pushes a round of sync/backup needs before it closes. */
+static int round_quorum(const struct ps_server *s)
+{
+    return s->policy == POLICY_BACKUP ? s->n_workers - s->arg : s->n_workers;
+}
+
+struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
+                                     int64_t version_read)
+{
+    (void)version_read;   /* staleness is the caller's: version_applied - version_read */
+    const struct ps_push_result dropped = {PS_DROPPED, -1};
+    bool in_protocol = w >= 0 && w < s->n_workers && step == s->pushed[w];
+    assert(in_protocol && "a worker pushes its steps in order, once each");
+    if (!in_protocol) return dropped;
+
+    switch (s->policy) {
+    case POLICY_ASYNC:
+    case POLICY_SSP: {
+        /* Applied on arrival, as its own update. */
+        s->pushed[w] = step + 1;
+        struct ps_push_result r = {PS_APPLIED, s->version};
+        s->version += 1;
+        return r;
+    }
+    case POLICY_SYNC:
+    case POLICY_BACKUP: {
+        assert(step <= s->round && "a push never runs ahead of the round (pull first)");
+        if (step > s->round) return dropped;
+        s->pushed[w] = step + 1;
+        if (step < s->round) return dropped;   /* its round closed without it (backup) */
+        /* Every push of a round is applied at the version before the round's
+         * update, which stays put while the round gathers. */
+        struct ps_push_result r = {PS_GATHERED, s->version};
+        if (++s->n_in_round == round_quorum(s)) {
+            r.action = PS_ROUND;
+            s->version += 1;
+            s->round += 1;
+            s->n_in_round = 0;
+        }
+        return r;
+    }
+    default:
+        return dropped;   /* not initialised: ps_server_init refuses other policies */
+    }
+}
+
+bool ps_server_pull_ready(const struct ps_server *s, int w, int64_t step)
+{
+    (void)w;   /* no policy treats workers differently */
+    switch (s->policy) {
+    case POLICY_ASYNC:
+        return true;
+    case POLICY_SYNC:
+    case POLICY_BACKUP:
+        /* The step's round has closed: its update is in the parameters. */
+        return s->round > step;
+    case POLICY_SSP: {
+        /* Worker w, having pushed step s, may pull when every worker has
+         * pushed step s - K, i.e. when
+         *
+         *     min_v pushed[v] >= s - K + 1        (pushed[v] counts steps)
+         *
+         * The worker then computes step s + 1, so with clocks c_v = pushed[v]
+         * no worker ever computes a step more than K ahead of the slowest
+         * worker's clock: (s + 1) - min_v c_v <= K. K = 0 is lock-step:
+         * every worker must have pushed step s, exactly sync's round s.
+         * O(n_workers) per pull: fine for the tens to thousands of workers of
+         * a server; a running minimum would beat it beyond. */
+        int64_t min_pushed = s->pushed[0];
+        for (int v = 1; v < s->n_workers; v++)
+            if (s->pushed[v] < min_pushed) min_pushed = s->pushed[v];
+        return min_pushed >= step - s->arg + 1;
+    }
+    default:
+        return false;
+    }
+}

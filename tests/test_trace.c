@@ -1,0 +1,274 @@
+/* Tests for core/trace.c: what the trace keeps and drops, and the Chrome
+ * trace-event file read back with cJSON. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "../core/trace.h"
+
+static struct span span_at(int rank, int stream, int kind, int step, double start_s,
+                           double end_s)
+{
+    return (struct span){
+        .rank = rank, .stream = (int16_t)stream, .kind = (int16_t)kind, .step = step,
+        .mb = -1, .peer = -1, .start_s = start_s, .end_s = end_s,
+        .version_read = -1, .version_applied = -1,
+    };
+}
+
+static struct span step_span(int step)
+{
+    return span_at(0, STREAM_COMPUTE, OP_FORWARD, step, step, step + 1);
+}
+
+Test(trace, keeps_only_the_first_steps)
+{
+    struct trace t;
+    trace_init(&t, 2, 1000);
+    for (int step = 0; step < 5; step++)
+        for (int k = 0; k < 3; k++) {
+            struct span s = step_span(step);
+            cr_assert_eq(trace_add(&t, &s), 0);
+        }
+    /* steps 0 and 1 kept (3 spans each), steps 2-4 dropped */
+    cr_assert_eq(t.spans.len, 6);
+    cr_assert_eq(t.n_dropped, 9);
+    for (size_t i = 0; i < t.spans.len; i++) cr_assert_lt(t.spans.items[i].step, 2);
+    trace_release(&t);
+    cr_assert_eq(t.spans.len, 0);
+    trace_release(&t);   /* twice is harmless */
+}
+
+Test(trace, keeps_at_most_max_spans)
+{
+    struct trace t;
+    trace_init(&t, -1, 4);
+    for (int step = 0; step < 10; step++) {
+        struct span s = step_span(step);
+        cr_assert_eq(trace_add(&t, &s), 0);
+    }
+    /* every step qualifies; the first 4 spans are kept, 6 counted */
+    cr_assert_eq(t.spans.len, 4);
+    cr_assert_eq(t.n_dropped, 6);
+    for (int i = 0; i < 4; i++) cr_assert_eq(t.spans.items[i].step, i);
+    trace_release(&t);
+}
+
+Test(trace, both_limits_at_once)
+{
+    struct trace t;
+    trace_init(&t, 3, 2);
+    for (int step = 0; step < 4; step++) {
+        struct span s = step_span(step);
+        trace_add(&t, &s);
+    }
+    cr_assert_eq(t.spans.len, 2);    /* steps 0, 1 */
+    cr_assert_eq(t.n_dropped, 2);    /* step 2 (full), step 3 (late) */
+    trace_release(&t);
+}
+
+Test(trace, keep_everything)
+{
+    struct trace t;
+    trace_init(&t, -1, -1);
+    for (int step = 0; step < 100; step++) {
+        struct span s = step_span(step);
+        cr_assert_eq(trace_add(&t, &s), 0);
+    }
+    cr_assert_eq(t.spans.len, 100);
+    cr_assert_eq(t.n_dropped, 0);
+    trace_release(&t);
+}
+
+/* --- Chrome JSON --------------------------------------------------------- */
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsNumber(v), "\"%s\" is not a number", key);
+    return v->valueint;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsString(v), "\"%s\" is not a string", key);
+    return v->valuestring;
+}
+
+/* The metadata event (name `what`) for pid/tid, or NULL. */
+static const cJSON *find_metadata(const cJSON *events, const char *what, int pid, int tid)
+{
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, events)
+    {
+        if (strcmp(str(ev, "ph"), "M") == 0 && strcmp(str(ev, "name"), what) == 0 &&
+            num(ev, "pid") == pid && (tid < 0 || num(ev, "tid") == tid))
+            return ev;
+    }
+    return NULL;
+}
+
+static const char *metadata_name(const cJSON *events, const char *what, int pid, int tid)
+{
+    const cJSON *ev = find_metadata(events, what, pid, tid);
+    cr_assert_not_null(ev, "no %s for pid %d tid %d", what, pid, tid);
+    return str(cJSON_GetObjectItemCaseSensitive(ev, "args"), "name");
+}
+
+Test(trace, chrome_json_reads_back)
+{
+    struct err e = {0};
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse("mlp:8-8-8", &wl, &e), 0, "%s", e.msg);
+    struct plan *p = plan_create("test", wl, 2, 1, 4, 1, &e);   /* ranks 0, 1 work; 2 serves */
+    cr_assert_not_null(p, "%s", e.msg);
+
+    struct trace t;
+    trace_init(&t, 1, 100);
+    struct span fwd = span_at(0, STREAM_COMPUTE, OP_FORWARD, 0, 0.5, 0.75);
+    fwd.mb = 3;
+    fwd.lo = 0;
+    fwd.hi = 2;
+    fwd.flops = 1e6;
+    fwd.bytes = 4096;
+    struct span push = span_at(1, STREAM_COMM, OP_PUSH, 0, 1.25, 2.0);
+    push.lo = 0;
+    push.hi = 2;
+    push.peer = 2;
+    push.bytes = 1 << 20;
+    push.version_read = 4;
+    push.version_applied = 6;
+    struct span late = span_at(0, STREAM_COMPUTE, OP_BACKWARD, 1, 3, 4);   /* step 1: dropped */
+    cr_assert_eq(trace_add(&t, &fwd), 0);
+    cr_assert_eq(trace_add(&t, &push), 0);
+    cr_assert_eq(trace_add(&t, &late), 0);
+    cr_assert_eq(t.n_dropped, 1);
+
+    char path[] = "/tmp/strata-trace-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(trace_write_chrome(&t, p, path, &e), 0, "%s", e.msg);
+
+    char *text = read_all(path);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert_not_null(doc, "the trace is not JSON: %.200s", text);
+    cr_assert_str_eq(str(doc, "displayTimeUnit"), "ms");
+    const cJSON *events = cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
+    cr_assert(cJSON_IsArray(events));
+
+    /* processes are ranks, threads are streams; servers have no streams */
+    cr_assert_str_eq(metadata_name(events, "process_name", 0, -1), "rank 0 (worker)");
+    cr_assert_str_eq(metadata_name(events, "process_name", 1, -1), "rank 1 (worker)");
+    cr_assert_str_eq(metadata_name(events, "process_name", 2, -1), "rank 2 (server)");
+    for (int r = 0; r < 2; r++) {
+        cr_assert_str_eq(metadata_name(events, "thread_name", r, STREAM_COMPUTE), "compute");
+        cr_assert_str_eq(metadata_name(events, "thread_name", r, STREAM_COMM), "comm");
+    }
+    cr_assert_null(find_metadata(events, "thread_name", 2, -1));
+
+    /* one complete event per kept span, in microseconds */
+    const cJSON *x[2];
+    int n_x = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, events)
+    {
+        if (strcmp(str(ev, "ph"), "X") == 0) {
+            cr_assert_lt(n_x, 2, "more X events than kept spans");
+            x[n_x++] = ev;
+        }
+    }
+    cr_assert_eq(n_x, 2);
+
+    cr_assert_str_eq(str(x[0], "name"), "FORWARD");
+    cr_assert_str_eq(str(x[0], "cat"), "compute");
+    cr_assert_eq(num(x[0], "pid"), 0);
+    cr_assert_eq(num(x[0], "tid"), STREAM_COMPUTE);
+    /* 0.5 s and 0.25 s: exact in binary, so exact in microseconds */
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(x[0], "ts")->valuedouble, 500000.0);
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(x[0], "dur")->valuedouble, 250000.0);
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(x[0], "args");
+    cr_assert_str_eq(str(args, "layers"), "[0,2)");
+    cr_assert_eq(num(args, "mb"), 3);
+    cr_assert_eq(num(args, "bytes"), 4096);
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(args, "flops")->valuedouble, 1e6);
+    cr_assert_eq(num(args, "step"), 0);
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(args, "version_read"));
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(args, "version_applied"));
+
+    cr_assert_str_eq(str(x[1], "name"), "PUSH");
+    cr_assert_str_eq(str(x[1], "cat"), "comm");
+    cr_assert_eq(num(x[1], "pid"), 1);
+    cr_assert_eq(num(x[1], "tid"), STREAM_COMM);
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(x[1], "ts")->valuedouble, 1250000.0);
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(x[1], "dur")->valuedouble, 750000.0);
+    args = cJSON_GetObjectItemCaseSensitive(x[1], "args");
+    cr_assert_eq(num(args, "version_read"), 4);
+    cr_assert_eq(num(args, "version_applied"), 6);
+    cr_assert_eq(num(args, "bytes"), 1 << 20);
+    cr_assert_eq(num(args, "peer"), 2);
+
+    cJSON_Delete(doc);
+    free(text);
+    unlink(path);
+    trace_release(&t);
+    plan_free(p);
+    workload_free(wl);
+}
+
+Test(trace, chrome_json_of_an_empty_trace)
+{
+    struct err e = {0};
+    struct trace t;
+    trace_init(&t, -1, -1);
+    char path[] = "/tmp/strata-trace-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(trace_write_chrome(&t, NULL, path, &e), 0, "%s", e.msg);
+    char *text = read_all(path);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert_not_null(doc);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "traceEvents")), 0);
+    cJSON_Delete(doc);
+    free(text);
+    unlink(path);
+}
+
+Test(trace, chrome_json_refuses_a_bad_op_kind_and_reports_bad_paths)
+{
+    struct err e = {0};
+    struct trace t;
+    trace_init(&t, -1, -1);
+    struct span s = span_at(0, STREAM_COMPUTE, OP_N_KINDS, 0, 0, 1);
+    cr_assert_eq(trace_add(&t, &s), 0);
+    cr_assert_eq(trace_write_chrome(&t, NULL, "/tmp/strata-never-written.json", &e), ERR_INPUT);
+    cr_assert(strstr(e.msg, "op kind"), "%s", e.msg);
+    cr_assert_eq(access("/tmp/strata-never-written.json", F_OK), -1);
+
+    t.spans.items[0].kind = OP_FORWARD;
+    e = (struct err){0};
+    cr_assert_eq(trace_write_chrome(&t, NULL, "/nonexistent-dir/trace.json", &e), ERR_INPUT);
+    cr_assert(strstr(e.msg, "does not exist"), "%s", e.msg);
+    trace_release(&t);
+}
