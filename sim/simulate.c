@@ -55,8 +55,13 @@
  * multiple of checkpoint_every not above the steps every rank completed; 0
  * when none) and starts step c at the failure time. lost_s = T - the time
  * step c was complete (T when c = 0); steps_redone = steps every rank had
- * completed beyond c. Ops that ended before T keep their spans; ops running
- * at T never end and leave none.
+ * completed beyond c. Ops running at T never end and leave no span. Ops of
+ * steps > c that ended before T were done and then thrown away: their spans
+ * go to the trace, with their real times, but not to the analysis, which
+ * takes each rank's steps in nondecreasing order; it sees step c + 1 end
+ * after the restart, so its step time holds the time lost. To know c before
+ * T the run is simulated twice up to T: a look-ahead pass that records
+ * nothing finds c, and the real pass, identical up to T, routes the spans.
  *
  * n_events counts events handled: those popped from the event queue (op and
  * collective ends, network events, delayed step starts) and ends taken from
@@ -161,6 +166,15 @@ struct sim {
     int n_past;             /* working ranks whose step > n_complete */
     int64_t ckpt_step;
     double ckpt_time_s;
+
+    /* A synchronous failure sends ranks back to step c, but an analysis
+     * takes each rank's steps in order: a look-ahead run to the failure
+     * finds c first, and the real run then gives the spans of steps > c that
+     * end before the failure (abandoned work) to the trace only. */
+    bool is_lookahead;      /* this pass only finds c: it records nothing */
+    bool is_stopped;
+    bool has_failed;        /* the failure has happened in this pass */
+    int64_t lookahead_c;    /* the checkpoint the failure returns to; -1 = none */
 
     struct des q;
     struct network *net;
@@ -348,8 +362,9 @@ static void record(struct sim *m, int g)
     sp.flops = op->flops;
     sp.version_read = op->kind == OP_PUSH || op->kind == OP_PULL ? m->ver_read[g] : -1;
     sp.version_applied = op->kind == OP_PUSH ? m->ver_applied[g] : -1;
+    bool is_abandoned = !m->has_failed && m->lookahead_c >= 0 && sp.step > m->lookahead_c;
     int rc = 0;
-    if (m->a) rc = analysis_add(m->a, &sp);
+    if (m->a && !is_abandoned) rc = analysis_add(m->a, &sp);
     if (rc == 0 && m->t) rc = trace_add(m->t, &sp);
     if (rc < 0 && !m->rc) m->rc = rc;
 }
@@ -360,7 +375,7 @@ static void finish(struct sim *m, int g)
     const struct xop *x = &m->x[g];
     if (m->is_dead[x->rank]) return;
     if (m->now_s > m->makespan_s) m->makespan_s = m->now_s;
-    record(m, g);
+    if (!m->is_lookahead) record(m, g);
     if (x->next >= 0 && --m->pending[x->next] == 0) op_ready(m, x->next);
     for (int k = x->dep_first; k < x->dep_first + x->n_dependents; k++)
         if (--m->pending[m->dependents[k]] == 0) op_ready(m, m->dependents[k]);
@@ -442,23 +457,22 @@ static int new_network(struct sim *m)
     return 0;
 }
 
-/* Everything back to the checkpoint; every rank starts its step then. */
-static void restart(struct sim *m)
+/* A new event queue and network: pending events and transfers are
+ * forgotten wholesale. */
+static int fresh_queue(struct sim *m)
 {
-    int64_t c = m->ckpt_step;
-    m->res->lost_s = m->now_s - (c > 0 ? m->ckpt_time_s : 0);
-    m->res->steps_redone = (int)(m->n_complete - c);
-    /* pending events and transfers are forgotten wholesale */
     des_release(&m->q);
     des_init(&m->q);
     network_free(m->net);
     m->net = NULL;
-    int rc = new_network(m);
-    if (rc < 0) {
-        m->rc = rc;
-        return;
-    }
     m->now_q.len = m->now_head = 0;
+    return new_network(m);
+}
+
+/* Every rank and server back to checkpoint c (the servers to the version
+ * they had when step c was complete); every rank starts step c now. */
+static void reset_to(struct sim *m, int64_t c)
+{
     for (int s = 0; s < m->p->n_servers; s++) {
         struct server *S = &m->servers[s];
         if (!S->is_used) continue;
@@ -474,7 +488,7 @@ static void restart(struct sim *m)
         } else if (x->kind == OP_PUSH) {
             struct slot *sl = &m->slots[x->aux];
             struct server *S = &m->servers[sl->server];
-            S->ps.pushed[sl->w] = c * sl->n_push;
+            S->ps.pushed[sl->w] = c * sl->n_push;   /* the policy's clocks: rounds pushed */
             S->ps.round = c * sl->n_push;
             sl->version_read = S->ckpt_version;
         }
@@ -488,6 +502,17 @@ static void restart(struct sim *m)
     }
 }
 
+/* Synchronous failure: everything restarts from the last checkpoint. */
+static void restart(struct sim *m)
+{
+    int64_t c = m->ckpt_step;
+    m->res->lost_s = m->now_s - (c > 0 ? m->ckpt_time_s : 0);
+    m->res->steps_redone = (int)(m->n_complete - c);
+    int rc = fresh_queue(m);
+    if (rc < 0) m->rc = rc;
+    else reset_to(m, c);
+}
+
 static void on_failure(struct sim *m)
 {
     const struct failure_spec *f = &m->s->failure;
@@ -495,6 +520,12 @@ static void on_failure(struct sim *m)
     for (int r = 0; r < m->n_ranks && !is_running; r++)
         is_running = m->off[r + 1] > m->off[r] && m->step[r] < m->s->steps;
     if (!is_running) return;   /* after the run: nothing happened */
+    m->has_failed = true;
+    if (m->is_lookahead) {
+        m->lookahead_c = m->ckpt_step;
+        m->is_stopped = true;
+        return;
+    }
     m->res->failed = true;
     m->res->failed_rank = f->rank;
     m->res->failure_time_s = f->time_s;
@@ -823,19 +854,39 @@ static int sim_init(struct sim *m)
     TRY(index_collectives(m));
     TRY(index_servers(m));
     des_init(&m->q);
-    TRY(new_network(m));
-    if (m->s->straggler && m->s->straggler->kind != STRAG_NONE) {
-        m->strag = straggler_create(m->s->straggler, m->s->seed, p->n_ranks, e);
-        if (!m->strag) return e && e->code ? e->code : ERR_NOMEM;
-    }
     return 0;
+}
+
+/* A pass from time 0: fresh random streams, queue and network, the
+ * servers at version 0, the failure pending, every rank at step 0. */
+static int begin(struct sim *m)
+{
+    straggler_free(m->strag);
+    m->strag = NULL;
+    const struct straggler_spec *spec = m->s->straggler;
+    if (spec && spec->kind != STRAG_NONE) {
+        m->strag = straggler_create(spec, m->s->seed, m->n_ranks, m->e);
+        if (!m->strag) return m->e && m->e->code ? m->e->code : ERR_NOMEM;
+    }
+    TRY(fresh_queue(m));
+    m->now_s = m->makespan_s = 0;
+    m->n_events = 0;
+    m->is_stopped = m->has_failed = false;
+    m->ckpt_step = 0;
+    m->ckpt_time_s = 0;
+    for (int s = 0; s < m->p->n_servers; s++) m->servers[s].ckpt_version = 0;
+    memset(m->is_dead, 0, (size_t)m->n_ranks * sizeof *m->is_dead);
+    const struct failure_spec *f = &m->s->failure;
+    if (f->is_set) push_event(m, f->time_s, EV_FAIL, f->rank, 0);
+    reset_to(m, 0);
+    return m->rc;
 }
 
 /* Pops and handles events until none is left or an error stops the run. */
 static void run_loop(struct sim *m)
 {
     struct des_event ev;
-    while (!m->rc) {
+    while (!m->rc && !m->is_stopped) {
         if (m->now_head < m->now_q.len) {
             int g = m->now_q.items[m->now_head++];
             if (m->now_head == m->now_q.len) m->now_q.len = m->now_head = 0;
@@ -875,9 +926,6 @@ static int check_finished(const struct sim *m)
 {
     for (int r = 0; r < m->n_ranks; r++) {
         if (m->off[r + 1] == m->off[r] || m->is_dead[r] || m->step[r] >= m->s->steps) continue;
-        int blocked = -1;
-        for (int g = m->off[r]; g < m->off[r + 1] && blocked < 0; g++)
-            if (m->pending[g] == 0 && m->n_done[r] < m->off[r + 1] - m->off[r]) blocked = g;
         if (m->res->failed && m->is_dead[m->res->failed_rank])
             return err_set(m->e, ERR_RUN,
                            "after rank %d failed at %g s, rank %d stopped in step %lld of %d: it "
@@ -906,11 +954,20 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     m.t = t;
     m.e = e;
     m.res = res;
+    m.lookahead_c = -1;
     int rc = sim_init(&m);
     if (rc < 0) goto done;
-    if (s->failure.is_set) push_event(&m, s->failure.time_s, EV_FAIL, s->failure.rank, 0);
-    for (int r = 0; r < m.n_ranks; r++)
-        if (m.off[r + 1] > m.off[r]) start_step(&m, r);
+    const struct failure_spec *f = &s->failure;
+    if (f->is_set && !(is_async(m.p) && f->rank < m.p->n_workers)) {
+        m.is_lookahead = true;
+        rc = begin(&m);
+        if (rc < 0) goto done;
+        run_loop(&m);
+        if ((rc = m.rc) < 0) goto done;
+        m.is_lookahead = false;
+    }
+    rc = begin(&m);
+    if (rc < 0) goto done;
     run_loop(&m);
     rc = m.rc;
     if (rc == 0) rc = check_finished(&m);
