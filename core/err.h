@@ -4,6 +4,8 @@
 #ifndef STRATA_ERR_H
 #define STRATA_ERR_H
 
+#include <stddef.h>
+
 enum {
     ERR_OK = 0,
     ERR_RUN = -1,     /* a run failed (exit 1) */

@@ -5,6 +5,7 @@
 #define STRATA_CLUSTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../core/err.h"

@@ -27,7 +27,8 @@ struct des {
 
 void des_init(struct des *q);
 void des_release(struct des *q);
-/* 0, or ERR_NOMEM. time_s must not be NaN. */
+/* 0, ERR_NOMEM, or ERR_RUN when time_s is NaN (a bug in whoever computed
+ * it: the caller names the op in its message). */
 int des_push(struct des *q, double time_s, int32_t kind, int32_t a, int64_t b);
 /* Removes the earliest event into *out; false when empty. */
 bool des_pop(struct des *q, struct des_event *out);

@@ -1,0 +1,461 @@
+/* The simulated hardware: presets, profile files, and the placement of ranks
+ * on nodes.
+ *
+ * A profile file is `key = value` lines with '#' comments, read the way
+ * core/config.c reads scenario files (errors name FILE:LINE). One key table
+ * drives reading, writing and the error messages, so they cannot drift. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/fileio.h"
+#include "cluster.h"
+
+const char *const allreduce_names[] = {
+    [ALLREDUCE_RING] = "ring",
+    [ALLREDUCE_TREE] = "tree",
+    [ALLREDUCE_HIERARCHICAL] = "hierarchical",
+};
+#define N_ALLREDUCE ((int)(sizeof allreduce_names / sizeof allreduce_names[0]))
+
+/* ---- presets ----------------------------------------------------------
+ *
+ * The MLP workload is fp32. On A100 and H100 the realistic path for fp32
+ * GEMMs is TF32 tensor cores (cuBLAS CUBLAS_TF32_TENSOR_OP_MATH), so device
+ * FLOP/s are the dense TF32 tensor-core peak times GEMM_SUSTAINED, the share
+ * large cuBLAS GEMMs typically sustain. Small GEMMs reach less; per-op
+ * overhead covers part of that. If the CUDA device runs plain FP32 SGEMM the
+ * peak is the FP32 figure instead (H100 SXM 67, A100 19.5 TFLOP/s).
+ * Memory bandwidth is the HBM peak times HBM_SUSTAINED: streaming kernels
+ * (STREAM, BabelStream triad) reach roughly 85-90% of HBM peak.
+ * Link figures are per direction. Every number here is a placeholder of the
+ * right order until `strata calibrate` measures a machine. */
+#define GEMM_SUSTAINED 0.5
+#define HBM_SUSTAINED 0.9
+#define GiB ((int64_t)1 << 30)
+
+const struct cluster cluster_presets[] = {
+    {
+        .name = "ideal",
+        .is_ideal = true,
+        /* Unused: plan_unit_cost times compute on the ideal cluster. Memory
+         * is unbounded (INT64_MAX) and links are free. */
+        .device = {.flops_per_s = 1, .mem_bw_bytes_per_s = INFINITY, .op_overhead_s = 0,
+                   .mem_bytes = INT64_MAX},
+        .intra = {.latency_s = 0, .bw_bytes_per_s = INFINITY},
+        .inter = {.latency_s = 0, .bw_bytes_per_s = INFINITY},
+        .devices_per_node = 8,
+    },
+    {
+        /* NVIDIA DGX H100: 8 H100 SXM5 per node, NVLink 4 + NVSwitch inside,
+         * 8 ConnectX-7 NDR InfiniBand ports (one per GPU) between nodes. */
+        .name = "h100-nvlink-ib",
+        .device = {
+            /* H100 SXM5 datasheet: TF32 tensor core 989 TFLOP/s with
+             * sparsity, 494.7 dense. */
+            .flops_per_s = GEMM_SUSTAINED * 494.7e12,
+            /* Datasheet: 80 GB HBM3 at 3.35 TB/s. */
+            .mem_bw_bytes_per_s = HBM_SUSTAINED * 3.35e12,
+            /* Kernel launch plus framework, ~5 us an op. */
+            .op_overhead_s = 5e-6,
+            .mem_bytes = 80 * GiB,
+        },
+        /* NVLink 4: 900 GB/s a GPU, both directions together (18 links x
+         * 50 GB/s), so 450 GB/s each way. Latency: NCCL's tuning model
+         * (src/graph/tuning.cc, hwLat) puts an NVLink ring step at 0.47 us
+         * (LL) to 3.4 us (Simple); we take 3 us. */
+        .intra = {.latency_s = 3e-6, .bw_bytes_per_s = 450e9},
+        /* ConnectX-7 NDR: 400 Gb/s = 50 GB/s each way, one port per GPU.
+         * Latency ~5 us through NCCL (tuning.cc hwLat NET ring: 2.7 us LL,
+         * 9.6 us Simple). */
+        .inter = {.latency_s = 5e-6, .bw_bytes_per_s = 50e9},
+        .devices_per_node = 8,
+    },
+    {
+        /* A100 PCIe servers on 100 Gb Ethernet. 4 GPUs a node: the common
+         * 2U chassis (e.g. Dell PowerEdge R750xa) hold four double-wide
+         * PCIe GPUs; 8-GPU 4U chassis exist too (--devices-per-node 8). */
+        .name = "a100-pcie-eth",
+        .device = {
+            /* A100 datasheet: TF32 tensor core 156 TFLOP/s dense (312
+             * with sparsity). */
+            .flops_per_s = GEMM_SUSTAINED * 156e12,
+            /* A100 80GB PCIe datasheet: 80 GB HBM2e at 1,935 GB/s. */
+            .mem_bw_bytes_per_s = HBM_SUSTAINED * 1.935e12,
+            /* Older host stacks, ~10 us an op. */
+            .op_overhead_s = 10e-6,
+            .mem_bytes = 80 * GiB,
+        },
+        /* PCIe 4.0 x16: 32 GB/s raw each way, ~25 GB/s achieved GPU to GPU
+         * through the host bridge. Latency: tuning.cc hwLat PCI ring step
+         * 1.0 us (LL) to 5.7 us (Simple); we take 5 us. */
+        .intra = {.latency_s = 5e-6, .bw_bytes_per_s = 25e9},
+        /* 100 GbE: 12.5 GB/s raw, ~12 GB/s achieved; ~20 us over TCP
+         * sockets (NCCL's socket transport). One NIC per node: a flat ring
+         * has one flow through it, but hierarchical's g concurrent
+         * inter-node rings would share it, which this one-link-profile
+         * model does not see (it prices each at the full 12 GB/s). */
+        .inter = {.latency_s = 20e-6, .bw_bytes_per_s = 12e9},
+        .devices_per_node = 4,
+    },
+    {
+        /* CPU cores of one machine, ranks talking through MPI shared
+         * memory. Placeholders of the right order: calibration will
+         * measure them. */
+        .name = "cpu-loopback",
+        .device = {
+            /* One modern x86 core: AVX2, 2 FMA units x 8 fp32 lanes x 2
+             * flops x ~3 GHz = 96 GFLOP/s peak; OpenBLAS SGEMM sustains
+             * about half on one core. */
+            .flops_per_s = 0.5 * 96e9,
+            /* ~10 GB/s of DRAM bandwidth that one core can draw. */
+            .mem_bw_bytes_per_s = 10e9,
+            .op_overhead_s = 2e-6,    /* a BLAS call and our dispatch */
+            .mem_bytes = 8 * GiB,   /* a share of host memory a rank */
+        },
+        /* MPI shared-memory transport: ~0.5 us, ~5 GB/s for one
+         * copy-in/copy-out pair. */
+        .intra = {.latency_s = 0.5e-6, .bw_bytes_per_s = 5e9},
+        /* One machine: "nodes" are groups of cores that still talk through
+         * shared memory, so the same link. */
+        .inter = {.latency_s = 0.5e-6, .bw_bytes_per_s = 5e9},
+        .devices_per_node = 2,    /* this project's build machine has 2 cores */
+    },
+};
+const size_t cluster_n_presets = sizeof cluster_presets / sizeof cluster_presets[0];
+
+/* ---- the keys of a profile file --------------------------------------- */
+
+enum key_type {
+    KEY_NAME,     /* text, kept only in the file (see cluster_load) */
+    KEY_BOOL,     /* true | false */
+    KEY_SECONDS,  /* finite, >= 0 */
+    KEY_RATE,     /* finite, > 0 */
+    KEY_BW,       /* > 0, or inf: free */
+    KEY_BYTES,    /* integer > 0 */
+    KEY_COUNT,    /* integer 1 .. KEY_COUNT_MAX */
+};
+#define KEY_COUNT_MAX 1024   /* as --devices-per-node */
+
+struct key_spec {
+    const char *name;
+    enum key_type type;
+    size_t offset;        /* into struct cluster */
+    bool is_required;
+};
+
+#define KEY(n, t, field, req) {n, t, offsetof(struct cluster, field), req}
+static const struct key_spec keys[] = {
+    KEY("name", KEY_NAME, name, false),
+    KEY("ideal", KEY_BOOL, is_ideal, false),
+    KEY("flops_per_s", KEY_RATE, device.flops_per_s, true),
+    KEY("mem_bw_bytes_per_s", KEY_BW, device.mem_bw_bytes_per_s, true),
+    KEY("op_overhead_s", KEY_SECONDS, device.op_overhead_s, true),
+    KEY("mem_bytes", KEY_BYTES, device.mem_bytes, true),
+    KEY("devices_per_node", KEY_COUNT, devices_per_node, true),
+    KEY("intra_latency_s", KEY_SECONDS, intra.latency_s, true),
+    KEY("intra_bw_bytes_per_s", KEY_BW, intra.bw_bytes_per_s, true),
+    KEY("inter_latency_s", KEY_SECONDS, inter.latency_s, true),
+    KEY("inter_bw_bytes_per_s", KEY_BW, inter.bw_bytes_per_s, true),
+};
+#undef KEY
+#define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
+
+static const char *allowed_of(enum key_type t)
+{
+    switch (t) {
+    case KEY_NAME: return "any text";
+    case KEY_BOOL: return "true or false";
+    case KEY_SECONDS: return "a number of seconds >= 0";
+    case KEY_RATE: return "a number > 0";
+    case KEY_BW: return "a number > 0, or inf for a free link";
+    case KEY_BYTES: return "an integer > 0";
+    case KEY_COUNT: return "an integer from 1 to 1024";
+    }
+    return "?";
+}
+
+/* Plain decimal only, as core/config.c: strtod alone would also take "nan",
+ * hex floats and leading blanks. */
+static bool parse_real(const char *text, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(text, &end);
+    return *text && strspn(text, "0123456789+-.eE") == strlen(text) && !*end;
+}
+
+static bool parse_int(const char *text, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(text, &end, 10);
+    bool starts_ok = isdigit((unsigned char)text[0]) ||
+                     ((text[0] == '-' || text[0] == '+') && isdigit((unsigned char)text[1]));
+    return starts_ok && !*end && errno != ERANGE;
+}
+
+/* Parses text as k's value into c. The message names the key; the caller
+ * adds FILE:LINE. */
+static int set_key(struct cluster *c, const struct key_spec *k, const char *text, struct err *e)
+{
+    char *field = (char *)c + k->offset;
+    double d = 0;
+    long long i = 0;
+    bool ok;
+    switch (k->type) {
+    case KEY_NAME:
+        return 0;
+    case KEY_BOOL:
+        if (strcmp(text, "true") && strcmp(text, "false")) break;
+        *(bool *)field = !strcmp(text, "true");
+        return 0;
+    case KEY_SECONDS:
+    case KEY_RATE:
+    case KEY_BW:
+        if (k->type == KEY_BW && !strcmp(text, "inf")) {
+            d = INFINITY;
+        } else {
+            if (!parse_real(text, &d)) break;
+            /* !isfinite: 1e999 overflowed */
+            ok = isfinite(d) && (k->type == KEY_SECONDS ? d >= 0 : d > 0);
+            if (!ok) break;
+        }
+        memcpy(field, &d, sizeof d);
+        return 0;
+    case KEY_BYTES:
+        if (!parse_int(text, &i) || i <= 0) break;
+        *(int64_t *)field = (int64_t)i;
+        return 0;
+    case KEY_COUNT:
+        if (!parse_int(text, &i) || i < 1 || i > KEY_COUNT_MAX) break;
+        *(int *)field = (int)i;
+        return 0;
+    }
+    return err_set(e, ERR_INPUT, "%s: '%.60s%s' is not allowed (%s)", k->name, text,
+                   strlen(text) > 60 ? "..." : "", allowed_of(k->type));
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    return s;
+}
+
+static const struct key_spec *find_key(const char *name)
+{
+    for (int i = 0; i < N_KEYS; i++)
+        if (!strcmp(keys[i].name, name)) return &keys[i];
+    return NULL;
+}
+
+static void list_keys(char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < N_KEYS && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", keys[i].name);
+}
+
+/* One line, comment cut and trimmed, not empty. line_of[k] records where
+ * key k was set (0: not yet). */
+static int load_line(struct cluster *c, char *line, long line_of[], long lineno, struct err *e)
+{
+    char *eq = strchr(line, '=');
+    if (!eq)
+        return err_set(e, ERR_INPUT, "expected 'key = value', got '%.80s%s'", line,
+                       strlen(line) > 80 ? "..." : "");
+    *eq = '\0';
+    char *name = trim(line), *value = trim(eq + 1);
+    if (!*name)
+        return err_set(e, ERR_INPUT, "expected 'key = value', got '= %.80s'", value);
+    const struct key_spec *k = find_key(name);
+    if (!k) {
+        char names[512];
+        list_keys(names, sizeof names);
+        return err_set(e, ERR_INPUT, "'%.60s' is not a key of a cluster profile (keys: %s)", name,
+                       names);
+    }
+    int ki = (int)(k - keys);
+    if (line_of[ki])
+        return err_set(e, ERR_INPUT, "%s: set twice (first on line %ld)", name, line_of[ki]);
+    if (!*value)
+        return err_set(e, ERR_INPUT, "%s: no value (%s)", name, allowed_of(k->type));
+    TRY(set_key(c, k, value, e));
+    line_of[ki] = lineno;
+    return 0;
+}
+
+/* Reads the profile at path into c (c->name set by the caller). */
+static int load_file(FILE *f, const char *path, struct cluster *c, struct err *e)
+{
+    long line_of[N_KEYS] = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    /* getline: lines of any length, so a huge one is an error, not a crash. */
+    for (long lineno = 1; getline(&line, &cap, f) >= 0; lineno++) {
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        char *s = trim(line);
+        if (!*s) continue;
+        rc = load_line(c, s, line_of, lineno, e);
+        if (rc < 0) {
+            err_prefix(e, "%s:%ld", path, lineno);
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f))   /* a directory opens, then fails here: the user's typo */
+        rc = err_set(e, errno == EISDIR ? ERR_INPUT : ERR_IO, "%s: cannot read: %s", path,
+                     strerror(errno));
+    free(line);
+    if (rc < 0) return rc;
+
+    char missing[512];
+    size_t used = 0;
+    missing[0] = '\0';
+    for (int i = 0; i < N_KEYS; i++)
+        if (keys[i].is_required && !line_of[i] && used < sizeof missing)
+            used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%s",
+                                     used ? ", " : "", keys[i].name);
+    if (used)
+        return err_set(e, ERR_INPUT,
+                       "%s: missing %s (a cluster profile sets every key but name and ideal; "
+                       "see sim/cluster.h)",
+                       path, missing);
+    return 0;
+}
+
+int cluster_load(const char *name_or_path, struct cluster *c, struct err *e)
+{
+    for (size_t i = 0; i < cluster_n_presets; i++)
+        if (!strcmp(cluster_presets[i].name, name_or_path)) {
+            *c = cluster_presets[i];
+            return 0;
+        }
+
+    FILE *f = fopen(name_or_path, "r");
+    if (!f) {
+        char presets[256];
+        size_t used = 0;
+        for (size_t i = 0; i < cluster_n_presets && used < sizeof presets; i++)
+            used += (size_t)snprintf(presets + used, sizeof presets - used, "%s%s",
+                                     i ? ", " : "", cluster_presets[i].name);
+        return err_set(e, ERR_INPUT,
+                       "--cluster: '%.200s' is neither a preset (%s) nor a readable file (%s)",
+                       name_or_path, presets, strerror(errno));
+    }
+    /* Defaults for what a file need not say; the rest it must. */
+    struct cluster loaded = {.is_ideal = false, .allreduce = ALLREDUCE_RING};
+    int rc = load_file(f, name_or_path, &loaded, e);
+    fclose(f);
+    TRY(rc);
+    /* The name is the path as given, not the file's `name` key: a report
+     * then names the file actually read, even when it is an edited copy of
+     * a preset. A long path keeps its tail, the informative end. */
+    size_t len = strlen(name_or_path);
+    if (len < sizeof loaded.name)
+        memcpy(loaded.name, name_or_path, len + 1);
+    else
+        snprintf(loaded.name, sizeof loaded.name, "...%s",
+                 name_or_path + len - (sizeof loaded.name - 4));
+    *c = loaded;
+    return 0;
+}
+
+/* ---- layout ----------------------------------------------------------- */
+
+int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long devices_per_node,
+                   const char *allreduce, struct err *e)
+{
+    if (n_ranks < 1)
+        return err_set(e, ERR_INPUT, "cluster: a plan of %d ranks cannot be placed", n_ranks);
+    if (devices_per_node < 0 || devices_per_node > INT_MAX)
+        return err_set(e, ERR_INPUT,
+                       "--devices-per-node: %lld is not allowed (0 = the profile's, else > 0)",
+                       devices_per_node);
+    if (nodes < 0 || nodes > INT_MAX)
+        return err_set(e, ERR_INPUT,
+                       "--nodes: %lld is not allowed (0 = as many as the ranks need, else > 0)",
+                       nodes);
+    int algo = ALLREDUCE_RING;   /* NULL: the default, as config's */
+    if (allreduce) {
+        for (algo = 0; algo < N_ALLREDUCE && strcmp(allreduce, allreduce_names[algo]); algo++)
+            ;
+        if (algo == N_ALLREDUCE)
+            return err_set(e, ERR_INPUT,
+                           "--allreduce: '%.60s' is not one of ring, tree, hierarchical",
+                           allreduce);
+    }
+    int dpn = devices_per_node > 0 ? (int)devices_per_node : c->devices_per_node;
+    if (dpn < 1)
+        return err_set(e, ERR_INPUT, "cluster '%s': %d devices per node (want > 0)", c->name, dpn);
+    long long needed = ((long long)n_ranks + dpn - 1) / dpn;
+    if (nodes > 0 && nodes < needed)
+        return err_set(e, ERR_INPUT,
+                       "--nodes %lld holds %lld devices, the plan needs %d ranks "
+                       "(use --nodes %lld or more, or 0 to fit the plan)",
+                       nodes, nodes * dpn, n_ranks, needed);
+    c->devices_per_node = dpn;
+    c->nodes = (int)(nodes > 0 ? nodes : needed);
+    c->allreduce = (enum allreduce_algo)algo;
+    return 0;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+/* Appends `key = value` for k to buf. Doubles as %.17g: strtod of that text
+ * gives back the same double (17 significant digits identify any binary64);
+ * INFINITY prints as "inf", which KEY_BW reads back. */
+static size_t format_key(const struct cluster *c, const struct key_spec *k, char *buf, size_t n)
+{
+    const char *field = (const char *)c + k->offset;
+    double d;
+    switch (k->type) {
+    case KEY_NAME: {
+        /* Informational; '#' would start a comment and a newline a new
+         * line, so neither is written. */
+        char name[sizeof c->name];
+        snprintf(name, sizeof name, "%s", c->name);
+        for (char *p = name; *p; p++)
+            if (*p == '#' || iscntrl((unsigned char)*p)) *p = '_';
+        return (size_t)snprintf(buf, n, "%s = %s\n", k->name, *name ? name : "unnamed");
+    }
+    case KEY_BOOL:
+        return (size_t)snprintf(buf, n, "%s = %s\n", k->name,
+                                *(const bool *)field ? "true" : "false");
+    case KEY_SECONDS:
+    case KEY_RATE:
+    case KEY_BW:
+        memcpy(&d, field, sizeof d);
+        return (size_t)snprintf(buf, n, "%s = %.17g\n", k->name, d);
+    case KEY_BYTES:
+        return (size_t)snprintf(buf, n, "%s = %" PRId64 "\n", k->name, *(const int64_t *)field);
+    case KEY_COUNT:
+        return (size_t)snprintf(buf, n, "%s = %d\n", k->name, *(const int *)field);
+    }
+    return 0;
+}
+
+int cluster_write(const struct cluster *c, const char *path, struct err *e)
+{
+    char text[4096];
+    size_t used = (size_t)snprintf(
+        text, sizeof text,
+        "# strata cluster profile; the keys are described in sim/cluster.h.\n"
+        "# Numbers are exact (%%.17g); inf is a free link.\n");
+    for (int i = 0; i < N_KEYS && used < sizeof text; i++)
+        used += format_key(c, &keys[i], text + used, sizeof text - used);
+    if (used >= sizeof text)   /* cannot happen: 11 short lines */
+        return err_set(e, ERR_RUN, "cluster_write: profile longer than %zu bytes", sizeof text);
+    TRY_CTX(e, file_write_atomic(path, text, used, e), "cluster profile '%s'", c->name);
+    return 0;
+}

@@ -1,0 +1,84 @@
+/* The event queue: a binary min-heap in one growable array.
+ *
+ * Node i has children 2i+1 and 2i+2. Both sifts move a hole instead of
+ * swapping: the moving event is held in a local and written once, where it
+ * lands, so a sift of depth d costs d moves rather than 3d. */
+#include <math.h>
+
+#include "des.h"
+
+/* Two events to a 64-byte cache line. */
+_Static_assert(sizeof(struct des_event) == 32, "struct des_event grew");
+
+/* Strict (time, seq) order. seq is unique, so no two events compare equal
+ * and equal times pop in the order they were pushed. */
+static inline bool before(const struct des_event *x, const struct des_event *y)
+{
+    return x->time_s < y->time_s || (x->time_s == y->time_s && x->seq < y->seq);
+}
+
+void des_init(struct des *q)
+{
+    q->heap.items = NULL;
+    q->heap.len = q->heap.cap = 0;
+    q->next_seq = 0;
+    q->n_pushed = 0;
+}
+
+void des_release(struct des *q)
+{
+    vec_free(&q->heap);
+    q->next_seq = 0;
+    q->n_pushed = 0;
+}
+
+int des_push(struct des *q, double time_s, int32_t kind, int32_t a, int64_t b)
+{
+    /* A NaN compares false with everything and would break the heap order
+     * silently; it can only come from a bug in whoever computed the time. */
+    if (isnan(time_s)) return ERR_RUN;
+    if (q->heap.len == q->heap.cap && vec_reserve(&q->heap, q->heap.len + 1) < 0)
+        return ERR_NOMEM;
+
+    struct des_event ev = {
+        .time_s = time_s, .seq = q->next_seq++, .kind = kind, .a = a, .b = b,
+    };
+    q->n_pushed++;
+
+    /* Sift up: move parents down into the hole until ev fits. */
+    struct des_event *h = q->heap.items;
+    size_t i = q->heap.len++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!before(&ev, &h[parent])) break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = ev;
+    return 0;
+}
+
+bool des_pop(struct des *q, struct des_event *out)
+{
+    size_t n = q->heap.len;
+    if (n == 0) return false;
+    struct des_event *h = q->heap.items;
+    *out = h[0];
+    n = --q->heap.len;
+    if (n == 0) return true;
+
+    /* The last event fills the hole left at the root: sift it down, moving
+     * the earlier child up while that child is before it. */
+    struct des_event last = h[n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && before(&h[c + 1], &h[c])) c++;
+        if (!before(&h[c], &last)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = last;
+    return true;
+}

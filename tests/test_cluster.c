@@ -1,0 +1,531 @@
+/* sim/cluster.c: presets, profile files (round trip and malformed input),
+ * layout. Expected values come from the contract in sim/cluster.h, the
+ * message formats of STYLE.md ("Errors are values"), and the profile text
+ * written out in each test. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../sim/cluster.h"
+
+/* ---- helpers --------------------------------------------------------- */
+
+static char tmp_dir[64];
+
+static void make_tmp_dir(void)
+{
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/strata-test-cluster-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp_dir), "mkdtemp failed");
+}
+
+static void remove_tmp_dir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(cluster, .init = make_tmp_dir, .fini = remove_tmp_dir);
+
+/* tmp_dir/name (static storage). */
+static const char *tmp_path(const char *name)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+    return path;
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+    const char *path = tmp_path(name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* A complete, valid profile: one key a line, line numbers 1 to 11. */
+static const char *const valid_lines[] = {
+    "name = test-box",                    /* 1 */
+    "ideal = false",                      /* 2 */
+    "flops_per_s = 1e12",                 /* 3 */
+    "mem_bw_bytes_per_s = 2e11",          /* 4 */
+    "op_overhead_s = 4e-6",               /* 5 */
+    "mem_bytes = 17179869184",            /* 6 */
+    "devices_per_node = 4",               /* 7 */
+    "intra_latency_s = 1e-6",             /* 8 */
+    "intra_bw_bytes_per_s = 1e11",        /* 9 */
+    "inter_latency_s = 1e-5",             /* 10 */
+    "inter_bw_bytes_per_s = 1.25e10",     /* 11 */
+};
+#define N_VALID ((int)(sizeof valid_lines / sizeof valid_lines[0]))
+
+/* The valid profile with line `line` (1-based) replaced by `with` (NULL:
+ * left out, "" kept as an empty line so later line numbers stay). */
+static const char *profile_with(const char *file, int line, const char *with)
+{
+    static char text[2048];
+    size_t used = 0;
+    for (int i = 0; i < N_VALID; i++) {
+        const char *l = i + 1 == line ? with : valid_lines[i];
+        if (!l) continue;
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s\n", l);
+    }
+    return write_file(file, text);
+}
+
+static void expect_input_error(int rc, const struct err *e, const char *a, const char *b)
+{
+    cr_expect_eq(rc, ERR_INPUT, "rc %d, want ERR_INPUT (%d); message: %s", rc, ERR_INPUT, e->msg);
+    cr_expect_eq(e->code, ERR_INPUT);
+    cr_expect_not_null(strstr(e->msg, a), "message does not contain '%s': %s", a, e->msg);
+    if (b) cr_expect_not_null(strstr(e->msg, b), "message does not contain '%s': %s", b, e->msg);
+}
+
+/* Loads the valid profile with line `line` replaced, expects ERR_INPUT naming
+ * FILE:line and `fragment`. */
+static void expect_bad_line(int line, const char *with, const char *fragment)
+{
+    const char *path = profile_with("bad.conf", line, with);
+    char where[300];
+    snprintf(where, sizeof where, "%s:%d: ", path, line);
+    struct cluster c;
+    struct err e = {0};
+    expect_input_error(cluster_load(path, &c, &e), &e, where, fragment);
+}
+
+static bool same_bits(double a, double b) { return !memcmp(&a, &b, sizeof a); }
+
+/* Every field a profile file carries, compared bit for bit. */
+static void expect_same_profile(const struct cluster *a, const struct cluster *b)
+{
+    cr_expect_eq(a->is_ideal, b->is_ideal);
+    cr_expect(same_bits(a->device.flops_per_s, b->device.flops_per_s), "flops %.17g vs %.17g",
+              a->device.flops_per_s, b->device.flops_per_s);
+    cr_expect(same_bits(a->device.mem_bw_bytes_per_s, b->device.mem_bw_bytes_per_s));
+    cr_expect(same_bits(a->device.op_overhead_s, b->device.op_overhead_s));
+    cr_expect_eq(a->device.mem_bytes, b->device.mem_bytes);
+    cr_expect_eq(a->devices_per_node, b->devices_per_node);
+    cr_expect(same_bits(a->intra.latency_s, b->intra.latency_s));
+    cr_expect(same_bits(a->intra.bw_bytes_per_s, b->intra.bw_bytes_per_s));
+    cr_expect(same_bits(a->inter.latency_s, b->inter.latency_s));
+    cr_expect(same_bits(a->inter.bw_bytes_per_s, b->inter.bw_bytes_per_s),
+              "inter bw %.17g vs %.17g", a->inter.bw_bytes_per_s, b->inter.bw_bytes_per_s);
+}
+
+/* ---- presets --------------------------------------------------------- */
+
+Test(cluster, presets_are_the_four_named_in_the_contract)
+{
+    const char *want[] = {"ideal", "h100-nvlink-ib", "a100-pcie-eth", "cpu-loopback"};
+    cr_assert_eq(cluster_n_presets, 4);
+    for (size_t i = 0; i < 4; i++) cr_expect_str_eq(cluster_presets[i].name, want[i]);
+}
+
+Test(cluster, every_preset_loads_by_name_with_positive_figures)
+{
+    for (size_t i = 0; i < cluster_n_presets; i++) {
+        const char *name = cluster_presets[i].name;
+        struct cluster c;
+        struct err e = {0};
+        cr_assert_eq(cluster_load(name, &c, &e), 0, "%s: %s", name, e.msg);
+        cr_expect_str_eq(c.name, name);
+        cr_expect_gt(c.device.flops_per_s, 0, "%s", name);
+        cr_expect_gt(c.device.mem_bw_bytes_per_s, 0, "%s", name);
+        cr_expect_geq(c.device.op_overhead_s, 0, "%s", name);
+        cr_expect_gt(c.device.mem_bytes, 0, "%s", name);
+        cr_expect_gt(c.devices_per_node, 0, "%s", name);
+        cr_expect_geq(c.intra.latency_s, 0, "%s", name);
+        cr_expect_geq(c.inter.latency_s, 0, "%s", name);
+        cr_expect_gt(c.intra.bw_bytes_per_s, 0, "%s", name);
+        cr_expect_gt(c.inter.bw_bytes_per_s, 0, "%s", name);
+        cr_expect_eq(c.allreduce, ALLREDUCE_RING, "%s", name);
+        if (c.is_ideal) continue;
+        /* Real hardware: finite numbers, overheads and latencies that cost something. */
+        cr_expect(isfinite(c.device.flops_per_s) && isfinite(c.device.mem_bw_bytes_per_s), "%s",
+                  name);
+        cr_expect(isfinite(c.intra.bw_bytes_per_s) && isfinite(c.inter.bw_bytes_per_s), "%s", name);
+        cr_expect_gt(c.device.op_overhead_s, 0, "%s", name);
+        cr_expect_gt(c.intra.latency_s, 0, "%s", name);
+        /* Inside a node is never slower than between nodes. */
+        cr_expect_geq(c.intra.bw_bytes_per_s, c.inter.bw_bytes_per_s, "%s", name);
+        cr_expect_leq(c.intra.latency_s, c.inter.latency_s, "%s", name);
+    }
+}
+
+Test(cluster, ideal_preset_has_free_links_and_eight_devices_a_node)
+{
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load("ideal", &c, &e), 0, "%s", e.msg);
+    cr_expect(c.is_ideal);
+    cr_expect(isinf(c.intra.bw_bytes_per_s) && c.intra.bw_bytes_per_s > 0);
+    cr_expect(isinf(c.inter.bw_bytes_per_s) && c.inter.bw_bytes_per_s > 0);
+    cr_expect_eq(c.intra.latency_s, 0);
+    cr_expect_eq(c.inter.latency_s, 0);
+    cr_expect_eq(c.devices_per_node, 8);
+}
+
+Test(cluster, only_ideal_is_ideal)
+{
+    for (size_t i = 0; i < cluster_n_presets; i++)
+        cr_expect_eq(cluster_presets[i].is_ideal, !strcmp(cluster_presets[i].name, "ideal"), "%s",
+                     cluster_presets[i].name);
+}
+
+/* The sources quoted beside each figure in sim/cluster.c: a typo in an
+ * exponent would change these by orders of magnitude. */
+Test(cluster, gpu_presets_are_of_the_published_order)
+{
+    struct cluster h, a;
+    struct err e = {0};
+    cr_assert_eq(cluster_load("h100-nvlink-ib", &h, &e), 0);
+    cr_assert_eq(cluster_load("a100-pcie-eth", &a, &e), 0);
+    /* Sustained TF32: between 20% and 100% of 494.7 (H100) and 156 (A100) TFLOP/s. */
+    cr_expect(h.device.flops_per_s > 0.2 * 494.7e12 && h.device.flops_per_s <= 494.7e12);
+    cr_expect(a.device.flops_per_s > 0.2 * 156e12 && a.device.flops_per_s <= 156e12);
+    cr_expect(h.device.mem_bw_bytes_per_s > 2e12 && h.device.mem_bw_bytes_per_s <= 3.35e12);
+    cr_expect(a.device.mem_bw_bytes_per_s > 1e12 && a.device.mem_bw_bytes_per_s <= 1.935e12);
+    cr_expect_eq(h.intra.bw_bytes_per_s, 450e9);   /* NVLink 4: 900 GB/s both ways */
+    cr_expect_eq(h.inter.bw_bytes_per_s, 50e9);    /* NDR 400 Gb/s a GPU */
+    cr_expect_eq(h.devices_per_node, 8);
+    cr_expect_eq(a.inter.bw_bytes_per_s, 12e9);    /* 100 GbE */
+    cr_expect_eq(h.device.mem_bytes, 80LL << 30);
+}
+
+Test(cluster, unknown_name_lists_the_presets)
+{
+    struct cluster c;
+    struct err e = {0};
+    int rc = cluster_load("foo", &c, &e);
+    expect_input_error(rc, &e,
+                       "--cluster: 'foo' is neither a preset (ideal, h100-nvlink-ib, "
+                       "a100-pcie-eth, cpu-loopback) nor a readable file",
+                       NULL);
+    e = (struct err){0};
+    expect_input_error(cluster_load("", &c, &e), &e, "--cluster: '' is neither a preset", NULL);
+}
+
+/* ---- profile files --------------------------------------------------- */
+
+Test(cluster, valid_profile_loads_and_is_named_by_its_path)
+{
+    const char *path = profile_with("box.conf", 0, NULL);
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(c.name, path, "the path as given, not the file's name key");
+    cr_expect_not(c.is_ideal);
+    cr_expect_eq(c.device.flops_per_s, 1e12);
+    cr_expect_eq(c.device.mem_bw_bytes_per_s, 2e11);
+    cr_expect_eq(c.device.op_overhead_s, 4e-6);
+    cr_expect_eq(c.device.mem_bytes, 17179869184LL);
+    cr_expect_eq(c.devices_per_node, 4);
+    cr_expect_eq(c.intra.latency_s, 1e-6);
+    cr_expect_eq(c.intra.bw_bytes_per_s, 1e11);
+    cr_expect_eq(c.inter.latency_s, 1e-5);
+    cr_expect_eq(c.inter.bw_bytes_per_s, 1.25e10);
+    cr_expect_eq(c.nodes, 0);
+    cr_expect_eq(c.allreduce, ALLREDUCE_RING);
+}
+
+Test(cluster, comments_blank_lines_and_spacing_are_accepted)
+{
+    const char *path = write_file("spaced.conf",
+                                  "# a hand-written profile\n"
+                                  "\n"
+                                  "   flops_per_s=1e12   # sustained\n"
+                                  "mem_bw_bytes_per_s =\t2e11\n"
+                                  "op_overhead_s = 0\n"
+                                  "mem_bytes = 1024\n"
+                                  "devices_per_node = 1\n"
+                                  "intra_latency_s = 0\n"
+                                  "intra_bw_bytes_per_s = inf   # a free link\n"
+                                  "inter_latency_s = 2.5e-6\n"
+                                  "inter_bw_bytes_per_s = 1e9\n"
+                                  "ideal = true\n");
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect(c.is_ideal);
+    cr_expect_eq(c.device.flops_per_s, 1e12);
+    cr_expect_eq(c.device.op_overhead_s, 0);
+    cr_expect(isinf(c.intra.bw_bytes_per_s));
+    cr_expect_eq(c.inter.latency_s, 2.5e-6);
+}
+
+Test(cluster, every_preset_round_trips_through_a_file_bit_for_bit)
+{
+    for (size_t i = 0; i < cluster_n_presets; i++) {
+        const struct cluster *p = &cluster_presets[i];
+        const char *path = tmp_path(p->name);
+        char saved[256];
+        snprintf(saved, sizeof saved, "%s", path);
+        struct err e = {0};
+        cr_assert_eq(cluster_write(p, saved, &e), 0, "%s: %s", p->name, e.msg);
+        struct cluster back;
+        cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s: %s", p->name, e.msg);
+        expect_same_profile(p, &back);
+        cr_expect_str_eq(back.name, saved);
+    }
+}
+
+/* Numbers with no short decimal form: %.17g must carry every bit. */
+Test(cluster, awkward_numbers_round_trip_bit_for_bit)
+{
+    struct cluster c = cluster_presets[1];
+    c.device.flops_per_s = 1.0 / 3.0 * 1e14;
+    c.device.mem_bw_bytes_per_s = nextafter(2e12, 3e12);
+    c.device.op_overhead_s = 4.9406564584124654e-324;   /* the smallest subnormal */
+    c.device.mem_bytes = INT64_MAX;
+    c.intra.latency_s = 0.1 + 0.2;
+    c.intra.bw_bytes_per_s = 1.7976931348623157e308;    /* DBL_MAX */
+    c.inter.latency_s = 0;
+    c.inter.bw_bytes_per_s = INFINITY;
+    c.devices_per_node = 1024;
+    c.is_ideal = true;
+    const char *path = tmp_path("awkward.conf");
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", path);
+    struct err e = {0};
+    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
+    struct cluster back;
+    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    expect_same_profile(&c, &back);
+}
+
+/* Layout is not part of a profile: writing after cluster_layout keeps the
+ * laid-out devices per node, and the file loads with nodes unset. */
+Test(cluster, written_profile_carries_the_laid_out_devices_per_node)
+{
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load("h100-nvlink-ib", &c, &e), 0);
+    cr_assert_eq(cluster_layout(&c, 12, 0, 4, "tree", &e), 0, "%s", e.msg);
+    const char *path = tmp_path("laid.conf");
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", path);
+    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
+    struct cluster back;
+    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    cr_expect_eq(back.devices_per_node, 4);
+    cr_expect_eq(back.nodes, 0);
+    cr_expect_eq(back.allreduce, ALLREDUCE_RING);
+}
+
+Test(cluster, written_name_cannot_break_the_file)
+{
+    struct cluster c = cluster_presets[3];
+    snprintf(c.name, sizeof c.name, "box #2\nflops_per_s = 1");
+    const char *path = tmp_path("named.conf");
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", path);
+    struct err e = {0};
+    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
+    struct cluster back;
+    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    expect_same_profile(&c, &back);
+}
+
+Test(cluster, directory_is_not_a_profile)
+{
+    struct cluster c;
+    struct err e = {0};
+    expect_input_error(cluster_load(tmp_dir, &c, &e), &e, tmp_dir, "Is a directory");
+}
+
+Test(cluster, write_into_a_missing_directory_fails_and_names_it)
+{
+    struct err e = {0};
+    int rc = cluster_write(&cluster_presets[1], "/tmp/strata-no-such-dir/x.conf", &e);
+    cr_expect_lt(rc, 0);
+    cr_expect_not_null(strstr(e.msg, "/tmp/strata-no-such-dir"), "%s", e.msg);
+}
+
+Test(cluster, long_path_keeps_its_tail_in_the_name)
+{
+    char name[200];
+    memset(name, 'a', 150);
+    snprintf(name + 150, sizeof name - 150, ".conf");
+    const char *path = profile_with(name, 0, NULL);
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect_eq(strlen(c.name), sizeof c.name - 1);
+    cr_expect_eq(strncmp(c.name, "...", 3), 0, "%s", c.name);
+    cr_expect_eq(strcmp(c.name + strlen(c.name) - 6, "a.conf"), 0, "%s", c.name);
+}
+
+/* ---- malformed profiles ---------------------------------------------- */
+
+Test(cluster, missing_key_is_named)
+{
+    const char *path = profile_with("missing.conf", 6, NULL);   /* no mem_bytes */
+    struct cluster c;
+    struct err e = {0};
+    expect_input_error(cluster_load(path, &c, &e), &e, path, "missing mem_bytes");
+}
+
+Test(cluster, name_and_ideal_may_be_left_out)
+{
+    const char *path = profile_with("noname.conf", 1, NULL);
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    path = profile_with("noideal.conf", 2, NULL);
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect_not(c.is_ideal);
+}
+
+Test(cluster, empty_file_names_every_missing_key)
+{
+    const char *path = write_file("empty.conf", "");
+    struct cluster c;
+    struct err e = {0};
+    expect_input_error(cluster_load(path, &c, &e), &e, path, "missing flops_per_s, ");
+    cr_expect_not_null(strstr(e.msg, "inter_bw_bytes_per_s"), "%s", e.msg);
+    path = write_file("comments.conf", "# nothing but\n\n   # comments\n");
+    e = (struct err){0};
+    expect_input_error(cluster_load(path, &c, &e), &e, path, "missing flops_per_s, ");
+}
+
+Test(cluster, unknown_key_names_file_line_and_lists_keys)
+{
+    expect_bad_line(5, "op_overhead = 4e-6", "'op_overhead' is not a key of a cluster profile");
+    expect_bad_line(5, "op_overhead = 4e-6", "keys: name, ideal, flops_per_s");
+}
+
+Test(cluster, line_without_equals_names_file_line)
+{
+    expect_bad_line(3, "flops_per_s 1e12", "expected 'key = value', got 'flops_per_s 1e12'");
+    expect_bad_line(3, "= 1e12", "expected 'key = value'");
+}
+
+Test(cluster, bad_numbers_name_file_line_and_key)
+{
+    expect_bad_line(3, "flops_per_s = fast", "flops_per_s: 'fast' is not allowed (a number > 0)");
+    expect_bad_line(3, "flops_per_s = nan", "flops_per_s: 'nan' is not allowed");
+    expect_bad_line(3, "flops_per_s = inf", "flops_per_s: 'inf' is not allowed");
+    expect_bad_line(3, "flops_per_s = 1e999", "flops_per_s: '1e999' is not allowed");
+    expect_bad_line(3, "flops_per_s = 0x10", "flops_per_s: '0x10' is not allowed");
+    expect_bad_line(3, "flops_per_s = 1e12 2", "flops_per_s: '1e12 2' is not allowed");
+    expect_bad_line(3, "flops_per_s = 0", "flops_per_s: '0' is not allowed");
+    expect_bad_line(6, "mem_bytes = 1.5e10", "mem_bytes: '1.5e10' is not allowed (an integer > 0)");
+    expect_bad_line(6, "mem_bytes = 99999999999999999999", "mem_bytes: '99999999999999999999'");
+    expect_bad_line(7, "devices_per_node = 0", "devices_per_node: '0' is not allowed");
+    expect_bad_line(7, "devices_per_node = 1025", "devices_per_node: '1025' is not allowed");
+    expect_bad_line(2, "ideal = yes", "ideal: 'yes' is not allowed (true or false)");
+}
+
+Test(cluster, negative_values_are_refused)
+{
+    expect_bad_line(9, "intra_bw_bytes_per_s = -1e11",
+                    "intra_bw_bytes_per_s: '-1e11' is not allowed");
+    expect_bad_line(11, "inter_bw_bytes_per_s = -inf",
+                    "inter_bw_bytes_per_s: '-inf' is not allowed");
+    expect_bad_line(10, "inter_latency_s = -1e-6", "inter_latency_s: '-1e-6' is not allowed");
+    expect_bad_line(5, "op_overhead_s = -0.5", "op_overhead_s: '-0.5' is not allowed");
+}
+
+Test(cluster, key_without_value_and_key_set_twice)
+{
+    expect_bad_line(4, "mem_bw_bytes_per_s =", "mem_bw_bytes_per_s: no value");
+    expect_bad_line(4, "flops_per_s = 2e12", "flops_per_s: set twice (first on line 3)");
+}
+
+Test(cluster, failed_load_leaves_the_cluster_unchanged)
+{
+    struct cluster c = cluster_presets[1], before = c;
+    struct err e = {0};
+    const char *path = profile_with("half.conf", 11, "inter_bw_bytes_per_s = slow");
+    cr_assert_lt(cluster_load(path, &c, &e), 0);
+    cr_expect_eq(memcmp(&c, &before, sizeof c), 0);
+}
+
+/* ---- layout ---------------------------------------------------------- */
+
+Test(cluster, layout_fills_nodes_in_rank_order)
+{
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load("h100-nvlink-ib", &c, &e), 0);
+    cr_assert_eq(cluster_layout(&c, 20, 0, 0, "ring", &e), 0, "%s", e.msg);
+    cr_expect_eq(c.devices_per_node, 8);
+    cr_expect_eq(c.nodes, 3, "ceil(20 / 8)");
+    cr_expect_eq(c.allreduce, ALLREDUCE_RING);
+    cr_expect_eq(cluster_node_of(&c, 0), 0);
+    cr_expect_eq(cluster_node_of(&c, 7), 0);
+    cr_expect_eq(cluster_node_of(&c, 8), 1);
+    cr_expect_eq(cluster_node_of(&c, 19), 2);
+}
+
+Test(cluster, layout_options_override_the_profile)
+{
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load("a100-pcie-eth", &c, &e), 0);
+    cr_assert_eq(cluster_layout(&c, 6, 5, 2, "hierarchical", &e), 0, "%s", e.msg);
+    cr_expect_eq(c.devices_per_node, 2);
+    cr_expect_eq(c.nodes, 5, "more nodes than needed is allowed");
+    cr_expect_eq(c.allreduce, ALLREDUCE_HIERARCHICAL);
+    cr_expect_eq(cluster_node_of(&c, 5), 2);
+    cr_assert_eq(cluster_layout(&c, 1, 0, 0, "tree", &e), 0, "%s", e.msg);
+    cr_expect_eq(c.devices_per_node, 2, "the laid-out value stays the profile's");
+    cr_expect_eq(c.nodes, 1);
+    cr_expect_eq(c.allreduce, ALLREDUCE_TREE);
+    cr_assert_eq(cluster_layout(&c, 3, 0, 0, NULL, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.allreduce, ALLREDUCE_RING, "NULL: the default");
+}
+
+Test(cluster, allreduce_names_match_the_enum)
+{
+    cr_expect_str_eq(allreduce_names[ALLREDUCE_RING], "ring");
+    cr_expect_str_eq(allreduce_names[ALLREDUCE_TREE], "tree");
+    cr_expect_str_eq(allreduce_names[ALLREDUCE_HIERARCHICAL], "hierarchical");
+}
+
+Test(cluster, too_few_nodes_says_how_many_are_needed)
+{
+    struct cluster c, before;
+    struct err e = {0};
+    cr_assert_eq(cluster_load("h100-nvlink-ib", &c, &e), 0);
+    before = c;
+    int rc = cluster_layout(&c, 20, 2, 0, "ring", &e);
+    expect_input_error(rc, &e, "--nodes 2 holds 16 devices, the plan needs 20 ranks",
+                       "--nodes 3 or more");
+    cr_expect_eq(memcmp(&c, &before, sizeof c), 0, "unchanged on failure");
+    e = (struct err){0};
+    expect_input_error(cluster_layout(&c, 20, 4, 4, "ring", &e), &e,
+                       "--nodes 4 holds 16 devices, the plan needs 20 ranks", NULL);
+    cr_expect_eq(cluster_layout(&c, 20, 5, 4, "ring", &e), 0, "%s", e.msg);
+}
+
+Test(cluster, unknown_allreduce_is_named)
+{
+    struct cluster c, before;
+    struct err e = {0};
+    cr_assert_eq(cluster_load("ideal", &c, &e), 0);
+    before = c;
+    expect_input_error(cluster_layout(&c, 4, 0, 0, "butterfly", &e), &e,
+                       "--allreduce: 'butterfly' is not one of ring, tree, hierarchical", NULL);
+    cr_expect_eq(memcmp(&c, &before, sizeof c), 0);
+    e = (struct err){0};
+    expect_input_error(cluster_layout(&c, 4, 0, 0, "Ring", &e), &e, "--allreduce: 'Ring'", NULL);
+}
+
+Test(cluster, negative_options_and_empty_plans_are_refused)
+{
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load("ideal", &c, &e), 0);
+    expect_input_error(cluster_layout(&c, 4, -1, 0, "ring", &e), &e, "--nodes: -1", NULL);
+    e = (struct err){0};
+    expect_input_error(cluster_layout(&c, 4, 0, -2, "ring", &e), &e, "--devices-per-node: -2",
+                       NULL);
+    e = (struct err){0};
+    expect_input_error(cluster_layout(&c, 0, 0, 0, "ring", &e), &e, "0 ranks", NULL);
+}
