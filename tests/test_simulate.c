@@ -1,0 +1,576 @@
+/* Tests of sim/simulate.c: the executor in virtual time against closed
+ * forms worked out by hand: pipeline bubbles, the single-device step, the
+ * ring all-reduce's alpha-beta time, the expected maximum of exponential
+ * stragglers, parameter-server staleness under async, ssp and backup,
+ * failures with and without checkpoints, and bit-identical reruns. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/analysis.h"
+#include "../core/config.h"
+#include "../core/straggler.h"
+#include "../core/trace.h"
+#include "../sim/cluster.h"
+#include "../sim/simulate.h"
+#include "../strategies/strategy.h"
+
+#define UNIFORM_4 "mlp:512-512-512-512-512"                    /* 4 equal layers */
+#define UNIFORM_8 "mlp:256-256-256-256-256-256-256-256-256"    /* 8 equal layers */
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static struct workload *load(const char *spec)
+{
+    struct err e = {0};
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse(spec, &wl, &e), 0, "%s: %s", spec, e.msg);
+    return wl;
+}
+
+/* The defaults of the option table, then the scenario. */
+static struct config scenario(const char *model, int devices, int batch, int microbatches)
+{
+    struct config c;
+    config_init(&c);
+    snprintf(c.model, sizeof c.model, "%s", model);
+    c.devices = devices;
+    c.batch = batch;
+    c.microbatches = microbatches;
+    return c;
+}
+
+static struct plan *build(const char *name, const struct config *c, const struct workload *wl)
+{
+    struct err e = {0};
+    const struct strategy *s = strategy_find(name, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    struct plan *p = NULL;
+    cr_assert_eq(strategy_build(s, c, wl, &p, &e), 0, "%s: %s", name, e.msg);
+    return p;
+}
+
+/* A cluster preset or profile file laid out for the plan's ranks. */
+static struct cluster laid_out(const char *name, const struct plan *p, int devices_per_node)
+{
+    struct err e = {0};
+    struct cluster c;
+    cr_assert_eq(cluster_load(name, &c, &e), 0, "%s", e.msg);
+    cr_assert_eq(cluster_layout(&c, p->n_ranks, 0, devices_per_node, "ring", &e), 0, "%s",
+                 e.msg);
+    return c;
+}
+
+/* One simulated run and its analysis; the trace (when t) keeps every span. */
+struct run {
+    struct sim_result res;
+    struct report report;
+};
+
+struct opts {
+    const char *straggler;   /* NULL = none */
+    const char *fail;        /* NULL = none */
+    int checkpoint_every;
+    uint64_t seed;
+};
+
+static int try_run(const struct plan *p, const struct cluster *c, int steps, struct opts o,
+                   struct trace *t, struct run *out, struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    report_init(&out->report);
+    out->report.mode = "sim";
+    struct straggler_spec strag;
+    struct sim_setup s = {.plan = p, .cluster = c, .steps = steps, .seed = o.seed,
+                          .checkpoint_every = o.checkpoint_every};
+    if (o.straggler) {
+        TRY(straggler_parse(o.straggler, &strag, e));
+        s.straggler = &strag;
+    }
+    TRY(failure_parse(o.fail ? o.fail : "", &s.failure, e));
+    struct analysis *a = analysis_create(p, steps, e);
+    if (!a) return e->code;
+    int rc = simulate(&s, a, t, &out->res, e);
+    if (rc == 0) rc = analysis_finish(a, out->res.makespan_s, &out->report, e);
+    analysis_free(a);
+    return rc;
+}
+
+static struct run run(const struct plan *p, const struct cluster *c, int steps, struct opts o,
+                      struct trace *t)
+{
+    struct err e = {0};
+    struct run r;
+    int rc = try_run(p, c, steps, o, t, &r, &e);
+    cr_assert_eq(rc, 0, "%s, %d steps: %s", p->strategy, steps, e.msg);
+    return r;
+}
+
+static void run_release(struct run *r)
+{
+    report_release(&r->report);
+}
+
+/* End of rank r's last op of each step: ends[0 .. steps). */
+static void step_ends(const struct trace *t, int rank, int steps, double *ends)
+{
+    for (int s = 0; s < steps; s++) ends[s] = -1;
+    for (size_t k = 0; k < t->spans.len; k++) {
+        const struct span *sp = &t->spans.items[k];
+        if (sp->rank == rank && sp->step < steps && sp->end_s > ends[sp->step])
+            ends[sp->step] = sp->end_s;
+    }
+}
+
+static double harmonic(int n)
+{
+    double h = 0;
+    for (int k = 1; k <= n; k++) h += 1.0 / k;
+    return h;
+}
+
+/* ---- pipelines and the single device, on the ideal cluster ------------ */
+
+/* GPipe and 1F1B with p equal stages and m microbatches leave (p-1)/(m+p-1)
+ * of the step idle (ARCHITECTURE.md, Reports); on the ideal cluster (unit
+ * costs, free messages) the simulator must hit it exactly, for one step and
+ * for three, since each step repeats the first. */
+static void check_bubble(const char *strategy, const char *model, int p, int m)
+{
+    struct workload *wl = load(model);
+    struct config cfg = scenario(model, p, 4 * m, m);
+    struct plan *plan = build(strategy, &cfg, wl);
+    struct cluster c = laid_out("ideal", plan, 0);
+    double want = (double)(p - 1) / (m + p - 1);
+    for (int steps = 1; steps <= 3; steps += 2) {
+        struct run r = run(plan, &c, steps, (struct opts){0}, NULL);
+        cr_assert(fabs(r.report.bubble_fraction - want) < 1e-9,
+                  "%s p=%d m=%d, %d steps: bubble %.12f, closed form (p-1)/(m+p-1) = %.12f",
+                  strategy, p, m, steps, r.report.bubble_fraction, want);
+        /* per microbatch a stage computes 3 units a layer; a step lasts
+         * m + p - 1 such slots */
+        double slot = 3.0 * wl->n_layers / p;
+        cr_assert(fabs(r.res.makespan_s - steps * (m + p - 1) * slot) < 1e-9,
+                  "%s p=%d m=%d: makespan %g, want %g", strategy, p, m, r.res.makespan_s,
+                  steps * (m + p - 1) * slot);
+        run_release(&r);
+    }
+    plan_free(plan);
+    workload_free(wl);
+}
+
+Test(simulate, pipeline_gpipe_bubble_matches_closed_form)
+{
+    check_bubble("pipeline-gpipe", UNIFORM_4, 4, 8);
+    check_bubble("pipeline-gpipe", UNIFORM_4, 2, 4);
+    check_bubble("pipeline-gpipe", UNIFORM_8, 8, 16);
+}
+
+Test(simulate, pipeline_1f1b_bubble_matches_closed_form)
+{
+    check_bubble("pipeline-1f1b", UNIFORM_4, 4, 8);
+    check_bubble("pipeline-1f1b", UNIFORM_4, 2, 4);
+    check_bubble("pipeline-1f1b", UNIFORM_8, 8, 16);
+}
+
+/* One device, ideal: forward 1 unit a layer, backward 2, update free, so a
+ * step is 3 x layers. */
+Test(simulate, single_device_step_is_three_units_a_layer)
+{
+    struct workload *wl = load(UNIFORM_4);
+    struct config cfg = scenario(UNIFORM_4, 1, 32, 1);
+    struct plan *p = build("mirrored", &cfg, wl);
+    struct cluster c = laid_out("ideal", p, 0);
+    struct trace t;
+    trace_init(&t, -1, 1000);
+    struct run r = run(p, &c, 5, (struct opts){0}, &t);
+    double ends[5];
+    step_ends(&t, 0, 5, ends);
+    for (int s = 0; s < 5; s++)
+        cr_assert(fabs(ends[s] - 12.0 * (s + 1)) < 1e-12, "step %d ends at %g, want %g", s,
+                  ends[s], 12.0 * (s + 1));
+    cr_assert_float_eq(r.res.makespan_s, 60.0, 1e-12);
+    cr_assert_eq(r.report.bubble_fraction, 0);
+    run_release(&r);
+    trace_release(&t);
+    plan_free(p);
+    workload_free(wl);
+}
+
+/* ---- collectives --------------------------------------------------------- */
+
+/* A profile with round numbers, written for the test. */
+static const char *write_profile(char *path, size_t n, int devices_per_node)
+{
+    snprintf(path, n, "/tmp/strata-test-simulate-%d.profile", (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "name = round-numbers\nideal = false\nflops_per_s = 1e12\n"
+               "mem_bw_bytes_per_s = 1e11\nop_overhead_s = 0\nmem_bytes = 10000000000\n"
+               "devices_per_node = %d\nintra_latency_s = 2e-6\nintra_bw_bytes_per_s = 1e10\n"
+               "inter_latency_s = 1e-5\ninter_bw_bytes_per_s = 1e9\n",
+               devices_per_node);
+    cr_assert_eq(fclose(f), 0);
+    return path;
+}
+
+/* Ring all-reduce (Patarasuk & Yuan, 2009): 2(p-1) steps, each alpha plus
+ * n/p bytes at beta. A hand-made plan of one all-reduce per rank; the span
+ * of every member shows that time, inside a node and across nodes (where
+ * the flat ring runs at the inter-node link). */
+Test(simulate, ring_allreduce_span_is_alpha_beta_closed_form)
+{
+    struct workload *wl = load(UNIFORM_4);
+    const int p = 4;
+    for (int dpn = 8; dpn >= 1; dpn /= 8) {   /* one node, then one rank a node */
+        struct err e = {0};
+        struct plan *plan = plan_create("ring", wl, p, 0, 32, 1, &e);
+        cr_assert_not_null(plan, "%s", e.msg);
+        int group = plan_add_group(plan, (const int[]){0, 1, 2, 3}, p);
+        for (int r = 0; r < p; r++) plan_allreduce(plan, r, group, 0, wl->n_layers, NO_DEPS);
+        cr_assert_eq(plan_build_status(plan, &e), 0, "%s", e.msg);
+        char path[128];
+        struct cluster c = laid_out(write_profile(path, sizeof path, dpn), plan, 0);
+        unlink(path);
+        struct trace t;
+        trace_init(&t, -1, 100);
+        struct run r = run(plan, &c, 1, (struct opts){0}, &t);
+        double n = (double)plan->ranks[0].ops.items[0].bytes;
+        double alpha = dpn > 1 ? 2e-6 : 1e-5, beta = dpn > 1 ? 1e10 : 1e9;
+        double want = 2.0 * (p - 1) * (alpha + n / (p * beta));
+        cr_assert_eq(t.spans.len, (size_t)p);
+        for (size_t k = 0; k < t.spans.len; k++) {
+            const struct span *sp = &t.spans.items[k];
+            cr_assert_eq(sp->kind, OP_ALLREDUCE);
+            cr_assert_float_eq(sp->start_s, 0.0, 1e-15);
+            cr_assert(fabs(sp->end_s - want) <= 1e-12 * want,
+                      "%d devices a node: span %g s, 2(p-1)(alpha + n/(p beta)) = %g s", dpn,
+                      sp->end_s - sp->start_s, want);
+        }
+        run_release(&r);
+        trace_release(&t);
+        plan_free(plan);
+    }
+    workload_free(wl);
+}
+
+/* ---- stragglers ------------------------------------------------------------ */
+
+/* p ranks each compute T then meet in an all-reduce (free on the ideal
+ * cluster): the step lasts T plus the largest of p Exponential delays of
+ * mean F T, whose mean is F T H_p (H_p the harmonic number), so the mean
+ * step is T (1 + F H_p). Its standard deviation is F T sqrt(sum 1/k^2),
+ * about 1.24 F T for p = 8: over 2000 steps the mean is within 0.03 F T,
+ * under 1% of the step, so 3% is four standard errors. */
+Test(simulate, exponential_stragglers_stretch_a_barrier_by_the_harmonic_number)
+{
+    struct workload *wl = load(UNIFORM_4);
+    const int p = 8, steps = 2000;
+    const double F = 0.5, T = wl->n_layers;   /* a forward of every layer: T units */
+    struct err e = {0};
+    struct plan *plan = plan_create("barrier", wl, p, 0, 64, 1, &e);
+    cr_assert_not_null(plan, "%s", e.msg);
+    int all[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int group = plan_add_group(plan, all, p);
+    for (int r = 0; r < p; r++) {
+        int fwd = plan_forward(plan, r, 0, wl->n_layers, 0, 8, NO_DEPS);
+        plan_allreduce(plan, r, group, 0, wl->n_layers, DEPS(fwd));
+    }
+    cr_assert_eq(plan_build_status(plan, &e), 0, "%s", e.msg);
+    struct cluster c = laid_out("ideal", plan, 0);
+    struct run r = run(plan, &c, steps, (struct opts){.straggler = "exp:0.5", .seed = 42}, NULL);
+    double mean = r.res.makespan_s / steps, want = T * (1 + F * harmonic(p));
+    fprintf(stderr, "exp:%g stragglers, p = %d, %d steps: mean step %.4f, T(1 + F H_p) = %.4f "
+            "(%+.2f%%, tolerance 3%%)\n", F, p, steps, mean, want, 100 * (mean / want - 1));
+    cr_assert(fabs(mean / want - 1) < 0.03, "mean step %g, T(1 + F H_p) = %g (%.2f%% off)", mean,
+              want, 100 * (mean / want - 1));
+    run_release(&r);
+    plan_free(plan);
+    workload_free(wl);
+}
+
+/* ---- parameter servers --------------------------------------------------- */
+
+/* ps-async, N identical workers, one server, ideal cluster. Step 0: the N
+ * pushes arrive together; worker w's is applied at version w, computed from
+ * version 0, and its pull reads w + 1. From then on worker w reads w + 1 +
+ * (s-1)N and is applied at w + sN: staleness N - 1. Mean over S steps:
+ * ((N-1)/2 + (S-1)(N-1)) / S, exactly. */
+Test(simulate, ps_async_identical_workers_have_staleness_n_minus_1)
+{
+    struct workload *wl = load(UNIFORM_4);
+    const int N = 8, S = 50;
+    struct config cfg = scenario(UNIFORM_4, N, 64, 1);
+    struct plan *p = build("ps-async", &cfg, wl);
+    struct cluster c = laid_out("ideal", p, 0);
+    struct run r = run(p, &c, S, (struct opts){0}, NULL);
+    double want = ((N - 1) / 2.0 + (S - 1) * (N - 1.0)) / S;
+    cr_assert(fabs(r.report.staleness.mean - want) < 1e-9, "mean staleness %g, want %g",
+              r.report.staleness.mean, want);
+    cr_assert_eq(r.report.staleness.max, N - 1);
+    run_release(&r);
+
+    /* With noise the workers drift apart, but each push still sees on
+     * average the N - 1 others' pushes of one step: within 5% over 400
+     * steps (the first step's (N-1)/2 alone is 0.1% off). */
+    r = run(p, &c, 400, (struct opts){.straggler = "exp:0.5", .seed = 3}, NULL);
+    fprintf(stderr, "ps-async N = %d with exp:0.5: mean staleness %.4f, N - 1 = %d (%+.2f%%, "
+            "tolerance 5%%)\n", N, r.report.staleness.mean, N - 1,
+            100 * (r.report.staleness.mean / (N - 1) - 1));
+    cr_assert(fabs(r.report.staleness.mean / (N - 1) - 1) < 0.05,
+              "with exp:0.5 noise: mean staleness %g, N - 1 = %d", r.report.staleness.mean,
+              N - 1);
+    run_release(&r);
+    plan_free(p);
+    workload_free(wl);
+}
+
+/* ps-ssp:K. The policy's promise: worker w's pull that ends its step s is
+ * answered only once every worker has pushed step s - K. Checked on the
+ * spans: every PULL of step s starts no earlier than every worker's PUSH of
+ * step s - K ends.
+ *
+ * Staleness bound. w's push of step s was computed from the version of its
+ * pull ending step s - 1, answered at t1, when every worker v had pushed
+ * step s - 1 - K. v's later pushes before w's lands are of steps s - K and
+ * up; v pushes step s' only after its pull ending s' - 1 was answered, which
+ * needs w to have pushed s' - 1 - K, and w has pushed only up to s - 1:
+ * s' <= s + K. So at most 2K + 1 pushes of each of the N - 1 others fall in
+ * between: staleness <= (2K + 1)(N - 1). */
+Test(simulate, ps_ssp_never_answers_a_pull_more_than_k_steps_ahead)
+{
+    struct workload *wl = load(UNIFORM_4);
+    const int N = 4, S = 60, K = 2;
+    struct config cfg = scenario(UNIFORM_4, N, 64, 1);
+    cfg.staleness = K;
+    struct plan *p = build("ps-ssp", &cfg, wl);
+    struct cluster c = laid_out("ideal", p, 0);
+    struct trace t;
+    trace_init(&t, -1, 1000000);
+    /* noise of mean 1 x the compute: workers drift apart and the bound bites */
+    struct run r = run(p, &c, S, (struct opts){.straggler = "exp:1", .seed = 11}, &t);
+    double push_end[4][60], pull_start[4][60];
+    for (int w = 0; w < N; w++)
+        for (int s = 0; s < S; s++) push_end[w][s] = pull_start[w][s] = NAN;
+    for (size_t k = 0; k < t.spans.len; k++) {
+        const struct span *sp = &t.spans.items[k];
+        if (sp->kind == OP_PUSH) push_end[sp->rank][sp->step] = sp->end_s;
+        if (sp->kind == OP_PULL) pull_start[sp->rank][sp->step] = sp->start_s;
+    }
+    int n_blocked = 0;
+    for (int w = 0; w < N; w++)
+        for (int s = 0; s < S; s++)
+            cr_assert(!isnan(push_end[w][s]) && !isnan(pull_start[w][s]), "worker %d step %d", w,
+                      s);
+    for (int w = 0; w < N; w++)
+        for (int s = K; s < S; s++)
+            for (int v = 0; v < N; v++) {
+                cr_assert(push_end[v][s - K] <= pull_start[w][s],
+                          "worker %d's pull of step %d answered at %g, before worker %d pushed "
+                          "step %d (at %g)", w, s, pull_start[w][s], v, s - K, push_end[v][s - K]);
+                n_blocked += push_end[v][s - K] == pull_start[w][s];
+            }
+    fprintf(stderr, "ps-ssp:%d, N = %d: %d pulls answered the instant the bound let them; max "
+            "staleness %lld, bound (2K+1)(N-1) = %d\n", K, N, n_blocked,
+            (long long)r.report.staleness.max, (2 * K + 1) * (N - 1));
+    cr_assert_gt(n_blocked, 0, "no pull ever waited: the test does not exercise the bound");
+    cr_assert_leq(r.report.staleness.max, (2 * K + 1) * (N - 1), "max staleness %lld",
+                  (long long)r.report.staleness.max);
+    run_release(&r);
+    trace_release(&t);
+    plan_free(p);
+    workload_free(wl);
+}
+
+/* ps-sync with --backup-workers 1 and one worker twice as slow: each round
+ * closes with the N - 1 fast pushes, so the fast workers keep the fast step
+ * (3 units a layer on the ideal cluster) and the slow one's pushes are
+ * dropped. Without backup every step waits for the slow worker. */
+Test(simulate, ps_sync_backup_never_waits_for_the_slowest)
+{
+    struct workload *wl = load(UNIFORM_4);
+    const int N = 4, S = 10;
+    const double fast = 12, slow = 24;   /* 3 x 4 layers; x 2 */
+    for (int backup = 0; backup <= 1; backup++) {
+        struct config cfg = scenario(UNIFORM_4, N, 64, 1);
+        cfg.backup_workers = backup;
+        struct plan *p = build("ps-sync", &cfg, wl);
+        struct cluster c = laid_out("ideal", p, 0);
+        struct trace t;
+        trace_init(&t, -1, 100000);
+        struct run r = run(p, &c, S, (struct opts){.straggler = "slow:3=2"}, &t);
+        double ends[10];
+        step_ends(&t, 0, S, ends);
+        double want = backup ? fast : slow;
+        for (int s = 0; s < S; s++)
+            cr_assert(fabs(ends[s] - want * (s + 1)) < 1e-9,
+                      "backup %d: fast worker 0 ends step %d at %g, want %g", backup, s, ends[s],
+                      want * (s + 1));
+        int dropped = 0;
+        for (size_t k = 0; k < t.spans.len; k++) {
+            const struct span *sp = &t.spans.items[k];
+            if (sp->kind != OP_PUSH) continue;
+            dropped += sp->version_applied < 0;
+            if (sp->version_applied >= 0)
+                cr_assert_eq(sp->version_applied, sp->version_read, "sync: staleness 0");
+            if (backup) cr_assert_eq(sp->version_applied < 0, sp->rank == 3);
+        }
+        cr_assert_eq(dropped, backup ? S : 0);
+        run_release(&r);
+        trace_release(&t);
+        plan_free(p);
+    }
+    workload_free(wl);
+}
+
+/* ---- failures --------------------------------------------------------------- */
+
+/* ps-async, worker 2 dies at 100 units: the others run all their steps, the
+ * server keeps every push it applied (the versions applied are exactly 0 ..
+ * n-1 for n applied pushes: none lost, none counted twice), and the dead
+ * worker leaves no span after its death. */
+Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
+{
+    struct workload *wl = load(UNIFORM_4);
+    const int N = 4, S = 20;
+    struct config cfg = scenario(UNIFORM_4, N, 64, 1);
+    struct plan *p = build("ps-async", &cfg, wl);
+    struct cluster c = laid_out("ideal", p, 0);
+    struct trace t;
+    trace_init(&t, -1, 100000);
+    struct run r = run(p, &c, S, (struct opts){.fail = "2@100", .straggler = "exp:0.2",
+                                               .seed = 5}, &t);
+    cr_assert(r.res.failed);
+    cr_assert_eq(r.res.failed_rank, 2);
+    cr_assert_float_eq(r.res.failure_time_s, 100, 1e-12);
+    int last_step[4] = {-1, -1, -1, -1}, n_push = 0, n_survivor_push = 0;
+    int64_t max_applied = -1;
+    bool seen[1000] = {false};
+    for (size_t k = 0; k < t.spans.len; k++) {
+        const struct span *sp = &t.spans.items[k];
+        if (sp->rank < N && sp->step > last_step[sp->rank]) last_step[sp->rank] = sp->step;
+        if (sp->rank == 2) cr_assert_leq(sp->end_s, 100.0, "the dead rank worked after death");
+        if (sp->kind != OP_PUSH) continue;
+        /* a PUSH span is recorded when the server took it; async drops none */
+        n_push++;
+        n_survivor_push += sp->rank != 2;
+        cr_assert_geq(sp->version_applied, 0);
+        cr_assert_lt(sp->version_applied, 1000);
+        cr_assert(!seen[sp->version_applied], "version %lld applied twice",
+                  (long long)sp->version_applied);
+        seen[sp->version_applied] = true;
+        if (sp->version_applied > max_applied) max_applied = sp->version_applied;
+    }
+    cr_assert_eq(max_applied + 1, n_push, "versions 0..n-1 for n applied pushes");
+    cr_assert_eq(n_survivor_push, (N - 1) * S);
+    for (int w = 0; w < N; w++)
+        if (w != 2) cr_assert_eq(last_step[w], S - 1, "survivor %d stopped at step %d", w,
+                                 last_step[w]);
+    cr_assert(last_step[2] >= 0 && last_step[2] < S - 1, "dead worker's last step %d",
+              last_step[2]);
+    run_release(&r);
+    trace_release(&t);
+    plan_free(p);
+    workload_free(wl);
+}
+
+/* mirrored on the ideal cluster: a step is 12 units (4 layers x 3, the
+ * all-reduces and the update free), so step k completes at 12k. A failure
+ * at T restarts every rank from the last checkpoint c <= the steps done,
+ * losing T - 12c, and the run ends at T + 12 (S - c). */
+Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
+{
+    struct workload *wl = load(UNIFORM_4);
+    struct config cfg = scenario(UNIFORM_4, 4, 64, 1);
+    struct plan *p = build("mirrored", &cfg, wl);
+    struct cluster c = laid_out("ideal", p, 0);
+    const int S = 10;
+    struct {
+        const char *fail;
+        int every;
+        double lost;
+        int redone, c;
+    } cases[] = {
+        {"1@40", 2, 16, 1, 2},   /* 3 steps done (36): checkpoint 2 (24) */
+        {"1@50", 2, 2, 0, 4},    /* 4 done (48): checkpoint 4 */
+        {"0@40", 0, 40, 3, 0},   /* no checkpoints: from the start */
+        {"3@5", 3, 5, 0, 0},     /* before the first step ends */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        struct run r = run(p, &c, S, (struct opts){.fail = cases[k].fail,
+                                                   .checkpoint_every = cases[k].every}, NULL);
+        double T = atof(strchr(cases[k].fail, '@') + 1);
+        cr_assert(r.res.failed, "%s", cases[k].fail);
+        cr_assert_float_eq(r.res.lost_s, cases[k].lost, 1e-9, "%s: lost %g", cases[k].fail,
+                           r.res.lost_s);
+        cr_assert_eq(r.res.steps_redone, cases[k].redone, "%s", cases[k].fail);
+        cr_assert_float_eq(r.res.makespan_s, T + 12.0 * (S - cases[k].c), 1e-9,
+                           "%s: makespan %g", cases[k].fail, r.res.makespan_s);
+        run_release(&r);
+    }
+    /* a failure after the run changes nothing */
+    struct run r = run(p, &c, S, (struct opts){.fail = "0@1000"}, NULL);
+    cr_assert(!r.res.failed);
+    cr_assert_float_eq(r.res.makespan_s, 12.0 * S, 1e-9);
+    run_release(&r);
+    plan_free(p);
+    workload_free(wl);
+}
+
+/* ---- determinism and input errors -------------------------------------- */
+
+static void kept_spans(const char *strategy, uint64_t seed, struct trace *t)
+{
+    struct workload *wl = load(UNIFORM_4);
+    struct config cfg = scenario(UNIFORM_4, 4, 64, 4);
+    struct plan *p = build(strategy, &cfg, wl);
+    struct cluster c = laid_out("h100-nvlink-ib", p, 2);
+    trace_init(t, -1, 1000000);
+    struct run r = run(p, &c, 20, (struct opts){.straggler = "exp:0.3", .seed = seed}, t);
+    run_release(&r);
+    plan_free(p);
+    workload_free(wl);
+}
+
+Test(simulate, same_setup_gives_bit_identical_spans_and_another_seed_does_not)
+{
+    const char *names[] = {"mirrored", "ps-async", "pipeline-1f1b"};
+    for (size_t k = 0; k < 3; k++) {
+        struct trace a, b, c;
+        kept_spans(names[k], 7, &a);
+        kept_spans(names[k], 7, &b);
+        kept_spans(names[k], 8, &c);
+        cr_assert_gt(a.spans.len, 0);
+        cr_assert_eq(a.spans.len, b.spans.len, "%s", names[k]);
+        cr_assert_eq(memcmp(a.spans.items, b.spans.items, a.spans.len * sizeof *a.spans.items),
+                     0, "%s: two runs of one setup differ", names[k]);
+        cr_assert(c.spans.len != a.spans.len ||
+                      memcmp(a.spans.items, c.spans.items,
+                             a.spans.len * sizeof *a.spans.items) != 0,
+                  "%s: seeds 7 and 8 gave the same spans", names[k]);
+        trace_release(&a);
+        trace_release(&b);
+        trace_release(&c);
+    }
+}
+
+Test(simulate, refuses_a_failure_of_a_rank_the_plan_lacks_and_zero_steps)
+{
+    struct workload *wl = load(UNIFORM_4);
+    struct config cfg = scenario(UNIFORM_4, 2, 64, 1);
+    struct plan *p = build("mirrored", &cfg, wl);
+    struct cluster c = laid_out("ideal", p, 0);
+    struct err e = {0};
+    struct run r;
+    cr_assert_eq(try_run(p, &c, 3, (struct opts){.fail = "5@1"}, NULL, &r, &e), ERR_INPUT);
+    cr_assert(strstr(e.msg, "--fail") && strstr(e.msg, "5"), "%s", e.msg);
+    run_release(&r);
+    cr_assert_eq(try_run(p, &c, 0, (struct opts){0}, NULL, &r, &e), ERR_INPUT);
+    cr_assert(strstr(e.msg, "--steps"), "%s", e.msg);
+    run_release(&r);
+    plan_free(p);
+    workload_free(wl);
+}
