@@ -92,17 +92,36 @@ enum ev_kind {
 };
 
 /* What never changes during a run, per op g. */
+/* Everything about op g, what never changes and what one step changes, in
+ * two cache lines: the first holds what scheduling reads, the second what
+ * its span adds. An op's end touches little else, which is what keeps large
+ * runs (10^5 ops and more, well beyond L2) fast. */
 struct xop {
     int32_t rank;
-    int32_t kind;          /* enum op_kind */
+    int16_t kind;          /* enum op_kind */
+    int16_t stream;
+    int32_t index;         /* in its rank's program */
     int32_t next;          /* the next op on its stream, or -1 */
     int32_t dep_first;     /* ops naming it as a dep: dependents[dep_first .. + n_dependents) */
     int32_t n_dependents;
+    int32_t pending0;      /* stream and dep conditions at a step start */
+    int32_t pending;       /* of those, not met yet in the current step */
     int32_t aux;           /* SEND: its RECV; ALLREDUCE: its collective; PUSH/PULL: slot */
     int32_t link;          /* SEND, PUSH, PULL: the link it crosses */
     int32_t j;             /* PUSH/PULL: index among its worker's pushes/pulls to the server */
+    bool is_waiting;       /* RECV: posted, its data not there yet */
     double cost_s;         /* compute: time before stragglers */
+    double start_s;        /* the current step's */
+
+    int32_t mb, lo, hi, peer;
+    int64_t bytes;
+    double flops;
+    int64_t ver_read, ver_applied;   /* PUSH, PULL */
+    int64_t arrived;       /* RECV: SEND data instances arrived so far (a step count) */
+    double send_start_s;   /* RECV: when the latest matching SEND started */
 };
+
+_Static_assert(sizeof(struct xop) == 128, "struct xop is two cache lines");
 
 /* One (server, worker that pushes to it) pair. */
 struct slot {
@@ -131,21 +150,10 @@ struct sim {
 
     int n_ranks, n_ops, n_links;
     int *off;               /* [n_ranks + 1] */
-    struct xop *x;          /* [n_ops] */
+    struct xop *x;          /* [n_ops], 64-byte aligned */
     int32_t *dependents;
-    int32_t *pending0;      /* [n_ops]: conditions at a step start */
-    int32_t *roots;         /* ops with none, by rank: roots[root_first[r] ..) */
+    int32_t *roots;         /* ops with no condition, by rank: roots[root_first[r] ..) */
     int *root_first;        /* [n_ranks + 1] */
-
-    /* per op, for the current step */
-    int32_t *pending;
-    double *start_s;
-    int64_t *ver_read, *ver_applied;
-    /* per RECV: SEND data instances arrived so far (a step count), when the
-     * latest SEND started, and whether the RECV is posted and waiting */
-    int64_t *arrived;
-    double *send_start_s;
-    bool *is_waiting;
 
     int n_coll;
     int *coll_first;        /* collective c: members coll_ops[coll_first[c] ..) */
@@ -236,9 +244,9 @@ static int64_t round_of(const struct sim *m, int g)
 static void answer_pull(struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
-    m->start_s[g] = m->now_s;
-    m->ver_read[g] = m->servers[m->slots[x->aux].server].ps.version;
-    start_transfer(m, g, x->link, op_of(m, g)->bytes);
+    m->x[g].start_s = m->now_s;
+    m->x[g].ver_read = m->servers[m->slots[x->aux].server].ps.version;
+    start_transfer(m, g, x->link, x->bytes);
 }
 
 /* Answers the waiting pulls the policy now allows, keeping the order of
@@ -260,9 +268,8 @@ static void recheck_pulls(struct sim *m, int srv)
 /* Op g has met its stream and dep conditions: the one switch over op kinds. */
 static void op_ready(struct sim *m, int g)
 {
-    const struct xop *x = &m->x[g];
-    const struct op *op = op_of(m, g);
-    m->start_s[g] = m->now_s;
+    struct xop *x = &m->x[g];
+    x->start_s = m->now_s;
     switch ((enum op_kind)x->kind) {
     case OP_FORWARD:
     case OP_BACKWARD:
@@ -274,27 +281,27 @@ static void op_ready(struct sim *m, int g)
     }
     case OP_SEND:
         /* eager: the data moves whether or not the RECV is posted */
-        m->send_start_s[x->aux] = m->now_s;
-        start_transfer(m, g, x->link, op->bytes);
+        m->x[x->aux].send_start_s = m->now_s;
+        start_transfer(m, g, x->link, x->bytes);
         break;
     case OP_RECV:
-        if (m->arrived[g] > m->step[x->rank]) end_now(m, g);
-        else m->is_waiting[g] = true;
+        if (m->x[g].arrived > m->step[x->rank]) end_now(m, g);
+        else m->x[g].is_waiting = true;
         break;
     case OP_ALLREDUCE: {
         int c = x->aux, first = m->coll_first[c], n = m->coll_first[c + 1] - first;
         if (++m->coll_arrived[c] < n) break;
         /* the last member: the collective starts now for every member */
         m->coll_arrived[c] = 0;
-        for (int k = first; k < first + n; k++) m->start_s[m->coll_ops[k]] = m->now_s;
+        for (int k = first; k < first + n; k++) m->x[m->coll_ops[k]].start_s = m->now_s;
         if (m->coll_cost_s[c] > 0) push_event(m, m->now_s + m->coll_cost_s[c], EV_COLL_END, c, 0);
         else
             for (int k = first; k < first + n; k++) end_now(m, m->coll_ops[k]);
         break;
     }
     case OP_PUSH:
-        m->ver_read[g] = m->slots[x->aux].version_read;
-        start_transfer(m, g, x->link, op->bytes);
+        m->x[g].ver_read = m->slots[x->aux].version_read;
+        start_transfer(m, g, x->link, x->bytes);
         break;
     case OP_PULL: {
         const struct slot *sl = &m->slots[x->aux];
@@ -310,8 +317,7 @@ static void op_ready(struct sim *m, int g)
 
 static void start_step(struct sim *m, int r)
 {
-    int lo = m->off[r], n = m->off[r + 1] - lo;
-    memcpy(m->pending + lo, m->pending0 + lo, (size_t)n * sizeof *m->pending);
+    for (int g = m->off[r]; g < m->off[r + 1]; g++) m->x[g].pending = m->x[g].pending0;
     m->n_done[r] = 0;
     double pause_s = m->strag ? straggler_pause_s(m->strag, r) : 0;
     if (pause_s > 0) {
@@ -344,24 +350,23 @@ static void step_done(struct sim *m, int r)
 static void record(struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
-    const struct op *op = op_of(m, g);
     struct span sp;
     memset(&sp, 0, sizeof sp);   /* no stray padding: traces compare byte for byte */
     sp.rank = x->rank;
-    sp.stream = (int16_t)op->stream;
-    sp.kind = (int16_t)op->kind;
+    sp.stream = x->stream;
+    sp.kind = x->kind;
     sp.step = (int32_t)m->step[x->rank];
-    sp.op = g - m->off[x->rank];
-    sp.mb = op->mb;
-    sp.lo = op->lo;
-    sp.hi = op->hi;
-    sp.peer = op->peer;
-    sp.start_s = m->start_s[g];
+    sp.op = x->index;
+    sp.mb = x->mb;
+    sp.lo = x->lo;
+    sp.hi = x->hi;
+    sp.peer = x->peer;
+    sp.start_s = x->start_s;
     sp.end_s = m->now_s;
-    sp.bytes = op->bytes;
-    sp.flops = op->flops;
-    sp.version_read = op->kind == OP_PUSH || op->kind == OP_PULL ? m->ver_read[g] : -1;
-    sp.version_applied = op->kind == OP_PUSH ? m->ver_applied[g] : -1;
+    sp.bytes = x->bytes;
+    sp.flops = x->flops;
+    sp.version_read = x->kind == OP_PUSH || x->kind == OP_PULL ? x->ver_read : -1;
+    sp.version_applied = x->kind == OP_PUSH ? x->ver_applied : -1;
     bool is_abandoned = !m->has_failed && m->lookahead_c >= 0 && sp.step > m->lookahead_c;
     int rc = 0;
     if (m->a && !is_abandoned) rc = analysis_add(m->a, &sp);
@@ -375,10 +380,10 @@ static void finish(struct sim *m, int g)
     const struct xop *x = &m->x[g];
     if (m->is_dead[x->rank]) return;
     if (m->now_s > m->makespan_s) m->makespan_s = m->now_s;
-    if (!m->is_lookahead) record(m, g);
-    if (x->next >= 0 && --m->pending[x->next] == 0) op_ready(m, x->next);
+    if (!m->is_lookahead && (m->a || m->t)) record(m, g);
+    if (x->next >= 0 && --m->x[x->next].pending == 0) op_ready(m, x->next);
     for (int k = x->dep_first; k < x->dep_first + x->n_dependents; k++)
-        if (--m->pending[m->dependents[k]] == 0) op_ready(m, m->dependents[k]);
+        if (--m->x[m->dependents[k]].pending == 0) op_ready(m, m->dependents[k]);
     if (++m->n_done[x->rank] == m->off[x->rank + 1] - m->off[x->rank]) step_done(m, x->rank);
 }
 
@@ -389,12 +394,12 @@ static void arrived(struct sim *m, int g)
     if (m->is_dead[x->rank]) return;   /* a dead rank's messages never come */
     switch ((enum op_kind)x->kind) {
     case OP_SEND: {
-        int recv = x->aux;
-        m->arrived[recv]++;
-        if (m->is_waiting[recv]) {
-            m->is_waiting[recv] = false;
-            if (m->send_start_s[recv] > m->start_s[recv]) m->start_s[recv] = m->send_start_s[recv];
-            finish(m, recv);
+        struct xop *recv = &m->x[x->aux];
+        recv->arrived++;
+        if (recv->is_waiting) {
+            recv->is_waiting = false;
+            if (recv->send_start_s > recv->start_s) recv->start_s = recv->send_start_s;
+            finish(m, x->aux);
         }
         finish(m, g);
         break;
@@ -402,15 +407,15 @@ static void arrived(struct sim *m, int g)
     case OP_PUSH: {
         const struct slot *sl = &m->slots[x->aux];
         struct server *S = &m->servers[sl->server];
-        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round_of(m, g), m->ver_read[g]);
-        m->ver_applied[g] = pr.version_applied;
+        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round_of(m, g), m->x[g].ver_read);
+        m->x[g].ver_applied = pr.version_applied;
         /* only an applied update can change what a pull may see */
         if (pr.action == PS_APPLIED || pr.action == PS_ROUND) recheck_pulls(m, sl->server);
         finish(m, g);
         break;
     }
     case OP_PULL:
-        m->slots[x->aux].version_read = m->ver_read[g];
+        m->slots[x->aux].version_read = m->x[g].ver_read;
         finish(m, g);
         break;
     default:
@@ -483,8 +488,8 @@ static void reset_to(struct sim *m, int64_t c)
     for (int g = 0; g < m->n_ops; g++) {
         const struct xop *x = &m->x[g];
         if (x->kind == OP_RECV) {
-            m->arrived[g] = c;
-            m->is_waiting[g] = false;
+            m->x[g].arrived = c;
+            m->x[g].is_waiting = false;
         } else if (x->kind == OP_PUSH) {
             struct slot *sl = &m->slots[x->aux];
             struct server *S = &m->servers[sl->server];
@@ -553,7 +558,7 @@ static int index_ops(struct sim *m)
 {
     const struct plan *p = m->p;
     struct err *e = m->e;
-    size_t n = (size_t)m->n_ops, n_edges = 0;
+    size_t n_edges = 0;
     for (int r = 0; r < p->n_ranks; r++) n_edges += p->ranks[r].deps.len;
     m->dependents = XCALLOC(e, n_edges, sizeof *m->dependents);
     if (!m->dependents) return ERR_NOMEM;
@@ -563,15 +568,23 @@ static int index_ops(struct sim *m)
         for (int g = m->off[r]; g < m->off[r + 1]; g++) {
             const struct op *op = op_of(m, g);
             struct xop *x = &m->x[g];
-            x->kind = op->kind;
+            x->kind = (int16_t)op->kind;
+            x->stream = (int16_t)op->stream;
+            x->index = g - m->off[r];
             x->next = x->aux = x->link = -1;
             x->cost_s = op_infos[op->kind].cls == OPC_COMPUTE ? cost_compute_s(m->cl, op) : 0;
-            m->pending0[g] = (last[op->stream] >= 0) + op->n_deps;
+            x->mb = op->mb;
+            x->lo = op->lo;
+            x->hi = op->hi;
+            x->peer = op->peer;
+            x->bytes = op->bytes;
+            x->flops = op->flops;
+            x->pending0 = (last[op->stream] >= 0) + op->n_deps;
             if (last[op->stream] >= 0) m->x[last[op->stream]].next = g;
             last[op->stream] = g;
             const int *deps = plan_deps(p, r, g - m->off[r]);
             for (int k = 0; k < op->n_deps; k++) m->x[m->off[r] + deps[k]].n_dependents++;
-            n_roots += m->pending0[g] == 0;
+            n_roots += x->pending0 == 0;
         }
     }
     int used = 0;
@@ -591,11 +604,10 @@ static int index_ops(struct sim *m)
                 struct xop *d = &m->x[m->off[r] + deps[k]];
                 m->dependents[d->dep_first + d->n_dependents++] = g;
             }
-            if (m->pending0[g] == 0) m->roots[n_roots++] = g;
+            if (m->x[g].pending0 == 0) m->roots[n_roots++] = g;
         }
     }
     m->root_first[p->n_ranks] = n_roots;
-    (void)n;
     return 0;
 }
 
@@ -756,16 +768,8 @@ static void sim_free(struct sim *m)
     free(m->off);
     free(m->x);
     free(m->dependents);
-    free(m->pending0);
     free(m->roots);
     free(m->root_first);
-    free(m->pending);
-    free(m->start_s);
-    free(m->ver_read);
-    free(m->ver_applied);
-    free(m->arrived);
-    free(m->send_start_s);
-    free(m->is_waiting);
     free(m->coll_first);
     free(m->coll_ops);
     free(m->coll_cost_s);
@@ -828,21 +832,14 @@ static int sim_init(struct sim *m)
     size_t n = (size_t)n_ops, nr = (size_t)p->n_ranks;
     m->off = XCALLOC(e, nr + 1, sizeof *m->off);
     m->root_first = XCALLOC(e, nr + 1, sizeof *m->root_first);
-    m->x = XCALLOC(e, n, sizeof *m->x);
-    m->pending0 = XCALLOC(e, n, sizeof *m->pending0);
-    m->pending = XCALLOC(e, n, sizeof *m->pending);
-    m->start_s = XCALLOC(e, n, sizeof *m->start_s);
-    m->ver_read = XCALLOC(e, n, sizeof *m->ver_read);
-    m->ver_applied = XCALLOC(e, n, sizeof *m->ver_applied);
-    m->arrived = XCALLOC(e, n, sizeof *m->arrived);
-    m->send_start_s = XCALLOC(e, n, sizeof *m->send_start_s);
-    m->is_waiting = XCALLOC(e, n, sizeof *m->is_waiting);
+    /* cache-line aligned, so that each op's two lines are its own */
+    m->x = aligned_alloc(64, (n ? n : 1) * sizeof *m->x);
+    if (!m->x) return err_set(e, ERR_NOMEM, "simulate: out of memory for %zu ops", n);
+    memset(m->x, 0, n * sizeof *m->x);
     m->step = XCALLOC(e, nr, sizeof *m->step);
     m->n_done = XCALLOC(e, nr, sizeof *m->n_done);
     m->is_dead = XCALLOC(e, nr, sizeof *m->is_dead);
-    if (!m->off || !m->root_first || !m->x || !m->pending0 || !m->pending || !m->start_s ||
-        !m->ver_read || !m->ver_applied || !m->arrived || !m->send_start_s || !m->is_waiting ||
-        !m->step || !m->n_done || !m->is_dead)
+    if (!m->off || !m->root_first || !m->step || !m->n_done || !m->is_dead)
         return ERR_NOMEM;
     for (int r = 0; r < p->n_ranks; r++) {
         m->off[r + 1] = m->off[r] + (int)p->ranks[r].ops.len;
