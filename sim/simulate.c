@@ -70,7 +70,11 @@
  * Cost: O(log q) per event (q events pending), O(1) per op condition, no
  * allocation per event once the queue, the FIFO and the servers' waiting
  * lists have reached their peak. A server rechecks its waiting pulls when a
- * push changes its applied state (PS_APPLIED, PS_ROUND): O(waiting) then. */
+ * push changes its applied state (PS_APPLIED, PS_ROUND): O(waiting) policy
+ * calls then, each O(workers) under ssp (ps_policy.c says so of itself):
+ * fine for tens of workers held back, a running minimum beyond. When every
+ * rank has completed one more step a pass over the ranks finds who is
+ * already past it: O(ranks) a step. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +95,6 @@ enum ev_kind {
     EV_FAIL,        /* the failure */
 };
 
-/* What never changes during a run, per op g. */
 /* Everything about op g, what never changes and what one step changes, in
  * two cache lines: the first holds what scheduling reads, the second what
  * its span adds. An op's end touches little else, which is what keeps large

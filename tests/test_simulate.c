@@ -200,6 +200,21 @@ Test(simulate, single_device_step_is_three_units_a_layer)
     workload_free(wl);
 }
 
+/* pause:1:5 stalls every rank 5 s at the start of every step (probability
+ * 1): the single-device step becomes 12 + 5. */
+Test(simulate, pause_stalls_each_step_start)
+{
+    struct workload *wl = load(UNIFORM_4);
+    struct config cfg = scenario(UNIFORM_4, 1, 32, 1);
+    struct plan *p = build("mirrored", &cfg, wl);
+    struct cluster c = laid_out("ideal", p, 0);
+    struct run r = run(p, &c, 4, (struct opts){.straggler = "pause:1:5"}, NULL);
+    cr_assert_float_eq(r.res.makespan_s, 4 * 17.0, 1e-12, "makespan %g", r.res.makespan_s);
+    run_release(&r);
+    plan_free(p);
+    workload_free(wl);
+}
+
 /* ---- collectives --------------------------------------------------------- */
 
 /* A profile with round numbers, written for the test. */
@@ -385,6 +400,43 @@ Test(simulate, ps_ssp_never_answers_a_pull_more_than_k_steps_ahead)
     workload_free(wl);
 }
 
+/* The server's NIC is the bottleneck: N identical workers push the same
+ * bytes n at the same instant through the server's inbound link, which
+ * shares its bandwidth among them (processor sharing), so every push takes
+ * alpha + N n / beta instead of alpha + n / beta; the pulls then leave
+ * together through its outbound link and take as long. */
+Test(simulate, concurrent_pushes_share_the_servers_link)
+{
+    struct workload *wl = load(UNIFORM_4);
+    const int N = 4;
+    struct config cfg = scenario(UNIFORM_4, N, 64, 1);
+    struct plan *p = build("ps-async", &cfg, wl);
+    char path[128];
+    struct cluster c = laid_out(write_profile(path, sizeof path, 8), p, 0);   /* one node */
+    unlink(path);
+    struct trace t;
+    trace_init(&t, -1, 1000);
+    struct run r = run(p, &c, 1, (struct opts){0}, &t);
+    int n_push = 0, n_pull = 0;
+    for (size_t k = 0; k < t.spans.len; k++) {
+        const struct span *sp = &t.spans.items[k];
+        if (sp->kind != OP_PUSH && sp->kind != OP_PULL) continue;
+        double want = 2e-6 + N * (double)sp->bytes / 1e10;
+        cr_assert(fabs((sp->end_s - sp->start_s) / want - 1) < 1e-9,
+                  "%s of rank %d took %g s; alpha + N n / beta = %g s",
+                  sp->kind == OP_PUSH ? "PUSH" : "PULL", sp->rank, sp->end_s - sp->start_s,
+                  want);
+        n_push += sp->kind == OP_PUSH;
+        n_pull += sp->kind == OP_PULL;
+    }
+    cr_assert_eq(n_push, N);
+    cr_assert_eq(n_pull, N);
+    run_release(&r);
+    trace_release(&t);
+    plan_free(p);
+    workload_free(wl);
+}
+
 /* ps-sync with --backup-workers 1 and one worker twice as slow: each round
  * closes with the N - 1 fast pushes, so the fast workers keep the fast step
  * (3 units a layer on the ideal cluster) and the slow one's pushes are
@@ -473,6 +525,16 @@ Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
               last_step[2]);
     run_release(&r);
     trace_release(&t);
+
+    /* A server cannot be replaced by carrying on: its death restarts every
+     * rank, like a synchronous run's. No noise: a step is 12 units, so at 30
+     * two steps are done and, without checkpoints, redone from the start. */
+    r = run(p, &c, S, (struct opts){.fail = "4@30"}, NULL);
+    cr_assert(r.res.failed);
+    cr_assert_float_eq(r.res.lost_s, 30, 1e-9);
+    cr_assert_eq(r.res.steps_redone, 2);
+    cr_assert_float_eq(r.res.makespan_s, 30 + 12.0 * S, 1e-9, "makespan %g", r.res.makespan_s);
+    run_release(&r);
     plan_free(p);
     workload_free(wl);
 }
@@ -511,8 +573,26 @@ Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
                            "%s: makespan %g", cases[k].fail, r.res.makespan_s);
         run_release(&r);
     }
+    /* The work thrown away is in the trace with its real times: step 2
+     * (the third; checkpoint 2 holds steps 0 and 1) ran from 24 to 36
+     * before the failure at 40, and again from 40 to 52 after it. */
+    struct trace t;
+    trace_init(&t, -1, 100000);
+    struct run r = run(p, &c, S, (struct opts){.fail = "1@40", .checkpoint_every = 2}, &t);
+    double first = INFINITY, last = 0;
+    for (size_t k = 0; k < t.spans.len; k++) {
+        const struct span *sp = &t.spans.items[k];
+        if (sp->rank != 0 || sp->step != 2 || sp->kind != OP_FORWARD) continue;
+        first = fmin(first, sp->start_s);
+        last = fmax(last, sp->start_s);
+    }
+    cr_assert_float_eq(first, 24, 1e-9, "the abandoned forward of step 2 started at %g", first);
+    cr_assert_float_eq(last, 40, 1e-9, "the redone forward of step 2 started at %g", last);
+    run_release(&r);
+    trace_release(&t);
+
     /* a failure after the run changes nothing */
-    struct run r = run(p, &c, S, (struct opts){.fail = "0@1000"}, NULL);
+    r = run(p, &c, S, (struct opts){.fail = "0@1000"}, NULL);
     cr_assert(!r.res.failed);
     cr_assert_float_eq(r.res.makespan_s, 12.0 * S, 1e-9);
     run_release(&r);
