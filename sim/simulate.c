@@ -65,7 +65,8 @@
  *
  * n_events counts events handled: those popped from the event queue (op and
  * collective ends, network events, delayed step starts) and ends taken from
- * the FIFO of the current instant.
+ * the FIFO of the current instant, in the real pass (a look-ahead's are not
+ * counted).
  *
  * Cost: O(log q) per event (q events pending), O(1) per op condition, no
  * allocation per event once the queue, the FIFO and the servers' waiting

@@ -392,6 +392,12 @@ Test(simulate, ps_ssp_never_answers_a_pull_more_than_k_steps_ahead)
             "staleness %lld, bound (2K+1)(N-1) = %d\n", K, N, n_blocked,
             (long long)r.report.staleness.max, (2 * K + 1) * (N - 1));
     cr_assert_gt(n_blocked, 0, "no pull ever waited: the test does not exercise the bound");
+    run_release(&r);
+
+    /* A dead worker's clock stops; ssp must not wait for it forever. */
+    r = run(p, &c, S, (struct opts){.straggler = "exp:1", .seed = 11, .fail = "1@40"}, NULL);
+    cr_assert(r.res.failed);
+    cr_assert_gt(r.res.makespan_s, 40);
     cr_assert_leq(r.report.staleness.max, (2 * K + 1) * (N - 1), "max staleness %lld",
                   (long long)r.report.staleness.max);
     run_release(&r);
@@ -590,6 +596,15 @@ Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
     cr_assert_float_eq(last, 40, 1e-9, "the redone forward of step 2 started at %g", last);
     run_release(&r);
     trace_release(&t);
+
+    /* With noise the look-ahead pass and the real one must agree on the
+     * checkpoint, or the analysis would see a step go back and refuse it. */
+    r = run(p, &c, S, (struct opts){.fail = "2@60", .checkpoint_every = 3,
+                                    .straggler = "exp:0.3", .seed = 9}, NULL);
+    cr_assert(r.res.failed);
+    cr_assert_gt(r.res.lost_s, 0);
+    cr_assert_gt(r.res.makespan_s, 60);
+    run_release(&r);
 
     /* a failure after the run changes nothing */
     r = run(p, &c, S, (struct opts){.fail = "0@1000"}, NULL);
