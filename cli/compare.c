@@ -1,47 +1,12 @@
-/* strata compare: several strategies, one scenario, one table.
- *
- * The simulator is not built yet, so the table shows what the plans
- * themselves say: whether each one is valid, its size, what it hands to
- * communication, and its pipeline bubble at unit cost. It says so on the
- * terminal rather than print times it did not measure. */
+/* strata compare: several strategies, one scenario, one table, each with its
+ * speedup over the same scenario on one device. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
-#include "../core/plan_check.h"
-#include "../strategies/strategy.h"
+#include "../bench/run.h"
+#include "outputs.h"
 #include "scenario.h"
-
-/* One row; a scenario that does not fit a strategy (more stages than
- * layers, say) is that row's note, not the whole comparison's failure. */
-static int compare_one(const struct strategy *st, const struct scenario *s, char *note,
-                       size_t note_bytes)
-{
-    struct err e = {0};
-    struct plan *p = NULL;
-    struct plan_verdict v;
-    struct plan_times t = {0};
-    int rc = strategy_build(st, &s->cfg, s->wl, &p, &e);
-    if (rc == 0) rc = plan_check(p, &v, &e);
-    if (rc == 0 && !v.is_valid)
-        rc = err_set(&e, ERR_RUN, "INVALID plan (a bug in strata): rank %d op %d: %s",
-                     v.defects[0].rank, v.defects[0].op, v.defects[0].msg);
-    if (rc == 0) rc = plan_unit_run(p, &t, &e);
-    if (rc < 0) {
-        printf("%-16s  %s\n", st->name, rc == ERR_INPUT ? "does not fit (see below)" : "FAILED");
-        snprintf(note, note_bytes, "%s: %s", st->name, e.msg);
-    } else {
-        char ranks[32], comm[32];
-        if (p->n_servers)
-            snprintf(ranks, sizeof ranks, "%d+%d", p->n_workers, p->n_servers);
-        else
-            snprintf(ranks, sizeof ranks, "%d", p->n_workers);
-        format_bytes((double)plan_comm_bytes(p), comm, sizeof comm);
-        printf("%-16s  %7s  %8lld  %11s  %11.1f%%  valid\n", st->name, ranks,
-               (long long)plan_n_ops(p), comm, 100 * plan_unit_bubble(p, &t));
-    }
-    plan_times_release(&t);
-    plan_free(p);
-    return rc;
-}
 
 int cmd_compare(const struct command *self, int argc, char **argv)
 {
@@ -49,43 +14,69 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     struct scenario s;
     const struct strategy *list[64];
     size_t n = 0;
-    int status = 0;
+    struct sim_run base = {0};
+    struct sim_run *runs = NULL;
+    int n_runs = 0, status = 0;
+    char (*notes)[ERR_MSG_BYTES + 64] = NULL;
+    int n_notes = 0, n_unfit = 0;
 
     int rc = scenario_load(&s, self, argc, argv, &e);
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
+    if (rc == 0) rc = run_baseline(&s.cfg, s.wl, &base, &e);
     if (rc != 0) {
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
         goto out;
     }
+    runs = calloc(n, sizeof *runs);
+    notes = calloc(n, sizeof *notes);
+    if (!runs || !notes) {
+        status = scenario_fail(self, &(struct err){ERR_NOMEM, "out of memory"});
+        goto out;
+    }
+    bool progress = isatty(STDERR_FILENO);
+    for (size_t i = 0; i < n; i++) {
+        if (progress) fprintf(stderr, "\rsimulating %-16s (%zu of %zu)", list[i]->name, i + 1, n);
+        struct err one = {0};
+        rc = run_simulate(&s.cfg, list[i], s.wl, outputs_keep_steps(&s.cfg), &runs[n_runs], &one);
+        if (rc == 0) {
+            n_runs++;
+            continue;
+        }
+        run_release(&runs[n_runs]);
+        /* A scenario that does not fit one strategy (more stages than layers,
+         * say) is that strategy's note, not the whole comparison's failure. */
+        snprintf(notes[n_notes++], sizeof notes[0], "%s: %s", list[i]->name, one.msg);
+        if (rc == ERR_INPUT) n_unfit++;
+        else status = 1;
+    }
+    if (progress) fprintf(stderr, "\r%40s\r", "");
 
     char desc[512];
     workload_describe(s.wl, desc, sizeof desc);
-    printf("%zu strateg%s, %s\nbatch %lld per step on %lld devices, %lld microbatches for "
-           "pipelines\n\n",
-           n, n == 1 ? "y" : "ies", desc, s.cfg.batch, s.cfg.devices, s.cfg.microbatches);
-    printf("note: the simulator is not built yet, so there are no step times here. Each\n"
-           "strategy's plan is built, checked (no unmatched message, no deadlock) and run at\n"
-           "unit cost (forward 1 unit per layer, backward 2, communication free).\n"
-           "`strata schedule --strategy NAME` shows one plan op by op.\n\n");
-    printf("%-16s  %7s  %8s  %11s  %12s  %s\n", "strategy", "ranks", "ops/step", "comm/step",
-           "unit bubble", "plan");
-    char notes[64][ERR_MSG_BYTES + 32];
-    int n_notes = 0, n_failed = 0, n_unfit = 0;
-    for (size_t i = 0; i < n; i++) {
-        rc = compare_one(list[i], &s, notes[n_notes], sizeof notes[n_notes]);
-        if (rc < 0) {
-            n_notes++;
-            if (rc == ERR_INPUT) n_unfit++; else n_failed++;
-        }
+    printf("%lld devices of %s, batch %lld, %lld steps, stragglers %s\n%s\n\n", s.cfg.devices,
+           base.cluster.name, s.cfg.batch, s.cfg.steps, s.cfg.straggler, desc);
+    const struct report *rows[64];
+    double speedup[64];
+    struct sim_run *run_ptrs[64];
+    for (int i = 0; i < n_runs && i < 64; i++) {
+        rows[i] = &runs[i].report;
+        run_ptrs[i] = &runs[i];
+        speedup[i] = run_speedup(&runs[i], &base);
     }
-    if (n_notes) puts("");
-    for (int i = 0; i < n_notes; i++) printf("  %s\n", notes[i]);
-    puts("\nranks: workers (+ parameter servers). comm/step: bytes handed to communication per "
-         "step,\nall ranks together. unit bubble: idle share of the workers' compute at unit "
-         "cost.");
+    report_print_table(stdout, rows, n_runs, speedup);
+    printf("\nspeedup: samples per second over the same scenario on one device (%.4g s a step).\n",
+           base.report.step_time_s.mean);
+    for (int i = 0; i < n_notes; i++) printf("  not run: %s\n", notes[i]);
+    if (s.cfg.timeline)
+        for (int i = 0; i < n_runs; i++) outputs_timeline(&runs[i]);
+    if (outputs_write(&s.cfg, run_ptrs, n_runs, speedup, &e) < 0) status = scenario_fail(self, &e);
     /* Every strategy unfit for this scenario means the scenario is the problem. */
-    status = n_failed ? 1 : (size_t)n_unfit == n ? 2 : 0;
+    if (status == 0 && n_runs == 0 && n_unfit > 0) status = 2;
 out:
+    for (int i = 0; i < n_runs; i++) run_release(&runs[i]);
+    free(runs);
+    free(notes);
+    run_release(&base);
     scenario_release(&s);
     return status;
 }

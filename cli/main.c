@@ -9,12 +9,18 @@
 #include "commands.h"
 
 static const struct command commands[] = {
-    {"compare", "several strategies on one scenario, one table (the default command)",
-     "Builds every strategy's plan for one scenario, checks it (every SEND meets its RECV,\n"
-     "every collective all its members, no deadlock) and runs it at unit cost: forward one\n"
-     "time unit per layer, backward two, communication free. Until the simulator lands\n"
-     "(step times, stragglers, networks), that is what the table shows.",
-     OPTG_SCENARIO | OPTG_COMPARE, cmd_compare},
+    {"compare", "several strategies on one scenario, simulated: one table (the default command)",
+     "Simulates every strategy (or --strategies) on one scenario and prints one row each:\n"
+     "step time, throughput, speedup over the same scenario on one device, where the time\n"
+     "goes (compute, exposed communication, idle), pipeline bubble, gradient staleness and\n"
+     "memory per device. --json, --csv and --trace write files; --timeline draws each run.",
+     OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_OUTPUT, cmd_compare},
+    {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
+     "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
+     "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
+     "and prints its report. --json writes the report, --trace the Chrome trace-event\n"
+     "file (Perfetto opens it), --timeline an ASCII chart of the first steps.",
+     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_OUTPUT, cmd_sim},
     {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"
@@ -49,8 +55,8 @@ static void print_main_help(FILE *out)
     fputs("usage: strata [COMMAND] [options]\n\n"
           "strata compares distributed deep-learning training strategies: each strategy\n"
           "compiles a training step into a plan of operations per rank, which strata checks,\n"
-          "shows and (as the project grows) simulates and runs. With no command, strata runs\n"
-          "`compare` on the default scenario.\n\ncommands:\n", out);
+          "shows and simulates (stragglers, networks, gradient staleness). With no command,\n"
+          "strata runs `compare` on a built-in default scenario.\n\ncommands:\n", out);
     for (size_t i = 0; i < n_commands; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fputs("\n`strata COMMAND --help` lists a command's options. Every option:\n", out);
@@ -66,8 +72,26 @@ int main(int argc, char **argv)
         print_main_help(stdout);
         return 0;
     }
-    /* No command word: the default command, compare, with any options given. */
-    if (argc < 2 || argv[1][0] == '-') return commands[0].run(&commands[0], argc - 1, argv + 1);
+    /* Nothing at all: the built-in default scenario, said out loud. */
+    if (argc < 2) {
+        /* The Fashion-MNIST MLP on CPU ranks, as strata trains it for real:
+         * large enough that compute matters, small enough that it runs here. */
+        char *scenario[] = {"--devices", "8", "--model", "fmnist-8", "--batch", "1024",
+                            "--microbatches", "8", "--cluster", "cpu-loopback",
+                            "--straggler", "exp:0.1"};
+        int n = (int)(sizeof scenario / sizeof scenario[0]);
+        printf("strata compare");
+        for (int i = 0; i < n; i++) printf(" %s", scenario[i]);
+        printf("   (the default scenario)\n");
+        int status = commands[0].run(&commands[0], n, scenario);
+        if (status == 0)
+            printf("\nnext: `strata sim --strategy pipeline-1f1b --timeline` draws a pipeline;"
+                   " `strata compare --straggler exp:0.5` shows what slow devices cost;"
+                   " `strata --help` lists everything.\n");
+        return status;
+    }
+    /* No command word: the default command, compare, with the options given. */
+    if (argv[1][0] == '-') return commands[0].run(&commands[0], argc - 1, argv + 1);
     for (size_t i = 0; i < n_commands; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(&commands[i], argc - 2, argv + 2);

@@ -37,6 +37,21 @@ struct analysis {
     bool is_finished;
 };
 
+/* A worker that runs only some of the model's layers is a pipeline or model
+ * stage: its idle compute is the bubble. A data-parallel replica runs them
+ * all, and its idle time is waiting, not a bubble. */
+static bool holds_a_stage(const struct plan *p, int w)
+{
+    const struct plan_rank *pr = &p->ranks[w];
+    int lo = p->wl->n_layers, hi = 0;
+    for (size_t i = 0; i < pr->ops.len; i++)
+        if (pr->ops.items[i].kind == OP_FORWARD) {
+            if (pr->ops.items[i].lo < lo) lo = pr->ops.items[i].lo;
+            if (pr->ops.items[i].hi > hi) hi = pr->ops.items[i].hi;
+        }
+    return lo < hi && (lo > 0 || hi < p->wl->n_layers);
+}
+
 struct analysis *analysis_create(const struct plan *p, int steps, struct err *e)
 {
     if (steps < 0) {
@@ -210,6 +225,7 @@ int analysis_finish(struct analysis *a, double makespan_s, struct report *r, str
     /* Device time, per worker and over all of them. A run that took no time
      * has no shares: everything stays 0 rather than 0/0. */
     double compute_s = 0, comm_s = 0, bubble = 0;
+    int n_stages = 0;
     for (int w = 0; w < p->n_workers; w++) {
         const struct worker *wk = &a->workers[w];
         per_rank[w] = (struct rank_time){
@@ -220,7 +236,10 @@ int analysis_finish(struct analysis *a, double makespan_s, struct report *r, str
         };
         compute_s += wk->compute_s;
         comm_s += wk->comm_s;
-        if (makespan_s > 0) bubble += 1 - wk->compute_s / makespan_s;
+        if (makespan_s > 0 && holds_a_stage(p, w)) {
+            bubble += 1 - wk->compute_s / makespan_s;
+            n_stages++;
+        }
     }
     r->throughput_samples_per_s = 0;
     r->breakdown.compute = r->breakdown.comm = r->breakdown.idle = 0;
@@ -231,7 +250,7 @@ int analysis_finish(struct analysis *a, double makespan_s, struct report *r, str
         r->breakdown.compute = compute_s / device_s;
         r->breakdown.comm = comm_s / device_s;
         r->breakdown.idle = 1 - r->breakdown.compute - r->breakdown.comm;   /* sum exactly 1 */
-        r->bubble_fraction = bubble / p->n_workers;
+        r->bubble_fraction = n_stages ? bubble / n_stages : 0;
     }
 
     free(r->per_rank);

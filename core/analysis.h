@@ -8,8 +8,11 @@
  *             (communication that overlaps computation is hidden, as DDP hides it)
  *   idle      T - compute - comm: waiting for data, peers, servers, the pipeline
  *   breakdown the sums of these over workers, divided by workers x T (sum 1)
- *   bubble    idle share of compute, 1 - compute / T, averaged over workers
- *             (GPipe, 1F1B: (p-1)/(m+p-1) with equal stages on the ideal cluster)
+ *   bubble    idle share of compute, 1 - compute / T, averaged over the
+ *             workers that hold a stage (run only some of the layers): pipeline
+ *             and model ranks; 0 for data parallelism, whose replicas wait but
+ *             have no bubble (GPipe, 1F1B: (p-1)/(m+p-1) with equal stages on
+ *             the ideal cluster)
  *   step time for each worker and step, the end of its last op of that step
  *             minus the end of its last op of the step before (0 for step 0)
  *   throughput steps x batch / T

@@ -38,6 +38,8 @@
 const struct workload_preset workload_presets[] = {
     {"fmnist-small", "mlp:784-256-128-10", "Fashion-MNIST MLP, 3 layers, 235k parameters"},
     {"fmnist-deep", "mlp:784-256-256-256-10", "Fashion-MNIST MLP, 4 layers, 335k parameters"},
+    {"fmnist-8", "mlp:784-256-256-256-256-256-256-256-10",
+     "Fashion-MNIST MLP, 8 layers, 598k parameters: room for 8 pipeline stages"},
     {"fmnist-large", "mlp:784-4096-4096-4096-10", "Fashion-MNIST MLP, 4 layers, 37M parameters"},
     {"gpt2-small", "transformer:layers=12,hidden=768,seq=1024,vocab=50257", "GPT-2 124M-class"},
     {"gpt2-xl", "transformer:layers=48,hidden=1600,seq=1024,vocab=50257", "GPT-2 1.5B-class"},

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,13 +144,16 @@ Test(cli, schedule_1f1b_prints_four_programs_and_valid)
     run_free(&r);
 }
 
-Test(cli, bare_strata_compares_every_strategy_and_says_what_it_cannot_do_yet)
+Test(cli, bare_strata_compares_every_strategy_on_the_default_scenario)
 {
     struct run r = run_strata((const char *const[]){NULL});
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     for (size_t i = 0; i < strategy_count; i++)
         cr_expect_not_null(strstr(r.out, strategy_registry[i]->name));
-    cr_expect_not_null(strstr(r.out, "simulator is not built yet"));
+    cr_expect_not_null(strstr(r.out, "speedup"));
+    cr_expect_null(strstr(r.out, "not run:"), "the default scenario must fit every strategy:\n%s",
+                   r.out);
+    cr_expect_not_null(strstr(r.out, "\nnext:"), "no hint of what to try next");
     run_free(&r);
 }
 
@@ -264,4 +268,144 @@ Test(cli, json_into_a_missing_directory_exits_2_and_writes_nothing)
     struct stat st;
     cr_expect_neq(stat("/tmp/strata-no-such-dir", &st), 0);
     run_free(&r);
+}
+
+/* --- the simulator through the command line ------------------------------ */
+
+static cJSON *read_json(const char *path)
+{
+    char *text = slurp(path);
+    cJSON *j = cJSON_Parse(text);
+    cr_assert_not_null(j, "%s is not JSON: %.200s", path, text);
+    free(text);
+    return j;
+}
+
+static double num_at(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b) v = cJSON_GetObjectItemCaseSensitive(v, b);
+    cr_assert(cJSON_IsNumber(v), "no number at %s.%s", a, b ? b : "");
+    return v->valuedouble;
+}
+
+/* A report of compare's document, by strategy. */
+static const cJSON *report_of(const cJSON *doc, const char *strategy)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "reports"))
+        if (!strcmp(cJSON_GetObjectItemCaseSensitive(r, "strategy")->valuestring, strategy))
+            return r;
+    cr_assert_fail("no report for %s", strategy);
+    return NULL;
+}
+
+Test(cli, sim_gpipe_on_the_ideal_cluster_has_the_closed_form_bubble)
+{
+    char path[] = "/tmp/strata-cli-sim-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    struct run r = RUN("sim", "--strategy", "pipeline-gpipe", "--cluster", "ideal", "--devices",
+                       "4", "--microbatches", "8", "--model", "mlp:512-512-512-512-512",
+                       "--json", path);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    run_free(&r);
+    cJSON *j = read_json(path);
+    double bubble = num_at(j, "bubble_fraction", NULL);
+    /* (p-1)/(m+p-1) with p = 4 stages, m = 8 microbatches */
+    cr_expect(fabs(bubble - 3.0 / 11) < 1e-9, "bubble %.12f, want 3/11 = %.12f", bubble, 3.0 / 11);
+    cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(j, "mode")->valuestring, "sim");
+    cJSON_Delete(j);
+    unlink(path);
+}
+
+Test(cli, compare_with_stragglers_slows_sync_and_makes_async_stale)
+{
+    char calm[] = "/tmp/strata-cli-calm-XXXXXX", noisy[] = "/tmp/strata-cli-noisy-XXXXXX";
+    close(mkstemp(calm));
+    close(mkstemp(noisy));
+    struct run r = RUN("compare", "--devices", "16", "--strategies", "mirrored,ps-sync,ps-async",
+                       "--json", calm);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    run_free(&r);
+    r = RUN("compare", "--devices", "16", "--strategies", "mirrored,ps-sync,ps-async",
+            "--straggler", "exp:0.5", "--json", noisy);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    run_free(&r);
+    cJSON *a = read_json(calm), *b = read_json(noisy);
+    for (const char *const *s = (const char *const[]){"mirrored", "ps-sync", NULL}; *s; s++) {
+        double t0 = num_at(report_of(a, *s), "step_time_s", "mean");
+        double t1 = num_at(report_of(b, *s), "step_time_s", "mean");
+        cr_expect_gt(t1, t0, "%s: stragglers did not slow the step (%g s -> %g s)", *s, t0, t1);
+    }
+    double stale = num_at(report_of(b, "ps-async"), "staleness", "mean");
+    cr_expect_gt(stale, 0, "ps-async on 16 workers shows no staleness");
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    unlink(calm);
+    unlink(noisy);
+}
+
+Test(cli, the_same_seed_gives_byte_identical_json_and_another_seed_does_not)
+{
+    char p1[] = "/tmp/strata-cli-s1-XXXXXX", p2[] = "/tmp/strata-cli-s2-XXXXXX",
+         p3[] = "/tmp/strata-cli-s3-XXXXXX";
+    close(mkstemp(p1));
+    close(mkstemp(p2));
+    close(mkstemp(p3));
+    const char *paths[] = {p1, p2, p3};
+    const char *seeds[] = {"7", "7", "8"};
+    for (int i = 0; i < 3; i++) {
+        struct run r = RUN("sim", "--strategy", "ps-async", "--devices", "8", "--straggler",
+                           "exp:0.3", "--seed", seeds[i], "--json", paths[i]);
+        cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+        run_free(&r);
+    }
+    char *t1 = slurp(p1), *t2 = slurp(p2), *t3 = slurp(p3);
+    cr_expect_str_eq(t1, t2, "seed 7 twice gave different reports");
+    cr_expect_str_neq(t1, t3, "seeds 7 and 8 gave the same report");
+    free(t1);
+    free(t2);
+    free(t3);
+    unlink(p1);
+    unlink(p2);
+    unlink(p3);
+}
+
+Test(cli, sim_trace_is_chrome_trace_json_and_timeline_draws_ranks)
+{
+    char path[] = "/tmp/strata-cli-trace-XXXXXX";
+    close(mkstemp(path));
+    struct run r = RUN("sim", "--strategy", "pipeline-1f1b", "--devices", "4", "--steps", "3",
+                       "--trace", path, "--timeline");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    for (int rank = 0; rank < 4; rank++) {
+        char row[32];
+        snprintf(row, sizeof row, "rank %d compute", rank);
+        cr_expect_not_null(strstr(r.out, row), "--timeline has no row '%s'", row);
+    }
+    run_free(&r);
+    cJSON *j = read_json(path);
+    const cJSON *events = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+    cr_assert(cJSON_IsArray(events));
+    int complete = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, events) {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
+        complete += cJSON_IsString(ph) && !strcmp(ph->valuestring, "X");
+    }
+    cr_expect_gt(complete, 0, "no complete ('X') events");
+    cJSON_Delete(j);
+    unlink(path);
+}
+
+Test(cli, bad_simulator_options_exit_2_naming_the_option)
+{
+    expect_bad_input(RUN("sim", "--cluster", "tpu-pod"), "--cluster", "tpu-pod");
+    expect_bad_input(RUN("sim", "--straggler", "exp:x"), "--straggler", "exp:x");
+    expect_bad_input(RUN("sim", "--fail", "99@1"), "--fail", "99");
+    expect_bad_input(RUN("sim", "--allreduce", "butterfly"), "--allreduce", "butterfly");
+    expect_bad_input(RUN("sim", "--nodes", "1", "--devices-per-node", "2", "--devices", "8"),
+                     "--nodes", NULL);
 }

@@ -1,0 +1,64 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "outputs.h"
+#include "timeline.h"
+
+/* Steps a --timeline shows: enough to see one step end and the next begin. */
+#define TIMELINE_STEPS 2
+
+int outputs_keep_steps(const struct config *cfg)
+{
+    if (cfg->trace_path[0]) return -1;
+    return cfg->timeline ? TIMELINE_STEPS : 0;
+}
+
+/* "out/t.json" + "mirrored" -> "out/t.mirrored.json" */
+static void per_strategy_path(const char *path, const char *name, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash)) dot = path + strlen(path);
+    snprintf(buf, n, "%.*s.%s%s", (int)(dot - path), path, name, dot);
+}
+
+int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
+                  const double *speedup, struct err *e)
+{
+    const struct report *reports[64];
+    if (n > 64) n = 64;
+    for (int i = 0; i < n; i++) reports[i] = &runs[i]->report;
+    if (cfg->json_path[0]) {
+        int rc = n == 1 ? report_write_json(reports[0], cfg->json_path, e)
+                        : report_write_compare_json(reports, n, cfg->json_path, e);
+        TRY_CTX(e, rc, "--json");
+    }
+    if (cfg->csv_path[0])
+        TRY_CTX(e, report_write_csv(reports, n, speedup, cfg->csv_path, e), "--csv");
+    if (cfg->trace_path[0])
+        for (int i = 0; i < n; i++) {
+            char path[CONFIG_PATH_BYTES + 80];
+            if (n == 1)
+                snprintf(path, sizeof path, "%s", cfg->trace_path);
+            else
+                per_strategy_path(cfg->trace_path, runs[i]->report.strategy, path, sizeof path);
+            TRY_CTX(e, trace_write_chrome(&runs[i]->trace, runs[i]->plan, path, e), "--trace");
+            if (runs[i]->trace.n_dropped)
+                fprintf(stderr, "strata: --trace %s: kept the first %lld spans, left out %lld "
+                        "(use fewer --steps for a whole trace)\n", path,
+                        (long long)runs[i]->trace.spans.len, (long long)runs[i]->trace.n_dropped);
+        }
+    return 0;
+}
+
+void outputs_timeline(const struct sim_run *run)
+{
+    const struct trace *t = &run->trace;
+    double t_end = 0;
+    for (size_t i = 0; i < t->spans.len; i++)
+        if (t->spans.items[i].step < TIMELINE_STEPS && t->spans.items[i].end_s > t_end)
+            t_end = t->spans.items[i].end_s;
+    printf("\n%s, first %d steps: ", run->report.strategy, TIMELINE_STEPS);
+    timeline_print(stdout, t->spans.items, t->spans.len, run->plan->n_ranks, t_end,
+                   timeline_width(), 64, run->cluster.is_ideal ? "units" : "s");
+}

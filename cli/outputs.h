@@ -1,0 +1,21 @@
+/* What sim and compare write besides the table: --json, --csv, --trace and
+ * --timeline, with errors that name the option. */
+#ifndef STRATA_CLI_OUTPUTS_H
+#define STRATA_CLI_OUTPUTS_H
+
+#include "../bench/run.h"
+
+/* Writes runs[0..n) (one: a report; several: a compare document) to the
+ * files cfg asks for; the trace of each run goes to cfg->trace_path, with the
+ * strategy's name before the extension when there are several runs. */
+int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
+                  const double *speedup, struct err *e);
+
+/* The first steps of run's kept trace as a chart (--timeline). */
+void outputs_timeline(const struct sim_run *run);
+
+/* Steps whose spans a run must keep for these outputs: all for --trace, a
+ * few for --timeline, none otherwise. */
+int outputs_keep_steps(const struct config *cfg);
+
+#endif

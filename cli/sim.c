@@ -1,0 +1,67 @@
+/* strata sim: one strategy, simulated. */
+#include <stdio.h>
+
+#include "../bench/run.h"
+#include "outputs.h"
+#include "scenario.h"
+
+/* Where the run's time went, beyond the table's one line. */
+static void print_details(const struct sim_run *run)
+{
+    const struct report *r = &run->report;
+    char peak[32];
+    format_bytes((double)r->memory_bytes_per_device.peak, peak, sizeof peak);
+    printf("\n%d steps in %.4g s simulated (%llu events). Memory per device: %s at peak.\n",
+           (int)run->cfg.steps, run->result.makespan_s,
+           (unsigned long long)run->result.n_events, peak);
+    if (r->staleness.n_histogram > 0) {
+        printf("staleness of applied pushes (updates by others between pull and push):\n");
+        int64_t total = 0;
+        for (int i = 0; i < r->staleness.n_histogram; i++) total += r->staleness.histogram[i];
+        for (int i = 0; i < r->staleness.n_histogram && i < 32; i++)
+            if (r->staleness.histogram[i])
+                printf("  %3d: %6.2f%%\n", i, 100.0 * (double)r->staleness.histogram[i] / (double)total);
+    }
+    if (r->failure.happened)
+        printf("rank %d failed at %.4g s: %.4g s of work lost, %d step%s redone\n",
+               r->failure.rank, r->failure.time_s, r->failure.lost_s, r->failure.steps_redone,
+               r->failure.steps_redone == 1 ? "" : "s");
+}
+
+int cmd_sim(const struct command *self, int argc, char **argv)
+{
+    struct err e = {0};
+    struct scenario s;
+    struct sim_run run = {0}, base = {0};
+    int status = 0;
+
+    int rc = scenario_load(&s, self, argc, argv, &e);
+    if (rc != 0) {
+        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
+        goto out;
+    }
+    const struct strategy *st = strategy_find(s.cfg.strategy, &e);
+    if (!st || run_simulate(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), &run, &e) < 0 ||
+        run_baseline(&s.cfg, s.wl, &base, &e) < 0) {
+        status = scenario_fail(self, &e);
+        goto out;
+    }
+    char desc[512];
+    workload_describe(s.wl, desc, sizeof desc);
+    printf("%s on %d devices of %s (%d node%s x %d), batch %lld, %lld steps\n%s\n\n", st->name,
+           run.plan->n_workers, run.cluster.name, run.cluster.nodes,
+           run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,
+           s.cfg.steps, desc);
+    double speedup = run_speedup(&run, &base);
+    const struct report *rows[] = {&run.report};
+    report_print_table(stdout, rows, 1, &speedup);
+    print_details(&run);
+    if (s.cfg.timeline) outputs_timeline(&run);
+    struct sim_run *runs[] = {&run};
+    if (outputs_write(&s.cfg, runs, 1, &speedup, &e) < 0) status = scenario_fail(self, &e);
+out:
+    run_release(&run);
+    run_release(&base);
+    scenario_release(&s);
+    return status;
+}
