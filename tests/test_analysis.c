@@ -425,3 +425,35 @@ Test(analysis, refuses_bad_spans_and_late_adds)
     analysis_free(a);
     plan_free(p);
 }
+
+static int by_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+Test(analysis, percentiles_are_nearest_rank_over_many_steps)
+{
+    /* 1,000 steps of pseudo-random durations, many repeated (so the selection
+     * meets ties): p50 and p99 must be the 500th and 990th smallest, as a
+     * full sort gives them. */
+    enum { STEPS = 1000 };
+    struct plan *p = bare_plan(1, 0, 8);
+    struct span s[STEPS];
+    double dur[STEPS], t = 0;
+    uint64_t x = 12345;
+    for (int i = 0; i < STEPS; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        dur[i] = 1 + (double)((x >> 33) % 37);
+        s[i] = fwd(0, i, t, t + dur[i]);
+        t += dur[i];
+    }
+    struct report r;
+    analyse(p, STEPS, s, STEPS, t, &r);
+    qsort(dur, STEPS, sizeof *dur, by_double);
+    assert_near(r.step_time_s.p50, dur[499], "p50");
+    assert_near(r.step_time_s.p99, dur[989], "p99");
+    assert_near(r.step_time_s.mean, t / STEPS, "mean");
+    report_release(&r);
+    plan_free(p);
+}
