@@ -1,4 +1,4 @@
-/* The event queue of the discrete-event simulator: a binary min-heap ordered
+/* The event queue of the discrete-event simulator: a 4-ary min-heap ordered
  * by (time, insertion sequence), so events at equal times pop in the order
  * they were pushed and every run is deterministic. Events are small values
  * stored in the heap's array: no allocation per event once the array has
