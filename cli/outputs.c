@@ -58,7 +58,11 @@ void outputs_timeline(const struct sim_run *run)
     for (size_t i = 0; i < t->spans.len; i++)
         if (t->spans.items[i].step < TIMELINE_STEPS && t->spans.items[i].end_s > t_end)
             t_end = t->spans.items[i].end_s;
+    /* On the ideal cluster, one time unit a column when it fits: the
+     * textbook picture, as `strata schedule` draws it. */
+    int cols = timeline_width();
+    if (run->cluster.is_ideal && t_end + 18 < cols) cols = (int)t_end + 18;
     printf("\n%s, first %d steps: ", run->report.strategy, TIMELINE_STEPS);
-    timeline_print(stdout, t->spans.items, t->spans.len, run->plan->n_ranks, t_end,
-                   timeline_width(), 64, run->cluster.is_ideal ? "units" : "s");
+    timeline_print(stdout, t->spans.items, t->spans.len, run->plan->n_ranks, t_end, cols, 64,
+                   run->cluster.is_ideal ? "units" : "s");
 }

@@ -22,10 +22,25 @@ static void print_details(const struct sim_run *run)
             if (r->staleness.histogram[i])
                 printf("  %3d: %6.2f%%\n", i, 100.0 * (double)r->staleness.histogram[i] / (double)total);
     }
-    if (r->failure.happened)
-        printf("rank %d failed at %.4g s: %.4g s of work lost, %d step%s redone\n",
+    if (!r->failure.happened) return;
+    enum server_policy pol = run->plan->policy;
+    if ((pol == POLICY_ASYNC || pol == POLICY_SSP) && r->failure.steps_redone == 0)
+        printf("rank %d failed at %.4g s; the other workers carried on, and the servers kept "
+               "every update they had accepted.\n", r->failure.rank, r->failure.time_s);
+    else
+        printf("rank %d failed at %.4g s: every rank restarted from the last checkpoint, "
+               "%.4g s of work lost, %d step%s redone (--checkpoint-every %lld).\n",
                r->failure.rank, r->failure.time_s, r->failure.lost_s, r->failure.steps_redone,
-               r->failure.steps_redone == 1 ? "" : "s");
+               r->failure.steps_redone == 1 ? "" : "s", run->cfg.checkpoint_every);
+}
+
+/* The ideal cluster charges a unit per layer whatever a microbatch holds, so
+ * splitting a batch costs more units: its speedups mean nothing. Say so. */
+static void note_ideal(const struct sim_run *run)
+{
+    if (run->cluster.is_ideal)
+        printf("ideal cluster: a layer costs one unit per microbatch whatever its size, so "
+               "speedups here\nare not meaningful; it is for schedules and closed forms.\n");
 }
 
 int cmd_sim(const struct command *self, int argc, char **argv)
@@ -56,6 +71,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);
     print_details(&run);
+    note_ideal(&run);
     if (s.cfg.timeline) outputs_timeline(&run);
     struct sim_run *runs[] = {&run};
     if (outputs_write(&s.cfg, runs, 1, &speedup, &e) < 0) status = scenario_fail(self, &e);

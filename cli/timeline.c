@@ -62,7 +62,7 @@ void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, 
     }
     fprintf(out, "timeline, one column = %.3g %s (F/f forward, B/b backward of even/odd "
                  "microbatches,\nU update, S send, R recv, A all-reduce, P push, L pull, . idle):\n",
-            per_col, unit);
+            per_col, per_col == 1 && !strcmp(unit, "units") ? "unit" : unit);
     int shown = 0, hidden = 0;
     for (int row = 0; row < n_rows; row++) {
         if (!used[row]) continue;
