@@ -429,6 +429,15 @@ static int load_line(struct config *c, char *line, unsigned groups, struct err *
         value[n - 1] = '\0';
         value++;
     }
+    /* A scenario file describes a scenario, and several commands read it:
+     * `strategy = ...` shapes `strata sim` but not `strata compare`. A key of
+     * an option the command does not take is checked (a typo is still an
+     * error) and then left out. */
+    const struct opt_spec *o = config_find(key);
+    if (o && !(o->groups & groups)) {
+        struct config scratch = *c;
+        return config_set(&scratch, key, value, o->groups, e);
+    }
     return config_set(c, key, value, groups, e);
 }
 

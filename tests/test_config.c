@@ -498,10 +498,14 @@ Test(config, file_bad_key_or_value_names_line_and_option)
     expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: --devcies: unknown option",
                        "did you mean --devices?");
 
+    /* A key of another command's option is not an error in a file (one
+     * file serves several commands); it is ignored. */
     path = write_file("g.conf", "devices = 8\njson = out.json\n");
     config_init(&c);
-    expect_input_error(config_load_file(&c, path, OPTG_SCENARIO, &e), &e,
-                       ":2: --json: not an option of this command", NULL);
+    cr_expect_eq(config_load_file(&c, path, OPTG_SCENARIO, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 8);
+    cr_expect_str_eq(c.json_path, "");
+    config_release(&c);
 }
 
 Test(config, file_empty_value_and_open_quote_are_errors)
@@ -650,4 +654,27 @@ Test(config, help_leaves_out_other_groups_and_aligns)
         cr_expect_eq(col, column, "misaligned: %.60s", l);
     }
     free(text);
+}
+
+Test(config, file_keys_of_other_commands_are_checked_then_ignored)
+{
+    /* One lab file serves schedule (strategy), compare (strategies) and sim
+     * (steps): a command reading only OPTG_SCENARIO takes devices and leaves
+     * the rest as it was. */
+    const char *path = write_file("lab.conf", "strategy = ps-ssp\ndevices = 6\nstrategies = "
+                                              "mirrored\nsteps = 50\n");
+    struct config c;
+    struct err e = {0};
+    config_init(&c);
+    cr_assert_eq(config_load_file(&c, path, OPTG_SCENARIO, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 6);
+    cr_expect_str_eq(c.strategy, "mirrored", "strategy is not this command's: left at default");
+    cr_expect_str_eq(c.strategies, "all");
+    cr_expect_eq(c.steps, 20);
+    config_release(&c);
+    /* ...but a bad value is an error even where it would be ignored */
+    path = write_file("bad.conf", "devices = 6\nsteps = 0\n");
+    config_init(&c);
+    expect_input_error(config_load_file(&c, path, OPTG_SCENARIO, &e), &e, "bad.conf:2", "--steps");
+    config_release(&c);
 }
