@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdbool.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,4 +409,55 @@ Test(cli, bad_simulator_options_exit_2_naming_the_option)
     expect_bad_input(RUN("sim", "--allreduce", "butterfly"), "--allreduce", "butterfly");
     expect_bad_input(RUN("sim", "--nodes", "1", "--devices-per-node", "2", "--devices", "8"),
                      "--nodes", NULL);
+}
+
+/* Every command a lab tells students to run works: the labs are documentation
+ * that the suite keeps true. Commands are the comment lines "#   strata ...",
+ * with a trailing '\' joining the next line and "# ..." after them a remark. */
+Test(cli, every_command_in_the_labs_runs)
+{
+    const char *labs[] = {"pipeline-bubble.conf", "ddp-buckets.conf", "parameter-servers.conf",
+                          "stragglers.conf"};
+    int n_run = 0;
+    for (size_t l = 0; l < sizeof labs / sizeof labs[0]; l++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/labs/%s", STRATA_SOURCE_DIR, labs[l]);
+        char *text = slurp(path);
+        char cmd[1024] = "";
+        for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+             line = strtok_r(NULL, "\n", &save)) {
+            if (strncmp(line, "#   ", 4) || (!cmd[0] && strncmp(line + 4, "strata ", 7))) continue;
+            char *body = line + 4;
+            while (*body == ' ') body++;
+            char *remark = strstr(body, " #");
+            if (remark) *remark = '\0';
+            size_t len = strlen(body);
+            while (len && body[len - 1] == ' ') body[--len] = '\0';
+            bool more = len && body[len - 1] == '\\';
+            if (more) body[--len] = '\0';
+            strncat(cmd, body, sizeof cmd - strlen(cmd) - 2);
+            strcat(cmd, " ");
+            if (more) continue;
+            /* "strata A B ..." -> args, with -f's relative lab path made absolute */
+            const char *args[64];
+            int n = 0;
+            char lab_path[512];
+            for (char *s2 = NULL, *w = strtok_r(cmd + 7, " ", &s2); w && n < 62;
+                 w = strtok_r(NULL, " ", &s2)) {
+                if (!strncmp(w, "labs/", 5)) {
+                    snprintf(lab_path, sizeof lab_path, "%s/%s", STRATA_SOURCE_DIR, w);
+                    w = lab_path;
+                }
+                args[n++] = w;
+            }
+            args[n] = NULL;
+            struct run r = run_strata(args);
+            cr_expect_eq(r.status, 0, "%s: `%s` exited %d: %s", labs[l], cmd, r.status, r.err);
+            run_free(&r);
+            n_run++;
+            cmd[0] = '\0';
+        }
+        free(text);
+    }
+    cr_expect_geq(n_run, 15, "only %d lab commands found", n_run);
 }
