@@ -2,6 +2,8 @@
  * option, --help derived from the option table, schedule's verdicts. Each
  * test runs the built binary (STRATA_BIN) with its output in temp files. */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <math.h>
@@ -23,20 +25,6 @@ struct run {
     int status;      /* exit status, or -1 when killed by a signal */
     char *out, *err; /* whole stdout and stderr */
 };
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot reopen %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 /* Runs strata with args (NULL-terminated, without argv[0]). */
 static struct run run_strata(const char *const *args)
@@ -64,7 +52,7 @@ static struct run run_strata(const char *const *args)
     cr_assert_eq(waitpid(pid, &ws, 0), pid);
     close(out_fd);
     close(err_fd);
-    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, slurp(out_path), slurp(err_path)};
+    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path), test_slurp(err_path)};
     unlink(out_path);
     unlink(err_path);
     return r;
@@ -245,7 +233,7 @@ Test(cli, schedule_json_is_the_plan)
                        "--json", path);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     run_free(&r);
-    char *text = slurp(path);
+    char *text = test_slurp(path);
     cJSON *root = cJSON_Parse(text);
     cr_assert_not_null(root, "not JSON: %.200s", text);
     cr_expect_eq(cJSON_GetObjectItem(root, "strata_plan")->valueint, 1);
@@ -275,7 +263,7 @@ Test(cli, json_into_a_missing_directory_exits_2_and_writes_nothing)
 
 static cJSON *read_json(const char *path)
 {
-    char *text = slurp(path);
+    char *text = test_slurp(path);
     cJSON *j = cJSON_Parse(text);
     cr_assert_not_null(j, "%s is not JSON: %.200s", path, text);
     free(text);
@@ -363,7 +351,7 @@ Test(cli, the_same_seed_gives_byte_identical_json_and_another_seed_does_not)
         cr_assert_eq(r.status, 0, "stderr: %s", r.err);
         run_free(&r);
     }
-    char *t1 = slurp(p1), *t2 = slurp(p2), *t3 = slurp(p3);
+    char *t1 = test_slurp(p1), *t2 = test_slurp(p2), *t3 = test_slurp(p3);
     cr_expect_str_eq(t1, t2, "seed 7 twice gave different reports");
     cr_expect_str_neq(t1, t3, "seeds 7 and 8 gave the same report");
     free(t1);
@@ -422,7 +410,7 @@ Test(cli, every_command_in_the_labs_runs)
     for (size_t l = 0; l < sizeof labs / sizeof labs[0]; l++) {
         char path[512];
         snprintf(path, sizeof path, "%s/labs/%s", STRATA_SOURCE_DIR, labs[l]);
-        char *text = slurp(path);
+        char *text = test_slurp(path);
         char cmd[1024] = "";
         for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
              line = strtok_r(NULL, "\n", &save)) {

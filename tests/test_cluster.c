@@ -3,6 +3,8 @@
  * message formats of STYLE.md ("Errors are values"), and the profile text
  * written out in each test. */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +19,12 @@ static char tmp_dir[64];
 
 static void make_tmp_dir(void)
 {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/strata-test-cluster-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp_dir), "mkdtemp failed");
+    test_make_dir(tmp_dir, sizeof tmp_dir, "cluster");
 }
 
 static void remove_tmp_dir(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    cr_expect_eq(system(cmd), 0);
+    test_remove_dir(tmp_dir);
 }
 
 TestSuite(cluster, .init = make_tmp_dir, .fini = remove_tmp_dir);

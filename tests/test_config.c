@@ -2,6 +2,8 @@
  * values come from the table rows (core/config.c) and the message formats
  * of the option contract (core/config.h, STYLE.md "Errors are values"). */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,16 +19,13 @@ static char tmp_dir[64];
 
 static void make_tmp_dir(void)
 {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/strata-test-config-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp_dir), "mkdtemp failed");
+    test_make_dir(tmp_dir, sizeof tmp_dir, "config");
 }
 
 /* Removes the files written by write_file (names are single words). */
 static void remove_tmp_dir(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    cr_expect_eq(system(cmd), 0);
+    test_remove_dir(tmp_dir);
 }
 
 TestSuite(config, .init = make_tmp_dir, .fini = remove_tmp_dir);

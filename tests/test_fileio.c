@@ -11,6 +11,8 @@
 
 #include <criterion/criterion.h>
 
+#include "helpers.h"
+
 #include "../core/fileio.h"
 
 /* Each test gets a fresh directory (Criterion runs each test in its own
@@ -53,23 +55,6 @@ static char *path_in(const char *name)
     return p;
 }
 
-/* The file's bytes (caller frees) and their count. */
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) buf = realloc(buf, cap *= 2);
-    }
-    fclose(f);
-    *n = len;
-    return buf;
-}
-
 /* Entries of dir other than . and .., and how many have ".tmp." in them. */
 static int count_entries(int *n_tmp)
 {
@@ -104,7 +89,7 @@ Test(fileio, writes_every_byte_exactly)
     write_ok(path_in("a.bin"), data, n);
 
     size_t got;
-    char *back = slurp(path_in("a.bin"), &got);
+    char *back = test_slurp_n(path_in("a.bin"), &got);
     cr_assert_eq(got, n);
     cr_assert(memcmp(back, data, n) == 0);
     int n_tmp;
@@ -129,7 +114,7 @@ Test(fileio, replaces_an_existing_file_whole)
     write_ok(path_in("r.json"), "new\n", 4);
 
     size_t got;
-    char *back = slurp(path_in("r.json"), &got);
+    char *back = test_slurp_n(path_in("r.json"), &got);
     cr_assert_eq(got, 4, "no tail of the old file may remain: %zu bytes", got);
     cr_assert(memcmp(back, "new\n", 4) == 0);
     free(back);
@@ -202,7 +187,7 @@ Test(fileio, a_failed_rename_leaves_no_temporary_and_the_target_intact)
     cr_assert_eq(count_entries(&n_tmp), 1);
     cr_assert_eq(n_tmp, 0, "the temporary file was left behind");
     size_t got;
-    char *back = slurp(inside, &got);
+    char *back = test_slurp_n(inside, &got);
     cr_assert_eq(got, 4);
     cr_assert(memcmp(back, "kept", 4) == 0);
     free(back);
@@ -232,7 +217,7 @@ Test(fileio, a_failed_write_leaves_no_temporary_and_the_old_file_intact)
     cr_assert_eq(count_entries(&n_tmp), 1);
     cr_assert_eq(n_tmp, 0, "the temporary file was left behind");
     size_t got;
-    char *back = slurp(path_in("keep.json"), &got);
+    char *back = test_slurp_n(path_in("keep.json"), &got);
     cr_assert_eq(got, 3);
     cr_assert(memcmp(back, "old", 3) == 0);
     free(back);

@@ -10,6 +10,8 @@
 
 #include <criterion/criterion.h>
 
+#include "helpers.h"
+
 #include "../core/report.h"
 
 
@@ -371,20 +373,6 @@ static void remove_dir(void)
     rmdir(dir);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 Test(report_files, write_json_gives_a_parsable_file_ending_in_newline,
      .init = make_dir, .fini = remove_dir)
 {
@@ -395,7 +383,7 @@ Test(report_files, write_json_gives_a_parsable_file_ending_in_newline,
     struct err e = {0};
     cr_assert_eq(report_write_json(&r, path, &e), 0, "%s", e.msg);
 
-    char *text = slurp(path);
+    char *text = test_slurp(path);
     size_t n = strlen(text);
     cr_assert(n > 0 && text[n - 1] == '\n', "the file ends in a newline");
     cJSON *j = cJSON_Parse(text);
@@ -422,7 +410,7 @@ Test(report_files, compare_json_holds_every_report_in_order,
     struct err e = {0};
     cr_assert_eq(report_write_compare_json(rs, 2, path, &e), 0, "%s", e.msg);
 
-    char *text = slurp(path);
+    char *text = test_slurp(path);
     cJSON *j = cJSON_Parse(text);
     cr_assert_not_null(j, "invalid JSON:\n%s", text);
     cr_assert_eq(cJSON_GetArraySize(j), 2, "{strata_compare, reports}");
@@ -628,7 +616,7 @@ Test(report, csv_has_a_header_and_one_row_per_report_that_reads_back, .init = ma
     snprintf(path, sizeof path, "%s/r.json", dir);   /* remove_dir cleans this name */
     struct err e = {0};
     cr_assert_eq(report_write_csv(rs, 2, speedup, path, &e), 0, "%s", e.msg);
-    char *text = slurp(path);
+    char *text = test_slurp(path);
     char *save = NULL;
     char *header = strtok_r(text, "\n", &save);
     char *row1 = strtok_r(NULL, "\n", &save);

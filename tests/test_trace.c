@@ -1,6 +1,8 @@
 /* Tests for core/trace.c: what the trace keeps and drops, and the Chrome
  * trace-event file read back with cJSON. */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,20 +89,6 @@ Test(trace, keep_everything)
 
 /* --- Chrome JSON --------------------------------------------------------- */
 
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static int num(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -170,7 +158,7 @@ Test(trace, chrome_json_reads_back)
     close(fd);
     cr_assert_eq(trace_write_chrome(&t, p, path, &e), 0, "%s", e.msg);
 
-    char *text = read_all(path);
+    char *text = test_slurp(path);
     cJSON *doc = cJSON_Parse(text);
     cr_assert_not_null(doc, "the trace is not JSON: %.200s", text);
     cr_assert_str_eq(str(doc, "displayTimeUnit"), "ms");
@@ -246,7 +234,7 @@ Test(trace, chrome_json_of_an_empty_trace)
     cr_assert_geq(fd, 0);
     close(fd);
     cr_assert_eq(trace_write_chrome(&t, NULL, path, &e), 0, "%s", e.msg);
-    char *text = read_all(path);
+    char *text = test_slurp(path);
     cJSON *doc = cJSON_Parse(text);
     cr_assert_not_null(doc);
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "traceEvents")), 0);
