@@ -1,5 +1,6 @@
 /* strata: compare distributed-training strategies.
  * `strata` alone runs `strata compare` on the built-in default scenario. */
+#include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +68,9 @@ static void print_main_help(FILE *out)
 
 int main(int argc, char **argv)
 {
+    /* GSL aborts the process on its own errors by default; strata's library
+     * code reports errors as values, so GSL must return them instead. */
+    gsl_set_error_handler_off();
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
                       !strcmp(argv[1], "help"))) {
         print_main_help(stdout);
