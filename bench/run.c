@@ -96,3 +96,9 @@ double run_speedup(const struct sim_run *run, const struct sim_run *baseline)
     double base = baseline->report.throughput_samples_per_s;
     return base > 0 ? run->report.throughput_samples_per_s / base : 0;
 }
+
+bool run_exceeds_memory(const struct sim_run *run)
+{
+    int64_t cap = run->cluster.device.mem_bytes;
+    return cap > 0 && run->report.memory_bytes_per_device.peak > cap;
+}

@@ -37,6 +37,10 @@ void run_release(struct sim_run *run);
 int run_baseline(const struct config *cfg, const struct workload *wl, struct sim_run *run,
                  struct err *e);
 
+/* True when the run's peak memory per device exceeds the cluster device's
+ * capacity: the plan would not fit on that hardware. */
+bool run_exceeds_memory(const struct sim_run *run);
+
 /* throughput / the baseline's throughput: for synchronous strategies the
  * ratio of step times, for asynchronous ones of samples per second. */
 double run_speedup(const struct sim_run *run, const struct sim_run *baseline);

@@ -76,6 +76,10 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     printf("\nspeedup: samples per second over the same scenario on one device (%.4g s a step).\n",
            base.report.step_time_s.mean);
     for (int i = 0; i < n_notes; i++) printf("  not run: %s\n", notes[i]);
+    for (int i = 0; i < n_runs; i++)
+        if (run_exceeds_memory(&runs[i]))
+            printf("  warning: %s needs more memory per device than a %s device has\n",
+                   runs[i].report.strategy, runs[i].cluster.name);
     note_ideal(&base);
     if (s.cfg.timeline)
         for (int i = 0; i < n_runs; i++) outputs_timeline(&runs[i]);

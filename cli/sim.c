@@ -14,6 +14,13 @@ static void print_details(const struct sim_run *run)
     printf("\n%d steps in %.4g s simulated (%llu events). Memory per device: %s at peak.\n",
            (int)run->cfg.steps, run->result.makespan_s,
            (unsigned long long)run->result.n_events, peak);
+    if (run_exceeds_memory(run)) {
+        char cap[32];
+        format_bytes((double)run->cluster.device.mem_bytes, cap, sizeof cap);
+        printf("warning: %s per device exceeds the %s of a %s device: this plan would not fit "
+               "(more devices, smaller microbatches or a pipeline would).\n", peak, cap,
+               run->cluster.name);
+    }
     if (r->staleness.n_histogram > 0) {
         printf("staleness of applied pushes (updates by others between pull and push):\n");
         int64_t total = 0;

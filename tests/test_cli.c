@@ -449,3 +449,17 @@ Test(cli, every_command_in_the_labs_runs)
     }
     cr_expect_geq(n_run, 15, "only %d lab commands found", n_run);
 }
+
+Test(cli, sim_warns_when_a_plan_does_not_fit_the_device_memory)
+{
+    /* GPT-3 175B replicated: 175e9 parameters x 2 bytes x (weights, grads,
+     * momentum) alone are ~1 TB, far beyond an H100's 80 GB. */
+    struct run r = RUN("sim", "--model", "gpt3-175b", "--strategy", "mirrored", "--devices", "8",
+                       "--batch", "8", "--steps", "1");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "would not fit"), "no memory warning:\n%s", r.out);
+    run_free(&r);
+    r = RUN("sim", "--strategy", "mirrored", "--devices", "2", "--steps", "1");
+    cr_expect_null(strstr(r.out, "would not fit"), "a small MLP fits an H100:\n%s", r.out);
+    run_free(&r);
+}
