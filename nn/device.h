@@ -55,7 +55,7 @@ struct device {
      * own reading of it stands. 0 or ERR_INPUT (n_threads < 0). */
     int (*init)(int n_threads, struct err *e);
 
-    /* One line for reports: "cpu (OpenBLAS 0.3.21 ... Haswell, 1 thread)". */
+    /* One line for reports: "cpu (OpenBLAS 0.3.21 ... Haswell ..., 1 BLAS thread)". */
     void (*describe)(char *buf, size_t n);
 
     /* Waits for queued work; returns 0 or the first failure since the last

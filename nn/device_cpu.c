@@ -37,9 +37,10 @@ static int cpu_init(int n_threads, struct err *e)
 static void cpu_describe(char *buf, size_t n)
 {
     int threads = openblas_get_num_threads();
-    /* openblas_get_config: "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64" */
-    snprintf(buf, n, "cpu (%s, core %s, %d BLAS thread%s)", openblas_get_config(),
-             openblas_get_corename(), threads, threads == 1 ? "" : "s");
+    /* openblas_get_config names the version and, with DYNAMIC_ARCH, the
+     * kernels chosen for this CPU: "OpenBLAS 0.3.21 ... DYNAMIC_ARCH ... Haswell ..." */
+    snprintf(buf, n, "cpu (%s, %d BLAS thread%s)", openblas_get_config(), threads,
+             threads == 1 ? "" : "s");
 }
 
 static int cpu_sync(struct err *e)

@@ -473,7 +473,8 @@ static void xor_set(int n, float *x, int32_t *y)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 31);
     for (int i = 0; i < n; i++) {
-        float u = (float)(0.2 + 0.8 * gsl_rng_uniform(r)), v = (float)(0.2 + 0.8 * gsl_rng_uniform(r));
+        float u = (float)(0.2 + 0.8 * gsl_rng_uniform(r));
+        float v = (float)(0.2 + 0.8 * gsl_rng_uniform(r));
         x[2 * i] = (i & 1) ? u : -u;
         x[2 * i + 1] = (i & 2) ? v : -v;
         y[i] = ((i & 1) != 0) != ((i & 2) != 0);
