@@ -1,0 +1,230 @@
+/* The cpu device: host memory, OpenBLAS for sgemm, plain loops for the rest
+ * (they are memory-bound and short: a layer's bias pass touches n*out floats
+ * once, against the 2*n*in*out FLOPs of its sgemm). Everything runs at once
+ * on the calling thread, so nothing can fail after alloc and sync is 0.
+ *
+ * Threads: one BLAS thread per process by default. strata runs one MPI rank
+ * per core, and OpenBLAS's default (a thread per core in every rank) would
+ * put p ranks x p threads on p cores, which is slower than one each. init's
+ * n_threads, or OPENBLAS_NUM_THREADS in the environment, say otherwise.
+ *
+ * This file also holds the registry of devices (device_find), the one table
+ * a build's devices are listed in. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "device.h"
+
+/* ---- set-up ------------------------------------------------------------ */
+
+static int cpu_init(int n_threads, struct err *e)
+{
+    if (n_threads < 0)
+        return err_set(e, ERR_INPUT, "cpu device: %d BLAS threads is not allowed "
+                                     "(0 for the default of one per process, or 1 and up)",
+                       n_threads);
+    if (n_threads > 0)
+        openblas_set_num_threads(n_threads);
+    else if (!getenv("OPENBLAS_NUM_THREADS"))
+        openblas_set_num_threads(1);
+    return 0;
+}
+
+static void cpu_describe(char *buf, size_t n)
+{
+    int threads = openblas_get_num_threads();
+    /* openblas_get_config names the version and, with DYNAMIC_ARCH, the
+     * kernels chosen for this CPU: "OpenBLAS 0.3.21 ... DYNAMIC_ARCH ... Haswell ..." */
+    snprintf(buf, n, "cpu (%s, %d BLAS thread%s)", openblas_get_config(), threads,
+             threads == 1 ? "" : "s");
+}
+
+static int cpu_sync(struct err *e)
+{
+    (void)e;
+    return 0;
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+static void *cpu_alloc(size_t bytes, struct err *e)
+{
+    /* aligned_alloc wants a multiple of the alignment (C11 7.22.3.1). */
+    size_t rounded = (bytes + DEV_ALIGN_BYTES - 1) / DEV_ALIGN_BYTES * DEV_ALIGN_BYTES;
+    if (rounded < bytes) rounded = 0;   /* overflow: fail below */
+    void *p = rounded ? aligned_alloc(DEV_ALIGN_BYTES, rounded) : NULL;
+    if (!p && bytes == 0) p = aligned_alloc(DEV_ALIGN_BYTES, DEV_ALIGN_BYTES);
+    if (!p) err_set(e, ERR_NOMEM, "cpu device: out of memory allocating %zu bytes", bytes);
+    return p;
+}
+
+static void cpu_free(void *p)
+{
+    free(p);
+}
+
+static void cpu_copy(void *dst, const void *src, size_t bytes, enum dev_copy kind)
+{
+    (void)kind;   /* host and device are one memory */
+    if (bytes) memcpy(dst, src, bytes);
+}
+
+/* ---- vectors ----------------------------------------------------------- */
+
+static void cpu_fill(float *x, size_t n, float value)
+{
+    for (size_t i = 0; i < n; i++) x[i] = value;
+}
+
+static void cpu_scale(float *x, size_t n, float alpha)
+{
+    for (size_t i = 0; i < n; i++) x[i] *= alpha;
+}
+
+static void cpu_axpy(size_t n, float alpha, const float *x, float *y)
+{
+    for (size_t i = 0; i < n; i++) y[i] += alpha * x[i];
+}
+
+/* ---- matrices ---------------------------------------------------------- */
+
+static void cpu_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+                      const float *a, int lda, const float *b, int ldb, float beta,
+                      float *c, int ldc)
+{
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta,
+                c, ldc);
+}
+
+/* ---- layers ------------------------------------------------------------ */
+
+/* y (n, out) = act(y + b). `v < 0 ? 0 : v` rather than fmaxf so that a NaN
+ * stays NaN: a diverging run should show it, not hide it behind zeros. */
+static void cpu_bias_act_forward(float *y, const float *b, int n, int out, enum dev_act act)
+{
+    for (int i = 0; i < n; i++) {
+        float *row = y + (size_t)i * out;
+        if (act == DEV_ACT_RELU) {
+            for (int j = 0; j < out; j++) {
+                float v = row[j] + b[j];
+                row[j] = v < 0 ? 0 : v;
+            }
+        } else {
+            for (int j = 0; j < out; j++) row[j] += b[j];
+        }
+    }
+}
+
+/* dy_out = dy * act'(y); db += column sums of dy_out. Rows in order, so the
+ * sums are the same for every run (and every split of the rows into calls
+ * adds the same numbers, up to the order of the final additions). */
+static void cpu_bias_act_backward(const float *dy, const float *y, int n, int out,
+                                  enum dev_act act, float *dy_out, float *db)
+{
+    for (int i = 0; i < n; i++) {
+        const float *g = dy + (size_t)i * out;
+        const float *yr = y + (size_t)i * out;
+        float *d = dy_out + (size_t)i * out;
+        if (act == DEV_ACT_RELU) {
+            for (int j = 0; j < out; j++) d[j] = yr[j] > 0 ? g[j] : 0;
+        } else if (d != g) {
+            memcpy(d, g, (size_t)out * sizeof *d);
+        }
+        for (int j = 0; j < out; j++) db[j] += d[j];
+    }
+}
+
+/* Per row: m = max logit; p_j = exp(l_j - m) / Z with Z = sum_j exp(l_j - m);
+ * loss = log Z - (l_y - m), computed from the shifted logits so that neither
+ * overflows. The loss sum is a double: a batch of 256 losses of ~2.3 loses
+ * nothing to rounding. */
+static void cpu_softmax_xent(const float *logits, const int32_t *labels, int n, int classes,
+                             float grad_scale, float *dlogits, double *loss_sum)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        const float *l = logits + (size_t)i * classes;
+        float *d = dlogits + (size_t)i * classes;
+        int32_t y = labels[i];
+        float m = l[0];
+        for (int j = 1; j < classes; j++) m = l[j] > m ? l[j] : m;
+        double z = 0;
+        for (int j = 0; j < classes; j++) {
+            d[j] = expf(l[j] - m);
+            z += d[j];
+        }
+        float inv_z = (float)(1.0 / z);
+        for (int j = 0; j < classes; j++) d[j] = d[j] * inv_z * grad_scale;
+        if (y < 0 || y >= classes) {
+            sum = NAN;   /* a label out of range: see softmax_xent in device.h */
+            continue;
+        }
+        d[y] -= grad_scale;
+        sum += log(z) - ((double)l[y] - m);
+    }
+    *loss_sum = sum;
+}
+
+/* ---- optimizer --------------------------------------------------------- */
+
+static void cpu_sgd_momentum(float *w, float *v, const float *g, size_t n, float lr,
+                             float momentum, float weight_decay, float g_scale)
+{
+    for (size_t i = 0; i < n; i++) {
+        float gi = g_scale * g[i] + weight_decay * w[i];
+        v[i] = momentum * v[i] + gi;
+        w[i] -= lr * v[i];
+    }
+}
+
+static const struct device device_cpu = {
+    .name = "cpu",
+    .init = cpu_init,
+    .describe = cpu_describe,
+    .sync = cpu_sync,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy = cpu_copy,
+    .fill = cpu_fill,
+    .scale = cpu_scale,
+    .axpy = cpu_axpy,
+    .sgemm = cpu_sgemm,
+    .bias_act_forward = cpu_bias_act_forward,
+    .bias_act_backward = cpu_bias_act_backward,
+    .softmax_xent = cpu_softmax_xent,
+    .sgd_momentum = cpu_sgd_momentum,
+};
+
+/* ---- the registry ------------------------------------------------------ */
+
+/* This build's devices. A backend that is not built is simply not listed
+ * (the cuda entry comes with the GPU issue, under STRATA_HAVE_CUDA). */
+static const struct device *const devices[] = {
+    &device_cpu,
+};
+#define N_DEVICES (sizeof devices / sizeof devices[0])
+
+const char *device_names(void)
+{
+    return "cpu";   /* kept in step with devices[] by test_device */
+}
+
+const struct device *device_find(const char *name, struct err *e)
+{
+    if (!name) name = "";
+    for (size_t i = 0; i < N_DEVICES; i++)
+        if (strcmp(devices[i]->name, name) == 0) return devices[i];
+    if (strcmp(name, "cuda") == 0)
+        err_set(e, ERR_INPUT,
+                "--device: no cuda device in this build (devices: %s); use --device cpu",
+                device_names());
+    else
+        err_set(e, ERR_INPUT, "--device: '%s' is not a device (devices: %s)", name,
+                device_names());
+    return NULL;
+}
