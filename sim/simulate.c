@@ -49,8 +49,8 @@
  * (0 before any pull) and the version the policy applied it to.
  *
  * Failures (simulate.h): under async and ssp a dead worker's pending ops,
- * transfers and waiting pulls are dropped, and its clock at each server is
- * set out of reach so that ssp's slowest-worker bound ignores it. Otherwise
+ * transfers and waiting pulls are dropped, and it retires at each server
+ * (ps_server_retire) so that ssp's slowest-worker bound ignores it. Otherwise
  * (and when a server dies) the event queue and the network are discarded,
  * every rank and server goes back to the last checkpoint c (the largest
  * multiple of checkpoint_every not above the steps every rank completed; 0
@@ -316,11 +316,8 @@ static void arrived(struct sim *m, int g)
 
 /* ---- failures -------------------------------------------------------------- */
 
-/* Out of reach of any clock, and of overflow when a policy subtracts K. */
-#define CLOCK_GONE (INT64_MAX / 4)
-
 /* Async and ssp: rank R stops; what the servers accepted stays. ssp's bound
- * is on the slowest live worker: R's clock is moved out of reach. */
+ * is on the slowest live worker: R retires at every server it pushes to. */
 static void kill_worker(struct sim *m, int r)
 {
     m->is_dead[r] = true;
@@ -328,7 +325,7 @@ static void kill_worker(struct sim *m, int r)
         const struct xop *x = &m->x[g];
         if (x->kind != OP_PUSH) continue;
         const struct slot *sl = &m->slots[x->aux];
-        m->servers[sl->server].ps.pushed[sl->w] = CLOCK_GONE;
+        ps_server_retire(&m->servers[sl->server].ps, sl->w);   /* per PUSH op: repeats are no-ops */
     }
     for (int s = 0; s < m->p->n_servers; s++)
         if (m->servers[s].is_used) recheck_pulls(m, s);
