@@ -9,7 +9,8 @@
  *     never runs ahead of the round being gathered (step <= round).
  * A push that breaks it is a bug of the caller: it fails an assert in debug
  * builds and is PS_DROPPED, changing nothing, otherwise (the result type has
- * no error to report, and counting it would corrupt the round). */
+ * no error to report, and counting it would corrupt the round). A retired
+ * worker's push is not a bug (it may have been on its way): it is dropped. */
 #include <assert.h>
 #include <stdlib.h>
 
@@ -46,11 +47,18 @@ int ps_server_init(struct ps_server *s, enum server_policy policy, int arg, int 
                        "ssp:K, backup:B)", (int)policy);
     }
     int64_t *pushed = XCALLOC(e, (size_t)n_workers, sizeof *pushed);
-    if (!pushed) return ERR_NOMEM;
+    bool *is_retired = XCALLOC(e, (size_t)n_workers, sizeof *is_retired);
+    if (!pushed || !is_retired) {
+        free(pushed);
+        free(is_retired);
+        return ERR_NOMEM;
+    }
     s->policy = policy;
     s->arg = arg;
     s->n_workers = n_workers;
+    s->n_live = n_workers;
     s->pushed = pushed;
+    s->is_retired = is_retired;
     return 0;
 }
 
@@ -58,13 +66,27 @@ void ps_server_release(struct ps_server *s)
 {
     if (!s) return;
     free(s->pushed);
+    free(s->is_retired);
     *s = (struct ps_server){0};
 }
 
-/* Pushes a round of sync/backup needs before it closes. */
+/* Live pushes a round of sync/backup needs before it closes: backup's first
+ * n - B, but never more than the live workers can make. */
 static int round_quorum(const struct ps_server *s)
 {
-    return s->policy == POLICY_BACKUP ? s->n_workers - s->arg : s->n_workers;
+    int n = s->policy == POLICY_BACKUP ? s->n_workers - s->arg : s->n_workers;
+    return n < s->n_live ? n : s->n_live;
+}
+
+/* The round has its quorum: its update is applied now. An empty round never
+ * closes (nothing to apply), even when no worker is left. */
+static bool close_round_if_full(struct ps_server *s)
+{
+    if (s->n_in_round == 0 || s->n_in_round < round_quorum(s)) return false;
+    s->version += 1;
+    s->round += 1;
+    s->n_in_round = 0;
+    return true;
 }
 
 struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
@@ -72,6 +94,7 @@ struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
 {
     (void)version_read;   /* staleness is the caller's: version_applied - version_read */
     const struct ps_push_result dropped = {PS_DROPPED, -1};
+    if (w >= 0 && w < s->n_workers && s->is_retired[w]) return dropped;
     bool in_protocol = w >= 0 && w < s->n_workers && step == s->pushed[w];
     assert(in_protocol && "a worker pushes its steps in order, once each");
     if (!in_protocol) return dropped;
@@ -94,12 +117,8 @@ struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
         /* Every push of a round is applied at the version before the round's
          * update, which stays put while the round gathers. */
         struct ps_push_result r = {PS_GATHERED, s->version};
-        if (++s->n_in_round == round_quorum(s)) {
-            r.action = PS_ROUND;
-            s->version += 1;
-            s->round += 1;
-            s->n_in_round = 0;
-        }
+        s->n_in_round++;
+        if (close_round_if_full(s)) r.action = PS_ROUND;
         return r;
     }
     default:
@@ -127,14 +146,33 @@ bool ps_server_pull_ready(const struct ps_server *s, int w, int64_t step)
          * no worker ever computes a step more than K ahead of the slowest
          * worker's clock: (s + 1) - min_v c_v <= K. K = 0 is lock-step:
          * every worker must have pushed step s, exactly sync's round s.
-         * O(n_workers) per pull: fine for the tens to thousands of workers of
-         * a server; a running minimum would beat it beyond. */
-        int64_t min_pushed = s->pushed[0];
-        for (int v = 1; v < s->n_workers; v++)
-            if (s->pushed[v] < min_pushed) min_pushed = s->pushed[v];
-        return min_pushed >= step - s->arg + 1;
+         * The minimum is over live workers; with none left nothing holds
+         * the pull back. O(n_workers) per pull: fine for the tens to
+         * thousands of workers of a server; a running minimum would beat it
+         * beyond. */
+        bool has_live = false;
+        int64_t min_pushed = 0;
+        for (int v = 0; v < s->n_workers; v++) {
+            if (s->is_retired[v]) continue;
+            if (!has_live || s->pushed[v] < min_pushed) min_pushed = s->pushed[v];
+            has_live = true;
+        }
+        return !has_live || min_pushed >= step - s->arg + 1;
     }
     default:
         return false;
     }
+}
+
+void ps_server_retire(struct ps_server *s, int w)
+{
+    assert(w >= 0 && w < s->n_workers && "a worker of this server");
+    if (w < 0 || w >= s->n_workers || s->is_retired[w]) return;
+    s->is_retired[w] = true;
+    s->n_live -= 1;
+    if (s->policy != POLICY_SYNC && s->policy != POLICY_BACKUP) return;
+    /* pushed[w] > round: w's push of the open round was counted; it counts no
+     * more, and the round may now be full without it. */
+    if (s->pushed[w] > s->round) s->n_in_round -= 1;
+    close_round_if_full(s);
 }

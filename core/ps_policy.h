@@ -18,7 +18,13 @@
  *             parameter server; with n identical workers staleness -> n - 1)
  *   ssp:K     async, but worker w's pull after its step s waits until every
  *             worker has pushed step s - K (Ho et al., 2013, "More Effective
- *             Distributed ML via a Stale Synchronous Parallel Parameter Server") */
+ *             Distributed ML via a Stale Synchronous Parallel Parameter Server")
+ *
+ * Retired workers (ps_server_retire): a worker that is gone holds nothing
+ * back. "Every worker" above then means every live worker: ssp's bound is on
+ * the slowest live worker, a sync round closes when every live worker has
+ * pushed it, and backup:B closes with the first min(n - B, live) pushes of
+ * live workers. */
 #ifndef STRATA_PS_POLICY_H
 #define STRATA_PS_POLICY_H
 
@@ -34,8 +40,10 @@ struct ps_server {
     int n_workers;            /* workers that push to this server */
     int64_t version;          /* updates applied so far */
     int64_t round;            /* sync/backup: the step being gathered */
-    int n_in_round;           /* sync/backup: pushes counted in the round */
+    int n_in_round;           /* sync/backup: live workers' pushes counted in the round */
+    int n_live;               /* workers not retired */
     int64_t *pushed;          /* [n_workers]: steps each worker has pushed (its clock) */
+    bool *is_retired;         /* [n_workers]: gone (ps_server_retire) */
 };
 
 enum ps_action {
@@ -61,5 +69,13 @@ struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
 
 /* May worker w's pull that ends its step `step` be answered now? */
 bool ps_server_pull_ready(const struct ps_server *s, int w, int64_t step);
+
+/* Worker w is gone: it no longer holds back ssp pulls or sync rounds, and its
+ * later pushes are dropped. A push it made to the open sync/backup round no
+ * longer counts towards closing it. If the live workers' pushes already meet
+ * the smaller quorum, the round closes now (its update is applied, as on
+ * PS_ROUND): answer waiting pulls again after a retirement. Retiring a worker
+ * twice, or every worker, is allowed. */
+void ps_server_retire(struct ps_server *s, int w);
 
 #endif

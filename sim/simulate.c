@@ -1,4 +1,5 @@
-/* The plan executor in virtual time (see simulate.h).
+/* The plan executor in virtual time (see simulate.h): the event loop, the op
+ * semantics, failures and recording; sim_index.c builds the tables it runs on.
  *
  * The plan is one step; every rank runs it `steps` times. Before the run the
  * plan is checked and resolved once into flat arrays over a global op id
@@ -48,8 +49,8 @@
  * (0 before any pull) and the version the policy applied it to.
  *
  * Failures (simulate.h): under async and ssp a dead worker's pending ops,
- * transfers and waiting pulls are dropped, and its clock at each server is
- * set out of reach so that ssp's slowest-worker bound ignores it. Otherwise
+ * transfers and waiting pulls are dropped, and it retires at each server
+ * (ps_server_retire) so that ssp's slowest-worker bound ignores it. Otherwise
  * (and when a server dies) the event queue and the network are discarded,
  * every rank and server goes back to the last checkpoint c (the largest
  * multiple of checkpoint_every not above the steps every rank completed; 0
@@ -86,6 +87,7 @@
 #include "cost.h"
 #include "des.h"
 #include "network.h"
+#include "sim_internal.h"
 #include "simulate.h"
 
 enum ev_kind {
@@ -96,124 +98,9 @@ enum ev_kind {
     EV_FAIL,        /* the failure */
 };
 
-/* Everything about op g, what never changes and what one step changes, in
- * two cache lines: the first holds what scheduling reads, the second what
- * its span adds. An op's end touches little else, which is what keeps large
- * runs (10^5 ops and more, well beyond L2) fast. */
-struct xop {
-    int32_t rank;
-    int16_t kind;          /* enum op_kind */
-    int16_t stream;
-    int32_t index;         /* in its rank's program */
-    int32_t next;          /* the next op on its stream, or -1 */
-    int32_t dep_first;     /* ops naming it as a dep: dependents[dep_first .. + n_dependents) */
-    int32_t n_dependents;
-    int32_t pending0;      /* stream and dep conditions at a step start */
-    int32_t pending;       /* of those, not met yet in the current step */
-    int32_t aux;           /* SEND: its RECV; ALLREDUCE: its collective; PUSH/PULL: slot */
-    int32_t link;          /* SEND, PUSH, PULL: the link it crosses */
-    int32_t j;             /* PUSH/PULL: index among its worker's pushes/pulls to the server */
-    bool is_waiting;       /* RECV: posted, its data not there yet */
-    double cost_s;         /* compute: time before stragglers */
-    double start_s;        /* the current step's */
-
-    int32_t mb, lo, hi, peer;
-    int64_t bytes;
-    double flops;
-    int64_t ver_read, ver_applied;   /* PUSH, PULL */
-    int64_t arrived;       /* RECV: SEND data instances arrived so far (a step count) */
-    double send_start_s;   /* RECV: when the latest matching SEND started */
-};
-
-_Static_assert(sizeof(struct xop) == 128, "struct xop is two cache lines");
-
-/* One (server, worker that pushes to it) pair. */
-struct slot {
-    int32_t server;        /* index into servers */
-    int32_t rank;          /* the worker */
-    int32_t w;             /* the worker's index at that server */
-    int32_t n_push;        /* the worker's pushes to the server in one step */
-    int64_t version_read;  /* version the worker last pulled from the server */
-};
-
-struct server {
-    bool is_used;          /* some worker pushes to it */
-    struct ps_server ps;
-    VEC(int32_t) waiting;  /* PULL ops not yet answered, in arrival order */
-    int64_t ckpt_version;  /* version when the checkpoint step was complete */
-};
-
-struct sim {
-    const struct sim_setup *s;
-    const struct plan *p;
-    const struct cluster *cl;
-    struct analysis *a;
-    struct trace *t;
-    struct err *e;
-    int rc;                 /* first error inside the event loop */
-
-    int n_ranks, n_ops, n_links;
-    int *off;               /* [n_ranks + 1] */
-    struct xop *x;          /* [n_ops], 64-byte aligned */
-    int32_t *dependents;
-    int32_t *roots;         /* ops with no condition, by rank: roots[root_first[r] ..) */
-    int *root_first;        /* [n_ranks + 1] */
-
-    int n_coll;
-    int *coll_first;        /* collective c: members coll_ops[coll_first[c] ..) */
-    int32_t *coll_ops;
-    double *coll_cost_s;
-    int *coll_arrived;
-
-    struct server *servers; /* [n_servers] */
-    struct slot *slots;
-
-    int64_t *step;          /* [n_ranks] */
-    int *n_done;            /* ops of the current step ended */
-    bool *is_dead;
-    int n_working;          /* ranks with ops */
-
-    /* steps every working rank has completed, and the checkpoint */
-    int64_t n_complete;
-    int n_past;             /* working ranks whose step > n_complete */
-    int64_t ckpt_step;
-    double ckpt_time_s;
-
-    /* A synchronous failure sends ranks back to step c, but an analysis
-     * takes each rank's steps in order: a look-ahead run to the failure
-     * finds c first, and the real run then gives the spans of steps > c that
-     * end before the failure (abandoned work) to the trace only. */
-    bool is_lookahead;      /* this pass only finds c: it records nothing */
-    bool is_stopped;
-    bool has_failed;        /* the failure has happened in this pass */
-    int64_t lookahead_c;    /* the checkpoint the failure returns to; -1 = none */
-
-    struct des q;
-    struct network *net;
-    struct straggler *strag;
-    VEC(int32_t) now_q;     /* ops ending at the current instant */
-    size_t now_head;
-    double now_s, makespan_s;
-    uint64_t n_events;
-    struct sim_result *res;
-};
-
 static inline bool is_async(const struct plan *p)
 {
     return p->policy == POLICY_ASYNC || p->policy == POLICY_SSP;
-}
-
-static inline const struct op *op_of(const struct sim *m, int g)
-{
-    int r = m->x[g].rank;
-    return &m->p->ranks[r].ops.items[g - m->off[r]];
-}
-
-/* Link of a rank: 4 r + 2 (between nodes) + 1 (inbound). */
-static int link_of(const struct sim *m, int rank, int peer, bool is_inbound)
-{
-    bool is_inter = cluster_node_of(m->cl, rank) != cluster_node_of(m->cl, peer);
-    return 4 * rank + 2 * is_inter + is_inbound;
 }
 
 static void fail_nomem(struct sim *m)
@@ -429,11 +316,8 @@ static void arrived(struct sim *m, int g)
 
 /* ---- failures -------------------------------------------------------------- */
 
-/* Out of reach of any clock, and of overflow when a policy subtracts K. */
-#define CLOCK_GONE (INT64_MAX / 4)
-
 /* Async and ssp: rank R stops; what the servers accepted stays. ssp's bound
- * is on the slowest live worker: R's clock is moved out of reach. */
+ * is on the slowest live worker: R retires at every server it pushes to. */
 static void kill_worker(struct sim *m, int r)
 {
     m->is_dead[r] = true;
@@ -441,7 +325,7 @@ static void kill_worker(struct sim *m, int r)
         const struct xop *x = &m->x[g];
         if (x->kind != OP_PUSH) continue;
         const struct slot *sl = &m->slots[x->aux];
-        m->servers[sl->server].ps.pushed[sl->w] = CLOCK_GONE;
+        ps_server_retire(&m->servers[sl->server].ps, sl->w);   /* per PUSH op: repeats are no-ops */
     }
     for (int s = 0; s < m->p->n_servers; s++)
         if (m->servers[s].is_used) recheck_pulls(m, s);
@@ -542,251 +426,12 @@ static void on_failure(struct sim *m)
     else restart(m);
 }
 
-/* ---- the index --------------------------------------------------------------- */
-
-struct key {
-    int64_t k1, k2;
-    int g;
-};
-
-static int cmp_key(const void *a, const void *b)
-{
-    const struct key *x = a, *y = b;
-    if (x->k1 != y->k1) return (x->k1 > y->k1) - (x->k1 < y->k1);
-    if (x->k2 != y->k2) return (x->k2 > y->k2) - (x->k2 < y->k2);
-    return (x->g > y->g) - (x->g < y->g);
-}
-
-/* Stream order, dependents, roots and costs. */
-static int index_ops(struct sim *m)
-{
-    const struct plan *p = m->p;
-    struct err *e = m->e;
-    size_t n_edges = 0;
-    for (int r = 0; r < p->n_ranks; r++) n_edges += p->ranks[r].deps.len;
-    m->dependents = XCALLOC(e, n_edges, sizeof *m->dependents);
-    if (!m->dependents) return ERR_NOMEM;
-    int n_roots = 0;
-    for (int r = 0; r < p->n_ranks; r++) {
-        int last[PLAN_N_STREAMS] = {-1, -1};
-        for (int g = m->off[r]; g < m->off[r + 1]; g++) {
-            const struct op *op = op_of(m, g);
-            struct xop *x = &m->x[g];
-            x->kind = (int16_t)op->kind;
-            x->stream = (int16_t)op->stream;
-            x->index = g - m->off[r];
-            x->next = x->aux = x->link = -1;
-            x->cost_s = op_infos[op->kind].cls == OPC_COMPUTE ? cost_compute_s(m->cl, op) : 0;
-            x->mb = op->mb;
-            x->lo = op->lo;
-            x->hi = op->hi;
-            x->peer = op->peer;
-            x->bytes = op->bytes;
-            x->flops = op->flops;
-            x->pending0 = (last[op->stream] >= 0) + op->n_deps;
-            if (last[op->stream] >= 0) m->x[last[op->stream]].next = g;
-            last[op->stream] = g;
-            const int *deps = plan_deps(p, r, g - m->off[r]);
-            for (int k = 0; k < op->n_deps; k++) m->x[m->off[r] + deps[k]].n_dependents++;
-            n_roots += x->pending0 == 0;
-        }
-    }
-    int used = 0;
-    for (int g = 0; g < m->n_ops; g++) {
-        m->x[g].dep_first = used;
-        used += m->x[g].n_dependents;
-        m->x[g].n_dependents = 0;
-    }
-    m->roots = XCALLOC(e, (size_t)n_roots, sizeof *m->roots);
-    if (!m->roots) return ERR_NOMEM;
-    n_roots = 0;
-    for (int r = 0; r < p->n_ranks; r++) {
-        m->root_first[r] = n_roots;
-        for (int g = m->off[r]; g < m->off[r + 1]; g++) {
-            const int *deps = plan_deps(p, r, g - m->off[r]);
-            for (int k = 0; k < op_of(m, g)->n_deps; k++) {
-                struct xop *d = &m->x[m->off[r] + deps[k]];
-                m->dependents[d->dep_first + d->n_dependents++] = g;
-            }
-            if (m->x[g].pending0 == 0) m->roots[n_roots++] = g;
-        }
-    }
-    m->root_first[p->n_ranks] = n_roots;
-    return 0;
-}
-
-/* SEND -> RECV by (sender, receiver, tag); the plan is checked, so each key
- * holds one SEND then one RECV. */
-static int index_p2p(struct sim *m)
-{
-    size_t n = 0;
-    for (int g = 0; g < m->n_ops; g++) n += op_infos[m->x[g].kind].cls == OPC_P2P;
-    struct key *keys = XCALLOC(m->e, n, sizeof *keys);
-    if (!keys) return ERR_NOMEM;
-    n = 0;
-    for (int g = 0; g < m->n_ops; g++) {
-        const struct op *op = op_of(m, g);
-        if (op_infos[op->kind].cls != OPC_P2P) continue;
-        int r = m->x[g].rank;
-        bool is_recv = op->kind == OP_RECV;
-        int64_t src = is_recv ? op->peer : r, dst = is_recv ? r : op->peer;
-        keys[n++] = (struct key){src * (1LL << 25) + dst, (int64_t)op->tag * 2 + is_recv, g};
-    }
-    qsort(keys, n, sizeof *keys, cmp_key);
-    for (size_t k = 0; k + 1 < n; k += 2) {
-        int send = keys[k].g, recv = keys[k + 1].g;
-        m->x[send].aux = recv;
-        m->x[send].link = link_of(m, m->x[send].rank, op_of(m, send)->peer, false);
-    }
-    free(keys);
-    return 0;
-}
-
-/* Collective k of group G is the k-th ALLREDUCE on G of every member. */
-static int index_collectives(struct sim *m)
-{
-    const struct plan *p = m->p;
-    size_t n = 0;
-    for (int g = 0; g < m->n_ops; g++) n += m->x[g].kind == OP_ALLREDUCE;
-    struct key *keys = XCALLOC(m->e, n, sizeof *keys);
-    m->coll_ops = XCALLOC(m->e, n, sizeof *m->coll_ops);
-    m->coll_first = XCALLOC(m->e, n + 1, sizeof *m->coll_first);
-    if (!keys || !m->coll_ops || !m->coll_first) {
-        free(keys);
-        return ERR_NOMEM;
-    }
-    n = 0;
-    for (int g = 0; g < m->n_ops; g++)
-        if (m->x[g].kind == OP_ALLREDUCE) keys[n++] = (struct key){op_of(m, g)->group, 0, g};
-    qsort(keys, n, sizeof *keys, cmp_key);   /* by group, then rank, then program order */
-    int used = 0;
-    for (size_t lo = 0, hi; lo < n; lo = hi) {
-        for (hi = lo; hi < n && keys[hi].k1 == keys[lo].k1; hi++) {}
-        const struct plan_group *G = &p->groups.items[keys[lo].k1];
-        int per = (int)(hi - lo) / G->n_ranks;   /* all-reduces each member reaches */
-        for (int k = 0; k < per; k++, m->n_coll++) {
-            m->coll_first[m->n_coll] = used;
-            for (int mem = 0; mem < G->n_ranks; mem++) {
-                int g = keys[lo + (size_t)mem * per + k].g;
-                m->coll_ops[used++] = g;
-                m->x[g].aux = m->n_coll;
-            }
-        }
-    }
-    m->coll_first[m->n_coll] = used;
-    free(keys);
-    m->coll_cost_s = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_cost_s);
-    m->coll_arrived = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_arrived);
-    if (!m->coll_cost_s || !m->coll_arrived) return ERR_NOMEM;
-    for (int c = 0; c < m->n_coll; c++) {
-        const struct op *op = op_of(m, m->coll_ops[m->coll_first[c]]);
-        const struct plan_group *G = &p->groups.items[op->group];
-        m->coll_cost_s[c] = cost_allreduce_s(m->cl, G->ranks, G->n_ranks, op->bytes);
-    }
-    return 0;
-}
-
-
-/* Slots: one per (server, worker pushing to it), sorted by server then
- * worker rank, so a server's workers are contiguous and w is the position
- * among them. Then each PUSH/PULL's slot, j and link. */
-static int find_slot(const struct sim *m, int n_slots, int server, int rank)
-{
-    int lo = 0, hi = n_slots;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        const struct slot *sl = &m->slots[mid];
-        if (sl->server < server || (sl->server == server && sl->rank < rank)) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n_slots && m->slots[lo].server == server && m->slots[lo].rank == rank ? lo : -1;
-}
-
-static int index_servers(struct sim *m)
-{
-    const struct plan *p = m->p;
-    struct err *e = m->e;
-    size_t n = 0;
-    for (int g = 0; g < m->n_ops; g++) n += m->x[g].kind == OP_PUSH;
-    struct key *keys = XCALLOC(e, n, sizeof *keys);
-    int32_t *count = NULL;
-    int rc = ERR_NOMEM, n_slots = 0;
-    m->servers = XCALLOC(e, (size_t)p->n_servers, sizeof *m->servers);
-    if (!keys || !m->servers) goto done;
-    n = 0;
-    for (int g = 0; g < m->n_ops; g++)
-        if (m->x[g].kind == OP_PUSH)
-            keys[n++] = (struct key){op_of(m, g)->peer - p->n_workers, m->x[g].rank, g};
-    qsort(keys, n, sizeof *keys, cmp_key);
-    m->slots = XCALLOC(e, n, sizeof *m->slots);
-    if (!m->slots) goto done;
-    for (size_t k = 0; k < n; k++) {
-        if (k > 0 && keys[k].k1 == keys[k - 1].k1 && keys[k].k2 == keys[k - 1].k2) continue;
-        int s = (int)keys[k].k1;
-        int w = n_slots > 0 && m->slots[n_slots - 1].server == s ? m->slots[n_slots - 1].w + 1 : 0;
-        m->slots[n_slots++] = (struct slot){s, (int32_t)keys[k].k2, w, 0, 0};
-        m->servers[s].is_used = true;
-    }
-    for (int k = 0; k < n_slots; k++) {
-        struct server *S = &m->servers[m->slots[k].server];
-        if (k + 1 < n_slots && m->slots[k + 1].server == m->slots[k].server) continue;
-        /* the server's last slot: its worker count is w + 1 */
-        rc = ps_server_init(&S->ps, p->policy, p->policy_arg, m->slots[k].w + 1, e);
-        if (rc < 0) {
-            S->is_used = false;
-            goto done;
-        }
-    }
-    rc = ERR_NOMEM;
-    count = XCALLOC(e, 2 * (size_t)n_slots, sizeof *count);   /* pushes, pulls per slot */
-    if (!count) goto done;
-    for (int g = 0; g < m->n_ops; g++) {
-        struct xop *x = &m->x[g];
-        if (x->kind != OP_PUSH && x->kind != OP_PULL) continue;
-        const struct op *op = op_of(m, g);
-        int s = op->peer - p->n_workers;
-        x->aux = find_slot(m, n_slots, s, x->rank);
-        if (x->aux < 0) {
-            rc = err_set(e, ERR_INPUT,
-                         "rank %d op %d pulls from server %d, to which rank %d never pushes: the "
-                         "simulated server knows its workers by their pushes",
-                         x->rank, g - m->off[x->rank], op->peer, x->rank);
-            goto done;
-        }
-        bool is_pull = x->kind == OP_PULL;
-        x->j = count[2 * x->aux + is_pull]++;   /* ops come in program order */
-        x->link = link_of(m, op->peer, x->rank, !is_pull);
-    }
-    for (int k = 0; k < n_slots; k++) m->slots[k].n_push = count[2 * k];
-    rc = 0;
-done:
-    free(keys);
-    free(count);
-    return rc;
-}
-
 /* ---- the run ------------------------------------------------------------------ */
 
-static void sim_free(struct sim *m)
+/* What a pass makes: the event queue, the network, the stragglers, the FIFO
+ * of the current instant. */
+static void free_run(struct sim *m)
 {
-    free(m->off);
-    free(m->x);
-    free(m->dependents);
-    free(m->roots);
-    free(m->root_first);
-    free(m->coll_first);
-    free(m->coll_ops);
-    free(m->coll_cost_s);
-    free(m->coll_arrived);
-    for (int s = 0; m->servers && s < m->p->n_servers; s++) {
-        if (m->servers[s].is_used) ps_server_release(&m->servers[s].ps);
-        vec_free(&m->servers[s].waiting);
-    }
-    free(m->servers);
-    free(m->slots);
-    free(m->step);
-    free(m->n_done);
-    free(m->is_dead);
     des_release(&m->q);
     network_free(m->net);
     straggler_free(m->strag);
@@ -819,42 +464,6 @@ static int check_setup(const struct sim_setup *s, struct err *e)
         return err_set(e, ERR_INPUT, "the %s plan cannot be simulated: %s%s", s->plan->strategy,
                        v.defects[0].msg,
                        v.n_defects > 1 ? " (and more; `strata schedule` lists them)" : "");
-    return 0;
-}
-
-static int sim_init(struct sim *m)
-{
-    const struct plan *p = m->p;
-    struct err *e = m->e;
-    int64_t n_ops = plan_n_ops(p);
-    if (n_ops >= INT32_MAX / 2)
-        return err_set(e, ERR_INPUT, "a plan of %lld ops is too large to simulate",
-                       (long long)n_ops);
-    m->n_ranks = p->n_ranks;
-    m->n_ops = (int)n_ops;
-    m->n_links = 4 * p->n_ranks;
-    size_t n = (size_t)n_ops, nr = (size_t)p->n_ranks;
-    m->off = XCALLOC(e, nr + 1, sizeof *m->off);
-    m->root_first = XCALLOC(e, nr + 1, sizeof *m->root_first);
-    /* cache-line aligned, so that each op's two lines are its own */
-    m->x = aligned_alloc(64, (n ? n : 1) * sizeof *m->x);
-    if (!m->x) return err_set(e, ERR_NOMEM, "simulate: out of memory for %zu ops", n);
-    memset(m->x, 0, n * sizeof *m->x);
-    m->step = XCALLOC(e, nr, sizeof *m->step);
-    m->n_done = XCALLOC(e, nr, sizeof *m->n_done);
-    m->is_dead = XCALLOC(e, nr, sizeof *m->is_dead);
-    if (!m->off || !m->root_first || !m->step || !m->n_done || !m->is_dead)
-        return ERR_NOMEM;
-    for (int r = 0; r < p->n_ranks; r++) {
-        m->off[r + 1] = m->off[r] + (int)p->ranks[r].ops.len;
-        for (int g = m->off[r]; g < m->off[r + 1]; g++) m->x[g].rank = r;
-        m->n_working += m->off[r + 1] > m->off[r];
-    }
-    TRY(index_ops(m));
-    TRY(index_p2p(m));
-    TRY(index_collectives(m));
-    TRY(index_servers(m));
-    des_init(&m->q);
     return 0;
 }
 
@@ -956,7 +565,8 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     m.e = e;
     m.res = res;
     m.lookahead_c = -1;
-    int rc = sim_init(&m);
+    des_init(&m.q);
+    int rc = sim_index_init(&m);
     if (rc < 0) goto done;
     const struct failure_spec *f = &s->failure;
     if (f->is_set && !(is_async(m.p) && f->rank < m.p->n_workers)) {
@@ -975,6 +585,7 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     res->makespan_s = m.makespan_s;
     res->n_events = m.n_events;
 done:
-    sim_free(&m);
+    free_run(&m);
+    sim_index_release(&m);
     return rc;
 }

@@ -325,6 +325,138 @@ Test(ps_policy, ssp_pushes_are_applied_on_arrival)
     ps_server_release(&s);
 }
 
+/* ---- retired workers ------------------------------------------------- */
+
+/* ssp:1, 3 workers. Worker 0 (the slowest) pushed step 0 only, worker 2
+ * steps 0..2, worker 1 steps 0..3. Worker 1's pull after step 3 needs every
+ * worker to have pushed step 3 - 1 (min pushed >= 3): worker 0 holds it back
+ * until it retires; then the slowest live worker, 2, is what counts. */
+Test(ps_policy, ssp_retired_slowest_worker_lets_the_others_pulls_through)
+{
+    struct ps_server s;
+    init_ok(&s, POLICY_SSP, 1, 3);
+    ps_server_push(&s, 0, 0, 0);
+    for (int64_t step = 0; step < 3; step++) ps_server_push(&s, 2, step, s.version);
+    for (int64_t step = 0; step < 4; step++) ps_server_push(&s, 1, step, s.version);
+    cr_assert(!ps_server_pull_ready(&s, 1, 3), "worker 0 has pushed 1 step, 3 needed");
+    cr_assert(!ps_server_pull_ready(&s, 2, 2), "worker 2 is held back too (needs 2)");
+    ps_server_retire(&s, 0);
+    cr_assert(ps_server_pull_ready(&s, 1, 3), "live workers' min pushed is 3");
+    cr_assert(ps_server_pull_ready(&s, 2, 2));
+    /* The bound still holds on the live workers: worker 1's next pull, after
+     * step 4, needs worker 2 to have pushed step 3. */
+    ps_server_push(&s, 1, 4, s.version);
+    cr_assert(!ps_server_pull_ready(&s, 1, 4), "worker 2 has pushed 3 steps, 4 needed");
+    ps_server_push(&s, 2, 3, s.version);
+    cr_assert(ps_server_pull_ready(&s, 1, 4));
+    /* A push of the retired worker (one on its way) is dropped. */
+    int64_t version = s.version;
+    cr_assert_eq(ps_server_push(&s, 0, 1, 0).action, PS_DROPPED);
+    cr_assert_eq(s.version, version);
+    ps_server_release(&s);
+}
+
+/* sync, 3 workers: round 0 gathers all three; then worker 2 retires and
+ * each round closes on the second push, with staleness 0 as before. */
+Test(ps_policy, sync_round_of_3_with_one_retired_closes_at_2)
+{
+    struct ps_server s;
+    init_ok(&s, POLICY_SYNC, 0, 3);
+    for (int w = 0; w < 3; w++) ps_server_push(&s, w, 0, 0);
+    cr_assert_eq(s.round, 1);
+    ps_server_retire(&s, 2);
+    cr_assert_eq(s.n_live, 2);
+    cr_assert_eq(s.round, 1, "retiring between rounds closes nothing");
+    for (int64_t step = 1; step < 4; step++) {
+        int64_t read = s.version;
+        cr_assert(!ps_server_pull_ready(&s, 0, step), "step %lld: round open", (long long)step);
+        struct ps_push_result a = ps_server_push(&s, 1, step, read);
+        cr_assert_eq(a.action, PS_GATHERED, "step %lld", (long long)step);
+        cr_assert(!ps_server_pull_ready(&s, 1, step), "one live push of two");
+        struct ps_push_result b = ps_server_push(&s, 0, step, read);
+        cr_assert_eq(b.action, PS_ROUND, "step %lld: the second live push closes it",
+                     (long long)step);
+        cr_assert_eq(a.version_applied, read, "staleness 0");
+        cr_assert_eq(b.version_applied, read, "staleness 0");
+        cr_assert_eq(s.round, step + 1);
+        for (int v = 0; v < 3; v++) cr_assert(ps_server_pull_ready(&s, v, step));
+    }
+    cr_assert_eq(s.version, 4, "one update per round");
+    ps_server_release(&s);
+}
+
+/* Workers 0 and 1 pushed step 0; the round waits only for worker 2, which
+ * retires: the round closes then, with no further push. */
+Test(ps_policy, sync_retirement_closes_a_round_that_waited_only_for_the_retired)
+{
+    struct ps_server s;
+    init_ok(&s, POLICY_SYNC, 0, 3);
+    ps_server_push(&s, 0, 0, 0);
+    ps_server_push(&s, 1, 0, 0);
+    cr_assert(!ps_server_pull_ready(&s, 0, 0));
+    ps_server_retire(&s, 2);
+    cr_assert_eq(s.version, 1, "the round's update is applied at the retirement");
+    cr_assert_eq(s.round, 1);
+    cr_assert_eq(s.n_in_round, 0);
+    cr_assert(ps_server_pull_ready(&s, 0, 0));
+    cr_assert(ps_server_pull_ready(&s, 1, 0));
+    ps_server_release(&s);
+}
+
+/* Worker 0 pushed step 0, then retires: its push counts no more, so the
+ * round closes when both live workers have pushed, not at the first. */
+Test(ps_policy, sync_retired_workers_push_in_the_open_round_no_longer_counts)
+{
+    struct ps_server s;
+    init_ok(&s, POLICY_SYNC, 0, 3);
+    ps_server_push(&s, 0, 0, 0);
+    ps_server_retire(&s, 0);
+    cr_assert_eq(s.n_in_round, 0);
+    cr_assert_eq(ps_server_push(&s, 1, 0, 0).action, PS_GATHERED, "worker 2 still to come");
+    cr_assert_eq(ps_server_push(&s, 2, 0, 0).action, PS_ROUND);
+    cr_assert_eq(s.version, 1);
+    ps_server_release(&s);
+}
+
+/* backup:1 of 4 closes with the first min(n - B, live) live pushes: one
+ * retired leaves the quorum at 3 (4 - 1, and 3 are live); two retired bring
+ * it to the 2 left. */
+Test(ps_policy, backup_quorum_is_n_minus_B_or_every_live_worker)
+{
+    struct ps_server s;
+    init_ok(&s, POLICY_BACKUP, 1, 4);
+    ps_server_retire(&s, 3);
+    for (int w = 0; w < 3; w++)
+        cr_assert_eq(ps_server_push(&s, w, 0, 0).action, w < 2 ? PS_GATHERED : PS_ROUND,
+                     "one retired: push %d", w);
+    ps_server_retire(&s, 0);
+    cr_assert_eq(ps_server_push(&s, 1, 1, 1).action, PS_GATHERED);
+    cr_assert_eq(ps_server_push(&s, 2, 1, 1).action, PS_ROUND, "two retired: closes at 2");
+    cr_assert_eq(s.version, 2);
+    ps_server_release(&s);
+}
+
+/* Retiring twice changes nothing more; with every worker retired no round
+ * closes empty and no ssp pull is held back. */
+Test(ps_policy, retire_twice_or_everyone_is_harmless)
+{
+    struct ps_server s;
+    init_ok(&s, POLICY_SYNC, 0, 2);
+    ps_server_retire(&s, 1);
+    ps_server_retire(&s, 1);
+    cr_assert_eq(s.n_live, 1);
+    ps_server_retire(&s, 0);
+    cr_assert_eq(s.n_live, 0);
+    cr_assert_eq(s.version, 0, "an empty round is not an update");
+    cr_assert_eq(s.round, 0);
+    ps_server_release(&s);
+    init_ok(&s, POLICY_SSP, 0, 2);
+    ps_server_retire(&s, 0);
+    ps_server_retire(&s, 1);
+    cr_assert(ps_server_pull_ready(&s, 0, 5), "no live worker to wait for");
+    ps_server_release(&s);
+}
+
 /* ---- arguments ------------------------------------------------------- */
 
 static void expect_init_rejected(enum server_policy p, int arg, int n, const char *needle)

@@ -1,0 +1,131 @@
+/* Private to simulate.c and sim_index.c: the simulator's state, and the
+ * index that compiles a plan into the executor's tables.
+ *
+ * sim_index.c reads the plan once and fills what never changes during a run,
+ * over the global op id g = off[rank] + index (the fixed fields of struct xop,
+ * dependents, roots, collectives, servers and slots); simulate.c runs the
+ * events and only follows them. */
+#ifndef STRATA_SIM_INTERNAL_H
+#define STRATA_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/ps_policy.h"
+#include "../core/vec.h"
+#include "des.h"
+#include "simulate.h"
+
+/* Everything about op g, what never changes and what one step changes, in
+ * two cache lines: the first holds what scheduling reads, the second what
+ * its span adds. An op's end touches little else, which is what keeps large
+ * runs (10^5 ops and more, well beyond L2) fast. */
+struct xop {
+    int32_t rank;
+    int16_t kind;          /* enum op_kind */
+    int16_t stream;
+    int32_t index;         /* in its rank's program */
+    int32_t next;          /* the next op on its stream, or -1 */
+    int32_t dep_first;     /* ops naming it as a dep: dependents[dep_first .. + n_dependents) */
+    int32_t n_dependents;
+    int32_t pending0;      /* stream and dep conditions at a step start */
+    int32_t pending;       /* of those, not met yet in the current step */
+    int32_t aux;           /* SEND: its RECV; ALLREDUCE: its collective; PUSH/PULL: slot */
+    int32_t link;          /* SEND, PUSH, PULL: the link it crosses */
+    int32_t j;             /* PUSH/PULL: index among its worker's pushes/pulls to the server */
+    bool is_waiting;       /* RECV: posted, its data not there yet */
+    double cost_s;         /* compute: time before stragglers */
+    double start_s;        /* the current step's */
+
+    int32_t mb, lo, hi, peer;
+    int64_t bytes;
+    double flops;
+    int64_t ver_read, ver_applied;   /* PUSH, PULL */
+    int64_t arrived;       /* RECV: SEND data instances arrived so far (a step count) */
+    double send_start_s;   /* RECV: when the latest matching SEND started */
+};
+
+_Static_assert(sizeof(struct xop) == 128, "struct xop is two cache lines");
+
+/* One (server, worker that pushes to it) pair. */
+struct slot {
+    int32_t server;        /* index into servers */
+    int32_t rank;          /* the worker */
+    int32_t w;             /* the worker's index at that server */
+    int32_t n_push;        /* the worker's pushes to the server in one step */
+    int64_t version_read;  /* version the worker last pulled from the server */
+};
+
+struct server {
+    bool is_used;          /* some worker pushes to it */
+    struct ps_server ps;
+    VEC(int32_t) waiting;  /* PULL ops not yet answered, in arrival order */
+    int64_t ckpt_version;  /* version when the checkpoint step was complete */
+};
+
+struct sim {
+    const struct sim_setup *s;
+    const struct plan *p;
+    const struct cluster *cl;
+    struct analysis *a;
+    struct trace *t;
+    struct err *e;
+    int rc;                 /* first error inside the event loop */
+
+    int n_ranks, n_ops, n_links;
+    int *off;               /* [n_ranks + 1] */
+    struct xop *x;          /* [n_ops], 64-byte aligned */
+    int32_t *dependents;
+    int32_t *roots;         /* ops with no condition, by rank: roots[root_first[r] ..) */
+    int *root_first;        /* [n_ranks + 1] */
+
+    int n_coll;
+    int *coll_first;        /* collective c: members coll_ops[coll_first[c] ..) */
+    int32_t *coll_ops;
+    double *coll_cost_s;
+    int *coll_arrived;
+
+    struct server *servers; /* [n_servers] */
+    struct slot *slots;
+
+    int64_t *step;          /* [n_ranks] */
+    int *n_done;            /* ops of the current step ended */
+    bool *is_dead;
+    int n_working;          /* ranks with ops */
+
+    /* steps every working rank has completed, and the checkpoint */
+    int64_t n_complete;
+    int n_past;             /* working ranks whose step > n_complete */
+    int64_t ckpt_step;
+    double ckpt_time_s;
+
+    /* A synchronous failure sends ranks back to step c, but an analysis
+     * takes each rank's steps in order: a look-ahead run to the failure
+     * finds c first, and the real run then gives the spans of steps > c that
+     * end before the failure (abandoned work) to the trace only. */
+    bool is_lookahead;      /* this pass only finds c: it records nothing */
+    bool is_stopped;
+    bool has_failed;        /* the failure has happened in this pass */
+    int64_t lookahead_c;    /* the checkpoint the failure returns to; -1 = none */
+
+    struct des q;
+    struct network *net;
+    struct straggler *strag;
+    VEC(int32_t) now_q;     /* ops ending at the current instant */
+    size_t now_head;
+    double now_s, makespan_s;
+    uint64_t n_events;
+    struct sim_result *res;
+};
+
+/* Allocates every array of m sized by its plan (m->s, p, cl, e set) and fills
+ * the index: off, x, dependents, roots, collectives, servers and slots; step,
+ * n_done and is_dead come zeroed. On failure m holds what was made so far,
+ * for sim_index_release. */
+int sim_index_init(struct sim *m);
+
+/* Frees what sim_index_init made (and the servers' waiting lists the run
+ * grew); safe on a partly built or zeroed m. */
+void sim_index_release(struct sim *m);
+
+#endif
