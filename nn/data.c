@@ -114,6 +114,9 @@ static int64_t read_some(gzFile gz, void *buf, size_t want, const char *path, st
         int errnum = Z_OK;
         const char *why = gzerror(gz, &errnum);
         if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END)) {
+            size_t path_len = strlen(path);   /* zlib's message starts "path: " */
+            if (strncmp(why, path, path_len) == 0 && strncmp(why + path_len, ": ", 2) == 0)
+                why += path_len + 2;
             if (errnum == Z_ERRNO)
                 return err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
             return err_set(e, ERR_INPUT,
@@ -530,7 +533,8 @@ void sampler_release(struct sampler *s)
 
 int64_t sampler_epoch(const struct sampler *s, int64_t step)
 {
-    return step / sampler_steps_per_epoch(s->n, s->batch);
+    int64_t steps = sampler_steps_per_epoch(s->n, s->batch);
+    return steps ? step / steps : 0;
 }
 
 void sampler_split(int64_t total, int i, int parts, int64_t *offset, int64_t *count)
