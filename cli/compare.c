@@ -8,15 +8,6 @@
 #include "outputs.h"
 #include "scenario.h"
 
-/* The ideal cluster charges a unit per layer whatever a microbatch holds, so
- * splitting a batch costs more units: its speedups mean nothing. Say so. */
-static void note_ideal(const struct sim_run *run)
-{
-    if (run->cluster.is_ideal)
-        printf("ideal cluster: a layer costs one unit per microbatch whatever its size, so "
-               "speedups here\nare not meaningful; it is for schedules and closed forms.\n");
-}
-
 int cmd_compare(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
@@ -80,7 +71,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
         if (run_exceeds_memory(&runs[i]))
             printf("  warning: %s needs more memory per device than a %s device has\n",
                    runs[i].report.strategy, runs[i].cluster.name);
-    note_ideal(&base);
+    outputs_note_ideal(&base);
     if (s.cfg.timeline)
         for (int i = 0; i < n_runs; i++) outputs_timeline(&runs[i]);
     if (outputs_write(&s.cfg, run_ptrs, n_runs, speedup, &e) < 0) status = scenario_fail(self, &e);

@@ -66,3 +66,10 @@ void outputs_timeline(const struct sim_run *run)
     timeline_print(stdout, t->spans.items, t->spans.len, run->plan->n_ranks, t_end, cols, 64,
                    run->cluster.is_ideal ? "units" : "s");
 }
+
+void outputs_note_ideal(const struct sim_run *run)
+{
+    if (run->cluster.is_ideal)
+        printf("ideal cluster: a layer costs one unit per microbatch whatever its size, so "
+               "speedups here\nare not meaningful; it is for schedules and closed forms.\n");
+}

@@ -14,6 +14,10 @@ int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
 /* The first steps of run's kept trace as a chart (--timeline). */
 void outputs_timeline(const struct sim_run *run);
 
+/* On the ideal cluster, a line saying that its speedups mean nothing (a
+ * layer costs one unit per microbatch whatever its size). */
+void outputs_note_ideal(const struct sim_run *run);
+
 /* Steps whose spans a run must keep for these outputs: all for --trace, a
  * few for --timeline, none otherwise. */
 int outputs_keep_steps(const struct config *cfg);

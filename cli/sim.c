@@ -41,15 +41,6 @@ static void print_details(const struct sim_run *run)
                r->failure.steps_redone == 1 ? "" : "s", run->cfg.checkpoint_every);
 }
 
-/* The ideal cluster charges a unit per layer whatever a microbatch holds, so
- * splitting a batch costs more units: its speedups mean nothing. Say so. */
-static void note_ideal(const struct sim_run *run)
-{
-    if (run->cluster.is_ideal)
-        printf("ideal cluster: a layer costs one unit per microbatch whatever its size, so "
-               "speedups here\nare not meaningful; it is for schedules and closed forms.\n");
-}
-
 int cmd_sim(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
@@ -78,7 +69,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);
     print_details(&run);
-    note_ideal(&run);
+    outputs_note_ideal(&run);
     if (s.cfg.timeline) outputs_timeline(&run);
     struct sim_run *runs[] = {&run};
     if (outputs_write(&s.cfg, runs, 1, &speedup, &e) < 0) status = scenario_fail(self, &e);
