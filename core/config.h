@@ -19,6 +19,8 @@ enum opt_group {
     OPTG_STRATEGY = 1u << 3,  /* the one strategy of a single-strategy command: --strategy */
     OPTG_RUN = 1u << 4,       /* how long and with which randomness: --steps, --seed */
     OPTG_SIM = 1u << 5,       /* the simulated cluster and its disturbances: --cluster, --straggler ... */
+    OPTG_TRAIN = 1u << 6,     /* the arithmetic of training: --lr, --epochs, --data ... */
+    OPTG_LAUNCH = 1u << 7,    /* real runs: how many processes, and sim or real: --np, --mode */
 };
 
 enum opt_type {
@@ -66,6 +68,18 @@ struct config {
     char straggler[256];        /* --straggler: none | exp:F | lognormal:S | slow:R=X,... | pause:P:D */
     char fail[64];              /* --fail: R@T, rank R dies at T seconds; "" = none */
     long long checkpoint_every; /* --checkpoint-every: steps between checkpoints; 0 = never */
+    /* OPTG_TRAIN */
+    long long epochs;           /* --epochs: passes over the training set; 0 = run --steps */
+    double lr;                  /* --lr: SGD learning rate */
+    double momentum;            /* --momentum: SGD momentum */
+    double weight_decay;        /* --weight-decay: L2 penalty added to the gradient */
+    long long eval_every;       /* --eval-every: steps between test-set evaluations; 0 = at the end */
+    char data[CONFIG_PATH_BYTES];   /* --data: fashion-mnist, synthetic, or a directory */
+    char device[16];            /* --device: cpu (cuda with the GPU build) */
+    char save_params[CONFIG_PATH_BYTES];  /* --save-params: final parameters to FILE; "" = none */
+    /* OPTG_LAUNCH */
+    char mode[8];               /* --mode: sim | real */
+    long long np;               /* --np: processes that compute (real runs); 0 = --devices */
     /* OPTG_COMPARE */
     char strategies[512];       /* --strategies: "all" or "a,b,c" */
     /* OPTG_OUTPUT */
