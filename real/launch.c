@@ -1,0 +1,427 @@
+/* Starting MPI jobs: find the launcher, build its argv, prepare the ranks'
+ * environment, exec or spawn it. POSIX 2008 only; /proc/self/exe is read
+ * where it exists (Linux) and argv[0] is the fallback elsewhere. */
+#include "launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* POSIX: the application declares environ itself. */
+extern char **environ;
+
+/* $PATH when it is unset: what execvp and most shells fall back to. */
+static const char *const DEFAULT_PATH = "/usr/bin:/bin";
+
+static bool env_is_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v;
+}
+
+bool launch_is_mpi_rank(void)
+{
+    /* One variable per launcher family; any of them means a launcher started
+     * us as one of several ranks. (OMPI_COMM_WORLD_SIZE is set by Open MPI's
+     * mpirun for every rank, PMI_* by Hydra and Slurm's PMI-1/2 plugins,
+     * PMIX_RANK by every PMIx server: Open MPI 5, Slurm --mpi=pmix.) */
+    static const char *const vars[] = {
+        "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK",
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (env_is_set(vars[i])) return true;
+    return false;
+}
+
+/* Why path is not something we can execute, or NULL when it is: a regular
+ * file with an execute permission this process holds. */
+static const char *not_executable_reason(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) < 0) return strerror(errno);
+    if (S_ISDIR(st.st_mode)) return "it is a directory";
+    if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+    if (access(path, X_OK) < 0) return "it is not executable (chmod +x it, or pick another)";
+    return NULL;
+}
+
+/* Copies src into path[0..n), or ERR_INPUT when it does not fit. */
+static int copy_path(const char *src, char *path, size_t n, struct err *e)
+{
+    size_t len = strlen(src);
+    if (!path || len >= n)
+        return err_set(e, ERR_INPUT, "%s: path longer than the %zu bytes allowed for it", src,
+                       n ? n - 1 : 0);
+    memcpy(path, src, len + 1);
+    return 0;
+}
+
+/* dir/name into out[0..n) (a dir relative to the working directory made
+ * absolute; dir_len 0 means the working directory itself); false when it
+ * does not fit or the working directory cannot be read. */
+static bool join_path(char *out, size_t n, const char *dir, size_t dir_len, const char *name)
+{
+    char cwd[LAUNCH_PATH_BYTES];
+    const char *prefix = "";
+    if (dir_len == 0 || dir[0] != '/') {
+        if (!getcwd(cwd, sizeof cwd)) return false;
+        prefix = cwd;
+    }
+    const char *sep = *prefix && prefix[strlen(prefix) - 1] != '/' ? "/" : "";
+    int w;
+    if (dir_len == 0)
+        w = snprintf(out, n, "%s%s%s", prefix, sep, name);
+    else
+        w = snprintf(out, n, "%s%s%.*s/%s", prefix, sep, (int)dir_len, dir,
+                     name);
+    return w >= 0 && (size_t)w < n;
+}
+
+/* launch_find_program into found[LAUNCH_PATH_BYTES]. */
+static int find_program(const char *name, char *found, struct err *e)
+{
+    if (!name || !*name) return err_set(e, ERR_INPUT, "no program name given");
+
+    if (strchr(name, '/')) {
+        bool fits = name[0] == '/'
+                        ? (size_t)snprintf(found, LAUNCH_PATH_BYTES, "%s", name) < LAUNCH_PATH_BYTES
+                        : join_path(found, LAUNCH_PATH_BYTES, "", 0, name);
+        if (!fits)
+            return err_set(e, ERR_INPUT, "%s: path too long (or the working directory is "
+                           "unreadable); give a shorter absolute path", name);
+        const char *why = not_executable_reason(found);
+        if (why) return err_set(e, ERR_INPUT, "%s: cannot be run: %s", found, why);
+        return 0;
+    }
+
+    /* A shell's search: each PATH entry in order, the first executable wins.
+     * Empty entries (meaning "." to a shell) are skipped: a launcher is not
+     * looked for in whatever directory we happen to be in. */
+    const char *search = getenv("PATH");
+    if (!search) search = DEFAULT_PATH;
+    for (const char *p = search; *p;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > 0 && join_path(found, LAUNCH_PATH_BYTES, p, len, name) &&
+            !not_executable_reason(found))
+            return 0;
+        if (!end) break;
+        p = end + 1;
+    }
+    return err_set(e, ERR_INPUT, "%s: not found in PATH (%s)", name, search);
+}
+
+int launch_find_program(const char *name, char *path, size_t n, struct err *e)
+{
+    char found[LAUNCH_PATH_BYTES];
+    TRY(find_program(name, found, e));
+    return copy_path(found, path, n, e);
+}
+
+int launch_find_mpirun(char *path, size_t n, struct err *e)
+{
+    char found[LAUNCH_PATH_BYTES];
+    const char *chosen = getenv("STRATA_MPIRUN");
+    if (chosen && *chosen) {
+        struct err why = {0};
+        if (find_program(chosen, found, &why) < 0)
+            return err_set(e, ERR_INPUT,
+                           "STRATA_MPIRUN=%s: %s; set it to your MPI launcher's full path "
+                           "(e.g. /usr/bin/mpirun), or unset it to search PATH for mpirun",
+                           chosen, why.msg);
+        return copy_path(found, path, n, e);
+    }
+    static const char *const names[] = { "mpirun", "mpiexec" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (find_program(names[i], found, NULL) == 0) return copy_path(found, path, n, e);
+    const char *search = getenv("PATH");
+    return err_set(e, ERR_INPUT,
+                   "no MPI launcher found: neither mpirun nor mpiexec is in PATH (%s). "
+                   "Install Open MPI (Debian/Ubuntu: apt-get install openmpi-bin; "
+                   "tools/setup installs it), set STRATA_MPIRUN to your launcher's path, "
+                   "or start the ranks yourself: mpirun -np N strata real ...",
+                   search ? search : DEFAULT_PATH);
+}
+
+/* Follows path through symbolic links to the file they end at, into
+ * out[LAUNCH_PATH_BYTES]. Directory links along the way are left alone:
+ * only the final file's name and its directory's contents matter here.
+ * (realpath would do, but it is XSI, not POSIX 2008 base.) False on a
+ * loop, a dangling link or a path too long. */
+static bool resolve_links(const char *path, char *out)
+{
+    if ((size_t)snprintf(out, LAUNCH_PATH_BYTES, "%s", path) >= LAUNCH_PATH_BYTES) return false;
+    for (int hops = 0; hops < 40; hops++) { /* 40: Linux's own limit (MAXSYMLINKS) */
+        struct stat st;
+        if (lstat(out, &st) < 0) return false;
+        if (!S_ISLNK(st.st_mode)) return true;
+        char target[LAUNCH_PATH_BYTES];
+        ssize_t len = readlink(out, target, sizeof target - 1);
+        if (len <= 0 || (size_t)len >= sizeof target - 1) return false;
+        target[len] = '\0';
+        if (target[0] == '/') {
+            memcpy(out, target, (size_t)len + 1);
+            continue;
+        }
+        /* A relative target is relative to the link's directory. */
+        char *slash = strrchr(out, '/');
+        size_t dir_len = slash ? (size_t)(slash - out) + 1 : 0;
+        if (dir_len + (size_t)len >= LAUNCH_PATH_BYTES) return false;
+        memcpy(out + dir_len, target, (size_t)len + 1);
+    }
+    return false;
+}
+
+bool launch_mpirun_is_openmpi(const char *path)
+{
+    if (!path || !*path) return false;
+    char real[LAUNCH_PATH_BYTES];
+    if (!resolve_links(path, real)) return false;
+    char *slash = strrchr(real, '/');
+    const char *base = slash ? slash + 1 : real;
+
+    /* Open MPI's launcher under its own names: orterun (v1-v4; mpirun and
+     * mpiexec link to it), prterun (v5, PRRTE), and Debian's alternatives
+     * targets. MPICH's are mpiexec.hydra / mpirun.mpich / mpiexec.mpich. */
+    static const char *const ompi[] = {
+        "orterun", "prterun", "mpirun.openmpi", "mpiexec.openmpi",
+    };
+    for (size_t i = 0; i < sizeof ompi / sizeof ompi[0]; i++)
+        if (!strcmp(base, ompi[i])) return true;
+    if (strstr(base, "mpich") || strstr(base, "hydra")) return false;
+
+    /* Any other name (Open MPI 5's own mpirun binary, a prefix install's
+     * bin/mpirun, a wrapper): Open MPI installs ompi_info in the same bin/,
+     * MPICH, Intel MPI and MVAPICH do not. Judged beside the resolved file,
+     * so Debian's /usr/bin with both MPIs installed was decided above. */
+    char info[LAUNCH_PATH_BYTES];
+    int w = slash ? snprintf(info, sizeof info, "%.*s/ompi_info", (int)(slash - real), real)
+                  : snprintf(info, sizeof info, "ompi_info");
+    return w > 0 && (size_t)w < sizeof info && !not_executable_reason(info);
+}
+
+int launch_self_path(const char *argv0, char *path, size_t n, struct err *e)
+{
+    /* /proc/self/exe names the running file even when argv[0] is a bare
+     * name or a lie. When the file was replaced since we started, Linux adds
+     * " (deleted)", which fails the executable check and so falls back. */
+    char buf[LAUNCH_PATH_BYTES];
+    ssize_t len = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (len > 0 && (size_t)len < sizeof buf - 1) {
+        buf[len] = '\0';
+        if (!not_executable_reason(buf)) return copy_path(buf, path, n, e);
+    }
+    struct err why = {0};
+    if (argv0 && find_program(argv0, buf, &why) == 0) return copy_path(buf, path, n, e);
+    return err_set(e, ERR_RUN,
+                   "cannot find this program's own file to start the ranks with "
+                   "(/proc/self/exe is unreadable and argv[0] '%s' %s); start them yourself: "
+                   "mpirun -np N /full/path/to/strata real ...",
+                   argv0 ? argv0 : "(none)", argv0 ? why.msg : "is missing");
+}
+
+char **launch_build_argv(const char *mpirun, bool is_openmpi, int n_procs, const char *self,
+                         int n_args, char *const *args, struct err *e)
+{
+    if (!mpirun || !*mpirun || !self || !*self) {
+        err_set(e, ERR_INPUT, "launch: no %s path to build the MPI command line from",
+                !mpirun || !*mpirun ? "launcher" : "program");
+        return NULL;
+    }
+    if (n_procs < 1) {
+        err_set(e, ERR_INPUT, "--np: %d is not allowed (1 or more processes)", n_procs);
+        return NULL;
+    }
+    if (n_args < 0 || (n_args > 0 && !args)) {
+        err_set(e, ERR_INPUT, "launch: %d arguments given without their strings", n_args);
+        return NULL;
+    }
+    for (int i = 0; i < n_args; i++)
+        if (!args[i]) {
+            err_set(e, ERR_INPUT, "launch: argument %d of %d is NULL", i, n_args);
+            return NULL;
+        }
+
+    char np_text[16];
+    snprintf(np_text, sizeof np_text, "%d", n_procs);
+    /* mpirun [--oversubscribe] -np N self args... NULL */
+    size_t n_total = 1 + (is_openmpi ? 1 : 0) + 2 + 1 + (size_t)n_args + 1;
+    char **argv = XCALLOC(e, n_total, sizeof *argv);
+    if (!argv) return NULL;
+    size_t k = 0;
+    const char *head[5];
+    size_t n_head = 0;
+    head[n_head++] = mpirun;
+    /* Open MPI counts cores as slots and refuses -np beyond them; comparing
+     * strategies on 8 ranks on a 4-core laptop is exactly what we want. */
+    if (is_openmpi) head[n_head++] = "--oversubscribe";
+    head[n_head++] = "-np";
+    head[n_head++] = np_text;
+    head[n_head++] = self;
+    for (size_t i = 0; i < n_head; i++, k++)
+        if (!(argv[k] = strdup(head[i]))) goto fail;
+    for (int i = 0; i < n_args; i++, k++)
+        if (!(argv[k] = strdup(args[i]))) goto fail;
+    argv[k] = NULL;
+    return argv;
+
+fail:
+    err_set(e, ERR_NOMEM, "out of memory copying the MPI command line (%zu strings)", n_total);
+    launch_argv_free(argv);
+    return NULL;
+}
+
+void launch_argv_free(char **argv)
+{
+    if (!argv) return;
+    for (char **a = argv; *a; a++) free(*a);
+    free(argv);
+}
+
+/* setenv(name, value) unless name is already set (to anything, even ""):
+ * what the user exported wins. */
+static int set_unless_set(const char *name, const char *value, struct err *e)
+{
+    if (getenv(name)) return 0;
+    if (setenv(name, value, 0) < 0)
+        return err_set(e, ERR_NOMEM, "cannot set %s=%s in the environment: %s", name, value,
+                       strerror(errno));
+    return 0;
+}
+
+int launch_prepare_env(bool is_openmpi, bool show_progress, struct err *e)
+{
+    if (is_openmpi && geteuid() == 0) {
+        /* Open MPI's mpirun refuses to start as root (a mistake as root can
+         * wreck the system) unless both variables of a pair say 1: orterun
+         * (Open MPI <= 4) reads OMPI_*, PRRTE (Open MPI 5's runtime) reads
+         * PRTE_*; both pairs cover either. Containers and CI usually are
+         * root, hence the default. */
+        TRY(set_unless_set("OMPI_ALLOW_RUN_AS_ROOT", "1", e));
+        TRY(set_unless_set("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", e));
+        TRY(set_unless_set("PRTE_ALLOW_RUN_AS_ROOT", "1", e));
+        TRY(set_unless_set("PRTE_ALLOW_RUN_AS_ROOT_CONFIRM", "1", e));
+    }
+    if (show_progress && setenv("STRATA_PROGRESS", "1", 1) < 0)
+        return err_set(e, ERR_NOMEM, "cannot set STRATA_PROGRESS=1 in the environment: %s",
+                       strerror(errno));
+    return 0;
+}
+
+int launch_exec(char **argv, struct err *e)
+{
+    if (!argv || !argv[0]) return err_set(e, ERR_RUN, "launch: empty MPI command line");
+    /* What we printed so far must come out before the job's output. */
+    fflush(NULL);
+    execv(argv[0], argv);
+    int errno_exec = errno;
+    return err_set(e, ERR_RUN,
+                   "cannot start the MPI launcher %s: %s; check that `%s --version` runs, "
+                   "or set STRATA_MPIRUN to a launcher that does",
+                   argv[0], strerror(errno_exec), argv[0]);
+}
+
+/* Opens path for the job's stdout on a descriptor above 2, or -1 with errno
+ * set. Were it 1 (our stdout closed), the spawn's dup2(1, 1) would be a no-op
+ * that leaves close-on-exec set on libcs older than POSIX 2017's fix, and the
+ * job would start with no stdout. */
+static int open_stdout_file(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || fd > STDERR_FILENO) return fd;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    int errno_dup = errno;
+    close(fd);
+    errno = errno_dup;
+    return high;
+}
+
+int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err *e)
+{
+    if (exit_code) *exit_code = -1;
+    if (!argv || !argv[0] || !*argv[0])
+        return err_set(e, ERR_RUN, "launch: empty command line");
+    /* Checked here so that every libc reports it the same way: glibc's
+     * posix_spawn returns the exec error, others let the child exit 127. */
+    const char *why = not_executable_reason(argv[0]);
+    if (why) return err_set(e, ERR_RUN, "cannot run %s: %s", argv[0], why);
+
+    int out_fd = -1;
+    if (stdout_path) {
+        out_fd = open_stdout_file(stdout_path);
+        if (out_fd < 0)
+            return err_set(e, ERR_IO, "cannot write %s: %s; check that its directory exists "
+                           "and is writable", stdout_path, strerror(errno));
+    }
+
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    int rc = posix_spawn_file_actions_init(&actions);
+    if (rc) {
+        if (out_fd >= 0) close(out_fd);
+        return err_set(e, ERR_NOMEM, "cannot start %s: %s", argv[0], strerror(rc));
+    }
+    rc = posix_spawnattr_init(&attr);
+    if (rc) {
+        posix_spawn_file_actions_destroy(&actions);
+        if (out_fd >= 0) close(out_fd);
+        return err_set(e, ERR_NOMEM, "cannot start %s: %s", argv[0], strerror(rc));
+    }
+    if (out_fd >= 0) rc = posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
+
+    /* As system() does: while the job runs, Ctrl-C and Ctrl-\ are the job's
+     * business (the terminal sends them to it too); we wait and report its
+     * status. Ignored before the spawn, so no signal falls between; the
+     * child gets the default action back unless the caller ignored them. */
+    struct sigaction ignore, old_int, old_quit;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGINT, &ignore, &old_int);
+    sigaction(SIGQUIT, &ignore, &old_quit);
+    sigset_t restore_default;
+    sigemptyset(&restore_default);
+    if (old_int.sa_handler != SIG_IGN) sigaddset(&restore_default, SIGINT);
+    if (old_quit.sa_handler != SIG_IGN) sigaddset(&restore_default, SIGQUIT);
+    if (!rc) rc = posix_spawnattr_setsigdefault(&attr, &restore_default);
+    if (!rc) rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+
+    pid_t pid = -1;
+    if (!rc) {
+        fflush(NULL); /* our earlier output before the job's */
+        rc = posix_spawn(&pid, argv[0], &actions, &attr, argv, environ);
+    }
+    int status = 0, errno_wait = 0;
+    if (!rc) {
+        while (waitpid(pid, &status, 0) < 0) {
+            if (errno != EINTR) {
+                errno_wait = errno;
+                break;
+            }
+        }
+    }
+
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&actions);
+    if (out_fd >= 0) close(out_fd);
+
+    if (rc) return err_set(e, ERR_RUN, "cannot start %s: %s", argv[0], strerror(rc));
+    if (errno_wait)
+        return err_set(e, ERR_RUN, "lost track of %s (pid %ld): waitpid: %s", argv[0],
+                       (long)pid, strerror(errno_wait));
+    if (exit_code) {
+        if (WIFEXITED(status)) *exit_code = WEXITSTATUS(status);
+        else if (WIFSIGNALED(status)) *exit_code = 128 + WTERMSIG(status);
+    }
+    return 0;
+}

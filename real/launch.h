@@ -1,0 +1,92 @@
+/* Starting MPI jobs: `strata real --np N` and `strata compare --mode real`
+ * relaunch strata under the MPI launcher (mpirun -np N strata real ...).
+ * This module finds the launcher, builds its command line, prepares the
+ * environment the ranks need, and either replaces this process with the job
+ * (launch_exec) or runs it as a child and waits (launch_run). Nothing here
+ * calls MPI itself: it only starts programs. */
+#ifndef STRATA_LAUNCH_H
+#define STRATA_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/err.h"
+
+/* A size that holds any path these functions return (Linux's PATH_MAX). */
+#define LAUNCH_PATH_BYTES 4096
+
+/* Is this process one rank of an MPI job (started by mpirun/mpiexec/srun)?
+ * True when any of these is set and non-empty: OMPI_COMM_WORLD_SIZE (Open
+ * MPI), PMI_SIZE or PMI_RANK (MPICH, Hydra, Slurm's PMI), PMIX_RANK (PMIx). */
+bool launch_is_mpi_rank(void);
+
+/* Finds a program the way a shell does: a name with a '/' is taken as it is
+ * (made absolute against the working directory), any other name is searched
+ * in $PATH (empty entries skipped; "/usr/bin:/bin" when PATH is unset). The
+ * result must be a regular file this process may execute. ERR_INPUT when it
+ * is not found or the path does not fit n. */
+int launch_find_program(const char *name, char *path, size_t n, struct err *e);
+
+/* Finds the MPI launcher: $STRATA_MPIRUN when set and non-empty (a path, or
+ * a name searched in $PATH; it must be an executable file), else "mpirun",
+ * then "mpiexec", in $PATH. ERR_INPUT when none is found, with a message
+ * saying what to install or how to launch by hand. path gets the full path
+ * (symbolic links are kept: /usr/bin/mpirun stays /usr/bin/mpirun). */
+int launch_find_mpirun(char *path, size_t n, struct err *e);
+
+/* Whether the launcher at path is Open MPI's, judged from files only (it
+ * runs nothing, so a wrapper script cannot hang it): the file path resolves
+ * to through symbolic links is named orterun, prterun, mpirun.openmpi or
+ * mpiexec.openmpi (Debian's /usr/bin/mpirun is an alternatives link to
+ * orterun); a name with "mpich" or "hydra" in it is not; any other name
+ * (Open MPI 5's own mpirun, a prefix install's bin/mpirun) is when Open
+ * MPI's ompi_info lies beside the resolved file. False when path is absent. */
+bool launch_mpirun_is_openmpi(const char *path);
+
+/* This executable's own path, for the ranks to run: /proc/self/exe, or,
+ * where that cannot be read, argv0 found as launch_find_program finds it.
+ * ERR_RUN when neither works; ERR_INPUT when the path does not fit n. */
+int launch_self_path(const char *argv0, char *path, size_t n, struct err *e);
+
+/* The argv of the MPI job, NULL-terminated, every string copied:
+ *   { mpirun, ["--oversubscribe",] "-np", "<n_procs>", self, args[0..n_args), NULL }
+ * "--oversubscribe" only when is_openmpi (Open MPI otherwise refuses more
+ * ranks than cores; other launchers reject the option). ERR_INPUT when
+ * n_procs < 1. Free with launch_argv_free. */
+char **launch_build_argv(const char *mpirun, bool is_openmpi, int n_procs, const char *self,
+                         int n_args, char *const *args, struct err *e);
+
+/* Frees what launch_build_argv returned; NULL is allowed. */
+void launch_argv_free(char **argv);
+
+/* Sets, in this process's environment (the job inherits it):
+ * - when is_openmpi and running as root: OMPI_ALLOW_RUN_AS_ROOT=1 and
+ *   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 (Open MPI's mpirun), and the same
+ *   pair as PRTE_* (PRRTE, Open MPI 5's runtime, reads those), each unless
+ *   already set, since Open MPI refuses to start as root otherwise;
+ * - when show_progress: STRATA_PROGRESS=1 (the ranks' stderr is mpirun's
+ *   pipe, so they cannot see for themselves that a terminal is watching).
+ *   When !show_progress, STRATA_PROGRESS is left as the user set it.
+ * ERR_NOMEM when the environment cannot grow. */
+int launch_prepare_env(bool is_openmpi, bool show_progress, struct err *e);
+
+/* Replaces this process with the MPI job: execv(argv[0], argv), after
+ * flushing stdio. Returns only on failure: ERR_RUN naming the launcher and
+ * strerror. */
+int launch_exec(char **argv, struct err *e);
+
+/* Runs argv[0] (a path; no $PATH search) as a child with argv and this
+ * process's environment, and waits for it. The job's stdout goes to
+ * stdout_path (created or truncated, mode 0644) when non-NULL, else it is
+ * inherited; stderr is inherited. *exit_code gets the job's exit status, a
+ * death by signal as 128 + the signal number (the shell's convention).
+ * While it waits, this process ignores SIGINT and SIGQUIT (as system()
+ * does): Ctrl-C reaches the job, which ends, and the caller gets its status.
+ * Returns 0 when the job ran, whatever its status; ERR_IO when stdout_path
+ * cannot be opened; ERR_RUN when argv[0] is not an executable file or the
+ * job cannot be started (then *exit_code is -1; ERR_NOMEM when posix_spawn's
+ * setup cannot be allocated): a program that cannot be executed is always
+ * an error here, never the shell's exit status 127. */
+int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err *e);
+
+#endif
