@@ -14,7 +14,7 @@
 #include "../strategies/strategy.h"
 
 /* Option groups that shape a simulated run: what its report's "config" holds. */
-#define RUN_CONFIG_GROUPS (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM)
+#define RUN_CONFIG_GROUPS (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB)
 
 struct sim_run {
     struct config cfg;          /* the scenario, with cfg.strategy set to the run's strategy */

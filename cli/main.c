@@ -15,13 +15,23 @@ static const struct command commands[] = {
      "step time, throughput, speedup over the same scenario on one device, where the time\n"
      "goes (compute, exposed communication, idle), pipeline bubble, gradient staleness and\n"
      "memory per device. --json, --csv and --trace write files; --timeline draws each run.",
-     OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_OUTPUT, cmd_compare},
+     OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_OUTPUT, cmd_compare},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
      "and prints its report. --json writes the report, --trace the Chrome trace-event\n"
      "file (Perfetto opens it), --timeline an ASCII chart of the first steps.",
-     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_OUTPUT, cmd_sim},
+     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_OUTPUT, cmd_sim},
+    {"real", "one strategy, executed on CPU ranks under MPI: measured report, loss, accuracy",
+     "Trains --model on --data with one strategy for real: one MPI process per device\n"
+     "(--np N; parameter servers are extra ranks), real gradients, real messages. Outside\n"
+     "an MPI job it relaunches itself under mpirun; `mpirun -np N strata real ...` uses the\n"
+     "ranks it is given. Prints the same report as `strata sim`, measured, with the loss\n"
+     "curve and the test accuracy; --straggler delays real compute ops as the simulator\n"
+     "would. --save-params writes the trained parameters.",
+     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_LAUNCH | OPTG_DISTURB |
+         OPTG_OUTPUT,
+     cmd_real},
     {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"

@@ -65,7 +65,7 @@ const struct opt_spec config_options[] = {
      .metavar = "N", .help = "devices in one machine; 0 = the cluster profile's"},
     {.name = "allreduce", CHOICE(allreduce, "ring|tree|hierarchical"), .def = "ring",
      .groups = OPTG_SIM, .metavar = "ALGO", .help = "all-reduce algorithm of the network model"},
-    {.name = "straggler", STRING(straggler), .def = "none", .groups = OPTG_SIM,
+    {.name = "straggler", STRING(straggler), .def = "none", .groups = OPTG_DISTURB,
      .metavar = "MODEL",
      .help = "slowdowns: none, exp:F, lognormal:SIGMA, slow:R=X[,R=X], pause:P:D"},
     {.name = "fail", STRING(fail), .def = "", .groups = OPTG_SIM, .metavar = "R@T",
@@ -90,7 +90,7 @@ const struct opt_spec config_options[] = {
      .help = "where the arithmetic runs: cpu (OpenBLAS, one thread per rank)"},
     {.name = "save-params", STRING(save_params), .def = "", .groups = OPTG_TRAIN,
      .metavar = "FILE", .help = "write the trained parameters to FILE (float32, see real/params.h)"},
-    {.name = "mode", CHOICE(mode, "sim|real"), .def = "sim", .groups = OPTG_LAUNCH,
+    {.name = "mode", CHOICE(mode, "sim|real"), .def = "sim", .groups = OPTG_COMPARE,
      .metavar = "MODE", .help = "simulate the strategies, or run them for real under MPI"},
     {.name = "np", INT(np, 0, 65536), .def = "0", .groups = OPTG_LAUNCH, .metavar = "N",
      .help = "real runs: MPI processes that compute (servers are extra); 0 = --devices"},
@@ -664,4 +664,10 @@ void config_print_help(FILE *out, unsigned groups)
     print_entry(out, width, "-f, --file FILE", "read options from a scenario file (key = value "
                 "lines); options given here win over it", "");
     print_entry(out, width, "-h, --help", "show this help", "");
+}
+
+bool config_is_set(const struct config *c, const char *name)
+{
+    const struct opt_spec *o = config_find(name);
+    return o && (c->is_set & bit_of(o));
 }

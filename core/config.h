@@ -20,7 +20,8 @@ enum opt_group {
     OPTG_RUN = 1u << 4,       /* how long and with which randomness: --steps, --seed */
     OPTG_SIM = 1u << 5,       /* the simulated cluster and its disturbances: --cluster, --straggler ... */
     OPTG_TRAIN = 1u << 6,     /* the arithmetic of training: --lr, --epochs, --data ... */
-    OPTG_LAUNCH = 1u << 7,    /* real runs: how many processes, and sim or real: --np, --mode */
+    OPTG_LAUNCH = 1u << 7,    /* real runs: how many processes: --np */
+    OPTG_DISTURB = 1u << 8,   /* slow devices, simulated or injected into real runs: --straggler */
 };
 
 enum opt_type {
@@ -126,6 +127,9 @@ int config_load_file(struct config *c, const char *path, unsigned groups,
 /* Sets one option from text, validating it. `name` has no dashes. */
 int config_set(struct config *c, const char *name, const char *value,
                unsigned groups, struct err *e);
+
+/* Was option `name` given (command line or scenario file), not defaulted? */
+bool config_is_set(const struct config *c, const char *name);
 
 /* The option called name, or NULL. */
 const struct opt_spec *config_find(const char *name);

@@ -1,0 +1,160 @@
+/* strata real: one strategy, executed. Outside an MPI job it checks the
+ * options, then relaunches itself under mpirun with the ranks the plan
+ * needs; inside one (mpirun -np N strata real ...) it runs on the ranks it
+ * has, and rank 0 prints the report. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../nn/data.h"
+#include "../nn/device.h"
+#include "../real/launch.h"
+#include "../real/real.h"
+#include "outputs.h"
+#include "scenario.h"
+#include "timeline.h"
+
+static void print_header(const struct config *cfg, const struct plan *p,
+                         const struct real_result *res, const struct workload *wl)
+{
+    char desc[512];
+    workload_describe(wl, desc, sizeof desc);
+    printf("%s on %d MPI rank%s", p->strategy, p->n_workers, p->n_workers == 1 ? "" : "s");
+    if (p->n_servers) printf(" + %d server%s", p->n_servers, p->n_servers == 1 ? "" : "s");
+    printf(", %s\n%s; batch %d, %lld steps of %s\n\n", res->device, desc, p->batch,
+           (long long)res->steps, cfg->data);
+}
+
+static void print_details(const struct real_result *res)
+{
+    const struct report *r = &res->report;
+    printf("\nwall time %.3g s", res->makespan_s);
+    if (r->n_loss_curve > 0)
+        printf("; training loss %.4f at step 1, %.4f at step %lld", r->loss_curve[0].loss,
+               r->loss_curve[r->n_loss_curve - 1].loss,
+               (long long)r->loss_curve[r->n_loss_curve - 1].step + 1);
+    if (r->has_final)
+        printf("\ntest accuracy %.4f, test loss %.4f", r->final.test_accuracy, r->final.loss);
+    for (int i = 0; i + 1 < res->n_accuracy; i++)
+        printf("%s step %lld: %.4f", i ? "," : "\n  accuracy during training:",
+               (long long)res->accuracy_curve[i].step, res->accuracy_curve[i].accuracy);
+    putchar('\n');
+    if (r->staleness.n_histogram > 0)
+        printf("staleness of applied pushes: mean %.2f, max %lld\n", r->staleness.mean,
+               (long long)r->staleness.max);
+}
+
+static int write_outputs(const struct config *cfg, const struct plan *p,
+                         const struct real_result *res, struct err *e)
+{
+    if (cfg->json_path[0]) TRY_CTX(e, report_write_json(&res->report, cfg->json_path, e), "--json");
+    const struct report *rows[] = {&res->report};
+    if (cfg->csv_path[0]) TRY_CTX(e, report_write_csv(rows, 1, NULL, cfg->csv_path, e), "--csv");
+    if (cfg->trace_path[0])
+        TRY_CTX(e, trace_write_chrome(&res->trace, p, cfg->trace_path, e), "--trace");
+    return 0;
+}
+
+static void print_timeline(const struct plan *p, const struct real_result *res)
+{
+    const struct trace *t = &res->trace;
+    double t_end = 0;
+    for (size_t i = 0; i < t->spans.len; i++)
+        if (t->spans.items[i].end_s > t_end) t_end = t->spans.items[i].end_s;
+    printf("\n%s, first steps: ", p->strategy);
+    timeline_print(stdout, t->spans.items, t->spans.len, p->n_ranks, t_end, timeline_width(), 64,
+                   "s");
+}
+
+/* Inside the MPI job: every rank runs, rank 0 reports. */
+static int run_rank(const struct command *self, struct scenario *s, const struct plan *p)
+{
+    int argc = 0;
+    char **argv = NULL;
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        fprintf(stderr, "strata %s: MPI_Init failed\n", self->name);
+        return 1;
+    }
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const char *progress = getenv("STRATA_PROGRESS");
+    struct real_setup setup = {
+        .cfg = &s->cfg, .wl = s->wl, .plan = p, .keep_steps = outputs_keep_steps(&s->cfg),
+        .show_progress = (progress && !strcmp(progress, "1")) || isatty(STDERR_FILENO),
+    };
+    struct real_result res;
+    struct err e = {0};
+    int status = 0;
+    int rc = real_run(&setup, &res, &e);
+    if (rank == 0) {
+        if (rc == 0) {
+            print_header(&s->cfg, p, &res, s->wl);
+            const struct report *rows[] = {&res.report};
+            report_print_table(stdout, rows, 1, NULL);
+            print_details(&res);
+            if (s->cfg.timeline) print_timeline(p, &res);
+            rc = write_outputs(&s->cfg, p, &res, &e);
+        }
+        if (rc < 0) status = scenario_fail(self, &e);
+        fflush(stdout);
+    } else if (rc < 0) {
+        status = err_exit_status(rc);
+    }
+    real_result_release(&res);
+    MPI_Finalize();
+    return status;
+}
+
+/* Outside: check what can be checked here, then become the MPI job. */
+static int launch(const struct command *self, struct scenario *s, const struct plan *p,
+                  int argc, char **argv)
+{
+    struct err e = {0};
+    struct data d = {0};
+    /* a missing data set says so once, here, not once per rank */
+    if (!device_find(s->cfg.device, &e) || data_load(s->cfg.data, (uint64_t)s->cfg.seed, &d, &e) < 0 ||
+        data_check_model(&d, s->wl->layers[0].in, (int)s->wl->n_classes, &e) < 0) {
+        data_release(&d);
+        return scenario_fail(self, &e);
+    }
+    data_release(&d);
+    char mpirun[4096], me[4096];
+    if (launch_find_mpirun(mpirun, sizeof mpirun, &e) < 0 ||
+        launch_self_path("strata", me, sizeof me, &e) < 0)
+        return scenario_fail(self, &e);
+    bool is_openmpi = launch_mpirun_is_openmpi(mpirun);
+    /* the ranks run `strata real` with the same options */
+    char **args = calloc((size_t)argc + 2, sizeof *args);
+    if (!args) return scenario_fail(self, &(struct err){.code = ERR_NOMEM, .msg = "out of memory"});
+    args[0] = (char *)"real";
+    for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
+    char **job = launch_build_argv(mpirun, is_openmpi, p->n_ranks, me, argc + 1, args, &e);
+    free(args);
+    if (!job || launch_prepare_env(is_openmpi, isatty(STDERR_FILENO), &e) < 0)
+        return scenario_fail(self, &e);
+    fflush(stdout);
+    launch_exec(job, &e);   /* returns only when it could not start */
+    launch_argv_free(job);
+    return scenario_fail(self, &e);
+}
+
+int cmd_real(const struct command *self, int argc, char **argv)
+{
+    struct err e = {0};
+    struct scenario s;
+    struct plan *p = NULL;
+    int status = 0;
+    int rc = scenario_load(&s, self, argc, argv, &e);
+    if (rc == 0) rc = real_prepare(&s.cfg, s.wl, &p, &e);
+    if (rc != 0)
+        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
+    else if (launch_is_mpi_rank())
+        status = run_rank(self, &s, p);
+    else
+        status = launch(self, &s, p, argc, argv);
+    plan_free(p);
+    scenario_release(&s);
+    return status;
+}

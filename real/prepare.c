@@ -1,0 +1,49 @@
+/* What a real run needs from its options, checked before any process
+ * starts, so that bad input costs one clear message and no MPI job. */
+#include <stdio.h>
+
+#include "../core/plan_check.h"
+#include "../strategies/strategy.h"
+#include "real.h"
+
+static int check_options(struct config *cfg, const struct workload *wl, struct err *e)
+{
+    if (!wl->is_mlp)
+        return err_set(e, ERR_INPUT,
+                       "--model %s is described by sizes only; real runs train an mlp: model "
+                       "(e.g. --model mlp:784-256-128-10), which `strata sim` can also time",
+                       cfg->model);
+    if (config_is_set(cfg, "np")) {
+        if (config_is_set(cfg, "devices") && cfg->devices != cfg->np)
+            return err_set(e, ERR_INPUT, "--np %lld and --devices %lld disagree: give one of them "
+                           "(--np is the real runs' name for --devices)", cfg->np, cfg->devices);
+        if (cfg->np < 1)
+            return err_set(e, ERR_INPUT, "--np: 0 is not allowed here (1 or more processes)");
+        cfg->devices = cfg->np;
+    }
+    if (config_is_set(cfg, "epochs") && config_is_set(cfg, "steps") && cfg->epochs > 0)
+        return err_set(e, ERR_INPUT, "--epochs %lld and --steps %lld: give one of them (an epoch "
+                       "is a pass over the training set)", cfg->epochs, cfg->steps);
+    return 0;
+}
+
+int real_prepare(struct config *cfg, const struct workload *wl, struct plan **out, struct err *e)
+{
+    *out = NULL;
+    TRY(check_options(cfg, wl, e));
+    const struct strategy *st = strategy_find(cfg->strategy, e);
+    if (!st) return e->code;
+    struct plan *p = NULL;
+    TRY(strategy_build(st, cfg, wl, &p, e));
+    struct plan_verdict v;
+    int rc = plan_check(p, &v, e);
+    if (rc == 0 && !v.is_valid)
+        rc = err_set(e, ERR_RUN, "the plan of %s is not valid (%s); `strata schedule` shows it",
+                     st->name, v.n_defects ? v.defects[0].msg : "no detail");
+    if (rc < 0) {
+        plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}

@@ -1,0 +1,176 @@
+/* A parameter-server rank: holds its shard's parameters and momentum,
+ * takes pushes and answers pulls as core/ps_policy decides (the very code
+ * the simulator's server agents run), until every worker says it is done.
+ *
+ * Updates: an update applied alone (async, ssp) is one SGD step on that
+ * push's gradient, divided by the samples it sums over; a sync or backup
+ * round adds its pushes' gradients and takes one step divided by their
+ * samples together. With every worker's push in the round, that is the
+ * global batch's mean gradient: exactly one device's step (the tests check). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/ps_policy.h"
+#include "ps_wire.h"
+#include "real_internal.h"
+
+struct pending_pull {
+    int source, w;
+    int64_t round;
+};
+
+struct server {
+    struct real_ctx *x;
+    struct ps_server ps;
+    int64_t off, n;                /* the shard in the parameter block, in floats */
+    int *w_of_rank;                /* [n_ranks]: index among this server's workers, -1 */
+    int64_t *last_applied;         /* [workers]: their latest push's version_applied */
+    float *grad;                   /* [n]: a push being received */
+    float *round_sum;              /* [n]: sync/backup: the open round's gradient sum */
+    int64_t round_samples;
+    VEC(struct pending_pull) pending;
+};
+
+static int server_init(struct server *S, struct real_ctx *x, struct err *e)
+{
+    const struct plan *p = x->p;
+    const struct plan_rank *me = &p->ranks[x->rank];
+    S->x = x;
+    S->off = mlp_param_offset(x->m, me->shard_lo);
+    S->n = mlp_param_count(x->m, me->shard_lo, me->shard_hi);
+    S->w_of_rank = XCALLOC(e, (size_t)p->n_ranks, sizeof *S->w_of_rank);
+    if (!S->w_of_rank) return ERR_NOMEM;
+    int n_workers = 0;
+    for (int r = 0; r < p->n_ranks; r++) {
+        S->w_of_rank[r] = -1;
+        const struct plan_rank *pr = &p->ranks[r];
+        for (size_t i = 0; i < pr->ops.len; i++)
+            if (pr->ops.items[i].kind == OP_PUSH && pr->ops.items[i].peer == x->rank) {
+                S->w_of_rank[r] = n_workers++;
+                break;
+            }
+    }
+    S->last_applied = XCALLOC(e, (size_t)n_workers + 1, sizeof *S->last_applied);
+    S->grad = x->dev->alloc((size_t)S->n * sizeof(float), e);
+    S->round_sum = x->dev->alloc((size_t)S->n * sizeof(float), e);
+    if (!S->last_applied || !S->grad || !S->round_sum) return ERR_NOMEM;
+    for (int w = 0; w < n_workers; w++) S->last_applied[w] = -1;
+    x->dev->fill(S->round_sum, (size_t)S->n, 0);
+    return n_workers ? ps_server_init(&S->ps, p->policy, p->policy_arg, n_workers, e) : 0;
+}
+
+static void server_release(struct server *S)
+{
+    ps_server_release(&S->ps);
+    free(S->w_of_rank);
+    free(S->last_applied);
+    if (S->x) {
+        S->x->dev->free(S->grad);
+        S->x->dev->free(S->round_sum);
+    }
+    vec_free(&S->pending);
+}
+
+static void sgd(struct server *S, const float *g, int64_t samples)
+{
+    struct real_ctx *x = S->x;
+    x->dev->sgd_momentum(x->m->params + S->off, x->m->momentum + S->off, g, (size_t)S->n, x->lr,
+                         x->momentum, x->weight_decay, 1.0f / (float)samples);
+}
+
+static int answer(struct server *S, int source, int w, struct err *e)
+{
+    struct real_ctx *x = S->x;
+    struct ps_reply reply = {.version = S->ps.version, .version_applied = S->last_applied[w],
+                             .answer_s = real_now(x)};
+    /* the worker posted both receives before asking */
+    REAL_MPI(e, MPI_Send(&reply, sizeof reply, MPI_BYTE, source, PS_PULL_HDR, x->ps_comm));
+    REAL_MPI(e, MPI_Send(x->m->params + S->off, (int)S->n, MPI_FLOAT, source, PS_PULL_DATA,
+                         x->ps_comm));
+    return 0;
+}
+
+/* Answers the waiting pulls an applied update now allows, in arrival order. */
+static int recheck(struct server *S, struct err *e)
+{
+    size_t keep = 0;
+    for (size_t k = 0; k < S->pending.len; k++) {
+        struct pending_pull q = S->pending.items[k];
+        if (ps_server_pull_ready(&S->ps, q.w, q.round)) TRY(answer(S, q.source, q.w, e));
+        else S->pending.items[keep++] = q;
+    }
+    S->pending.len = keep;
+    return 0;
+}
+
+static int take_push(struct server *S, int source, int w, const struct ps_msg *m, struct err *e)
+{
+    struct real_ctx *x = S->x;
+    if (m->n_floats != S->n || m->n_samples < 1)
+        return err_set(e, ERR_RUN, "server %d: a push from rank %d of %lld floats and %lld "
+                       "samples; the shard has %lld floats", x->rank, source,
+                       (long long)m->n_floats, (long long)m->n_samples, (long long)S->n);
+    REAL_MPI(e, MPI_Recv(S->grad, (int)S->n, MPI_FLOAT, source, PS_PUSH_DATA, x->ps_comm,
+                         MPI_STATUS_IGNORE));
+    struct ps_push_result pr = ps_server_push(&S->ps, w, m->round, m->version_read);
+    S->last_applied[w] = pr.version_applied;
+    switch (pr.action) {
+    case PS_APPLIED:
+        sgd(S, S->grad, m->n_samples);
+        return recheck(S, e);
+    case PS_GATHERED:
+    case PS_ROUND:
+        x->dev->axpy((size_t)S->n, 1.0f, S->grad, S->round_sum);
+        S->round_samples += m->n_samples;
+        if (pr.action == PS_GATHERED) return 0;
+        sgd(S, S->round_sum, S->round_samples);
+        x->dev->fill(S->round_sum, (size_t)S->n, 0);
+        S->round_samples = 0;
+        return recheck(S, e);
+    case PS_DROPPED:
+        return 0;
+    }
+    return 0;
+}
+
+int ps_serve(struct real_ctx *x, struct err *e)
+{
+    struct server S = {0};
+    int rc = server_init(&S, x, e);
+    int n_workers = S.ps.n_workers, n_done = 0;
+    while (rc == 0 && n_done < n_workers) {
+        struct ps_msg m;
+        MPI_Status st;
+        int mpi_rc = MPI_Recv(&m, sizeof m, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, x->ps_comm, &st);
+        if (mpi_rc != MPI_SUCCESS) {
+            rc = real_mpi_fail(e, mpi_rc, "MPI_Recv (parameter server)");
+            break;
+        }
+        int w = st.MPI_SOURCE >= 0 && st.MPI_SOURCE < x->p->n_ranks ? S.w_of_rank[st.MPI_SOURCE] : -1;
+        if (w < 0) {
+            rc = err_set(e, ERR_RUN, "server %d: a message from rank %d, which does not push to it",
+                         x->rank, st.MPI_SOURCE);
+            break;
+        }
+        switch (st.MPI_TAG) {
+        case PS_PUSH_HDR: rc = take_push(&S, st.MPI_SOURCE, w, &m, e); break;
+        case PS_PULL_REQ:
+            if (ps_server_pull_ready(&S.ps, w, m.round)) {
+                rc = answer(&S, st.MPI_SOURCE, w, e);
+            } else {
+                struct pending_pull q = {.source = st.MPI_SOURCE, .w = w, .round = m.round};
+                if (vec_push(&S.pending, q) < 0) rc = err_set(e, ERR_NOMEM, "out of memory");
+            }
+            break;
+        case PS_DONE: n_done++; break;
+        default:
+            rc = err_set(e, ERR_RUN, "server %d: unexpected message tag %d from rank %d", x->rank,
+                         st.MPI_TAG, st.MPI_SOURCE);
+        }
+    }
+    if (rc == 0 && S.pending.len)
+        rc = err_set(e, ERR_RUN, "server %d: %zu pulls were never answered", x->rank,
+                     S.pending.len);
+    server_release(&S);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* The parameter-server protocol of real runs: what workers and server
+ * ranks say to each other over MPI. Servers are CPU ranks running
+ * core/ps_policy, the code the simulator's server agents run.
+ *
+ *   worker -> server   PUSH_HDR  struct ps_msg, then PUSH_DATA: the gradient
+ *                                sums of the server's whole shard (floats)
+ *   worker -> server   PULL_REQ  struct ps_msg
+ *   server -> worker   PULL_HDR  struct ps_reply, then PULL_DATA: the shard's
+ *                                parameters, once the policy allows the pull
+ *   worker -> server   DONE      struct ps_msg: the worker ran its last step
+ *
+ * All on one communicator of their own, so they never meet the plan's
+ * messages. A server receives from any source with any tag; MPI delivers a
+ * sender's messages in the order sent, so a PULL_REQ never overtakes the
+ * PUSH it depends on, and PUSH_DATA follows its header. */
+#ifndef STRATA_REAL_PS_WIRE_H
+#define STRATA_REAL_PS_WIRE_H
+
+#include <stdint.h>
+
+enum ps_tag { PS_PUSH_HDR = 1, PS_PUSH_DATA, PS_PULL_REQ, PS_PULL_HDR, PS_PULL_DATA, PS_DONE };
+
+struct ps_msg {
+    int64_t round;          /* the policy's round: step x pushes per step + j */
+    int64_t version_read;   /* PUSH: the version its gradient was computed from */
+    int64_t n_samples;      /* PUSH: samples the gradient sums over */
+    int64_t n_floats;       /* PUSH: floats in PUSH_DATA (the shard's parameters) */
+};
+
+struct ps_reply {
+    int64_t version;          /* the shard's version the parameters are at */
+    int64_t version_applied;  /* the worker's latest push: the version it was applied to, -1 dropped */
+    double answer_s;          /* when the server answered, on the run's aligned clock */
+};
+
+#endif

@@ -1,0 +1,416 @@
+/* A real run from start to report: set-up that every rank agrees on, the
+ * aligned clock, the steps (workers) or the serving (servers), then on
+ * rank 0 the spans, losses and parameters of every rank turned into a
+ * report. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/analysis.h"
+#include "params.h"
+#include "real_internal.h"
+
+/* Spans kept for --trace at most: 80 bytes each, 80 MB. */
+#define REAL_MAX_KEPT_SPANS 1000000
+
+int real_mpi_fail(struct err *e, int rc, const char *call)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "code %d", rc);
+    return err_set(e, ERR_RUN, "%s failed: %s", call, msg);
+}
+
+void real_sleep(double s)
+{
+    if (!(s > 0)) return;
+    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+int64_t real_steps(const struct config *cfg, int64_t n_train)
+{
+    if (cfg->epochs <= 0) return cfg->steps;
+    return cfg->epochs * sampler_steps_per_epoch(n_train, cfg->batch);
+}
+
+/* ---- set-up every rank agrees on ------------------------------------------ */
+
+/* After a phase that may fail on some ranks only: every rank returns the
+ * error of the lowest failing rank, so all stop together and rank 0 can
+ * print what went wrong. */
+static int agree(struct real_ctx *x, int rc, struct err *e)
+{
+    int mine = rc < 0 ? x->rank : INT_MAX, first = INT_MAX;
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return err_set(e, ERR_RUN, "MPI_Allreduce failed while ranks compared their set-up");
+    if (first == INT_MAX) return 0;
+    MPI_Bcast(e, (int)sizeof *e, MPI_BYTE, first, MPI_COMM_WORLD);
+    if (first != 0 && x->rank == 0) err_prefix(e, "rank %d", first);
+    return e->code < 0 ? e->code : ERR_RUN;
+}
+
+static int setup(struct real_ctx *x, struct err *e)
+{
+    const struct real_setup *s = x->s;
+    const struct config *cfg = s->cfg;
+    const struct plan *p = s->plan;
+    const bool is_worker = x->rank < p->n_workers;
+    if (!(x->dev = device_find(cfg->device, e))) return e->code;
+    TRY(x->dev->init(0, e));
+    /* Servers need no data, but the steps depend on its size: rank 0's
+     * count reaches them below. */
+    if (is_worker) {
+        TRY(data_load(cfg->data, (uint64_t)cfg->seed, &x->data, e));
+        TRY(data_check_model(&x->data, s->wl->layers[0].in, (int)s->wl->n_classes, e));
+        if (x->data.train.n < p->batch)
+            return err_set(e, ERR_INPUT, "--batch %d exceeds the %lld training samples of %s",
+                           p->batch, (long long)x->data.train.n, x->data.train.source);
+    }
+    TRY(mlp_create(s->wl, x->dev, (uint64_t)cfg->seed, &x->m, e));
+    struct straggler_spec spec;
+    TRY(straggler_parse(cfg->straggler, &spec, e));
+    if (!(x->strag = straggler_create(&spec, (uint64_t)cfg->seed, p->n_ranks, e))) return e->code;
+    return 0;
+}
+
+static void teardown(struct real_ctx *x)
+{
+    x->comm.ops->close(&x->comm);
+    if (x->ps_comm != MPI_COMM_NULL) MPI_Comm_free(&x->ps_comm);
+    if (x->params_comm != MPI_COMM_NULL) MPI_Comm_free(&x->params_comm);
+    straggler_free(x->strag);
+    mlp_free(x->m);
+    data_release(&x->data);
+    vec_free(&x->spans);
+    vec_free(&x->losses);
+}
+
+/* ---- training ------------------------------------------------------------------ */
+
+static int evaluate(struct real_ctx *x, int64_t step, struct real_result *res, struct err *e)
+{
+    const struct dataset *test = &x->data.test;
+    int32_t *labels = XCALLOC(e, (size_t)test->n, sizeof *labels);
+    if (!labels) return ERR_NOMEM;
+    for (int64_t i = 0; i < test->n; i++) labels[i] = test->y[i];
+    double accuracy = 0, loss = 0;
+    int rc = mlp_evaluate(x->m, test->x, labels, (int)test->n, &accuracy, &loss, e);
+    free(labels);
+    TRY(rc);
+    struct accuracy_point *grown = realloc(res->accuracy_curve,
+                                           ((size_t)res->n_accuracy + 1) * sizeof *grown);
+    if (!grown) return err_set(e, ERR_NOMEM, "out of memory");
+    res->accuracy_curve = grown;
+    grown[res->n_accuracy++] = (struct accuracy_point){step, real_now(x), accuracy};
+    res->report.has_final = true;
+    res->report.final.loss = loss;
+    res->report.final.test_accuracy = accuracy;
+    return 0;
+}
+
+static void progress(struct real_ctx *x, struct worker *w, int64_t step, double *last_s)
+{
+    double now = real_now(x);
+    bool is_last = step + 1 == x->steps;
+    if (!is_last && now - *last_s < 0.5) return;
+    *last_s = now;
+    double loss_sum = 0;
+    int64_t n = 0;
+    worker_last_loss(w, &loss_sum, &n);
+    int64_t per_epoch = sampler_steps_per_epoch(x->data.train.n, x->p->batch);
+    fprintf(stderr, "\rstep %lld/%lld  epoch %lld  loss %.4f  %.0f samples/s   ",
+            (long long)(step + 1), (long long)x->steps,
+            (long long)(per_epoch ? step / per_epoch + 1 : 1), n ? loss_sum / (double)n : 0.0,
+            (double)(step + 1) * x->p->batch / (now > 0 ? now : 1e-9));
+    if (is_last) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static int train(struct real_ctx *x, struct real_result *res, struct err *e)
+{
+    struct worker *w = NULL;
+    TRY(worker_create(x, &w, e));
+    const long long every = x->s->cfg->eval_every;
+    /* one progress line, from the first rank that computes the loss */
+    const bool shows_progress = x->s->show_progress && worker_is_first_loss(w);
+    double last_s = 0;
+    int rc = 0;
+    for (int64_t step = 0; step < x->steps && rc == 0; step++) {
+        rc = worker_step(w, step, e);
+        if (rc == 0 && shows_progress) progress(x, w, step, &last_s);
+        if (rc == 0 && every > 0 && (step + 1) % every == 0 && step + 1 < x->steps) {
+            rc = params_gather(x, false, e);
+            if (rc == 0 && x->rank == 0) rc = evaluate(x, step + 1, res, e);
+        }
+    }
+    if (rc == 0) rc = worker_finish(w, e);
+    worker_free(w);
+    return rc;
+}
+
+/* ---- rank 0: the report ---------------------------------------------------------- */
+
+/* Gathers every rank's items (n of `size` bytes each) on rank 0: *all and
+ * *counts (per rank) there. */
+static int gather(struct real_ctx *x, const void *items, size_t n, size_t size, char **all,
+                  int **counts, struct err *e)
+{
+    int n_ranks = x->p->n_ranks, mine = (int)n;
+    if (n > (size_t)INT_MAX / size) return err_set(e, ERR_RUN, "too many trace entries to gather");
+    *all = NULL;
+    *counts = XCALLOC(e, (size_t)n_ranks, sizeof **counts);
+    int *displs = XCALLOC(e, (size_t)n_ranks, sizeof *displs), *bytes = XCALLOC(e, (size_t)n_ranks, sizeof *bytes);
+    if (!*counts || !displs || !bytes) goto nomem;
+    REAL_MPI(e, MPI_Gather(&mine, 1, MPI_INT, *counts, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    size_t total = 0;
+    for (int r = 0; x->rank == 0 && r < n_ranks; r++) {
+        displs[r] = (int)(total * size);
+        bytes[r] = (int)((size_t)(*counts)[r] * size);
+        total += (size_t)(*counts)[r];
+    }
+    if (total * size > INT_MAX) {
+        free(displs);
+        free(bytes);
+        return err_set(e, ERR_RUN, "too many trace entries to gather");
+    }
+    if (x->rank == 0 && !(*all = XCALLOC(e, total + 1, size))) goto nomem;
+    REAL_MPI(e, MPI_Gatherv(items, (int)(n * size), MPI_BYTE, *all, bytes, displs, MPI_BYTE, 0,
+                            MPI_COMM_WORLD));
+    free(displs);
+    free(bytes);
+    return 0;
+nomem:
+    free(displs);
+    free(bytes);
+    return ERR_NOMEM;
+}
+
+/* Key of a message or collective instance, to find its partners. */
+struct meet {
+    int64_t a, b, c, d;     /* SEND/RECV: sender, receiver, tag, step; ALLREDUCE: group, step, ordinal, 0 */
+    double t_s;
+    struct span *s;
+};
+
+static int by_key(const void *pa, const void *pb)
+{
+    const struct meet *a = pa, *b = pb;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    if (a->b != b->b) return a->b < b->b ? -1 : 1;
+    if (a->c != b->c) return a->c < b->c ? -1 : 1;
+    if (a->d != b->d) return a->d < b->d ? -1 : 1;
+    return 0;
+}
+
+/* The real clock cannot tell a rank's waiting from its transfer, but the
+ * partners can: a RECV's data starts moving when its SEND was posted, an
+ * all-reduce when its last member arrived. Moves those starts, so that the
+ * waiting before counts as idle, as core/trace.h defines spans. */
+static int align_starts(const struct plan *p, struct span *spans, size_t n, struct err *e)
+{
+    struct meet *sends = XCALLOC(e, n + 1, sizeof *sends), *colls = XCALLOC(e, n + 1, sizeof *colls);
+    if (!sends || !colls) {
+        free(sends);
+        free(colls);
+        return ERR_NOMEM;
+    }
+    size_t n_sends = 0, n_colls = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct span *s = &spans[i];
+        const struct op *o = &p->ranks[s->rank].ops.items[s->op];
+        if (o->kind == OP_SEND)
+            sends[n_sends++] = (struct meet){s->rank, o->peer, o->tag, s->step, s->start_s, s};
+        if (o->kind == OP_ALLREDUCE) {
+            int ordinal = 0;   /* its index among the rank's all-reduces of the group */
+            for (int j = 0; j < s->op; j++)
+                ordinal += p->ranks[s->rank].ops.items[j].kind == OP_ALLREDUCE &&
+                           p->ranks[s->rank].ops.items[j].group == o->group;
+            colls[n_colls++] = (struct meet){o->group, s->step, ordinal, 0, s->start_s, s};
+        }
+    }
+    qsort(sends, n_sends, sizeof *sends, by_key);
+    qsort(colls, n_colls, sizeof *colls, by_key);
+    for (size_t i = 0; i < n; i++) {
+        struct span *s = &spans[i];
+        const struct op *o = &p->ranks[s->rank].ops.items[s->op];
+        if (o->kind != OP_RECV) continue;
+        struct meet key = {o->peer, s->rank, o->tag, s->step, 0, NULL};
+        const struct meet *m = bsearch(&key, sends, n_sends, sizeof *sends, by_key);
+        if (m && m->t_s > s->start_s) s->start_s = m->t_s < s->end_s ? m->t_s : s->end_s;
+    }
+    for (size_t i = 0; i < n_colls;) {
+        size_t j = i;
+        double last_s = 0;
+        for (; j < n_colls && by_key(&colls[i], &colls[j]) == 0; j++)
+            if (colls[j].t_s > last_s) last_s = colls[j].t_s;
+        for (size_t k = i; k < j; k++)
+            if (last_s > colls[k].s->start_s)
+                colls[k].s->start_s = last_s < colls[k].s->end_s ? last_s : colls[k].s->end_s;
+        i = j;
+    }
+    free(sends);
+    free(colls);
+    return 0;
+}
+
+/* Losses of every worker computing the last layer, one point per step:
+ * their sum over their samples (the global batch's mean loss), at the time
+ * the last of them finished the step. The workers' entries are each in step
+ * order, so the points are merged by step. */
+static int loss_curve(struct report *r, const struct step_loss *all, size_t n, int64_t steps,
+                      struct err *e)
+{
+    if (steps <= 0 || n == 0) return 0;
+    struct loss_point *pts = XCALLOC(e, (size_t)steps, sizeof *pts);
+    int64_t *samples = XCALLOC(e, (size_t)steps, sizeof *samples);
+    if (!pts || !samples) {
+        free(pts);
+        free(samples);
+        return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = all[i].step;
+        if (s < 0 || s >= steps) continue;
+        pts[s].step = s;
+        pts[s].loss += all[i].loss_sum;
+        samples[s] += all[i].n_samples;
+        if (all[i].end_s > pts[s].time_s) pts[s].time_s = all[i].end_s;
+    }
+    int kept = 0;
+    for (int64_t s = 0; s < steps; s++)
+        if (samples[s] > 0) {
+            pts[kept] = pts[s];
+            pts[kept++].loss /= (double)samples[s];
+        }
+    free(samples);
+    r->loss_curve = pts;
+    r->n_loss_curve = kept;
+    return 0;
+}
+
+static int make_report(struct real_ctx *x, struct real_result *res, struct span *spans,
+                       size_t n_spans, const struct step_loss *losses, size_t n_losses,
+                       struct err *e)
+{
+    const struct plan *p = x->p;
+    TRY(align_starts(p, spans, n_spans, e));
+    double makespan_s = 0;
+    for (size_t i = 0; i < n_spans; i++)
+        if (spans[i].end_s > makespan_s) makespan_s = spans[i].end_s;
+    res->makespan_s = makespan_s;
+    res->steps = x->steps;
+    x->dev->describe(res->device, sizeof res->device);
+
+    struct analysis *a = analysis_create(p, (int)x->steps, e);
+    if (!a) return e->code;
+    int rc = 0;
+    for (size_t i = 0; i < n_spans && rc == 0; i++) {
+        rc = analysis_add(a, &spans[i]);
+        if (rc == 0) rc = trace_add(&res->trace, &spans[i]);
+    }
+    if (rc < 0 && e->code == 0)
+        err_set(e, ERR_RUN, rc == ERR_NOMEM ? "out of memory in the analysis"
+                                            : "the analysis rejected a span of the real run");
+    if (rc == 0) rc = analysis_finish(a, makespan_s, &res->report, e);
+    analysis_free(a);
+    TRY(rc);
+    struct report *r = &res->report;
+    r->mode = "real";
+    snprintf(r->strategy, sizeof r->strategy, "%s", p->strategy);
+    r->devices = p->n_workers;
+    r->config = x->s->cfg;
+    r->config_groups = REAL_CONFIG_GROUPS;
+    return loss_curve(r, losses, n_losses, x->steps, e);
+}
+
+static int finish(struct real_ctx *x, struct real_result *res, struct err *e)
+{
+    char *spans = NULL, *losses = NULL;
+    int *n_spans = NULL, *n_losses = NULL;
+    int rc = gather(x, x->spans.items, x->spans.len, sizeof(struct span), &spans, &n_spans, e);
+    if (rc == 0)
+        rc = gather(x, x->losses.items, x->losses.len, sizeof(struct step_loss), &losses,
+                    &n_losses, e);
+    if (rc == 0) rc = params_gather(x, true, e);
+    if (rc == 0 && x->rank == 0) {
+        size_t total_spans = 0, total_losses = 0;
+        for (int r = 0; r < x->p->n_ranks; r++) {
+            total_spans += (size_t)n_spans[r];
+            total_losses += (size_t)n_losses[r];
+        }
+        rc = make_report(x, res, (struct span *)spans, total_spans,
+                         (const struct step_loss *)losses, total_losses, e);
+        if (rc == 0) rc = evaluate(x, x->steps, res, e);
+        const char *path = x->s->cfg->save_params;
+        if (rc == 0 && path[0]) rc = params_save(path, x->m->params, x->m->n_params, e);
+    }
+    free(spans);
+    free(losses);
+    free(n_spans);
+    free(n_losses);
+    return rc;
+}
+
+int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
+{
+    memset(res, 0, sizeof *res);
+    const struct config *cfg = s->cfg;
+    struct real_ctx x = {.s = s, .p = s->plan, .ps_comm = MPI_COMM_NULL,
+                         .params_comm = MPI_COMM_NULL, .lr = (float)cfg->lr,
+                         .momentum = (float)cfg->momentum, .weight_decay = (float)cfg->weight_decay};
+    int n_ranks = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
+    if (n_ranks != s->plan->n_ranks)
+        return err_set(e, ERR_INPUT,
+                       "%s needs %d MPI processes (%d workers + %d servers); this job has %d: run "
+                       "`strata real --np %d ...`, or mpirun -np %d",
+                       s->plan->strategy, s->plan->n_ranks, s->plan->n_workers,
+                       s->plan->n_servers, n_ranks, s->plan->n_workers, s->plan->n_ranks);
+    if (!(x.comm.ops = comm_find("mpi", e))) return e->code;
+    report_init(&res->report);
+    trace_init(&res->trace, s->keep_steps, s->keep_steps ? REAL_MAX_KEPT_SPANS : 0);
+
+    int rc = agree(&x, setup(&x, e), e);
+    /* every rank needs the step count; rank 0 always has the data */
+    int64_t steps = x.rank == 0 ? real_steps(cfg, x.data.train.n) : 0;
+    if (rc == 0) {
+        MPI_Bcast(&steps, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+        x.steps = steps;
+        rc = agree(&x, x.comm.ops->open(&x.comm, x.p, e), e);
+    }
+    if (rc == 0 && (MPI_Comm_dup(MPI_COMM_WORLD, &x.ps_comm) != MPI_SUCCESS ||
+                    MPI_Comm_dup(MPI_COMM_WORLD, &x.params_comm) != MPI_SUCCESS))
+        rc = err_set(e, ERR_RUN, "MPI_Comm_dup failed");
+    if (rc == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);   /* the aligned start: every clock's zero */
+        x.t0 = MPI_Wtime();
+        rc = x.rank < x.p->n_workers ? train(&x, res, e) : ps_serve(&x, e);
+        /* A rank that fails mid-run leaves its peers waiting on it forever:
+         * nothing short of ending the job frees them. */
+        if (rc < 0) {
+            fprintf(stderr, "strata real: rank %d: %s\n", x.rank, e->msg);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        rc = agree(&x, finish(&x, res, e), e);
+    }
+    teardown(&x);
+    if (rc < 0 || x.rank != 0) {
+        real_result_release(res);
+        memset(res, 0, sizeof *res);
+    }
+    return rc;
+}
+
+void real_result_release(struct real_result *res)
+{
+    report_release(&res->report);
+    trace_release(&res->trace);
+    free(res->accuracy_curve);
+    res->accuracy_curve = NULL;
+    res->n_accuracy = 0;
+}

@@ -1,0 +1,588 @@
+/* A worker rank: runs its program of the plan, step after step, with one
+ * switch over op kinds. Single-threaded, as a CUDA stream scheduler would be
+ * on one host thread:
+ *
+ *   - Each stream's ops start in program order; an op starts once its deps
+ *     are satisfied and its stream's previous op is.
+ *   - Compute ops run to completion when they start (the cpu device is
+ *     synchronous); communication ops start nonblocking and are tested
+ *     between ops, which is also what makes MPI progress them.
+ *   - SEND and PUSH are eager, as the plan defines them: they satisfy their
+ *     stream and dependents when issued; their buffers are left alone until
+ *     they complete, and the step waits for them before it ends.
+ *   - RECV, ALLREDUCE and PULL satisfy them when they complete.
+ *
+ * Spans (core/trace.h): a compute op's span is its own time, straggler delay
+ * included. A communication op's span runs from when it was posted to when
+ * this rank saw it complete; real.c later moves a RECV's start to its SEND's
+ * and an ALLREDUCE's to its last member's arrival, and a PULL starts when
+ * its server answered, so that waiting for peers counts as idle.
+ *
+ * Buffers: one struct mlp_act per microbatch (its saved activations; a RECV
+ * of activations lands in act->x[boundary]) and one gradient buffer per
+ * microbatch and layer boundary (what BACKWARD writes and SEND/RECV of
+ * gradients carry), made on first use. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/ps_policy.h"
+#include "ps_wire.h"
+#include "real_internal.h"
+
+enum op_state {
+    OPS_WAITING,    /* not started */
+    OPS_RUNNING,    /* started, not complete, not yet satisfying its dependents */
+    OPS_ISSUED,     /* eager SEND/PUSH: satisfies dependents, buffer still in flight */
+    OPS_DONE,
+};
+
+struct op_run {
+    enum op_state state;
+    double post_s, end_s;
+    int64_t ver_read, ver_applied;
+    struct comm_req req;          /* SEND, RECV, ALLREDUCE */
+    MPI_Request ps_req[3];        /* PUSH: header, data; PULL: reply header, data, request */
+    int n_ps_req;
+    struct ps_msg msg;            /* PUSH, PULL: what was sent (must outlive the send) */
+    struct ps_reply reply;        /* PULL: what came back */
+};
+
+/* What this worker knows of one server it talks to. */
+struct server_link {
+    int rank;
+    int n_push;                   /* its pushes to the server per step */
+    int64_t version_read;         /* the shard version of its last pull */
+    int last_push;                /* this step's latest PUSH op to it, -1 none */
+};
+
+struct worker {
+    struct real_ctx *x;
+    const struct plan_rank *pr;
+    int n_ops, n_layers, n_micro;
+    struct op_run *run;           /* [n_ops] */
+    int *next_on_stream;          /* [n_ops]: the next op of its stream, -1 at the end */
+    int first_on_stream[PLAN_N_STREAMS];
+    int *push_j;                  /* [n_ops]: PUSH/PULL's index among the step's pushes/pulls to its server */
+    VEC(int) running;             /* ops RUNNING or ISSUED */
+
+    /* Microbatch buffers, made on first use. */
+    int max_n;                    /* most samples in one microbatch */
+    struct mlp_act **act;         /* [n_micro] */
+    float **grad_at;              /* [n_micro * (n_layers + 1)]: gradient by boundary b's activations */
+    float **x_host;               /* [n_micro]: sampled inputs (max_n, features), host */
+    int32_t **y_host;             /* [n_micro]: their labels, host */
+    int32_t **y_dev;              /* [n_micro]: labels on the device */
+    int64_t *idx;                 /* [max_n]: sample indices */
+
+    /* Data parallelism: which share of each step this rank's first and last
+     * layers see (a pipeline is one replica; mirrored has one per rank). */
+    struct sampler sampler;
+    int replica_in, n_replicas_in;     /* among ranks computing layer 0 */
+    int replica_out, n_replicas_out;   /* among ranks computing the last layer */
+    int64_t samples_per_step;          /* what this rank's pushes sum over */
+
+    int n_links;
+    struct server_link *links;    /* servers this rank pushes to or pulls from */
+    int *link_of_op;              /* [n_ops]: PUSH/PULL's index into links, -1 otherwise */
+
+    int64_t step;
+    double loss_sum;              /* this step's, over its last-layer microbatches */
+    int64_t loss_samples;
+};
+
+/* ---- set-up ------------------------------------------------------------ */
+
+/* Rank r's position among the workers whose FORWARD covers layer (0 or the
+ * last), and how many there are: the data-parallel replicas. */
+static void replica_of(const struct plan *p, int rank, int layer, int *index, int *count)
+{
+    *index = -1;
+    *count = 0;
+    for (int r = 0; r < p->n_workers; r++) {
+        const struct plan_rank *pr = &p->ranks[r];
+        bool covers = false;
+        for (size_t i = 0; i < pr->ops.len && !covers; i++) {
+            const struct op *o = &pr->ops.items[i];
+            covers = o->kind == OP_FORWARD && o->lo <= layer && layer < o->hi;
+        }
+        if (!covers) continue;
+        if (r == rank) *index = *count;
+        (*count)++;
+    }
+}
+
+static int link_index(struct worker *w, int server)
+{
+    for (int k = 0; k < w->n_links; k++)
+        if (w->links[k].rank == server) return k;
+    struct server_link *l = &w->links[w->n_links];
+    *l = (struct server_link){.rank = server, .last_push = -1};
+    return w->n_links++;
+}
+
+static int index_program(struct worker *w, struct err *e)
+{
+    const struct plan_rank *pr = w->pr;
+    int last[PLAN_N_STREAMS];
+    for (int s = 0; s < PLAN_N_STREAMS; s++) w->first_on_stream[s] = last[s] = -1;
+    for (int i = 0; i < w->n_ops; i++) {
+        const struct op *o = &pr->ops.items[i];
+        w->next_on_stream[i] = -1;
+        if (last[o->stream] < 0) w->first_on_stream[o->stream] = i;
+        else w->next_on_stream[last[o->stream]] = i;
+        last[o->stream] = i;
+        w->link_of_op[i] = -1;
+        if (o->kind == OP_FORWARD && o->lo == 0) w->samples_per_step += o->n_samples;
+        if (o->kind != OP_PUSH && o->kind != OP_PULL) continue;
+        int k = link_index(w, o->peer);
+        w->link_of_op[i] = k;
+        int n_before = 0;   /* same-kind ops to this server earlier in the step */
+        for (int j = 0; j < i; j++)
+            n_before += pr->ops.items[j].kind == o->kind && pr->ops.items[j].peer == o->peer;
+        w->push_j[i] = n_before;
+        if (o->kind == OP_PUSH) {
+            const struct plan_rank *srv = &w->x->p->ranks[o->peer];
+            if (o->lo != srv->shard_lo || o->hi != srv->shard_hi)
+                return err_set(e, ERR_RUN,
+                               "rank %d: PUSH of layers [%d,%d) to server %d, whose shard is "
+                               "[%d,%d): real runs push whole shards",
+                               w->x->rank, o->lo, o->hi, o->peer, srv->shard_lo, srv->shard_hi);
+            w->links[k].n_push++;
+        }
+    }
+    return 0;
+}
+
+int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
+{
+    *out = NULL;
+    const struct plan *p = x->p;
+    struct worker *w = XCALLOC(e, 1, sizeof *w);
+    if (!w) return ERR_NOMEM;
+    w->x = x;
+    w->pr = &p->ranks[x->rank];
+    w->n_ops = (int)w->pr->ops.len;
+    w->n_layers = x->m->n_layers;
+    w->n_micro = p->n_microbatches;
+    replica_of(p, x->rank, 0, &w->replica_in, &w->n_replicas_in);
+    replica_of(p, x->rank, w->n_layers - 1, &w->replica_out, &w->n_replicas_out);
+    int n_rep = w->n_replicas_in > w->n_replicas_out ? w->n_replicas_in : w->n_replicas_out;
+    w->max_n = (int)sampler_max_count(p->batch, n_rep > 0 ? n_rep : 1, w->n_micro);
+    size_t n_ops = (size_t)w->n_ops + 1, n_mb = (size_t)w->n_micro;
+    w->run = XCALLOC(e, n_ops, sizeof *w->run);
+    w->next_on_stream = XCALLOC(e, n_ops, sizeof *w->next_on_stream);
+    w->push_j = XCALLOC(e, n_ops, sizeof *w->push_j);
+    w->link_of_op = XCALLOC(e, n_ops, sizeof *w->link_of_op);
+    w->links = XCALLOC(e, (size_t)p->n_servers + 1, sizeof *w->links);
+    w->act = XCALLOC(e, n_mb, sizeof *w->act);
+    w->grad_at = XCALLOC(e, n_mb * (size_t)(w->n_layers + 1), sizeof *w->grad_at);
+    w->x_host = XCALLOC(e, n_mb, sizeof *w->x_host);
+    w->y_host = XCALLOC(e, n_mb, sizeof *w->y_host);
+    w->y_dev = XCALLOC(e, n_mb, sizeof *w->y_dev);
+    w->idx = XCALLOC(e, (size_t)w->max_n + 1, sizeof *w->idx);
+    if (!w->run || !w->next_on_stream || !w->push_j || !w->link_of_op || !w->links || !w->act ||
+        !w->grad_at || !w->x_host || !w->y_host || !w->y_dev || !w->idx) {
+        worker_free(w);
+        return ERR_NOMEM;
+    }
+    int rc = index_program(w, e);
+    if (rc == 0 && (w->n_replicas_in > 0 || w->n_replicas_out > 0))
+        rc = sampler_init(&w->sampler, x->data.train.n, p->batch, (uint64_t)x->s->cfg->seed, e);
+    if (rc < 0) {
+        worker_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+void worker_free(struct worker *w)
+{
+    if (!w) return;
+    const struct device *dev = w->x->dev;
+    for (int mb = 0; mb < w->n_micro && w->act; mb++) {
+        mlp_act_free(w->act[mb]);
+        free(w->x_host[mb]);
+        free(w->y_host[mb]);
+        dev->free(w->y_dev[mb]);
+    }
+    for (int i = 0; w->grad_at && i < w->n_micro * (w->n_layers + 1); i++) dev->free(w->grad_at[i]);
+    free(w->act);
+    free(w->grad_at);
+    free(w->x_host);
+    free(w->y_host);
+    free(w->y_dev);
+    free(w->idx);
+    free(w->run);
+    free(w->next_on_stream);
+    free(w->push_j);
+    free(w->link_of_op);
+    free(w->links);
+    vec_free(&w->running);
+    sampler_release(&w->sampler);
+    free(w);
+}
+
+/* ---- buffers ------------------------------------------------------------- */
+
+static int check_mb(const struct worker *w, int mb, int n, struct err *e)
+{
+    if (mb < 0 || mb >= w->n_micro || n < 1 || n > w->max_n)
+        return err_set(e, ERR_RUN, "rank %d: microbatch %d of %d samples is outside the plan's "
+                       "%d microbatches of at most %d", w->x->rank, mb, n, w->n_micro, w->max_n);
+    return 0;
+}
+
+static struct mlp_act *act_of(struct worker *w, int mb, struct err *e)
+{
+    if (!w->act[mb] && mlp_act_create(w->x->m, w->max_n, &w->act[mb], e) < 0) return NULL;
+    return w->act[mb];
+}
+
+static float *grad_at(struct worker *w, int mb, int boundary, struct err *e)
+{
+    float **slot = &w->grad_at[(size_t)mb * (size_t)(w->n_layers + 1) + (size_t)boundary];
+    if (!*slot)
+        *slot = w->x->dev->alloc((size_t)w->max_n * (size_t)w->x->m->sizes[boundary] * sizeof(float), e);
+    return *slot;
+}
+
+/* The samples of microbatch mb this step, as replica `replica` of n; checks
+ * that the sampler and the plan agree on how many. */
+static int sample_indices(struct worker *w, int mb, int replica, int n_replicas, int n,
+                          struct err *e)
+{
+    int64_t count = 0;
+    TRY(sampler_indices(&w->sampler, w->step, replica, n_replicas, mb, w->n_micro, w->idx, &count, e));
+    if (count != n)
+        return err_set(e, ERR_RUN, "rank %d: the sampler gives microbatch %d %lld samples, the "
+                       "plan %d", w->x->rank, mb, (long long)count, n);
+    return 0;
+}
+
+/* Copies microbatch mb's input rows to the device, into a->x[0]. */
+static int load_inputs(struct worker *w, struct mlp_act *a, int mb, int n, struct err *e)
+{
+    const struct dataset *tr = &w->x->data.train;
+    const size_t features = (size_t)data_features(tr);
+    if (!w->x_host[mb] && !(w->x_host[mb] = XCALLOC(e, (size_t)w->max_n * features, sizeof(float))))
+        return ERR_NOMEM;
+    TRY(sample_indices(w, mb, w->replica_in, w->n_replicas_in, n, e));
+    for (int i = 0; i < n; i++)
+        memcpy(w->x_host[mb] + (size_t)i * features, tr->x + (size_t)w->idx[i] * features,
+               features * sizeof(float));
+    w->x->dev->copy(a->x[0], w->x_host[mb], (size_t)n * features * sizeof(float), DEV_H2D);
+    return 0;
+}
+
+static const int32_t *load_labels(struct worker *w, int mb, int n, struct err *e)
+{
+    const struct device *dev = w->x->dev;
+    if (!w->y_host[mb] && !(w->y_host[mb] = XCALLOC(e, (size_t)w->max_n, sizeof(int32_t))))
+        return NULL;
+    if (!w->y_dev[mb] && !(w->y_dev[mb] = dev->alloc((size_t)w->max_n * sizeof(int32_t), e)))
+        return NULL;
+    if (sample_indices(w, mb, w->replica_out, w->n_replicas_out, n, e) < 0) return NULL;
+    for (int i = 0; i < n; i++) w->y_host[mb][i] = w->x->data.train.y[w->idx[i]];
+    dev->copy(w->y_dev[mb], w->y_host[mb], (size_t)n * sizeof(int32_t), DEV_H2D);
+    return w->y_dev[mb];
+}
+
+/* ---- compute ops ----------------------------------------------------------- */
+
+static int run_forward(struct worker *w, const struct op *o, struct err *e)
+{
+    TRY(check_mb(w, o->mb, o->n_samples, e));
+    struct mlp_act *a = act_of(w, o->mb, e);
+    if (!a) return e->code;
+    if (o->lo == 0) TRY(load_inputs(w, a, o->mb, o->n_samples, e));
+    TRY(mlp_forward(w->x->m, a, o->lo, o->hi, NULL, o->n_samples, NULL, e));
+    if (o->hi < w->n_layers) return 0;
+    const int32_t *labels = load_labels(w, o->mb, o->n_samples, e);
+    if (!labels) return e->code;
+    double loss = 0;
+    TRY(mlp_loss(w->x->m, a, labels, o->n_samples, &loss, e));
+    w->loss_sum += loss;
+    w->loss_samples += o->n_samples;
+    return 0;
+}
+
+static int run_backward(struct worker *w, const struct op *o, struct err *e)
+{
+    TRY(check_mb(w, o->mb, o->n_samples, e));
+    struct mlp_act *a = act_of(w, o->mb, e);
+    if (!a) return e->code;
+    const float *dout = o->hi == w->n_layers ? a->dlogits : grad_at(w, o->mb, o->hi, e);
+    float *din = o->lo == 0 ? NULL : grad_at(w, o->mb, o->lo, e);
+    if (!dout || (o->lo > 0 && !din)) return e->code;
+    return mlp_backward(w->x->m, a, o->lo, o->hi, dout, o->n_samples, din, e);
+}
+
+/* Runs compute op i now, straggler delay included. */
+static int run_compute(struct worker *w, int i, struct err *e)
+{
+    struct real_ctx *x = w->x;
+    const struct op *o = &w->pr->ops.items[i];
+    double start_s = real_now(x);
+    switch (o->kind) {
+    case OP_FORWARD: TRY(run_forward(w, o, e)); break;
+    case OP_BACKWARD: TRY(run_backward(w, o, e)); break;
+    case OP_UPDATE:
+        mlp_sgd_step(x->m, o->lo, o->hi, x->lr, x->momentum, x->weight_decay,
+                     1.0f / (float)x->p->batch);
+        break;
+    default: return err_set(e, ERR_RUN, "rank %d: op %d is not a compute op", x->rank, i);
+    }
+    TRY(x->dev->sync(e));
+    double took_s = real_now(x) - start_s;
+    real_sleep(straggler_compute_s(x->strag, x->rank, took_s) - took_s);
+    w->run[i].post_s = start_s;
+    w->run[i].end_s = real_now(x);
+    w->run[i].state = OPS_DONE;
+    return 0;
+}
+
+/* ---- communication ops ------------------------------------------------------ */
+
+/* The buffer a SEND or RECV of op o moves, and its bytes. */
+static void *message_buffer(struct worker *w, const struct op *o, size_t *bytes, struct err *e)
+{
+    int boundary = plan_tag_boundary(o->tag);
+    if (check_mb(w, o->mb, o->n_samples, e) < 0) return NULL;
+    if (boundary < 0 || boundary > w->n_layers) {
+        err_set(e, ERR_RUN, "rank %d: message across boundary %d of a %d-layer model",
+                w->x->rank, boundary, w->n_layers);
+        return NULL;
+    }
+    *bytes = (size_t)o->n_samples * (size_t)w->x->m->sizes[boundary] * sizeof(float);
+    if (plan_tag_kind(o->tag) == TAG_GRAD) return grad_at(w, o->mb, boundary, e);
+    struct mlp_act *a = act_of(w, o->mb, e);
+    return a ? a->x[boundary] : NULL;
+}
+
+static int start_push(struct worker *w, int i, struct err *e)
+{
+    struct real_ctx *x = w->x;
+    const struct op *o = &w->pr->ops.items[i];
+    struct op_run *r = &w->run[i];
+    struct server_link *l = &w->links[w->link_of_op[i]];
+    int64_t off = mlp_param_offset(x->m, o->lo), n = mlp_param_count(x->m, o->lo, o->hi);
+    r->msg = (struct ps_msg){.round = w->step * l->n_push + w->push_j[i],
+                             .version_read = l->version_read,
+                             .n_samples = w->samples_per_step, .n_floats = n};
+    r->ver_read = l->version_read;
+    r->ver_applied = -1;   /* until the server says, in its next pull reply */
+    l->last_push = i;
+    REAL_MPI(e, MPI_Isend(&r->msg, sizeof r->msg, MPI_BYTE, o->peer, PS_PUSH_HDR, x->ps_comm,
+                          &r->ps_req[0]));
+    REAL_MPI(e, MPI_Isend(x->m->grads + off, (int)n, MPI_FLOAT, o->peer, PS_PUSH_DATA,
+                          x->ps_comm, &r->ps_req[1]));
+    r->n_ps_req = 2;
+    return 0;
+}
+
+static int start_pull(struct worker *w, int i, struct err *e)
+{
+    struct real_ctx *x = w->x;
+    const struct op *o = &w->pr->ops.items[i];
+    struct op_run *r = &w->run[i];
+    const struct server_link *l = &w->links[w->link_of_op[i]];
+    int64_t off = mlp_param_offset(x->m, o->lo), n = mlp_param_count(x->m, o->lo, o->hi);
+    int j = w->push_j[i] < l->n_push ? w->push_j[i] : l->n_push - 1;
+    r->msg = (struct ps_msg){.round = w->step * (l->n_push > 0 ? l->n_push : 1) + (j > 0 ? j : 0)};
+    /* the answer's receives first: the server may answer at once */
+    REAL_MPI(e, MPI_Irecv(&r->reply, sizeof r->reply, MPI_BYTE, o->peer, PS_PULL_HDR, x->ps_comm,
+                          &r->ps_req[0]));
+    REAL_MPI(e, MPI_Irecv(x->m->params + off, (int)n, MPI_FLOAT, o->peer, PS_PULL_DATA,
+                          x->ps_comm, &r->ps_req[1]));
+    REAL_MPI(e, MPI_Isend(&r->msg, sizeof r->msg, MPI_BYTE, o->peer, PS_PULL_REQ, x->ps_comm,
+                          &r->ps_req[2]));
+    r->n_ps_req = 3;
+    return 0;
+}
+
+static int start_comm(struct worker *w, int i, struct err *e)
+{
+    struct real_ctx *x = w->x;
+    const struct op *o = &w->pr->ops.items[i];
+    struct op_run *r = &w->run[i];
+    r->post_s = real_now(x);
+    r->ver_read = r->ver_applied = -1;
+    size_t bytes = 0;
+    void *buf = NULL;
+    switch (o->kind) {
+    case OP_SEND:
+    case OP_RECV:
+        if (!(buf = message_buffer(w, o, &bytes, e))) return e->code;
+        if (o->kind == OP_SEND)
+            TRY(x->comm.ops->isend(&x->comm, buf, bytes, o->peer, o->tag, &r->req, e));
+        else
+            TRY(x->comm.ops->irecv(&x->comm, buf, bytes, o->peer, o->tag, &r->req, e));
+        break;
+    case OP_ALLREDUCE: {
+        int64_t off = mlp_param_offset(x->m, o->lo);
+        TRY(x->comm.ops->iallreduce_sum(&x->comm, x->m->grads + off,
+                                        (size_t)mlp_param_count(x->m, o->lo, o->hi), o->group,
+                                        &r->req, e));
+        break;
+    }
+    case OP_PUSH: TRY(start_push(w, i, e)); break;
+    case OP_PULL: TRY(start_pull(w, i, e)); break;
+    default: return err_set(e, ERR_RUN, "rank %d: op %d is not a communication op", x->rank, i);
+    }
+    r->state = o->kind == OP_SEND || o->kind == OP_PUSH ? OPS_ISSUED : OPS_RUNNING;
+    return vec_push(&w->running, i) < 0 ? err_set(e, ERR_NOMEM, "out of memory") : 0;
+}
+
+/* Has running op i completed? Then it is DONE, with its end time. */
+static int test_comm(struct worker *w, int i, bool *done, struct err *e)
+{
+    struct real_ctx *x = w->x;
+    struct op_run *r = &w->run[i];
+    const struct op *o = &w->pr->ops.items[i];
+    if (r->n_ps_req) {
+        int flag = 0;
+        REAL_MPI(e, MPI_Testall(r->n_ps_req, r->ps_req, &flag, MPI_STATUSES_IGNORE));
+        *done = flag != 0;
+    } else {
+        TRY(x->comm.ops->test(&x->comm, &r->req, done, e));
+    }
+    if (!*done) return 0;
+    r->n_ps_req = 0;
+    r->end_s = real_now(x);
+    r->state = OPS_DONE;
+    if (o->kind == OP_PULL) {
+        struct server_link *l = &w->links[w->link_of_op[i]];
+        l->version_read = r->ver_read = r->reply.version;
+        if (l->last_push >= 0) w->run[l->last_push].ver_applied = r->reply.version_applied;
+        /* the server's clock is aligned only to within the start barrier's
+         * skew: an answer cannot come after its arrival */
+        if (r->reply.answer_s > r->post_s)
+            r->post_s = r->reply.answer_s < r->end_s ? r->reply.answer_s : r->end_s;
+    }
+    return 0;
+}
+
+/* ---- the step ----------------------------------------------------------------- */
+
+/* Are op i's deps satisfied? */
+static bool is_ready(const struct worker *w, int i)
+{
+    const struct plan *p = w->x->p;
+    const int *deps = plan_deps(p, w->x->rank, i);
+    for (int k = 0; k < w->pr->ops.items[i].n_deps; k++)
+        if (w->run[deps[k]].state == OPS_WAITING || w->run[deps[k]].state == OPS_RUNNING)
+            return false;
+    return true;
+}
+
+static int record_span(struct worker *w, int i)
+{
+    const struct op *o = &w->pr->ops.items[i];
+    const struct op_run *r = &w->run[i];
+    bool is_msg = o->kind == OP_SEND || o->kind == OP_RECV;
+    struct span s = {
+        .rank = w->x->rank, .stream = (int16_t)o->stream, .kind = (int16_t)o->kind,
+        .step = (int32_t)w->step, .op = i, .mb = o->mb,
+        .lo = is_msg ? plan_tag_boundary(o->tag) : o->lo,
+        .hi = is_msg ? plan_tag_boundary(o->tag) : o->hi,
+        .peer = o->peer, .start_s = r->post_s, .end_s = r->end_s, .bytes = o->bytes,
+        .flops = o->flops, .version_read = -1, .version_applied = -1,
+    };
+    if (o->kind == OP_PUSH || o->kind == OP_PULL) s.version_read = r->ver_read;
+    if (o->kind == OP_PUSH) s.version_applied = r->ver_applied;
+    return vec_push(&w->x->spans, s);
+}
+
+/* Completes what has completed among the running ops; *progress when any did. */
+static int reap(struct worker *w, int *n_done, bool *progress, struct err *e)
+{
+    size_t keep = 0;
+    for (size_t k = 0; k < w->running.len; k++) {
+        int i = w->running.items[k];
+        bool done = false;
+        TRY(test_comm(w, i, &done, e));
+        if (done) {
+            (*n_done)++;
+            *progress = true;
+        } else {
+            w->running.items[keep++] = i;
+        }
+    }
+    w->running.len = keep;
+    return 0;
+}
+
+int worker_step(struct worker *w, int64_t step, struct err *e)
+{
+    struct real_ctx *x = w->x;
+    w->step = step;
+    w->loss_sum = 0;
+    w->loss_samples = 0;
+    for (int i = 0; i < w->n_ops; i++) w->run[i] = (struct op_run){.state = OPS_WAITING};
+    for (int k = 0; k < w->n_links; k++) w->links[k].last_push = -1;
+    real_sleep(straggler_pause_s(x->strag, x->rank));
+    mlp_zero_grad(x->m, 0, w->n_layers);
+
+    int head[PLAN_N_STREAMS], n_done = 0;
+    for (int s = 0; s < PLAN_N_STREAMS; s++) head[s] = w->first_on_stream[s];
+    while (n_done < w->n_ops) {
+        bool progress = false;
+        TRY(reap(w, &n_done, &progress, e));
+        /* communication first: a started transfer moves while compute runs */
+        for (int s = PLAN_N_STREAMS - 1; s >= 0; s--) {
+            /* the head is the first op of its stream not yet satisfied, so
+             * only its deps remain to check */
+            int i = head[s];
+            if (i < 0 || w->run[i].state != OPS_WAITING || !is_ready(w, i)) continue;
+            const struct op *o = &w->pr->ops.items[i];
+            if (op_infos[o->kind].cls == OPC_COMPUTE) {
+                TRY(run_compute(w, i, e));
+                n_done++;
+            } else {
+                TRY(start_comm(w, i, e));
+            }
+            progress = true;
+        }
+        /* move each stream's head past the ops that satisfy their stream */
+        for (int s = 0; s < PLAN_N_STREAMS; s++)
+            while (head[s] >= 0 && (w->run[head[s]].state == OPS_DONE ||
+                                    w->run[head[s]].state == OPS_ISSUED))
+                head[s] = w->next_on_stream[head[s]];
+        if (progress) continue;
+        if (w->running.len == 0)
+            return err_set(e, ERR_RUN, "rank %d, step %lld: no op can start and none is running "
+                           "(the plan deadlocks; `strata schedule` checks it)",
+                           x->rank, (long long)step);
+        sched_yield();   /* waiting on peers: let an oversubscribed core run them */
+    }
+    for (int i = 0; i < w->n_ops; i++)
+        if (record_span(w, i) < 0) return err_set(e, ERR_NOMEM, "out of memory for the trace");
+    if (w->loss_samples > 0) {
+        struct step_loss l = {.step = step, .end_s = real_now(x), .loss_sum = w->loss_sum,
+                              .n_samples = w->loss_samples};
+        if (vec_push(&x->losses, l) < 0) return err_set(e, ERR_NOMEM, "out of memory");
+    }
+    return 0;
+}
+
+void worker_last_loss(const struct worker *w, double *loss_sum, int64_t *n_samples)
+{
+    *loss_sum = w->loss_sum;
+    *n_samples = w->loss_samples;
+}
+
+int worker_finish(struct worker *w, struct err *e)
+{
+    struct ps_msg done = {.round = w->step + 1};
+    for (int k = 0; k < w->n_links; k++)
+        REAL_MPI(e, MPI_Send(&done, sizeof done, MPI_BYTE, w->links[k].rank, PS_DONE,
+                             w->x->ps_comm));
+    return 0;
+}
+
+bool worker_is_first_loss(const struct worker *w)
+{
+    return w->replica_out == 0;
+}
