@@ -303,7 +303,7 @@ Test(report_read, compare_document_gives_every_report_in_order, .init = make_dir
     fill(&b, &cb);
     snprintf(b.strategy, sizeof b.strategy, "ps-async");
     b.mode = "real";
-    b.config_groups = OPTG_SIM;
+    b.config_groups = config_find("straggler")->groups;  /* whichever group holds it */
     b.has_final = false;
     b.failure.happened = false;
     const struct report *rs[] = {&a, &b};
