@@ -92,4 +92,35 @@ int report_write_csv(const struct report *const *rs, int n, const double *speedu
 void report_print_table(FILE *out, const struct report *const *rs, int n,
                         const double *speedup);
 
+/* --- Reading back (report_read.c) -----------------------------------------
+ * A report document read back: one report (a "strata_report" file) or
+ * several (a "strata_compare" file's "reports", a "strata_sweep" file's
+ * points[].report, a "strata_validate" file's rows[].predicted and
+ * rows[].measured, in that order). Each report's config points to
+ * configs[i], filled from its "config" object (config_init defaults, then
+ * every key of that object set through config_set with all groups, so
+ * unknown keys or bad values are ERR_INPUT naming the file), and
+ * config_groups is the union of the groups of the options present.
+ * A null where the writer puts a real number reads back as NaN: report.c
+ * writes every non-finite value as null. */
+struct report_doc {
+    int n;
+    struct report *reports;   /* [n], owned */
+    struct config *configs;   /* [n], owned */
+};
+
+/* Reads and parses the file at path (at most 256 MiB). 0, or ERR_INPUT (a
+ * missing file, or a document that is not a strata report: the message
+ * names the file and the field), ERR_IO or ERR_NOMEM; *out is zeroed on
+ * failure and overwritten, not released, on entry. */
+int report_doc_read(const char *path, struct report_doc *out, struct err *e);
+
+/* As report_doc_read, from text[0..len) (no NUL needed); name is the file
+ * as messages should call it. */
+int report_doc_parse(const char *text, size_t len, const char *name, struct report_doc *out,
+                     struct err *e);
+
+/* Frees what a read allocated and zeroes d; accepts a zeroed doc and NULL. */
+void report_doc_release(struct report_doc *d);
+
 #endif
