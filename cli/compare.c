@@ -2,9 +2,11 @@
  * speedup over the same scenario on one device. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../bench/run.h"
+#include "compare.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -21,6 +23,10 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     int n_notes = 0, n_unfit = 0;
 
     int rc = scenario_load(&s, self, argc, argv, &e);
+    if (rc == 0 && !strcmp(s.cfg.mode, "real")) {
+        status = compare_real(self, &s);
+        goto out;
+    }
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
     if (rc == 0) rc = run_baseline(&s.cfg, s.wl, &base, &e);
     if (rc != 0) {

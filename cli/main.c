@@ -10,12 +10,16 @@
 #include "commands.h"
 
 static const struct command commands[] = {
-    {"compare", "several strategies on one scenario, simulated: one table (the default command)",
+    {"compare", "several strategies on one scenario, simulated or real: one table (the default)",
      "Simulates every strategy (or --strategies) on one scenario and prints one row each:\n"
      "step time, throughput, speedup over the same scenario on one device, where the time\n"
      "goes (compute, exposed communication, idle), pipeline bubble, gradient staleness and\n"
-     "memory per device. --json, --csv and --trace write files; --timeline draws each run.",
-     OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_OUTPUT, cmd_compare},
+     "memory per device. --json, --csv and --trace write files; --timeline draws each run.\n"
+     "--mode real runs each strategy for real instead (one MPI job each, --np ranks, the\n"
+     "training options of `strata real`) and prints the same table, measured.",
+     OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
+         OPTG_LAUNCH | OPTG_OUTPUT,
+     cmd_compare},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"

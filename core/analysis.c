@@ -142,7 +142,8 @@ static int close_step(struct analysis *a, struct worker *w)
 
     TRY(vec_push(&a->step_times_s, end_s - w->last_step_end_s));
     w->compute_s += compute_s;
-    w->comm_s += all_s - compute_s;
+    /* the two unions round differently: never a negative hair of comm */
+    w->comm_s += all_s > compute_s ? all_s - compute_s : 0;
     w->last_step_end_s = end_s;
     w->spans[STREAM_COMPUTE].len = w->spans[STREAM_COMM].len = 0;
     return 0;

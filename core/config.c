@@ -671,3 +671,42 @@ bool config_is_set(const struct config *c, const char *name)
     const struct opt_spec *o = config_find(name);
     return o && (c->is_set & bit_of(o));
 }
+
+static char *dup_text(const char *text)
+{
+    size_t n = strlen(text) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, text, n);
+    return d;
+}
+
+int config_to_args(const struct config *c, unsigned groups, char ***out, int *n, struct err *e)
+{
+    *out = NULL;
+    *n = 0;
+    char **args = XCALLOC(e, 2 * config_n_options + 1, sizeof *args);
+    if (!args) return ERR_NOMEM;
+    int k = 0;
+    for (size_t i = 0; i < config_n_options; i++) {
+        const struct opt_spec *o = &config_options[i];
+        if (!(o->groups & groups) || !(c->is_set & bit_of(o))) continue;
+        char value[CONFIG_PATH_BYTES], name[80];
+        config_format(c, o, value, sizeof value);
+        if (o->type == OPT_FLAG && strcmp(value, "true")) continue;
+        snprintf(name, sizeof name, "--%s", o->name);
+        if (!(args[k++] = dup_text(name)) ||
+            (o->type != OPT_FLAG && !(args[k++] = dup_text(value)))) {
+            config_args_free(args);
+            return err_set(e, ERR_NOMEM, "out of memory");
+        }
+    }
+    *out = args;
+    *n = k;
+    return 0;
+}
+
+void config_args_free(char **args)
+{
+    for (size_t i = 0; args && args[i]; i++) free(args[i]);
+    free(args);
+}

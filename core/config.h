@@ -131,6 +131,13 @@ int config_set(struct config *c, const char *name, const char *value,
 /* Was option `name` given (command line or scenario file), not defaulted? */
 bool config_is_set(const struct config *c, const char *name);
 
+/* The options of `groups` that were set, as the command-line words that set
+ * them again: "--name", "value" (a flag: "--name" when true), in table
+ * order; how one command runs another with the user's scenario. *out is
+ * NULL-terminated and owned: free with config_args_free. */
+int config_to_args(const struct config *c, unsigned groups, char ***out, int *n, struct err *e);
+void config_args_free(char **args);
+
 /* The option called name, or NULL. */
 const struct opt_spec *config_find(const char *name);
 

@@ -1,0 +1,91 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../real/launch.h"
+#include "../real/real.h"
+#include "real_job.h"
+
+/* The options a job takes from the scenario; --devices becomes --np, and
+ * --save-params stays with the user's own `strata real` runs. */
+#define JOB_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_DISTURB)
+
+static bool is_kept(const char *word)
+{
+    return strcmp(word, "--devices") && strcmp(word, "--save-params");
+}
+
+/* argv of `strata real` for the job; NULL-terminated, the strings borrowed
+ * from self, opts, np_text and json except the array itself. */
+static char **job_argv(char *self, char *strategy, char *np_text, char **opts, int n_opts,
+                       char *json, struct err *e)
+{
+    char **argv = XCALLOC(e, (size_t)n_opts + 10, sizeof *argv);
+    if (!argv) return NULL;
+    int k = 0;
+    argv[k++] = self;
+    argv[k++] = (char *)"real";
+    argv[k++] = (char *)"--strategy";
+    argv[k++] = strategy;
+    argv[k++] = (char *)"--np";
+    argv[k++] = np_text;
+    /* JOB_GROUPS hold no flags: the words come in (--name, value) pairs */
+    for (int i = 0; i + 1 < n_opts; i += 2)
+        if (is_kept(opts[i])) {
+            argv[k++] = opts[i];
+            argv[k++] = opts[i + 1];
+        }
+    argv[k++] = (char *)"--json";
+    argv[k++] = json;
+    return argv;
+}
+
+/* Would `strata real` take this scenario for this strategy? */
+static int check_fits(const struct config *cfg, const struct workload *wl, const char *strategy,
+                      int np, struct err *e)
+{
+    struct config one = *cfg;
+    one.positional = NULL;
+    one.n_positional = 0;
+    snprintf(one.strategy, sizeof one.strategy, "%s", strategy);
+    one.devices = one.np = np;   /* as the job's --np will say */
+    struct plan *p = NULL;
+    int rc = real_prepare(&one, wl, &p, e);
+    plan_free(p);
+    return rc;
+}
+
+int real_job_run(const struct config *cfg, const struct workload *wl, const char *strategy,
+                 int np, const char *strata_bin, struct report_doc *out, struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    TRY(check_fits(cfg, wl, strategy, np, e));
+    char self[LAUNCH_PATH_BYTES], json[] = "/tmp/strata-job-XXXXXX", np_text[32], name[64];
+    if (strata_bin) snprintf(self, sizeof self, "%s", strata_bin);
+    else TRY(launch_self_path("strata", self, sizeof self, e));
+    int fd = mkstemp(json);
+    if (fd < 0) return err_set(e, ERR_IO, "cannot make a temporary file in /tmp for a report");
+    close(fd);
+    snprintf(np_text, sizeof np_text, "%d", np);
+    snprintf(name, sizeof name, "%s", strategy);
+
+    char **opts = NULL, **argv = NULL;
+    int n_opts = 0, exit_code = 0;
+    int rc = config_to_args(cfg, JOB_GROUPS, &opts, &n_opts, e);
+    if (rc == 0 && !(argv = job_argv(self, name, np_text, opts, n_opts, json, e))) rc = ERR_NOMEM;
+    if (rc == 0) rc = launch_run(argv, "/dev/null", &exit_code, e);
+    if (rc == 0 && exit_code != 0)
+        rc = err_set(e, exit_code == 2 ? ERR_INPUT : ERR_RUN,
+                     "`strata real --strategy %s --np %d` exited with status %d (its message is "
+                     "above)", strategy, np, exit_code);
+    if (rc == 0) rc = report_doc_read(json, out, e);
+    if (rc == 0 && out->n != 1) {
+        report_doc_release(out);
+        rc = err_set(e, ERR_RUN, "the job of %s wrote %d reports, not one", strategy, out->n);
+    }
+    unlink(json);
+    free(argv);
+    config_args_free(opts);
+    return rc;
+}
