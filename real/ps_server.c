@@ -6,7 +6,10 @@
  * push's gradient, divided by the samples it sums over; a sync or backup
  * round adds its pushes' gradients and takes one step divided by their
  * samples together. With every worker's push in the round, that is the
- * global batch's mean gradient: exactly one device's step (the tests check). */
+ * global batch's mean gradient: exactly one device's step (the tests check).
+ * A round's pushes are kept apart and added in worker order when it closes,
+ * not in arrival order, so that a synchronous run's arithmetic is the same
+ * whatever the timing: floating-point addition is not associative. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,11 +25,14 @@ struct pending_pull {
 struct server {
     struct real_ctx *x;
     struct ps_server ps;
+    int n_workers;
     int64_t off, n;                /* the shard in the parameter block, in floats */
     int *w_of_rank;                /* [n_ranks]: index among this server's workers, -1 */
     int64_t *last_applied;         /* [workers]: their latest push's version_applied */
-    float *grad;                   /* [n]: a push being received */
-    float *round_sum;              /* [n]: sync/backup: the open round's gradient sum */
+    float *grad;                   /* [n]: a push being received (async, ssp) */
+    float **round_grad;            /* [workers][n]: sync/backup: each one's push in the open round */
+    bool *in_round;                /* [workers]: its push counts in the open round */
+    float *round_sum;              /* [n]: the round's gradient sum, when it closes */
     int64_t round_samples;
     VEC(struct pending_pull) pending;
 };
@@ -50,12 +56,15 @@ static int server_init(struct server *S, struct real_ctx *x, struct err *e)
                 break;
             }
     }
+    S->n_workers = n_workers;
     S->last_applied = XCALLOC(e, (size_t)n_workers + 1, sizeof *S->last_applied);
+    S->round_grad = XCALLOC(e, (size_t)n_workers + 1, sizeof *S->round_grad);
+    S->in_round = XCALLOC(e, (size_t)n_workers + 1, sizeof *S->in_round);
     S->grad = x->dev->alloc((size_t)S->n * sizeof(float), e);
     S->round_sum = x->dev->alloc((size_t)S->n * sizeof(float), e);
-    if (!S->last_applied || !S->grad || !S->round_sum) return ERR_NOMEM;
+    if (!S->last_applied || !S->round_grad || !S->in_round || !S->grad || !S->round_sum)
+        return ERR_NOMEM;
     for (int w = 0; w < n_workers; w++) S->last_applied[w] = -1;
-    x->dev->fill(S->round_sum, (size_t)S->n, 0);
     return n_workers ? ps_server_init(&S->ps, p->policy, p->policy_arg, n_workers, e) : 0;
 }
 
@@ -64,6 +73,9 @@ static void server_release(struct server *S)
     ps_server_release(&S->ps);
     free(S->w_of_rank);
     free(S->last_applied);
+    for (int w = 0; S->round_grad && w < S->n_workers; w++) S->x->dev->free(S->round_grad[w]);
+    free(S->round_grad);
+    free(S->in_round);
     if (S->x) {
         S->x->dev->free(S->grad);
         S->x->dev->free(S->round_sum);
@@ -110,7 +122,12 @@ static int take_push(struct server *S, int source, int w, const struct ps_msg *m
         return err_set(e, ERR_RUN, "server %d: a push from rank %d of %lld floats and %lld "
                        "samples; the shard has %lld floats", x->rank, source,
                        (long long)m->n_floats, (long long)m->n_samples, (long long)S->n);
-    REAL_MPI(e, MPI_Recv(S->grad, (int)S->n, MPI_FLOAT, source, PS_PUSH_DATA, x->ps_comm,
+    bool is_sync = S->ps.policy == POLICY_SYNC || S->ps.policy == POLICY_BACKUP;
+    if (is_sync && !S->round_grad[w] &&
+        !(S->round_grad[w] = x->dev->alloc((size_t)S->n * sizeof(float), e)))
+        return ERR_NOMEM;
+    float *into = is_sync ? S->round_grad[w] : S->grad;
+    REAL_MPI(e, MPI_Recv(into, (int)S->n, MPI_FLOAT, source, PS_PUSH_DATA, x->ps_comm,
                          MPI_STATUS_IGNORE));
     struct ps_push_result pr = ps_server_push(&S->ps, w, m->round, m->version_read);
     S->last_applied[w] = pr.version_applied;
@@ -120,11 +137,14 @@ static int take_push(struct server *S, int source, int w, const struct ps_msg *m
         return recheck(S, e);
     case PS_GATHERED:
     case PS_ROUND:
-        x->dev->axpy((size_t)S->n, 1.0f, S->grad, S->round_sum);
+        S->in_round[w] = true;
         S->round_samples += m->n_samples;
         if (pr.action == PS_GATHERED) return 0;
-        sgd(S, S->round_sum, S->round_samples);
         x->dev->fill(S->round_sum, (size_t)S->n, 0);
+        for (int v = 0; v < S->n_workers; v++)
+            if (S->in_round[v]) x->dev->axpy((size_t)S->n, 1.0f, S->round_grad[v], S->round_sum);
+        sgd(S, S->round_sum, S->round_samples);
+        memset(S->in_round, 0, (size_t)S->n_workers * sizeof *S->in_round);
         S->round_samples = 0;
         return recheck(S, e);
     case PS_DROPPED:
