@@ -101,10 +101,13 @@ static void strata_path(char *buf, size_t n)
     snprintf(buf, n, "%s/strata", dirname(self));
 }
 
+/* 0, or the job's error: ERR_INPUT when the scenario does not fit the
+ * strategy (quietly: the table says so), another code printed. */
 static int job(const char *strategy, int np, long long batch, long long steps, long long epochs,
                const char *data, struct report_doc *out)
 {
     struct err e = {0};
+    int rc = 0;
     struct config cfg;
     config_init(&cfg);
     struct workload *wl = NULL;
@@ -119,19 +122,21 @@ static int job(const char *strategy, int np, long long batch, long long steps, l
         config_set(&cfg, "batch", batch_s, ~0u, &e) < 0 ||
         config_set(&cfg, epochs ? "epochs" : "steps", epochs ? epochs_s : steps_s, ~0u, &e) < 0 ||
         config_set(&cfg, "data", data, ~0u, &e) < 0 || workload_parse(MODEL, &wl, &e) < 0 ||
-        real_job_run(&cfg, wl, strategy, np, bin, out, &e) < 0) {
-        fprintf(stderr, "real_speed: %s on %d: %s\n", strategy, np, e.msg);
+        (rc = real_job_run(&cfg, wl, strategy, np, bin, out, &e)) < 0) {
+        if (rc != ERR_INPUT) fprintf(stderr, "real_speed: %s on %d: %s\n", strategy, np, e.msg);
         workload_free(wl);
-        return -1;
+        return rc < 0 ? rc : ERR_RUN;
     }
     workload_free(wl);
     return 0;
 }
 
+/* samples/s; -1 when the strategy does not fit np ranks, 0 when it failed */
 static double throughput(const char *strategy, int np, long long batch, long long steps)
 {
     struct report_doc d;
-    if (job(strategy, np, batch, steps, 0, "fashion-mnist", &d) < 0) return 0;
+    int rc = job(strategy, np, batch, steps, 0, "fashion-mnist", &d);
+    if (rc < 0) return rc == ERR_INPUT ? -1 : 0;
     double x = d.reports[0].throughput_samples_per_s;
     report_doc_release(&d);
     return x;
@@ -157,11 +162,13 @@ static void bench_throughput(void)
         printf("  %-14s", name);
         for (int np = 1; np <= 4; np *= 2) {
             double x = throughput(name, np, 256, 200);
-            printf(" %8.0f %4.2fx", x, one256 > 0 ? x / one256 : 0);
+            if (x < 0) printf(" %8s %5s", "-", "");   /* more stages than layers */
+            else printf(" %8.0f %4.2fx", x, one256 > 0 ? x / one256 : 0);
             fflush(stdout);
         }
         putchar('\n');
     }
+    printf("  (-: more ranks than the model's 3 layers, which model and pipelines split)\n");
     double mirrored2 = throughput("mirrored", 2, 256, 200);
     printf("\n  mirrored, 2 ranks, batch 256 (again): %8.0f", mirrored2);
     verdict(mirrored2, 85000);
