@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/untracked.h"
 #include "../nn/data.h"
 #include "../nn/device.h"
 #include "../real/launch.h"
@@ -15,6 +16,25 @@
 #include "outputs.h"
 #include "scenario.h"
 #include "timeline.h"
+
+/* MPI_Init and MPI_Finalize allocate for the life of the process: see
+ * core/untracked.h. */
+static int mpi_init_untracked(void)
+{
+    int argc = 0;
+    char **argv = NULL;
+    UNTRACKED_BEGIN();
+    int rc = MPI_Init(&argc, &argv);
+    UNTRACKED_END();
+    return rc;
+}
+
+static void mpi_finalize_untracked(void)
+{
+    UNTRACKED_BEGIN();
+    MPI_Finalize();
+    UNTRACKED_END();
+}
 
 static void print_header(const struct config *cfg, const struct plan *p,
                          const struct real_result *res, const struct workload *wl)
@@ -71,9 +91,7 @@ static void print_timeline(const struct plan *p, const struct real_result *res)
 /* Inside the MPI job: every rank runs, rank 0 reports. */
 static int run_rank(const struct command *self, struct scenario *s, const struct plan *p)
 {
-    int argc = 0;
-    char **argv = NULL;
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    if (mpi_init_untracked() != MPI_SUCCESS) {
         fprintf(stderr, "strata %s: MPI_Init failed\n", self->name);
         return 1;
     }
@@ -103,7 +121,7 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
         status = err_exit_status(rc);
     }
     real_result_release(&res);
-    MPI_Finalize();
+    mpi_finalize_untracked();
     return status;
 }
 

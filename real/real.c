@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../core/analysis.h"
+#include "../core/untracked.h"
 #include "params.h"
 #include "real_internal.h"
 
@@ -60,7 +61,10 @@ static int setup(struct real_ctx *x, struct err *e)
     const struct plan *p = s->plan;
     const bool is_worker = x->rank < p->n_workers;
     if (!(x->dev = device_find(cfg->device, e))) return e->code;
-    TRY(x->dev->init(0, e));
+    UNTRACKED_BEGIN();   /* OpenBLAS's thread set-up (core/untracked.h) */
+    int rc = x->dev->init(0, e);
+    UNTRACKED_END();
+    TRY(rc);
     /* Servers need no data, but the steps depend on its size: rank 0's
      * count reaches them below. */
     if (is_worker) {
