@@ -1,5 +1,5 @@
 /* Allocations that live as long as the process by design, made by
- * libraries strata calls (MPI_Init, OpenBLAS's thread set-up under MPI):
+ * libraries strata calls (MPI_Init, MPI_Finalize):
  * under AddressSanitizer they are made with leak tracking off, because
  * those libraries unload plug-ins before LeakSanitizer looks and their
  * allocations cannot even be named in a suppression file. Everything

@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "../core/analysis.h"
-#include "../core/untracked.h"
 #include "params.h"
 #include "real_internal.h"
 
@@ -61,10 +60,7 @@ static int setup(struct real_ctx *x, struct err *e)
     const struct plan *p = s->plan;
     const bool is_worker = x->rank < p->n_workers;
     if (!(x->dev = device_find(cfg->device, e))) return e->code;
-    UNTRACKED_BEGIN();   /* OpenBLAS's thread set-up (core/untracked.h) */
-    int rc = x->dev->init(0, e);
-    UNTRACKED_END();
-    TRY(rc);
+    TRY(x->dev->init(0, e));
     /* Servers need no data, but the steps depend on its size: rank 0's
      * count reaches them below. */
     if (is_worker) {
