@@ -57,9 +57,9 @@ static void print_details(const struct real_result *res)
                (long long)r->loss_curve[r->n_loss_curve - 1].step + 1);
     if (r->has_final)
         printf("\ntest accuracy %.4f, test loss %.4f", r->final.test_accuracy, r->final.loss);
-    for (int i = 0; i + 1 < res->n_accuracy; i++)
+    for (int i = 0; i + 1 < r->n_accuracy_curve; i++)
         printf("%s step %lld: %.4f", i ? "," : "\n  accuracy during training:",
-               (long long)res->accuracy_curve[i].step, res->accuracy_curve[i].accuracy);
+               (long long)r->accuracy_curve[i].step, r->accuracy_curve[i].accuracy);
     putchar('\n');
     if (r->staleness.n_histogram > 0)
         printf("staleness of applied pushes: mean %.2f, max %lld\n", r->staleness.mean,

@@ -25,6 +25,9 @@ void report_release(struct report *r)
     free(r->loss_curve);
     r->loss_curve = NULL;
     r->n_loss_curve = 0;
+    free(r->accuracy_curve);
+    r->accuracy_curve = NULL;
+    r->n_accuracy_curve = 0;
     free(r->per_rank);
     r->per_rank = NULL;
     r->n_per_rank = 0;
@@ -163,6 +166,16 @@ cJSON *report_to_json(const struct report *r)
         add(pt, NULL, num((double)p->step), &ok);
         add(pt, NULL, num(p->time_s), &ok);
         add(pt, NULL, num(p->loss), &ok);
+    }
+
+    cJSON *ac = add(root, "accuracy_curve", cJSON_CreateArray(), &ok);
+    for (int i = 0; ac && i < r->n_accuracy_curve; i++) {
+        const struct accuracy_point *p = &r->accuracy_curve[i];
+        cJSON *pt = add(ac, NULL, cJSON_CreateArray(), &ok);
+        if (!pt) break;
+        add(pt, NULL, num((double)p->step), &ok);
+        add(pt, NULL, num(p->time_s), &ok);
+        add(pt, NULL, num(p->accuracy), &ok);
     }
 
     if (r->has_final) {

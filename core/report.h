@@ -23,6 +23,13 @@ struct loss_point {
     double loss;
 };
 
+/* Test accuracy measured during training (--eval-every) and at the end. */
+struct accuracy_point {
+    int64_t step;        /* steps done when evaluated */
+    double time_s;
+    double accuracy;
+};
+
 struct rank_time {
     int rank;
     double compute_s, comm_s, idle_s;
@@ -48,6 +55,8 @@ struct report {
     struct { int64_t params, grads, optimizer, activations, peak; } memory_bytes_per_device;
     struct loss_point *loss_curve;   /* [n_loss_curve], owned */
     int n_loss_curve;
+    struct accuracy_point *accuracy_curve;   /* [n_accuracy_curve], owned; [] when not measured */
+    int n_accuracy_curve;
     bool has_final;                  /* numerics ran: "final" is an object, else null */
     struct { double loss, test_accuracy; } final;
     bool has_time_to_accuracy;       /* else "time_to_accuracy_s": null */

@@ -380,6 +380,27 @@ static int read_loss_point(const cJSON *v, const struct at *at, struct loss_poin
     return as_real(loss, &f2, &p->loss);
 }
 
+/* Optional: reports from before it existed have none. */
+static int read_accuracy_curve(const cJSON *j, const struct at *at, struct report *r)
+{
+    const cJSON *ac = cJSON_GetObjectItemCaseSensitive(j, "accuracy_curve");
+    if (!ac) return 0;
+    struct at f = key_of(at, "accuracy_curve");
+    if (!cJSON_IsArray(ac)) return bad(&f, "is not an array");
+    int n = cJSON_GetArraySize(ac);
+    if (n > 0 && !(r->accuracy_curve = XCALLOC(at->e, (size_t)n, sizeof *r->accuracy_curve)))
+        return ERR_NOMEM;
+    r->n_accuracy_curve = n;
+    int i = 0;
+    for (const cJSON *v = ac->child; v; v = v->next, i++) {
+        struct at fi = index_of(&f, i);
+        struct loss_point p;
+        TRY(read_loss_point(v, &fi, &p));
+        r->accuracy_curve[i] = (struct accuracy_point){p.step, p.time_s, p.loss};
+    }
+    return 0;
+}
+
 static int read_loss_curve(const cJSON *j, const struct at *at, struct report *r)
 {
     struct at f = key_of(at, "loss_curve");
@@ -449,6 +470,7 @@ static int read_report(const cJSON *j, const struct at *at, struct report *r,
     TRY(read_histogram(j, at, r));
     TRY(read_object(j, at, "memory_bytes_per_device", r, TABLE(memory_fields)));
     TRY(read_loss_curve(j, at, r));
+    TRY(read_accuracy_curve(j, at, r));
     TRY(read_optional(j, at, "final", r, TABLE(final_fields), &r->has_final));
     TRY(read_time_to_accuracy(j, at, r));
     TRY(read_per_rank(j, at, r));

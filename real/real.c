@@ -101,11 +101,12 @@ static int evaluate(struct real_ctx *x, int64_t step, struct real_result *res, s
     int rc = mlp_evaluate(x->m, test->x, labels, (int)test->n, &accuracy, &loss, e);
     free(labels);
     TRY(rc);
-    struct accuracy_point *grown = realloc(res->accuracy_curve,
-                                           ((size_t)res->n_accuracy + 1) * sizeof *grown);
+    struct report *r = &res->report;
+    struct accuracy_point *grown = realloc(r->accuracy_curve,
+                                           ((size_t)r->n_accuracy_curve + 1) * sizeof *grown);
     if (!grown) return err_set(e, ERR_NOMEM, "out of memory");
-    res->accuracy_curve = grown;
-    grown[res->n_accuracy++] = (struct accuracy_point){step, real_now(x), accuracy};
+    r->accuracy_curve = grown;
+    grown[r->n_accuracy_curve++] = (struct accuracy_point){step, real_now(x), accuracy};
     res->report.has_final = true;
     res->report.final.loss = loss;
     res->report.final.test_accuracy = accuracy;
@@ -410,7 +411,4 @@ void real_result_release(struct real_result *res)
 {
     report_release(&res->report);
     trace_release(&res->trace);
-    free(res->accuracy_curve);
-    res->accuracy_curve = NULL;
-    res->n_accuracy = 0;
 }

@@ -25,17 +25,9 @@
 /* Option groups that shape a real run: what its report's "config" holds. */
 #define REAL_CONFIG_GROUPS (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_DISTURB)
 
-struct accuracy_point {
-    int64_t step;        /* steps done when evaluated */
-    double time_s;
-    double accuracy;
-};
-
 struct real_result {                /* filled on rank 0 only */
-    struct report report;           /* mode "real" */
+    struct report report;           /* mode "real"; its accuracy_curve: --eval-every and the end */
     struct trace trace;             /* the first keep_steps steps' spans */
-    struct accuracy_point *accuracy_curve;   /* [n_accuracy], owned: --eval-every and the end */
-    int n_accuracy;
     double makespan_s;
     int64_t steps;
     char device[160];               /* the device's own description */

@@ -117,7 +117,9 @@ static const cJSON *get_arr(const cJSON *obj, const char *key, int n)
 static const char *const top_fields[] = {
     "strata_report", "mode", "strategy", "devices", "config", "step_time_s",
     "throughput_samples_per_s", "breakdown", "bubble_fraction", "staleness",
-    "memory_bytes_per_device", "loss_curve", "final", "time_to_accuracy_s", "per_rank",
+    "memory_bytes_per_device", "loss_curve",
+    "accuracy_curve", /* beyond ARCHITECTURE.md's list: test accuracy during training */
+    "final", "time_to_accuracy_s", "per_rank",
     "failure", /* beyond ARCHITECTURE.md's list: what a --fail cost (issue 4) */
 };
 #define N_TOP ((int)(sizeof top_fields / sizeof *top_fields))

@@ -635,8 +635,11 @@ Test(report_read, every_field_of_the_contract_is_required)
 {
     cJSON *j = valid_tree();
     int n_top = cJSON_GetArraySize(j);
-    /* k = 0, "strata_report", is the document's kind: unknown_document_kind */
-    for (int k = 1; k < n_top; k++) expect_member_required(NULL, -1, k);
+    /* k = 0, "strata_report", is the document's kind: unknown_document_kind;
+     * accuracy_curve is optional (reports from before it have none) */
+    for (int k = 1; k < n_top; k++)
+        if (strcmp(cJSON_GetArrayItem(j, k)->string, "accuracy_curve"))
+            expect_member_required(NULL, -1, k);
     /* Members of objects, except config, whose members are optional
      * (defaults fill the rest). */
     for (const cJSON *m = j->child; m; m = m->next) {
@@ -904,4 +907,32 @@ Test(report_read_files, bad_file_names_the_file, .init = make_dir, .fini = remov
     snprintf(want, sizeof want, "%s: \"strategy\" is missing", path);
     cr_assert_not_null(strstr(e.msg, want), "%s", e.msg);
     expect_zeroed(&d);
+}
+
+Test(report_read, accuracy_curve_reads_back_and_may_be_absent)
+{
+    cJSON *j = valid_tree();
+    cJSON *ac = cJSON_CreateArray();
+    cJSON *pt = cJSON_CreateArray();
+    cJSON_AddItemToArray(pt, cJSON_CreateNumber(40));
+    cJSON_AddItemToArray(pt, cJSON_CreateNumber(1.5));
+    cJSON_AddItemToArray(pt, cJSON_CreateNumber(0.875));
+    cJSON_AddItemToArray(ac, pt);
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "accuracy_curve", ac);
+    char *text = cJSON_PrintUnformatted(j);
+    struct report_doc d;
+    struct err e = {0};
+    cr_assert_eq(report_doc_parse(text, strlen(text), "r.json", &d, &e), 0, "%s", e.msg);
+    cr_assert_eq(d.reports[0].n_accuracy_curve, 1);
+    cr_assert_eq(d.reports[0].accuracy_curve[0].step, 40);
+    cr_assert_float_eq(d.reports[0].accuracy_curve[0].accuracy, 0.875, 1e-12);
+    report_doc_release(&d);
+    cJSON_free(text);
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "accuracy_curve");
+    text = cJSON_PrintUnformatted(j);
+    cr_assert_eq(report_doc_parse(text, strlen(text), "r.json", &d, &e), 0, "%s", e.msg);
+    cr_assert_eq(d.reports[0].n_accuracy_curve, 0);
+    report_doc_release(&d);
+    cJSON_free(text);
+    cJSON_Delete(j);
 }
