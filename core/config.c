@@ -90,10 +90,25 @@ const struct opt_spec config_options[] = {
      .help = "where the arithmetic runs: cpu (OpenBLAS, one thread per rank)"},
     {.name = "save-params", STRING(save_params), .def = "", .groups = OPTG_TRAIN,
      .metavar = "FILE", .help = "write the trained parameters to FILE (float32, see real/params.h)"},
+    {.name = "numerics", FLAG(numerics), .def = "false", .groups = OPTG_SIM,
+     .help = "simulate with the real arithmetic: loss, accuracy and staleness's effect on them"},
+    {.name = "target-accuracy", REAL(target_accuracy, 0, 1), .def = "0", .groups = OPTG_TRAIN,
+     .metavar = "A", .help = "report the time to reach test accuracy A (time_to_accuracy_s); 0 = none"},
     {.name = "mode", CHOICE(mode, "sim|real"), .def = "sim", .groups = OPTG_COMPARE,
      .metavar = "MODE", .help = "simulate the strategies, or run them for real under MPI"},
     {.name = "np", INT(np, 0, 65536), .def = "0", .groups = OPTG_LAUNCH, .metavar = "N",
      .help = "real runs: MPI processes that compute (servers are extra); 0 = --devices"},
+    {.name = "plot", STRING(plot_dir), .def = "", .groups = OPTG_PLOT, .metavar = "DIR",
+     .help = "write PNG and SVG plots (and their data and gnuplot scripts) into DIR"},
+    {.name = "plot-terminal", FLAG(plot_terminal), .def = "false", .groups = OPTG_PLOT,
+     .help = "draw the plots in the terminal (gnuplot's dumb terminal)"},
+    {.name = "vary", STRING(vary), .def = "", .groups = OPTG_SWEEP, .metavar = "OPT=V1,V2,...",
+     .help = "the option a sweep varies and its values (--devices 1,2,4 is --vary devices=1,2,4)"},
+    {.name = "scaling", CHOICE(scaling, "strong|weak"), .def = "strong", .groups = OPTG_SWEEP,
+     .metavar = "KIND",
+     .help = "strong: the global batch stays; weak: it grows with the devices (per-device batch stays)"},
+    {.name = "output", .short_name = 'o', STRING(output), .def = "", .groups = OPTG_CALIBRATE,
+     .metavar = "FILE", .help = "write the measured cluster profile to FILE (--cluster FILE loads it)"},
     {.name = "strategies", STRING(strategies), .def = "all", .groups = OPTG_COMPARE,
      .metavar = "LIST", .help = "strategies to compare: all, or a comma list"},
     {.name = "json", STRING(json_path), .def = "", .groups = OPTG_OUTPUT, .metavar = "FILE",
@@ -557,8 +572,17 @@ static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set
             TRY(take_value(argc, argv, &i, NULL, "-f", NULL, file, e));
             continue;
         }
-        if (w[1] != '-')  /* single dash: only -f and -h exist */
-            return unknown_option(w, w + 1, strlen(w + 1), groups, e);
+        if (w[1] != '-') {  /* single dash: -f, -h and the options' one-letter aliases */
+            const struct opt_spec *o = NULL;
+            for (size_t k = 0; k < config_n_options && !o && !w[2]; k++)
+                if (config_options[k].short_name == w[1] && (config_options[k].groups & groups))
+                    o = &config_options[k];
+            if (!o) return unknown_option(w, w + 1, strlen(w + 1), groups, e);
+            struct assignment a = {o, "true"};
+            if (o->type != OPT_FLAG) TRY(take_value(argc, argv, &i, NULL, w, o, &a.value, e));
+            if (vec_push(set, a) < 0) return err_set(e, ERR_NOMEM, "out of memory");
+            continue;
+        }
         const char *name = w + 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -612,10 +636,12 @@ int config_parse_args(struct config *c, int argc, char **argv, unsigned groups, 
 
 /* ---- help ------------------------------------------------------------ */
 
-/* "--devices N" */
+/* "--devices N", "-o, --output FILE" */
 static int format_head(const struct opt_spec *o, char *buf, size_t n)
 {
-    return snprintf(buf, n, "--%s%s%s", o->name, o->metavar ? " " : "",
+    char alias[8] = "";
+    if (o->short_name) snprintf(alias, sizeof alias, "-%c, ", o->short_name);
+    return snprintf(buf, n, "%s--%s%s%s", alias, o->name, o->metavar ? " " : "",
                     o->metavar ? o->metavar : "");
 }
 

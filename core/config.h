@@ -22,6 +22,9 @@ enum opt_group {
     OPTG_TRAIN = 1u << 6,     /* the arithmetic of training: --lr, --epochs, --data ... */
     OPTG_LAUNCH = 1u << 7,    /* real runs: how many processes: --np */
     OPTG_DISTURB = 1u << 8,   /* slow devices, simulated or injected into real runs: --straggler */
+    OPTG_PLOT = 1u << 9,      /* plots: --plot DIR, --plot-terminal */
+    OPTG_SWEEP = 1u << 10,    /* a grid of runs: --vary, --scaling */
+    OPTG_CALIBRATE = 1u << 11, /* strata calibrate's profile file: -o */
 };
 
 enum opt_type {
@@ -34,6 +37,7 @@ enum opt_type {
 
 struct opt_spec {
     const char *name;     /* long name without dashes: "devices" */
+    char short_name;      /* one-letter alias ('o' for -o), or 0 */
     enum opt_type type;
     size_t offset;        /* where the value lives in struct config */
     size_t size;          /* bytes of the field (strings: capacity incl. NUL) */
@@ -78,9 +82,19 @@ struct config {
     char data[CONFIG_PATH_BYTES];   /* --data: fashion-mnist, synthetic, or a directory */
     char device[16];            /* --device: cpu (cuda with the GPU build) */
     char save_params[CONFIG_PATH_BYTES];  /* --save-params: final parameters to FILE; "" = none */
+    bool numerics;              /* --numerics: the simulator does the real arithmetic */
+    double target_accuracy;     /* --target-accuracy: time_to_accuracy_s's threshold; 0 = none */
     /* OPTG_LAUNCH */
     char mode[8];               /* --mode: sim | real */
     long long np;               /* --np: processes that compute (real runs); 0 = --devices */
+    /* OPTG_PLOT */
+    char plot_dir[CONFIG_PATH_BYTES];   /* --plot: PNG and SVG plots into DIR; "" = none */
+    bool plot_terminal;                 /* --plot-terminal: draw them in the terminal */
+    /* OPTG_SWEEP */
+    char vary[512];             /* --vary: OPTION=v1,v2,...; "" = the devices */
+    char scaling[8];            /* --scaling: strong | weak */
+    /* OPTG_CALIBRATE */
+    char output[CONFIG_PATH_BYTES];     /* -o, --output: the profile file calibrate writes */
     /* OPTG_COMPARE */
     char strategies[512];       /* --strategies: "all" or "a,b,c" */
     /* OPTG_OUTPUT */

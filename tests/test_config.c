@@ -595,9 +595,12 @@ static char *help_text(unsigned groups)
 /* The help line of --name, or NULL. */
 static const char *help_line(const char *text, const char *name, char *line, size_t n)
 {
-    char flag[64];
+    char flag[64], aliased[64];
     snprintf(flag, sizeof flag, "  --%s ", name);
+    snprintf(aliased, sizeof aliased, ", --%s ", name);   /* "  -o, --output FILE" */
     const char *at = strstr(text, flag);
+    if (!at && (at = strstr(text, aliased)))
+        while (at > text && at[-1] != '\n') at--;
     if (!at) return NULL;
     const char *eol = strchr(at, '\n');
     size_t len = eol ? (size_t)(eol - at) : strlen(at);
@@ -621,6 +624,7 @@ Test(config, help_lists_every_option_of_the_groups_with_its_default)
         cr_expect_not_null(strstr(line, o->help), "--%s: its help is not on its line", o->name);
     }
     cr_expect_not_null(strstr(text, "  -f, --file FILE "));
+    cr_expect_not_null(strstr(text, "  -o, --output FILE "));
     cr_expect_not_null(strstr(text, "  -h, --help "));
     free(text);
 }
@@ -675,5 +679,23 @@ Test(config, file_keys_of_other_commands_are_checked_then_ignored)
     path = write_file("bad.conf", "devices = 6\nsteps = 0\n");
     config_init(&c);
     expect_input_error(config_load_file(&c, path, OPTG_SCENARIO, &e), &e, "bad.conf:2", "--steps");
+    config_release(&c);
+}
+
+Test(config, one_letter_alias_sets_its_option_and_only_in_its_groups)
+{
+    struct config c;
+    config_init(&c);
+    struct err e = {0};
+    char *words[] = {"-o", "local.profile"};
+    cr_assert_eq(config_parse_args(&c, 2, words, ALL_GROUPS, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(c.output, "local.profile");
+    cr_assert(config_is_set(&c, "output"));
+    config_release(&c);
+    config_init(&c);
+    cr_assert_eq(config_parse_args(&c, 2, words, OPTG_SCENARIO, &e), ERR_INPUT);
+    char *bare[] = {"-o"};
+    cr_assert_eq(config_parse_args(&c, 1, bare, ALL_GROUPS, &e), ERR_INPUT);
+    cr_assert_not_null(strstr(e.msg, "needs a value"), "%s", e.msg);
     config_release(&c);
 }
