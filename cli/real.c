@@ -13,6 +13,7 @@
 #include "../nn/device.h"
 #include "../real/launch.h"
 #include "../real/real.h"
+#include "../strategies/strategy.h"
 #include "outputs.h"
 #include "scenario.h"
 #include "timeline.h"
@@ -88,13 +89,26 @@ static void print_timeline(const struct plan *p, const struct real_result *res)
                    "s");
 }
 
-/* Inside the MPI job: every rank runs, rank 0 reports. */
+/* Under the user's own mpirun with neither --np nor --devices: the job's
+ * ranks are the devices (less the servers of a ps-* strategy). */
+static int take_job_size(struct config *cfg, struct err *e)
+{
+    if (config_is_set(cfg, "np") || config_is_set(cfg, "devices")) return 0;
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const struct strategy *st = strategy_find(cfg->strategy, e);
+    if (!st) return e->code;
+    long long servers = st->policy != POLICY_NONE ? cfg->servers : 0;
+    if (size - servers < 1)
+        return err_set(e, ERR_INPUT, "%s with --servers %lld needs more than the job's %d MPI "
+                       "processes", st->name, servers, size);
+    cfg->devices = size - servers;
+    return 0;
+}
+
+/* Inside the MPI job (MPI initialised): every rank runs, rank 0 reports. */
 static int run_rank(const struct command *self, struct scenario *s, const struct plan *p)
 {
-    if (mpi_init_untracked() != MPI_SUCCESS) {
-        fprintf(stderr, "strata %s: MPI_Init failed\n", self->name);
-        return 1;
-    }
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const char *progress = getenv("STRATA_PROGRESS");
@@ -121,7 +135,6 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
         status = err_exit_status(rc);
     }
     real_result_release(&res);
-    mpi_finalize_untracked();
     return status;
 }
 
@@ -165,13 +178,21 @@ int cmd_real(const struct command *self, int argc, char **argv)
     struct plan *p = NULL;
     int status = 0;
     int rc = scenario_load(&s, self, argc, argv, &e);
+    const bool is_rank = rc == 0 && launch_is_mpi_rank();
+    if (is_rank && mpi_init_untracked() != MPI_SUCCESS) {
+        fprintf(stderr, "strata %s: MPI_Init failed\n", self->name);
+        scenario_release(&s);
+        return 1;
+    }
+    if (is_rank) rc = take_job_size(&s.cfg, &e);
     if (rc == 0) rc = real_prepare(&s.cfg, s.wl, &p, &e);
     if (rc != 0)
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
-    else if (launch_is_mpi_rank())
+    else if (is_rank)
         status = run_rank(self, &s, p);
     else
         status = launch(self, &s, p, argc, argv);
+    if (is_rank) mpi_finalize_untracked();
     plan_free(p);
     scenario_release(&s);
     return status;

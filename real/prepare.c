@@ -1,6 +1,7 @@
 /* What a real run needs from its options, checked before any process
  * starts, so that bad input costs one clear message and no MPI job. */
 #include <stdio.h>
+#include <string.h>
 
 #include "../core/plan_check.h"
 #include "../strategies/strategy.h"
@@ -27,6 +28,17 @@ static int check_options(struct config *cfg, const struct workload *wl, struct e
     return 0;
 }
 
+/* Strategies speak of --devices; a user who typed --np reads "--np". */
+static void name_np(const struct config *cfg, struct err *e)
+{
+    if (!config_is_set(cfg, "np")) return;
+    char *at = strstr(e->msg, "--devices");
+    if (!at) return;
+    char rest[ERR_MSG_BYTES];
+    snprintf(rest, sizeof rest, "%s", at + strlen("--devices"));
+    snprintf(at, sizeof e->msg - (size_t)(at - e->msg), "--np%s", rest);
+}
+
 int real_prepare(struct config *cfg, const struct workload *wl, struct plan **out, struct err *e)
 {
     *out = NULL;
@@ -34,7 +46,11 @@ int real_prepare(struct config *cfg, const struct workload *wl, struct plan **ou
     const struct strategy *st = strategy_find(cfg->strategy, e);
     if (!st) return e->code;
     struct plan *p = NULL;
-    TRY(strategy_build(st, cfg, wl, &p, e));
+    int built = strategy_build(st, cfg, wl, &p, e);
+    if (built < 0) {
+        name_np(cfg, e);
+        return built;
+    }
     struct plan_verdict v;
     int rc = plan_check(p, &v, e);
     if (rc == 0 && !v.is_valid)
