@@ -75,7 +75,7 @@ const struct opt_spec config_options[] = {
      .help = "steps between checkpoints that a failed synchronous run restarts from; 0 = never"},
     {.name = "epochs", INT(epochs, 0, 1000000), .def = "0", .groups = OPTG_TRAIN,
      .metavar = "E", .help = "passes over the training set (sets the steps); 0 = run --steps"},
-    {.name = "lr", REAL(lr, 0, 1000), .def = "0.05", .groups = OPTG_TRAIN, .metavar = "RATE",
+    {.name = "lr", REAL(lr, 0, 1000), .def = "0.02", .groups = OPTG_TRAIN, .metavar = "RATE",
      .help = "SGD learning rate, applied to the mean gradient of the global batch"},
     {.name = "momentum", REAL(momentum, 0, 0.999999), .def = "0.9", .groups = OPTG_TRAIN,
      .metavar = "MU", .help = "SGD momentum (PyTorch's convention: v = mu v + g; w -= lr v)"},
