@@ -3,6 +3,7 @@
 #include "../core/analysis.h"
 #include "../core/straggler.h"
 #include "run.h"
+#include "run_numerics.h"
 
 /* Spans kept at most, whatever keep_steps says: a bound on memory (80 bytes a
  * span: 1e6 spans are 80 MB). */
@@ -36,7 +37,10 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
 
     struct analysis *a = analysis_create(run->plan, setup.steps, e);
     if (!a) return e->code;
-    int rc = simulate(&setup, a, &run->trace, &run->result, e);
+    int rc = run_wants_numerics(cfg)
+                 ? run_simulate_numerics(cfg, wl, &setup, a, &run->trace, &run->result,
+                                         &run->report, e)
+                 : simulate(&setup, a, &run->trace, &run->result, e);
     if (rc == 0) rc = analysis_finish(a, run->result.makespan_s, &run->report, e);
     analysis_free(a);
     TRY(rc);
@@ -46,7 +50,7 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     snprintf(r->strategy, sizeof r->strategy, "%s", st->name);
     r->devices = run->plan->n_workers;
     r->config = &run->cfg;
-    r->config_groups = RUN_CONFIG_GROUPS;
+    r->config_groups = RUN_CONFIG_GROUPS | (run_wants_numerics(cfg) ? OPTG_TRAIN : 0u);
     r->failure.happened = run->result.failed;
     r->failure.rank = run->result.failed_rank;
     r->failure.time_s = run->result.failure_time_s;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../bench/run_numerics.h"
 #include "../core/config.h"
 #include "../core/workload.h"
 #include "../strategies/strategy.h"
@@ -25,7 +26,9 @@ static const struct command commands[] = {
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
      "and prints its report. --json writes the report, --trace the Chrome trace-event\n"
      "file (Perfetto opens it), --timeline an ASCII chart of the first steps.",
-     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_OUTPUT, cmd_sim},
+     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
+         OPTG_OUTPUT,
+     cmd_sim},
     {"real", "one strategy, executed on CPU ranks under MPI: measured report, loss, accuracy",
      "Trains --model on --data with one strategy for real: one MPI process per device\n"
      "(--np N; parameter servers are extra ranks), real gradients, real messages. Outside\n"
@@ -80,6 +83,13 @@ static void print_main_help(FILE *out)
     fputs("\nExit status: 0 success, 1 a run failed, 2 bad input.\n", out);
 }
 
+/* What runs share within one command (bench/run_numerics.h) goes with it. */
+static int finish(int status)
+{
+    run_numerics_release();
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     /* GSL aborts the process on its own errors by default; strata's library
@@ -101,7 +111,7 @@ int main(int argc, char **argv)
         printf("strata compare");
         for (int i = 0; i < n; i++) printf(" %s", scenario[i]);
         printf("   (the default scenario)\n");
-        int status = commands[0].run(&commands[0], n, scenario);
+        int status = finish(commands[0].run(&commands[0], n, scenario));
         if (status == 0)
             printf("\nnext: `strata sim --strategy pipeline-1f1b --timeline` draws a pipeline;"
                    " `strata compare --straggler exp:0.5` shows what slow devices cost;"
@@ -109,10 +119,10 @@ int main(int argc, char **argv)
         return status;
     }
     /* No command word: the default command, compare, with the options given. */
-    if (argv[1][0] == '-') return commands[0].run(&commands[0], argc - 1, argv + 1);
+    if (argv[1][0] == '-') return finish(commands[0].run(&commands[0], argc - 1, argv + 1));
     for (size_t i = 0; i < n_commands; i++)
         if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(&commands[i], argc - 2, argv + 2);
+            return finish(commands[i].run(&commands[i], argc - 2, argv + 2));
     fprintf(stderr, "strata: '%s' is not a command (commands:", argv[1]);
     for (size_t i = 0; i < n_commands; i++) fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
     fputs("; see strata --help)\n", stderr);

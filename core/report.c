@@ -273,14 +273,14 @@ int report_write_compare_json(const struct report *const *rs, int n, const char 
 enum col {
     COL_STRATEGY, COL_DEVICES, COL_STEP, COL_THROUGHPUT, COL_SPEEDUP,
     COL_COMPUTE, COL_COMM, COL_IDLE, COL_BUBBLE, COL_STALENESS, COL_PEAK,
-    COL_LOSS, COL_ACCURACY,
+    COL_LOSS, COL_ACCURACY, COL_TIME_TO_ACCURACY,
     N_COLS
 };
 
 static const char *const col_title[N_COLS] = {
     "strategy", "devices", "step time", "samples/s", "speedup",
     "compute", "comm", "idle", "bubble", "staleness", "peak mem",
-    "loss", "accuracy",
+    "loss", "accuracy", "time to acc",
 };
 
 #define CELL_BYTES 96
@@ -360,8 +360,18 @@ static void fmt_cell(char *buf, const struct report *r, enum col c, const double
         if (r->has_final) fmt_percent(buf, r->final.test_accuracy);
         else snprintf(buf, CELL_BYTES, "-");
         break;
+    case COL_TIME_TO_ACCURACY:
+        if (r->has_time_to_accuracy) fmt_seconds(buf, r->time_to_accuracy_s);
+        else snprintf(buf, CELL_BYTES, "not reached");
+        break;
     case N_COLS: buf[0] = '\0'; break;
     }
+}
+
+/* A --target-accuracy was asked for: its column is shown, reached or not. */
+static bool has_target(const struct report *r)
+{
+    return r->has_time_to_accuracy || (r->config && r->config->target_accuracy > 0);
 }
 
 /* Terminal columns of UTF-8 text: one per code point ("×" is two bytes). */
@@ -385,9 +395,12 @@ static void put_cell(FILE *out, const char *text, int width, bool left, bool fir
 void report_print_table(FILE *out, const struct report *const *rs, int n,
                         const double *speedup)
 {
-    bool any_final = false;
-    for (int i = 0; i < n; i++) any_final |= rs[i]->has_final;
-    int n_cols = any_final ? N_COLS : COL_LOSS;
+    bool any_final = false, any_target = false;
+    for (int i = 0; i < n; i++) {
+        any_final |= rs[i]->has_final;
+        any_target |= has_target(rs[i]);
+    }
+    int n_cols = !any_final ? COL_LOSS : any_target ? N_COLS : COL_TIME_TO_ACCURACY;
 
     int width[N_COLS];
     char cell[CELL_BYTES];

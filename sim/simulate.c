@@ -132,9 +132,21 @@ static int64_t round_of(const struct sim *m, int g)
     return m->step[x->rank] * sl->n_push + j;
 }
 
+/* A hook's error stops the run like any other. */
+static void hooked(struct sim *m, int rc)
+{
+    if (rc < 0 && !m->rc) {
+        m->rc = rc;
+        m->is_stopped = true;
+    }
+}
+
 static void answer_pull(struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
+    const struct sim_hooks *h = m->s->hooks;
+    if (h && h->pull_answered)
+        hooked(m, h->pull_answered(h->ctx, x->rank, m->p->n_workers + m->slots[x->aux].server));
     m->x[g].start_s = m->now_s;
     m->x[g].ver_read = m->servers[m->slots[x->aux].server].ps.version;
     start_transfer(m, g, x->link, x->bytes);
@@ -208,6 +220,8 @@ static void op_ready(struct sim *m, int g)
 
 static void start_step(struct sim *m, int r)
 {
+    const struct sim_hooks *h = m->s->hooks;
+    if (h && h->step_start) hooked(m, h->step_start(h->ctx, r, m->step[r]));
     for (int g = m->off[r]; g < m->off[r + 1]; g++) m->x[g].pending = m->x[g].pending0;
     m->n_done[r] = 0;
     double pause_s = m->strag ? straggler_pause_s(m->strag, r) : 0;
@@ -221,8 +235,12 @@ static void start_step(struct sim *m, int r)
 /* Rank r has ended every op of its current step. */
 static void step_done(struct sim *m, int r)
 {
+    const struct sim_hooks *h = m->s->hooks;
+    if (h && h->step_done) hooked(m, h->step_done(h->ctx, r, m->step[r], m->now_s));
     if (m->step[r]++ == m->n_complete && ++m->n_past == m->n_working) {
         /* every rank has now completed n_complete + 1 steps */
+        if (m->s->step_end_s && m->n_complete < m->s->steps)
+            m->s->step_end_s[m->n_complete] = m->now_s;
         m->n_complete++;
         m->n_past = 0;
         for (int k = 0; k < m->n_ranks; k++)
@@ -298,8 +316,12 @@ static void arrived(struct sim *m, int g)
     case OP_PUSH: {
         const struct slot *sl = &m->slots[x->aux];
         struct server *S = &m->servers[sl->server];
-        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round_of(m, g), m->x[g].ver_read);
+        int64_t round = round_of(m, g);
+        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round, m->x[g].ver_read);
         m->x[g].ver_applied = pr.version_applied;
+        const struct sim_hooks *h = m->s->hooks;
+        if (h && h->push_arrived && !m->is_lookahead)
+            hooked(m, h->push_arrived(h->ctx, x->rank, m->p->n_workers + sl->server, round, &pr));
         /* only an applied update can change what a pull may see */
         if (pr.action == PS_APPLIED || pr.action == PS_ROUND) recheck_pulls(m, sl->server);
         finish(m, g);
@@ -565,6 +587,9 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     m.e = e;
     m.res = res;
     m.lookahead_c = -1;
+    if (s->hooks && s->failure.is_set)
+        return err_set(e, ERR_INPUT, "--fail and --numerics together are not supported: a "
+                       "failure's restart would redo arithmetic the hooks cannot undo");
     des_init(&m.q);
     int rc = sim_index_init(&m);
     if (rc < 0) goto done;

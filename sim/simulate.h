@@ -20,9 +20,25 @@
 #include "../core/analysis.h"
 #include "../core/err.h"
 #include "../core/plan.h"
+#include "../core/ps_policy.h"
 #include "../core/straggler.h"
 #include "../core/trace.h"
 #include "cluster.h"
+
+/* The arithmetic of a numerics run (sim/numerics.h), called at the virtual
+ * moments the math happens: a worker computes its step's gradient when the
+ * step starts (from the parameters it holds then), a server applies a push
+ * when it arrives, a pull copies the server's parameters when it is
+ * answered. A nonzero return stops the run with that error. NULL members are
+ * skipped. Runs with a --fail take no hooks (simulate refuses them). */
+struct sim_hooks {
+    void *ctx;
+    int (*step_start)(void *ctx, int rank, int64_t step);
+    int (*push_arrived)(void *ctx, int rank, int server, int64_t round,
+                        const struct ps_push_result *pr);
+    int (*pull_answered)(void *ctx, int rank, int server);
+    int (*step_done)(void *ctx, int rank, int64_t step, double now_s);
+};
 
 struct sim_setup {
     const struct plan *plan;
@@ -32,6 +48,9 @@ struct sim_setup {
     const struct straggler_spec *straggler;   /* NULL = none */
     struct failure_spec failure;
     int checkpoint_every;                 /* 0 = never */
+    const struct sim_hooks *hooks;        /* NULL = timing only */
+    double *step_end_s;                   /* [steps] or NULL: filled with when every rank had
+                                           * ended step s (the caller's buffer) */
 };
 
 struct sim_result {

@@ -537,8 +537,10 @@ Test(report, table_final_columns_appear_when_any_report_has_final)
     fill(&a);
     fill(&b);
     b.has_final = false;
+    a.has_time_to_accuracy = b.has_time_to_accuracy = false;   /* no target: no such column */
     const struct report *rs[] = {&a, &b};
     char *t = table(rs, 2, NULL);
+    cr_assert_null(strstr(t, "time to acc"), "%s", t);
     cr_assert_not_null(strstr(t, "loss"), "%s", t);
     cr_assert_not_null(strstr(t, "accuracy"), "%s", t);
     cr_assert_not_null(strstr(t, "0.6250"), "a's final loss:\n%s", t);
@@ -642,6 +644,29 @@ Test(report, csv_has_a_header_and_one_row_per_report_that_reads_back, .init = ma
     cr_expect_not_null(strstr(row2, ",0.5,"), "speedup of the second row: %s", row2);
     cr_expect(row2[strlen(row2) - 1] == ',', "no final loss: the last fields are empty: %s", row2);
     free(text);
+    report_release(&a);
+    report_release(&b);
+}
+
+Test(report, table_shows_time_to_accuracy_reached_or_not)
+{
+    struct report a, b;
+    fill(&a);
+    fill(&b);
+    a.has_time_to_accuracy = true;
+    a.time_to_accuracy_s = 1.5;
+    b.has_time_to_accuracy = false;
+    struct config target;
+    config_init(&target);
+    target.target_accuracy = 0.8;
+    b.config = &target;   /* asked for, never reached */
+    const struct report *rs[] = {&a, &b};
+    char *t = table(rs, 2, NULL);
+    cr_assert_not_null(strstr(t, "time to acc"), "%s", t);
+    cr_assert_not_null(strstr(t, "1.500 s"), "%s", t);
+    cr_assert_not_null(strstr(t, "not reached"), "%s", t);
+    assert_aligned(t, 4);
+    free(t);
     report_release(&a);
     report_release(&b);
 }

@@ -1,0 +1,28 @@
+/* Numerics for simulated runs (sim/numerics.h), as run_simulate uses them:
+ * when they are wanted, the data set they train on, and the synchronous
+ * step sequence, computed once and shared by every synchronous strategy of
+ * a comparison (they all compute it: the real-run tests prove it). */
+#ifndef STRATA_BENCH_RUN_NUMERICS_H
+#define STRATA_BENCH_RUN_NUMERICS_H
+
+#include <stdbool.h>
+
+#include "../core/config.h"
+#include "../core/report.h"
+#include "../sim/numerics.h"
+#include "../sim/simulate.h"
+
+/* --numerics, or a question only numerics answer (--target-accuracy). */
+bool run_wants_numerics(const struct config *cfg);
+
+/* Simulates setup with numerics for cfg and wl, filling res and r's
+ * loss_curve, accuracy_curve, final and time_to_accuracy_s. */
+int run_simulate_numerics(const struct config *cfg, const struct workload *wl,
+                          struct sim_setup *setup, struct analysis *a, struct trace *t,
+                          struct sim_result *res, struct report *r, struct err *e);
+
+/* Frees the shared data set and step sequence (kept across runs of one
+ * command). */
+void run_numerics_release(void);
+
+#endif
