@@ -1,0 +1,265 @@
+/* Numerics in the simulator (sim/numerics, bench/run_numerics): the
+ * synchronous strategies' loss curves equal a real run's step for step; the
+ * asynchronous path reduces to them when nothing is asynchronous (one
+ * worker) and differs when staleness is real; accuracy, time to accuracy,
+ * determinism, and the memory bound. */
+#include <criterion/criterion.h>
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../bench/run.h"
+#include "../bench/run_numerics.h"
+#include "helpers.h"
+
+extern char **environ;
+
+#define MODEL "mlp:784-64-32-16-10"
+
+static void scenario(struct config *c, const char *strategy, int devices, int steps)
+{
+    struct err e = {0};
+    config_init(c);
+    char dev[16], st[16];
+    snprintf(dev, sizeof dev, "%d", devices);
+    snprintf(st, sizeof st, "%d", steps);
+    const char *set[][2] = {{"strategy", strategy}, {"model", MODEL}, {"devices", dev},
+                            {"steps", st}, {"batch", "64"}, {"microbatches", "4"},
+                            {"data", "synthetic"}, {"seed", "7"}, {"numerics", "true"},
+                            {"lr", "0.01"}, {"cluster", "cpu-loopback"}};
+    for (size_t i = 0; i < sizeof set / sizeof *set; i++)
+        cr_assert_eq(config_set(c, set[i][0], set[i][1], ~0u, &e), 0, "%s", e.msg);
+}
+
+static void simulate_ok(const struct config *c, struct sim_run *run)
+{
+    struct err e = {0};
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse(c->model, &wl, &e), 0, "%s", e.msg);
+    const struct strategy *st = strategy_find(c->strategy, &e);
+    cr_assert_not_null(st, "%s", e.msg);
+    int rc = run_simulate(c, st, wl, 0, run, &e);
+    workload_free(wl);
+    cr_assert_eq(rc, 0, "%s: %s", c->strategy, e.msg);
+}
+
+static void expect_same_curve(const struct report *a, const struct report *b, double tol,
+                              const char *what)
+{
+    cr_assert_eq(a->n_loss_curve, b->n_loss_curve, "%s: %d and %d points", what,
+                 a->n_loss_curve, b->n_loss_curve);
+    for (int i = 0; i < a->n_loss_curve; i++) {
+        double x = a->loss_curve[i].loss, y = b->loss_curve[i].loss;
+        cr_assert_eq(a->loss_curve[i].step, b->loss_curve[i].step);
+        cr_assert(fabs(x - y) <= tol * fabs(y), "%s: step %d loss %.9g vs %.9g", what, i, x, y);
+    }
+}
+
+Test(numerics, synchronous_strategies_share_one_loss_curve_and_time_it_their_own_way)
+{
+    struct config c;
+    scenario(&c, "mirrored", 1, 12);
+    struct sim_run one;
+    simulate_ok(&c, &one);
+    cr_assert_eq(one.report.n_loss_curve, 12);
+    cr_assert(one.report.has_final);
+    const char *names[] = {"mirrored", "ps-sync", "model", "pipeline-gpipe", "pipeline-1f1b"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        struct config ci;
+        scenario(&ci, names[i], 4, 12);
+        struct sim_run r;
+        simulate_ok(&ci, &r);
+        expect_same_curve(&r.report, &one.report, 0, names[i]);
+        cr_assert_float_eq(r.report.final.test_accuracy, one.report.final.test_accuracy, 0);
+        /* the times are the strategy's own: each step ends when its simulation says */
+        for (int s = 1; s < r.report.n_loss_curve; s++)
+            cr_assert_gt(r.report.loss_curve[s].time_s, r.report.loss_curve[s - 1].time_s);
+        run_release(&r);
+    }
+    run_release(&one);
+    run_numerics_release();
+}
+
+Test(numerics, async_path_with_one_worker_is_the_synchronous_sequence)
+{
+    /* nothing is stale with one worker: the hooks' arithmetic must give the
+     * very numbers of one device's sequence */
+    struct config c;
+    scenario(&c, "mirrored", 1, 10);
+    struct sim_run one, a;
+    simulate_ok(&c, &one);
+    scenario(&c, "ps-async", 1, 10);
+    simulate_ok(&c, &a);
+    expect_same_curve(&a.report, &one.report, 1e-6, "ps-async on 1 worker");
+    cr_assert_float_eq(a.report.final.test_accuracy, one.report.final.test_accuracy, 1e-9);
+    run_release(&one);
+    run_release(&a);
+    run_numerics_release();
+}
+
+Test(numerics, staleness_changes_the_arithmetic_and_training_still_learns)
+{
+    struct config c;
+    scenario(&c, "ps-async", 4, 40);
+    config_set(&c, "momentum", "0.5", ~0u, &(struct err){0});
+    struct sim_run a, s;
+    simulate_ok(&c, &a);
+    scenario(&c, "ps-sync", 4, 40);
+    config_set(&c, "momentum", "0.5", ~0u, &(struct err){0});
+    simulate_ok(&c, &s);
+    cr_assert_gt(a.report.staleness.max, 0, "async workers read stale parameters");
+    bool differs = false;
+    for (int i = 1; i < a.report.n_loss_curve; i++)
+        differs |= a.report.loss_curve[i].loss != s.report.loss_curve[i].loss;
+    cr_assert(differs, "stale gradients must change the loss curve");
+    double first = a.report.loss_curve[0].loss, last = a.report.loss_curve[39].loss;
+    cr_assert_lt(last, first, "ps-async loss %g -> %g", first, last);
+    run_release(&a);
+    run_release(&s);
+    run_numerics_release();
+}
+
+Test(numerics, a_dropped_backup_push_is_really_dropped)
+{
+    /* rank 3 is 20x slower, so under backup:1 its push is always the one
+     * dropped; the result differs from plain ps-sync, which waits for it */
+    struct config c;
+    scenario(&c, "ps-sync", 4, 10);
+    config_set(&c, "straggler", "slow:3=20", ~0u, &(struct err){0});
+    struct sim_run sync, backup;
+    simulate_ok(&c, &sync);
+    config_set(&c, "backup-workers", "1", ~0u, &(struct err){0});
+    simulate_ok(&c, &backup);
+    cr_assert_lt(backup.report.step_time_s.mean, sync.report.step_time_s.mean);
+    bool differs = false;
+    for (int i = 1; i < sync.report.n_loss_curve; i++)
+        differs |= sync.report.loss_curve[i].loss != backup.report.loss_curve[i].loss;
+    cr_assert(differs, "dropping a worker's gradient must change the trajectory");
+    run_release(&sync);
+    run_release(&backup);
+    run_numerics_release();
+}
+
+Test(numerics, time_to_accuracy_is_the_first_evaluation_at_or_above_the_target)
+{
+    struct config c;
+    scenario(&c, "mirrored", 2, 60);
+    config_set(&c, "target-accuracy", "0.3", ~0u, &(struct err){0});
+    struct sim_run r;
+    simulate_ok(&c, &r);
+    const struct report *rp = &r.report;
+    cr_assert_geq(rp->n_accuracy_curve, 20, "about 20 evaluations when a target is set");
+    int first = -1;
+    for (int i = 0; i < rp->n_accuracy_curve && first < 0; i++)
+        if (rp->accuracy_curve[i].accuracy >= 0.3) first = i;
+    cr_assert_geq(first, 0, "the run never reached 0.3: pick an easier target");
+    cr_assert(rp->has_time_to_accuracy);
+    cr_assert_float_eq(rp->time_to_accuracy_s, rp->accuracy_curve[first].time_s, 0);
+    run_release(&r);
+    config_set(&c, "target-accuracy", "0.999", ~0u, &(struct err){0});
+    simulate_ok(&c, &r);
+    cr_assert(!r.report.has_time_to_accuracy, "0.999 is out of reach in 60 steps");
+    run_release(&r);
+    run_numerics_release();
+}
+
+Test(numerics, too_many_workers_for_the_memory_budget_is_bad_input)
+{
+    struct config c;
+    scenario(&c, "ps-async", 4096, 2);
+    config_set(&c, "model", "mlp:784-4096-4096-10", ~0u, &(struct err){0});
+    config_set(&c, "batch", "4096", ~0u, &(struct err){0});
+    struct err e = {0};
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse(c.model, &wl, &e), 0);
+    struct sim_run r;
+    int rc = run_simulate(&c, strategy_find("ps-async", &e), wl, 0, &r, &e);
+    cr_assert_eq(rc, ERR_INPUT, "rc %d: %s", rc, e.msg);
+    cr_assert_not_null(strstr(e.msg, "GiB"), "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "--devices"), "%s", e.msg);
+    run_release(&r);
+    workload_free(wl);
+    run_numerics_release();
+}
+
+/* ---- against a real run ------------------------------------------------------ */
+
+static int spawn_wait(const char *const *argv, const char *out_path)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static cJSON *report_json(const char *path)
+{
+    char *text = test_slurp(path);
+    cr_assert_not_null(text, "%s was not written", path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(j, "%s is not JSON", path);
+    return j;
+}
+
+Test(numerics, simulated_loss_curve_of_a_synchronous_strategy_equals_a_real_run, .timeout = 120)
+{
+    char sim_json[] = "/tmp/strata-num-sim-XXXXXX", real_json[] = "/tmp/strata-num-real-XXXXXX";
+    close(mkstemp(sim_json));
+    close(mkstemp(real_json));
+    const char *sim[] = {STRATA_BIN, "sim", "--strategy", "pipeline-1f1b", "--model", MODEL,
+                         "--devices", "2", "--batch", "64", "--microbatches", "4", "--steps",
+                         "8", "--data", "synthetic", "--seed", "7", "--numerics", "--json",
+                         sim_json, NULL};
+    const char *real[] = {STRATA_BIN, "real", "--strategy", "pipeline-1f1b", "--model", MODEL,
+                          "--np", "2", "--batch", "64", "--microbatches", "4", "--steps", "8",
+                          "--data", "synthetic", "--seed", "7", "--json", real_json, NULL};
+    cr_assert_eq(spawn_wait(sim, "/dev/null"), 0);
+    cr_assert_eq(spawn_wait(real, "/dev/null"), 0);
+    cJSON *js = report_json(sim_json), *jr = report_json(real_json);
+    const cJSON *ls = cJSON_GetObjectItem(js, "loss_curve"), *lr = cJSON_GetObjectItem(jr, "loss_curve");
+    cr_assert_eq(cJSON_GetArraySize(ls), 8);
+    cr_assert_eq(cJSON_GetArraySize(lr), 8);
+    for (int i = 0; i < 8; i++) {
+        double a = cJSON_GetArrayItem(cJSON_GetArrayItem(ls, i), 2)->valuedouble;
+        double b = cJSON_GetArrayItem(cJSON_GetArrayItem(lr, i), 2)->valuedouble;
+        cr_assert(fabs(a - b) <= 1e-5 * fabs(b), "step %d: simulated %.9g, real %.9g", i, a, b);
+    }
+    cJSON_Delete(js);
+    cJSON_Delete(jr);
+    unlink(sim_json);
+    unlink(real_json);
+}
+
+Test(numerics, same_seed_same_report_bytes)
+{
+    char a[] = "/tmp/strata-num-a-XXXXXX", b[] = "/tmp/strata-num-b-XXXXXX";
+    close(mkstemp(a));
+    close(mkstemp(b));
+    const char *argv_a[] = {STRATA_BIN, "sim", "--strategy", "ps-async", "--model", MODEL,
+                            "--devices", "3", "--steps", "10", "--data", "synthetic",
+                            "--numerics", "--straggler", "exp:0.5", "--json", a, NULL};
+    const char *argv_b[] = {STRATA_BIN, "sim", "--strategy", "ps-async", "--model", MODEL,
+                            "--devices", "3", "--steps", "10", "--data", "synthetic",
+                            "--numerics", "--straggler", "exp:0.5", "--json", b, NULL};
+    cr_assert_eq(spawn_wait(argv_a, "/dev/null"), 0);
+    cr_assert_eq(spawn_wait(argv_b, "/dev/null"), 0);
+    char *ta = test_slurp(a), *tb = test_slurp(b);
+    cr_assert_str_eq(ta, tb);
+    free(ta);
+    free(tb);
+    unlink(a);
+    unlink(b);
+}
