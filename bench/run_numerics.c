@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,4 +102,17 @@ int run_simulate_numerics(const struct config *cfg, const struct workload *wl,
         r->time_to_accuracy_s = t_s;
     }
     return 0;
+}
+
+double run_numerics_estimate_s(const struct config *cfg, const struct workload *wl)
+{
+    if (!wl->is_mlp) return INFINITY;
+    double fwd = 0;
+    for (int l = 0; l < wl->n_layers; l++) fwd += wl->layers[l].fwd_flops_per_sample;
+    /* the synchronous sequence once, and each asynchronous strategy (ps-async,
+     * ps-ssp) its own: forward and backward, 3 x forward */
+    double train = 3.0 * fwd * (double)cfg->batch * (double)cfg->steps * 3.0;
+    int evals = eval_every(cfg) > 0 ? (int)(cfg->steps / eval_every(cfg)) + 1 : 1;
+    double test = fwd * 10000.0 * evals * 3.0;   /* Fashion-MNIST's 10,000 test images */
+    return (train + test) / 30e9 + 0.5;
 }

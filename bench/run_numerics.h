@@ -21,6 +21,11 @@ int run_simulate_numerics(const struct config *cfg, const struct workload *wl,
                           struct sim_setup *setup, struct analysis *a, struct trace *t,
                           struct sim_result *res, struct report *r, struct err *e);
 
+/* Seconds the numerics of comparing every strategy on cfg would add, on
+ * one core, roughly (a conservative 30 GFLOP/s, the data set's loading, the
+ * evaluations): what bare `strata` weighs against its time budget. */
+double run_numerics_estimate_s(const struct config *cfg, const struct workload *wl);
+
 /* Frees the shared data set and step sequence (kept across runs of one
  * command). */
 void run_numerics_release(void);

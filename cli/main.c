@@ -1,12 +1,16 @@
 /* strata: compare distributed-training strategies.
  * `strata` alone runs `strata compare` on the built-in default scenario. */
 #include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../bench/run_numerics.h"
 #include "../core/config.h"
 #include "../core/workload.h"
+#include "../nn/data.h"
 #include "../strategies/strategy.h"
 #include "commands.h"
 
@@ -90,6 +94,25 @@ static int finish(int status)
     return status;
 }
 
+/* Seconds bare `strata` may take: a first look, not a wait. */
+#define BARE_BUDGET_S 2.0
+
+/* What numerics would add to the default scenario's comparison. */
+static double default_numerics_s(char **scenario, int n)
+{
+    struct config cfg;
+    config_init(&cfg);
+    struct err e = {0};
+    struct workload *wl = NULL;
+    double s = INFINITY;
+    if (config_parse_args(&cfg, n, scenario, ~0u, &e) == 0 &&
+        workload_parse(cfg.model, &wl, &e) == 0)
+        s = run_numerics_estimate_s(&cfg, wl);
+    workload_free(wl);
+    config_release(&cfg);
+    return s;
+}
+
 int main(int argc, char **argv)
 {
     /* GSL aborts the process on its own errors by default; strata's library
@@ -104,14 +127,27 @@ int main(int argc, char **argv)
     if (argc < 2) {
         /* The Fashion-MNIST MLP on CPU ranks, as strata trains it for real:
          * large enough that compute matters, small enough that it runs here. */
-        char *scenario[] = {"--devices", "8", "--model", "fmnist-8", "--batch", "1024",
-                            "--microbatches", "8", "--cluster", "cpu-loopback",
-                            "--straggler", "exp:0.1"};
-        int n = (int)(sizeof scenario / sizeof scenario[0]);
+        char *scenario[16] = {"--devices", "8", "--model", "fmnist-8", "--batch", "1024",
+                              "--microbatches", "8", "--cluster", "cpu-loopback",
+                              "--straggler", "exp:0.1"};
+        int n = 12;
+        /* Accuracy and time to accuracy when the arithmetic fits the time
+         * a first look should take. */
+        double numerics_s = default_numerics_s(scenario, n);
+        bool with_numerics = numerics_s <= BARE_BUDGET_S && access(DATA_DEFAULT_DIR, R_OK) == 0;
+        if (with_numerics) {
+            scenario[n++] = "--numerics";
+            scenario[n++] = "--target-accuracy";
+            scenario[n++] = "0.7";
+        }
         printf("strata compare");
         for (int i = 0; i < n; i++) printf(" %s", scenario[i]);
         printf("   (the default scenario)\n");
         int status = finish(commands[0].run(&commands[0], n, scenario));
+        if (status == 0 && !with_numerics && isfinite(numerics_s))
+            printf("\naccuracy: add --numerics to train the model for real inside the simulation "
+                   "(loss, test accuracy, what staleness does to them; about %.0f s here).\n",
+                   numerics_s);
         if (status == 0)
             printf("\nnext: `strata sim --strategy pipeline-1f1b --timeline` draws a pipeline;"
                    " `strata compare --straggler exp:0.5` shows what slow devices cost;"
