@@ -165,6 +165,7 @@ static int launch(const struct command *self, struct scenario *s, const struct p
     free(args);
     if (!job || launch_prepare_env(is_openmpi, isatty(STDERR_FILENO), &e) < 0)
         return scenario_fail(self, &e);
+    untracked_prepare_ranks_env();
     fflush(stdout);
     launch_exec(job, &e);   /* returns only when it could not start */
     launch_argv_free(job);

@@ -16,4 +16,11 @@
 #define UNTRACKED_END() ((void)0)
 #endif
 
+/* MPI's progress threads allocate too, during the run, and only a full
+ * unwind of their stacks shows the libevent frame that tools/lsan-mpi.supp
+ * names; full unwinding makes every allocation slower, so only MPI ranks get
+ * it: a process about to start ranks calls this (nothing outside sanitizer
+ * builds). */
+void untracked_prepare_ranks_env(void);
+
 #endif

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/untracked.h"
 #include "../real/params.h"
 
 extern char **environ;
@@ -558,6 +559,7 @@ static struct args mpirun_args(const char *np)
         setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
     }
     setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+    untracked_prepare_ranks_env();   /* these ranks are started here, not by strata */
     struct args a = {.n = 0};
     ADD(&a, "mpirun", "-np", np, STRATA_BIN, "real", "--strategy", "mirrored", "--data",
         "synthetic", "--model", MODEL, "--steps", "3");
