@@ -81,6 +81,8 @@ struct config {
     long long eval_every;       /* --eval-every: steps between test-set evaluations; 0 = at the end */
     char data[CONFIG_PATH_BYTES];   /* --data: fashion-mnist, synthetic, or a directory */
     char device[16];            /* --device: cpu (cuda with the GPU build) */
+    char comm[8];               /* --comm: auto | mpi | nccl */
+    bool tf32;                  /* --tf32: TF32 tensor-core math on the cuda device */
     char save_params[CONFIG_PATH_BYTES];  /* --save-params: final parameters to FILE; "" = none */
     bool numerics;              /* --numerics: the simulator does the real arithmetic */
     double target_accuracy;     /* --target-accuracy: time_to_accuracy_s's threshold; 0 = none */
