@@ -461,3 +461,133 @@ Test(plots, a_missing_directory_is_made_one_level_deep_and_no_deeper)
     free_reports(r);
     test_remove_dir(dir);
 }
+
+/* --- strata plot, the command ---------------------------------------------- */
+
+struct run {
+    int status;
+    char *out, *err;
+};
+
+/* Runs strata with args (NULL-terminated), output into temp files. */
+static struct run run_strata(const char *const *args)
+{
+    char out_path[] = "/tmp/strata-plots-out-XXXXXX", err_path[] = "/tmp/strata-plots-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    cr_assert(out_fd >= 0 && err_fd >= 0);
+    const char *argv[32] = {STRATA_BIN};
+    int n = 1;
+    for (; args[n - 1] && n < 31; n++) argv[n] = args[n - 1];
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, STRATA_BIN, &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    close(out_fd);
+    close(err_fd);
+    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path),
+                    test_slurp(err_path)};
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+#define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+Test(plots, strata_plot_of_a_sim_report_draws_convergence_and_staleness)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots-cli");
+    char *json = strdup(file_in(dir, "r.json")), *out = strdup(file_in(dir, "figs"));
+    struct run r = RUN("sim", "--strategy", "ps-async", "--devices", "4", "--steps", "4",
+                       "--json", json);
+    cr_assert_eq(r.status, 0, "strata sim: %s", r.err);
+    run_free(&r);
+    r = RUN("plot", json, "--plot", out);
+    cr_assert_eq(r.status, 0, "strata plot: %s", r.err);
+    expect_figure(out, "convergence", "convergence");
+    expect_figure(out, "staleness", "staleness");
+    cr_expect_not_null(strstr(r.out, out), "stdout does not say where the plots are: %s", r.out);
+    run_free(&r);
+    free(json);
+    free(out);
+    test_remove_dir(dir);
+}
+
+Test(plots, strata_plot_of_a_file_that_is_not_json_exits_2_naming_it)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots-cli");
+    char *bad = strdup(file_in(dir, "notes.txt"));
+    FILE *f = fopen(bad, "w");
+    fputs("not a report\n", f);
+    fclose(f);
+    struct run r = RUN("plot", bad, "--plot", dir);
+    cr_expect_eq(r.status, 2);
+    cr_expect_not_null(strstr(r.err, bad), "stderr does not name the file: %s", r.err);
+    run_free(&r);
+    r = RUN("plot");
+    cr_expect_eq(r.status, 2, "no files at all is bad input");
+    run_free(&r);
+    free(bad);
+    test_remove_dir(dir);
+}
+
+/* A sweep document as `strata sweep --json` writes it (ARCHITECTURE.md,
+ * Reports), wrapped around reports of `strata sim`. */
+Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots-cli");
+    char *r1 = strdup(file_in(dir, "r1.json")), *r2 = strdup(file_in(dir, "r2.json"));
+    struct run r = RUN("sim", "--strategy", "mirrored", "--devices", "1", "--json", r1);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN("sim", "--strategy", "mirrored", "--devices", "2", "--json", r2);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *t1 = test_slurp(r1), *t2 = test_slurp(r2);
+    char *sweep = strdup(file_in(dir, "sweep.json")), *val = strdup(file_in(dir, "val.json"));
+    FILE *f = fopen(sweep, "w");
+    fprintf(f, "{\"strata_sweep\": 1, \"points\": ["
+               "{\"strategy\": \"mirrored\", \"devices\": 1, \"speedup\": 1, \"efficiency\": 1, "
+               "\"report\": %s}, {\"strategy\": \"mirrored\", \"devices\": 2, \"speedup\": 1.8, "
+               "\"efficiency\": 0.9, \"report\": %s}]}\n", t1, t2);
+    fclose(f);
+    f = fopen(val, "w");
+    fprintf(f, "{\"strata_validate\": 1, \"rows\": [{\"strategy\": \"mirrored\", "
+               "\"predicted_step_s\": 0.01, \"measured_step_s\": 0.0125, \"error\": -0.2, "
+               "\"predicted\": %s, \"measured\": %s}]}\n", t2, t2);
+    fclose(f);
+    char *out = strdup(file_in(dir, "figs"));
+    r = RUN("plot", sweep, val, "--plot", out);
+    cr_assert_eq(r.status, 0, "strata plot: %s", r.err);
+    expect_figure(out, "speedup", "speedup");
+    expect_figure(out, "speedup", "efficiency");
+    expect_figure(out, "validation", "validation");
+    int data, headers;
+    count_lines(file_in(out, "speedup.dat"), &data, &headers);
+    cr_expect_eq(data, 2, "the sweep's two points");
+    count_lines(file_in(out, "validation.dat"), &data, &headers);
+    cr_expect_eq(data, 1, "the validation's one row");
+    run_free(&r);
+    free(t1);
+    free(t2);
+    free(r1);
+    free(r2);
+    free(sweep);
+    free(val);
+    free(out);
+    test_remove_dir(dir);
+}
