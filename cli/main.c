@@ -16,9 +16,11 @@ static const struct command commands[] = {
      "goes (compute, exposed communication, idle), pipeline bubble, gradient staleness and\n"
      "memory per device. --json, --csv and --trace write files; --timeline draws each run.\n"
      "--mode real runs each strategy for real instead (one MPI job each, --np ranks, the\n"
-     "training options of `strata real`) and prints the same table, measured.",
+     "training options of `strata real`) and prints the same table, measured.\n"
+     "--plot DIR draws convergence, staleness and (simulated) each strategy's timeline as\n"
+     "PNG and SVG files with gnuplot; --plot-terminal draws them here.",
      OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
-         OPTG_LAUNCH | OPTG_OUTPUT,
+         OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT,
      cmd_compare},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"

@@ -7,7 +7,8 @@
 int outputs_keep_steps(const struct config *cfg)
 {
     if (cfg->trace_path[0]) return -1;
-    return cfg->timeline ? OUTPUTS_TIMELINE_STEPS : 0;
+    bool is_plotted = cfg->plot_dir[0] || cfg->plot_terminal;
+    return cfg->timeline || is_plotted ? OUTPUTS_TIMELINE_STEPS : 0;
 }
 
 /* "out/t.json" + "mirrored" -> "out/t.mirrored.json" */

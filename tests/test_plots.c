@@ -544,6 +544,24 @@ Test(plots, strata_plot_of_a_file_that_is_not_json_exits_2_naming_it)
     test_remove_dir(dir);
 }
 
+Test(plots, strata_compare_plot_draws_a_timeline_per_strategy)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots-cli");
+    char *out = strdup(file_in(dir, "figs"));
+    struct run r = RUN("compare", "--devices", "2", "--steps", "3", "--strategies",
+                       "mirrored,ps-async,pipeline-1f1b", "--plot", out);
+    cr_assert_eq(r.status, 0, "strata compare: %s", r.err);
+    expect_figure(out, "timeline-mirrored", "timeline-mirrored");
+    expect_figure(out, "timeline-ps-async", "timeline-ps-async");
+    expect_figure(out, "timeline-pipeline-1f1b", "timeline-pipeline-1f1b");
+    expect_figure(out, "staleness", "staleness");
+    expect_figure(out, "convergence", "convergence");
+    run_free(&r);
+    free(out);
+    test_remove_dir(dir);
+}
+
 /* A sweep document as `strata sweep --json` writes it (ARCHITECTURE.md,
  * Reports), wrapped around reports of `strata sim`. */
 Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
