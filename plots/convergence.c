@@ -44,8 +44,11 @@ static void panel(struct text *gp, const struct report *const *rs, int n, int pa
 {
     if (by_step) text_printf(gp, "    set xlabel 'step'\n");
     else text_printf(gp, "    set xlabel 'time (%s)'\n", u.name);
-    text_printf(gp, "    set ylabel '%s'\n    set key %s right\n", pass ? "test accuracy" : "loss",
-                pass ? "bottom" : "top");
+    text_printf(gp, "    set ylabel '%s'\n", pass ? "test accuracy" : "loss");
+    /* Colours are the same in every panel, so one key a row says it all:
+     * the time panel's, opaque so that a curve under it does not garble it. */
+    if (by_step) text_printf(gp, "    unset key\n");
+    else text_printf(gp, "    set key %s right opaque\n", pass ? "bottom" : "top");
     /* Loss comes every step (a line); accuracy at each evaluation (points). */
     const char *style = pass ? "linespoints pt 7 ps 0.6" : "lines";
     int block = 0, shown = 0;
