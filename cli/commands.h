@@ -15,6 +15,7 @@ struct command {
 };
 
 int cmd_compare(const struct command *self, int argc, char **argv);
+int cmd_plot(const struct command *self, int argc, char **argv);
 int cmd_real(const struct command *self, int argc, char **argv);
 int cmd_schedule(const struct command *self, int argc, char **argv);
 int cmd_sim(const struct command *self, int argc, char **argv);

@@ -8,6 +8,7 @@
 #include "../bench/run.h"
 #include "compare.h"
 #include "outputs.h"
+#include "plot.h"
 #include "scenario.h"
 
 int cmd_compare(const struct command *self, int argc, char **argv)
@@ -81,6 +82,8 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     if (s.cfg.timeline)
         for (int i = 0; i < n_runs; i++) outputs_timeline(&runs[i]);
     if (outputs_write(&s.cfg, run_ptrs, n_runs, speedup, &e) < 0) status = scenario_fail(self, &e);
+    else if (plot_wanted(&s.cfg) && plot_sim_runs(&s.cfg, run_ptrs, n_runs, &e) < 0)
+        status = scenario_fail(self, &e);
     /* Every strategy unfit for this scenario means the scenario is the problem. */
     if (status == 0 && n_runs == 0 && n_unfit > 0) status = 2;
 out:

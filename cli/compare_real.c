@@ -8,6 +8,7 @@
 #include "../bench/real_job.h"
 #include "../strategies/strategy.h"
 #include "compare.h"
+#include "plot.h"
 
 static int write_outputs(const struct config *cfg, const struct report *const *rows, int n,
                          const double *speedup, struct err *e)
@@ -72,7 +73,14 @@ int compare_real(const struct command *self, struct scenario *s)
     printf("\nspeedup: samples per second over the same training on one rank (%.4g s a step), "
            "measured.\n", base.reports[0].step_time_s.mean);
     for (int i = 0; i < n_notes; i++) printf("  not run: %s\n", notes[i]);
-    if (write_outputs(cfg, rows, n_rows, speedup, &e) < 0) status = scenario_fail(self, &e);
+    if (write_outputs(cfg, rows, n_rows, speedup, &e) < 0) {
+        status = scenario_fail(self, &e);
+    } else if (plot_wanted(cfg)) {
+        char title[512];
+        snprintf(title, sizeof title, "%d MPI ranks (%s device), batch %lld, %.120s, measured", np,
+                 cfg->device, cfg->batch, cfg->model);
+        if (plot_real_reports(cfg, rows, n_rows, title, &e) < 0) status = scenario_fail(self, &e);
+    }
     if (status == 0 && n_rows == 0 && n_unfit > 0) status = 2;
 out:
     for (int i = 0; i < n_rows; i++) report_doc_release(&docs[i]);

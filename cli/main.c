@@ -21,9 +21,11 @@ static const struct command commands[] = {
      "goes (compute, exposed communication, idle), pipeline bubble, gradient staleness and\n"
      "memory per device. --json, --csv and --trace write files; --timeline draws each run.\n"
      "--mode real runs each strategy for real instead (one MPI job each, --np ranks, the\n"
-     "training options of `strata real`) and prints the same table, measured.",
+     "training options of `strata real`) and prints the same table, measured.\n"
+     "--plot DIR draws convergence, staleness and (simulated) each strategy's timeline as\n"
+     "PNG and SVG files with gnuplot; --plot-terminal draws them here.",
      OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
-         OPTG_LAUNCH | OPTG_OUTPUT,
+         OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT,
      cmd_compare},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
@@ -49,6 +51,15 @@ static const struct command commands[] = {
      "and a timeline at unit cost (forward one unit per layer, backward two, communication\n"
      "free), strata's EXPLAIN. --json FILE writes the plan as JSON.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT, cmd_schedule},
+    {"plot", "figures of saved reports: convergence, staleness, speedup, validation",
+     "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
+     "Reads reports saved with --json (by sim, real, compare, sweep or validate) and draws\n"
+     "with gnuplot: loss and test accuracy against time and step, a line per run; the\n"
+     "staleness of pushes; a sweep's speedup and efficiency; a validation's predicted\n"
+     "against measured step times. Each figure is NAME.png and NAME.svg in DIR (default\n"
+     "plots/), beside NAME.dat and the script NAME.gp that draws it again. Without gnuplot\n"
+     "(Debian: gnuplot-nox) the data and scripts are still written.",
+     OPTG_PLOT, cmd_plot},
 };
 static const size_t n_commands = sizeof commands / sizeof commands[0];
 

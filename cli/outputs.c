@@ -4,13 +4,11 @@
 #include "outputs.h"
 #include "timeline.h"
 
-/* Steps a --timeline shows: enough to see one step end and the next begin. */
-#define TIMELINE_STEPS 2
-
 int outputs_keep_steps(const struct config *cfg)
 {
     if (cfg->trace_path[0]) return -1;
-    return cfg->timeline ? TIMELINE_STEPS : 0;
+    bool is_plotted = cfg->plot_dir[0] || cfg->plot_terminal;
+    return cfg->timeline || is_plotted ? OUTPUTS_TIMELINE_STEPS : 0;
 }
 
 /* "out/t.json" + "mirrored" -> "out/t.mirrored.json" */
@@ -56,13 +54,13 @@ void outputs_timeline(const struct sim_run *run)
     const struct trace *t = &run->trace;
     double t_end = 0;
     for (size_t i = 0; i < t->spans.len; i++)
-        if (t->spans.items[i].step < TIMELINE_STEPS && t->spans.items[i].end_s > t_end)
+        if (t->spans.items[i].step < OUTPUTS_TIMELINE_STEPS && t->spans.items[i].end_s > t_end)
             t_end = t->spans.items[i].end_s;
     /* On the ideal cluster, one time unit a column when it fits: the
      * textbook picture, as `strata schedule` draws it. */
     int cols = timeline_width();
     if (run->cluster.is_ideal && t_end + 18 < cols) cols = (int)t_end + 18;
-    printf("\n%s, first %d steps: ", run->report.strategy, TIMELINE_STEPS);
+    printf("\n%s, first %d steps: ", run->report.strategy, OUTPUTS_TIMELINE_STEPS);
     timeline_print(stdout, t->spans.items, t->spans.len, run->plan->n_ranks, t_end, cols, 64,
                    run->cluster.is_ideal ? "units" : "s");
 }

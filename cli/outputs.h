@@ -18,8 +18,12 @@ void outputs_timeline(const struct sim_run *run);
  * layer costs one unit per microbatch whatever its size). */
 void outputs_note_ideal(const struct sim_run *run);
 
+/* Steps a --timeline (and a --plot's timeline) shows: enough to see one
+ * step end and the next begin. */
+#define OUTPUTS_TIMELINE_STEPS 2
+
 /* Steps whose spans a run must keep for these outputs: all for --trace, a
- * few for --timeline, none otherwise. */
+ * few for --timeline and --plot, none otherwise. */
 int outputs_keep_steps(const struct config *cfg);
 
 #endif

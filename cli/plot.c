@@ -1,0 +1,278 @@
+/* strata plot: the figures of saved reports; and the --plot of compare. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "../plots/plots.h"
+#include "outputs.h"
+#include "plot.h"
+#include "scenario.h"
+
+/* `strata plot` alone writes here. */
+#define PLOT_DEFAULT_DIR "plots"
+
+bool plot_wanted(const struct config *cfg)
+{
+    return cfg->plot_dir[0] || cfg->plot_terminal;
+}
+
+/* The closing line: where the figures are and how to draw them again. */
+static void say_where(const struct plot_opts *o, const char *names)
+{
+    if (o->dir && o->dir[0])
+        printf("plots in %s/: %s (each NAME.png and NAME.svg, drawn by gnuplot from NAME.gp "
+               "and NAME.dat: `gnuplot NAME.gp` there draws it again)\n", o->dir, names);
+}
+
+static void append(char *buf, size_t n, const char *name)
+{
+    size_t len = strlen(buf);
+    snprintf(buf + len, n - len, "%s%s", len ? ", " : "", name);
+}
+
+/* Convergence and staleness of rs, and what was left out and why. */
+static int plot_report_set(const struct plot_opts *o, const struct report *const *rs, int n,
+                           char *names, size_t n_names, struct err *e)
+{
+    bool has_loss = false, has_staleness = false;
+    for (int i = 0; i < n; i++) {
+        if (rs[i]->n_loss_curve > 0 || rs[i]->n_accuracy_curve > 0) has_loss = true;
+        for (int k = 0; k < rs[i]->staleness.n_histogram; k++)
+            if (rs[i]->staleness.histogram[k] > 0) has_staleness = true;
+    }
+    TRY(plot_convergence(rs, n, o, e));
+    append(names, n_names, "convergence");
+    if (!has_loss)
+        printf("  note: no loss curve in these reports, so the convergence plot is empty: "
+               "simulate with --numerics, or run for real\n");
+    if (has_staleness) {
+        TRY(plot_staleness(rs, n, o, e));
+        append(names, n_names, "staleness");
+    } else {
+        printf("  note: no staleness plot: no run pushed to a parameter server\n");
+    }
+    return 0;
+}
+
+static void opts_of(const struct config *cfg, const char *title, struct plot_opts *o)
+{
+    *o = (struct plot_opts){cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title};
+}
+
+int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, struct err *e)
+{
+    if (n == 0) return 0;
+    const struct sim_run *first = runs[0];
+    char title[512], names[1024] = "";
+    snprintf(title, sizeof title, "%lld devices of %.120s%s, batch %lld, %.120s, stragglers %.120s",
+             cfg->devices, first->cluster.name,
+             first->cluster.is_ideal ? " (times in cost units)" : "", cfg->batch, cfg->model,
+             cfg->straggler);
+    struct plot_opts o;
+    opts_of(cfg, title, &o);
+    const struct report *rs[64];
+    for (int i = 0; i < n && i < 64; i++) rs[i] = &runs[i]->report;
+    TRY_CTX(e, plot_report_set(&o, rs, n < 64 ? n : 64, names, sizeof names, e), "--plot");
+
+    char tl_title[600];
+    snprintf(tl_title, sizeof tl_title, "first %d steps; %s", OUTPUTS_TIMELINE_STEPS, title);
+    o.title = tl_title;
+    for (int i = 0; i < n; i++) {
+        const struct trace *t = &runs[i]->trace;
+        double t_end = 0;
+        for (size_t k = 0; k < t->spans.len; k++)
+            if (t->spans.items[k].step < OUTPUTS_TIMELINE_STEPS && t->spans.items[k].end_s > t_end)
+                t_end = t->spans.items[k].end_s;
+        if (t_end <= 0) continue;   /* nothing took time: nothing to draw */
+        TRY_CTX(e, plot_timeline(t->spans.items, t->spans.len, runs[i]->plan->n_ranks,
+                                 runs[i]->report.strategy, t_end, &o, e), "--plot");
+        char name[96];
+        snprintf(name, sizeof name, "timeline-%s", runs[i]->report.strategy);
+        append(names, sizeof names, name);
+    }
+    say_where(&o, names);
+    return 0;
+}
+
+int plot_real_reports(const struct config *cfg, const struct report *const *rs, int n,
+                      const char *title, struct err *e)
+{
+    if (n == 0) return 0;
+    struct plot_opts o;
+    char names[256] = "";
+    opts_of(cfg, title, &o);
+    TRY_CTX(e, plot_report_set(&o, rs, n, names, sizeof names, e), "--plot");
+    printf("  note: no timeline plots for real runs: their jobs do not send spans back "
+           "(`strata compare --plot DIR` draws the simulated ones)\n");
+    say_where(&o, names);
+    return 0;
+}
+
+/* --- strata plot --------------------------------------------------------- */
+
+/* The scenario the reports share, as the first one states it. */
+static void title_of(const struct report *const *rs, int n, char *buf, size_t size)
+{
+    bool same_devices = true, same_mode = true;
+    for (int i = 1; i < n; i++) {
+        if (rs[i]->devices != rs[0]->devices) same_devices = false;
+        if (strcmp(rs[i]->mode, rs[0]->mode)) same_mode = false;
+    }
+    const struct config *c = rs[0]->config;
+    bool is_real = same_mode && !strcmp(rs[0]->mode, "real");
+    int k = 0;
+    if (same_devices)
+        k = snprintf(buf, size, "%d %s, ", rs[0]->devices, is_real ? "ranks" : "devices");
+    if (k < 0 || (size_t)k >= size) return;
+    if (!c) {
+        snprintf(buf + k, size - (size_t)k, "%s", is_real ? "measured" : "simulated");
+        return;
+    }
+    if (same_mode && !is_real)
+        snprintf(buf + k, size - (size_t)k, "%.120s, batch %lld, %.120s", c->cluster, c->batch,
+                 c->model);
+    else
+        snprintf(buf + k, size - (size_t)k, "batch %lld, %.120s%s", c->batch, c->model,
+                 is_real ? ", measured" : ", simulated and measured");
+}
+
+/* The whole file, NUL-terminated (caller frees), or NULL. report_doc_read
+ * has read it already, so what could go wrong was said then. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    long len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (len >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1))) {
+        if (fread(buf, 1, (size_t)len, f) == (size_t)len) buf[len] = '\0';
+        else { free(buf); buf = NULL; }
+    }
+    fclose(f);
+    return buf;
+}
+
+static double number_or_nan(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* What report_doc leaves out of sweeps and validations: their speedups and
+ * their predicted and measured step times. The strategy names stay in the
+ * parsed documents, so those live until the plots are drawn. */
+struct extras {
+    cJSON *docs[64];
+    int n_docs;
+    struct speedup_point speedup[256];
+    int n_speedup;
+    struct validation_point validation[256];
+    int n_validation;
+};
+
+static void read_extras(const char *path, struct extras *x)
+{
+    char *text = slurp(path);
+    cJSON *doc = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!doc) return;
+    if (x->n_docs == 64) {
+        cJSON_Delete(doc);
+        return;
+    }
+    x->docs[x->n_docs++] = doc;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(doc, "points")) {
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "strategy");
+        if (cJSON_IsString(s) && x->n_speedup < 256)
+            x->speedup[x->n_speedup++] = (struct speedup_point){
+                s->valuestring, number_or_nan(v, "devices"), number_or_nan(v, "speedup"),
+                number_or_nan(v, "efficiency")};
+    }
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(doc, "rows")) {
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "strategy");
+        if (cJSON_IsString(s) && x->n_validation < 256)
+            x->validation[x->n_validation++] = (struct validation_point){
+                s->valuestring, number_or_nan(v, "predicted_step_s"),
+                number_or_nan(v, "measured_step_s")};
+    }
+}
+
+/* A speedup plot is worth drawing when a strategy comes at two device counts. */
+static bool varies_devices(const struct extras *x)
+{
+    for (int i = 0; i < x->n_speedup; i++)
+        for (int j = i + 1; j < x->n_speedup; j++)
+            if (!strcmp(x->speedup[i].strategy, x->speedup[j].strategy) &&
+                x->speedup[i].x != x->speedup[j].x)
+                return true;
+    return false;
+}
+
+int cmd_plot(const struct command *self, int argc, char **argv)
+{
+    struct err e = {0};
+    struct config cfg;
+    config_init(&cfg);
+    struct report_doc docs[64] = {{0}};
+    const struct report **rs = NULL;
+    struct extras *x = calloc(1, sizeof *x);
+    int n_docs = 0, n = 0, status = 0;
+    int rc = x ? config_parse_args(&cfg, argc, argv, self->groups, &e)
+               : err_set(&e, ERR_NOMEM, "out of memory");
+    if (rc == CONFIG_HELP) {
+        command_print_help(self, stdout);
+        goto out;
+    }
+    if (rc == 0 && cfg.n_positional == 0)
+        rc = err_set(&e, ERR_INPUT, "give the report files to plot (`strata sim`, `compare`, "
+                     "`sweep` and `validate` write them with --json FILE)");
+    if (rc == 0 && cfg.n_positional > 64)
+        rc = err_set(&e, ERR_INPUT, "%d files: at most 64 at a time", cfg.n_positional);
+    for (int i = 0; rc == 0 && i < cfg.n_positional; i++) {
+        rc = report_doc_read(cfg.positional[i], &docs[i], &e);
+        if (rc == 0) {
+            n_docs++;
+            n += docs[i].n;
+            read_extras(cfg.positional[i], x);
+        }
+    }
+    if (rc == 0 && !(rs = calloc((size_t)n + 1, sizeof *rs)))
+        rc = err_set(&e, ERR_NOMEM, "out of memory");
+    if (rc < 0) {
+        status = scenario_fail(self, &e);
+        goto out;
+    }
+    for (int i = 0, k = 0; i < n_docs; i++)
+        for (int j = 0; j < docs[i].n; j++) rs[k++] = &docs[i].reports[j];
+
+    /* Plain `strata plot FILE` has to put its figures somewhere. */
+    if (!config_is_set(&cfg, "plot") && !config_is_set(&cfg, "plot-terminal"))
+        snprintf(cfg.plot_dir, sizeof cfg.plot_dir, "%s", PLOT_DEFAULT_DIR);
+    char title[512], names[256] = "";
+    title_of(rs, n, title, sizeof title);
+    struct plot_opts o;
+    opts_of(&cfg, title, &o);
+    rc = plot_report_set(&o, rs, n, names, sizeof names, &e);
+    if (rc == 0 && varies_devices(x)) {
+        rc = plot_speedup(x->speedup, x->n_speedup, "devices", true, &o, &e);
+        if (rc == 0) append(names, sizeof names, "speedup, efficiency");
+    }
+    if (rc == 0 && x->n_validation > 0) {
+        rc = plot_validation(x->validation, x->n_validation, &o, &e);
+        if (rc == 0) append(names, sizeof names, "validation");
+    }
+    if (rc < 0) status = scenario_fail(self, &e);
+    else say_where(&o, names);
+out:
+    if (x)
+        for (int i = 0; i < x->n_docs; i++) cJSON_Delete(x->docs[i]);
+    free(x);
+    free(rs);
+    for (int i = 0; i < n_docs; i++) report_doc_release(&docs[i]);
+    config_release(&cfg);
+    return status;
+}

@@ -1,0 +1,20 @@
+/* Plots from the command line: `strata plot REPORT...` and compare's --plot
+ * (both modes), through plots/. */
+#ifndef STRATA_CLI_PLOT_H
+#define STRATA_CLI_PLOT_H
+
+#include "../bench/run.h"
+
+/* Did the user ask for plots (--plot DIR or --plot-terminal)? */
+bool plot_wanted(const struct config *cfg);
+
+/* compare's --plot, simulated: convergence and staleness of the runs and a
+ * timeline of each run's first steps (their kept spans). */
+int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, struct err *e);
+
+/* compare's --plot, real: convergence and staleness of the reports (real
+ * jobs send no spans back, so no timelines: a note says so). */
+int plot_real_reports(const struct config *cfg, const struct report *const *rs, int n,
+                      const char *title, struct err *e);
+
+#endif

@@ -1,0 +1,134 @@
+/* timeline-<strategy>.*: a Gantt chart of a trace, the picture of a
+ * schedule: what every rank's streams did when, and where they waited. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../core/plan.h"
+#include "render.h"
+#include "script.h"
+
+/* A colour per op kind: compute warm-cold pairs apart from communication.
+ * A kind added to plan.h later is drawn grey until it gets one. */
+static const char *const kind_colour[OP_N_KINDS] = {
+    [OP_FORWARD] = "#4e79a7", [OP_BACKWARD] = "#f28e2b", [OP_UPDATE] = "#59a14f",
+    [OP_SEND] = "#76b7b2",    [OP_RECV] = "#b07aa1",     [OP_ALLREDUCE] = "#e15759",
+    [OP_PUSH] = "#edc948",    [OP_PULL] = "#9c755f",
+};
+
+static bool is_drawn(const struct span *s, int n_ranks, double t_end_s)
+{
+    return s->rank >= 0 && s->rank < n_ranks && s->kind >= 0 && s->kind < OP_N_KINDS &&
+           s->end_s > s->start_s && s->start_s < t_end_s;
+}
+
+/* Rank r's stream s is row 2r + s of the grid; only rows with a span are
+ * drawn, numbered from the top in *y. Returns the number drawn. */
+static int number_rows(const struct span *spans, size_t n, int n_ranks, double t_end_s, int *y)
+{
+    for (int i = 0; i < 2 * n_ranks; i++) y[i] = -1;
+    for (size_t i = 0; i < n; i++)
+        if (is_drawn(&spans[i], n_ranks, t_end_s)) y[2 * spans[i].rank + (spans[i].stream ? 1 : 0)] = 0;
+    int rows = 0;
+    for (int i = 0; i < 2 * n_ranks; i++)
+        if (y[i] == 0) y[i] = rows++;
+    return rows;
+}
+
+/* A block per op kind present (so the key names each kind once), each span
+ * "start_s end_s row mb step", ends cut at t_end_s. */
+static void write_data(struct text *dat, const struct span *spans, size_t n, int n_ranks,
+                       double t_end_s, const int *y, bool *has_kind)
+{
+    text_printf(dat, "# strata timeline data: a block per op kind (gnuplot's index), a span a "
+                     "line; times in seconds, row 0 at the top\n");
+    int block = 0;
+    for (int k = 0; k < OP_N_KINDS; k++) {
+        has_kind[k] = false;
+        for (size_t i = 0; i < n; i++) {
+            const struct span *s = &spans[i];
+            if (s->kind != k || !is_drawn(s, n_ranks, t_end_s)) continue;
+            if (!has_kind[k])
+                text_printf(dat, "%s# index %d: %s: start_s end_s row microbatch step\n",
+                            block ? "\n\n" : "", block, op_infos[k].name);
+            has_kind[k] = true;
+            text_printf(dat, "%.10g %.10g %d %d %d\n", s->start_s,
+                        s->end_s < t_end_s ? s->end_s : t_end_s,
+                        y[2 * s->rank + (s->stream ? 1 : 0)], (int)s->mb, (int)s->step);
+        }
+        if (has_kind[k]) block++;
+    }
+}
+
+static void write_script(struct text *gp, const char *name, const char *strategy, int n_ranks,
+                         double t_end_s, int rows, const int *y, const bool *has_kind,
+                         const char *scenario)
+{
+    struct time_unit u = time_unit_for(t_end_s);
+    script_begin(gp, name, "timeline of a run, a row per rank and stream");
+    int height = 200 + 28 * rows;
+    script_figure_begin(gp, name, 1400, height > 4000 ? 4000 : height,
+                        4 * rows + 12 > 100 ? 100 : 4 * rows + 12);
+    char lead[160];
+    snprintf(lead, sizeof lead, "Timeline of %s (white: idle)", strategy);
+    script_title(gp, "title", lead, scenario);
+    text_printf(gp, "    set xlabel 'time (%s)'\n    set xrange [0:%.10g]\n", u.name,
+                t_end_s * u.per_s);
+    /* Row 0 (rank 0's compute) on top, as `strata sim --timeline` prints it. */
+    text_printf(gp, "    set yrange [%d.5:-0.5]\n    set ytics (", rows - 1);
+    for (int i = 0, shown = 0; i < 2 * n_ranks; i++)
+        if (y[i] >= 0)
+            text_printf(gp, "%s'rank %d %s' %d", shown++ ? ", " : "", i / 2,
+                        i % 2 ? "comm" : "compute", y[i]);
+    text_printf(gp, ")\n    set ytics nomirror\n    set grid xtics\n"
+                    "    set key outside bottom center horizontal\n");
+    int block = 0;
+    for (int k = 0; k < OP_N_KINDS; k++) {
+        if (!has_kind[k]) continue;
+        char kind[32];
+        int j = 0;
+        for (const char *p = op_infos[k].name; *p && j < 31; p++) kind[j++] = (char)tolower(*p);
+        kind[j] = '\0';
+        /* A box from start to end, 0.8 rows high; the dark border parts
+         * back-to-back ops (consecutive microbatches) of one kind. */
+        text_printf(gp, "%s'%s.dat' index %d using (($1+$2)/2*%g):3:(($2-$1)/2*%g):(0.4) "
+                        "with boxxyerror lc rgb '%s' fs solid 1.0 border lc rgb '#303030' "
+                        "title '%s'", block ? ", \\\n         " : "    plot ", name, block,
+                    u.per_s, u.per_s, kind_colour[k] ? kind_colour[k] : "#999999", kind);
+        block++;
+    }
+    text_printf(gp, "\n");
+    script_figure_end(gp);
+}
+
+int plot_timeline(const struct span *spans, size_t n, int n_ranks, const char *strategy,
+                  double t_end_s, const struct plot_opts *o, struct err *e)
+{
+    if (n_ranks < 1 || !(t_end_s > 0))
+        return err_set(e, ERR_INPUT, "timeline of %s: nothing to draw (%d ranks, up to %g s)",
+                       strategy, n_ranks, t_end_s);
+    int *y = malloc(sizeof *y * 2 * (size_t)n_ranks);
+    if (!y) return err_set(e, ERR_NOMEM, "timeline of %s: out of memory", strategy);
+    int rows = number_rows(spans, n, n_ranks, t_end_s, y);
+    if (rows == 0) {
+        free(y);
+        return err_set(e, ERR_INPUT, "timeline of %s: no span takes time before %g s (nothing "
+                       "to draw)", strategy, t_end_s);
+    }
+    /* The strategy names the file: keep it to characters safe in a name. */
+    char name[96];
+    int j = snprintf(name, sizeof name, "timeline-");
+    for (const char *p = strategy; *p && j < (int)sizeof name - 1; p++)
+        name[j++] = isalnum((unsigned char)*p) || *p == '-' || *p == '.' ? *p : '_';
+    name[j] = '\0';
+
+    struct text dat = {0}, gp = {0};
+    bool has_kind[OP_N_KINDS];
+    write_data(&dat, spans, n, n_ranks, t_end_s, y, has_kind);
+    write_script(&gp, name, strategy, n_ranks, t_end_s, rows, y, has_kind, o->title);
+    int rc = plot_render(o, name, &dat, &gp, e);
+    free(y);
+    text_free(&dat);
+    text_free(&gp);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/* Plots: PNG and SVG figures (and a drawing in the terminal) of reports,
+ * traces, sweeps and validations, made by gnuplot.
+ *
+ * Each plot writes a data file <name>.dat and a gnuplot script <name>.gp
+ * into o->dir, both kept, then runs gnuplot on the script, which writes
+ * <name>.png and <name>.svg beside them. `gnuplot <name>.gp` in that
+ * directory draws them again; `gnuplot -e "term='dumb'" <name>.gp` draws
+ * them in the terminal. gnuplot is found in PATH, or is $STRATA_GNUPLOT.
+ * Without gnuplot, the data and the script are still written, one line on
+ * stderr says what to install, and the call returns 0.
+ *
+ * Every function returns 0, ERR_INPUT (o->dir cannot be made, or there is
+ * nothing to plot from), ERR_IO (a file cannot be written), ERR_RUN (gnuplot
+ * failed: the message names the script and quotes gnuplot) or ERR_NOMEM. */
+#ifndef STRATA_PLOTS_H
+#define STRATA_PLOTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/err.h"
+#include "../core/report.h"
+#include "../core/trace.h"
+
+struct plot_opts {
+    const char *dir;        /* write <name>.dat, <name>.gp, <name>.png, <name>.svg here; NULL/"" = no files */
+    bool terminal;          /* also draw it on stdout with gnuplot's dumb terminal */
+    const char *title;      /* the scenario, e.g. "8 devices of h100-nvlink-ib, batch 1024, mlp:784-256-10" */
+};
+
+/* convergence.*: loss against time and against step, and test accuracy the
+ * same two ways when any report has an accuracy curve; a line per report,
+ * named by its strategy (and its mode when modes mix, its devices when one
+ * strategy comes several times). Reports without a loss curve are left out;
+ * when none has one the figure says so (the simulator needs --numerics). */
+int plot_convergence(const struct report *const *rs, int n, const struct plot_opts *o,
+                     struct err *e);
+
+/* timeline-<strategy>.*: a Gantt chart of spans[0..n) over [0, t_end_s), a
+ * row per rank and stream, a box per op coloured by its kind (the key names
+ * the kinds); idle time (bubbles) stays white. */
+int plot_timeline(const struct span *spans, size_t n, int n_ranks, const char *strategy,
+                  double t_end_s, const struct plot_opts *o, struct err *e);
+
+/* staleness.*: for each report with a staleness histogram, the share of its
+ * pushes that were 0, 1, 2 ... versions behind, as bars side by side. */
+int plot_staleness(const struct report *const *rs, int n, const struct plot_opts *o,
+                   struct err *e);
+
+struct speedup_point {
+    const char *strategy;
+    double x;               /* the varied value: devices, say */
+    double speedup;         /* over the one-device baseline */
+    double efficiency;      /* speedup / ideal speedup */
+};
+
+/* speedup.* (speedup against x, with the ideal y = x when ideal_line) and
+ * efficiency.* from one data file speedup.dat; a line per strategy; log2 x
+ * (and log2 speedup) axes when every x is a power of two. */
+int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bool ideal_line,
+                 const struct plot_opts *o, struct err *e);
+
+struct validation_point {
+    const char *strategy;
+    double predicted_s, measured_s;   /* step time: simulated, measured */
+};
+
+/* validation.*: predicted against measured step time, a labelled point per
+ * strategy, and the line y = x where a perfect prediction lies. */
+int plot_validation(const struct validation_point *pts, int n, const struct plot_opts *o,
+                    struct err *e);
+
+#endif

@@ -1,0 +1,124 @@
+/* speedup.* and efficiency.*: what more devices (or another varied value)
+ * buy, a line per strategy, against the ideal. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+#include "script.h"
+
+static bool is_power_of_two(double x)
+{
+    if (!(x > 0) || !isfinite(x)) return false;
+    double l = log2(x);
+    return fabs(l - round(l)) < 1e-9;
+}
+
+/* The indices of pts of strategy s, by ascending x (insertion sort: a sweep
+ * has tens of points). */
+static int points_of(const struct speedup_point *pts, int n, const char *s, int *idx)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(pts[i].strategy, s)) continue;
+        int j = m++;
+        while (j > 0 && pts[idx[j - 1]].x > pts[i].x) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = i;
+    }
+    return m;
+}
+
+/* Has strategy pts[i] come before i? Strategies keep their first order. */
+static bool seen_before(const struct speedup_point *pts, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (!strcmp(pts[j].strategy, pts[i].strategy)) return true;
+    return false;
+}
+
+/* One figure: column col (2 speedup, 3 efficiency) of every block. */
+static void figure(struct text *gp, const char *fig, const char *lead, const char *ylabel,
+                   int col, const char *const *titles, int blocks, const char *x_label,
+                   bool log_x, bool log_y, const char *ideal, const char *key,
+                   const struct plot_opts *o)
+{
+    script_figure_begin(gp, fig, 1000, 700, 30);
+    script_title(gp, "title", lead, o->title);
+    text_printf(gp, "    set xlabel ");
+    text_quoted(gp, x_label);
+    text_printf(gp, "\n    set ylabel '%s'\n    set key %s\n    set grid\n", ylabel, key);
+    if (log_x) text_printf(gp, "    set logscale x 2\n");
+    if (log_y) text_printf(gp, "    set logscale y 2\n");
+    /* Room above the top point, so that an ideal line there stays in sight. */
+    else text_printf(gp, "    set yrange [0:*]\n    set offsets 0, 0, graph 0.08, 0\n");
+    for (int b = 0; b < blocks; b++) {
+        text_printf(gp, "%s'speedup.dat' index %d using 1:%d with linespoints lt %d lw 1.5 pt 7 "
+                        "title ", b ? ", \\\n         " : "    plot ", b, col, b + 1);
+        text_quoted(gp, titles[b]);
+    }
+    if (ideal) text_printf(gp, ", \\\n         %s with lines dt 2 lc rgb 'gray40' title 'ideal'", ideal);
+    text_printf(gp, "\n");
+    script_figure_end(gp);
+}
+
+int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bool ideal_line,
+                 const struct plot_opts *o, struct err *e)
+{
+    if (n < 1) return err_set(e, ERR_INPUT, "speedup plot: no points to draw");
+    int *idx = malloc(sizeof *idx * (size_t)n);
+    const char **titles = malloc(sizeof *titles * (size_t)n);
+    if (!idx || !titles) {
+        free(idx);
+        free(titles);
+        return err_set(e, ERR_NOMEM, "speedup plot: out of memory");
+    }
+    if (!x_label || !*x_label) x_label = "x";
+    bool log_x = true, speedups_positive = true;
+    double x_lo = INFINITY, x_hi = -INFINITY;
+    struct text dat = {0}, gp = {0};
+    text_printf(&dat, "# strata speedup data: a block per strategy (gnuplot's index), a line per "
+                      "point by ascending x: x speedup efficiency\n");
+    int blocks = 0;
+    for (int i = 0; i < n; i++) {
+        if (seen_before(pts, i)) continue;
+        int m = points_of(pts, n, pts[i].strategy, idx);
+        text_printf(&dat, "%s# index %d: %s\n", blocks ? "\n\n" : "", blocks, pts[i].strategy);
+        for (int k = 0; k < m; k++) {
+            const struct speedup_point *p = &pts[idx[k]];
+            /* A run that failed has no speedup: a gap, not a zero. */
+            if (!isfinite(p->x) || !isfinite(p->speedup)) {
+                text_printf(&dat, "# left out: x = %g, no speedup\n", p->x);
+                continue;
+            }
+            text_printf(&dat, "%.10g %.10g %.10g\n", p->x, p->speedup, p->efficiency);
+            if (!is_power_of_two(p->x)) log_x = false;
+            if (!(p->speedup > 0)) speedups_positive = false;
+            if (p->x < x_lo) x_lo = p->x;
+            if (p->x > x_hi) x_hi = p->x;
+        }
+        titles[blocks++] = pts[i].strategy;
+    }
+    if (!(x_lo <= x_hi)) {
+        free(idx);
+        free(titles);
+        text_free(&dat);
+        return err_set(e, ERR_INPUT, "speedup plot: no point has a finite x and speedup");
+    }
+    script_begin(&gp, "speedup", "speedup and efficiency, a line per strategy");
+    /* On log2 axes both ways, ideal scaling is the diagonal. */
+    figure(&gp, "speedup", "Speedup", "speedup (x one device)", 2, titles, blocks, x_label, log_x,
+           log_x && speedups_positive, ideal_line ? "x" : NULL, "top left", o);
+    figure(&gp, "efficiency", "Efficiency", "efficiency (speedup / ideal)", 3, titles, blocks,
+           x_label, log_x, false, ideal_line ? "1" : NULL, "bottom left", o);
+    int rc = plot_render(o, "speedup", &dat, &gp, e);
+    free(idx);
+    free(titles);
+    text_free(&dat);
+    text_free(&gp);
+    return rc;
+}

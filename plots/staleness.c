@@ -1,0 +1,72 @@
+/* staleness.*: how many versions behind the server each push was when it
+ * was applied, a bar per staleness and report: the price of asynchrony. */
+#include <stdio.h>
+
+#include "render.h"
+#include "script.h"
+
+#define NAME_BYTES 160
+
+static int64_t total_pushes(const struct report *r)
+{
+    int64_t total = 0;
+    for (int k = 0; k < r->staleness.n_histogram; k++) total += r->staleness.histogram[k];
+    return total;
+}
+
+int plot_staleness(const struct report *const *rs, int n, const struct plot_opts *o,
+                   struct err *e)
+{
+    const char *name = "staleness";
+    int m = 0, max_k = 0;
+    for (int i = 0; i < n; i++)
+        if (total_pushes(rs[i]) > 0) {
+            m++;
+            if (rs[i]->staleness.n_histogram - 1 > max_k) max_k = rs[i]->staleness.n_histogram - 1;
+        }
+    if (m == 0)
+        return err_set(e, ERR_INPUT, "staleness plot: no report has a staleness histogram "
+                       "(only parameter-server strategies push)");
+
+    struct text dat = {0}, gp = {0};
+    text_printf(&dat, "# strata staleness data: a block per report (gnuplot's index), a line "
+                      "per staleness: versions_behind pushes percent_of_pushes\n");
+    script_begin(&gp, name, "staleness of applied pushes, bars per run");
+    script_figure_begin(&gp, name, 1200, 700, 30);
+    script_title(&gp, "title", "Staleness of pushes (versions behind when applied)", o->title);
+    text_printf(&gp, "    set xlabel 'staleness (versions behind)'\n"
+                     "    set ylabel 'pushes (%% of a run''s pushes)'\n"
+                     "    set xrange [-0.5:%d.5]\n    set yrange [0:*]\n"
+                     "    set offsets 0, 0, graph 0.05, 0\n"
+                     "    set key top right\n    set style fill solid 0.85 border lc rgb '#303030'\n",
+                max_k);
+    if (max_k <= 40) text_printf(&gp, "    set xtics 1\n");
+    /* m bars share each unit of x: bar b sits at k + (b - (m-1)/2) w. */
+    double w = 0.8 / m;
+    text_printf(&gp, "    set boxwidth %g absolute\n", w);
+    int block = 0;
+    for (int i = 0; i < n; i++) {
+        const struct report *r = rs[i];
+        int64_t total = total_pushes(r);
+        if (total == 0) continue;
+        char title[NAME_BYTES];
+        series_name(rs, n, i, title, sizeof title);
+        text_printf(&dat, "%s# index %d: %s (%lld pushes, mean %.4g, max %lld)\n",
+                    block ? "\n\n" : "", block, title, (long long)total, r->staleness.mean,
+                    (long long)r->staleness.max);
+        for (int k = 0; k < r->staleness.n_histogram; k++)
+            text_printf(&dat, "%d %lld %.10g\n", k, (long long)r->staleness.histogram[k],
+                        100.0 * (double)r->staleness.histogram[k] / (double)total);
+        text_printf(&gp, "%s'%s.dat' index %d using ($1%+g):3 with boxes lt %d title ",
+                    block ? ", \\\n         " : "    plot ", name, block,
+                    (block - (m - 1) / 2.0) * w, i + 1);
+        text_quoted(&gp, title);
+        block++;
+    }
+    text_printf(&gp, "\n");
+    script_figure_end(&gp);
+    int rc = plot_render(o, name, &dat, &gp, e);
+    text_free(&dat);
+    text_free(&gp);
+    return rc;
+}

@@ -1,0 +1,611 @@
+/* plots/: each plot writes its data and script, gnuplot turns them into PNG
+ * and SVG files; without gnuplot the data is still written. Built from a
+ * small hand-made report set whose counts the data files must reproduce.
+ * Tests that look at pictures skip that part when gnuplot is absent. */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../core/report.h"
+#include "../plots/gnuplot.h"
+#include "../plots/plots.h"
+
+extern char **environ;
+
+/* --- A report set: two strategies, one with accuracy, one with pushes ---- */
+
+#define N_LOSS_A 5
+#define N_LOSS_B 4
+#define N_ACC_A 2
+
+static void make_reports(struct report r[3])
+{
+    for (int i = 0; i < 3; i++) {
+        report_init(&r[i]);
+        r[i].mode = "sim";
+        r[i].devices = 4;
+    }
+    snprintf(r[0].strategy, sizeof r[0].strategy, "mirrored");
+    r[0].n_loss_curve = N_LOSS_A;
+    r[0].loss_curve = calloc(N_LOSS_A, sizeof *r[0].loss_curve);
+    for (int k = 0; k < N_LOSS_A; k++)
+        r[0].loss_curve[k] = (struct loss_point){k, 0.01 * k, 2.3 - 0.3 * k};
+    r[0].n_accuracy_curve = N_ACC_A;
+    r[0].accuracy_curve = calloc(N_ACC_A, sizeof *r[0].accuracy_curve);
+    r[0].accuracy_curve[0] = (struct accuracy_point){2, 0.02, 0.5};
+    r[0].accuracy_curve[1] = (struct accuracy_point){4, 0.04, 0.7};
+
+    snprintf(r[1].strategy, sizeof r[1].strategy, "ps-async");
+    r[1].n_loss_curve = N_LOSS_B;
+    r[1].loss_curve = calloc(N_LOSS_B, sizeof *r[1].loss_curve);
+    for (int k = 0; k < N_LOSS_B; k++)
+        r[1].loss_curve[k] = (struct loss_point){k, 0.008 * k, 2.3 - 0.2 * k};
+    r[1].staleness.n_histogram = 3;
+    r[1].staleness.histogram = calloc(3, sizeof *r[1].staleness.histogram);
+    r[1].staleness.histogram[0] = 5;
+    r[1].staleness.histogram[1] = 3;
+    r[1].staleness.histogram[2] = 2;
+
+    /* Sync PS: every push fresh, but a histogram all the same. */
+    snprintf(r[2].strategy, sizeof r[2].strategy, "ps-sync");
+    r[2].staleness.n_histogram = 1;
+    r[2].staleness.histogram = calloc(1, sizeof *r[2].staleness.histogram);
+    r[2].staleness.histogram[0] = 8;
+}
+
+static void free_reports(struct report r[3])
+{
+    for (int i = 0; i < 3; i++) report_release(&r[i]);
+}
+
+/* --- Files ---------------------------------------------------------------- */
+
+static bool have_gnuplot(void)
+{
+    char path[4096];
+    return gnuplot_find(path, sizeof path);
+}
+
+static char *file_in(const char *dir, const char *name)
+{
+    static char path[2][512];
+    static int k;
+    k ^= 1;
+    snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
+    return path[k];
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Counts the lines of a data file: data lines, and '#' header lines. */
+static void count_lines(const char *path, int *data, int *headers)
+{
+    char *text = test_slurp(path);
+    *data = *headers = 0;
+    for (char *line = text; *line;) {
+        char *eol = strchr(line, '\n');
+        if (*line == '#') (*headers)++;
+        else if (*line != '\n') (*data)++;
+        if (!eol) break;
+        line = eol + 1;
+    }
+    free(text);
+}
+
+/* A PNG starts with its 8-byte signature (PNG spec, 5.2). */
+static void expect_png(const char *path)
+{
+    size_t n;
+    char *b = test_slurp_n(path, &n);
+    cr_expect(n > 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8), "%s is not a PNG", path);
+    free(b);
+}
+
+static void expect_svg(const char *path)
+{
+    char *b = test_slurp(path);
+    cr_expect(!strncmp(b, "<?xml", 5) || strstr(b, "<svg"), "%s is not an SVG", path);
+    free(b);
+}
+
+/* The files of figure fig: always data and script (named name), and with
+ * gnuplot its PNG and SVG. */
+static void expect_figure(const char *dir, const char *name, const char *fig)
+{
+    char f[128];
+    snprintf(f, sizeof f, "%s.dat", name);
+    cr_expect(exists(file_in(dir, f)), "no %s", f);
+    snprintf(f, sizeof f, "%s.gp", name);
+    cr_expect(exists(file_in(dir, f)), "no %s", f);
+    if (!have_gnuplot()) return;
+    snprintf(f, sizeof f, "%s.png", fig);
+    expect_png(file_in(dir, f));
+    snprintf(f, sizeof f, "%s.svg", fig);
+    expect_svg(file_in(dir, f));
+}
+
+/* Runs f with fd (1 or 2) going to a file; returns what was written there. */
+static char *capture(int fd, int (*f)(void *), void *arg, int *rc)
+{
+    char path[] = "/tmp/strata-plots-capture-XXXXXX";
+    int tmp = mkstemp(path);
+    cr_assert(tmp >= 0);
+    fflush(fd == 1 ? stdout : stderr);
+    int saved = dup(fd);
+    dup2(tmp, fd);
+    *rc = f(arg);
+    fflush(fd == 1 ? stdout : stderr);
+    dup2(saved, fd);
+    close(saved);
+    close(tmp);
+    char *text = test_slurp(path);
+    unlink(path);
+    return text;
+}
+
+/* --- The plot functions --------------------------------------------------- */
+
+Test(plots, convergence_data_has_a_line_per_point_and_a_header_per_curve)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0], &r[1], &r[2]};
+    /* A quote and an underscore in the title: the script must keep both. */
+    struct plot_opts o = {dir, false, "4 devices of h100's_ib, batch 64"};
+    struct err e = {0};
+    cr_assert_eq(plot_convergence(rs, 3, &o, &e), 0, "%s", e.msg);
+    int data, headers;
+    count_lines(file_in(dir, "convergence.dat"), &data, &headers);
+    /* Points: 5 + 4 loss, 2 accuracy; ps-sync has no curve and no block.
+     * Headers: the file's line and one per block (2 loss, 1 accuracy). */
+    cr_expect_eq(data, N_LOSS_A + N_LOSS_B + N_ACC_A);
+    cr_expect_eq(headers, 1 + 3);
+    char *gp = test_slurp(file_in(dir, "convergence.gp"));
+    cr_expect_not_null(strstr(gp, "'mirrored'"), "the legend does not name the strategy");
+    cr_expect_not_null(strstr(gp, "'test accuracy'"), "no accuracy panel");
+    cr_expect_not_null(strstr(gp, "'time (ms)'"), "0.04 s of training should be in ms");
+    cr_expect_not_null(strstr(gp, "h100''s_ib"), "the title's quote is not doubled");
+    cr_expect_null(strstr(gp, "(sim)"), "one mode: no mode in the legend");
+    free(gp);
+    expect_figure(dir, "convergence", "convergence");
+    free_reports(r);
+    test_remove_dir(dir);
+}
+
+Test(plots, convergence_names_the_mode_when_real_and_sim_mix)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    struct report r[3];
+    make_reports(r);
+    r[1].mode = "real";
+    snprintf(r[1].strategy, sizeof r[1].strategy, "mirrored");
+    const struct report *rs[] = {&r[0], &r[1]};
+    struct plot_opts o = {dir, false, "validation"};
+    struct err e = {0};
+    cr_assert_eq(plot_convergence(rs, 2, &o, &e), 0, "%s", e.msg);
+    char *gp = test_slurp(file_in(dir, "convergence.gp"));
+    cr_expect_not_null(strstr(gp, "'mirrored (sim)'"));
+    cr_expect_not_null(strstr(gp, "'mirrored (real)'"));
+    free(gp);
+    free_reports(r);
+    test_remove_dir(dir);
+}
+
+Test(plots, convergence_without_curves_says_why_in_the_figure)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[2]};
+    struct plot_opts o = {dir, false, "no numerics"};
+    struct err e = {0};
+    cr_assert_eq(plot_convergence(rs, 1, &o, &e), 0, "%s", e.msg);
+    char *gp = test_slurp(file_in(dir, "convergence.gp"));
+    cr_expect_not_null(strstr(gp, "--numerics"), "the empty figure does not say what to do");
+    free(gp);
+    expect_figure(dir, "convergence", "convergence");
+    free_reports(r);
+    test_remove_dir(dir);
+}
+
+Test(plots, timeline_draws_a_box_per_span_before_the_end)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    /* Two ranks; the last span starts after t_end and is left out. */
+    struct span s[] = {
+        {.rank = 0, .stream = 0, .kind = OP_FORWARD, .mb = 0, .start_s = 0, .end_s = 1},
+        {.rank = 0, .stream = 0, .kind = OP_BACKWARD, .mb = 0, .start_s = 1, .end_s = 3},
+        {.rank = 1, .stream = 0, .kind = OP_FORWARD, .mb = 0, .start_s = 1, .end_s = 2},
+        {.rank = 1, .stream = 1, .kind = OP_ALLREDUCE, .mb = -1, .start_s = 3, .end_s = 4},
+        {.rank = 1, .stream = 0, .kind = OP_UPDATE, .mb = -1, .start_s = 4.5, .end_s = 5},
+    };
+    struct plot_opts o = {dir, false, "2 devices"};
+    struct err e = {0};
+    cr_assert_eq(plot_timeline(s, 5, 2, "mirrored", 4.2, &o, &e), 0, "%s", e.msg);
+    int data, headers;
+    count_lines(file_in(dir, "timeline-mirrored.dat"), &data, &headers);
+    cr_expect_eq(data, 4, "4 spans start before 4.2 s");
+    cr_expect_eq(headers, 1 + 3, "a block per kind drawn: forward, backward, all-reduce");
+    char *gp = test_slurp(file_in(dir, "timeline-mirrored.gp"));
+    /* Rows that have spans only: rank 0's comm stream has none. */
+    cr_expect_not_null(strstr(gp, "ytics ('rank 0 compute' 0, 'rank 1 compute' 1, "
+                                  "'rank 1 comm' 2)"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "title 'allreduce'"), "the key does not name the kinds");
+    cr_expect_null(strstr(gp, "'update'"), "a kind with no span drawn is in the key");
+    cr_expect_not_null(strstr(gp, "'time (s)'"));
+    free(gp);
+    expect_figure(dir, "timeline-mirrored", "timeline-mirrored");
+    test_remove_dir(dir);
+}
+
+Test(plots, timeline_with_nothing_to_draw_is_an_input_error)
+{
+    struct span s = {.rank = 0, .kind = OP_FORWARD, .start_s = 5, .end_s = 6};
+    struct plot_opts o = {"/nonexistent-strata-dir", false, ""};
+    struct err e = {0};
+    cr_expect_eq(plot_timeline(&s, 1, 1, "mirrored", 1.0, &o, &e), ERR_INPUT);
+    cr_expect_not_null(strstr(e.msg, "mirrored"), "%s", e.msg);
+}
+
+Test(plots, staleness_has_a_block_per_report_that_pushed)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0], &r[1], &r[2]};
+    struct plot_opts o = {dir, false, "4 devices"};
+    struct err e = {0};
+    cr_assert_eq(plot_staleness(rs, 3, &o, &e), 0, "%s", e.msg);
+    int data, headers;
+    count_lines(file_in(dir, "staleness.dat"), &data, &headers);
+    cr_expect_eq(data, 3 + 1, "ps-async's 3 bins and ps-sync's 1");
+    cr_expect_eq(headers, 1 + 2);
+    char *dat = test_slurp(file_in(dir, "staleness.dat"));
+    /* 3 of ps-async's 10 pushes were one version behind: 30%. */
+    cr_expect_not_null(strstr(dat, "\n1 3 30\n"), "%s", dat);
+    free(dat);
+    expect_figure(dir, "staleness", "staleness");
+    free_reports(r);
+    test_remove_dir(dir);
+}
+
+Test(plots, staleness_without_pushes_is_an_input_error)
+{
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0]};
+    struct plot_opts o = {"/nonexistent-strata-dir", false, ""};
+    struct err e = {0};
+    cr_expect_eq(plot_staleness(rs, 1, &o, &e), ERR_INPUT);
+    free_reports(r);
+}
+
+Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    struct speedup_point p[] = {
+        {"mirrored", 4, 3.6, 0.9}, {"mirrored", 1, 1, 1},     {"ps-async", 1, 1, 1},
+        {"mirrored", 2, 1.9, 0.95}, {"ps-async", 4, 2.8, 0.7}, {"mirrored", 8, 6.4, 0.8},
+    };
+    struct plot_opts o = {dir, false, "strong scaling"};
+    struct err e = {0};
+    cr_assert_eq(plot_speedup(p, 6, "devices", true, &o, &e), 0, "%s", e.msg);
+    char *dat = test_slurp(file_in(dir, "speedup.dat"));
+    cr_expect_not_null(strstr(dat, "1 1 1\n2 1.9 0.95\n4 3.6 0.9\n8 6.4 0.8\n"),
+                       "mirrored's points not in x order:\n%s", dat);
+    free(dat);
+    char *gp = test_slurp(file_in(dir, "speedup.gp"));
+    cr_expect_not_null(strstr(gp, "set logscale x 2"));
+    cr_expect_not_null(strstr(gp, "'speedup (x one device)'"));
+    cr_expect_not_null(strstr(gp, "title 'ideal'"), "no ideal line");
+    free(gp);
+    expect_figure(dir, "speedup", "speedup");
+    expect_figure(dir, "speedup", "efficiency");
+    test_remove_dir(dir);
+}
+
+Test(plots, speedup_over_other_values_keeps_a_linear_axis)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    struct speedup_point p[] = {{"mirrored", 3, 2.5, 0.83}, {"mirrored", 6, 4.5, 0.75}};
+    struct plot_opts o = {dir, false, "lr sweep"};
+    struct err e = {0};
+    cr_assert_eq(plot_speedup(p, 2, "devices", false, &o, &e), 0, "%s", e.msg);
+    char *gp = test_slurp(file_in(dir, "speedup.gp"));
+    cr_expect_null(strstr(gp, "logscale"));
+    cr_expect_null(strstr(gp, "'ideal'"));
+    free(gp);
+    test_remove_dir(dir);
+}
+
+Test(plots, validation_has_a_labelled_point_per_run_and_the_diagonal)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    struct validation_point p[] = {
+        {"mirrored", 0.011, 0.010}, {"ps-async", 0.018, 0.020}, {"pipeline-1f1b", 0.03, 0.025}};
+    struct plot_opts o = {dir, false, "cpu-loopback"};
+    struct err e = {0};
+    cr_assert_eq(plot_validation(p, 3, &o, &e), 0, "%s", e.msg);
+    int data, headers;
+    count_lines(file_in(dir, "validation.dat"), &data, &headers);
+    cr_expect_eq(data, 3);
+    char *dat = test_slurp(file_in(dir, "validation.dat"));
+    /* 0.011 / 0.010 - 1 = +10% */
+    cr_expect_not_null(strstr(dat, "\"mirrored\" 0.01 0.011 10\n"), "%s", dat);
+    free(dat);
+    char *gp = test_slurp(file_in(dir, "validation.gp"));
+    cr_expect_not_null(strstr(gp, "y = x"));
+    cr_expect_not_null(strstr(gp, "with labels"));
+    free(gp);
+    expect_figure(dir, "validation", "validation");
+    test_remove_dir(dir);
+}
+
+/* --- Terminal, missing gnuplot, directories -------------------------------- */
+
+struct call {
+    const struct report *const *rs;
+    const struct plot_opts *o;
+    struct err e;
+};
+
+static int call_convergence(void *arg)
+{
+    struct call *c = arg;
+    return plot_convergence(c->rs, 2, c->o, &c->e);
+}
+
+Test(plots, terminal_drawing_carries_the_title_and_leaves_no_files)
+{
+    if (!have_gnuplot()) cr_skip_test("gnuplot is not installed");
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0], &r[1]};
+    struct plot_opts o = {NULL, true, "a title to find"};
+    struct call c = {rs, &o, {0}};
+    int rc;
+    char *out = capture(1, call_convergence, &c, &rc);
+    cr_assert_eq(rc, 0, "%s", c.e.msg);
+    cr_expect_not_null(strstr(out, "a title to find"), "stdout:\n%s", out);
+    cr_expect_not_null(strstr(out, "mirrored"), "no legend in the drawing");
+    free(out);
+    cr_expect(!exists("convergence.dat"), "a terminal-only plot wrote into the working directory");
+    free_reports(r);
+}
+
+Test(plots, without_gnuplot_the_data_is_written_and_stderr_says_what_to_install)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    setenv("STRATA_GNUPLOT", "/nonexistent/gnuplot", 1);
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0], &r[1]};
+    struct plot_opts o = {dir, false, "x"};
+    struct call c = {rs, &o, {0}};
+    int rc;
+    char *err = capture(2, call_convergence, &c, &rc);
+    cr_expect_eq(rc, 0, "%s", c.e.msg);
+    cr_expect_not_null(strstr(err, "gnuplot-nox"), "stderr: %s", err);
+    cr_expect_not_null(strstr(err, "convergence.gp"), "stderr does not name the script: %s", err);
+    free(err);
+    cr_expect(exists(file_in(dir, "convergence.dat")));
+    cr_expect(exists(file_in(dir, "convergence.gp")));
+    cr_expect(!exists(file_in(dir, "convergence.png")));
+    free_reports(r);
+    test_remove_dir(dir);
+}
+
+Test(plots, a_failing_gnuplot_is_a_run_error_naming_the_script)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    setenv("STRATA_GNUPLOT", "/bin/false", 1);
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0]};
+    struct plot_opts o = {dir, false, "x"};
+    struct err e = {0};
+    cr_expect_eq(plot_convergence(rs, 1, &o, &e), ERR_RUN);
+    cr_expect_not_null(strstr(e.msg, "convergence.gp"), "%s", e.msg);
+    free_reports(r);
+    test_remove_dir(dir);
+}
+
+Test(plots, a_missing_directory_is_made_one_level_deep_and_no_deeper)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    setenv("STRATA_GNUPLOT", "/nonexistent/gnuplot", 1);  /* files only: faster */
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0]};
+    struct err e = {0};
+    char *one = strdup(file_in(dir, "new"));
+    struct plot_opts o = {one, false, "x"};
+    freopen("/dev/null", "w", stderr);
+    cr_expect_eq(plot_convergence(rs, 1, &o, &e), 0, "%s", e.msg);
+    cr_expect(exists(file_in(one, "convergence.dat")));
+    char *two = strdup(file_in(dir, "a/b"));
+    o.dir = two;
+    cr_expect_eq(plot_convergence(rs, 1, &o, &e), ERR_INPUT);
+    cr_expect_not_null(strstr(e.msg, two), "the message does not name the directory: %s", e.msg);
+    cr_expect_not_null(strstr(e.msg, "parent"), "%s", e.msg);
+    o.dir = file_in(one, "convergence.dat");   /* a file, not a directory */
+    cr_expect_eq(plot_convergence(rs, 1, &o, &e), ERR_INPUT);
+    cr_expect_not_null(strstr(e.msg, "not a directory"), "%s", e.msg);
+    free(one);
+    free(two);
+    free_reports(r);
+    test_remove_dir(dir);
+}
+
+/* --- strata plot, the command ---------------------------------------------- */
+
+struct run {
+    int status;
+    char *out, *err;
+};
+
+/* Runs strata with args (NULL-terminated), output into temp files. */
+static struct run run_strata(const char *const *args)
+{
+    char out_path[] = "/tmp/strata-plots-out-XXXXXX", err_path[] = "/tmp/strata-plots-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    cr_assert(out_fd >= 0 && err_fd >= 0);
+    const char *argv[32] = {STRATA_BIN};
+    int n = 1;
+    for (; args[n - 1] && n < 31; n++) argv[n] = args[n - 1];
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, STRATA_BIN, &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    close(out_fd);
+    close(err_fd);
+    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path),
+                    test_slurp(err_path)};
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+#define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+Test(plots, strata_plot_of_a_sim_report_draws_convergence_and_staleness)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots-cli");
+    char *json = strdup(file_in(dir, "r.json")), *out = strdup(file_in(dir, "figs"));
+    struct run r = RUN("sim", "--strategy", "ps-async", "--devices", "4", "--steps", "4",
+                       "--json", json);
+    cr_assert_eq(r.status, 0, "strata sim: %s", r.err);
+    run_free(&r);
+    r = RUN("plot", json, "--plot", out);
+    cr_assert_eq(r.status, 0, "strata plot: %s", r.err);
+    expect_figure(out, "convergence", "convergence");
+    expect_figure(out, "staleness", "staleness");
+    cr_expect_not_null(strstr(r.out, out), "stdout does not say where the plots are: %s", r.out);
+    run_free(&r);
+    free(json);
+    free(out);
+    test_remove_dir(dir);
+}
+
+Test(plots, strata_plot_of_a_file_that_is_not_json_exits_2_naming_it)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots-cli");
+    char *bad = strdup(file_in(dir, "notes.txt"));
+    FILE *f = fopen(bad, "w");
+    fputs("not a report\n", f);
+    fclose(f);
+    struct run r = RUN("plot", bad, "--plot", dir);
+    cr_expect_eq(r.status, 2);
+    cr_expect_not_null(strstr(r.err, bad), "stderr does not name the file: %s", r.err);
+    run_free(&r);
+    r = RUN("plot");
+    cr_expect_eq(r.status, 2, "no files at all is bad input");
+    run_free(&r);
+    free(bad);
+    test_remove_dir(dir);
+}
+
+Test(plots, strata_compare_plot_draws_a_timeline_per_strategy)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots-cli");
+    char *out = strdup(file_in(dir, "figs"));
+    struct run r = RUN("compare", "--devices", "2", "--steps", "3", "--strategies",
+                       "mirrored,ps-async,pipeline-1f1b", "--plot", out);
+    cr_assert_eq(r.status, 0, "strata compare: %s", r.err);
+    expect_figure(out, "timeline-mirrored", "timeline-mirrored");
+    expect_figure(out, "timeline-ps-async", "timeline-ps-async");
+    expect_figure(out, "timeline-pipeline-1f1b", "timeline-pipeline-1f1b");
+    expect_figure(out, "staleness", "staleness");
+    expect_figure(out, "convergence", "convergence");
+    run_free(&r);
+    free(out);
+    test_remove_dir(dir);
+}
+
+/* A sweep document as `strata sweep --json` writes it (ARCHITECTURE.md,
+ * Reports), wrapped around reports of `strata sim`. */
+Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots-cli");
+    char *r1 = strdup(file_in(dir, "r1.json")), *r2 = strdup(file_in(dir, "r2.json"));
+    struct run r = RUN("sim", "--strategy", "mirrored", "--devices", "1", "--json", r1);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN("sim", "--strategy", "mirrored", "--devices", "2", "--json", r2);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *t1 = test_slurp(r1), *t2 = test_slurp(r2);
+    char *sweep = strdup(file_in(dir, "sweep.json")), *val = strdup(file_in(dir, "val.json"));
+    FILE *f = fopen(sweep, "w");
+    fprintf(f, "{\"strata_sweep\": 1, \"points\": ["
+               "{\"strategy\": \"mirrored\", \"devices\": 1, \"speedup\": 1, \"efficiency\": 1, "
+               "\"report\": %s}, {\"strategy\": \"mirrored\", \"devices\": 2, \"speedup\": 1.8, "
+               "\"efficiency\": 0.9, \"report\": %s}]}\n", t1, t2);
+    fclose(f);
+    f = fopen(val, "w");
+    fprintf(f, "{\"strata_validate\": 1, \"rows\": [{\"strategy\": \"mirrored\", "
+               "\"predicted_step_s\": 0.01, \"measured_step_s\": 0.0125, \"error\": -0.2, "
+               "\"predicted\": %s, \"measured\": %s}]}\n", t2, t2);
+    fclose(f);
+    char *out = strdup(file_in(dir, "figs"));
+    r = RUN("plot", sweep, val, "--plot", out);
+    cr_assert_eq(r.status, 0, "strata plot: %s", r.err);
+    expect_figure(out, "speedup", "speedup");
+    expect_figure(out, "speedup", "efficiency");
+    expect_figure(out, "validation", "validation");
+    int data, headers;
+    count_lines(file_in(out, "speedup.dat"), &data, &headers);
+    cr_expect_eq(data, 2, "the sweep's two points");
+    count_lines(file_in(out, "validation.dat"), &data, &headers);
+    cr_expect_eq(data, 1, "the validation's one row");
+    run_free(&r);
+    free(t1);
+    free(t2);
+    free(r1);
+    free(r2);
+    free(sweep);
+    free(val);
+    free(out);
+    test_remove_dir(dir);
+}
