@@ -276,7 +276,7 @@ int analysis_finish(struct analysis *a, double makespan_s, struct report *r, str
             .rank = w,
             .compute_s = wk->compute_s,
             .comm_s = wk->comm_s,
-            .idle_s = makespan_s - wk->compute_s - wk->comm_s,
+            .idle_s = fmax(makespan_s - wk->compute_s - wk->comm_s, 0),
         };
         compute_s += wk->compute_s;
         comm_s += wk->comm_s;
@@ -294,6 +294,10 @@ int analysis_finish(struct analysis *a, double makespan_s, struct report *r, str
         r->breakdown.compute = compute_s / device_s;
         r->breakdown.comm = comm_s / device_s;
         r->breakdown.idle = 1 - r->breakdown.compute - r->breakdown.comm;   /* sum exactly 1 */
+        if (r->breakdown.idle < 0) {   /* a rounding hair, when nothing waited */
+            r->breakdown.idle = 0;
+            r->breakdown.comm = 1 - r->breakdown.compute;
+        }
         r->bubble_fraction = n_stages ? bubble / n_stages : 0;
     }
 
