@@ -466,3 +466,35 @@ int report_write_csv(const struct report *const *rs, int n, const double *speedu
     free(buf);
     return rc;
 }
+
+int report_set_loss_curve(struct report *r, const struct step_loss *losses, size_t n,
+                          int64_t steps, struct err *e)
+{
+    if (steps <= 0 || n == 0) return 0;
+    struct loss_point *pts = XCALLOC(e, (size_t)steps, sizeof *pts);
+    int64_t *samples = XCALLOC(e, (size_t)steps, sizeof *samples);
+    if (!pts || !samples) {
+        free(pts);
+        free(samples);
+        return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = losses[i].step;
+        if (s < 0 || s >= steps) continue;
+        pts[s].step = s;
+        pts[s].loss += losses[i].loss_sum;
+        samples[s] += losses[i].n_samples;
+        if (losses[i].end_s > pts[s].time_s) pts[s].time_s = losses[i].end_s;
+    }
+    int kept = 0;
+    for (int64_t s = 0; s < steps; s++)
+        if (samples[s] > 0) {
+            pts[kept] = pts[s];
+            pts[kept++].loss /= (double)samples[s];
+        }
+    free(samples);
+    free(r->loss_curve);
+    r->loss_curve = pts;
+    r->n_loss_curve = kept;
+    return 0;
+}

@@ -23,6 +23,14 @@ struct loss_point {
     double loss;
 };
 
+/* One worker's training loss of one step, as executors record it. */
+struct step_loss {
+    int64_t step;
+    double end_s;        /* when the worker ended the step */
+    double loss_sum;     /* summed over its samples */
+    int64_t n_samples;
+};
+
 /* Test accuracy measured during training (--eval-every) and at the end. */
 struct accuracy_point {
     int64_t step;        /* steps done when evaluated */
@@ -71,6 +79,13 @@ struct report {
         int steps_redone;
     } failure;
 };
+
+/* r's loss_curve from the workers' step losses (any order): one point per
+ * step of [0, steps) that has any, the sum of the losses over the sum of the
+ * samples (the global batch's mean loss), at the time the last of those
+ * workers ended the step. Real runs and simulated numerics both report so. */
+int report_set_loss_curve(struct report *r, const struct step_loss *losses, size_t n,
+                          int64_t steps, struct err *e);
 
 /* A zeroed report; mode must be set by the caller. */
 void report_init(struct report *r);

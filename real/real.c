@@ -258,41 +258,6 @@ static int align_starts(const struct plan *p, struct span *spans, size_t n, stru
     return 0;
 }
 
-/* Losses of every worker computing the last layer, one point per step:
- * their sum over their samples (the global batch's mean loss), at the time
- * the last of them finished the step. The workers' entries are each in step
- * order, so the points are merged by step. */
-static int loss_curve(struct report *r, const struct step_loss *all, size_t n, int64_t steps,
-                      struct err *e)
-{
-    if (steps <= 0 || n == 0) return 0;
-    struct loss_point *pts = XCALLOC(e, (size_t)steps, sizeof *pts);
-    int64_t *samples = XCALLOC(e, (size_t)steps, sizeof *samples);
-    if (!pts || !samples) {
-        free(pts);
-        free(samples);
-        return ERR_NOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        int64_t s = all[i].step;
-        if (s < 0 || s >= steps) continue;
-        pts[s].step = s;
-        pts[s].loss += all[i].loss_sum;
-        samples[s] += all[i].n_samples;
-        if (all[i].end_s > pts[s].time_s) pts[s].time_s = all[i].end_s;
-    }
-    int kept = 0;
-    for (int64_t s = 0; s < steps; s++)
-        if (samples[s] > 0) {
-            pts[kept] = pts[s];
-            pts[kept++].loss /= (double)samples[s];
-        }
-    free(samples);
-    r->loss_curve = pts;
-    r->n_loss_curve = kept;
-    return 0;
-}
-
 static int make_report(struct real_ctx *x, struct real_result *res, struct span *spans,
                        size_t n_spans, const struct step_loss *losses, size_t n_losses,
                        struct err *e)
@@ -325,7 +290,7 @@ static int make_report(struct real_ctx *x, struct real_result *res, struct span 
     r->devices = p->n_workers;
     r->config = x->s->cfg;
     r->config_groups = REAL_CONFIG_GROUPS;
-    return loss_curve(r, losses, n_losses, x->steps, e);
+    return report_set_loss_curve(r, losses, n_losses, x->steps, e);
 }
 
 static int finish(struct real_ctx *x, struct real_result *res, struct err *e)

@@ -13,14 +13,6 @@
 #include "comm.h"
 #include "real.h"
 
-/* One step's training loss as a worker computing the last layer saw it. */
-struct step_loss {
-    int64_t step;
-    double end_s;        /* when the rank finished the step */
-    double loss_sum;     /* summed over its samples */
-    int64_t n_samples;
-};
-
 struct real_ctx {
     const struct real_setup *s;
     const struct plan *p;

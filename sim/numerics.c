@@ -173,12 +173,6 @@ double numerics_time_to(const struct report *r, double target)
 
 /* ---- the asynchronous path ------------------------------------------------ */
 
-struct worker_loss {
-    int64_t step;
-    double end_s, loss_sum;
-    int n;
-};
-
 struct numerics {
     struct numerics_setup s;
     const struct plan *p;
@@ -193,7 +187,7 @@ struct numerics {
     struct batch b;
     struct sampler smp;
     int32_t *labels;
-    VEC(struct worker_loss) losses;
+    VEC(struct step_loss) losses;
     struct err err;              /* what a hook met: the simulator keeps only the code */
     struct accuracy_point *accuracy;
     int n_accuracy;
@@ -278,7 +272,7 @@ static int on_step_done(void *ctx, int rank, int64_t step, double now_s)
 {
     struct numerics *n = ctx;
     if (rank >= n->p->n_workers) return 0;
-    struct worker_loss l = {step, now_s, n->loss_sum[rank], n->n_samples[rank]};
+    struct step_loss l = {step, now_s, n->loss_sum[rank], n->n_samples[rank]};
     if (vec_push(&n->losses, l) < 0) return err_set(&n->err, ERR_NOMEM, "out of memory");
     /* worker 0's clock sets when the servers' model is evaluated */
     if (rank == 0 && is_eval_step(&n->s, step + 1)) return evaluate(n, step + 1, now_s, &n->err);
@@ -359,42 +353,10 @@ const struct err *numerics_error(const struct numerics *n)
     return &n->err;
 }
 
-/* One point per step: the workers' losses of that step over their samples,
- * at the time the last of them ended it (what a real run reports). */
-static int loss_curve(const struct numerics *n, struct report *r, struct err *e)
-{
-    int steps = n->s.steps;
-    struct loss_point *pts = XCALLOC(e, (size_t)steps + 1, sizeof *pts);
-    int64_t *samples = XCALLOC(e, (size_t)steps + 1, sizeof *samples);
-    if (!pts || !samples) {
-        free(pts);
-        free(samples);
-        return ERR_NOMEM;
-    }
-    for (size_t i = 0; i < n->losses.len; i++) {
-        const struct worker_loss *l = &n->losses.items[i];
-        if (l->step < 0 || l->step >= steps) continue;
-        pts[l->step].step = l->step;
-        pts[l->step].loss += l->loss_sum;
-        samples[l->step] += l->n;
-        if (l->end_s > pts[l->step].time_s) pts[l->step].time_s = l->end_s;
-    }
-    int kept = 0;
-    for (int s = 0; s < steps; s++)
-        if (samples[s] > 0) {
-            pts[kept] = pts[s];
-            pts[kept++].loss /= (double)samples[s];
-        }
-    free(samples);
-    r->loss_curve = pts;
-    r->n_loss_curve = kept;
-    return 0;
-}
-
 int numerics_report(struct numerics *n, double makespan_s, struct report *r, struct err *e)
 {
     TRY(evaluate(n, n->s.steps, makespan_s, e));
-    TRY(loss_curve(n, r, e));
+    TRY(report_set_loss_curve(r, n->losses.items, n->losses.len, n->s.steps, e));
     r->accuracy_curve = n->accuracy;
     r->n_accuracy_curve = n->n_accuracy;
     n->accuracy = NULL;
