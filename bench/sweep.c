@@ -10,18 +10,20 @@
 
 #include "../core/fileio.h"
 #include "../core/straggler.h"
+#include "run_numerics.h"
 #include "real_job.h"
 #include "sweep.h"
 
 /* Options that shape a simulated run and a real one (bench/run.h's
  * RUN_CONFIG_GROUPS and bench/real_job.c's JOB_GROUPS, less the strategy,
- * which the sweep sets itself). */
+ * which the sweep sets itself). A simulation with numerics also reads the
+ * training options (--lr, ...). */
 #define SIM_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_SIM | OPTG_DISTURB)
 #define REAL_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_DISTURB)
 
 static unsigned mode_groups(const struct sweep_axis *ax)
 {
-    return ax->is_real ? REAL_GROUPS : SIM_GROUPS;
+    return ax->is_real ? REAL_GROUPS : SIM_GROUPS | (ax->has_numerics ? OPTG_TRAIN : 0u);
 }
 
 /* Numbers and choices can be varied, and --straggler (its models are the
@@ -131,6 +133,7 @@ int sweep_axis_parse(const struct config *cfg, struct sweep_axis *ax, struct err
     memset(ax, 0, sizeof *ax);
     ax->is_real = !strcmp(cfg->mode, "real");
     ax->is_weak = !strcmp(cfg->scaling, "weak");
+    ax->has_numerics = !ax->is_real && run_wants_numerics(cfg);
     unsigned groups = mode_groups(ax);
     const char *vary = cfg->vary;
     if (!vary[0]) {
@@ -155,8 +158,8 @@ int sweep_axis_parse(const struct config *cfg, struct sweep_axis *ax, struct err
             if (is_variable(ax->opt, other))
                 return err_set(e, ERR_INPUT, "--vary %.80s: %s shapes only %s runs (%s); a %s "
                                "sweep varies one of: %s", vary, name,
-                               ax->is_real ? "simulated" : "real",
-                               ax->is_real ? "leave out --mode real" : "--mode real",
+                               ax->is_real ? "simulated" : "real or numerics",
+                               ax->is_real ? "leave out --mode real" : "--mode real or --numerics",
                                ax->is_real ? "real" : "simulated", names);
             return err_set(e, ERR_INPUT, "--vary %.80s: %s cannot be varied (a %s sweep varies "
                            "one of: %s)", vary, name, ax->is_real ? "real" : "simulated", names);
@@ -201,9 +204,12 @@ int sweep_point_config(const struct sweep_axis *ax, const struct config *base, i
 /* Does the one-device baseline depend on this option? Options of the
  * scenario that mirrored does not read (servers, microbatches, staleness,
  * ...) leave it as it is, so one baseline serves every value: a real sweep
- * runs one job, not one a value. */
-static bool shapes_baseline(const struct opt_spec *o)
+ * runs one job, not one a value. Nor do training options (--lr) in a
+ * simulation: a simulated baseline is timed without numerics, which leave
+ * the virtual times as they are. */
+static bool shapes_baseline(const struct opt_spec *o, const struct sweep_axis *ax)
 {
+    if (!ax->is_real && o->groups == OPTG_TRAIN) return false;   /* baselines: no numerics */
     if (!(o->groups & OPTG_SCENARIO) || !strcmp(o->name, "batch") || !strcmp(o->name, "model"))
         return true;
     const struct strategy *m = strategy_find("mirrored", NULL);
@@ -310,7 +316,7 @@ int sweep_run(const struct config *cfg, const struct workload *wl, const struct 
         return err_set(e, ERR_INPUT, "--strategies: more than 64");
     out->n_strategies = n;
     for (int i = 0; i < n; i++) out->strategies[i] = list[i];
-    bool one_base = ax->is_devices || !shapes_baseline(ax->opt);
+    bool one_base = ax->is_devices || !shapes_baseline(ax->opt, ax);
     out->n_baselines = one_base ? 1 : ax->n_values;
     out->n_points = n * ax->n_values;
     out->baselines = XCALLOC(e, (size_t)out->n_baselines, sizeof *out->baselines);
@@ -332,13 +338,21 @@ int sweep_run(const struct config *cfg, const struct workload *wl, const struct 
             TRY(config_set(&c, "devices", "1", ~0u, e));
             TRY(config_set(&c, "batch", batch, ~0u, e));
         }
+        /* A baseline gives a speed: a simulated one skips the arithmetic. */
+        if (!ax->is_real) {
+            c.numerics = false;
+            c.target_accuracy = 0;
+        }
         TRY(run_one(&c, wl, NULL, ax, &out->baselines[b], e));
         if (ax->is_devices && out->baselines[b].rc)
             return err_set(e, out->baselines[b].rc, "the one-device baseline: %s",
                            out->baselines[b].note);
     }
-    for (int i = 0; i < n; i++)
-        for (int v = 0; v < ax->n_values; v++, done++) {
+    /* Value-major: the strategies of one value run one after another, so
+     * what they share (numerics' synchronous step sequence, keyed by the
+     * options) is computed once a value. The points stay strategy-major. */
+    for (int v = 0; v < ax->n_values; v++)
+        for (int i = 0; i < n; i++, done++) {
             struct sweep_point *p = &out->points[i * ax->n_values + v];
             p->strategy = list[i];
             p->value = v;

@@ -40,6 +40,7 @@ struct sweep_axis {
     bool is_devices;              /* a devices sweep: speedup over one device */
     bool is_weak;                 /* --scaling weak: batch grows with the devices */
     bool is_real;                 /* --mode real */
+    bool has_numerics;            /* simulated with numerics: --lr and the like vary too */
     long long batch_per_device;   /* weak: --batch / the first devices value */
     int n_values;
     char values[SWEEP_MAX_VALUES][SWEEP_VALUE_BYTES];   /* as given; each validated */

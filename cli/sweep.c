@@ -118,7 +118,7 @@ static void show_progress(void *ctx, const char *strategy, const char *value, in
 /* --- The table --------------------------------------------------------------- */
 
 enum col { COL_STRATEGY, COL_VALUE, COL_DEVICES, COL_BATCH, COL_STEP, COL_THROUGHPUT,
-           COL_SPEEDUP, COL_EFFICIENCY, COL_COMM, N_COLS };
+           COL_SPEEDUP, COL_EFFICIENCY, COL_COMM, COL_LOSS, COL_ACCURACY, N_COLS };
 
 #define CELL_BYTES 64
 #define TIMES "\xc3\x97"   /* "×" in UTF-8 */
@@ -161,6 +161,10 @@ static void fmt_cell(char *buf, const struct sweep *s, const struct sweep_point 
     case COL_SPEEDUP: fmt_number(buf, "%.2f" TIMES, p->speedup); return;
     case COL_EFFICIENCY: fmt_number(buf, "%.1f%%", 100 * p->efficiency); return;
     case COL_COMM: fmt_number(buf, "%.1f%%", 100 * r->breakdown.comm); return;
+    case COL_LOSS: fmt_number(buf, "%.4f", r->has_final ? r->final.loss : NAN); return;
+    case COL_ACCURACY:
+        fmt_number(buf, "%.1f%%", r->has_final ? 100 * r->final.test_accuracy : NAN);
+        return;
     default: buf[0] = '\0'; return;
     }
 }
@@ -183,17 +187,21 @@ static void put_cell(const char *text, int width, bool left, bool first)
 }
 
 /* A block of rows per strategy, a blank line between blocks. Text columns
- * are left-aligned, numbers right-aligned. */
+ * are left-aligned, numbers right-aligned. Loss and accuracy when numerics
+ * ran (--numerics, or a real sweep). */
 static void print_table(const struct sweep *s)
 {
     const char *title[N_COLS] = {"strategy", s->axis.opt->name, "devices", "batch",
-                                 "step time", "samples/s", "speedup", "efficiency", "comm"};
-    bool shown[N_COLS], left[N_COLS] = {[COL_STRATEGY] = true};
+                                 "step time", "samples/s", "speedup", "efficiency", "comm",
+                                 "loss", "accuracy"};
+    bool shown[N_COLS], left[N_COLS] = {[COL_STRATEGY] = true}, any_final = false;
     int width[N_COLS];
     left[COL_VALUE] = !sweep_is_numeric(&s->axis);
     char cell[CELL_BYTES];
+    for (int i = 0; i < s->n_points; i++)
+        any_final |= s->points[i].run.report && s->points[i].run.report->has_final;
     for (int c = 0; c < N_COLS; c++) {
-        shown[c] = c != COL_VALUE || !s->axis.is_devices;
+        shown[c] = (c != COL_VALUE || !s->axis.is_devices) && (c < COL_LOSS || any_final);
         width[c] = display_width(title[c]);
         for (int i = 0; i < s->n_points; i++) {
             fmt_cell(cell, s, &s->points[i], (enum col)c);
@@ -203,7 +211,7 @@ static void print_table(const struct sweep *s)
     int total = 0;
     for (int c = 0; c < N_COLS; c++)
         if (shown[c]) {
-            put_cell(title[c], width[c], left[c] && c + 1 < N_COLS, c == 0);
+            put_cell(title[c], width[c], left[c], c == 0);
             total += width[c] + (c ? 2 : 0);
         }
     printf("\n%.*s\n", total, "--------------------------------------------------------------"
@@ -213,7 +221,7 @@ static void print_table(const struct sweep *s)
         for (int c = 0; c < N_COLS; c++)
             if (shown[c]) {
                 fmt_cell(cell, s, &s->points[i], (enum col)c);
-                put_cell(cell, width[c], left[c] && c + 1 < N_COLS, c == 0);
+                put_cell(cell, width[c], left[c], c == 0);
             }
         putchar('\n');
     }
@@ -275,8 +283,13 @@ static void print_meaning(const struct sweep *s)
                "(%s a step, %s).\nefficiency: speedup / devices.\n", t1, how);
     } else {
         printf("\nspeedup: samples per second over the same strategy at %s=%s (the first "
-               "value).\nefficiency: samples per second over devices x those of one device with "
-               "the same %s (%s).\n", ax->opt->name, ax->values[0], ax->opt->name, how);
+               "value).\n", ax->opt->name, ax->values[0]);
+        if (s->n_baselines > 1)
+            printf("efficiency: samples per second over devices x those of one device with the "
+                   "same %s (%s).\n", ax->opt->name, how);
+        else
+            printf("efficiency: samples per second over devices x those of one device (%s a "
+                   "step, %s; %s does not change it).\n", t1, how, ax->opt->name);
     }
     for (int i = 0; i < s->n_strategies; i++)
         if (!strncmp(s->strategies[i]->name, "ps-", 3)) {

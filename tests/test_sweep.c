@@ -331,6 +331,36 @@ Test(sweep, another_option_is_measured_against_its_first_value)
     test_remove_dir(dir);
 }
 
+/* With --numerics the training options vary too, each value trains its own
+ * model (a different final loss), and the one baseline, timed without
+ * numerics, serves every value. */
+Test(sweep, numerics_sweeps_vary_the_learning_rate)
+{
+    char dir[64], json[128];
+    temp_path(dir, sizeof dir, json, sizeof json, "lr.json");
+    struct run r = RUN("--vary", "lr=0.01,0.1", "--numerics", "--data", "synthetic", "--steps",
+                       "10", "--strategies", "mirrored", "--json", json);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "accuracy"), "no accuracy column:\n%s", r.out);
+    cJSON *doc = read_json(json);
+    const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points");
+    cr_assert_eq(cJSON_GetArraySize(points), 2);
+    const cJSON *r0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(points, 0), "report");
+    const cJSON *r1 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(points, 1), "report");
+    cr_expect_eq(num_at(r0, "config", "lr"), 0.01);
+    cr_expect_eq(num_at(r1, "config", "lr"), 0.1);
+    cr_expect_neq(num_at(r0, "final", "loss"), num_at(r1, "final", "loss"));
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "baselines")), 1);
+    cJSON_Delete(doc);
+    run_free(&r);
+    /* without numerics a simulation does no arithmetic: --lr is not its option */
+    r = RUN("--vary", "lr=0.01,0.1");
+    cr_expect_eq(r.status, 2);
+    cr_expect_not_null(strstr(r.err, "--numerics"), "%s", r.err);
+    run_free(&r);
+    test_remove_dir(dir);
+}
+
 /* --straggler values hold commas of their own: slow:0=2,1=3 is one value. */
 Test(sweep, straggler_values_keep_their_own_commas)
 {
