@@ -45,6 +45,19 @@ static const struct command commands[] = {
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_LAUNCH | OPTG_DISTURB |
          OPTG_OUTPUT,
      cmd_real},
+    {"sweep", "vary the devices (or another option): speedup and scaling efficiency",
+     "Runs every strategy (or --strategies) at every value of one option and prints a\n"
+     "block per strategy: step time, throughput, speedup and scaling efficiency.\n"
+     "--devices 1,2,4,8 (the same as --vary devices=1,2,4,8) sweeps the devices, with\n"
+     "speedup over one device; --scaling weak grows the batch with them (batch = --batch x\n"
+     "devices / the first value). --vary OPTION=V1,V2,... varies another option (batch,\n"
+     "microbatches, bucket-mb, staleness, servers, straggler=exp:0.1,exp:0.5, ...), with\n"
+     "speedup over its first value. A point a strategy does not fit is a '-'. Simulated by\n"
+     "default; --mode real runs each point as an MPI job. --csv and --json write the points,\n"
+     "--plot DIR and --plot-terminal the speedup figure.",
+     OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
+         OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_SWEEP,
+     cmd_sweep},
     {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"

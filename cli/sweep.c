@@ -1,0 +1,423 @@
+/* strata sweep: one option (the devices, usually) varied over a list of
+ * values, every strategy run at every value, simulated or for real; a block
+ * of rows per strategy with step time, throughput, speedup and scaling
+ * efficiency. The grid and its files are bench/sweep's; this file reads the
+ * command line and prints. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../bench/sweep.h"
+#include "outputs.h"
+#include "scenario.h"
+
+/* plots/ lands on its own branch; until it does, --plot is refused. */
+#if __has_include("../plots/plots.h")
+#include "../plots/plots.h"
+#define HAVE_PLOTS 1
+#else
+#define HAVE_PLOTS 0
+#endif
+
+/* --- The command line --------------------------------------------------------
+ * `--devices 1,2,4` (or --devices=1,2,4) is `--vary devices=1,2,4`; a plain
+ * `--devices 8` stays the option (without --vary, the sweep is then devices
+ * 1, 2, 4, 8). The words are rewritten before config parsing, so every
+ * message and the scenario file see one --vary. */
+
+struct words {
+    char **argv;    /* argc words, some of them owned[] */
+    char **owned;   /* strings this rewrite made */
+    int n_owned;
+};
+
+static void words_free(struct words *w)
+{
+    for (int i = 0; i < w->n_owned; i++) free(w->owned[i]);
+    free(w->owned);
+    free(w->argv);
+}
+
+static char *joined(struct words *w, const char *a, const char *b, struct err *e)
+{
+    size_t n = strlen(a) + strlen(b) + 1;
+    char *s = XCALLOC(e, n, 1);
+    if (!s) return NULL;
+    snprintf(s, n, "%s%s", a, b);
+    return w->owned[w->n_owned++] = s;
+}
+
+static bool is_vary(const char *word)
+{
+    return !strcmp(word, "--vary") || !strncmp(word, "--vary=", 7);
+}
+
+static int rewrite_devices(int argc, char **argv, struct words *w, struct err *e)
+{
+    w->argv = XCALLOC(e, (size_t)argc + 1, sizeof *w->argv);
+    w->owned = XCALLOC(e, (size_t)argc + 1, sizeof *w->owned);
+    if (!w->argv || !w->owned) return ERR_NOMEM;
+    bool rewrote = false, has_vary = false, ended = false;
+    for (int i = 0; i < argc; i++) {
+        w->argv[i] = argv[i];
+        if (ended || !strcmp(argv[i], "--")) {
+            ended = true;
+            continue;
+        }
+        has_vary |= is_vary(argv[i]);
+        if (!strcmp(argv[i], "--devices") && i + 1 < argc && strchr(argv[i + 1], ',')) {
+            w->argv[i] = (char *)"--vary";
+            if (!(w->argv[i + 1] = joined(w, "devices=", argv[i + 1], e))) return ERR_NOMEM;
+            i++;
+            rewrote = true;
+        } else if (!strncmp(argv[i], "--devices=", 10) && strchr(argv[i], ',')) {
+            if (!(w->argv[i] = joined(w, "--vary=devices=", argv[i] + 10, e))) return ERR_NOMEM;
+            rewrote = true;
+        }
+    }
+    if (rewrote && has_vary)
+        return err_set(e, ERR_INPUT, "--devices LIST is --vary devices=LIST: a sweep varies one "
+                       "option, so give either, not both");
+    return 0;
+}
+
+static int check_outputs(const struct config *cfg, struct err *e)
+{
+    if (cfg->trace_path[0] || cfg->timeline)
+        return err_set(e, ERR_INPUT, "--trace and --timeline show one run: use `strata sim` (or "
+                       "`strata real`) with --strategy S --devices N for the point you want");
+    if (!HAVE_PLOTS && (cfg->plot_dir[0] || cfg->plot_terminal))
+        return err_set(e, ERR_INPUT, "--plot and --plot-terminal: this strata is built without "
+                       "plots; leave them out (--csv and --json write the points)");
+    return 0;
+}
+
+/* --- Progress ---------------------------------------------------------------- */
+
+struct progress {
+    const char *option;
+    bool is_real;
+};
+
+static void show_progress(void *ctx, const char *strategy, const char *value, int done,
+                          int total)
+{
+    const struct progress *p = ctx;
+    char at[SWEEP_VALUE_BYTES + 64] = "";
+    if (value) snprintf(at, sizeof at, " at %s=%.40s", p->option, value);
+    if (p->is_real)
+        fprintf(stderr, "running %s%s for real (%d of %d)\n",
+                strategy ? strategy : "the one-device baseline", at, done + 1, total);
+    else
+        fprintf(stderr, "\rsimulating %-16s%-28.28s (%d of %d) ",
+                strategy ? strategy : "the baseline", at, done + 1, total);
+}
+
+/* --- The table --------------------------------------------------------------- */
+
+enum col { COL_STRATEGY, COL_VALUE, COL_DEVICES, COL_BATCH, COL_STEP, COL_THROUGHPUT,
+           COL_SPEEDUP, COL_EFFICIENCY, COL_COMM, COL_LOSS, COL_ACCURACY, N_COLS };
+
+#define CELL_BYTES 64
+#define TIMES "\xc3\x97"   /* "×" in UTF-8 */
+
+/* Seconds with the unit that keeps the number between 1 and 1000, as the
+ * report table prints them. */
+static void fmt_seconds(char *buf, double s)
+{
+    if (!isfinite(s)) snprintf(buf, CELL_BYTES, "-");
+    else if (fabs(s) >= 1 - 0.5e-3) snprintf(buf, CELL_BYTES, "%.3f s", s);
+    else if (fabs(s) >= 1e-3 - 0.5e-6) snprintf(buf, CELL_BYTES, "%.3f ms", s * 1e3);
+    else snprintf(buf, CELL_BYTES, "%.3f us", s * 1e6);
+}
+
+static void fmt_number(char *buf, const char *fmt, double x)
+{
+    if (isfinite(x)) snprintf(buf, CELL_BYTES, fmt, x);
+    else snprintf(buf, CELL_BYTES, "-");
+}
+
+static void fmt_cell(char *buf, const struct sweep *s, const struct sweep_point *p, enum col c)
+{
+    const struct report *r = p->run.report;
+    switch (c) {
+    case COL_STRATEGY: snprintf(buf, CELL_BYTES, "%s", p->strategy->name); return;
+    case COL_VALUE:
+        snprintf(buf, CELL_BYTES, "%.*s", CELL_BYTES - 1, s->axis.values[p->value]);
+        return;
+    case COL_DEVICES: snprintf(buf, CELL_BYTES, "%lld", p->run.devices); return;
+    case COL_BATCH: snprintf(buf, CELL_BYTES, "%lld", p->run.batch); return;
+    default: break;
+    }
+    if (!r) {
+        snprintf(buf, CELL_BYTES, "-");
+        return;
+    }
+    switch (c) {
+    case COL_STEP: fmt_seconds(buf, r->step_time_s.mean); return;
+    case COL_THROUGHPUT: fmt_number(buf, "%.1f", r->throughput_samples_per_s); return;
+    case COL_SPEEDUP: fmt_number(buf, "%.2f" TIMES, p->speedup); return;
+    case COL_EFFICIENCY: fmt_number(buf, "%.1f%%", 100 * p->efficiency); return;
+    case COL_COMM: fmt_number(buf, "%.1f%%", 100 * r->breakdown.comm); return;
+    case COL_LOSS: fmt_number(buf, "%.4f", r->has_final ? r->final.loss : NAN); return;
+    case COL_ACCURACY:
+        fmt_number(buf, "%.1f%%", r->has_final ? 100 * r->final.test_accuracy : NAN);
+        return;
+    default: buf[0] = '\0'; return;
+    }
+}
+
+/* Terminal columns of UTF-8 text: one per code point. */
+static int display_width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+static void put_cell(const char *text, int width, bool left, bool first)
+{
+    int pad = width - display_width(text);
+    if (!first) fputs("  ", stdout);
+    if (!left) printf("%*s", pad, "");
+    fputs(text, stdout);
+    if (left && pad > 0) printf("%*s", pad, "");
+}
+
+/* A block of rows per strategy, a blank line between blocks. Text columns
+ * are left-aligned, numbers right-aligned. Loss and accuracy when numerics
+ * ran (--numerics, or a real sweep). */
+static void print_table(const struct sweep *s)
+{
+    const char *title[N_COLS] = {"strategy", s->axis.opt->name, "devices", "batch",
+                                 "step time", "samples/s", "speedup", "efficiency", "comm",
+                                 "loss", "accuracy"};
+    bool shown[N_COLS], left[N_COLS] = {[COL_STRATEGY] = true}, any_final = false;
+    int width[N_COLS];
+    left[COL_VALUE] = !sweep_is_numeric(&s->axis);
+    char cell[CELL_BYTES];
+    for (int i = 0; i < s->n_points; i++)
+        any_final |= s->points[i].run.report && s->points[i].run.report->has_final;
+    for (int c = 0; c < N_COLS; c++) {
+        shown[c] = (c != COL_VALUE || !s->axis.is_devices) && (c < COL_LOSS || any_final);
+        width[c] = display_width(title[c]);
+        for (int i = 0; i < s->n_points; i++) {
+            fmt_cell(cell, s, &s->points[i], (enum col)c);
+            if (display_width(cell) > width[c]) width[c] = display_width(cell);
+        }
+    }
+    int total = 0;
+    for (int c = 0; c < N_COLS; c++)
+        if (shown[c]) {
+            put_cell(title[c], width[c], left[c], c == 0);
+            total += width[c] + (c ? 2 : 0);
+        }
+    printf("\n%.*s\n", total, "--------------------------------------------------------------"
+           "----------------------------------------------------------------------------------");
+    for (int i = 0; i < s->n_points; i++) {
+        if (i && s->points[i].value == 0) putchar('\n');
+        for (int c = 0; c < N_COLS; c++)
+            if (shown[c]) {
+                fmt_cell(cell, s, &s->points[i], (enum col)c);
+                put_cell(cell, width[c], left[c], c == 0);
+            }
+        putchar('\n');
+    }
+}
+
+/* --- Around the table -------------------------------------------------------- */
+
+/* "1, 2, 4" */
+static void list_values(const struct sweep_axis *ax, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < ax->n_values && at < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%s", i ? ", " : "", ax->values[i]);
+}
+
+static void print_header(const struct scenario *sc, const struct sweep *s)
+{
+    const struct config *cfg = &sc->cfg;
+    const struct sweep_axis *ax = &s->axis;
+    char values[1024], desc[512];
+    list_values(ax, values, sizeof values);
+    workload_describe(sc->wl, desc, sizeof desc);
+    printf("sweep of %s over %s", ax->opt->name, values);
+    if (ax->is_weak)
+        printf(" (weak scaling: %lld samples per device, batch = %lld x devices)",
+               ax->batch_per_device, ax->batch_per_device);
+    else if (ax->is_devices)
+        printf(" (strong scaling: global batch %lld)", cfg->batch);
+    else
+        printf(", %lld devices, batch %lld",
+               ax->is_real && cfg->np ? cfg->np : cfg->devices, cfg->batch);
+    const struct sim_run *base = s->baselines[0].sim;
+    if (ax->is_real)
+        printf(", for real: MPI ranks of this machine (%s device), %lld %s, data %s", cfg->device,
+               cfg->epochs > 0 ? cfg->epochs : cfg->steps, cfg->epochs > 0 ? "epochs" : "steps",
+               cfg->data);
+    else
+        printf(", simulated on %s, %lld steps", base ? base->cluster.name : cfg->cluster,
+               cfg->steps);
+    if (strcmp(ax->opt->name, "straggler")) printf(", stragglers %s", cfg->straggler);
+    printf("\n%s\n\n", desc);
+}
+
+/* What speedup and efficiency mean here: sweep.h's definitions, said once. */
+static void print_meaning(const struct sweep *s)
+{
+    const struct sweep_axis *ax = &s->axis;
+    const struct report *base = s->baselines[0].report;
+    char t1[CELL_BYTES] = "-";
+    if (base) fmt_seconds(t1, base->step_time_s.mean);
+    const char *how = ax->is_real ? "measured" : "simulated";
+    if (ax->is_devices && ax->is_weak) {
+        printf("\nspeedup: samples per second over one device running its %lld samples a step "
+               "(%s, %s).\nefficiency: T1 / TN, that one-device step time over the step time on "
+               "N devices (100%% = perfect weak scaling).\n", ax->batch_per_device, t1, how);
+    } else if (ax->is_devices) {
+        printf("\nspeedup: samples per second over one device running the same global batch "
+               "(%s a step, %s).\nefficiency: speedup / devices.\n", t1, how);
+    } else {
+        printf("\nspeedup: samples per second over the same strategy at %s=%s (the first "
+               "value).\n", ax->opt->name, ax->values[0]);
+        if (s->n_baselines > 1)
+            printf("efficiency: samples per second over devices x those of one device with the "
+                   "same %s (%s).\n", ax->opt->name, how);
+        else
+            printf("efficiency: samples per second over devices x those of one device (%s a "
+                   "step, %s; %s does not change it).\n", t1, how, ax->opt->name);
+    }
+    for (int i = 0; i < s->n_strategies; i++)
+        if (!strncmp(s->strategies[i]->name, "ps-", 3)) {
+            printf("devices count the workers: a ps-* strategy's servers are extra.\n");
+            return;
+        }
+}
+
+/* One line per strategy for the points that did not fit (the first reason,
+ * the values it held at), one per failed run, one per memory warning. */
+static void print_notes(const struct sweep *s)
+{
+    const struct sweep_axis *ax = &s->axis;
+    for (int b = 0; b < s->n_baselines; b++)
+        if (s->baselines[b].rc)
+            printf("  no baseline at %s=%s: %s\n", ax->opt->name, ax->values[b],
+                   s->baselines[b].note);
+    for (int k = 0; k < s->n_strategies; k++) {
+        const struct sweep_point *row = &s->points[k * ax->n_values];
+        const char *first = NULL, *name = s->strategies[k]->name;
+        char at[1024] = "", heavy[1024] = "";
+        size_t n_at = 0, n_heavy = 0;
+        for (int v = 0; v < ax->n_values; v++) {
+            const struct sweep_run *r = &row[v].run;
+            if (r->rc && r->rc != ERR_INPUT)
+                printf("  failed: %s at %s=%s: %s\n", name, ax->opt->name, ax->values[v], r->note);
+            if (r->rc == ERR_INPUT && n_at < sizeof at) {
+                if (!first) first = r->note;
+                n_at += (size_t)snprintf(at + n_at, sizeof at - n_at, "%s%s", n_at ? ", " : "",
+                                         ax->values[v]);
+            }
+            if (r->exceeds_memory && n_heavy < sizeof heavy)
+                n_heavy += (size_t)snprintf(heavy + n_heavy, sizeof heavy - n_heavy, "%s%s",
+                                            n_heavy ? ", " : "", ax->values[v]);
+        }
+        if (first) printf("  not run: %s at %s=%s: %s\n", name, ax->opt->name, at, first);
+        if (n_heavy)
+            printf("  warning: %s at %s=%s needs more memory per device than the simulated "
+                   "device has\n", name, ax->opt->name, heavy);
+    }
+}
+
+static int write_files(const struct config *cfg, const struct sweep *s, struct err *e)
+{
+    if (cfg->csv_path[0]) TRY_CTX(e, sweep_write_csv(s, cfg->csv_path, e), "--csv");
+    if (cfg->json_path[0]) TRY_CTX(e, sweep_write_json(s, cfg->json_path, e), "--json");
+    return 0;
+}
+
+#if HAVE_PLOTS
+/* The speedup figure: one line per strategy over the varied option, the
+ * ideal line (speedup = devices) on devices sweeps. */
+static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
+{
+    if (!cfg->plot_dir[0] && !cfg->plot_terminal) return 0;
+    struct sweep_xy *xy = XCALLOC(e, (size_t)s->n_points + 1, sizeof *xy);
+    struct speedup_point *pts = XCALLOC(e, (size_t)s->n_points + 1, sizeof *pts);
+    int rc = xy && pts ? 0 : ERR_NOMEM;
+    int n = rc ? 0 : sweep_xy(s, xy);
+    for (int i = 0; i < n; i++)
+        pts[i] = (struct speedup_point){xy[i].strategy, xy[i].x, xy[i].speedup, xy[i].efficiency};
+    char title[256], x_label[128];
+    snprintf(title, sizeof title, "speedup over %s (%s)", s->axis.opt->name,
+             s->axis.is_real ? "measured" : "simulated");
+    snprintf(x_label, sizeof x_label, "%s%s", s->axis.opt->name,
+             sweep_is_numeric(&s->axis) ? "" : " (position in --vary)");
+    struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title};
+    if (rc == 0) rc = plot_speedup(pts, n, x_label, s->axis.is_devices, &o, e);
+    free(xy);
+    free(pts);
+    if (rc < 0) err_prefix(e, cfg->plot_dir[0] ? "--plot" : "--plot-terminal");
+    return rc;
+}
+#endif
+
+/* 1 when a run failed; 2 when nothing ran because nothing fit; else 0. */
+static int grid_status(const struct sweep *s)
+{
+    int n_ran = 0, n_unfit = 0;
+    for (int i = 0; i < s->n_points; i++) {
+        int rc = s->points[i].run.rc;
+        if (rc == 0) n_ran++;
+        else if (rc == ERR_INPUT) n_unfit++;
+        else return 1;
+    }
+    return n_ran == 0 && n_unfit > 0 ? 2 : 0;
+}
+
+int cmd_sweep(const struct command *self, int argc, char **argv)
+{
+    struct err e = {0};
+    struct scenario sc = {0};
+    struct words w = {0};
+    struct sweep s = {0};
+    struct sweep_axis ax;
+    const struct strategy *list[64];
+    size_t n = 0;
+    int status = 0;
+
+    int rc = rewrite_devices(argc, argv, &w, &e);
+    if (rc == 0) rc = scenario_load(&sc, self, argc, w.argv, &e);
+    if (rc == CONFIG_HELP) goto out;
+    if (rc == 0) rc = check_outputs(&sc.cfg, &e);
+    if (rc == 0) rc = sweep_axis_parse(&sc.cfg, &ax, &e);
+    if (rc == 0) rc = strategy_parse_list(sc.cfg.strategies, list, &n, &e);
+    if (rc == 0) {
+        struct progress p = {ax.opt->name, ax.is_real};
+        bool show = isatty(STDERR_FILENO);
+        rc = sweep_run(&sc.cfg, sc.wl, &ax, list, (int)n, show ? show_progress : NULL, &p, &s, &e);
+        if (show && !ax.is_real) fprintf(stderr, "\r%80s\r", "");
+    }
+    if (rc < 0) {
+        status = scenario_fail(self, &e);
+        goto out;
+    }
+    print_header(&sc, &s);
+    print_table(&s);
+    print_meaning(&s);
+    print_notes(&s);
+    if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(s.baselines[0].sim);
+    status = grid_status(&s);
+    if (write_files(&sc.cfg, &s, &e) < 0) status = scenario_fail(self, &e);
+#if HAVE_PLOTS
+    else if (plot(&sc.cfg, &s, &e) < 0) status = scenario_fail(self, &e);
+#endif
+out:
+    sweep_release(&s);
+    scenario_release(&sc);
+    words_free(&w);
+    return status;
+}

@@ -1,0 +1,521 @@
+/* strata sweep and bench/sweep: the grid (a row per strategy and value),
+ * --devices LIST as --vary devices=LIST, speedups that are the simulator's
+ * own throughput ratios, weak scaling's batches, bad --vary values, unfit
+ * points, the JSON read back, and a real sweep of MPI jobs. Command-line
+ * tests run the built binary (STRATA_BIN) with its output in temp files. */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../bench/run.h"
+#include "../bench/sweep.h"
+#include "../core/config.h"
+#include "../core/report.h"
+#include "../strategies/strategy.h"
+
+extern char **environ;
+
+struct run {
+    int status;      /* exit status, or -1 when killed by a signal */
+    char *out, *err; /* whole stdout and stderr */
+};
+
+/* Runs strata with args (NULL-terminated, without argv[0]). */
+static struct run run_strata(const char *const *args)
+{
+    char out_path[] = "/tmp/strata-sweep-out-XXXXXX", err_path[] = "/tmp/strata-sweep-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    cr_assert(out_fd >= 0 && err_fd >= 0);
+    const char *argv[64] = {STRATA_BIN};
+    int n = 1;
+    while (args[n - 1]) {
+        cr_assert_lt(n, 63);
+        argv[n] = args[n - 1];
+        n++;
+    }
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, STRATA_BIN, &fa, NULL, (char *const *)argv, environ), 0,
+                 "cannot start %s", STRATA_BIN);
+    posix_spawn_file_actions_destroy(&fa);
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    close(out_fd);
+    close(err_fd);
+    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path),
+                    test_slurp(err_path)};
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+#define RUN(...) run_strata((const char *const[]){"sweep", __VA_ARGS__, NULL})
+
+/* --- CSV ------------------------------------------------------------------- */
+
+#define MAX_ROWS 128
+#define MAX_FIELDS 12
+
+struct csv {
+    int n_rows;                               /* data rows, the header not counted */
+    char field[MAX_ROWS][MAX_FIELDS][512];
+};
+
+/* Reads the sweep CSV at path: a header line, then rows of fields, quoted
+ * as RFC 4180 when they hold commas. */
+static struct csv *read_csv(const char *path)
+{
+    char *text = test_slurp(path);
+    struct csv *c = calloc(1, sizeof *c);
+    cr_assert_not_null(c);
+    const char *p = strchr(text, '\n');
+    cr_assert_not_null(p, "%s has no header line", path);
+    cr_assert(!strncmp(text, "strategy,option,value,devices,batch,step_time_s,"
+                             "throughput_samples_per_s,speedup,efficiency,note\n", (size_t)(p - text + 1)),
+              "unexpected header: %.*s", (int)(p - text), text);
+    for (p++; *p; p++) {
+        cr_assert_lt(c->n_rows, MAX_ROWS);
+        int f = 0;
+        size_t k = 0;
+        bool quoted = false;
+        for (;; p++) {
+            char ch = *p;
+            if (quoted && ch == '"' && p[1] == '"') {
+                c->field[c->n_rows][f][k++] = '"';
+                p++;
+            } else if (ch == '"') {
+                quoted = !quoted;
+            } else if (!quoted && (ch == ',' || ch == '\n' || !ch)) {
+                c->field[c->n_rows][f][k] = '\0';
+                if (ch != ',') break;
+                cr_assert_lt(++f, MAX_FIELDS);
+                k = 0;
+            } else {
+                cr_assert_lt(k, 511);
+                c->field[c->n_rows][f][k++] = ch;
+            }
+        }
+        cr_assert_eq(f, 9, "row %d has %d fields, not 10", c->n_rows + 1, f + 1);
+        c->n_rows++;
+        if (!*p) break;
+    }
+    free(text);
+    return c;
+}
+
+static double num_field(const struct csv *c, int row, int col)
+{
+    return c->field[row][col][0] ? strtod(c->field[row][col], NULL) : NAN;
+}
+
+enum { F_STRATEGY, F_OPTION, F_VALUE, F_DEVICES, F_BATCH, F_STEP, F_THROUGHPUT, F_SPEEDUP,
+       F_EFFICIENCY, F_NOTE };
+
+static cJSON *read_json(const char *path)
+{
+    char *text = test_slurp(path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(j, "%s is not JSON", path);
+    return j;
+}
+
+static double num_at(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    cr_assert(cJSON_IsNumber(x), "%s%s%s is not a number", a, b ? "." : "", b ? b : "");
+    return x->valuedouble;
+}
+
+/* A fresh path /tmp/strata-test-sweep-XXXXXX/name; dir gets the directory. */
+static void temp_path(char *dir, size_t n_dir, char *path, size_t n, const char *name)
+{
+    test_make_dir(dir, n_dir, "sweep");
+    snprintf(path, n, "%s/%s", dir, name);
+}
+
+/* --- The grid --------------------------------------------------------------- */
+
+/* 6 values x every strategy of the default model: one CSV row each, unfit
+ * ones included, in a few seconds (it takes hundredths here; the bound is
+ * loose for sanitizer builds). */
+Test(sweep, grid_has_a_row_per_strategy_and_value)
+{
+    char dir[64], csv[128];
+    temp_path(dir, sizeof dir, csv, sizeof csv, "grid.csv");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct run r = RUN("--devices", "1,2,4,8,16,32", "--csv", csv);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_lt(wall_s, 20.0, "6 points x %zu strategies took %.1f s", strategy_count, wall_s);
+    struct csv *c = read_csv(csv);
+    cr_expect_eq(c->n_rows, 6 * (int)strategy_count, "%d rows, want 6 x %zu", c->n_rows,
+                 strategy_count);
+    /* strategy-major, values in the order given */
+    static const char *const values[] = {"1", "2", "4", "8", "16", "32"};
+    for (int i = 0; i < c->n_rows; i++) {
+        cr_expect_str_eq(c->field[i][F_STRATEGY], strategy_registry[i / 6]->name);
+        cr_expect_str_eq(c->field[i][F_OPTION], "devices");
+        cr_expect_str_eq(c->field[i][F_VALUE], values[i % 6]);
+        cr_expect_str_eq(c->field[i][F_DEVICES], values[i % 6]);
+        cr_expect_str_eq(c->field[i][F_BATCH], "256", "strong scaling keeps the batch");
+    }
+    for (size_t k = 0; k < strategy_count; k++)
+        cr_expect_not_null(strstr(r.out, strategy_registry[k]->name));
+    free(c);
+    run_free(&r);
+    test_remove_dir(dir);
+}
+
+Test(sweep, devices_list_is_vary_devices)
+{
+    char dir[64], a[128], b[128], c[128];
+    temp_path(dir, sizeof dir, a, sizeof a, "a.csv");
+    snprintf(b, sizeof b, "%s/b.csv", dir);
+    snprintf(c, sizeof c, "%s/c.csv", dir);
+    struct run ra = RUN("--devices", "1,2,4", "--csv", a);
+    struct run rb = RUN("--vary", "devices=1,2,4", "--csv", b);
+    struct run rc = RUN("--devices=1,2,4", "--csv", c);
+    cr_assert_eq(ra.status, 0, "stderr: %s", ra.err);
+    cr_assert_eq(rb.status, 0, "stderr: %s", rb.err);
+    cr_assert_eq(rc.status, 0, "stderr: %s", rc.err);
+    cr_expect_str_eq(ra.out, rb.out, "the tables differ");
+    cr_expect_str_eq(ra.out, rc.out, "--devices=LIST differs");
+    char *ta = test_slurp(a), *tb = test_slurp(b), *tc = test_slurp(c);
+    cr_expect_str_eq(ta, tb);
+    cr_expect_str_eq(ta, tc);
+    free(ta);
+    free(tb);
+    free(tc);
+    run_free(&ra);
+    run_free(&rb);
+    run_free(&rc);
+    /* and --devices N alone stays the option: devices 1, 2, 4, then 6 */
+    struct run rd = RUN("--devices", "6", "--strategies", "mirrored", "--csv", a);
+    cr_assert_eq(rd.status, 0, "stderr: %s", rd.err);
+    struct csv *cd = read_csv(a);
+    cr_expect_eq(cd->n_rows, 4);
+    cr_expect_str_eq(cd->field[3][F_DEVICES], "6");
+    free(cd);
+    run_free(&rd);
+    test_remove_dir(dir);
+}
+
+/* Speedup is the simulator's own throughput over the one-device baseline's:
+ * the CSV (%.17g, which reads back exactly) equals run_simulate and
+ * run_baseline called here, bit for bit. */
+Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput_ratios)
+{
+    char dir[64], csv[128];
+    temp_path(dir, sizeof dir, csv, sizeof csv, "ideal.csv");
+    struct run r = RUN("--devices", "1,2,4,8", "--strategies", "mirrored", "--cluster", "ideal",
+                       "--csv", csv);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct csv *c = read_csv(csv);
+    cr_assert_eq(c->n_rows, 4);
+
+    struct config cfg;
+    config_init(&cfg);
+    struct err e = {0};
+    cr_assert_eq(config_set(&cfg, "cluster", "ideal", ~0u, &e), 0, "%s", e.msg);
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse(cfg.model, &wl, &e), 0, "%s", e.msg);
+    const struct strategy *m = strategy_find("mirrored", &e);
+    struct sim_run base;
+    cr_assert_eq(run_baseline(&cfg, wl, &base, &e), 0, "%s", e.msg);
+    for (int i = 0; i < 4; i++) {
+        cfg.devices = 1 << i;
+        struct sim_run one;
+        cr_assert_eq(run_simulate(&cfg, m, wl, 0, &one, &e), 0, "%s", e.msg);
+        double want = one.report.throughput_samples_per_s / base.report.throughput_samples_per_s;
+        double got = num_field(c, i, F_SPEEDUP);
+        cr_expect_eq(got, want, "devices %d: speedup %.17g, the simulator's ratio %.17g",
+                     1 << i, got, want);
+        cr_expect_eq(num_field(c, i, F_THROUGHPUT), one.report.throughput_samples_per_s);
+        cr_expect_eq(num_field(c, i, F_STEP), one.report.step_time_s.mean);
+        cr_expect_eq(num_field(c, i, F_EFFICIENCY), want / (1 << i), "efficiency = speedup / N");
+        run_release(&one);
+    }
+    run_release(&base);
+    workload_free(wl);
+    free(c);
+    run_free(&r);
+    test_remove_dir(dir);
+}
+
+/* Weak scaling: batch = --batch x devices / the first devices value, so
+ * batch / devices stays 128 / 2 = 64; efficiency is T1 / TN against one
+ * device running 64 samples (within 1e-12: the JSON's numbers). */
+Test(sweep, weak_scaling_keeps_the_batch_per_device)
+{
+    char dir[64], json[128];
+    temp_path(dir, sizeof dir, json, sizeof json, "weak.json");
+    struct run r = RUN("--devices", "2,4,8", "--scaling", "weak", "--batch", "128",
+                       "--strategies", "mirrored,ps-sync", "--json", json);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "64 samples per device"), "%s", r.out);
+    cJSON *doc = read_json(json);
+    cr_expect_eq(num_at(doc, "strata_sweep", NULL), 1);
+    const cJSON *bases = cJSON_GetObjectItemCaseSensitive(doc, "baselines");
+    cr_assert_eq(cJSON_GetArraySize(bases), 1);
+    const cJSON *base = cJSON_GetArrayItem(bases, 0);
+    cr_expect_eq(num_at(base, "batch", NULL), 64);
+    double t1 = num_at(cJSON_GetObjectItemCaseSensitive(base, "report"), "step_time_s", "mean");
+    const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points");
+    cr_assert_eq(cJSON_GetArraySize(points), 6);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, points) {
+        const cJSON *rep = cJSON_GetObjectItemCaseSensitive(p, "report");
+        double batch = num_at(rep, "config", "batch"), devices = num_at(rep, "devices", NULL);
+        cr_expect_eq(batch / devices, 64, "batch %g on %g devices", batch, devices);
+        cr_expect_eq(num_at(p, "batch", NULL), batch);
+        cr_expect_eq(num_at(p, "devices", NULL), devices);
+        /* cJSON prints 15 digits when they read back within its epsilon,
+         * not always exactly: compare to 1e-12 relative */
+        double eff = num_at(p, "efficiency", NULL);
+        double want = t1 / num_at(rep, "step_time_s", "mean");
+        cr_expect_leq(fabs(eff - want), 1e-12 * want, "weak efficiency %.17g is not T1 / TN = "
+                      "%.17g (difference %.3g)", eff, want, fabs(eff - want));
+    }
+    cJSON_Delete(doc);
+    run_free(&r);
+    test_remove_dir(dir);
+}
+
+/* --- Other options ---------------------------------------------------------- */
+
+/* Speedup over the strategy's first value; efficiency over one device with
+ * the same value. */
+Test(sweep, another_option_is_measured_against_its_first_value)
+{
+    char dir[64], csv[128];
+    temp_path(dir, sizeof dir, csv, sizeof csv, "batch.csv");
+    struct run r = RUN("--vary", "batch=128,512", "--devices", "4", "--strategies",
+                       "mirrored,pipeline-gpipe", "--csv", csv);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct csv *c = read_csv(csv);
+    cr_assert_eq(c->n_rows, 4);
+    for (int s = 0; s < 2; s++) {
+        int first = 2 * s, second = first + 1;
+        cr_expect_eq(num_field(c, first, F_SPEEDUP), 1);
+        cr_expect_eq(num_field(c, second, F_SPEEDUP),
+                     num_field(c, second, F_THROUGHPUT) / num_field(c, first, F_THROUGHPUT));
+        cr_expect_str_eq(c->field[second][F_BATCH], "512");
+        cr_expect_str_eq(c->field[second][F_DEVICES], "4");
+    }
+    free(c);
+    run_free(&r);
+    test_remove_dir(dir);
+}
+
+/* With --numerics the training options vary too, each value trains its own
+ * model (a different final loss), and the one baseline, timed without
+ * numerics, serves every value. */
+Test(sweep, numerics_sweeps_vary_the_learning_rate)
+{
+    char dir[64], json[128];
+    temp_path(dir, sizeof dir, json, sizeof json, "lr.json");
+    struct run r = RUN("--vary", "lr=0.01,0.1", "--numerics", "--data", "synthetic", "--steps",
+                       "10", "--strategies", "mirrored", "--json", json);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "accuracy"), "no accuracy column:\n%s", r.out);
+    cJSON *doc = read_json(json);
+    const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points");
+    cr_assert_eq(cJSON_GetArraySize(points), 2);
+    const cJSON *r0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(points, 0), "report");
+    const cJSON *r1 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(points, 1), "report");
+    cr_expect_eq(num_at(r0, "config", "lr"), 0.01);
+    cr_expect_eq(num_at(r1, "config", "lr"), 0.1);
+    cr_expect_neq(num_at(r0, "final", "loss"), num_at(r1, "final", "loss"));
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "baselines")), 1);
+    cJSON_Delete(doc);
+    run_free(&r);
+    /* without numerics a simulation does no arithmetic: --lr is not its option */
+    r = RUN("--vary", "lr=0.01,0.1");
+    cr_expect_eq(r.status, 2);
+    cr_expect_not_null(strstr(r.err, "--numerics"), "%s", r.err);
+    run_free(&r);
+    test_remove_dir(dir);
+}
+
+/* --straggler values hold commas of their own: slow:0=2,1=3 is one value. */
+Test(sweep, straggler_values_keep_their_own_commas)
+{
+    struct config cfg;
+    config_init(&cfg);
+    struct err e = {0};
+    cr_assert_eq(config_set(&cfg, "vary", "straggler=none,slow:0=2,1=3,exp:0.5", ~0u, &e), 0);
+    struct sweep_axis ax;
+    cr_assert_eq(sweep_axis_parse(&cfg, &ax, &e), 0, "%s", e.msg);
+    cr_assert_eq(ax.n_values, 3);
+    cr_expect_str_eq(ax.values[0], "none");
+    cr_expect_str_eq(ax.values[1], "slow:0=2,1=3");
+    cr_expect_str_eq(ax.values[2], "exp:0.5");
+    cr_expect(!sweep_is_numeric(&ax));
+    cr_expect_eq(sweep_x(&ax, 1), 2, "text values plot at their position");
+}
+
+Test(sweep, without_vary_the_devices_double_up_to_devices)
+{
+    struct config cfg;
+    config_init(&cfg);
+    struct err e = {0};
+    cfg.devices = 12;
+    struct sweep_axis ax;
+    cr_assert_eq(sweep_axis_parse(&cfg, &ax, &e), 0, "%s", e.msg);
+    cr_expect(ax.is_devices);
+    cr_assert_eq(ax.n_values, 5);
+    static const char *const want[] = {"1", "2", "4", "8", "12"};
+    for (int i = 0; i < 5; i++) cr_expect_str_eq(ax.values[i], want[i]);
+}
+
+/* --- Bad input and unfit points --------------------------------------------- */
+
+static void expect_bad_vary(const char *vary, const char *must_name)
+{
+    struct run r = RUN("--vary", vary);
+    cr_expect_eq(r.status, 2, "--vary %s: exit %d, want 2; stderr: %s", vary, r.status, r.err);
+    cr_expect_not_null(strstr(r.err, "--vary"), "stderr does not name --vary: %s", r.err);
+    cr_expect_not_null(strstr(r.err, must_name), "stderr does not name '%s': %s", must_name,
+                       r.err);
+    cr_expect_eq(r.out[0], '\0', "printed a table: %s", r.out);
+    run_free(&r);
+}
+
+Test(sweep, bad_vary_exits_2_naming_vary_and_the_value)
+{
+    expect_bad_vary("devcies=1,2", "did you mean --devices");     /* unknown option */
+    expect_bad_vary("batch=64,lots", "'lots' is not an integer");  /* not a number */
+    expect_bad_vary("devices=1,0,4", "0 is not allowed (1 to 1048576)");   /* out of range */
+    expect_bad_vary("bucket-mb=1,-2", "-2 is not allowed");
+    expect_bad_vary("devices", "expected OPTION=V1,V2");          /* no '=' */
+    expect_bad_vary("devices=1,,4", "an empty value");
+    expect_bad_vary("json=a,b", "cannot be varied");
+    expect_bad_vary("straggler=exp:0.1,wobbly", "'wobbly' is not a model");
+    struct run r = RUN("--devices", "3,6", "--scaling", "weak");   /* 256 / 3 is no batch */
+    cr_expect_eq(r.status, 2);
+    cr_expect_not_null(strstr(r.err, "--scaling weak"), "%s", r.err);
+    run_free(&r);
+}
+
+/* The default model has 4 layers: 8 pipeline stages do not fit. That point
+ * is a '-' row with a note; the sweep still succeeds. */
+Test(sweep, a_point_that_does_not_fit_is_a_dash_and_the_sweep_succeeds)
+{
+    char dir[64], csv[128], json[128];
+    temp_path(dir, sizeof dir, csv, sizeof csv, "unfit.csv");
+    snprintf(json, sizeof json, "%s/unfit.json", dir);
+    struct run r = RUN("--devices", "2,8", "--strategies", "mirrored,pipeline-1f1b", "--csv", csv,
+                       "--json", json);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    const char *row = strstr(r.out, "\npipeline-1f1b        8");
+    cr_assert_not_null(row, "no row for pipeline-1f1b at 8 devices:\n%s", r.out);
+    const char *eol = strchr(row + 1, '\n');
+    cr_expect(eol && memchr(row, '-', (size_t)(eol - row)) && !memchr(row, '%', (size_t)(eol - row)),
+              "the unfit row is not dashes: %.*s", (int)(eol - row), row);
+    cr_expect_not_null(strstr(r.out, "not run: pipeline-1f1b at devices=8"), "%s", r.out);
+    struct csv *c = read_csv(csv);
+    cr_assert_eq(c->n_rows, 4);
+    cr_expect_str_eq(c->field[3][F_SPEEDUP], "");
+    cr_expect_not_null(strstr(c->field[3][F_NOTE], "4 layers"), "note: %s", c->field[3][F_NOTE]);
+    cJSON *doc = read_json(json);
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "points")), 3);
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "not_run")), 1);
+    cJSON_Delete(doc);
+    free(c);
+    run_free(&r);
+    /* nothing fits at all: the scenario is the problem, exit 2 */
+    r = RUN("--devices", "8,16", "--strategies", "model");
+    cr_expect_eq(r.status, 2, "stderr: %s", r.err);
+    run_free(&r);
+    test_remove_dir(dir);
+}
+
+/* core/report_read.c reads a sweep document's points[].report. */
+Test(sweep, the_json_reads_back_as_report_documents)
+{
+    char dir[64], json[128];
+    temp_path(dir, sizeof dir, json, sizeof json, "doc.json");
+    struct run r = RUN("--vary", "straggler=none,exp:0.5", "--strategies", "mirrored,ps-async",
+                       "--json", json);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct report_doc d;
+    struct err e = {0};
+    cr_assert_eq(report_doc_read(json, &d, &e), 0, "%s", e.msg);
+    cr_assert_eq(d.n, 4);
+    cr_expect_str_eq(d.reports[0].strategy, "mirrored");
+    cr_expect_str_eq(d.configs[1].straggler, "exp:0.5");
+    cr_expect_str_eq(d.reports[3].strategy, "ps-async");
+    report_doc_release(&d);
+    cJSON *doc = read_json(json);
+    const cJSON *p1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "points"), 1);
+    cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(p1, "option")->valuestring, "straggler");
+    cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(p1, "value")->valuestring, "exp:0.5");
+    cJSON_Delete(doc);
+    run_free(&r);
+    test_remove_dir(dir);
+}
+
+Test(sweep, help_lists_vary_scaling_and_plot)
+{
+    struct run r = run_strata((const char *const[]){"sweep", "--help", NULL});
+    cr_assert_eq(r.status, 0);
+    cr_expect_not_null(strstr(r.out, "--vary "));
+    cr_expect_not_null(strstr(r.out, "--scaling "));
+    cr_expect_not_null(strstr(r.out, "--plot "));
+    cr_expect_not_null(strstr(r.out, "--mode "));
+    run_free(&r);
+}
+
+/* --- Real ------------------------------------------------------------------- */
+
+/* Two MPI jobs (and the one-rank baseline), launched through real_job_run. */
+Test(sweep, real_mode_runs_an_mpi_job_a_point, .timeout = 300)
+{
+    char dir[64], json[128];
+    temp_path(dir, sizeof dir, json, sizeof json, "real.json");
+    struct run r = RUN("--mode", "real", "--vary", "devices=1,2", "--data", "synthetic",
+                       "--steps", "5", "--strategies", "mirrored", "--json", json);
+    cr_assert_eq(r.status, 0, "stdout: %s\nstderr: %s", r.out, r.err);
+    cJSON *doc = read_json(json);
+    cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(doc, "mode")->valuestring, "real");
+    const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points");
+    cr_assert_eq(cJSON_GetArraySize(points), 2);
+    int i = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, points) {
+        const cJSON *rep = cJSON_GetObjectItemCaseSensitive(p, "report");
+        cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(rep, "mode")->valuestring, "real");
+        cr_expect_eq(num_at(rep, "devices", NULL), i + 1);
+        cr_expect_eq(num_at(rep, "config", "steps"), 5);
+        double s = num_at(p, "speedup", NULL);
+        cr_expect(s > 0 && isfinite(s), "speedup %g", s);
+        i++;
+    }
+    cJSON_Delete(doc);
+    run_free(&r);
+    test_remove_dir(dir);
+}
