@@ -351,9 +351,12 @@ static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
     int n = rc ? 0 : sweep_xy(s, xy);
     for (int i = 0; i < n; i++)
         pts[i] = (struct speedup_point){xy[i].strategy, xy[i].x, xy[i].speedup, xy[i].efficiency};
-    char title[256], x_label[128];
-    snprintf(title, sizeof title, "speedup over %s (%s)", s->axis.opt->name,
-             s->axis.is_real ? "measured" : "simulated");
+    char title[CONFIG_PATH_BYTES + 1024], x_label[128];
+    /* the scenario: what a reader of the picture alone needs to know */
+    snprintf(title, sizeof title, "over %s, %s on %s; %s, batch %lld (%s scaling), stragglers %s",
+             s->axis.opt->name, s->axis.is_real ? "measured" : "simulated",
+             s->axis.is_real ? "this machine" : cfg->cluster, cfg->model, cfg->batch,
+             cfg->scaling, cfg->straggler);
     snprintf(x_label, sizeof x_label, "%s%s", s->axis.opt->name,
              sweep_is_numeric(&s->axis) ? "" : " (position in --vary)");
     struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title};
