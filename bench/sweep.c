@@ -419,10 +419,9 @@ static void csv_num(FILE *f, double x)
 
 int sweep_write_csv(const struct sweep *s, const char *path, struct err *e)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
+    struct file_stream out;
+    TRY(file_stream_open(&out, path, e));
+    FILE *f = out.f;
     fputs("strategy,option,value,devices,batch,step_time_s,throughput_samples_per_s,speedup,"
           "efficiency,note\n", f);
     for (int i = 0; i < s->n_points; i++) {
@@ -439,13 +438,7 @@ int sweep_write_csv(const struct sweep *s, const char *path, struct err *e)
         csv_text(f, p->run.note);
         fputc('\n', f);
     }
-    if (fclose(f) != 0) {
-        free(buf);
-        return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
-    }
-    int rc = file_write_atomic(path, buf, len, e);
-    free(buf);
-    return rc;
+    return file_stream_commit(&out, path, e);
 }
 
 /* --- JSON ------------------------------------------------------------------ */

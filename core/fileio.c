@@ -141,3 +141,22 @@ out:
     free(tmp);
     return rc;
 }
+
+int file_stream_open(struct file_stream *s, const char *path, struct err *e)
+{
+    s->buf = NULL;
+    s->len = 0;
+    s->f = open_memstream(&s->buf, &s->len);
+    if (!s->f) return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
+    return 0;
+}
+
+int file_stream_commit(struct file_stream *s, const char *path, struct err *e)
+{
+    int rc = fclose(s->f) != 0 ? err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path)
+                               : file_write_atomic(path, s->buf, s->len, e);
+    free(s->buf);
+    s->buf = NULL;
+    s->f = NULL;
+    return rc;
+}

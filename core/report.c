@@ -438,10 +438,9 @@ void report_print_table(FILE *out, const struct report *const *rs, int n,
 int report_write_csv(const struct report *const *rs, int n, const double *speedup,
                      const char *path, struct err *e)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
+    struct file_stream out;
+    TRY(file_stream_open(&out, path, e));
+    FILE *f = out.f;
     fputs("strategy,devices,step_time_mean_s,step_time_p50_s,step_time_p99_s,"
           "throughput_samples_per_s,speedup,compute,comm,idle,bubble_fraction,"
           "staleness_mean,staleness_max,peak_bytes,final_loss,test_accuracy\n", f);
@@ -458,13 +457,7 @@ int report_write_csv(const struct report *const *rs, int n, const double *speedu
         else fputs(",", f);
         fputc('\n', f);
     }
-    if (fclose(f) != 0) {
-        free(buf);
-        return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
-    }
-    int rc = file_write_atomic(path, buf, len, e);
-    free(buf);
-    return rc;
+    return file_stream_commit(&out, path, e);
 }
 
 int report_set_loss_curve(struct report *r, const struct step_loss *losses, size_t n,
