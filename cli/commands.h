@@ -14,12 +14,14 @@ struct command {
     int (*run)(const struct command *self, int argc, char **argv);
 };
 
+int cmd_calibrate(const struct command *self, int argc, char **argv);
 int cmd_compare(const struct command *self, int argc, char **argv);
 int cmd_plot(const struct command *self, int argc, char **argv);
 int cmd_real(const struct command *self, int argc, char **argv);
 int cmd_schedule(const struct command *self, int argc, char **argv);
 int cmd_sim(const struct command *self, int argc, char **argv);
 int cmd_sweep(const struct command *self, int argc, char **argv);
+int cmd_validate(const struct command *self, int argc, char **argv);
 
 /* Usage, about, options of the command's groups, strategies and model presets. */
 void command_print_help(const struct command *c, FILE *out);

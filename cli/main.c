@@ -73,6 +73,26 @@ static const struct command commands[] = {
      "plots/), beside NAME.dat and the script NAME.gp that draws it again. Without gnuplot\n"
      "(Debian: gnuplot-nox) the data and scripts are still written.",
      OPTG_PLOT, cmd_plot},
+    {"validate", "every strategy simulated and run for real: predicted vs measured step time",
+     "Runs each strategy (--strategies) on one scenario twice: for real (one MPI job of\n"
+     "--np ranks each, as `strata compare --mode real`) and in the simulator on the\n"
+     "--cluster profile (`strata calibrate -o FILE` measures one). Prints per strategy the\n"
+     "predicted and measured step time (each report's median step), their compute and\n"
+     "communication shares, the error = predicted / measured - 1, and the median absolute\n"
+     "error. --json writes { \"strata_validate\": 1, \"rows\": [...] } with both reports of\n"
+     "each row; --plot DIR draws predicted against measured.",
+     OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
+         OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT,
+     cmd_validate},
+    {"calibrate", "measure this machine into a cluster profile (--cluster FILE loads it)",
+     "Measures this machine for the simulator, on 2 MPI ranks (it relaunches itself under\n"
+     "mpirun; `mpirun -np N strata calibrate` uses the ranks it is given): the device's\n"
+     "FLOP/s on the --model's layers, forward and backward, at the per-device batch\n"
+     "(--batch / --np), every rank computing at once; memory bandwidth on the model's\n"
+     "update; the cost of a tiny op; ping-pong and all-reduce times from 8 B to 32 MiB\n"
+     "with nccl-tests' algbw and busbw, and the link latency (alpha) and bandwidth (beta)\n"
+     "fitted to the ping-pong. Prints the profile; -o FILE writes it.",
+     OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_LAUNCH | OPTG_CALIBRATE, cmd_calibrate},
 };
 static const size_t n_commands = sizeof commands / sizeof commands[0];
 

@@ -445,16 +445,22 @@ static size_t format_key(const struct cluster *c, const struct key_spec *k, char
     return 0;
 }
 
-int cluster_write(const struct cluster *c, const char *path, struct err *e)
+size_t cluster_format(const struct cluster *c, char *buf, size_t n)
 {
-    char text[4096];
     size_t used = (size_t)snprintf(
-        text, sizeof text,
+        buf, n,
         "# strata cluster profile; the keys are described in sim/cluster.h.\n"
         "# Numbers are exact (%%.17g); inf is a free link.\n");
-    for (int i = 0; i < N_KEYS && used < sizeof text; i++)
-        used += format_key(c, &keys[i], text + used, sizeof text - used);
-    if (used >= sizeof text)   /* cannot happen: 11 short lines */
+    for (int i = 0; i < N_KEYS; i++)
+        used += format_key(c, &keys[i], used < n ? buf + used : NULL, used < n ? n - used : 0);
+    return used;
+}
+
+int cluster_write(const struct cluster *c, const char *path, struct err *e)
+{
+    char text[CLUSTER_TEXT_BYTES];
+    size_t used = cluster_format(c, text, sizeof text);
+    if (used >= sizeof text)   /* cannot happen: a dozen short lines */
         return err_set(e, ERR_RUN, "cluster_write: profile longer than %zu bytes", sizeof text);
     TRY_CTX(e, file_write_atomic(path, text, used, e), "cluster profile '%s'", c->name);
     return 0;

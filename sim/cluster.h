@@ -58,6 +58,13 @@ static inline int cluster_node_of(const struct cluster *c, int rank)
     return rank / c->devices_per_node;
 }
 
+/* Bytes that hold any profile's text. */
+#define CLUSTER_TEXT_BYTES 4096
+
+/* c as the text of a profile file into buf (NUL-terminated when n > 0);
+ * returns the length it needs, as snprintf does. */
+size_t cluster_format(const struct cluster *c, char *buf, size_t n);
+
 /* Writes c as a profile file that cluster_load reads back. Atomic. */
 int cluster_write(const struct cluster *c, const char *path, struct err *e);
 

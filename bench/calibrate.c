@@ -1,0 +1,442 @@
+/* Measuring this machine (see calibrate.h): compute on the device, the
+ * links between MPI ranks, and the profile made of them. */
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../nn/mlp.h"
+#include "calibrate.h"
+
+/* ---- timing ------------------------------------------------------------ */
+
+/* Each measured call runs at least this many times, and more until this
+ * much time has gone (a median of the calls is taken, so a busy machine's
+ * stalls do not move it). */
+#define MIN_CALLS 11
+#define MAX_CALLS 2000
+#define MIN_TIME_S 0.05
+#define WARMUP_CALLS 3
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts t[0..n) and returns its median. */
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* What one timed call does: a layer's forward or backward, the update. */
+struct bench {
+    struct mlp *m;
+    struct mlp_act *a;
+    const int32_t *labels;   /* the last layer's forward computes the loss, as the executor's does */
+    float *dout;             /* (rows, widest): a layer's incoming gradient */
+    float *din;              /* (rows, widest): its outgoing one */
+    int rows;
+};
+
+enum bench_what { B_FORWARD, B_BACKWARD, B_UPDATE };
+
+static int bench_call(struct bench *b, enum bench_what what, int layer, struct err *e)
+{
+    struct mlp *m = b->m;
+    const bool is_last = layer == m->n_layers - 1;
+    double loss = 0;
+    switch (what) {
+    case B_FORWARD:
+        TRY(mlp_forward(m, b->a, layer, layer + 1, NULL, b->rows, NULL, e));
+        if (is_last) TRY(mlp_loss(m, b->a, b->labels, b->rows, &loss, e));
+        break;
+    case B_BACKWARD:
+        /* layer 0's input gradient is skipped, as the executor skips it */
+        TRY(mlp_backward(m, b->a, layer, layer + 1, is_last ? b->a->dlogits : b->dout, b->rows,
+                         layer > 0 ? b->din : NULL, e));
+        break;
+    case B_UPDATE:
+        mlp_sgd_step(m, 0, m->n_layers, 0.01f, 0.9f, 0.0f, 1.0f / (float)b->rows);
+        break;
+    }
+    return m->dev->sync(e);
+}
+
+/* The median time of one call, after a warm-up. */
+static int time_call(struct bench *b, enum bench_what what, int layer, double *median_s,
+                     struct err *e)
+{
+    double t[MAX_CALLS];
+    for (int i = 0; i < WARMUP_CALLS; i++) TRY(bench_call(b, what, layer, e));
+    int n = 0;
+    double start = now_s();
+    while (n < MAX_CALLS && (n < MIN_CALLS || now_s() - start < MIN_TIME_S)) {
+        double t0 = now_s();
+        TRY(bench_call(b, what, layer, e));
+        t[n++] = now_s() - t0;
+    }
+    *median_s = median(t, n);
+    return 0;
+}
+
+/* ---- compute -------------------------------------------------------------- */
+
+static void bench_release(struct bench *b)
+{
+    if (b->m) {
+        const struct device *d = b->m->dev;
+        d->free(b->dout);
+        d->free(b->din);
+        d->free((void *)b->labels);
+    }
+    mlp_act_free(b->a);
+    mlp_free(b->m);
+    memset(b, 0, sizeof *b);
+}
+
+/* A model of wl on dev with rows samples of activations, inputs and
+ * gradients filled with finite values (the first forward fills the rest). */
+static int bench_create(const struct device *dev, const struct workload *wl, int rows,
+                        uint64_t seed, struct bench *b, struct err *e)
+{
+    memset(b, 0, sizeof *b);
+    b->rows = rows;
+    TRY(mlp_create(wl, dev, seed, &b->m, e));
+    TRY(mlp_act_create(b->m, rows, &b->a, e));
+    int widest = 0;
+    for (int l = 0; l <= b->m->n_layers; l++)
+        if (b->m->sizes[l] > widest) widest = b->m->sizes[l];
+    size_t n = (size_t)rows * (size_t)widest;
+    int32_t *labels = dev->alloc((size_t)rows * sizeof *labels, e);
+    b->labels = labels;
+    b->dout = dev->alloc(n * sizeof(float), e);
+    b->din = dev->alloc(n * sizeof(float), e);
+    float *host = malloc(n * sizeof *host);
+    int32_t *host_labels = malloc((size_t)rows * sizeof *host_labels);
+    if (!labels || !b->dout || !b->din || !host || !host_labels) {
+        free(host);
+        free(host_labels);
+        return e->code ? e->code : err_set(e, ERR_NOMEM, "calibrate: out of memory");
+    }
+    /* small values of both signs: half the ReLUs open, no overflow however
+     * often the calls repeat */
+    int classes = b->m->sizes[b->m->n_layers];
+    for (size_t i = 0; i < n; i++) host[i] = (float)((int)(i * 2654435761u % 201) - 100) * 1e-3f;
+    for (int i = 0; i < rows; i++) host_labels[i] = i % classes;
+    dev->copy(b->a->x[0], host, (size_t)rows * (size_t)b->m->sizes[0] * sizeof(float), DEV_H2D);
+    dev->copy(b->dout, host, n * sizeof(float), DEV_H2D);
+    dev->copy(labels, host_labels, (size_t)rows * sizeof *labels, DEV_H2D);
+    free(host);
+    free(host_labels);
+    TRY(mlp_forward(b->m, b->a, 0, b->m->n_layers, NULL, rows, NULL, e));
+    double loss = 0;
+    TRY(mlp_loss(b->m, b->a, b->labels, rows, &loss, e));
+    mlp_zero_grad(b->m, 0, b->m->n_layers);
+    return dev->sync(e);
+}
+
+/* A layer op of one sample, one feature in and one out: all overhead. */
+static int measure_overhead(const struct device *dev, uint64_t seed, double *s, struct err *e)
+{
+    struct workload *tiny = NULL;
+    TRY(workload_parse("mlp:1-1", &tiny, e));
+    struct bench b;
+    int rc = bench_create(dev, tiny, 1, seed, &b, e);
+    if (rc == 0) rc = time_call(&b, B_FORWARD, 0, s, e);
+    bench_release(&b);
+    workload_free(tiny);
+    return rc;
+}
+
+static void compute_rates(struct calib_compute *c)
+{
+    double flops = 0, time_s = 0;
+    for (int l = 0; l < c->n_layers; l++) {
+        flops += c->layers[l].fwd_flops + c->layers[l].bwd_flops;
+        time_s += c->layers[l].fwd_s + c->layers[l].bwd_s;
+    }
+    c->flops_per_s = time_s > 0 ? flops / time_s : 0;
+    c->mem_bw_bytes_per_s = c->update_s > 0 ? (double)c->update_bytes / c->update_s : 0;
+}
+
+int calib_measure_compute(const struct device *dev, const struct workload *wl, int rows,
+                          uint64_t seed, struct calib_compute *out, struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (!wl->is_mlp)
+        return err_set(e, ERR_INPUT, "--model: calibrate runs the layers of an mlp: model, not "
+                       "'%s' (e.g. --model mlp:784-256-128-10)", wl->spec);
+    if (wl->n_layers > CALIB_MAX_LAYERS)
+        return err_set(e, ERR_INPUT, "--model: calibrate measures at most %d layers, '%s' has %d",
+                       CALIB_MAX_LAYERS, wl->spec, wl->n_layers);
+    if (rows < 1)
+        return err_set(e, ERR_INPUT, "calibrate: %d samples per op (want 1 or more)", rows);
+    out->rows = rows;
+    out->n_layers = wl->n_layers;
+    struct bench b;
+    int rc = bench_create(dev, wl, rows, seed, &b, e);
+    for (int l = 0; rc == 0 && l < wl->n_layers; l++) {
+        struct calib_layer *cl = &out->layers[l];
+        const struct layer *ly = &wl->layers[l];
+        cl->in = (int)ly->in;
+        cl->out = (int)ly->out;
+        cl->fwd_flops = ly->fwd_flops_per_sample * rows;
+        cl->bwd_flops = ly->bwd_flops_per_sample * rows;
+        rc = time_call(&b, B_FORWARD, l, &cl->fwd_s, e);
+        if (rc == 0) rc = time_call(&b, B_BACKWARD, l, &cl->bwd_s, e);
+    }
+    if (rc == 0) {
+        /* the plan's UPDATE: read w, v, g, write w, v (core/plan.c) */
+        out->update_bytes = 5 * workload_param_bytes(wl, 0, wl->n_layers);
+        mlp_zero_grad(b.m, 0, wl->n_layers);   /* v stays 0: no denormals however long */
+        rc = time_call(&b, B_UPDATE, 0, &out->update_s, e);
+    }
+    bench_release(&b);
+    if (rc == 0) rc = measure_overhead(dev, seed, &out->op_overhead_s, e);
+    TRY(rc);
+    compute_rates(out);
+    return 0;
+}
+
+/* ---- the fit ------------------------------------------------------------- */
+
+double calib_algbw(int64_t bytes, double time_s)
+{
+    return time_s > 0 ? (double)bytes / time_s : 0;
+}
+
+double calib_busbw_allreduce(double algbw, int n_ranks)
+{
+    return n_ranks > 1 ? algbw * 2.0 * (n_ranks - 1) / n_ranks : 0;
+}
+
+int calib_fit_link(const int64_t *bytes, const double *time_s, int n, double *alpha_s,
+                   double *beta_bytes_per_s, struct err *e)
+{
+    if (n < 2) return err_set(e, ERR_INPUT, "calibrate: a link fit needs 2 sizes or more, not %d", n);
+    /* Weighted least squares of t = a + x b (b = 1/beta) with weights
+     * 1/t^2, i.e. of 1 = a/t + b x/t: normal equations
+     *   [S_uu S_uv] [a]   [S_u]
+     *   [S_uv S_vv] [b] = [S_v]      u = 1/t, v = x/t. */
+    double suu = 0, suv = 0, svv = 0, su = 0, sv = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(time_s[i] > 0) || !isfinite(time_s[i]) || bytes[i] < 0)
+            return err_set(e, ERR_INPUT, "calibrate: a link time of %g s for %lld bytes "
+                           "(want > 0)", time_s[i], (long long)bytes[i]);
+        double u = 1 / time_s[i], v = (double)bytes[i] / time_s[i];
+        suu += u * u;
+        suv += u * v;
+        svv += v * v;
+        su += u;
+        sv += v;
+    }
+    double det = suu * svv - suv * suv;
+    double a = det != 0 ? (su * svv - sv * suv) / det : -1;
+    double b = det != 0 ? (suu * sv - suv * su) / det : 0;
+    if (!(a >= 0)) {   /* no latency to speak of, or a degenerate set: bandwidth alone */
+        a = 0;
+        b = svv > 0 ? sv / svv : 0;
+    }
+    if (!(b > 0) || !isfinite(b))
+        return err_set(e, ERR_INPUT, "calibrate: the link times do not grow with the bytes "
+                       "(no bandwidth fits them)");
+    *alpha_s = a;
+    *beta_bytes_per_s = 1 / b;
+    return 0;
+}
+
+/* ---- the links --------------------------------------------------------------- */
+
+#define MPI_OK(e, call)                                                     \
+    do {                                                                    \
+        if ((call) != MPI_SUCCESS)                                          \
+            return err_set((e), ERR_RUN, "calibrate: %s failed", #call);    \
+    } while (0)
+
+/* Timed calls of a size: many for small messages, where one is a few
+ * microseconds; fewer for large ones, each a few milliseconds. */
+static int iters_for(int64_t bytes)
+{
+    int64_t n = ((int64_t)64 << 20) / (bytes > 0 ? bytes : 1);
+    return n < MIN_CALLS ? MIN_CALLS : n > 200 ? 200 : (int)n;
+}
+
+/* One way between ranks 0 and 1: half the median round trip, on every rank. */
+static int time_pingpong(char *buf, int64_t bytes, int iters, int rank, double *s, struct err *e)
+{
+    double t[200 + WARMUP_CALLS];
+    int n = (int)bytes;
+    for (int i = 0; i < iters + WARMUP_CALLS; i++) {
+        MPI_OK(e, MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = MPI_Wtime();
+        if (rank == 0) {
+            MPI_OK(e, MPI_Send(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD));
+            MPI_OK(e, MPI_Recv(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        } else if (rank == 1) {
+            MPI_OK(e, MPI_Recv(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MPI_OK(e, MPI_Send(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD));
+        }
+        if (i >= WARMUP_CALLS) t[i - WARMUP_CALLS] = (MPI_Wtime() - t0) / 2;
+    }
+    double mine = median(t, iters);
+    MPI_OK(e, MPI_Bcast(&mine, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    *s = mine;
+    return 0;
+}
+
+/* The median call on each rank; the slowest rank's, since the collective is
+ * done when its last member is. */
+static int time_allreduce(float *buf, int64_t bytes, int iters, double *s, struct err *e)
+{
+    double t[200 + WARMUP_CALLS];
+    int n = (int)(bytes / (int64_t)sizeof(float));
+    for (int i = 0; i < iters + WARMUP_CALLS; i++) {
+        MPI_OK(e, MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = MPI_Wtime();
+        MPI_OK(e, MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+        if (i >= WARMUP_CALLS) t[i - WARMUP_CALLS] = MPI_Wtime() - t0;
+    }
+    double mine = median(t, iters), slowest = 0;
+    MPI_OK(e, MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    *s = slowest;
+    return 0;
+}
+
+static int measure_links(int64_t max_bytes, int rank, struct calib_comm *out, struct err *e)
+{
+    int n = 0;
+    for (int64_t b = 8; b < max_bytes && n < CALIB_MAX_SIZES - 1; b *= 4)
+        out->sizes[n++].bytes = b;
+    out->sizes[n++].bytes = max_bytes;
+    out->n_sizes = n;
+    /* zeros: the all-reduce's sums stay 0 however often it runs */
+    char *buf = calloc((size_t)max_bytes, 1);
+    int ok = buf != NULL, all_ok = 0;
+    MPI_OK(e, MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (!all_ok) {
+        free(buf);
+        return err_set(e, ERR_NOMEM, "calibrate: no memory for a %lld-byte message buffer",
+                       (long long)max_bytes);
+    }
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        struct calib_size *z = &out->sizes[i];
+        z->iters = iters_for(z->bytes);
+        rc = time_pingpong(buf, z->bytes, z->iters, rank, &z->pingpong_s, e);
+        if (rc == 0) rc = time_allreduce((float *)(void *)buf, z->bytes, z->iters, &z->allreduce_s, e);
+    }
+    free(buf);
+    return rc;
+}
+
+static int fit_links(struct calib_comm *c, struct err *e)
+{
+    int64_t bytes[CALIB_MAX_SIZES];
+    double t[CALIB_MAX_SIZES];
+    for (int i = 0; i < c->n_sizes; i++) {
+        bytes[i] = c->sizes[i].bytes;
+        t[i] = c->sizes[i].pingpong_s;
+    }
+    TRY(calib_fit_link(bytes, t, c->n_sizes, &c->latency_s, &c->bw_bytes_per_s, e));
+    c->fit_worst = 0;
+    for (int i = 0; i < c->n_sizes; i++) {
+        double fit = c->latency_s + (double)bytes[i] / c->bw_bytes_per_s;
+        double off = fabs(fit / t[i] - 1);
+        if (off > c->fit_worst) c->fit_worst = off;
+    }
+    return 0;
+}
+
+/* ---- the whole run ------------------------------------------------------------ */
+
+/* After a phase that may fail on some ranks: all return the error of the
+ * lowest failing rank, its message copied to every rank. */
+static int agree(int rank, int rc, struct err *e)
+{
+    int mine = rc < 0 ? rank : INT_MAX, first = INT_MAX;
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return err_set(e, ERR_RUN, "calibrate: MPI_Allreduce failed while ranks compared results");
+    if (first == INT_MAX) return 0;
+    if (MPI_Bcast(e, (int)sizeof *e, MPI_BYTE, first, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return err_set(e, ERR_RUN, "calibrate: MPI_Bcast of an error failed");
+    if (first != rank) err_prefix(e, "rank %d", first);
+    return e->code < 0 ? e->code : ERR_RUN;
+}
+
+/* Every rank's compute times replaced by their mean over the ranks. */
+static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
+{
+    double t[2 * CALIB_MAX_LAYERS + 2], sum[2 * CALIB_MAX_LAYERS + 2];
+    int n = 0;
+    for (int l = 0; l < c->n_layers; l++) {
+        t[n++] = c->layers[l].fwd_s;
+        t[n++] = c->layers[l].bwd_s;
+    }
+    t[n++] = c->update_s;
+    t[n++] = c->op_overhead_s;
+    MPI_OK(e, MPI_Allreduce(t, sum, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    n = 0;
+    for (int l = 0; l < c->n_layers; l++) {
+        c->layers[l].fwd_s = sum[n++] / n_ranks;
+        c->layers[l].bwd_s = sum[n++] / n_ranks;
+    }
+    c->update_s = sum[n++] / n_ranks;
+    c->op_overhead_s = sum[n++] / n_ranks;
+    compute_rates(c);
+    return 0;
+}
+
+int calib_run(const struct calib_setup *s, struct calib_result *out, struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    int rank = 0, n_ranks = 0;
+    MPI_OK(e, MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_OK(e, MPI_Comm_size(MPI_COMM_WORLD, &n_ranks));
+    if (n_ranks < 2)
+        return err_set(e, ERR_INPUT, "calibrate: the links are measured between 2 MPI ranks or "
+                       "more; this job has %d (run `strata calibrate` alone: it starts 2)", n_ranks);
+    if (s->max_bytes < 8 || s->max_bytes > INT_MAX)
+        return err_set(e, ERR_INPUT, "calibrate: a largest message of %lld bytes (8 B to 2 GiB)",
+                       (long long)s->max_bytes);
+    /* every rank computes at once, sharing caches and memory as in a run */
+    MPI_OK(e, MPI_Barrier(MPI_COMM_WORLD));
+    int rc = calib_measure_compute(s->dev, s->wl, s->rows, s->seed, &out->compute, e);
+    TRY(agree(rank, rc, e));
+    TRY(mean_over_ranks(&out->compute, n_ranks, e));
+    out->comm.n_ranks = n_ranks;
+    rc = measure_links(s->max_bytes, rank, &out->comm, e);
+    TRY(agree(rank, rc, e));
+    TRY(fit_links(&out->comm, e));
+    return 0;
+}
+
+/* ---- the profile ------------------------------------------------------------ */
+
+void calib_profile(const struct calib_compute *c, const struct calib_comm *m, int cores,
+                   int64_t mem_bytes_per_rank, const char *name, struct cluster *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", name);
+    out->is_ideal = false;
+    out->device.flops_per_s = c->flops_per_s;
+    out->device.mem_bw_bytes_per_s = c->mem_bw_bytes_per_s;
+    out->device.op_overhead_s = c->op_overhead_s;
+    out->device.mem_bytes = mem_bytes_per_rank > 0 ? mem_bytes_per_rank : 1;
+    out->intra = (struct link_profile){.latency_s = m->latency_s, .bw_bytes_per_s = m->bw_bytes_per_s};
+    out->inter = out->intra;
+    out->devices_per_node = cores > 0 ? cores : 1;
+    out->allreduce = ALLREDUCE_RING;
+}

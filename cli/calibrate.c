@@ -1,0 +1,245 @@
+/* strata calibrate: this machine measured into a cluster profile. Outside
+ * an MPI job it relaunches itself under mpirun with 2 ranks (the links are
+ * measured between two); inside one it measures on the ranks it has, and
+ * rank 0 prints the measurements and the profile, and writes it with -o. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../bench/calibrate.h"
+#include "../core/untracked.h"
+#include "../real/launch.h"
+#include "../sim/cost.h"
+#include "scenario.h"
+
+/* Ranks the relaunch starts, and the largest message timed. */
+#define CALIB_RANKS 2
+#define CALIB_MAX_BYTES ((int64_t)32 << 20)
+
+static int mpi_init_untracked(void)
+{
+    int argc = 0;
+    char **argv = NULL;
+    UNTRACKED_BEGIN();
+    int rc = MPI_Init(&argc, &argv);
+    UNTRACKED_END();
+    return rc;
+}
+
+static void mpi_finalize_untracked(void)
+{
+    UNTRACKED_BEGIN();
+    MPI_Finalize();
+    UNTRACKED_END();
+}
+
+/* Samples a compute op works on: the per-device batch, --batch over --np
+ * (or --devices when only that is given; else the ranks calibrate runs). */
+static int rows_of(const struct config *cfg)
+{
+    long long n = config_is_set(cfg, "np") && cfg->np > 0 ? cfg->np
+                  : config_is_set(cfg, "devices")          ? cfg->devices
+                                                           : CALIB_RANKS;
+    long long rows = cfg->batch / n;
+    return rows < 1 ? 1 : (int)rows;
+}
+
+static void print_compute(const struct calib_compute *c, const char *model, int n_ranks)
+{
+    printf("compute: %s, %d samples an op, on %d ranks at once (the mean of the ranks' "
+           "median calls)\n", model, c->rows, n_ranks);
+    printf("  layer    in x out    forward  GFLOP/s   backward  GFLOP/s\n");
+    for (int l = 0; l < c->n_layers; l++) {
+        const struct calib_layer *y = &c->layers[l];
+        printf("  %5d %5d x %-5d %8.4f ms %7.2f %8.4f ms %7.2f\n", l, y->in, y->out, y->fwd_s * 1e3,
+               y->fwd_flops / y->fwd_s * 1e-9, y->bwd_s * 1e3, y->bwd_flops / y->bwd_s * 1e-9);
+    }
+    printf("  every layer, both ways: %.2f GFLOP/s                      -> flops_per_s\n",
+           c->flops_per_s * 1e-9);
+    printf("  update of the model, %.3g MB as the plan counts it: %.4f ms, %.2f GB/s "
+           "-> mem_bw_bytes_per_s\n", (double)c->update_bytes * 1e-6, c->update_s * 1e3,
+           c->mem_bw_bytes_per_s * 1e-9);
+    printf("  a layer op of 1 sample, 1 feature in and out: %.3f us        -> op_overhead_s\n\n",
+           c->op_overhead_s * 1e6);
+}
+
+/* What the simulator's ring all-reduce takes on the fitted link. */
+static double model_allreduce_s(const struct cluster *profile, int n_ranks, int64_t bytes)
+{
+    struct cluster c = *profile;
+    int ranks[64];
+    if (n_ranks > 64) n_ranks = 64;
+    for (int r = 0; r < n_ranks; r++) ranks[r] = r;
+    c.devices_per_node = n_ranks;
+    c.nodes = 1;
+    c.allreduce = ALLREDUCE_RING;
+    return cost_allreduce_s(&c, ranks, n_ranks, bytes);
+}
+
+static void print_links(const struct calib_comm *m, const struct cluster *profile)
+{
+    printf("links: ping-pong between ranks 0 and 1 (one way: half the round trip) and "
+           "MPI_Allreduce\n(sum of floats) over %d ranks; the median of the timed calls. "
+           "GB/s = 1e9 bytes/s;\nalgbw = bytes / time, busbw = algbw (ping-pong) or algbw x "
+           "2(n-1)/n (all-reduce), as nccl-tests.\n", m->n_ranks);
+    printf("       bytes iters |  pingpong  algbw  busbw     fit |  allreduce  algbw  busbw   "
+           "model\n");
+    printf("                   |        us   GB/s   GB/s      us |         us   GB/s   GB/s   "
+           "   us\n");
+    for (int i = 0; i < m->n_sizes; i++) {
+        const struct calib_size *z = &m->sizes[i];
+        double pp_bw = calib_algbw(z->bytes, z->pingpong_s);
+        double ar_bw = calib_algbw(z->bytes, z->allreduce_s);
+        double fit_s = m->latency_s + (double)z->bytes / m->bw_bytes_per_s;
+        printf("%12lld %5d | %9.2f %6.3f %6.3f %7.2f | %10.2f %6.3f %6.3f %7.2f\n",
+               (long long)z->bytes, z->iters, z->pingpong_s * 1e6, pp_bw * 1e-9, pp_bw * 1e-9,
+               fit_s * 1e6, z->allreduce_s * 1e6, ar_bw * 1e-9,
+               calib_busbw_allreduce(ar_bw, m->n_ranks) * 1e-9,
+               model_allreduce_s(profile, m->n_ranks, z->bytes) * 1e6);
+    }
+    printf("fit: t = alpha + bytes / beta, least squares on the relative error over the "
+           "ping-pong sizes\n(each size weighs the same): alpha = %.3f us, beta = %.3f GB/s; "
+           "the worst size is %.0f%% off.\nmodel: the simulator's ring all-reduce, "
+           "2(p-1)(alpha + n/(p beta)), on the fit.\n\n", m->latency_s * 1e6,
+           m->bw_bytes_per_s * 1e-9, m->fit_worst * 100);
+}
+
+static int64_t memory_per_rank(int cores)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return (int64_t)8 << 30;
+    return (int64_t)pages * page / (cores > 0 ? cores : 1);
+}
+
+/* Rank 0: what was measured, the profile, and the file. */
+static int report(const struct command *self, const struct scenario *s,
+                  const struct calib_result *res, const struct device *dev)
+{
+    struct err e = {0};
+    char desc[160];
+    dev->describe(desc, sizeof desc);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("strata calibrate: %d MPI ranks of this machine (%ld cores), %s\n\n",
+           res->comm.n_ranks, cores, desc);
+    struct cluster profile;
+    char host[64] = "this machine";
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
+    char name[64];
+    snprintf(name, sizeof name, "calibrated-%s", host);
+    calib_profile(&res->compute, &res->comm, (int)cores, memory_per_rank((int)cores), name,
+                  &profile);
+    print_compute(&res->compute, s->wl->canonical, res->comm.n_ranks);
+    print_links(&res->comm, &profile);
+    char text[CLUSTER_TEXT_BYTES];
+    cluster_format(&profile, text, sizeof text);
+    fputs(text, stdout);
+    const char *path = s->cfg.output;
+    if (path[0]) {
+        if (cluster_write(&profile, path, &e) < 0) {
+            err_prefix(&e, "-o");
+            return scenario_fail(self, &e);
+        }
+        printf("\nwritten to %s: `--cluster %s` simulates this machine.\n", path, path);
+    } else {
+        printf("\nnot written: `strata calibrate -o FILE` writes it, and `--cluster FILE` "
+               "loads it.\n");
+    }
+    return 0;
+}
+
+/* Inside the MPI job: every rank measures, rank 0 reports. */
+static int run_rank(const struct command *self, struct scenario *s)
+{
+    if (mpi_init_untracked() != MPI_SUCCESS) {
+        fprintf(stderr, "strata %s: MPI_Init failed\n", self->name);
+        return 1;
+    }
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    struct err e = {0};
+    struct calib_result *res = calloc(1, sizeof *res);
+    const struct device *dev = device_find(s->cfg.device, &e);
+    int rc = !res ? err_set(&e, ERR_NOMEM, "out of memory") : !dev ? e.code : dev->init(0, &e);
+    if (rc == 0) {
+        struct calib_setup setup = {.dev = dev, .wl = s->wl, .rows = rows_of(&s->cfg),
+                                    .seed = (uint64_t)s->cfg.seed, .max_bytes = CALIB_MAX_BYTES};
+        rc = calib_run(&setup, res, &e);
+    }
+    int status = 0;
+    if (rank == 0) {
+        status = rc < 0 ? scenario_fail(self, &e) : report(self, s, res, dev);
+        fflush(stdout);
+    } else if (rc < 0) {
+        status = err_exit_status(rc);
+    }
+    free(res);
+    mpi_finalize_untracked();
+    return status;
+}
+
+/* Outside: become `mpirun -np 2 strata calibrate ...`. */
+static int launch(const struct command *self, int argc, char **argv)
+{
+    struct err e = {0};
+    char mpirun[LAUNCH_PATH_BYTES], me[LAUNCH_PATH_BYTES];
+    if (launch_find_mpirun(mpirun, sizeof mpirun, &e) < 0 ||
+        launch_self_path("strata", me, sizeof me, &e) < 0)
+        return scenario_fail(self, &e);
+    bool is_openmpi = launch_mpirun_is_openmpi(mpirun);
+    char **args = calloc((size_t)argc + 2, sizeof *args);
+    if (!args) return scenario_fail(self, &(struct err){.code = ERR_NOMEM, .msg = "out of memory"});
+    args[0] = (char *)self->name;
+    for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
+    char **job = launch_build_argv(mpirun, is_openmpi, CALIB_RANKS, me, argc + 1, args, &e);
+    free(args);
+    if (!job || launch_prepare_env(is_openmpi, false, &e) < 0) {
+        launch_argv_free(job);
+        return scenario_fail(self, &e);
+    }
+    fflush(stdout);
+    launch_exec(job, &e);   /* returns only when it could not start */
+    launch_argv_free(job);
+    return scenario_fail(self, &e);
+}
+
+/* -o's directory must exist: said before minutes of measuring, not after. */
+static int check_output(const char *path, struct err *e)
+{
+    if (!path[0]) return 0;
+    char dir[CONFIG_PATH_BYTES];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) return 0;
+    if (slash == dir) slash[1] = '\0';
+    else *slash = '\0';
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return err_set(e, ERR_INPUT, "-o: '%s' is not a directory that exists (make it first)",
+                       dir);
+    return 0;
+}
+
+int cmd_calibrate(const struct command *self, int argc, char **argv)
+{
+    struct err e = {0};
+    struct scenario s;
+    int status = 0;
+    int rc = scenario_load(&s, self, argc, argv, &e);
+    if (rc == 0 && !s.wl->is_mlp)
+        rc = err_set(&e, ERR_INPUT, "--model: calibrate runs the layers of an mlp: model, not "
+                     "'%s' (e.g. --model mlp:784-256-128-10)", s.cfg.model);
+    if (rc == 0 && !device_find(s.cfg.device, &e)) rc = e.code;
+    if (rc == 0) rc = check_output(s.cfg.output, &e);
+    if (rc != 0)
+        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
+    else if (launch_is_mpi_rank())
+        status = run_rank(self, &s);
+    else
+        status = launch(self, argc, argv);
+    scenario_release(&s);
+    return status;
+}

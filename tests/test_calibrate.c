@@ -1,0 +1,277 @@
+/* bench/calibrate.c: the link fit, nccl-tests' bandwidths, the compute
+ * measurement on the cpu device, the profile, and `strata calibrate` as a
+ * user runs it (an MPI job of 2 ranks) writing a profile that cluster_load
+ * reads back. Expected values: the fit's closed form on exact points, the
+ * bus-bandwidth factor 2(n-1)/n of nccl-tests' doc/PERFORMANCE.md, and the
+ * FLOPs core/plan.c counts. */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../bench/calibrate.h"
+#include "../sim/cluster.h"
+
+extern char **environ;
+
+/* ---- the fit ------------------------------------------------------------ */
+
+Test(calibrate, fit_recovers_alpha_and_beta_from_exact_points)
+{
+    /* t = 2 us + bytes / 5 GB/s at 8 B .. 32 MiB, as calibrate's sizes */
+    int64_t bytes[16];
+    double t[16];
+    int n = 0;
+    for (int64_t b = 8; b <= ((int64_t)32 << 20); b *= 4, n++) {
+        bytes[n] = b;
+        t[n] = 2e-6 + (double)b / 5e9;
+    }
+    double alpha = 0, beta = 0;
+    struct err e = {0};
+    cr_assert_eq(calib_fit_link(bytes, t, n, &alpha, &beta, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(alpha, 2e-6, 1e-12, "alpha %.6g, want 2e-6 (diff %.3g)", alpha, alpha - 2e-6);
+    cr_expect_float_eq(beta / 5e9, 1.0, 1e-9, "beta %.6g, want 5e9", beta);
+}
+
+Test(calibrate, fit_weighs_sizes_by_relative_error)
+{
+    /* Two points 10% apart from the line of alpha 1 us, beta 1 GB/s: one
+     * small one 10% slow, one large one 10% fast. A relative fit keeps
+     * both within about 10%; plain least squares would put the whole
+     * residual on the small point (alpha off by orders of magnitude). */
+    int64_t bytes[] = {8, 1000, 1 << 20, 1 << 24};
+    double t[4];
+    for (int i = 0; i < 4; i++) t[i] = 1e-6 + (double)bytes[i] / 1e9;
+    t[0] *= 1.1;
+    t[3] *= 0.9;
+    double alpha = 0, beta = 0;
+    struct err e = {0};
+    cr_assert_eq(calib_fit_link(bytes, t, 4, &alpha, &beta, &e), 0, "%s", e.msg);
+    double worst = 0;
+    for (int i = 0; i < 4; i++) {
+        double off = fabs((alpha + (double)bytes[i] / beta) / t[i] - 1);
+        if (off > worst) worst = off;
+    }
+    cr_expect_lt(worst, 0.12, "worst relative miss %.3f (margin: the 10%% planted)", worst);
+    cr_expect(alpha > 0.5e-6 && alpha < 2e-6, "alpha %.3g, want about 1e-6", alpha);
+}
+
+Test(calibrate, fit_without_latency_sets_alpha_to_zero)
+{
+    /* times proportional to bytes but bent so the best line has a negative
+     * intercept: alpha is clamped to 0, beta fitted alone */
+    int64_t bytes[] = {1000, 2000, 4000};
+    double t[] = {0.5e-6, 1.9e-6, 4.0e-6};
+    double alpha = -1, beta = 0;
+    struct err e = {0};
+    cr_assert_eq(calib_fit_link(bytes, t, 3, &alpha, &beta, &e), 0, "%s", e.msg);
+    cr_expect_eq(alpha, 0.0);
+    cr_expect(beta > 0 && isfinite(beta));
+}
+
+Test(calibrate, fit_rejects_too_few_points_and_bad_times)
+{
+    int64_t bytes[] = {8, 64};
+    double zero[] = {1e-6, 0}, nan_t[] = {1e-6, NAN}, flat[] = {1e-6, 1e-6};
+    double a, b;
+    struct err e = {0};
+    cr_expect_eq(calib_fit_link(bytes, zero, 1, &a, &b, &e), ERR_INPUT);
+    cr_expect_eq(calib_fit_link(bytes, zero, 2, &a, &b, &e), ERR_INPUT);
+    cr_expect_not_null(strstr(e.msg, "want > 0"), "%s", e.msg);
+    cr_expect_eq(calib_fit_link(bytes, nan_t, 2, &a, &b, &e), ERR_INPUT);
+    /* the same time for 8 B and 64 B: no bandwidth, alpha alone would fit
+     * but beta must be > 0 and finite for the profile */
+    int rc = calib_fit_link(bytes, flat, 2, &a, &b, &e);
+    cr_expect(rc == ERR_INPUT || (b > 0 && isfinite(b)), "rc %d, beta %g", rc, b);
+}
+
+/* ---- bandwidths ------------------------------------------------------------ */
+
+Test(calibrate, bus_bandwidth_is_nccl_tests_factor)
+{
+    cr_expect_float_eq(calib_algbw(1000000, 1e-3), 1e9, 1e-3);
+    cr_expect_eq(calib_algbw(1000, 0), 0.0);
+    /* 2(n-1)/n: 1 for 2 ranks, 1.75 for 8 */
+    cr_expect_float_eq(calib_busbw_allreduce(4e9, 2), 4e9, 1e-3);
+    cr_expect_float_eq(calib_busbw_allreduce(4e9, 8), 7e9, 1e-3);
+    cr_expect_eq(calib_busbw_allreduce(4e9, 1), 0.0);
+}
+
+/* ---- compute ------------------------------------------------------------------ */
+
+static const struct device *cpu(void)
+{
+    struct err e = {0};
+    const struct device *d = device_find("cpu", &e);
+    cr_assert_not_null(d, "%s", e.msg);
+    cr_assert_eq(d->init(1, &e), 0, "%s", e.msg);
+    return d;
+}
+
+Test(calibrate, compute_counts_the_plans_flops_and_measures_positive_times)
+{
+    struct workload *wl = NULL;
+    struct err e = {0};
+    cr_assert_eq(workload_parse("mlp:64-32-10", &wl, &e), 0, "%s", e.msg);
+    struct calib_compute c;
+    cr_assert_eq(calib_measure_compute(cpu(), wl, 16, 1, &c, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.rows, 16);
+    cr_assert_eq(c.n_layers, 2);
+    /* core/workload.c: forward 2 in out + out a sample; backward the same
+     * plus 2 in out for the input gradient, except on layer 0 */
+    cr_expect_float_eq(c.layers[0].fwd_flops, 16.0 * (2 * 64 * 32 + 32), 1e-9);
+    cr_expect_float_eq(c.layers[0].bwd_flops, 16.0 * (2 * 64 * 32 + 32), 1e-9);
+    cr_expect_float_eq(c.layers[1].bwd_flops, 16.0 * (4 * 32 * 10 + 10), 1e-9);
+    for (int l = 0; l < 2; l++)
+        cr_expect(c.layers[l].fwd_s > 0 && c.layers[l].bwd_s > 0, "layer %d: %g %g s", l,
+                  c.layers[l].fwd_s, c.layers[l].bwd_s);
+    /* UPDATE: 5 arrays of the (64*32+32 + 32*10+10) parameters, 4 bytes each */
+    cr_expect_eq(c.update_bytes, 5 * 4 * (64 * 32 + 32 + 32 * 10 + 10));
+    cr_expect(isfinite(c.flops_per_s) && c.flops_per_s > 0, "flops_per_s %g", c.flops_per_s);
+    cr_expect(isfinite(c.mem_bw_bytes_per_s) && c.mem_bw_bytes_per_s > 0);
+    cr_expect(c.op_overhead_s > 0 && c.op_overhead_s < 1e-3, "overhead %g s", c.op_overhead_s);
+    workload_free(wl);
+}
+
+Test(calibrate, compute_rejects_a_sizes_only_model_and_no_rows)
+{
+    struct workload *wl = NULL;
+    struct err e = {0};
+    cr_assert_eq(workload_parse("transformer:layers=2,hidden=64,seq=16,vocab=100", &wl, &e), 0,
+                 "%s", e.msg);
+    struct calib_compute c;
+    cr_expect_eq(calib_measure_compute(cpu(), wl, 8, 1, &c, &e), ERR_INPUT);
+    cr_expect_not_null(strstr(e.msg, "--model"), "%s", e.msg);
+    workload_free(wl);
+    cr_assert_eq(workload_parse("mlp:8-4", &wl, &e), 0);
+    cr_expect_eq(calib_measure_compute(cpu(), wl, 0, 1, &c, &e), ERR_INPUT);
+    workload_free(wl);
+}
+
+/* ---- the profile --------------------------------------------------------------- */
+
+Test(calibrate, profile_takes_the_measurements_and_round_trips)
+{
+    struct calib_compute c = {.flops_per_s = 7.5e10, .mem_bw_bytes_per_s = 3.2e10,
+                              .op_overhead_s = 1.5e-7};
+    struct calib_comm m = {.latency_s = 5e-7, .bw_bytes_per_s = 8e9};
+    struct cluster p;
+    calib_profile(&c, &m, 2, (int64_t)12 << 30, "calibrated-test", &p);
+    cr_expect_eq(p.device.flops_per_s, 7.5e10);
+    cr_expect_eq(p.device.mem_bw_bytes_per_s, 3.2e10);
+    cr_expect_eq(p.device.op_overhead_s, 1.5e-7);
+    cr_expect_eq(p.intra.latency_s, 5e-7);
+    cr_expect_eq(p.inter.bw_bytes_per_s, 8e9);
+    char dir[64], path[128];
+    test_make_dir(dir, sizeof dir, "calibrate");
+    snprintf(path, sizeof path, "%s/p.profile", dir);
+    struct err e = {0};
+    cr_assert_eq(cluster_write(&p, path, &e), 0, "%s", e.msg);
+    struct cluster back;
+    cr_assert_eq(cluster_load(path, &back, &e), 0, "%s", e.msg);
+    cr_expect_eq(back.device.flops_per_s, p.device.flops_per_s);
+    cr_expect_eq(back.intra.bw_bytes_per_s, p.intra.bw_bytes_per_s);
+    cr_expect_eq(back.device.mem_bytes, p.device.mem_bytes);
+    cr_expect_eq(back.devices_per_node, p.devices_per_node);
+    test_remove_dir(dir);
+}
+
+/* ---- strata calibrate ------------------------------------------------------------ */
+
+struct run {
+    int status;
+    char *out, *err;
+};
+
+static struct run run_strata(const char *const *args)
+{
+    char out_path[] = "/tmp/strata-cal-out-XXXXXX", err_path[] = "/tmp/strata-cal-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    cr_assert(out_fd >= 0 && err_fd >= 0);
+    const char *argv[32] = {STRATA_BIN};
+    int n = 1;
+    while (args[n - 1] && n < 31) {
+        argv[n] = args[n - 1];
+        n++;
+    }
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, STRATA_BIN, &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    close(out_fd);
+    close(err_fd);
+    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path),
+                    test_slurp(err_path)};
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+#define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static bool is_positive(double x)
+{
+    return isfinite(x) && x > 0;
+}
+
+Test(calibrate, strata_calibrate_writes_a_profile_that_loads_with_the_measured_numbers,
+     .timeout = 300)
+{
+    char dir[64], path[128];
+    test_make_dir(dir, sizeof dir, "calibrate-cli");
+    snprintf(path, sizeof path, "%s/local.profile", dir);
+    struct run r = RUN("calibrate", "-o", path, "--model", "mlp:64-32-10", "--batch", "32");
+    cr_assert_eq(r.status, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    cr_expect_not_null(strstr(r.out, "busbw"), "no bandwidth table:\n%s", r.out);
+    cr_expect_not_null(strstr(r.out, "16 samples an op"), "--batch 32 over 2 ranks:\n%s", r.out);
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect(!c.is_ideal);
+    cr_expect(is_positive(c.device.flops_per_s), "flops_per_s %g", c.device.flops_per_s);
+    cr_expect(is_positive(c.device.mem_bw_bytes_per_s));
+    cr_expect(is_positive(c.device.op_overhead_s));
+    cr_expect(c.device.mem_bytes > 0);
+    cr_expect(is_positive(c.intra.bw_bytes_per_s) && is_positive(c.inter.bw_bytes_per_s));
+    cr_expect(isfinite(c.intra.latency_s) && c.intra.latency_s >= 0);
+    /* the numbers loaded are the ones printed: the file is the printed text */
+    char *text = test_slurp(path);
+    cr_expect_not_null(strstr(r.out, text), "the file is not what was printed:\n%s\n---\n%s",
+                       text, r.out);
+    free(text);
+    run_free(&r);
+    test_remove_dir(dir);
+}
+
+Test(calibrate, strata_calibrate_bad_input_exits_2_before_measuring, .timeout = 300)
+{
+    struct run r = RUN("calibrate", "-o", "/nonexistent-dir/x.profile");
+    cr_expect_eq(r.status, 2, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.err, "-o"), "%s", r.err);
+    run_free(&r);
+    r = RUN("calibrate", "--model", "transformer:layers=2,hidden=64,seq=16,vocab=100");
+    cr_expect_eq(r.status, 2, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.err, "--model"), "%s", r.err);
+    run_free(&r);
+    r = RUN("calibrate", "--strategy", "mirrored");
+    cr_expect_eq(r.status, 2, "calibrate takes no --strategy; stderr: %s", r.err);
+    run_free(&r);
+}
