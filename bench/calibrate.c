@@ -41,14 +41,20 @@ static double median(double *t, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-/* What one timed call does: a layer's forward or backward, the update. */
+/* What one timed call does: a layer's forward or backward alone, the update. */
 struct bench {
     struct mlp *m;
     struct mlp_act *a;
-    const int32_t *labels;   /* the last layer's forward computes the loss, as the executor's does */
+    int32_t *labels;         /* device (rows): the last layer's forward computes the loss, as the executor's does */
     float *dout;             /* (rows, widest): a layer's incoming gradient */
     float *din;              /* (rows, widest): its outgoing one */
     int rows;
+    /* a whole step's inputs, as the executor loads them (worker.c) */
+    const struct dataset *train;   /* NULL: the rows stay as they are */
+    struct sampler sampler;
+    int64_t *idx;            /* [rows] */
+    float *x_host;           /* (rows, features) */
+    int32_t *y_host;         /* [rows] */
 };
 
 enum bench_what { B_FORWARD, B_BACKWARD, B_UPDATE };
@@ -92,6 +98,73 @@ static int time_call(struct bench *b, enum bench_what what, int layer, double *m
     return 0;
 }
 
+/* Step `step`'s input rows and labels from the data set to the device, as
+ * real/worker.c's load_inputs and load_labels do. */
+static int load_step(struct bench *b, int64_t step, struct err *e)
+{
+    const struct dataset *tr = b->train;
+    const struct device *d = b->m->dev;
+    const size_t features = (size_t)data_features(tr);
+    int64_t count = 0;
+    TRY(sampler_indices(&b->sampler, step, 0, 1, 0, 1, b->idx, &count, e));
+    for (int64_t i = 0; i < count; i++) {
+        memcpy(b->x_host + (size_t)i * features, tr->x + (size_t)b->idx[i] * features,
+               features * sizeof(float));
+        b->y_host[i] = tr->y[b->idx[i]];
+    }
+    d->copy(b->a->x[0], b->x_host, (size_t)count * features * sizeof(float), DEV_H2D);
+    d->copy(b->labels, b->y_host, (size_t)count * sizeof(int32_t), DEV_H2D);
+    return 0;
+}
+
+/* One training step's compute ops, each timed: FORWARD (inputs, every
+ * layer, loss), BACKWARD (every layer), UPDATE. */
+static int time_step(struct bench *b, int64_t step, double t[3], struct err *e)
+{
+    struct mlp *m = b->m;
+    const int L = m->n_layers;
+    double loss = 0, t0 = now_s();
+    mlp_zero_grad(m, 0, L);
+    if (b->train) TRY(load_step(b, step, e));
+    TRY(mlp_forward(m, b->a, 0, L, NULL, b->rows, NULL, e));
+    TRY(mlp_loss(m, b->a, b->labels, b->rows, &loss, e));
+    TRY(m->dev->sync(e));
+    double t1 = now_s();
+    TRY(mlp_backward(m, b->a, 0, L, b->a->dlogits, b->rows, NULL, e));
+    TRY(m->dev->sync(e));
+    double t2 = now_s();
+    mlp_sgd_step(m, 0, L, 0.01f, 0.9f, 0.0f, 1.0f / (float)b->rows);
+    TRY(m->dev->sync(e));
+    t[0] = t1 - t0;
+    t[1] = t2 - t1;
+    t[2] = now_s() - t2;
+    return 0;
+}
+
+/* The median FORWARD, BACKWARD and UPDATE of repeated steps. */
+static int time_steps(struct bench *b, double *fwd_s, double *bwd_s, double *upd_s,
+                      struct err *e)
+{
+    const int n_max = MAX_CALLS;
+    double *t = malloc(3 * (size_t)n_max * sizeof *t), one[3];
+    if (!t) return err_set(e, ERR_NOMEM, "calibrate: out of memory");
+    int rc = 0, n = 0;
+    for (int i = 0; rc == 0 && i < WARMUP_CALLS; i++) rc = time_step(b, i, one, e);
+    double start = now_s();
+    while (rc == 0 && n < n_max && (n < MIN_CALLS || now_s() - start < 2 * MIN_TIME_S)) {
+        rc = time_step(b, WARMUP_CALLS + n, one, e);
+        for (int k = 0; k < 3; k++) t[k * n_max + n] = one[k];
+        n++;
+    }
+    if (rc == 0) {
+        *fwd_s = median(t, n);
+        *bwd_s = median(t + n_max, n);
+        *upd_s = median(t + 2 * n_max, n);
+    }
+    free(t);
+    return rc;
+}
+
 /* ---- compute -------------------------------------------------------------- */
 
 static void bench_release(struct bench *b)
@@ -100,17 +173,23 @@ static void bench_release(struct bench *b)
         const struct device *d = b->m->dev;
         d->free(b->dout);
         d->free(b->din);
-        d->free((void *)b->labels);
+        d->free(b->labels);
     }
     mlp_act_free(b->a);
     mlp_free(b->m);
+    sampler_release(&b->sampler);
+    free(b->idx);
+    free(b->x_host);
+    free(b->y_host);
     memset(b, 0, sizeof *b);
 }
 
 /* A model of wl on dev with rows samples of activations, inputs and
- * gradients filled with finite values (the first forward fills the rest). */
-static int bench_create(const struct device *dev, const struct workload *wl, int rows,
-                        uint64_t seed, struct bench *b, struct err *e)
+ * gradients filled with finite values (the first forward fills the rest);
+ * with train, the buffers a step's inputs are loaded through. */
+static int bench_create(const struct device *dev, const struct workload *wl,
+                        const struct dataset *train, int rows, uint64_t seed, struct bench *b,
+                        struct err *e)
 {
     memset(b, 0, sizeof *b);
     b->rows = rows;
@@ -120,13 +199,12 @@ static int bench_create(const struct device *dev, const struct workload *wl, int
     for (int l = 0; l <= b->m->n_layers; l++)
         if (b->m->sizes[l] > widest) widest = b->m->sizes[l];
     size_t n = (size_t)rows * (size_t)widest;
-    int32_t *labels = dev->alloc((size_t)rows * sizeof *labels, e);
-    b->labels = labels;
+    b->labels = dev->alloc((size_t)rows * sizeof *b->labels, e);
     b->dout = dev->alloc(n * sizeof(float), e);
     b->din = dev->alloc(n * sizeof(float), e);
     float *host = malloc(n * sizeof *host);
     int32_t *host_labels = malloc((size_t)rows * sizeof *host_labels);
-    if (!labels || !b->dout || !b->din || !host || !host_labels) {
+    if (!b->labels || !b->dout || !b->din || !host || !host_labels) {
         free(host);
         free(host_labels);
         return e->code ? e->code : err_set(e, ERR_NOMEM, "calibrate: out of memory");
@@ -138,9 +216,18 @@ static int bench_create(const struct device *dev, const struct workload *wl, int
     for (int i = 0; i < rows; i++) host_labels[i] = i % classes;
     dev->copy(b->a->x[0], host, (size_t)rows * (size_t)b->m->sizes[0] * sizeof(float), DEV_H2D);
     dev->copy(b->dout, host, n * sizeof(float), DEV_H2D);
-    dev->copy(labels, host_labels, (size_t)rows * sizeof *labels, DEV_H2D);
+    dev->copy(b->labels, host_labels, (size_t)rows * sizeof *b->labels, DEV_H2D);
     free(host);
     free(host_labels);
+    if (train) {
+        b->train = train;
+        b->idx = XCALLOC(e, (size_t)rows, sizeof *b->idx);
+        b->x_host = XCALLOC(e, (size_t)rows * (size_t)data_features(train), sizeof *b->x_host);
+        b->y_host = XCALLOC(e, (size_t)rows, sizeof *b->y_host);
+        if (!b->idx || !b->x_host || !b->y_host) return ERR_NOMEM;
+        TRY(sampler_init(&b->sampler, train->n, rows, seed, e));
+        TRY(load_step(b, 0, e));
+    }
     TRY(mlp_forward(b->m, b->a, 0, b->m->n_layers, NULL, rows, NULL, e));
     double loss = 0;
     TRY(mlp_loss(b->m, b->a, b->labels, rows, &loss, e));
@@ -154,7 +241,7 @@ static int measure_overhead(const struct device *dev, uint64_t seed, double *s, 
     struct workload *tiny = NULL;
     TRY(workload_parse("mlp:1-1", &tiny, e));
     struct bench b;
-    int rc = bench_create(dev, tiny, 1, seed, &b, e);
+    int rc = bench_create(dev, tiny, NULL, 1, seed, &b, e);
     if (rc == 0) rc = time_call(&b, B_FORWARD, 0, s, e);
     bench_release(&b);
     workload_free(tiny);
@@ -163,17 +250,14 @@ static int measure_overhead(const struct device *dev, uint64_t seed, double *s, 
 
 static void compute_rates(struct calib_compute *c)
 {
-    double flops = 0, time_s = 0;
-    for (int l = 0; l < c->n_layers; l++) {
-        flops += c->layers[l].fwd_flops + c->layers[l].bwd_flops;
-        time_s += c->layers[l].fwd_s + c->layers[l].bwd_s;
-    }
-    c->flops_per_s = time_s > 0 ? flops / time_s : 0;
+    double time_s = c->fwd_s + c->bwd_s;
+    c->flops_per_s = time_s > 0 ? (c->fwd_flops + c->bwd_flops) / time_s : 0;
     c->mem_bw_bytes_per_s = c->update_s > 0 ? (double)c->update_bytes / c->update_s : 0;
 }
 
-int calib_measure_compute(const struct device *dev, const struct workload *wl, int rows,
-                          uint64_t seed, struct calib_compute *out, struct err *e)
+int calib_measure_compute(const struct device *dev, const struct workload *wl,
+                          const struct dataset *train, int rows, uint64_t seed,
+                          struct calib_compute *out, struct err *e)
 {
     memset(out, 0, sizeof *out);
     if (!wl->is_mlp)
@@ -182,12 +266,14 @@ int calib_measure_compute(const struct device *dev, const struct workload *wl, i
     if (wl->n_layers > CALIB_MAX_LAYERS)
         return err_set(e, ERR_INPUT, "--model: calibrate measures at most %d layers, '%s' has %d",
                        CALIB_MAX_LAYERS, wl->spec, wl->n_layers);
-    if (rows < 1)
-        return err_set(e, ERR_INPUT, "calibrate: %d samples per op (want 1 or more)", rows);
+    if (rows < 1 || (train && rows > train->n))
+        return err_set(e, ERR_INPUT, "calibrate: %d samples per op (want 1 to %lld)", rows,
+                       (long long)(train ? train->n : 16777216));
     out->rows = rows;
     out->n_layers = wl->n_layers;
+    out->is_gathered = train != NULL;
     struct bench b;
-    int rc = bench_create(dev, wl, rows, seed, &b, e);
+    int rc = bench_create(dev, wl, train, rows, seed, &b, e);
     for (int l = 0; rc == 0 && l < wl->n_layers; l++) {
         struct calib_layer *cl = &out->layers[l];
         const struct layer *ly = &wl->layers[l];
@@ -195,15 +281,14 @@ int calib_measure_compute(const struct device *dev, const struct workload *wl, i
         cl->out = (int)ly->out;
         cl->fwd_flops = ly->fwd_flops_per_sample * rows;
         cl->bwd_flops = ly->bwd_flops_per_sample * rows;
+        out->fwd_flops += cl->fwd_flops;
+        out->bwd_flops += cl->bwd_flops;
         rc = time_call(&b, B_FORWARD, l, &cl->fwd_s, e);
         if (rc == 0) rc = time_call(&b, B_BACKWARD, l, &cl->bwd_s, e);
     }
-    if (rc == 0) {
-        /* the plan's UPDATE: read w, v, g, write w, v (core/plan.c) */
-        out->update_bytes = 5 * workload_param_bytes(wl, 0, wl->n_layers);
-        mlp_zero_grad(b.m, 0, wl->n_layers);   /* v stays 0: no denormals however long */
-        rc = time_call(&b, B_UPDATE, 0, &out->update_s, e);
-    }
+    /* the plan's UPDATE: read w, v, g, write w, v (core/plan.c) */
+    out->update_bytes = 5 * workload_param_bytes(wl, 0, wl->n_layers);
+    if (rc == 0) rc = time_steps(&b, &out->fwd_s, &out->bwd_s, &out->update_s, e);
     bench_release(&b);
     if (rc == 0) rc = measure_overhead(dev, seed, &out->op_overhead_s, e);
     TRY(rc);
@@ -379,12 +464,14 @@ static int agree(int rank, int rc, struct err *e)
 /* Every rank's compute times replaced by their mean over the ranks. */
 static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
 {
-    double t[2 * CALIB_MAX_LAYERS + 2], sum[2 * CALIB_MAX_LAYERS + 2];
+    double t[2 * CALIB_MAX_LAYERS + 4], sum[2 * CALIB_MAX_LAYERS + 4];
     int n = 0;
     for (int l = 0; l < c->n_layers; l++) {
         t[n++] = c->layers[l].fwd_s;
         t[n++] = c->layers[l].bwd_s;
     }
+    t[n++] = c->fwd_s;
+    t[n++] = c->bwd_s;
     t[n++] = c->update_s;
     t[n++] = c->op_overhead_s;
     MPI_OK(e, MPI_Allreduce(t, sum, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
@@ -393,6 +480,8 @@ static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
         c->layers[l].fwd_s = sum[n++] / n_ranks;
         c->layers[l].bwd_s = sum[n++] / n_ranks;
     }
+    c->fwd_s = sum[n++] / n_ranks;
+    c->bwd_s = sum[n++] / n_ranks;
     c->update_s = sum[n++] / n_ranks;
     c->op_overhead_s = sum[n++] / n_ranks;
     compute_rates(c);
@@ -413,7 +502,7 @@ int calib_run(const struct calib_setup *s, struct calib_result *out, struct err 
                        (long long)s->max_bytes);
     /* every rank computes at once, sharing caches and memory as in a run */
     MPI_OK(e, MPI_Barrier(MPI_COMM_WORLD));
-    int rc = calib_measure_compute(s->dev, s->wl, s->rows, s->seed, &out->compute, e);
+    int rc = calib_measure_compute(s->dev, s->wl, s->train, s->rows, s->seed, &out->compute, e);
     TRY(agree(rank, rc, e));
     TRY(mean_over_ranks(&out->compute, n_ranks, e));
     out->comm.n_ranks = n_ranks;

@@ -1,10 +1,12 @@
 /* strata calibrate: this machine measured into a cluster profile that
  * `--cluster FILE` loads (sim/cluster.h).
  *
- *   compute   the executor's own FORWARD and BACKWARD of each dense layer of
- *             an mlp: model (nn/mlp: sgemm and the bias/activation pass) at
- *             the per-device batch, run on every rank at once as in a real
- *             run: flops_per_s = the plan's FLOPs of those ops / their time
+ *   compute   a training step's FORWARD and BACKWARD of an mlp: model as the
+ *             executor runs them (nn/mlp: sgemm, bias and activation, the
+ *             loss; input rows gathered from the data set) at the
+ *             per-device batch, on every rank at once as in a real run:
+ *             flops_per_s = the plan's FLOPs of those ops / their time. Each
+ *             layer alone is timed too, to show the GEMM efficiency by shape
  *   memory    the UPDATE of the whole model (sgd_momentum over its
  *             parameters): mem_bw_bytes_per_s = the bytes the plan counts
  *             for it (5 arrays of params floats) / its time
@@ -31,13 +33,14 @@
 
 #include "../core/err.h"
 #include "../core/workload.h"
+#include "../nn/data.h"
 #include "../nn/device.h"
 #include "../sim/cluster.h"
 
 #define CALIB_MAX_LAYERS 32
 #define CALIB_MAX_SIZES 32
 
-/* One layer's forward and backward on `rows` samples. */
+/* One layer's forward and backward alone, repeated on `rows` samples. */
 struct calib_layer {
     int in, out;
     double fwd_flops, bwd_flops;     /* as core/plan.c counts them for these rows */
@@ -45,10 +48,17 @@ struct calib_layer {
 };
 
 struct calib_compute {
-    int rows;                        /* samples per op */
+    int rows;                        /* samples per op: the per-device batch */
     int n_layers;
-    struct calib_layer layers[CALIB_MAX_LAYERS];
-    double flops_per_s;              /* sum of the FLOPs / sum of the times */
+    struct calib_layer layers[CALIB_MAX_LAYERS];   /* each alone: GEMM efficiency by shape */
+    /* A training step's compute ops as the executor runs them, one after
+     * the other (caches as warm or cold as in a run): FORWARD of every layer
+     * with its input rows gathered from the data and the loss, BACKWARD of
+     * every layer, UPDATE. Each the median over the steps. */
+    bool is_gathered;                /* inputs gathered from a data set (else fixed rows) */
+    double fwd_flops, bwd_flops;     /* the whole model's, as the plan counts them */
+    double fwd_s, bwd_s;
+    double flops_per_s;              /* (fwd_flops + bwd_flops) / (fwd_s + bwd_s) */
     int64_t update_bytes;            /* the UPDATE of every layer, as the plan counts it */
     double update_s;
     double mem_bw_bytes_per_s;       /* update_bytes / update_s */
@@ -74,6 +84,7 @@ struct calib_comm {
 struct calib_setup {
     const struct device *dev;        /* initialised (dev->init) on every rank */
     const struct workload *wl;       /* an mlp: workload */
+    const struct dataset *train;     /* its inputs come from here; NULL: fixed rows */
     int rows;                        /* the per-device batch */
     uint64_t seed;
     int64_t max_bytes;               /* largest message; sizes go 8 B, x4, ..., then max_bytes */
@@ -90,11 +101,13 @@ struct calib_result {
  * every rank agrees on. out is filled on every rank. */
 int calib_run(const struct calib_setup *s, struct calib_result *out, struct err *e);
 
-/* The per-op compute figures on this process alone (no MPI). ERR_INPUT for
- * a workload that is not an mlp: or has more than CALIB_MAX_LAYERS layers,
- * or rows < 1. */
-int calib_measure_compute(const struct device *dev, const struct workload *wl, int rows,
-                          uint64_t seed, struct calib_compute *out, struct err *e);
+/* The compute figures on this process alone (no MPI); train (may be NULL)
+ * must fit the model (data_check_model). ERR_INPUT for a workload that is
+ * not an mlp: or has more than CALIB_MAX_LAYERS layers, rows < 1, or rows
+ * beyond the training samples. */
+int calib_measure_compute(const struct device *dev, const struct workload *wl,
+                          const struct dataset *train, int rows, uint64_t seed,
+                          struct calib_compute *out, struct err *e);
 
 /* Least squares fit of t = alpha + bytes / beta to n >= 2 points, on the
  * RELATIVE error: minimises sum ((alpha + bytes_i / beta) / t_i - 1)^2, so

@@ -11,6 +11,7 @@
 
 #include "../bench/calibrate.h"
 #include "../core/untracked.h"
+#include "../nn/data.h"
 #include "../real/launch.h"
 #include "../sim/cost.h"
 #include "scenario.h"
@@ -47,22 +48,27 @@ static int rows_of(const struct config *cfg)
     return rows < 1 ? 1 : (int)rows;
 }
 
-static void print_compute(const struct calib_compute *c, const char *model, int n_ranks)
+static void print_compute(const struct calib_compute *c, const char *model, const char *data,
+                          int n_ranks)
 {
     printf("compute: %s, %d samples an op, on %d ranks at once (the mean of the ranks' "
            "median calls)\n", model, c->rows, n_ranks);
-    printf("  layer    in x out    forward  GFLOP/s   backward  GFLOP/s\n");
+    printf("  each layer alone:\n  layer    in x out    forward  GFLOP/s   backward  GFLOP/s\n");
     for (int l = 0; l < c->n_layers; l++) {
         const struct calib_layer *y = &c->layers[l];
         printf("  %5d %5d x %-5d %8.4f ms %7.2f %8.4f ms %7.2f\n", l, y->in, y->out, y->fwd_s * 1e3,
                y->fwd_flops / y->fwd_s * 1e-9, y->bwd_s * 1e3, y->bwd_flops / y->bwd_s * 1e-9);
     }
-    printf("  every layer, both ways: %.2f GFLOP/s                      -> flops_per_s\n",
-           c->flops_per_s * 1e-9);
-    printf("  update of the model, %.3g MB as the plan counts it: %.4f ms, %.2f GB/s "
-           "-> mem_bw_bytes_per_s\n", (double)c->update_bytes * 1e-6, c->update_s * 1e3,
-           c->mem_bw_bytes_per_s * 1e-9);
-    printf("  a layer op of 1 sample, 1 feature in and out: %.3f us        -> op_overhead_s\n\n",
+    printf("  a training step's ops, as the executor runs them (inputs %s):\n",
+           c->is_gathered ? data : "fixed rows");
+    printf("    FORWARD  %8.4f ms %7.2f GFLOP/s  (inputs, every layer, loss)\n", c->fwd_s * 1e3,
+           c->fwd_flops / c->fwd_s * 1e-9);
+    printf("    BACKWARD %8.4f ms %7.2f GFLOP/s\n", c->bwd_s * 1e3, c->bwd_flops / c->bwd_s * 1e-9);
+    printf("    both     %8.4f ms %7.2f GFLOP/s                  -> flops_per_s\n",
+           (c->fwd_s + c->bwd_s) * 1e3, c->flops_per_s * 1e-9);
+    printf("    UPDATE   %8.4f ms %7.2f GB/s of the %.3g MB the plan counts -> mem_bw_bytes_per_s\n",
+           c->update_s * 1e3, c->mem_bw_bytes_per_s * 1e-9, (double)c->update_bytes * 1e-6);
+    printf("  a layer op of 1 sample, 1 feature in and out: %.3f us  -> op_overhead_s\n\n",
            c->op_overhead_s * 1e6);
 }
 
@@ -132,7 +138,7 @@ static int report(const struct command *self, const struct scenario *s,
     snprintf(name, sizeof name, "calibrated-%s", host);
     calib_profile(&res->compute, &res->comm, (int)cores, memory_per_rank((int)cores), name,
                   &profile);
-    print_compute(&res->compute, s->wl->canonical, res->comm.n_ranks);
+    print_compute(&res->compute, s->wl->canonical, s->cfg.data, res->comm.n_ranks);
     print_links(&res->comm, &profile);
     char text[CLUSTER_TEXT_BYTES];
     cluster_format(&profile, text, sizeof text);
@@ -151,6 +157,13 @@ static int report(const struct command *self, const struct scenario *s,
     return 0;
 }
 
+/* The data set a real run would read, checked against the model. */
+static int load_data(const struct scenario *s, struct data *d, struct err *e)
+{
+    TRY(data_load(s->cfg.data, (uint64_t)s->cfg.seed, d, e));
+    return data_check_model(d, s->wl->layers[0].in, (int)s->wl->n_classes, e);
+}
+
 /* Inside the MPI job: every rank measures, rank 0 reports. */
 static int run_rank(const struct command *self, struct scenario *s)
 {
@@ -161,14 +174,18 @@ static int run_rank(const struct command *self, struct scenario *s)
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     struct err e = {0};
+    struct data d = {0};
     struct calib_result *res = calloc(1, sizeof *res);
     const struct device *dev = device_find(s->cfg.device, &e);
     int rc = !res ? err_set(&e, ERR_NOMEM, "out of memory") : !dev ? e.code : dev->init(0, &e);
+    if (rc == 0) rc = load_data(s, &d, &e);
     if (rc == 0) {
-        struct calib_setup setup = {.dev = dev, .wl = s->wl, .rows = rows_of(&s->cfg),
-                                    .seed = (uint64_t)s->cfg.seed, .max_bytes = CALIB_MAX_BYTES};
+        struct calib_setup setup = {.dev = dev, .wl = s->wl, .train = &d.train,
+                                    .rows = rows_of(&s->cfg), .seed = (uint64_t)s->cfg.seed,
+                                    .max_bytes = CALIB_MAX_BYTES};
         rc = calib_run(&setup, res, &e);
     }
+    data_release(&d);
     int status = 0;
     if (rank == 0) {
         status = rc < 0 ? scenario_fail(self, &e) : report(self, s, res, dev);
@@ -234,6 +251,12 @@ int cmd_calibrate(const struct command *self, int argc, char **argv)
                      "'%s' (e.g. --model mlp:784-256-128-10)", s.cfg.model);
     if (rc == 0 && !device_find(s.cfg.device, &e)) rc = e.code;
     if (rc == 0) rc = check_output(s.cfg.output, &e);
+    if (rc == 0 && !launch_is_mpi_rank()) {
+        /* a missing data set or a model that does not fit it says so once, here */
+        struct data d = {0};
+        rc = load_data(&s, &d, &e);
+        data_release(&d);
+    }
     if (rc != 0)
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
     else if (launch_is_mpi_rank())

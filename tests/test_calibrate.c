@@ -120,7 +120,7 @@ Test(calibrate, compute_counts_the_plans_flops_and_measures_positive_times)
     struct err e = {0};
     cr_assert_eq(workload_parse("mlp:64-32-10", &wl, &e), 0, "%s", e.msg);
     struct calib_compute c;
-    cr_assert_eq(calib_measure_compute(cpu(), wl, 16, 1, &c, &e), 0, "%s", e.msg);
+    cr_assert_eq(calib_measure_compute(cpu(), wl, NULL, 16, 1, &c, &e), 0, "%s", e.msg);
     cr_expect_eq(c.rows, 16);
     cr_assert_eq(c.n_layers, 2);
     /* core/workload.c: forward 2 in out + out a sample; backward the same
@@ -136,7 +136,30 @@ Test(calibrate, compute_counts_the_plans_flops_and_measures_positive_times)
     cr_expect(isfinite(c.flops_per_s) && c.flops_per_s > 0, "flops_per_s %g", c.flops_per_s);
     cr_expect(isfinite(c.mem_bw_bytes_per_s) && c.mem_bw_bytes_per_s > 0);
     cr_expect(c.op_overhead_s > 0 && c.op_overhead_s < 1e-3, "overhead %g s", c.op_overhead_s);
+    /* the step's ops: the sums of the layers' FLOPs, fixed rows (no data) */
+    cr_expect(!c.is_gathered);
+    cr_expect_float_eq(c.fwd_flops, c.layers[0].fwd_flops + c.layers[1].fwd_flops, 1e-9);
+    cr_expect(c.fwd_s > 0 && c.bwd_s > 0 && c.update_s > 0);
+    cr_expect_float_eq(c.flops_per_s, (c.fwd_flops + c.bwd_flops) / (c.fwd_s + c.bwd_s), 1e-6);
     workload_free(wl);
+}
+
+Test(calibrate, compute_gathers_its_inputs_from_the_data_set)
+{
+    struct data d = {0};
+    struct err e = {0};
+    cr_assert_eq(data_load("synthetic", 1, &d, &e), 0, "%s", e.msg);
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse("mlp:784-16-10", &wl, &e), 0, "%s", e.msg);
+    struct calib_compute c;
+    cr_assert_eq(calib_measure_compute(cpu(), wl, &d.train, 32, 1, &c, &e), 0, "%s", e.msg);
+    cr_expect(c.is_gathered);
+    cr_expect(c.fwd_s > 0 && isfinite(c.flops_per_s) && c.flops_per_s > 0);
+    /* more rows than the data set has is refused, naming the limit */
+    cr_expect_eq(calib_measure_compute(cpu(), wl, &d.train, (int)d.train.n + 1, 1, &c, &e),
+                 ERR_INPUT);
+    workload_free(wl);
+    data_release(&d);
 }
 
 Test(calibrate, compute_rejects_a_sizes_only_model_and_no_rows)
@@ -146,11 +169,11 @@ Test(calibrate, compute_rejects_a_sizes_only_model_and_no_rows)
     cr_assert_eq(workload_parse("transformer:layers=2,hidden=64,seq=16,vocab=100", &wl, &e), 0,
                  "%s", e.msg);
     struct calib_compute c;
-    cr_expect_eq(calib_measure_compute(cpu(), wl, 8, 1, &c, &e), ERR_INPUT);
+    cr_expect_eq(calib_measure_compute(cpu(), wl, NULL, 8, 1, &c, &e), ERR_INPUT);
     cr_expect_not_null(strstr(e.msg, "--model"), "%s", e.msg);
     workload_free(wl);
     cr_assert_eq(workload_parse("mlp:8-4", &wl, &e), 0);
-    cr_expect_eq(calib_measure_compute(cpu(), wl, 0, 1, &c, &e), ERR_INPUT);
+    cr_expect_eq(calib_measure_compute(cpu(), wl, NULL, 0, 1, &c, &e), ERR_INPUT);
     workload_free(wl);
 }
 
@@ -238,7 +261,8 @@ Test(calibrate, strata_calibrate_writes_a_profile_that_loads_with_the_measured_n
     char dir[64], path[128];
     test_make_dir(dir, sizeof dir, "calibrate-cli");
     snprintf(path, sizeof path, "%s/local.profile", dir);
-    struct run r = RUN("calibrate", "-o", path, "--model", "mlp:64-32-10", "--batch", "32");
+    struct run r = RUN("calibrate", "-o", path, "--model", "mlp:784-32-10", "--batch", "32",
+                       "--data", "synthetic");
     cr_assert_eq(r.status, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
     cr_expect_not_null(strstr(r.out, "busbw"), "no bandwidth table:\n%s", r.out);
     cr_expect_not_null(strstr(r.out, "16 samples an op"), "--batch 32 over 2 ranks:\n%s", r.out);
