@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,8 +383,9 @@ static int time_pingpong(char *buf, int64_t bytes, int iters, int rank, double *
     return 0;
 }
 
-/* The median call on each rank; the slowest rank's, since the collective is
- * done when its last member is. */
+/* The median call on each rank, the slowest rank's (the collective is done
+ * when its last member is). Called as real/worker.c runs an ALLREDUCE:
+ * nonblocking, then tested, yielding the core between tests. */
 static int time_allreduce(float *buf, int64_t bytes, int iters, double *s, struct err *e)
 {
     double t[200 + WARMUP_CALLS];
@@ -391,7 +393,13 @@ static int time_allreduce(float *buf, int64_t bytes, int iters, double *s, struc
     for (int i = 0; i < iters + WARMUP_CALLS; i++) {
         MPI_OK(e, MPI_Barrier(MPI_COMM_WORLD));
         double t0 = MPI_Wtime();
-        MPI_OK(e, MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+        MPI_Request req;
+        MPI_OK(e, MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req));
+        for (int done = 0;;) {
+            MPI_OK(e, MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+            if (done) break;
+            sched_yield();
+        }
         if (i >= WARMUP_CALLS) t[i - WARMUP_CALLS] = MPI_Wtime() - t0;
     }
     double mine = median(t, iters), slowest = 0;
@@ -427,13 +435,40 @@ static int measure_links(int64_t max_bytes, int rank, struct calib_comm *out, st
     return rc;
 }
 
+double calib_ring_s(double alpha_s, double beta_bytes_per_s, double gamma_s_per_byte,
+                    int n_ranks, int64_t bytes)
+{
+    if (n_ranks < 2) return 0;
+    int p = n_ranks;
+    double n = (double)bytes;
+    return 2.0 * (p - 1) * (alpha_s + n / (p * beta_bytes_per_s)) + (double)(p - 1) / p * n * gamma_s_per_byte;
+}
+
+double calib_fit_gamma(const int64_t *bytes, const double *time_s, int n, int n_ranks,
+                       double alpha_s, double beta_bytes_per_s)
+{
+    /* minimise sum ((ring_i + c_i gamma) / t_i - 1)^2, c_i = (p-1)/p n_i:
+     * gamma = sum (c_i/t_i)(1 - ring_i/t_i) / sum (c_i/t_i)^2 */
+    double num = 0, den = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(time_s[i] > 0)) continue;
+        double ring = calib_ring_s(alpha_s, beta_bytes_per_s, 0, n_ranks, bytes[i]);
+        double c = (double)(n_ranks - 1) / n_ranks * (double)bytes[i] / time_s[i];
+        num += c * (1 - ring / time_s[i]);
+        den += c * c;
+    }
+    double gamma = den > 0 ? num / den : 0;
+    return gamma > 0 && isfinite(gamma) ? gamma : 0;
+}
+
 static int fit_links(struct calib_comm *c, struct err *e)
 {
     int64_t bytes[CALIB_MAX_SIZES];
-    double t[CALIB_MAX_SIZES];
+    double t[CALIB_MAX_SIZES], ar[CALIB_MAX_SIZES];
     for (int i = 0; i < c->n_sizes; i++) {
         bytes[i] = c->sizes[i].bytes;
         t[i] = c->sizes[i].pingpong_s;
+        ar[i] = c->sizes[i].allreduce_s;
     }
     TRY(calib_fit_link(bytes, t, c->n_sizes, &c->latency_s, &c->bw_bytes_per_s, e));
     c->fit_worst = 0;
@@ -442,6 +477,8 @@ static int fit_links(struct calib_comm *c, struct err *e)
         double off = fabs(fit / t[i] - 1);
         if (off > c->fit_worst) c->fit_worst = off;
     }
+    c->gamma_s_per_byte = calib_fit_gamma(bytes, ar, c->n_sizes, c->n_ranks, c->latency_s,
+                                          c->bw_bytes_per_s);
     return 0;
 }
 
@@ -517,6 +554,9 @@ int calib_run(const struct calib_setup *s, struct calib_result *out, struct err 
 void calib_profile(const struct calib_compute *c, const struct calib_comm *m, int cores,
                    int64_t mem_bytes_per_rank, const char *name, struct cluster *out)
 {
+    /* One machine, one node: it holds as many ranks as are started (MPI
+     * oversubscribes), and they share its cores. */
+    enum { MOST_DEVICES_PER_NODE = 1024 };   /* a profile's bound (sim/cluster.c) */
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", name);
     out->is_ideal = false;
@@ -526,6 +566,8 @@ void calib_profile(const struct calib_compute *c, const struct calib_comm *m, in
     out->device.mem_bytes = mem_bytes_per_rank > 0 ? mem_bytes_per_rank : 1;
     out->intra = (struct link_profile){.latency_s = m->latency_s, .bw_bytes_per_s = m->bw_bytes_per_s};
     out->inter = out->intra;
-    out->devices_per_node = cores > 0 ? cores : 1;
+    out->devices_per_node = MOST_DEVICES_PER_NODE;
+    out->cores_per_node = cores < 0 ? 0 : cores > MOST_DEVICES_PER_NODE ? MOST_DEVICES_PER_NODE : cores;
+    out->allreduce_gamma_s_per_byte = m->gamma_s_per_byte;
     out->allreduce = ALLREDUCE_RING;
 }

@@ -12,11 +12,14 @@
  *             for it (5 arrays of params floats) / its time
  *   overhead  a layer op of one sample and one feature in and out: what a
  *             compute op costs beyond its arithmetic (op_overhead_s)
- *   links     ping-pong between ranks 0 and 1 and MPI_Allreduce over all
- *             ranks at sizes from 8 B up, timed as nccl-tests times
+ *   links     ping-pong between ranks 0 and 1 and an all-reduce over all
+ *             ranks (MPI_Iallreduce, tested until done, as the executor
+ *             runs one) at sizes from 8 B up, timed as nccl-tests times
  *             (untimed warm-up, barrier, timed calls), each the median of
  *             its calls; latency (alpha) and bandwidth (beta) fitted to the
- *             ping-pong's one-way times (calib_fit_link)
+ *             ping-pong's one-way times (calib_fit_link), and the
+ *             all-reduce's gamma to its times (calib_fit_gamma)
+ *   cores     the machine's online cores: its ranks share them
  *
  * Bandwidths are as nccl-tests defines them (doc/PERFORMANCE.md):
  * algbw = bytes / time; busbw = algbw for point-to-point and
@@ -79,6 +82,7 @@ struct calib_comm {
     double latency_s;                /* fitted to the ping-pong */
     double bw_bytes_per_s;
     double fit_worst;                /* largest |fit / measured - 1| over the sizes */
+    double gamma_s_per_byte;         /* the all-reduce's reduction, fitted (calib_fit_gamma) */
 };
 
 struct calib_setup {
@@ -117,6 +121,21 @@ int calib_measure_compute(const struct device *dev, const struct workload *wl,
  * for n < 2, a time not > 0, or points that give no positive bandwidth. */
 int calib_fit_link(const int64_t *bytes, const double *time_s, int n, double *alpha_s,
                    double *beta_bytes_per_s, struct err *e);
+
+/* The simulator's ring all-reduce of bytes over n_ranks (sim/cost.h):
+ * 2(p-1)(alpha + n/(p beta)) + (p-1)/p n gamma. */
+double calib_ring_s(double alpha_s, double beta_bytes_per_s, double gamma_s_per_byte,
+                    int n_ranks, int64_t bytes);
+
+/* gamma >= 0 that fits the ring all-reduce to the measured all-reduce
+ * times, alpha and beta held at the ping-pong's: least squares on the
+ * relative error, as calib_fit_link. It takes in whatever the MPI's
+ * all-reduce costs beyond a ring's transfers: the summing, and an
+ * algorithm that moves more than a ring (for 2 ranks, Open MPI's
+ * nonblocking all-reduce sends the whole message each way). 0 when the
+ * transfers alone are as slow as measured. */
+double calib_fit_gamma(const int64_t *bytes, const double *time_s, int n, int n_ranks,
+                       double alpha_s, double beta_bytes_per_s);
 
 /* nccl-tests' bandwidths: bytes / time, and the all-reduce's bus bandwidth
  * algbw * 2(n-1)/n (n = 1: 0, nothing crosses a link). */

@@ -140,6 +140,7 @@ enum key_type {
     KEY_BW,       /* > 0, or inf: free */
     KEY_BYTES,    /* integer > 0 */
     KEY_COUNT,    /* integer 1 .. KEY_COUNT_MAX */
+    KEY_COUNT0,   /* integer 0 .. KEY_COUNT_MAX */
 };
 #define KEY_COUNT_MAX 1024   /* as --devices-per-node */
 
@@ -163,6 +164,8 @@ static const struct key_spec keys[] = {
     KEY("intra_bw_bytes_per_s", KEY_BW, intra.bw_bytes_per_s, true),
     KEY("inter_latency_s", KEY_SECONDS, inter.latency_s, true),
     KEY("inter_bw_bytes_per_s", KEY_BW, inter.bw_bytes_per_s, true),
+    KEY("cores_per_node", KEY_COUNT0, cores_per_node, false),
+    KEY("allreduce_gamma_s_per_byte", KEY_SECONDS, allreduce_gamma_s_per_byte, false),
 };
 #undef KEY
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
@@ -177,6 +180,7 @@ static const char *allowed_of(enum key_type t)
     case KEY_BW: return "a number > 0, or inf for a free link";
     case KEY_BYTES: return "an integer > 0";
     case KEY_COUNT: return "an integer from 1 to 1024";
+    case KEY_COUNT0: return "an integer from 0 to 1024";
     }
     return "?";
 }
@@ -234,7 +238,8 @@ static int set_key(struct cluster *c, const struct key_spec *k, const char *text
         *(int64_t *)field = (int64_t)i;
         return 0;
     case KEY_COUNT:
-        if (!parse_int(text, &i) || i < 1 || i > KEY_COUNT_MAX) break;
+    case KEY_COUNT0:
+        if (!parse_int(text, &i) || i < (k->type == KEY_COUNT) || i > KEY_COUNT_MAX) break;
         *(int *)field = (int)i;
         return 0;
     }
@@ -407,6 +412,13 @@ int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long de
     c->devices_per_node = dpn;
     c->nodes = (int)(nodes > 0 ? nodes : needed);
     c->allreduce = (enum allreduce_algo)algo;
+    /* Nodes fill in rank order, so the first holds the most ranks. One
+     * factor for the whole cluster, the fullest node's: a synchronous step
+     * waits for its slowest rank anyway. */
+    int fullest = n_ranks < dpn ? n_ranks : dpn;
+    c->oversubscription = 1;
+    if (c->cores_per_node > 0 && fullest > c->cores_per_node)
+        c->oversubscription = (double)fullest / c->cores_per_node;
     return 0;
 }
 
@@ -440,6 +452,7 @@ static size_t format_key(const struct cluster *c, const struct key_spec *k, char
     case KEY_BYTES:
         return (size_t)snprintf(buf, n, "%s = %" PRId64 "\n", k->name, *(const int64_t *)field);
     case KEY_COUNT:
+    case KEY_COUNT0:
         return (size_t)snprintf(buf, n, "%s = %d\n", k->name, *(const int *)field);
     }
     return 0;

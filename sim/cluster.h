@@ -30,9 +30,20 @@ struct cluster {
     struct device_profile device;
     struct link_profile intra;   /* between devices of one node (NVLink, PCIe, loopback) */
     struct link_profile inter;   /* between nodes (InfiniBand, Ethernet) */
-    int devices_per_node;
+    int devices_per_node;        /* ranks a node holds */
+    /* Cores a node's ranks share; 0 = none shared (each device is its own,
+     * as a GPU is). CPU ranks of one machine: more ranks than cores (a
+     * parameter server is a rank too) time-share them; see cluster_layout. */
+    int cores_per_node;
+    /* All-reduce: seconds per byte reduced beyond the transfers, the gamma
+     * of the alpha-beta-gamma model (Thakur, Rabenseifner & Gropp, 2005):
+     * summing what arrives, which MPI on CPUs does after each transfer; 0 =
+     * fused into the transfer (NCCL's kernels reduce as they copy). */
+    double allreduce_gamma_s_per_byte;
+    /* Set by cluster_layout, not a key of a file: */
     int nodes;
     enum allreduce_algo allreduce;
+    double oversubscription;     /* ranks per core on the fullest node when > 1 (else 1) */
 };
 
 extern const struct cluster cluster_presets[];
@@ -41,15 +52,20 @@ extern const char *const allreduce_names[];   /* "ring", "tree", "hierarchical" 
 
 /* A preset by name, or else a profile file. Keys of a file: name, ideal,
  * flops_per_s, mem_bw_bytes_per_s, op_overhead_s, mem_bytes, devices_per_node,
- * intra_latency_s, intra_bw_bytes_per_s, inter_latency_s, inter_bw_bytes_per_s
- * ('#' comments; unknown keys, bad numbers and missing keys are ERR_INPUT
+ * intra_latency_s, intra_bw_bytes_per_s, inter_latency_s, inter_bw_bytes_per_s,
+ * and optional ones: cores_per_node (0 when absent), allreduce_gamma_s_per_byte
+ * (0) ('#' comments; unknown keys, bad numbers and missing keys are ERR_INPUT
  * naming the file and line). Neither: ERR_INPUT naming --cluster and the presets. */
 int cluster_load(const char *name_or_path, struct cluster *c, struct err *e);
 
 /* Places n_ranks ranks, rank r on node r / devices_per_node: devices_per_node
  * from the option when > 0 (else the profile's), nodes from the option when
  * > 0 (else as many as needed; too few is ERR_INPUT naming --nodes), and the
- * all-reduce algorithm by name. */
+ * all-reduce algorithm by name. With cores_per_node > 0, oversubscription is
+ * the ranks of the fullest node over its cores, when more than 1: the ranks
+ * time-share the cores (an MPI rank polls while it waits, so a waiting rank
+ * holds its share too), and every rank's compute and copies run at 1 /
+ * oversubscription of their speed (sim/cost.h). */
 int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long devices_per_node,
                    const char *allreduce, struct err *e);
 

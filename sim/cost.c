@@ -6,6 +6,12 @@
 #include "../core/plan_check.h"
 #include "cost.h"
 
+/* How much longer a rank's work takes for sharing its core (cluster_layout). */
+static double share_of(const struct cluster *c)
+{
+    return c->oversubscription > 1 ? c->oversubscription : 1;
+}
+
 double cost_compute_s(const struct cluster *c, const struct op *op)
 {
     if (c->is_ideal) return plan_unit_cost(op);
@@ -13,12 +19,21 @@ double cost_compute_s(const struct cluster *c, const struct op *op)
     /* Roofline: bound by arithmetic or by memory traffic, whichever is slower. */
     double arith_s = op->flops / c->device.flops_per_s;
     double memory_s = (double)op->bytes / c->device.mem_bw_bytes_per_s;
-    return fmax(arith_s, memory_s) + c->device.op_overhead_s;
+    return (fmax(arith_s, memory_s) + c->device.op_overhead_s) * share_of(c);
+}
+
+/* A link as a rank that shares its core sees it: copies through shared
+ * memory are that rank's own work, so they slow as its compute does. */
+static struct link_profile shared(const struct cluster *c, struct link_profile l)
+{
+    l.bw_bytes_per_s /= share_of(c);
+    return l;
 }
 
 struct link_profile cost_link(const struct cluster *c, int rank_a, int rank_b)
 {
-    return cluster_node_of(c, rank_a) == cluster_node_of(c, rank_b) ? c->intra : c->inter;
+    return shared(c, cluster_node_of(c, rank_a) == cluster_node_of(c, rank_b) ? c->intra
+                                                                                : c->inter);
 }
 
 /* How a group sits on nodes: k nodes, with g_max and g_min of its ranks on
@@ -76,10 +91,12 @@ static int ceil_log2(int p)
 }
 
 /* Ring all-reduce: reduce-scatter then all-gather, p-1 steps each of n/p
- * bytes (Patarasuk & Yuan, 2009). */
-static double ring_s(struct link_profile l, int p, double n)
+ * bytes (Patarasuk & Yuan, 2009); the reduce-scatter sums (p-1)/p n bytes
+ * at gamma seconds a byte (Thakur, Rabenseifner & Gropp, 2005). */
+static double ring_s(struct link_profile l, int p, double n, double gamma)
 {
-    return 2.0 * (p - 1) * (l.latency_s + n / (p * l.bw_bytes_per_s));
+    return 2.0 * (p - 1) * (l.latency_s + n / (p * l.bw_bytes_per_s)) +
+           (double)(p - 1) / p * n * gamma;
 }
 
 double cost_allreduce_s(const struct cluster *c, const int *ranks, int n_ranks, int64_t bytes)
@@ -88,15 +105,19 @@ double cost_allreduce_s(const struct cluster *c, const int *ranks, int n_ranks, 
     int p = n_ranks;
     double n = (double)bytes;
     struct occupancy o = occupancy_of(c, ranks, p);
+    struct link_profile intra = shared(c, c->intra), inter = shared(c, c->inter);
+    double gamma = c->allreduce_gamma_s_per_byte * share_of(c);
     /* A flat algorithm that spans nodes runs at its slowest hop. */
-    struct link_profile flat = o.k > 1 ? c->inter : c->intra;
+    struct link_profile flat = o.k > 1 ? inter : intra;
     switch (c->allreduce) {
     case ALLREDUCE_RING:
-        return ring_s(flat, p, n);
+        return ring_s(flat, p, n, gamma);
     case ALLREDUCE_TREE:
         /* Reduce up a binary tree, broadcast down: ceil(log2 p) levels each
-         * way, the whole message at every level (unpipelined). */
-        return 2.0 * ceil_log2(p) * (flat.latency_s + n / flat.bw_bytes_per_s);
+         * way, the whole message at every level (unpipelined), summed at
+         * every level of the reduce. */
+        return 2.0 * ceil_log2(p) * (flat.latency_s + n / flat.bw_bytes_per_s) +
+               ceil_log2(p) * n * gamma;
     case ALLREDUCE_HIERARCHICAL: {
         /* Intra-node reduce-scatter and all-gather (g devices: together an
          * intra ring of g), and between them an inter-node ring all-reduce
@@ -106,8 +127,8 @@ double cost_allreduce_s(const struct cluster *c, const int *ranks, int n_ranks, 
          * (the ring time grows with g), and the inter phase for the
          * emptiest, whose devices carry the largest shards, n/g_min. Filled
          * evenly, g_max = g_min = g and this is the formula above. */
-        double intra_s = ring_s(c->intra, o.g_max, n);
-        double inter_s = ring_s(c->inter, o.k, n / o.g_min);
+        double intra_s = ring_s(intra, o.g_max, n, gamma);
+        double inter_s = ring_s(inter, o.k, n / o.g_min, gamma);
         return intra_s + inter_s;
     }
     }

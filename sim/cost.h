@@ -10,21 +10,31 @@
 #include "../core/plan.h"
 #include "cluster.h"
 
-/* max(flops / flops_per_s, bytes / mem_bw) + op_overhead, before stragglers. */
+/* (max(flops / flops_per_s, bytes / mem_bw) + op_overhead) x s, before
+ * stragglers, where s = c->oversubscription when > 1 (ranks time-sharing
+ * cores: each gets 1/s of one), else 1. */
 double cost_compute_s(const struct cluster *c, const struct op *op);
 
-/* The link between two ranks: intra when they share a node, else inter. */
+/* The link between two ranks: intra when they share a node, else inter;
+ * its bandwidth over s (a copy through shared memory is a sharing rank's
+ * own work). */
 struct link_profile cost_link(const struct cluster *c, int rank_a, int rank_b);
 
-/* An all-reduce of `bytes` over the group's ranks with c->allreduce:
- *   ring          2(p-1) (alpha + n / (p beta))            (Patarasuk & Yuan, 2009)
- *   tree          2 ceil(log2 p) (alpha + n / beta)        (reduce then broadcast
- *                 along a binary tree, unpipelined: latency-optimal, bandwidth-poor)
+/* An all-reduce of `bytes` over the group's ranks with c->allreduce, on the
+ * links of cost_link, gamma = allreduce_gamma_s_per_byte x s:
+ *   ring          2(p-1) (alpha + n / (p beta)) + (p-1)/p n gamma
+ *                                                           (Patarasuk & Yuan, 2009)
+ *   tree          2 ceil(log2 p) (alpha + n / beta) + ceil(log2 p) n gamma
+ *                 (reduce then broadcast along a binary tree, unpipelined:
+ *                 latency-optimal, bandwidth-poor)
  *   hierarchical  intra-node reduce-scatter, inter-node ring all-reduce of n/g
  *                 among the k nodes, intra-node all-gather (g devices a node):
  *                 2(g-1)(alpha_i + n/(g beta_i)) + 2(k-1)(alpha_e + n/(g k beta_e))
- * A flat ring or tree that spans nodes runs at the inter-node link's alpha and
- * beta, its slowest hop. One rank: 0. */
+ *                 + (g-1)/g n gamma + (k-1)/k (n/g) gamma
+ * The gamma terms are the reduction's arithmetic, the alpha-beta-gamma model
+ * of Thakur, Rabenseifner & Gropp (2005); 0 on the GPU presets, whose
+ * collectives reduce as they copy. A flat ring or tree that spans nodes runs
+ * at the inter-node link's alpha and beta, its slowest hop. One rank: 0. */
 double cost_allreduce_s(const struct cluster *c, const int *ranks, int n_ranks, int64_t bytes);
 
 #endif

@@ -91,6 +91,25 @@ Test(calibrate, fit_rejects_too_few_points_and_bad_times)
     cr_expect(rc == ERR_INPUT || (b > 0 && isfinite(b)), "rc %d, beta %g", rc, b);
 }
 
+Test(calibrate, gamma_fit_recovers_the_reduction_from_exact_all_reduce_times)
+{
+    /* all-reduce times made by the ring formula with gamma 3e-10 s/B */
+    int64_t bytes[8];
+    double t[8];
+    int n = 0;
+    for (int64_t b = 1024; n < 8; b *= 4, n++) {
+        bytes[n] = b;
+        t[n] = calib_ring_s(1e-6, 1e10, 3e-10, 2, b);
+    }
+    /* 2 ranks: 2 (alpha + n / (2 beta)) + n/2 gamma */
+    cr_expect_float_eq(t[0], 2 * (1e-6 + 1024 / 2e10) + 512 * 3e-10, 1e-18);
+    double g = calib_fit_gamma(bytes, t, n, 2, 1e-6, 1e10);
+    cr_expect_float_eq(g / 3e-10, 1.0, 1e-9, "gamma %.6g, want 3e-10", g);
+    /* times the transfers alone explain: no gamma, never a negative one */
+    for (int i = 0; i < n; i++) t[i] = calib_ring_s(1e-6, 1e10, 0, 2, bytes[i]) * 0.9;
+    cr_expect_eq(calib_fit_gamma(bytes, t, n, 2, 1e-6, 1e10), 0.0);
+}
+
 /* ---- bandwidths ------------------------------------------------------------ */
 
 Test(calibrate, bus_bandwidth_is_nccl_tests_factor)
@@ -183,9 +202,13 @@ Test(calibrate, profile_takes_the_measurements_and_round_trips)
 {
     struct calib_compute c = {.flops_per_s = 7.5e10, .mem_bw_bytes_per_s = 3.2e10,
                               .op_overhead_s = 1.5e-7};
-    struct calib_comm m = {.latency_s = 5e-7, .bw_bytes_per_s = 8e9};
+    struct calib_comm m = {.latency_s = 5e-7, .bw_bytes_per_s = 8e9, .gamma_s_per_byte = 4e-10};
     struct cluster p;
     calib_profile(&c, &m, 2, (int64_t)12 << 30, "calibrated-test", &p);
+    /* one machine: one node that holds any number of ranks on its 2 cores */
+    cr_expect_eq(p.devices_per_node, 1024);
+    cr_expect_eq(p.cores_per_node, 2);
+    cr_expect_eq(p.allreduce_gamma_s_per_byte, 4e-10);
     cr_expect_eq(p.device.flops_per_s, 7.5e10);
     cr_expect_eq(p.device.mem_bw_bytes_per_s, 3.2e10);
     cr_expect_eq(p.device.op_overhead_s, 1.5e-7);
@@ -276,6 +299,8 @@ Test(calibrate, strata_calibrate_writes_a_profile_that_loads_with_the_measured_n
     cr_expect(c.device.mem_bytes > 0);
     cr_expect(is_positive(c.intra.bw_bytes_per_s) && is_positive(c.inter.bw_bytes_per_s));
     cr_expect(isfinite(c.intra.latency_s) && c.intra.latency_s >= 0);
+    cr_expect(c.cores_per_node >= 1, "cores_per_node %d", c.cores_per_node);
+    cr_expect(isfinite(c.allreduce_gamma_s_per_byte) && c.allreduce_gamma_s_per_byte >= 0);
     /* the numbers loaded are the ones printed: the file is the printed text */
     char *text = test_slurp(path);
     cr_expect_not_null(strstr(r.out, text), "the file is not what was printed:\n%s\n---\n%s",

@@ -114,6 +114,8 @@ static void expect_same_profile(const struct cluster *a, const struct cluster *b
     cr_expect(same_bits(a->inter.latency_s, b->inter.latency_s));
     cr_expect(same_bits(a->inter.bw_bytes_per_s, b->inter.bw_bytes_per_s),
               "inter bw %.17g vs %.17g", a->inter.bw_bytes_per_s, b->inter.bw_bytes_per_s);
+    cr_expect_eq(a->cores_per_node, b->cores_per_node);
+    cr_expect(same_bits(a->allreduce_gamma_s_per_byte, b->allreduce_gamma_s_per_byte));
 }
 
 /* ---- presets --------------------------------------------------------- */
@@ -286,6 +288,8 @@ Test(cluster, awkward_numbers_round_trip_bit_for_bit)
     c.inter.latency_s = 0;
     c.inter.bw_bytes_per_s = INFINITY;
     c.devices_per_node = 1024;
+    c.cores_per_node = 1024;
+    c.allreduce_gamma_s_per_byte = 1.0 / 3.0 * 1e-9;
     c.is_ideal = true;
     const char *path = tmp_path("awkward.conf");
     char saved[256];
@@ -527,4 +531,63 @@ Test(cluster, negative_options_and_empty_plans_are_refused)
                        NULL);
     e = (struct err){0};
     expect_input_error(cluster_layout(&c, 0, 0, 0, "ring", &e), &e, "0 ranks", NULL);
+}
+
+/* ---- shared cores and the all-reduce's gamma (optional keys) ----------- */
+
+Test(cluster, optional_keys_default_to_no_sharing_and_no_gamma)
+{
+    const char *path = profile_with("plain.conf", 0, NULL);
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.cores_per_node, 0);
+    cr_expect_eq(c.allreduce_gamma_s_per_byte, 0);
+    for (size_t i = 0; i < cluster_n_presets; i++) {
+        cr_expect_eq(cluster_presets[i].cores_per_node, 0, "%s", cluster_presets[i].name);
+        cr_expect_eq(cluster_presets[i].allreduce_gamma_s_per_byte, 0, "%s",
+                     cluster_presets[i].name);
+    }
+}
+
+Test(cluster, optional_keys_load_and_bad_ones_name_file_and_line)
+{
+    char text[2048] = "";
+    for (int i = 0; i < N_VALID; i++) {
+        strcat(text, valid_lines[i]);
+        strcat(text, "\n");
+    }
+    strcat(text, "cores_per_node = 2\nallreduce_gamma_s_per_byte = 4e-10\n");
+    const char *path = write_file("shared.conf", text);
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.cores_per_node, 2);
+    cr_expect_eq(c.allreduce_gamma_s_per_byte, 4e-10);
+    expect_bad_line(7, "cores_per_node = -1", "cores_per_node: '-1' is not allowed");
+    expect_bad_line(7, "cores_per_node = 1025", "an integer from 0 to 1024");
+    expect_bad_line(7, "allreduce_gamma_s_per_byte = -1e-9",
+                    "allreduce_gamma_s_per_byte: '-1e-9' is not allowed");
+}
+
+/* The fullest node's ranks over its cores: ps-sync on 2 workers and a
+ * server, one node of 2 cores, is 3 ranks on 2 cores. */
+Test(cluster, layout_sets_the_oversubscription_of_the_fullest_node)
+{
+    struct cluster c = cluster_presets[3];   /* cpu-loopback */
+    struct err e = {0};
+    c.devices_per_node = 1024;
+    c.cores_per_node = 2;
+    cr_assert_eq(cluster_layout(&c, 3, 0, 0, NULL, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.nodes, 1);
+    cr_expect_eq(c.oversubscription, 1.5, "3 ranks on 2 cores: %g", c.oversubscription);
+    cr_assert_eq(cluster_layout(&c, 2, 0, 0, NULL, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.oversubscription, 1, "2 ranks on 2 cores");
+    /* 2 ranks a node: the server of a 3-rank plan gets a node of its own */
+    cr_assert_eq(cluster_layout(&c, 3, 0, 2, NULL, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.oversubscription, 1);
+    /* no cores given: devices are their own (GPUs), however many a node */
+    c.cores_per_node = 0;
+    cr_assert_eq(cluster_layout(&c, 64, 0, 64, NULL, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.oversubscription, 1);
 }

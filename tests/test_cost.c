@@ -311,3 +311,57 @@ Test(cost, hierarchical_beats_the_flat_ring_across_h100_nodes)
     cr_log_info("1 GB over 16 H100s on 2 nodes: ring %.4g ms, hierarchical %.4g ms (%.2fx)",
                 1e3 * ring, 1e3 * hier, ring / hier);
 }
+
+/* ---- the reduction's gamma and shared cores ---------------------------- */
+
+/* Ring with gamma: 2(p-1)(alpha + n/(p beta)) + (p-1)/p n gamma. */
+Test(cost, ring_adds_the_reduction_at_gamma_a_byte)
+{
+    struct cluster c = round_box();
+    c.allreduce_gamma_s_per_byte = 1e-10;
+    double n = 1e6;
+    /* 4 ranks of node 0: 6 (1e-6 + 1e6 / 4e11) + 0.75 * 1e6 * 1e-10 = 2.1e-5 + 7.5e-5 */
+    EXPECT_CLOSE(cost_allreduce_s(&c, (int[]){0, 1, 2, 3}, 4, (int64_t)n),
+                 6 * (1e-6 + n / 4e11) + 0.75 * n * 1e-10);
+    EXPECT_CLOSE(cost_allreduce_s(&c, (int[]){0, 1, 2, 3}, 4, (int64_t)n), 9.6e-5);
+}
+
+Test(cost, tree_and_hierarchical_add_their_reductions)
+{
+    struct cluster c = round_box();
+    c.allreduce_gamma_s_per_byte = 1e-10;
+    double n = 1e6;
+    c.allreduce = ALLREDUCE_TREE;
+    /* 4 ranks of node 0: 2 levels; the reduce sums the whole n at each */
+    EXPECT_CLOSE(cost_allreduce_s(&c, (int[]){0, 1, 2, 3}, 4, (int64_t)n),
+                 4 * (1e-6 + n / 1e11) + 2 * n * 1e-10);
+    c.allreduce = ALLREDUCE_HIERARCHICAL;
+    /* 2 nodes of 4: intra ring of 4 on n, inter ring of 2 on n/4 */
+    int ranks[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    double intra = 6 * (1e-6 + n / 4e11) + 0.75 * n * 1e-10;
+    double inter = 2 * (1e-5 + n / 4 / 2e10) + 0.5 * n / 4 * 1e-10;
+    EXPECT_CLOSE(cost_allreduce_s(&c, ranks, 8, (int64_t)n), intra + inter);
+}
+
+/* Ranks that share cores: everything a rank does takes s times longer. */
+Test(cost, oversubscription_stretches_compute_copies_and_reductions)
+{
+    struct cluster c = round_box();
+    c.allreduce_gamma_s_per_byte = 1e-10;
+    struct op fwd = make_op(OP_FORWARD, 0, 1, 1e9, 0);   /* 1 ms + 10 us alone */
+    double alone_s = cost_compute_s(&c, &fwd);
+    double ring_alone_s = cost_allreduce_s(&c, (int[]){0, 1}, 2, 1000000);
+    c.oversubscription = 1.5;
+    EXPECT_CLOSE(cost_compute_s(&c, &fwd), 1.5 * alone_s);
+    EXPECT_CLOSE(cost_compute_s(&c, &fwd), 1.5 * (1e-3 + 1e-5));
+    struct link_profile l = cost_link(&c, 0, 1);
+    EXPECT_CLOSE(l.bw_bytes_per_s, 1e11 / 1.5);
+    EXPECT_CLOSE(l.latency_s, 1e-6, "latency is not work: it does not stretch");
+    /* 2 ranks: 2 (1e-6 + 1e6 / (2 beta')) + 0.5e6 gamma', beta' = beta/1.5, gamma' = 1.5 gamma */
+    EXPECT_CLOSE(cost_allreduce_s(&c, (int[]){0, 1}, 2, 1000000),
+                 2 * (1e-6 + 1e6 / (2 * 1e11 / 1.5)) + 0.5e6 * 1.5e-10);
+    cr_expect_gt(cost_allreduce_s(&c, (int[]){0, 1}, 2, 1000000), ring_alone_s);
+    /* 1 (or 0: a cluster not laid out) is no sharing */
+    c.oversubscription = 0;
+    EXPECT_CLOSE(cost_compute_s(&c, &fwd), alone_s);
+}
