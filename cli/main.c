@@ -84,7 +84,7 @@ static const struct command commands[] = {
      OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
          OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT,
      cmd_validate},
-    {"calibrate", "measure this machine into a cluster profile (--cluster FILE loads it)",
+    {"calibrate", "measure this machine into a cluster profile for the simulator",
      "Measures this machine for the simulator, on 2 MPI ranks (it relaunches itself under\n"
      "mpirun; `mpirun -np N strata calibrate` uses the ranks it is given): the device's\n"
      "FLOP/s on the --model's layers, forward and backward, at the per-device batch\n"
