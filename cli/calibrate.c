@@ -208,6 +208,7 @@ static int launch(const struct command *self, int argc, char **argv)
         launch_argv_free(job);
         return scenario_fail(self, &e);
     }
+    untracked_prepare_ranks_env();
     fflush(stdout);
     launch_exec(job, &e);   /* returns only when it could not start */
     launch_argv_free(job);
