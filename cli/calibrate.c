@@ -13,7 +13,6 @@
 #include "../core/untracked.h"
 #include "../nn/data.h"
 #include "../real/launch.h"
-#include "../sim/cost.h"
 #include "scenario.h"
 
 /* Ranks the relaunch starts, and the largest message timed. */

@@ -87,11 +87,13 @@ static const struct command commands[] = {
     {"calibrate", "measure this machine into a cluster profile for the simulator",
      "Measures this machine for the simulator, on 2 MPI ranks (it relaunches itself under\n"
      "mpirun; `mpirun -np N strata calibrate` uses the ranks it is given): the device's\n"
-     "FLOP/s on the --model's layers, forward and backward, at the per-device batch\n"
-     "(--batch / --np), every rank computing at once; memory bandwidth on the model's\n"
-     "update; the cost of a tiny op; ping-pong and all-reduce times from 8 B to 32 MiB\n"
-     "with nccl-tests' algbw and busbw, and the link latency (alpha) and bandwidth (beta)\n"
-     "fitted to the ping-pong. Prints the profile; -o FILE writes it.",
+     "FLOP/s on a training step of the --model (an mlp:) as the executor runs it, inputs\n"
+     "from --data, at the per-device batch (--batch / --np, else / 2), every rank at once,\n"
+     "and each layer alone; memory bandwidth on the model's update; the cost of a tiny op;\n"
+     "ping-pong and all-reduce times from 8 B to 32 MiB with nccl-tests' algbw and busbw,\n"
+     "the link latency (alpha) and bandwidth (beta) fitted to the ping-pong, and the\n"
+     "all-reduce's per-byte reduction (gamma) to the all-reduce; the cores the ranks share.\n"
+     "Prints the profile; -o FILE writes it (nothing is written without -o).",
      OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_LAUNCH | OPTG_CALIBRATE, cmd_calibrate},
 };
 static const size_t n_commands = sizeof commands / sizeof commands[0];
