@@ -225,9 +225,19 @@ Test(validate, strata_validate_runs_a_strategy_both_ways_into_one_document, .ini
     snprintf(path, sizeof path, "%s/v.json", dir);
     struct run r = RUN("validate", "--strategies", "mirrored,pipeline-gpipe", "--np", "2",
                        "--cluster", "cpu-loopback", "--data", "synthetic", "--model",
-                       "mlp:784-32-10", "--batch", "32", "--steps", "4", "--json", path);
+                       "mlp:784-32-10", "--batch", "32", "--steps", "4", "--json", path
+#if __has_include("../plots/plots.h")
+                       , "--plot", dir
+#endif
+                       );
     cr_assert_eq(r.status, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
     cr_expect_not_null(strstr(r.out, "median |error| over 2 strategies"), "%s", r.out);
+#if __has_include("../plots/plots.h")
+    /* the figure's data, written whether or not gnuplot is installed */
+    char dat[160];
+    snprintf(dat, sizeof dat, "%s/validation.dat", dir);
+    cr_expect_eq(access(dat, R_OK), 0, "--plot %s wrote no validation.dat", dir);
+#endif
     struct report_doc d;
     struct err e = {0};
     cr_assert_eq(report_doc_read(path, &d, &e), 0, "%s", e.msg);
