@@ -300,6 +300,18 @@ static int make_report(struct real_ctx *x, struct real_result *res, struct span 
     return report_set_loss_curve(r, losses, n_losses, x->steps, e);
 }
 
+/* --save-params: the parameter block, through a host copy on a GPU. */
+static int save_params(struct real_ctx *x, const char *path, struct err *e)
+{
+    struct stage host = {0};
+    const float *params = stage_out(x->dev, &host, x->m->params,
+                                    (size_t)x->m->n_params * sizeof(float), e);
+    int rc = params ? x->dev->sync(e) : e->code;
+    if (rc == 0) rc = params_save(path, params, x->m->n_params, e);
+    stage_release(&host);
+    return rc;
+}
+
 static int finish(struct real_ctx *x, struct real_result *res, struct err *e)
 {
     char *spans = NULL, *losses = NULL;
@@ -319,15 +331,7 @@ static int finish(struct real_ctx *x, struct real_result *res, struct err *e)
                          (const struct step_loss *)losses, total_losses, e);
         if (rc == 0) rc = evaluate(x, x->steps, res, e);
         const char *path = x->s->cfg->save_params;
-        struct stage host = {0};
-        const float *params = NULL;
-        if (rc == 0 && path[0] &&
-            !(params = stage_out(x->dev, &host, x->m->params,
-                                 (size_t)x->m->n_params * sizeof(float), e)))
-            rc = e->code;
-        if (rc == 0 && path[0]) rc = x->dev->sync(e);
-        if (rc == 0 && path[0]) rc = params_save(path, params, x->m->n_params, e);
-        stage_release(&host);
+        if (rc == 0 && path[0]) rc = save_params(x, path, e);
     }
     free(spans);
     free(losses);

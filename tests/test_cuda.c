@@ -3,13 +3,15 @@
  * MLP, and `strata real` on 1 and 2 ranks) against the cpu's, and what a
  * build with CUDA says on a machine without a GPU.
  *
- * Tolerances, and why: the element-wise kernels are built with
- * --fmad=false and sum in the cpu's order, so fill/scale/axpy, bias and
- * ReLU and SGD match to 1e-6 relative (exact, in practice); softmax uses
- * CUDA's expf and log (within 2 ulp of glibc's): 1e-6; sgemm adds its
- * terms in cuBLAS's order: 1e-5 for these sizes; a few training steps
- * compound that: 1e-4, each value compared as |a - b| <= tol * max(|b|,
- * floor) with the largest difference printed. TF32 is checked to 1e-2.
+ * Tolerances, and why. Each value is compared as |a - b| <= tol * max(|b|,
+ * floor), the floor being the scale of the values (a difference near zero
+ * is an absolute one), and the largest difference is printed. The
+ * element-wise kernels are built with --fmad=false and sum in the cpu's
+ * order: fill/scale/axpy, bias and ReLU and SGD within 1e-6 (exact, in
+ * practice). Softmax uses CUDA's expf (within 2 ulp of glibc's): 1e-6 of
+ * grad_scale, since p - grad_scale cancels. sgemm adds its 53 terms in
+ * cuBLAS's order: 1e-5 of the results' scale (~1). A few training steps
+ * compound that: 1e-4 of 1e-2. TF32 (inputs rounded to 11 bits): 1e-2.
  *
  * Without a GPU (or without CUDA in the build) the GPU tests are SKIPPED,
  * saying why, never passed. */
@@ -272,8 +274,8 @@ static void check_sgemm(bool ta, bool tb, float beta, double tol, double floor)
 Test(cuda, sgemm_in_every_transposition_equals_the_cpu_row_major)
 {
     for (int t = 0; t < 4; t++) {
-        check_sgemm(t & 1, t & 2, 0.5f, 1e-5, 1e-2);
-        check_sgemm(t & 1, t & 2, 0.0f, 1e-5, 1e-2);
+        check_sgemm(t & 1, t & 2, 0.5f, 1e-5, 1.0);
+        check_sgemm(t & 1, t & 2, 0.0f, 1e-5, 1.0);
     }
 }
 
@@ -339,9 +341,10 @@ Test(cuda, softmax_cross_entropy_equals_the_cpu_and_its_loss_is_on_the_host)
     g->softmax_xent(gl, gy, n, classes, 0.5f, gd, &loss_gpu);
     c->softmax_xent(l, y, n, classes, 0.5f, d, &loss_cpu);
     float *hd = back(g, gd, total);
-    expect_close(hd, d, total, 1e-6, 1e-6, "softmax cross-entropy gradient");
+    expect_close(hd, d, total, 1e-6, 0.5, "softmax cross-entropy gradient");
     cr_expect(isfinite(loss_gpu), "loss %g", loss_gpu);
-    cr_expect_leq(fabs(loss_gpu - loss_cpu) / loss_cpu, 1e-9, "loss %.12g, cpu %.12g",
+    /* log z per row off by ~1e-7 at most, over 1000 rows of losses ~10 */
+    cr_expect_leq(fabs(loss_gpu - loss_cpu) / loss_cpu, 1e-7, "loss %.12g, cpu %.12g",
                   loss_gpu, loss_cpu);
     cr_log_info("softmax loss: cuda %.12g, cpu %.12g", loss_gpu, loss_cpu);
     /* a label out of range: NaN, not a read out of bounds */
