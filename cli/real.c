@@ -145,7 +145,7 @@ static int launch(const struct command *self, struct scenario *s, const struct p
     struct err e = {0};
     struct data d = {0};
     /* a missing data set says so once, here, not once per rank */
-    if (!device_find(s->cfg.device, &e) || data_load(s->cfg.data, (uint64_t)s->cfg.seed, &d, &e) < 0 ||
+    if (device_check(s->cfg.device, &e) < 0 || data_load(s->cfg.data, (uint64_t)s->cfg.seed, &d, &e) < 0 ||
         data_check_model(&d, s->wl->layers[0].in, (int)s->wl->n_classes, &e) < 0) {
         data_release(&d);
         return scenario_fail(self, &e);

@@ -4,8 +4,13 @@
  * the executors call through the table and never test `if (cuda)`.
  *
  *   cpu   host memory, OpenBLAS cblas_sgemm, plain loops (nn/device_cpu.c)
- *   cuda  device memory, cuBLAS and a few kernels (comes with the GPU issue;
- *         absent from this build, and asking for it is a clear error)
+ *   cuda  device memory, cuBLAS and a few kernels on one CUDA stream
+ *         (nn/device_cuda.cu; only in builds with the CUDA toolkit, and
+ *         asking for it elsewhere is a clear error). Its init takes the GPU
+ *         local rank % GPUs (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or
+ *         SLURM_LOCALID; 0 outside MPI) and reads STRATA_TF32=1 for TF32
+ *         tensor-core sgemm (real runs set it from --tf32), as cpu reads
+ *         OPENBLAS_NUM_THREADS.
  *
  * Conventions every backend keeps:
  *   - Matrices are row-major, float32. "(n, out)" is n rows of out floats.
@@ -47,6 +52,14 @@ enum dev_copy {
 
 struct device {
     const char *name;   /* "cpu": what --device takes and what reports record */
+    /* Are its pointers host pointers, that MPI and memcpy may use as they
+     * are? cpu: yes; cuda: no, so MPI traffic is staged through host copies. */
+    bool is_host_memory;
+
+    /* Can this process use the device at all, before init and cheaply (no
+     * context, nothing allocated)? cpu: always 0. cuda: ERR_INPUT "no CUDA
+     * device: cudaGetDeviceCount says ..." on a machine without a GPU. */
+    int (*probe)(struct err *e);
 
     /* Prepares the device for this process; call once at start-up, before
      * any other function. cpu: n_threads BLAS threads; n_threads 0 means 1
@@ -104,6 +117,8 @@ struct device {
 
     /* Softmax cross-entropy over n rows of `classes` logits:
      *   *loss_sum (host) = sum_i -log softmax(logits_i)[labels_i]
+     *   (written before the call returns, even where the rest runs later:
+     *   a GPU waits for its sum; a failure is a NaN and the next sync's)
      *   dlogits (n, classes) = (softmax(logits_i) - onehot(labels_i)) * grad_scale
      * Normalisation: the loss is a SUM over the rows and grad_scale = 1 makes
      * dlogits the gradient of that sum, so a microbatch of n samples gives
@@ -133,13 +148,18 @@ struct device {
                          float momentum, float weight_decay, float g_scale);
 };
 
-/* The device called name: "cpu" in every build; "cuda" once the GPU issue
- * adds it (then only in builds with the CUDA toolkit). Anything else is
- * ERR_INPUT naming the devices this build has. The table is static and
- * const: never freed. */
+/* The device called name: "cpu" in every build; "cuda" in builds with the
+ * CUDA toolkit (whether or not this machine has a GPU: probe says). Anything
+ * else is ERR_INPUT naming the devices this build has. The table is static
+ * and const: never freed. */
 const struct device *device_find(const char *name, struct err *e);
 
-/* The names of this build's devices, comma-separated ("cpu"), for --help. */
+/* device_find, then the device's probe: what a launcher checks before it
+ * starts ranks, so that a machine without a GPU says so once. 0 or ERR_INPUT. */
+int device_check(const char *name, struct err *e);
+
+/* The names of this build's devices, comma-separated ("cpu" or "cpu,cuda"),
+ * for --help. */
 const char *device_names(void);
 
 #endif

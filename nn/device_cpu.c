@@ -43,6 +43,12 @@ static void cpu_describe(char *buf, size_t n)
              threads == 1 ? "" : "s");
 }
 
+static int cpu_probe(struct err *e)
+{
+    (void)e;
+    return 0;
+}
+
 static int cpu_sync(struct err *e)
 {
     (void)e;
@@ -184,6 +190,8 @@ static void cpu_sgd_momentum(float *w, float *v, const float *g, size_t n, float
 
 static const struct device device_cpu = {
     .name = "cpu",
+    .is_host_memory = true,
+    .probe = cpu_probe,
     .init = cpu_init,
     .describe = cpu_describe,
     .sync = cpu_sync,
@@ -202,16 +210,27 @@ static const struct device device_cpu = {
 
 /* ---- the registry ------------------------------------------------------ */
 
-/* This build's devices. A backend that is not built is simply not listed
- * (the cuda entry comes with the GPU issue, under STRATA_HAVE_CUDA). */
+#ifdef STRATA_HAVE_CUDA
+extern const struct device device_cuda;   /* nn/device_cuda.cu */
+#endif
+
+/* This build's devices. A backend that is not built is simply not listed. */
 static const struct device *const devices[] = {
     &device_cpu,
+#ifdef STRATA_HAVE_CUDA
+    &device_cuda,
+#endif
 };
 #define N_DEVICES (sizeof devices / sizeof devices[0])
 
 const char *device_names(void)
 {
-    return "cpu";   /* kept in step with devices[] by test_device */
+    /* kept in step with devices[] by test_device */
+#ifdef STRATA_HAVE_CUDA
+    return "cpu,cuda";
+#else
+    return "cpu";
+#endif
 }
 
 const struct device *device_find(const char *name, struct err *e)
@@ -227,4 +246,11 @@ const struct device *device_find(const char *name, struct err *e)
         err_set(e, ERR_INPUT, "--device: '%s' is not a device (devices: %s)", name,
                 device_names());
     return NULL;
+}
+
+int device_check(const char *name, struct err *e)
+{
+    const struct device *d = device_find(name, e);
+    if (!d) return e ? e->code : ERR_INPUT;
+    return d->probe(e);
 }

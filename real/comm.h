@@ -2,13 +2,19 @@
  * through one small table of functions, chosen at start-up like a device
  * (nn/device.h). The executor never asks which one it runs on.
  *
- *   mpi   host buffers, MPI point-to-point and nonblocking all-reduce
- *         (real/comm_mpi.c)
- *   nccl  device buffers, NCCL (comes with the GPU issue)
+ *   mpi   MPI point-to-point and nonblocking all-reduce (real/comm_mpi.c);
+ *         buffers of a device whose memory is not the host's (cuda) go
+ *         through host copies (real/stage.h): how several ranks share one
+ *         GPU, which NCCL refuses
+ *   nccl  device buffers, NCCL (real/comm_nccl.c; builds with NCCL only):
+ *         each communicator's work on its own stream, after the compute
+ *         stream's (CUDA events), so bucket all-reduces overlap backward
  *
  * Everything is nonblocking: a call starts the operation and fills a
  * request; test or wait completes it. Buffers stay untouched by the caller
- * until then, as MPI requires.
+ * until then, as MPI requires. Buffers are the device's (c->dev), and a
+ * call may read them only after the device's queued work: both backends
+ * copy or wait in the device's stream order.
  *
  * Parameter-server traffic (PUSH, PULL) does not go through this table:
  * servers are CPU ranks speaking MPI (real/ps_wire.h), whatever the
@@ -24,20 +30,38 @@
 
 #include "../core/err.h"
 #include "../core/plan.h"
+#include "../core/vec.h"
+#include "../nn/device.h"
+#include "stage.h"
+
+/* mpi: a host copy for one request at a time, from the comm's pool */
+struct comm_stage {
+    struct stage s;
+    bool is_busy;
+};
 
 struct comm_req {
     bool is_active;            /* started and not yet completed */
     MPI_Request mpi;
+    struct comm_stage *stage;  /* mpi, staged: the host copy in flight, or NULL */
+    void *dev_dst;             /* mpi, staged RECV/ALLREDUCE: where it goes on completion */
+    size_t bytes;
+    void *done;                /* nccl: cudaEvent_t recorded after the operation */
+    void *link;                /* nccl: the communicator it went on */
 };
 
 struct comm {
     const struct comm_ops *ops;
+    const struct device *dev;  /* this rank's device, whose buffers the calls take; set
+                                * before open (NULL: host memory) */
     bool is_open;              /* open succeeded as far as world: close frees it */
     int rank, n_ranks;
     MPI_Comm world;            /* this run's duplicate of MPI_COMM_WORLD for SEND/RECV */
     int n_groups;
     MPI_Comm *groups;          /* [n_groups]: the plan's groups; MPI_COMM_NULL where not a member */
     int tag_ub;                /* the largest tag MPI allows (MPI_TAG_UB) */
+    VEC(struct comm_stage *) stages;   /* mpi on a non-host device: host copies, reused */
+    void *nccl;                /* nccl: its communicators and streams (real/comm_nccl.c) */
 };
 
 struct comm_ops {
@@ -59,7 +83,26 @@ struct comm_ops {
     int (*wait)(struct comm *c, struct comm_req *r, struct err *e);
 };
 
-/* "mpi"; anything else is ERR_INPUT naming what this build has. */
+/* "mpi", or "nccl" in builds with NCCL; anything else is ERR_INPUT naming
+ * what this build has. */
 const struct comm_ops *comm_find(const char *name, struct err *e);
+
+/* The comm for --comm name (auto, mpi, nccl), the same on every rank:
+ * collective over MPI_COMM_WORLD, after every rank's dev->init. mine is
+ * this rank's device, workers the workers' (servers compute on the cpu
+ * whatever the workers do). nccl needs a build with NCCL, workers whose
+ * memory is not the host's, and no two ranks on one GPU (ERR_INPUT saying
+ * which); auto is nccl when all that holds, else mpi. */
+const struct comm_ops *comm_choose(const char *name, const struct device *mine,
+                                   const struct device *workers, struct err *e);
+
+#ifdef STRATA_HAVE_NCCL
+extern const struct comm_ops comm_nccl;   /* real/comm_nccl.c */
+/* Collective over MPI_COMM_WORLD: *shared = -1 when no two ranks on a
+ * machine use one GPU, else the lower rank of a pair that does (*other the
+ * higher); ranks whose device is host memory have no GPU. */
+int comm_nccl_shared_gpu(const struct device *mine, int *shared, int *other, char *bus_id,
+                         size_t n, struct err *e);
+#endif
 
 #endif

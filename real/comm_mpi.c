@@ -2,6 +2,13 @@
  * messages and MPI_Iallreduce for its buckets, one MPI communicator per plan
  * group so that collectives of different groups never mix.
  *
+ * Device buffers (a cuda rank's): each request goes through a host copy
+ * from a pool of them (real/stage.h): a SEND or ALLREDUCE copies the device
+ * buffer out when it starts, a RECV or ALLREDUCE copies the result in when
+ * it completes. Costs: two PCIe copies per all-reduce, from pageable
+ * memory; what lets ranks share one GPU, and the baseline NCCL is held
+ * against.
+ *
  * Progress: MPI moves a nonblocking operation forward only inside MPI calls
  * (OpenMPI has no progress thread by default). The executor tests its
  * running requests between ops, so a bucket all-reduce advances at every
@@ -75,6 +82,70 @@ static void mpi_close(struct comm *c)
     c->groups = NULL;
     if (c->is_open) MPI_Comm_free(&c->world);
     c->is_open = false;
+    for (size_t i = 0; i < c->stages.len; i++) {
+        stage_release(&c->stages.items[i]->s);
+        free(c->stages.items[i]);
+    }
+    vec_free(&c->stages);
+}
+
+/* ---- host copies of device buffers --------------------------------------- */
+
+static bool is_staged(const struct comm *c)
+{
+    return c->dev && !c->dev->is_host_memory;
+}
+
+/* A free host copy from the pool (first fit: as many as requests in flight). */
+static struct comm_stage *stage_take(struct comm *c, struct err *e)
+{
+    for (size_t i = 0; i < c->stages.len; i++)
+        if (!c->stages.items[i]->is_busy) {
+            c->stages.items[i]->is_busy = true;
+            return c->stages.items[i];
+        }
+    struct comm_stage *st = XCALLOC(e, 1, sizeof *st);
+    if (!st) return NULL;
+    if (vec_push(&c->stages, st) < 0) {
+        free(st);
+        err_set(e, ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    st->is_busy = true;
+    return st;
+}
+
+/* The buffer MPI is given for `bytes` at buf: buf itself on host memory;
+ * else a host copy, holding buf's contents when is_out, and copied back to
+ * buf on completion when is_in. */
+static void *staged(struct comm *c, void *buf, size_t bytes, bool is_out, bool is_in,
+                    struct comm_req *r, struct err *e)
+{
+    r->stage = NULL;
+    r->dev_dst = NULL;
+    if (!is_staged(c)) return buf;
+    struct comm_stage *st = stage_take(c, e);
+    if (!st) return NULL;
+    void *h = is_out ? (void *)stage_out(c->dev, &st->s, buf, bytes, e)
+                     : stage_in(c->dev, &st->s, buf, bytes, e);
+    if (!h) {
+        st->is_busy = false;
+        return NULL;
+    }
+    r->stage = st;
+    r->dev_dst = is_in ? buf : NULL;
+    r->bytes = bytes;
+    return h;
+}
+
+/* r has completed: its result to the device, its host copy to the pool. */
+static void unstage(struct comm *c, struct comm_req *r)
+{
+    if (!r->stage) return;
+    if (r->dev_dst) stage_in_done(c->dev, &r->stage->s, r->dev_dst, r->bytes);
+    r->stage->is_busy = false;
+    r->stage = NULL;
+    r->dev_dst = NULL;
 }
 
 /* A plan tag as an MPI tag: plan tags use bit 31, which MPI tags may not.
@@ -100,7 +171,9 @@ static int mpi_isend(struct comm *c, const void *buf, size_t bytes, int peer, ui
                      struct comm_req *r, struct err *e)
 {
     TRY(check_count(bytes, "a SEND", e));
-    MPI_TRY(e, MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, mpi_tag(c, tag), c->world, &r->mpi));
+    const void *h = staged(c, (void *)buf, bytes, true, false, r, e);
+    if (!h) return e->code;
+    MPI_TRY(e, MPI_Isend(h, (int)bytes, MPI_BYTE, peer, mpi_tag(c, tag), c->world, &r->mpi));
     r->is_active = true;
     return 0;
 }
@@ -109,7 +182,9 @@ static int mpi_irecv(struct comm *c, void *buf, size_t bytes, int peer, uint32_t
                      struct comm_req *r, struct err *e)
 {
     TRY(check_count(bytes, "a RECV", e));
-    MPI_TRY(e, MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, mpi_tag(c, tag), c->world, &r->mpi));
+    void *h = staged(c, buf, bytes, false, true, r, e);
+    if (!h) return e->code;
+    MPI_TRY(e, MPI_Irecv(h, (int)bytes, MPI_BYTE, peer, mpi_tag(c, tag), c->world, &r->mpi));
     r->is_active = true;
     return 0;
 }
@@ -121,7 +196,9 @@ static int mpi_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
         return err_set(e, ERR_RUN, "ALLREDUCE on group %d, which rank %d is not a member of",
                        group, c->rank);
     TRY(check_count(n, "an ALLREDUCE", e));
-    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, c->groups[group],
+    float *h = staged(c, buf, n * sizeof *buf, true, true, r, e);
+    if (!h) return e->code;
+    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, h, (int)n, MPI_FLOAT, MPI_SUM, c->groups[group],
                               &r->mpi));
     r->is_active = true;
     return 0;
@@ -129,22 +206,24 @@ static int mpi_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
 
 static int mpi_test(struct comm *c, struct comm_req *r, bool *done, struct err *e)
 {
-    (void)c;
     *done = true;
     if (!r->is_active) return 0;
     int flag = 0;
     MPI_TRY(e, MPI_Test(&r->mpi, &flag, MPI_STATUS_IGNORE));
     *done = flag != 0;
-    if (flag) r->is_active = false;
+    if (flag) {
+        r->is_active = false;
+        unstage(c, r);
+    }
     return 0;
 }
 
 static int mpi_wait(struct comm *c, struct comm_req *r, struct err *e)
 {
-    (void)c;
     if (!r->is_active) return 0;
     MPI_TRY(e, MPI_Wait(&r->mpi, MPI_STATUS_IGNORE));
     r->is_active = false;
+    unstage(c, r);
     return 0;
 }
 
@@ -159,9 +238,50 @@ static const struct comm_ops comm_mpi = {
     .wait = mpi_wait,
 };
 
+/* ---- the registry ------------------------------------------------------- */
+
+#ifdef STRATA_HAVE_NCCL
+#define COMM_NAMES "mpi, nccl"
+#else
+#define COMM_NAMES "mpi"
+#endif
+
 const struct comm_ops *comm_find(const char *name, struct err *e)
 {
     if (!strcmp(name, "mpi")) return &comm_mpi;
-    err_set(e, ERR_INPUT, "--comm: '%s' is not available (this build has: mpi)", name);
+#ifdef STRATA_HAVE_NCCL
+    if (!strcmp(name, "nccl")) return &comm_nccl;
+#endif
+    err_set(e, ERR_INPUT, "--comm: '%s' is not available (this build has: %s)", name,
+            COMM_NAMES);
     return NULL;
+}
+
+const struct comm_ops *comm_choose(const char *name, const struct device *mine,
+                                   const struct device *workers, struct err *e)
+{
+    bool is_auto = !strcmp(name, "auto");
+    if (!is_auto && strcmp(name, "nccl")) return comm_find(name, e);
+#ifdef STRATA_HAVE_NCCL
+    if (workers->is_host_memory) {
+        if (is_auto) return &comm_mpi;
+        err_set(e, ERR_INPUT, "--comm nccl moves device memory: it needs --device cuda, not %s",
+                workers->name);
+        return NULL;
+    }
+    int shared = -1, other = -1;
+    char bus[32];
+    if (comm_nccl_shared_gpu(mine, &shared, &other, bus, sizeof bus, e) < 0) return NULL;
+    if (shared < 0) return &comm_nccl;
+    if (is_auto) return &comm_mpi;   /* NCCL refuses a GPU shared by ranks */
+    err_set(e, ERR_INPUT, "--comm nccl: ranks %d and %d share the GPU at %s, which NCCL "
+            "refuses; use --comm mpi (it stages through host memory) or one rank per GPU",
+            shared, other, bus);
+    return NULL;
+#else
+    (void)mine;
+    (void)workers;
+    if (is_auto) return &comm_mpi;
+    return comm_find(name, e);
+#endif
 }

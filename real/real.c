@@ -59,7 +59,12 @@ static int setup(struct real_ctx *x, struct err *e)
     const struct config *cfg = s->cfg;
     const struct plan *p = s->plan;
     const bool is_worker = x->rank < p->n_workers;
-    if (!(x->dev = device_find(cfg->device, e))) return e->code;
+    /* Servers apply their shard's updates on the cpu whatever the workers
+     * use: they speak MPI from host memory (real/ps_server.c). The device
+     * reads TF32 from the environment (nn/device.h): --tf32 says it here. */
+    if (!(x->dev = device_find(is_worker ? cfg->device : "cpu", e))) return e->code;
+    if (setenv("STRATA_TF32", cfg->tf32 ? "1" : "0", 1) != 0)
+        return err_set(e, ERR_NOMEM, "out of memory for the environment (STRATA_TF32)");
     TRY(x->dev->init(0, e));
     /* Servers need no data, but the steps depend on its size: rank 0's
      * count reaches them below. */
@@ -270,6 +275,8 @@ static int make_report(struct real_ctx *x, struct real_result *res, struct span 
     res->makespan_s = makespan_s;
     res->steps = x->steps;
     x->dev->describe(res->device, sizeof res->device);
+    size_t len = strlen(res->device);
+    snprintf(res->device + len, sizeof res->device - len, ", comm %s", x->comm.ops->name);
 
     struct analysis *a = analysis_create(p, (int)x->steps, e);
     if (!a) return e->code;
@@ -293,6 +300,18 @@ static int make_report(struct real_ctx *x, struct real_result *res, struct span 
     return report_set_loss_curve(r, losses, n_losses, x->steps, e);
 }
 
+/* --save-params: the parameter block, through a host copy on a GPU. */
+static int save_params(struct real_ctx *x, const char *path, struct err *e)
+{
+    struct stage host = {0};
+    const float *params = stage_out(x->dev, &host, x->m->params,
+                                    (size_t)x->m->n_params * sizeof(float), e);
+    int rc = params ? x->dev->sync(e) : e->code;
+    if (rc == 0) rc = params_save(path, params, x->m->n_params, e);
+    stage_release(&host);
+    return rc;
+}
+
 static int finish(struct real_ctx *x, struct real_result *res, struct err *e)
 {
     char *spans = NULL, *losses = NULL;
@@ -312,7 +331,7 @@ static int finish(struct real_ctx *x, struct real_result *res, struct err *e)
                          (const struct step_loss *)losses, total_losses, e);
         if (rc == 0) rc = evaluate(x, x->steps, res, e);
         const char *path = x->s->cfg->save_params;
-        if (rc == 0 && path[0]) rc = params_save(path, x->m->params, x->m->n_params, e);
+        if (rc == 0 && path[0]) rc = save_params(x, path, e);
     }
     free(spans);
     free(losses);
@@ -347,7 +366,13 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
     if (rc == 0) {
         MPI_Bcast(&steps, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
         x.steps = steps;
-        rc = agree(&x, x.comm.ops->open(&x.comm, x.p, e), e);
+        /* --comm auto|mpi|nccl, alike on every rank, by the workers' device */
+        const struct device *workers = device_find(cfg->device, e);
+        const struct comm_ops *ops = workers ? comm_choose(cfg->comm, x.dev, workers, e) : NULL;
+        rc = agree(&x, ops ? 0 : e->code, e);
+        if (rc == 0) x.comm.ops = ops;
+        x.comm.dev = x.dev;
+        if (rc == 0) rc = agree(&x, x.comm.ops->open(&x.comm, x.p, e), e);
     }
     if (rc == 0 && (MPI_Comm_dup(MPI_COMM_WORLD, &x.ps_comm) != MPI_SUCCESS ||
                     MPI_Comm_dup(MPI_COMM_WORLD, &x.params_comm) != MPI_SUCCESS))

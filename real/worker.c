@@ -85,6 +85,7 @@ struct worker {
     int n_links;
     struct server_link *links;    /* servers this rank pushes to or pulls from */
     int *link_of_op;              /* [n_ops]: PUSH/PULL's index into links, -1 otherwise */
+    struct stage *stage;          /* [n_ops]: PUSH/PULL's host copy on a GPU (real/stage.h) */
 
     int64_t step;
     double loss_sum;              /* this step's, over its last-layer microbatches */
@@ -174,6 +175,7 @@ int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
     w->next_on_stream = XCALLOC(e, n_ops, sizeof *w->next_on_stream);
     w->push_j = XCALLOC(e, n_ops, sizeof *w->push_j);
     w->link_of_op = XCALLOC(e, n_ops, sizeof *w->link_of_op);
+    w->stage = XCALLOC(e, n_ops, sizeof *w->stage);
     w->links = XCALLOC(e, (size_t)p->n_servers + 1, sizeof *w->links);
     w->act = XCALLOC(e, n_mb, sizeof *w->act);
     w->grad_at = XCALLOC(e, n_mb * (size_t)(w->n_layers + 1), sizeof *w->grad_at);
@@ -181,7 +183,8 @@ int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
     w->y_host = XCALLOC(e, n_mb, sizeof *w->y_host);
     w->y_dev = XCALLOC(e, n_mb, sizeof *w->y_dev);
     w->idx = XCALLOC(e, (size_t)w->max_n + 1, sizeof *w->idx);
-    if (!w->run || !w->next_on_stream || !w->push_j || !w->link_of_op || !w->links || !w->act ||
+    if (!w->run || !w->next_on_stream || !w->push_j || !w->link_of_op || !w->stage ||
+        !w->links || !w->act ||
         !w->grad_at || !w->x_host || !w->y_host || !w->y_dev || !w->idx) {
         worker_free(w);
         return ERR_NOMEM;
@@ -218,6 +221,8 @@ void worker_free(struct worker *w)
     free(w->next_on_stream);
     free(w->push_j);
     free(w->link_of_op);
+    for (int i = 0; w->stage && i < w->n_ops; i++) stage_release(&w->stage[i]);
+    free(w->stage);
     free(w->links);
     vec_free(&w->running);
     sampler_release(&w->sampler);
@@ -376,8 +381,12 @@ static int start_push(struct worker *w, int i, struct err *e)
     l->last_push = i;
     REAL_MPI(e, MPI_Isend(&r->msg, sizeof r->msg, MPI_BYTE, o->peer, PS_PUSH_HDR, x->ps_comm,
                           &r->ps_req[0]));
-    REAL_MPI(e, MPI_Isend(x->m->grads + off, (int)n, MPI_FLOAT, o->peer, PS_PUSH_DATA,
-                          x->ps_comm, &r->ps_req[1]));
+    /* servers are cpu ranks: a GPU's gradients go through a host copy */
+    const float *g = stage_out(x->dev, &w->stage[i], x->m->grads + off,
+                               (size_t)n * sizeof(float), e);
+    if (!g) return e->code;
+    REAL_MPI(e, MPI_Isend(g, (int)n, MPI_FLOAT, o->peer, PS_PUSH_DATA, x->ps_comm,
+                          &r->ps_req[1]));
     r->n_ps_req = 2;
     return 0;
 }
@@ -394,8 +403,12 @@ static int start_pull(struct worker *w, int i, struct err *e)
     /* the answer's receives first: the server may answer at once */
     REAL_MPI(e, MPI_Irecv(&r->reply, sizeof r->reply, MPI_BYTE, o->peer, PS_PULL_HDR, x->ps_comm,
                           &r->ps_req[0]));
-    REAL_MPI(e, MPI_Irecv(x->m->params + off, (int)n, MPI_FLOAT, o->peer, PS_PULL_DATA,
-                          x->ps_comm, &r->ps_req[1]));
+    /* into a host copy on a GPU: test_comm moves it to the device */
+    float *into = stage_in(x->dev, &w->stage[i], x->m->params + off,
+                           (size_t)n * sizeof(float), e);
+    if (!into) return e->code;
+    REAL_MPI(e, MPI_Irecv(into, (int)n, MPI_FLOAT, o->peer, PS_PULL_DATA, x->ps_comm,
+                          &r->ps_req[1]));
     REAL_MPI(e, MPI_Isend(&r->msg, sizeof r->msg, MPI_BYTE, o->peer, PS_PULL_REQ, x->ps_comm,
                           &r->ps_req[2]));
     r->n_ps_req = 3;
@@ -453,6 +466,8 @@ static int test_comm(struct worker *w, int i, bool *done, struct err *e)
     r->end_s = real_now(x);
     r->state = OPS_DONE;
     if (o->kind == OP_PULL) {
+        int64_t off = mlp_param_offset(x->m, o->lo), n = mlp_param_count(x->m, o->lo, o->hi);
+        stage_in_done(x->dev, &w->stage[i], x->m->params + off, (size_t)n * sizeof(float));
         struct server_link *l = &w->links[w->link_of_op[i]];
         l->version_read = r->ver_read = r->reply.version;
         if (l->last_push >= 0) w->run[l->last_push].ver_applied = r->reply.version_applied;

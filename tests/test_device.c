@@ -36,6 +36,20 @@ Test(device, cpu_is_found_by_name_and_says_so)
     cr_expect_eq(d->sync(&e), 0);
 }
 
+#ifdef STRATA_HAVE_CUDA
+#define DEVICE_NAMES "cpu,cuda"
+Test(device, cuda_is_found_in_a_build_with_the_toolkit_gpu_or_not)
+{
+    /* found by name whether or not this machine has a GPU: probe says that
+     * (tests/test_cuda.c checks the device itself) */
+    struct err e = {0};
+    const struct device *d = device_find("cuda", &e);
+    cr_assert_not_null(d, "%s", e.msg);
+    cr_expect_str_eq(d->name, "cuda");
+    cr_expect(!d->is_host_memory);
+}
+#else
+#define DEVICE_NAMES "cpu"
 Test(device, cuda_is_absent_with_a_message_naming_the_devices_there_are)
 {
     struct err e = {0};
@@ -43,6 +57,19 @@ Test(device, cuda_is_absent_with_a_message_naming_the_devices_there_are)
     cr_expect_eq(e.code, ERR_INPUT);
     cr_expect_not_null(strstr(e.msg, "no cuda device in this build"), "%s", e.msg);
     cr_expect_not_null(strstr(e.msg, "devices: cpu"), "%s", e.msg);
+    cr_expect_eq(device_check("cuda", &e), ERR_INPUT);
+}
+#endif
+
+Test(device, cpu_is_host_memory_and_its_probe_always_passes)
+{
+    struct err e = {0};
+    const struct device *d = cpu();
+    cr_expect(d->is_host_memory);
+    cr_expect_eq(d->probe(&e), 0);
+    cr_expect_eq(device_check("cpu", &e), 0);
+    cr_expect_eq(device_check("tpu", &e), ERR_INPUT);
+    cr_expect_not_null(strstr(e.msg, "'tpu' is not a device"), "%s", e.msg);
 }
 
 Test(device, an_unknown_name_is_bad_input_naming_the_devices_there_are)
@@ -52,7 +79,8 @@ Test(device, an_unknown_name_is_bad_input_naming_the_devices_there_are)
         struct err e = {0};
         cr_expect_null(device_find(bad[i], &e), "'%s' found", bad[i] ? bad[i] : "(null)");
         cr_expect_eq(e.code, ERR_INPUT);
-        cr_expect_not_null(strstr(e.msg, "is not a device (devices: cpu)"), "%s", e.msg);
+        cr_expect_not_null(strstr(e.msg, "is not a device (devices: " DEVICE_NAMES ")"), "%s",
+                           e.msg);
     }
 }
 

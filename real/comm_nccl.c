@@ -1,0 +1,394 @@
+/* The nccl communicator: device buffers, ncclAllReduce for the plan's
+ * buckets and ncclSend/ncclRecv for its messages, as nccl-tests and llm.c
+ * start it: MPI first (the mpi comm's own open makes the world and group
+ * communicators), then for every NCCL communicator its lowest rank makes
+ * the unique id and MPI carries it to the others, which all call
+ * ncclCommInitRank.
+ *
+ * Communicators ("links"), each with its own stream:
+ *   - one per plan group, for its all-reduces;
+ *   - one per ordered pair of ranks (src -> dst) that the plan sends
+ *     between, for the messages of that direction only.
+ * NCCL matches a communicator's operations by order, not by tag, and runs
+ * them in issue order on the GPU. Separate links keep a send that waits for
+ * its receiver from holding up other traffic (a pipeline's activations one
+ * way and gradients the other would otherwise deadlock once a message no
+ * longer fits NCCL's buffers); open checks that each direction's messages
+ * are received in the order they are sent, which the mpi comm does not
+ * need (it matches tags).
+ *
+ * Ordering against compute: an operation waits (cudaStreamWaitEvent) for
+ * an event recorded on the device's compute stream when it is issued, so
+ * it reads what the compute queued before it wrote; its completion is an
+ * event on its link's stream, which test polls. The compute stream goes on
+ * meanwhile: a bucket's all-reduce runs while backward computes the layers
+ * below it. Links are created in one global order (groups in plan order,
+ * then pairs sorted), so blocking inits cannot wait on each other in a
+ * cycle; several links' kernels running at once on a GPU is what NCCL
+ * calls concurrent communicators: fine while they fit on the GPU together
+ * (a handful of pipeline neighbours and groups do). */
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../nn/cuda_device.h"
+#include "comm.h"
+
+struct link {
+    ncclComm_t comm;            /* NULL until made */
+    cudaStream_t stream;
+    cudaEvent_t ready;          /* recorded on the compute stream before each operation */
+    int peer;                   /* pairs: the other rank's index in comm */
+};
+
+struct pair {
+    int src, dst;               /* world ranks: messages src -> dst */
+    struct link link;           /* made only on src and dst */
+};
+
+struct nccl_state {
+    int n_groups;
+    struct link *groups;        /* [n_groups]: comm NULL where not a member */
+    int n_pairs;
+    struct pair *pairs;         /* every ordered pair the plan sends between, sorted */
+};
+
+/* ---- checks ------------------------------------------------------------------ */
+
+static int nccl_fail(struct err *e, ncclResult_t rc, const char *call)
+{
+    const char *last = ncclGetLastError(NULL);
+    return err_set(e, ERR_RUN, "%s failed: %s%s%s", call, ncclGetErrorString(rc),
+                   last && *last ? ": " : "", last ? last : "");
+}
+
+#define NCCL_TRY(e, call)                                             \
+    do {                                                              \
+        ncclResult_t nccl_rc_ = (call);                               \
+        if (nccl_rc_ != ncclSuccess) return nccl_fail(e, nccl_rc_, #call); \
+    } while (0)
+
+#define CUDA_TRY(e, call)                                                            \
+    do {                                                                             \
+        cudaError_t cuda_rc_ = (call);                                               \
+        if (cuda_rc_ != cudaSuccess)                                                 \
+            return err_set(e, ERR_RUN, "%s failed: %s", #call, cudaGetErrorString(cuda_rc_)); \
+    } while (0)
+
+#define MPI_TRY(e, call)                                                          \
+    do {                                                                          \
+        int mpi_rc_ = (call);                                                     \
+        if (mpi_rc_ != MPI_SUCCESS) return err_set(e, ERR_RUN, "%s failed (MPI error %d)", \
+                                                   #call, mpi_rc_);               \
+    } while (0)
+
+/* ---- which GPUs the ranks use --------------------------------------------------- */
+
+struct gpu_of_rank {
+    char host[64];
+    char bus[32];               /* "" for a rank without a GPU */
+};
+
+int comm_nccl_shared_gpu(const struct device *mine, int *shared, int *other, char *bus_id,
+                         size_t n, struct err *e)
+{
+    *shared = *other = -1;
+    if (n) bus_id[0] = '\0';
+    struct gpu_of_rank me = {{0}, {0}};
+    gethostname(me.host, sizeof me.host - 1);
+    if (mine && !mine->is_host_memory) dev_cuda_bus_id(me.bus, sizeof me.bus);
+    int n_ranks = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
+    struct gpu_of_rank *all = XCALLOC(e, (size_t)n_ranks, sizeof *all);
+    if (!all) return ERR_NOMEM;
+    int rc = MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE,
+                           MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        return err_set(e, ERR_RUN, "MPI_Allgather of the ranks' GPUs failed (MPI error %d)", rc);
+    }
+    /* O(ranks^2): fine for the ranks of one job's GPUs */
+    for (int a = 0; a < n_ranks && *shared < 0; a++)
+        for (int b = a + 1; b < n_ranks && *shared < 0; b++)
+            if (all[a].bus[0] && !strcmp(all[a].bus, all[b].bus) &&
+                !strcmp(all[a].host, all[b].host)) {
+                *shared = a;
+                *other = b;
+                snprintf(bus_id, n, "%s on %s", all[a].bus, all[a].host);
+            }
+    free(all);
+    return 0;
+}
+
+/* ---- set-up -------------------------------------------------------------------------- */
+
+static int link_make(struct link *l, int n_ranks, int index, ncclUniqueId id, struct err *e)
+{
+    CUDA_TRY(e, cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
+    CUDA_TRY(e, cudaEventCreateWithFlags(&l->ready, cudaEventDisableTiming));
+    NCCL_TRY(e, ncclCommInitRank(&l->comm, n_ranks, id, index));
+    return 0;
+}
+
+static void link_free(struct link *l)
+{
+    if (l->comm) ncclCommDestroy(l->comm);
+    if (l->ready) cudaEventDestroy(l->ready);
+    if (l->stream) cudaStreamDestroy(l->stream);
+    memset(l, 0, sizeof *l);
+}
+
+static int by_pair(const void *pa, const void *pb)
+{
+    const struct pair *a = pa, *b = pb;
+    if (a->src != b->src) return a->src < b->src ? -1 : 1;
+    return a->dst < b->dst ? -1 : a->dst > b->dst;
+}
+
+/* Every ordered pair some SEND of the plan goes along, sorted, unique. */
+static int find_pairs(struct nccl_state *s, const struct plan *p, struct err *e)
+{
+    size_t n_sends = 0;
+    for (int r = 0; r < p->n_ranks; r++)
+        for (size_t i = 0; i < p->ranks[r].ops.len; i++)
+            n_sends += p->ranks[r].ops.items[i].kind == OP_SEND;
+    s->pairs = XCALLOC(e, n_sends + 1, sizeof *s->pairs);
+    if (!s->pairs) return ERR_NOMEM;
+    int n = 0;
+    for (int r = 0; r < p->n_ranks; r++)
+        for (size_t i = 0; i < p->ranks[r].ops.len; i++)
+            if (p->ranks[r].ops.items[i].kind == OP_SEND)
+                s->pairs[n++] = (struct pair){.src = r, .dst = p->ranks[r].ops.items[i].peer};
+    qsort(s->pairs, (size_t)n, sizeof *s->pairs, by_pair);
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (kept == 0 || by_pair(&s->pairs[kept - 1], &s->pairs[i]) != 0) s->pairs[kept++] = s->pairs[i];
+    s->n_pairs = kept;
+    return 0;
+}
+
+/* NCCL pairs a link's sends and receives by order: src's SENDs to dst and
+ * dst's RECVs from src must carry the same tags in the same order. */
+static int check_order(const struct plan *p, int src, int dst, struct err *e)
+{
+    const struct plan_rank *a = &p->ranks[src], *b = &p->ranks[dst];
+    size_t i = 0, j = 0;
+    for (;;) {
+        while (i < a->ops.len && !(a->ops.items[i].kind == OP_SEND && a->ops.items[i].peer == dst)) i++;
+        while (j < b->ops.len && !(b->ops.items[j].kind == OP_RECV && b->ops.items[j].peer == src)) j++;
+        if (i == a->ops.len && j == b->ops.len) return 0;
+        if (i == a->ops.len || j == b->ops.len || a->ops.items[i].tag != b->ops.items[j].tag)
+            return err_set(e, ERR_INPUT, "--comm nccl: rank %d receives the messages of rank %d "
+                           "in another order than they are sent (op %zu of rank %d, op %zu of "
+                           "rank %d), and NCCL matches them by order; use --comm mpi",
+                           dst, src, i, src, j, dst);
+        i++;
+        j++;
+    }
+}
+
+static int open_groups(struct comm *c, struct nccl_state *s, struct err *e)
+{
+    for (int g = 0; g < s->n_groups; g++) {
+        if (c->groups[g] == MPI_COMM_NULL) continue;
+        int index = 0, size = 0;
+        MPI_TRY(e, MPI_Comm_rank(c->groups[g], &index));
+        MPI_TRY(e, MPI_Comm_size(c->groups[g], &size));
+        ncclUniqueId id;
+        if (index == 0) NCCL_TRY(e, ncclGetUniqueId(&id));
+        MPI_TRY(e, MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, c->groups[g]));
+        TRY_CTX(e, link_make(&s->groups[g], size, index, id, e), "group %d", g);
+    }
+    return 0;
+}
+
+static int open_pairs(struct comm *c, struct nccl_state *s, struct err *e)
+{
+    for (int k = 0; k < s->n_pairs; k++) {
+        struct pair *q = &s->pairs[k];
+        if (q->src != c->rank && q->dst != c->rank) continue;
+        ncclUniqueId id;
+        if (q->src == c->rank) {
+            NCCL_TRY(e, ncclGetUniqueId(&id));
+            MPI_TRY(e, MPI_Send(&id, (int)sizeof id, MPI_BYTE, q->dst, k, c->world));
+        } else {
+            MPI_TRY(e, MPI_Recv(&id, (int)sizeof id, MPI_BYTE, q->src, k, c->world,
+                                MPI_STATUS_IGNORE));
+        }
+        /* src is rank 0 of the link, dst rank 1 */
+        int index = q->src == c->rank ? 0 : 1;
+        q->link.peer = 1 - index;
+        TRY_CTX(e, link_make(&q->link, 2, index, id, e), "messages %d -> %d", q->src, q->dst);
+    }
+    return 0;
+}
+
+static void nccl_close(struct comm *c)
+{
+    struct nccl_state *s = c->nccl;
+    if (s) {
+        for (int g = 0; s->groups && g < s->n_groups; g++) link_free(&s->groups[g]);
+        for (int k = 0; s->pairs && k < s->n_pairs; k++) link_free(&s->pairs[k].link);
+        free(s->groups);
+        free(s->pairs);
+        free(s);
+        c->nccl = NULL;
+    }
+    struct err ignored = {0};
+    const struct comm_ops *mpi = comm_find("mpi", &ignored);
+    if (mpi) mpi->close(c);
+}
+
+static int nccl_open(struct comm *c, const struct plan *p, struct err *e)
+{
+    const struct comm_ops *mpi = comm_find("mpi", e);
+    if (!mpi) return e->code;
+    TRY(mpi->open(c, p, e));
+    struct nccl_state *s = XCALLOC(e, 1, sizeof *s);
+    if (!s) return ERR_NOMEM;
+    c->nccl = s;
+    s->n_groups = c->n_groups;
+    if (!(s->groups = XCALLOC(e, (size_t)s->n_groups + 1, sizeof *s->groups))) return ERR_NOMEM;
+    TRY(find_pairs(s, p, e));
+    /* only ranks with NCCL links need a GPU: servers have none */
+    bool has_links = false;
+    for (int g = 0; g < s->n_groups; g++) has_links |= c->groups[g] != MPI_COMM_NULL;
+    for (int k = 0; k < s->n_pairs; k++)
+        has_links |= s->pairs[k].src == c->rank || s->pairs[k].dst == c->rank;
+    if (has_links && (!c->dev || c->dev->is_host_memory))
+        return err_set(e, ERR_INPUT, "--comm nccl on rank %d, whose device (%s) is host memory: "
+                       "NCCL needs --device cuda", c->rank, c->dev ? c->dev->name : "none");
+    /* every rank checks every pair, so that all stop here alike, before
+     * any blocking init could wait for a rank that stopped */
+    for (int k = 0; k < s->n_pairs; k++) {
+        if (s->pairs[k].src == s->pairs[k].dst)
+            return err_set(e, ERR_RUN, "rank %d sends to itself: the plan is not valid",
+                           s->pairs[k].src);
+        TRY(check_order(p, s->pairs[k].src, s->pairs[k].dst, e));
+    }
+    TRY(open_groups(c, s, e));
+    return open_pairs(c, s, e);
+}
+
+/* ---- operations ------------------------------------------------------------------------ */
+
+/* Before an operation on l: wait for the compute stream's queued work. */
+static int after_compute(struct link *l, struct err *e)
+{
+    CUDA_TRY(e, cudaEventRecord(l->ready, (cudaStream_t)dev_cuda_stream()));
+    CUDA_TRY(e, cudaStreamWaitEvent(l->stream, l->ready, 0));
+    return 0;
+}
+
+/* After it: its completion event, which test and wait poll. */
+static int issued(struct link *l, struct comm_req *r, struct err *e)
+{
+    cudaEvent_t done = NULL;
+    CUDA_TRY(e, cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    cudaError_t rc = cudaEventRecord(done, l->stream);
+    if (rc != cudaSuccess) {
+        cudaEventDestroy(done);
+        return err_set(e, ERR_RUN, "cudaEventRecord(done, l->stream) failed: %s",
+                       cudaGetErrorString(rc));
+    }
+    r->done = done;
+    r->link = l;
+    r->is_active = true;
+    return 0;
+}
+
+static struct link *pair_link(struct comm *c, int src, int dst, struct err *e)
+{
+    struct nccl_state *s = c->nccl;
+    struct pair key = {.src = src, .dst = dst};
+    struct pair *q = bsearch(&key, s->pairs, (size_t)s->n_pairs, sizeof *s->pairs, by_pair);
+    if (q && q->link.comm) return &q->link;
+    err_set(e, ERR_RUN, "rank %d: a message %d -> %d that the plan does not have", c->rank, src,
+            dst);
+    return NULL;
+}
+
+static int nccl_isend(struct comm *c, const void *buf, size_t bytes, int peer, uint32_t tag,
+                      struct comm_req *r, struct err *e)
+{
+    (void)tag;   /* matched by order: open checked it */
+    struct link *l = pair_link(c, c->rank, peer, e);
+    if (!l) return e->code;
+    TRY(after_compute(l, e));
+    NCCL_TRY(e, ncclSend(buf, bytes, ncclUint8, l->peer, l->comm, l->stream));
+    return issued(l, r, e);
+}
+
+static int nccl_irecv(struct comm *c, void *buf, size_t bytes, int peer, uint32_t tag,
+                      struct comm_req *r, struct err *e)
+{
+    (void)tag;
+    struct link *l = pair_link(c, peer, c->rank, e);
+    if (!l) return e->code;
+    TRY(after_compute(l, e));
+    NCCL_TRY(e, ncclRecv(buf, bytes, ncclUint8, l->peer, l->comm, l->stream));
+    return issued(l, r, e);
+}
+
+static int nccl_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
+                               struct comm_req *r, struct err *e)
+{
+    struct nccl_state *s = c->nccl;
+    if (group < 0 || group >= s->n_groups || !s->groups[group].comm)
+        return err_set(e, ERR_RUN, "ALLREDUCE on group %d, which rank %d is not a member of",
+                       group, c->rank);
+    struct link *l = &s->groups[group];
+    TRY(after_compute(l, e));
+    NCCL_TRY(e, ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, l->comm, l->stream));
+    return issued(l, r, e);
+}
+
+static int nccl_test(struct comm *c, struct comm_req *r, bool *done, struct err *e)
+{
+    (void)c;
+    *done = true;
+    if (!r->is_active) return 0;
+    cudaError_t rc = cudaEventQuery((cudaEvent_t)r->done);
+    if (rc == cudaErrorNotReady) {
+        /* a peer that failed leaves this waiting: NCCL says so here */
+        ncclResult_t async = ncclSuccess;
+        struct link *l = r->link;
+        NCCL_TRY(e, ncclCommGetAsyncError(l->comm, &async));
+        if (async != ncclSuccess && async != ncclInProgress)
+            return nccl_fail(e, async, "an NCCL operation (ncclCommGetAsyncError)");
+        *done = false;
+        return 0;
+    }
+    cudaEventDestroy((cudaEvent_t)r->done);
+    r->done = NULL;
+    r->is_active = false;
+    if (rc != cudaSuccess)
+        return err_set(e, ERR_RUN, "cudaEventQuery of an NCCL operation failed: %s",
+                       cudaGetErrorString(rc));
+    return 0;
+}
+
+static int nccl_wait(struct comm *c, struct comm_req *r, struct err *e)
+{
+    for (;;) {
+        bool done = false;
+        TRY(nccl_test(c, r, &done, e));
+        if (done) return 0;
+        sched_yield();
+    }
+}
+
+const struct comm_ops comm_nccl = {
+    .name = "nccl",
+    .open = nccl_open,
+    .close = nccl_close,
+    .isend = nccl_isend,
+    .irecv = nccl_irecv,
+    .iallreduce_sum = nccl_iallreduce_sum,
+    .test = nccl_test,
+    .wait = nccl_wait,
+};
