@@ -87,7 +87,7 @@ const struct opt_spec config_options[] = {
      .metavar = "SET",
      .help = "training data: fashion-mnist, synthetic, or a directory of MNIST-format IDX files"},
     {.name = "device", STRING(device), .def = "cpu", .groups = OPTG_TRAIN, .metavar = "NAME",
-     .help = "where the arithmetic runs: cpu (OpenBLAS, one thread per rank)"},
+     .help = "where the arithmetic runs: cpu (OpenBLAS, one thread per rank) or cuda (GPU builds)"},
     {.name = "comm", CHOICE(comm, "auto|mpi|nccl"), .def = "auto", .groups = OPTG_TRAIN,
      .metavar = "LIB",
      .help = "real runs' communication: mpi, nccl (GPU builds); auto = nccl with cuda, else mpi"},

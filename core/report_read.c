@@ -216,7 +216,7 @@ static int read_field(const cJSON *obj, const struct at *at, void *base,
     const cJSON *v = need(obj, &f);
     if (!v) return ERR_INPUT;
     char *p = (char *)base + fd->offset;
-    int64_t whole;
+    int64_t whole = 0;
     switch (fd->kind) {
     case K_REAL: return as_real(v, &f, (double *)p);
     case K_WHOLE: return as_whole(v, &f, WHOLE_MAX, (int64_t *)p);
