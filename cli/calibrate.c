@@ -125,7 +125,8 @@ static int report(const struct command *self, const struct scenario *s,
     gethostname(host, sizeof host);
     host[sizeof host - 1] = '\0';
     char name[64];
-    snprintf(name, sizeof name, "calibrated-%s", host);
+    /* a profile's name holds 63 characters: a long host name is cut */
+    snprintf(name, sizeof name, "calibrated-%.52s", host);
     calib_profile(&res->compute, &res->comm, (int)cores, memory_per_rank((int)cores), name,
                   &profile);
     print_compute(&res->compute, s->wl->canonical, s->cfg.data, res->comm.n_ranks);
