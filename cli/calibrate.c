@@ -19,23 +19,6 @@
 #define CALIB_RANKS 2
 #define CALIB_MAX_BYTES ((int64_t)32 << 20)
 
-static int mpi_init_untracked(void)
-{
-    int argc = 0;
-    char **argv = NULL;
-    UNTRACKED_BEGIN();
-    int rc = MPI_Init(&argc, &argv);
-    UNTRACKED_END();
-    return rc;
-}
-
-static void mpi_finalize_untracked(void)
-{
-    UNTRACKED_BEGIN();
-    MPI_Finalize();
-    UNTRACKED_END();
-}
-
 /* Samples a compute op works on: the per-device batch, --batch over --np
  * (or --devices when only that is given; else the ranks calibrate runs). */
 static int rows_of(const struct config *cfg)
@@ -158,7 +141,7 @@ static int load_data(const struct scenario *s, struct data *d, struct err *e)
 /* Inside the MPI job: every rank measures, rank 0 reports. */
 static int run_rank(const struct command *self, struct scenario *s)
 {
-    if (mpi_init_untracked() != MPI_SUCCESS) {
+    if (launch_mpi_init() != MPI_SUCCESS) {
         fprintf(stderr, "strata %s: MPI_Init failed\n", self->name);
         return 1;
     }
@@ -185,7 +168,7 @@ static int run_rank(const struct command *self, struct scenario *s)
         status = err_exit_status(rc);
     }
     free(res);
-    mpi_finalize_untracked();
+    launch_mpi_finalize();
     return status;
 }
 

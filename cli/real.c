@@ -18,25 +18,6 @@
 #include "scenario.h"
 #include "timeline.h"
 
-/* MPI_Init and MPI_Finalize allocate for the life of the process: see
- * core/untracked.h. */
-static int mpi_init_untracked(void)
-{
-    int argc = 0;
-    char **argv = NULL;
-    UNTRACKED_BEGIN();
-    int rc = MPI_Init(&argc, &argv);
-    UNTRACKED_END();
-    return rc;
-}
-
-static void mpi_finalize_untracked(void)
-{
-    UNTRACKED_BEGIN();
-    MPI_Finalize();
-    UNTRACKED_END();
-}
-
 static void print_header(const struct config *cfg, const struct plan *p,
                          const struct real_result *res, const struct workload *wl)
 {
@@ -180,7 +161,7 @@ int cmd_real(const struct command *self, int argc, char **argv)
     int status = 0;
     int rc = scenario_load(&s, self, argc, argv, &e);
     const bool is_rank = rc == 0 && launch_is_mpi_rank();
-    if (is_rank && mpi_init_untracked() != MPI_SUCCESS) {
+    if (is_rank && launch_mpi_init() != MPI_SUCCESS) {
         fprintf(stderr, "strata %s: MPI_Init failed\n", self->name);
         scenario_release(&s);
         return 1;
@@ -193,7 +174,7 @@ int cmd_real(const struct command *self, int argc, char **argv)
         status = run_rank(self, &s, p);
     else
         status = launch(self, &s, p, argc, argv);
-    if (is_rank) mpi_finalize_untracked();
+    if (is_rank) launch_mpi_finalize();
     plan_free(p);
     scenario_release(&s);
     return status;

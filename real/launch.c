@@ -1,6 +1,9 @@
 /* Starting MPI jobs: find the launcher, build its argv, prepare the ranks'
  * environment, exec or spawn it. POSIX 2008 only; /proc/self/exe is read
  * where it exists (Linux) and argv[0] is the fallback elsewhere. */
+#include <mpi.h>
+
+#include "../core/untracked.h"
 #include "launch.h"
 
 #include <errno.h>
@@ -424,4 +427,21 @@ int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err 
         else if (WIFSIGNALED(status)) *exit_code = 128 + WTERMSIG(status);
     }
     return 0;
+}
+
+int launch_mpi_init(void)
+{
+    int argc = 0;
+    char **argv = NULL;
+    UNTRACKED_BEGIN();
+    int rc = MPI_Init(&argc, &argv);
+    UNTRACKED_END();
+    return rc;
+}
+
+void launch_mpi_finalize(void)
+{
+    UNTRACKED_BEGIN();
+    MPI_Finalize();
+    UNTRACKED_END();
 }

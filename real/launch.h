@@ -89,4 +89,10 @@ int launch_exec(char **argv, struct err *e);
  * an error here, never the shell's exit status 127. */
 int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err *e);
 
+/* MPI_Init and MPI_Finalize for a command that runs inside an MPI job, with
+ * leak tracking off around them in sanitizer builds: OpenMPI allocates there
+ * for the life of the process (core/untracked.h). */
+int launch_mpi_init(void);
+void launch_mpi_finalize(void);
+
 #endif
