@@ -148,9 +148,10 @@ static int launch(const struct command *self, struct scenario *s, const struct p
         return scenario_fail(self, &e);
     untracked_prepare_ranks_env();
     fflush(stdout);
-    launch_exec(job, &e);   /* returns only when it could not start */
+    int exit_code = 0;
+    int rc = launch_job(job, &exit_code, &e);
     launch_argv_free(job);
-    return scenario_fail(self, &e);
+    return rc < 0 ? scenario_fail(self, &e) : exit_code;
 }
 
 int cmd_real(const struct command *self, int argc, char **argv)

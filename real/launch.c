@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,4 +445,19 @@ void launch_mpi_finalize(void)
     UNTRACKED_BEGIN();
     MPI_Finalize();
     UNTRACKED_END();
+}
+
+int launch_job(char **argv, int *exit_code, struct err *e)
+{
+    const char *tmp = getenv("TMPDIR");
+    char base[4096];
+    snprintf(base, sizeof base, "%s/strata-mpi-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    bool is_own = !getenv("OMPI_MCA_orte_tmpdir_base") && mkdtemp(base) != NULL;
+    if (is_own) setenv("OMPI_MCA_orte_tmpdir_base", base, 1);
+    int rc = launch_run(argv, NULL, exit_code, e);
+    if (is_own) {
+        unsetenv("OMPI_MCA_orte_tmpdir_base");
+        rmdir(base);   /* OpenMPI removed its session directory inside; empty now */
+    }
+    return rc;
 }

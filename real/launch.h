@@ -95,4 +95,12 @@ int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err 
 int launch_mpi_init(void);
 void launch_mpi_finalize(void);
 
+/* Runs the MPI job to its end and returns its exit status (*exit_code), as
+ * launch_run with stdout inherited, in a session directory of its own:
+ * OpenMPI's mpirun creates /tmp/ompi.HOST.UID on start and removes it at
+ * the end, and two jobs starting at once can race on it ("mkdir: File
+ * exists"); OMPI_MCA_orte_tmpdir_base (unless already set) points each job
+ * at a fresh directory under $TMPDIR or /tmp, removed afterwards. */
+int launch_job(char **argv, int *exit_code, struct err *e);
+
 #endif
