@@ -24,15 +24,30 @@ struct worker {
      * notes the exception and close_step sorts then. */
     VEC(struct step_span) spans[PLAN_N_STREAMS];
     bool is_unsorted[PLAN_N_STREAMS];
+    int n_step_spans;               /* spans of the step being gathered */
+    bool is_step_dropped;           /* one of its pushes was dropped (backup) */
+    int n_ops;                      /* ops of its program: a complete step has a span each */
+    int64_t samples_per_step;       /* samples its layer-0 forwards take in one step */
+    int64_t steps_done;             /* complete steps */
     double last_step_end_s;         /* end of the last closed step; 0 before any */
     double compute_s, comm_s;       /* busy compute; comm not hidden under compute */
+    double down_from_s;             /* it died then (analysis_set_down); INFINITY = never */
 };
 
 struct analysis {
     const struct plan *p;
     int steps;
+    bool is_async;                  /* work shared out: steps end by count, not by number */
     struct worker *workers;         /* [p->n_workers] */
-    VEC(double) step_times_s;       /* one per closed (worker, step) */
+    /* Where the job's steps end. Synchronous: step s ends when the last
+     * worker has ended its step s (step_end_s[s], the maximum). Asynchronous:
+     * the job's step k ends with the (k+1) n-th complete worker step of any
+     * worker (n workers), so every complete worker step's end is kept. */
+    double *step_end_s;             /* [steps]: synchronous */
+    int *step_n_workers;            /* [steps]: synchronous: workers that completed it */
+    VEC(double) worker_step_ends_s; /* asynchronous */
+    int64_t samples_async;          /* asynchronous: complete worker steps' samples */
+    int64_t samples_dropped;        /* synchronous: complete steps' samples a server dropped */
     VEC(int64_t) staleness;         /* [k]: applied pushes of staleness k */
     int64_t n_applied;
     double staleness_sum;
@@ -65,9 +80,25 @@ struct analysis *analysis_create(const struct plan *p, int steps, struct err *e)
     if (!a) return NULL;
     a->p = p;
     a->steps = steps;
+    a->is_async = policy_is_async(p->policy);
     a->workers = XCALLOC(e, (size_t)p->n_workers, sizeof *a->workers);
-    if (!a->workers) goto fail;
-    for (int w = 0; w < p->n_workers; w++) a->workers[w].step = -1;
+    a->step_end_s = XCALLOC(e, (size_t)steps + 1, sizeof *a->step_end_s);
+    a->step_n_workers = XCALLOC(e, (size_t)steps + 1, sizeof *a->step_n_workers);
+    if (!a->workers || !a->step_end_s || !a->step_n_workers) goto fail;
+    for (int w = 0; w < p->n_workers; w++) {
+        struct worker *wk = &a->workers[w];
+        const struct plan_rank *pr = &p->ranks[w];
+        wk->step = -1;
+        wk->down_from_s = INFINITY;
+        wk->n_ops = (int)pr->ops.len;
+        for (size_t i = 0; i < pr->ops.len; i++)
+            if (pr->ops.items[i].kind == OP_FORWARD && pr->ops.items[i].lo == 0)
+                wk->samples_per_step += pr->ops.items[i].n_samples;
+        /* a program without layer-0 forwards (a test's bare plan) is taken
+         * as a data-parallel share of the batch */
+        if (wk->samples_per_step == 0 && pr->ops.len == 0)
+            wk->samples_per_step = p->batch / p->n_workers;
+    }
     return a;
 fail:
     analysis_free(a);
@@ -80,9 +111,19 @@ void analysis_free(struct analysis *a)
     for (int w = 0; a->workers && w < a->p->n_workers; w++)
         for (int k = 0; k < PLAN_N_STREAMS; k++) vec_free(&a->workers[w].spans[k]);
     free(a->workers);
-    vec_free(&a->step_times_s);
+    free(a->step_end_s);
+    free(a->step_n_workers);
+    vec_free(&a->worker_step_ends_s);
     vec_free(&a->staleness);
     free(a);
+}
+
+int analysis_set_down(struct analysis *a, int rank, double from_s)
+{
+    if (rank < 0 || rank >= a->p->n_workers || !(from_s >= 0) || !isfinite(from_s))
+        return ERR_INPUT;
+    if (from_s < a->workers[rank].down_from_s) a->workers[rank].down_from_s = from_s;
+    return 0;
 }
 
 static int by_start(const void *x, const void *y)
@@ -108,10 +149,13 @@ static double union_s(const struct step_span *s, size_t n)
 }
 
 /* Closes worker w's current step: its compute busy time is the union of its
- * compute spans, its exposed comm the union of all its spans less that, its
- * duration the step's last end less the previous step's. Both streams'
- * lists are sorted by start, so the union of all is one merge pass: O(k)
- * for the step's k spans (O(k log k) when an executor recorded out of order). */
+ * compute spans, its exposed comm the union of all its spans less that. A
+ * step with a span for every op of the program is complete: its end (the
+ * last span's) marks the job's steps, and its samples count as applied
+ * unless a push of it was dropped. A step cut short (its rank died) counts
+ * its busy time only. Both streams' lists are sorted by start, so the union
+ * of all is one merge pass: O(k) for the step's k spans (O(k log k) when an
+ * executor recorded out of order). */
 static int close_step(struct analysis *a, struct worker *w)
 {
     const struct step_span *c = w->spans[STREAM_COMPUTE].items, *m = w->spans[STREAM_COMM].items;
@@ -140,7 +184,19 @@ static int close_step(struct analysis *a, struct worker *w)
     }
     all_s += hi - lo;
 
-    TRY(vec_push(&a->step_times_s, end_s - w->last_step_end_s));
+    if (w->n_step_spans >= w->n_ops) {
+        w->steps_done++;
+        if (a->is_async) {
+            a->samples_async += w->samples_per_step;
+            TRY(vec_push(&a->worker_step_ends_s, end_s));
+        } else if (w->step < a->steps) {
+            if (end_s > a->step_end_s[w->step]) a->step_end_s[w->step] = end_s;
+            a->step_n_workers[w->step]++;
+            if (w->is_step_dropped) a->samples_dropped += w->samples_per_step;
+        }
+    }
+    w->n_step_spans = 0;
+    w->is_step_dropped = false;
     w->compute_s += compute_s;
     /* the two unions round differently: never a negative hair of comm */
     w->comm_s += all_s > compute_s ? all_s - compute_s : 0;
@@ -191,6 +247,8 @@ int analysis_add(struct analysis *a, const struct span *s)
     if (w->spans[s->stream].len && sp.start_s < w->spans[s->stream].items[w->spans[s->stream].len - 1].start_s)
         w->is_unsorted[s->stream] = true;
     TRY(vec_push(&w->spans[s->stream], sp));
+    w->n_step_spans++;
+    if (s->kind == OP_PUSH && s->version_applied < 0) w->is_step_dropped = true;
     if (is_applied_push) TRY(add_staleness(a, s->version_applied - s->version_read));
     return 0;
 }
@@ -235,6 +293,44 @@ static double percentile(double *x, size_t n, int pct)
     return select_kth(x, n, rank ? rank - 1 : 0);
 }
 
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The job's step times (analysis.h): mean = makespan / steps; p50 and p99
+ * over the durations of the job's steps that ended, each from the end of
+ * the one before (the first from 0), the last of a finished job ending at
+ * the makespan. With no step ended, p50 = p99 = mean. */
+static void fill_step_times(struct analysis *a, double makespan_s, struct report *r,
+                            int64_t *samples_applied)
+{
+    const int n_workers = a->p->n_workers;
+    double *ends = a->step_end_s;   /* synchronous: already one per step */
+    int n = 0;
+    if (a->is_async) {
+        double *v = a->worker_step_ends_s.items;
+        size_t count = a->worker_step_ends_s.len;
+        if (count) qsort(v, count, sizeof *v, by_value);
+        for (int k = 0; k < a->steps && (size_t)(k + 1) * n_workers <= count; k++)
+            ends[n++] = v[(size_t)(k + 1) * n_workers - 1];
+        *samples_applied = a->samples_async;
+    } else {
+        /* a step is the global batch, less what a server dropped (backup) */
+        while (n < a->steps && a->step_n_workers[n] >= n_workers) n++;
+        *samples_applied = (int64_t)n * a->p->batch - a->samples_dropped;
+    }
+    r->step_time_s.mean = a->steps > 0 ? makespan_s / a->steps : 0;
+    r->step_time_s.p50 = r->step_time_s.p99 = r->step_time_s.mean;
+    if (n == 0) return;
+    if (n == a->steps) ends[n - 1] = fmax(ends[n - 1], makespan_s);
+    /* durations in place, back to front */
+    for (int k = n - 1; k > 0; k--) ends[k] -= ends[k - 1];
+    r->step_time_s.p50 = percentile(ends, (size_t)n, 50);
+    r->step_time_s.p99 = percentile(ends, (size_t)n, 99);
+}
+
 int analysis_finish(struct analysis *a, double makespan_s, struct report *r, struct err *e)
 {
     const struct plan *p = a->p;
@@ -254,52 +350,56 @@ int analysis_finish(struct analysis *a, double makespan_s, struct report *r, str
         return err_set(e, ERR_NOMEM, "analysis: out of memory filling the report");
     }
 
-    /* Step times: every worker's every step */
-    size_t n = a->step_times_s.len;
-    double *t = a->step_times_s.items;
-    r->step_time_s.mean = r->step_time_s.p50 = r->step_time_s.p99 = 0;
-    if (n > 0) {
-        double sum = 0;
-        for (size_t i = 0; i < n; i++) sum += t[i];
-        r->step_time_s.mean = sum / (double)n;
-        r->step_time_s.p50 = percentile(t, n, 50);
-        r->step_time_s.p99 = percentile(t, n, 99);
-    }
+    int64_t samples_applied = 0;
+    fill_step_times(a, makespan_s, r, &samples_applied);
 
-    /* Device time, per worker and over all of them. A run that took no time
-     * has no shares: everything stays 0 rather than 0/0. */
-    double compute_s = 0, comm_s = 0, bubble = 0;
+    /* Device time, per worker and over all of them. A worker's time runs
+     * from 0 to the end of the job, less the time it was done (asynchronous:
+     * after its last step, with no work left) and split into compute, comm,
+     * down (dead) and idle. A run that took no time has no shares: every
+     * share stays 0 rather than 0/0. */
+    double compute_s = 0, comm_s = 0, down_s = 0, device_s = 0, bubble = 0;
     int n_stages = 0;
     for (int w = 0; w < p->n_workers; w++) {
         const struct worker *wk = &a->workers[w];
+        bool is_dead = wk->down_from_s < makespan_s;
+        double down = is_dead ? makespan_s - wk->down_from_s : 0;
+        double active_s = a->is_async && !is_dead && wk->steps_done > 0 ? wk->last_step_end_s
+                                                                        : makespan_s;
         per_rank[w] = (struct rank_time){
             .rank = w,
             .compute_s = wk->compute_s,
             .comm_s = wk->comm_s,
-            .idle_s = fmax(makespan_s - wk->compute_s - wk->comm_s, 0),
+            .down_s = down,
+            .idle_s = fmax(active_s - wk->compute_s - wk->comm_s - down, 0),
+            .steps = wk->steps_done,
         };
         compute_s += wk->compute_s;
         comm_s += wk->comm_s;
+        down_s += down;
+        device_s += active_s;
         if (makespan_s > 0 && holds_a_stage(p, w)) {
             bubble += 1 - wk->compute_s / makespan_s;
             n_stages++;
         }
     }
     r->throughput_samples_per_s = 0;
-    r->breakdown.compute = r->breakdown.comm = r->breakdown.idle = 0;
+    r->breakdown.compute = r->breakdown.comm = r->breakdown.idle = r->breakdown.down = 0;
     r->bubble_fraction = 0;
-    if (makespan_s > 0) {
-        double device_s = makespan_s * p->n_workers;
-        r->throughput_samples_per_s = (double)a->steps * p->batch / makespan_s;
+    if (makespan_s > 0 && device_s > 0) {
+        r->throughput_samples_per_s = (double)samples_applied / makespan_s;
         r->breakdown.compute = compute_s / device_s;
         r->breakdown.comm = comm_s / device_s;
-        r->breakdown.idle = 1 - r->breakdown.compute - r->breakdown.comm;   /* sum exactly 1 */
+        r->breakdown.down = down_s / device_s;
+        /* sum exactly 1 */
+        r->breakdown.idle = 1 - r->breakdown.compute - r->breakdown.comm - r->breakdown.down;
         if (r->breakdown.idle < 0) {   /* a rounding hair, when nothing waited */
             r->breakdown.idle = 0;
-            r->breakdown.comm = 1 - r->breakdown.compute;
+            r->breakdown.comm = 1 - r->breakdown.compute - r->breakdown.down;
         }
         r->bubble_fraction = n_stages ? bubble / n_stages : 0;
     }
+    r->samples_applied = samples_applied;
 
     free(r->per_rank);
     r->per_rank = per_rank;

@@ -2,20 +2,35 @@
  * It keeps O(ranks + steps) state, not the spans, so a million-span run is
  * analysed in one pass.
  *
- * Definitions (per worker rank, over the run's makespan T):
- *   compute   time its compute stream is busy
+ * Definitions (docs/metrics.md says the same for users; T = the makespan,
+ * when the job's last op ended; S = the job's steps; n = its workers):
+ *   job's work  S steps of the global batch. Synchronous plans: each worker
+ *             runs S steps. Asynchronous ones (ps-async, ps-ssp): the
+ *             executor shares S x n worker steps out among the workers as
+ *             they become free, so a fast worker runs more (per_rank steps)
+ *   complete step  a worker step with a span for every op of its program
+ *   compute   time a worker's compute stream is busy
  *   comm      time its comm stream is busy while its compute stream is not
  *             (communication that overlaps computation is hidden, as DDP hides it)
- *   idle      T - compute - comm: waiting for data, peers, servers, the pipeline
- *   breakdown the sums of these over workers, divided by workers x T (sum 1)
+ *   down      after its death (analysis_set_down), to T: it computes nothing
+ *   done      asynchronous: after its last step, when no work was left: not
+ *             counted at all (its device is free for other jobs)
+ *   idle      the rest of its time: waiting for data, peers, servers, the pipeline
+ *   breakdown the sums of these over workers, divided by the sum of the
+ *             workers' time less done (compute + comm + down + idle = 1)
  *   bubble    idle share of compute, 1 - compute / T, averaged over the
  *             workers that hold a stage (run only some of the layers): pipeline
  *             and model ranks; 0 for data parallelism, whose replicas wait but
  *             have no bubble (GPipe, 1F1B: (p-1)/(m+p-1) with equal stages on
  *             the ideal cluster)
- *   step time for each worker and step, the end of its last op of that step
- *             minus the end of its last op of the step before (0 for step 0)
- *   throughput steps x batch / T
+ *   step time mean = T / S. The job's step s ends (synchronous) when the last
+ *             worker has ended its step s, (asynchronous) with the (s+1) n-th
+ *             complete worker step; the last step ends at T. p50 and p99 are
+ *             nearest-rank percentiles of those S durations, each from the
+ *             end of the step before (the first from 0)
+ *   samples applied  the layer-0 samples of complete worker steps, less those
+ *             of a step whose push a server dropped (backup)
+ *   throughput samples applied / T
  *   staleness histogram of version_applied - version_read over applied PUSHes */
 #ifndef STRATA_ANALYSIS_H
 #define STRATA_ANALYSIS_H
@@ -36,8 +51,12 @@ void analysis_free(struct analysis *a);
  * ranks may interleave freely. 0 or a negative code. */
 int analysis_add(struct analysis *a, const struct span *s);
 
+/* Worker `rank` died at from_s: its time from then to the end is down, not
+ * idle. 0, or ERR_INPUT for a rank that is not a worker or a bad time. */
+int analysis_set_down(struct analysis *a, int rank, double from_s);
+
 /* Fills r's timing, breakdown, bubble, staleness, memory (plan_memory_max)
- * and per_rank fields for a run that ended at makespan_s. r's mode,
+ * per_rank and samples_applied fields for a run that ended at makespan_s. r's mode,
  * strategy, devices and config are the caller's. */
 int analysis_finish(struct analysis *a, double makespan_s, struct report *r, struct err *e);
 

@@ -194,15 +194,20 @@ int plan_backward(struct plan *p, int rank, int lo, int hi, int mb, int n_sample
     return plan_add(p, rank, op, deps, n_deps);
 }
 
+struct op plan_update_op(const struct workload *wl, int lo, int hi)
+{
+    struct op op = blank_op(OP_UPDATE);
+    op.lo = lo, op.hi = hi;
+    int64_t params = workload_params(wl, lo, hi);
+    op.flops = 4.0 * (double)params;   /* v = mu v + g (+ wd w); w -= lr v */
+    op.bytes = 5 * params * wl->elem_bytes;
+    return op;
+}
+
 int plan_update(struct plan *p, int rank, int lo, int hi, const int *deps, int n_deps)
 {
     if (p->build_rc || !layers_ok(p, lo, hi, "UPDATE")) return -1;
-    struct op op = blank_op(OP_UPDATE);
-    op.lo = lo, op.hi = hi;
-    int64_t params = workload_params(p->wl, lo, hi);
-    op.flops = 4.0 * (double)params;   /* v = mu v + g (+ wd w); w -= lr v */
-    op.bytes = 5 * params * p->wl->elem_bytes;
-    return plan_add(p, rank, op, deps, n_deps);
+    return plan_add(p, rank, plan_update_op(p->wl, lo, hi), deps, n_deps);
 }
 
 static int p2p(struct plan *p, enum op_kind kind, int rank, int peer, enum tag_kind tk,

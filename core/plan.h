@@ -125,6 +125,14 @@ enum server_policy {
     POLICY_BACKUP,  /* sync on the first n_workers - policy_arg pushes of a step; the rest are dropped */
 };
 
+/* Asynchronous policies (async, ssp): workers run at their own pace, so the
+ * job's work (--steps S: S x n_workers pushes of batch / n_workers samples)
+ * is shared out among them as they become free, not S steps each. */
+static inline bool policy_is_async(enum server_policy p)
+{
+    return p == POLICY_ASYNC || p == POLICY_SSP;
+}
+
 struct plan {
     char strategy[32];
     const struct workload *wl;   /* borrowed: outlives the plan */
@@ -171,6 +179,9 @@ int plan_forward(struct plan *p, int rank, int lo, int hi, int mb, int n_samples
 int plan_backward(struct plan *p, int rank, int lo, int hi, int mb, int n_samples,
                   const int *deps, int n_deps);
 int plan_update(struct plan *p, int rank, int lo, int hi, const int *deps, int n_deps);
+/* The UPDATE op of layers [lo,hi) of wl, its flops and bytes filled, for no
+ * rank (a parameter server's update of its shard is costed with it). */
+struct op plan_update_op(const struct workload *wl, int lo, int hi);
 /* kind TAG_ACT crosses `boundary` forward, TAG_GRAD backward */
 int plan_send(struct plan *p, int rank, int peer, enum tag_kind kind, int boundary, int mb,
               int n_samples, const int *deps, int n_deps);

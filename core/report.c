@@ -131,12 +131,14 @@ cJSON *report_to_json(const struct report *r)
         add(st, "p99", num(r->step_time_s.p99), &ok);
     }
     add(root, "throughput_samples_per_s", num(r->throughput_samples_per_s), &ok);
+    add(root, "samples_applied", num((double)r->samples_applied), &ok);
 
     cJSON *bd = add(root, "breakdown", cJSON_CreateObject(), &ok);
     if (bd) {
         add(bd, "compute", num(r->breakdown.compute), &ok);
         add(bd, "comm", num(r->breakdown.comm), &ok);
         add(bd, "idle", num(r->breakdown.idle), &ok);
+        add(bd, "down", num(r->breakdown.down), &ok);
     }
     add(root, "bubble_fraction", num(r->bubble_fraction), &ok);
 
@@ -199,7 +201,11 @@ cJSON *report_to_json(const struct report *r)
         add(o, "compute_s", num(t->compute_s), &ok);
         add(o, "comm_s", num(t->comm_s), &ok);
         add(o, "idle_s", num(t->idle_s), &ok);
+        add(o, "down_s", num(t->down_s), &ok);
     }
+    cJSON *spw = add(root, "steps_per_worker", cJSON_CreateArray(), &ok);
+    for (int i = 0; spw && i < r->n_per_rank; i++)
+        add(spw, NULL, num((double)r->per_rank[i].steps), &ok);
 
     if (r->failure.happened) {
         cJSON *f = add(root, "failure", cJSON_CreateObject(), &ok);

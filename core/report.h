@@ -40,7 +40,8 @@ struct accuracy_point {
 
 struct rank_time {
     int rank;
-    double compute_s, comm_s, idle_s;
+    double compute_s, comm_s, idle_s, down_s;
+    int64_t steps;                   /* complete steps it ran */
 };
 
 struct report {
@@ -52,7 +53,8 @@ struct report {
 
     struct { double mean, p50, p99; } step_time_s;
     double throughput_samples_per_s;
-    struct { double compute, comm, idle; } breakdown;   /* fractions of device time, sum 1 */
+    struct { double compute, comm, idle, down; } breakdown;   /* fractions of device time, sum 1 */
+    int64_t samples_applied;         /* samples whose gradient took effect (docs/metrics.md) */
     double bubble_fraction;          /* idle share of pipeline/model ranks' compute time */
     struct {
         double mean;

@@ -179,6 +179,12 @@ static const struct field breakdown_fields[] = {
     RF("comm", K_REAL, breakdown.comm),
     RF("idle", K_REAL, breakdown.idle),
 };
+static const struct field breakdown_later_fields[] = {
+    RF("down", K_REAL, breakdown.down),
+};
+static const struct field report_later_fields[] = {
+    RF("samples_applied", K_WHOLE, samples_applied),
+};
 static const struct field staleness_fields[] = {
     RF("mean", K_REAL, staleness.mean),
     RF("max", K_WHOLE, staleness.max),
@@ -206,6 +212,9 @@ static const struct field rank_time_fields[] = {
     {"comm_s", K_REAL, offsetof(struct rank_time, comm_s)},
     {"idle_s", K_REAL, offsetof(struct rank_time, idle_s)},
 };
+static const struct field rank_time_later_fields[] = {
+    {"down_s", K_REAL, offsetof(struct rank_time, down_s)},
+};
 
 #define TABLE(t) t, N_OF(t)
 
@@ -228,6 +237,16 @@ static int read_field(const cJSON *obj, const struct at *at, void *base,
     return err_set(f.e, ERR_RUN, "report_read: field kind %d unknown", (int)fd->kind);
 }
 
+/* Fields added after version 1 of the format: absent in older files, where
+ * they read as 0 (no down time, nothing known of samples). */
+static int read_fields_if_present(const cJSON *obj, const struct at *at, void *base,
+                                  const struct field *fs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cJSON_GetObjectItemCaseSensitive(obj, fs[i].key)) TRY(read_field(obj, at, base, &fs[i]));
+    return 0;
+}
+
 static int read_fields(const cJSON *obj, const struct at *at, void *base,
                        const struct field *fs, size_t n)
 {
@@ -242,6 +261,15 @@ static int read_object(const cJSON *j, const struct at *at, const char *key, voi
     const cJSON *v = need_as(j, &f, cJSON_Object);
     if (!v) return ERR_INPUT;
     return read_fields(v, &f, base, fs, n);
+}
+
+/* "breakdown": compute, comm and idle, and down when present. */
+static int read_breakdown(const cJSON *j, const struct at *at, struct report *r)
+{
+    TRY(read_object(j, at, "breakdown", r, TABLE(breakdown_fields)));
+    struct at f = key_of(at, "breakdown");
+    return read_fields_if_present(cJSON_GetObjectItemCaseSensitive(j, "breakdown"), &f, r,
+                                  TABLE(breakdown_later_fields));
 }
 
 /* "final" and "failure": null, or an object of table fields. */
@@ -418,6 +446,25 @@ static int read_loss_curve(const cJSON *j, const struct at *at, struct report *r
     return 0;
 }
 
+/* "steps_per_worker" (optional: later than version 1): one whole number per
+ * entry of per_rank, read before it into per_rank[i].steps. */
+static int read_steps_per_worker(const cJSON *j, const struct at *at, struct report *r)
+{
+    const cJSON *spw = cJSON_GetObjectItemCaseSensitive(j, "steps_per_worker");
+    if (!spw) return 0;
+    struct at f = key_of(at, "steps_per_worker");
+    if (!cJSON_IsArray(spw)) return bad(&f, "is %s, not an array", type_name(spw));
+    if (cJSON_GetArraySize(spw) != r->n_per_rank)
+        return bad(&f, "has %d entries, per_rank %d: one a worker", cJSON_GetArraySize(spw),
+                   r->n_per_rank);
+    int i = 0;
+    for (const cJSON *v = spw->child; v; v = v->next, i++) {
+        struct at fi = index_of(&f, i);
+        TRY(as_whole(v, &fi, WHOLE_MAX, &r->per_rank[i].steps));
+    }
+    return 0;
+}
+
 static int read_per_rank(const cJSON *j, const struct at *at, struct report *r)
 {
     struct at f = key_of(at, "per_rank");
@@ -432,8 +479,9 @@ static int read_per_rank(const cJSON *j, const struct at *at, struct report *r)
         struct at fi = index_of(&f, i);
         if (!cJSON_IsObject(v)) return bad(&fi, "is %s, not an object", type_name(v));
         TRY(read_fields(v, &fi, &r->per_rank[i], TABLE(rank_time_fields)));
+        TRY(read_fields_if_present(v, &fi, &r->per_rank[i], TABLE(rank_time_later_fields)));
     }
-    return 0;
+    return read_steps_per_worker(j, at, r);
 }
 
 /* null, or a number: a non-finite time written as null reads back as
@@ -464,7 +512,8 @@ static int read_report(const cJSON *j, const struct at *at, struct report *r,
     TRY(read_config(j, at, r, c));
     TRY(read_object(j, at, "step_time_s", r, TABLE(step_time_fields)));
     TRY(read_field(j, at, r, &throughput_field));
-    TRY(read_object(j, at, "breakdown", r, TABLE(breakdown_fields)));
+    TRY(read_fields_if_present(j, at, r, TABLE(report_later_fields)));
+    TRY(read_breakdown(j, at, r));
     TRY(read_field(j, at, r, &bubble_field));
     TRY(read_object(j, at, "staleness", r, TABLE(staleness_fields)));
     TRY(read_histogram(j, at, r));

@@ -194,11 +194,11 @@ struct numerics {
     double final_loss;
 };
 
-static int on_step_start(void *ctx, int rank, int64_t step)
+static int on_step_start(void *ctx, int rank, int64_t job_step, int replica)
 {
     struct numerics *n = ctx;
     if (rank >= n->p->n_workers) return 0;
-    return gradient(n->worker[rank], &n->b, &n->smp, &n->s.data->train, step, rank,
+    return gradient(n->worker[rank], &n->b, &n->smp, &n->s.data->train, job_step, replica,
                     n->p->n_workers, &n->loss_sum[rank], &n->n_samples[rank], &n->err);
 }
 
@@ -268,14 +268,16 @@ static int evaluate(struct numerics *n, int64_t step, double now_s, struct err *
                            (struct accuracy_point){step, now_s, acc}, e);
 }
 
-static int on_step_done(void *ctx, int rank, int64_t step, double now_s)
+static int on_step_done(void *ctx, int rank, int64_t job_step, int replica, double now_s)
 {
     struct numerics *n = ctx;
     if (rank >= n->p->n_workers) return 0;
-    struct step_loss l = {step, now_s, n->loss_sum[rank], n->n_samples[rank]};
+    struct step_loss l = {job_step, now_s, n->loss_sum[rank], n->n_samples[rank]};
     if (vec_push(&n->losses, l) < 0) return err_set(&n->err, ERR_NOMEM, "out of memory");
-    /* worker 0's clock sets when the servers' model is evaluated */
-    if (rank == 0 && is_eval_step(&n->s, step + 1)) return evaluate(n, step + 1, now_s, &n->err);
+    /* each job step's replica 0 is computed once, by whichever worker took
+     * it: its end sets when the servers' model is evaluated */
+    if (replica == 0 && is_eval_step(&n->s, job_step + 1))
+        return evaluate(n, job_step + 1, now_s, &n->err);
     return 0;
 }
 

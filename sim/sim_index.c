@@ -218,6 +218,9 @@ static int index_servers(struct sim *m)
             S->is_used = false;
             goto done;
         }
+        const struct plan_rank *sr = &p->ranks[p->n_workers + m->slots[k].server];
+        struct op update = plan_update_op(p->wl, sr->shard_lo, sr->shard_hi);
+        S->update_cost_s = cost_compute_s(m->cl, &update);
     }
     rc = ERR_NOMEM;
     count = XCALLOC(e, 2 * (size_t)n_slots, sizeof *count);   /* pushes, pulls per slot */
@@ -268,7 +271,10 @@ int sim_index_init(struct sim *m)
     m->step = XCALLOC(e, nr, sizeof *m->step);
     m->n_done = XCALLOC(e, nr, sizeof *m->n_done);
     m->is_dead = XCALLOC(e, nr, sizeof *m->is_dead);
-    if (!m->off || !m->root_first || !m->step || !m->n_done || !m->is_dead)
+    m->is_done = XCALLOC(e, nr, sizeof *m->is_done);
+    m->work = XCALLOC(e, nr, sizeof *m->work);
+    if (!m->off || !m->root_first || !m->step || !m->n_done || !m->is_dead || !m->is_done ||
+        !m->work)
         return ERR_NOMEM;
     for (int r = 0; r < p->n_ranks; r++) {
         m->off[r + 1] = m->off[r] + (int)p->ranks[r].ops.len;
@@ -302,4 +308,7 @@ void sim_index_release(struct sim *m)
     free(m->step);
     free(m->n_done);
     free(m->is_dead);
+    free(m->is_done);
+    free(m->work);
+    vec_free(&m->work_free);
 }

@@ -61,6 +61,12 @@ struct server {
     struct ps_server ps;
     VEC(int32_t) waiting;  /* PULL ops not yet answered, in arrival order */
     int64_t ckpt_version;  /* version when the checkpoint step was complete */
+    /* The server works through what arrives in order, one thing at a time,
+     * as a real server rank does: each push costs it an update of its shard
+     * (update_cost_s; a synchronous round thus costs the sum of its pushes),
+     * and a pull's answer leaves once the updates before it are done. */
+    double update_cost_s;  /* UPDATE of the shard on the server's rank */
+    double busy_until_s;
 };
 
 struct sim {
@@ -92,6 +98,20 @@ struct sim {
     int *n_done;            /* ops of the current step ended */
     bool *is_dead;
     int n_working;          /* ranks with ops */
+
+    /* Asynchronous plans share the job's work out (core/plan.h,
+     * policy_is_async): work item k is replica k % n_workers of job step
+     * k / n_workers; a worker takes the next item when it starts a step, and
+     * is done when none is left. A dead worker's unfinished item goes back
+     * (work_free) for the others. */
+    bool is_async;
+    int64_t work_total;     /* steps x n_workers */
+    int64_t work_next;      /* the next item never given out */
+    VEC(int64_t) work_free; /* items given back, taken first */
+    int64_t *work;          /* [n_ranks]: the item each worker is on, -1 none */
+    int64_t work_completed; /* items whose worker step has ended */
+    int64_t ckpt_work;      /* work_completed at the checkpoint */
+    bool *is_done;          /* [n_ranks]: no work was left for it */
 
     /* steps every working rank has completed, and the checkpoint */
     int64_t n_complete;

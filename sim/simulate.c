@@ -96,12 +96,8 @@ enum ev_kind {
     EV_COLL_END,    /* a = collective */
     EV_STEP_START,  /* a = rank, after its pause */
     EV_FAIL,        /* the failure */
+    EV_PULL_SEND,   /* b = PULL op g: its server has worked through what came before */
 };
-
-static inline bool is_async(const struct plan *p)
-{
-    return p->policy == POLICY_ASYNC || p->policy == POLICY_SSP;
-}
 
 static void fail_nomem(struct sim *m)
 {
@@ -132,6 +128,8 @@ static int64_t round_of(const struct sim *m, int g)
     return m->step[x->rank] * sl->n_push + j;
 }
 
+static void retire_worker(struct sim *m, int r);
+
 /* A hook's error stops the run like any other. */
 static void hooked(struct sim *m, int rc)
 {
@@ -141,15 +139,31 @@ static void hooked(struct sim *m, int rc)
     }
 }
 
+/* The policy lets PULL g be answered: it reads the parameters as they are
+ * now, with every push that arrived before it (numerics copies them now),
+ * and its data leaves when the server has done the updates queued before
+ * it. */
 static void answer_pull(struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
     const struct sim_hooks *h = m->s->hooks;
+    const struct server *S = &m->servers[m->slots[x->aux].server];
     if (h && h->pull_answered)
         hooked(m, h->pull_answered(h->ctx, x->rank, m->p->n_workers + m->slots[x->aux].server));
+    m->x[g].ver_read = S->ps.version;
+    if (S->busy_until_s > m->now_s) {
+        push_event(m, S->busy_until_s, EV_PULL_SEND, x->rank, g);
+        return;
+    }
     m->x[g].start_s = m->now_s;
-    m->x[g].ver_read = m->servers[m->slots[x->aux].server].ps.version;
     start_transfer(m, g, x->link, x->bytes);
+}
+
+static void send_pull(struct sim *m, int g)
+{
+    if (m->is_dead[m->x[g].rank]) return;
+    m->x[g].start_s = m->now_s;
+    start_transfer(m, g, m->x[g].link, m->x[g].bytes);
 }
 
 /* Answers the waiting pulls the policy now allows, keeping the order of
@@ -218,10 +232,47 @@ static void op_ready(struct sim *m, int g)
     }
 }
 
+/* Asynchronous plans: worker r takes the next item of the job's work, a
+ * given-back one first. False when none is left: r is done, and retires at
+ * its servers so that ssp's bound no longer waits for it. */
+static bool take_work(struct sim *m, int r)
+{
+    if (m->work_free.len) {
+        m->work[r] = m->work_free.items[--m->work_free.len];
+        return true;
+    }
+    if (m->work_next < m->work_total) {
+        m->work[r] = m->work_next++;
+        return true;
+    }
+    m->work[r] = -1;
+    m->is_done[r] = true;
+    retire_worker(m, r);
+    return false;
+}
+
+/* The job's step and the replica whose samples rank r's current step takes. */
+static void job_step_of(const struct sim *m, int r, int64_t *job_step, int *replica)
+{
+    if (m->is_async) {
+        *job_step = m->work[r] / m->p->n_workers;
+        *replica = (int)(m->work[r] % m->p->n_workers);
+    } else {
+        *job_step = m->step[r];
+        *replica = r;
+    }
+}
+
 static void start_step(struct sim *m, int r)
 {
     const struct sim_hooks *h = m->s->hooks;
-    if (h && h->step_start) hooked(m, h->step_start(h->ctx, r, m->step[r]));
+    if (m->is_async && r < m->p->n_workers && !take_work(m, r)) return;
+    if (h && h->step_start) {
+        int64_t job_step;
+        int replica;
+        job_step_of(m, r, &job_step, &replica);
+        hooked(m, h->step_start(h->ctx, r, job_step, replica));
+    }
     for (int g = m->off[r]; g < m->off[r + 1]; g++) m->x[g].pending = m->x[g].pending0;
     m->n_done[r] = 0;
     double pause_s = m->strag ? straggler_pause_s(m->strag, r) : 0;
@@ -236,7 +287,16 @@ static void start_step(struct sim *m, int r)
 static void step_done(struct sim *m, int r)
 {
     const struct sim_hooks *h = m->s->hooks;
-    if (h && h->step_done) hooked(m, h->step_done(h->ctx, r, m->step[r], m->now_s));
+    if (h && h->step_done) {
+        int64_t job_step;
+        int replica;
+        job_step_of(m, r, &job_step, &replica);
+        hooked(m, h->step_done(h->ctx, r, job_step, replica, m->now_s));
+    }
+    if (m->is_async) {
+        m->work[r] = -1;
+        m->work_completed++;
+    }
     if (m->step[r]++ == m->n_complete && ++m->n_past == m->n_working) {
         /* every rank has now completed n_complete + 1 steps */
         if (m->s->step_end_s && m->n_complete < m->s->steps)
@@ -251,9 +311,10 @@ static void step_done(struct sim *m, int r)
             m->ckpt_time_s = m->now_s;
             for (int s = 0; s < m->p->n_servers; s++)
                 m->servers[s].ckpt_version = m->servers[s].ps.version;
+            m->ckpt_work = m->work_completed;
         }
     }
-    if (m->step[r] < m->s->steps) start_step(m, r);
+    if (m->is_async || m->step[r] < m->s->steps) start_step(m, r);
 }
 
 static void record(struct sim *m, int g)
@@ -319,6 +380,8 @@ static void arrived(struct sim *m, int g)
         int64_t round = round_of(m, g);
         struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round, m->x[g].ver_read);
         m->x[g].ver_applied = pr.version_applied;
+        if (pr.action != PS_DROPPED)
+            S->busy_until_s = fmax(S->busy_until_s, m->now_s) + S->update_cost_s;
         const struct sim_hooks *h = m->s->hooks;
         if (h && h->push_arrived && !m->is_lookahead)
             hooked(m, h->push_arrived(h->ctx, x->rank, m->p->n_workers + sl->server, round, &pr));
@@ -338,11 +401,11 @@ static void arrived(struct sim *m, int g)
 
 /* ---- failures -------------------------------------------------------------- */
 
-/* Async and ssp: rank R stops; what the servers accepted stays. ssp's bound
- * is on the slowest live worker: R retires at every server it pushes to. */
-static void kill_worker(struct sim *m, int r)
+/* Worker r holds nothing back any more (it died, or no work is left for
+ * it): it retires at every server it pushes to, and the pulls waiting there
+ * are answered if they now may be. */
+static void retire_worker(struct sim *m, int r)
 {
-    m->is_dead[r] = true;
     for (int g = m->off[r]; g < m->off[r + 1]; g++) {
         const struct xop *x = &m->x[g];
         if (x->kind != OP_PUSH) continue;
@@ -351,6 +414,21 @@ static void kill_worker(struct sim *m, int r)
     }
     for (int s = 0; s < m->p->n_servers; s++)
         if (m->servers[s].is_used) recheck_pulls(m, s);
+}
+
+/* Async and ssp: rank R stops; what the servers accepted stays, its time
+ * from now on is down, and the work item it was on goes back to the job for
+ * a live worker to take. When every other worker is done already, nobody
+ * takes it: that work is lost, and not counted (docs/metrics.md). */
+static void kill_worker(struct sim *m, int r)
+{
+    m->is_dead[r] = true;
+    if (m->a && analysis_set_down(m->a, r, m->now_s) < 0 && !m->rc)
+        m->rc = err_set(m->e, ERR_RUN, "simulate: rank %d cannot be marked down", r);
+    retire_worker(m, r);
+    if (m->work[r] < 0) return;
+    if (vec_push(&m->work_free, m->work[r]) < 0) fail_nomem(m);
+    m->work[r] = -1;
 }
 
 static int new_network(struct sim *m)
@@ -394,6 +472,18 @@ static void reset_to(struct sim *m, int64_t c)
         S->waiting.len = 0;
         S->ps.version = S->ckpt_version;
         S->ps.n_in_round = 0;
+        S->busy_until_s = 0;
+        /* workers that were done are back at work */
+        memset(S->ps.is_retired, 0, (size_t)S->ps.n_workers * sizeof *S->ps.is_retired);
+        S->ps.n_live = S->ps.n_workers;
+    }
+    /* the job's work as it was at the checkpoint (c > 0 only once every
+     * worker had completed c steps) */
+    m->work_next = m->work_completed = c > 0 ? m->ckpt_work : 0;
+    m->work_free.len = 0;
+    for (int r = 0; r < m->n_ranks; r++) {
+        m->work[r] = -1;
+        m->is_done[r] = false;
     }
     for (int g = 0; g < m->n_ops; g++) {
         const struct xop *x = &m->x[g];
@@ -444,7 +534,7 @@ static void on_failure(struct sim *m)
     m->res->failed = true;
     m->res->failed_rank = f->rank;
     m->res->failure_time_s = f->time_s;
-    if (is_async(m->p) && f->rank < m->p->n_workers) kill_worker(m, f->rank);
+    if (m->is_async && f->rank < m->p->n_workers) kill_worker(m, f->rank);
     else restart(m);
 }
 
@@ -506,6 +596,7 @@ static int begin(struct sim *m)
     m->is_stopped = m->has_failed = false;
     m->ckpt_step = 0;
     m->ckpt_time_s = 0;
+    m->ckpt_work = 0;
     for (int s = 0; s < m->p->n_servers; s++) m->servers[s].ckpt_version = 0;
     memset(m->is_dead, 0, (size_t)m->n_ranks * sizeof *m->is_dead);
     const struct failure_spec *f = &m->s->failure;
@@ -549,15 +640,20 @@ static void run_loop(struct sim *m)
         case EV_FAIL:
             on_failure(m);
             break;
+        case EV_PULL_SEND:
+            send_pull(m, (int)ev.b);
+            break;
         }
     }
 }
 
-/* After the loop: every live rank must have run every step. */
+/* After the loop: every live rank must have run every step (asynchronous:
+ * be done, with no work left). */
 static int check_finished(const struct sim *m)
 {
     for (int r = 0; r < m->n_ranks; r++) {
-        if (m->off[r + 1] == m->off[r] || m->is_dead[r] || m->step[r] >= m->s->steps) continue;
+        if (m->off[r + 1] == m->off[r] || m->is_dead[r]) continue;
+        if (m->is_async ? m->is_done[r] : m->step[r] >= m->s->steps) continue;
         if (m->res->failed && m->is_dead[m->res->failed_rank])
             return err_set(m->e, ERR_RUN,
                            "after rank %d failed at %g s, rank %d stopped in step %lld of %d: it "
@@ -587,6 +683,8 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     m.e = e;
     m.res = res;
     m.lookahead_c = -1;
+    m.is_async = policy_is_async(s->plan->policy);
+    m.work_total = (int64_t)s->steps * s->plan->n_workers;
     if (s->hooks && s->failure.is_set)
         return err_set(e, ERR_INPUT, "--fail and --numerics together are not supported: a "
                        "failure's restart would redo arithmetic the hooks cannot undo");
@@ -594,7 +692,7 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     int rc = sim_index_init(&m);
     if (rc < 0) goto done;
     const struct failure_spec *f = &s->failure;
-    if (f->is_set && !(is_async(m.p) && f->rank < m.p->n_workers)) {
+    if (f->is_set && !(m.is_async && f->rank < m.p->n_workers)) {
         m.is_lookahead = true;
         rc = begin(&m);
         if (rc < 0) goto done;

@@ -29,15 +29,18 @@
  * moments the math happens: a worker computes its step's gradient when the
  * step starts (from the parameters it holds then), a server applies a push
  * when it arrives, a pull copies the server's parameters when it is
- * answered. A nonzero return stops the run with that error. NULL members are
+ * answered. A worker step takes the samples of one replica of one job step:
+ * synchronous plans, replica = the rank in its own step; asynchronous ones,
+ * the work item it took (simulate.c). A nonzero return stops the run with
+ * that error. NULL members are
  * skipped. Runs with a --fail take no hooks (simulate refuses them). */
 struct sim_hooks {
     void *ctx;
-    int (*step_start)(void *ctx, int rank, int64_t step);
+    int (*step_start)(void *ctx, int rank, int64_t job_step, int replica);
     int (*push_arrived)(void *ctx, int rank, int server, int64_t round,
                         const struct ps_push_result *pr);
     int (*pull_answered)(void *ctx, int rank, int server);
-    int (*step_done)(void *ctx, int rank, int64_t step, double now_s);
+    int (*step_done)(void *ctx, int rank, int64_t job_step, int replica, double now_s);
 };
 
 struct sim_setup {

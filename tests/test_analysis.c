@@ -106,10 +106,11 @@ Test(analysis, overlapping_comm_is_hidden_under_compute)
     /* The bare plan's rank holds no stage (it runs no FORWARD of part of the
      * model), so its idle time is waiting, not a pipeline bubble. */
     assert_near(r.bubble_fraction, 0, "bubble");
-    /* one step, ending at the comm's end 3 */
-    assert_near(r.step_time_s.mean, 3, "mean");
-    assert_near(r.step_time_s.p50, 3, "p50");
-    assert_near(r.step_time_s.p99, 3, "p99");
+    /* one step: the job's step time is T / S = 5 / 1, the last step ending
+     * when the job does */
+    assert_near(r.step_time_s.mean, 5, "mean");
+    assert_near(r.step_time_s.p50, 5, "p50");
+    assert_near(r.step_time_s.p99, 5, "p99");
     assert_near(r.throughput_samples_per_s, 1 * 8 / 5.0, "throughput");   /* steps x batch / T */
     report_release(&r);
     plan_free(p);
@@ -131,12 +132,12 @@ Test(analysis, comm_inside_compute_and_in_gaps)
     plan_free(p);
 }
 
-Test(analysis, step_times_per_worker_and_nearest_rank_percentiles)
+Test(analysis, job_step_times_and_nearest_rank_percentiles)
 {
-    /* worker 0 ends its steps at 1, 3, 6: durations 1, 2, 3
-     * worker 1 ends its steps at 2, 3, 7: durations 2, 1, 4
-     * all six sorted: 1 1 2 2 3 4; mean 13/6
-     * nearest rank: p50 = x[ceil(0.50 * 6)] = x[3] = 2, p99 = x[ceil(5.94)] = x[6] = 4
+    /* worker 0 ends its steps at 1, 3, 6; worker 1 at 2, 3, 7. The job's
+     * step s ends when the last worker has ended it: 2, 3, 7 (the last at
+     * T = 7), so the durations are 2, 1, 4 and the mean T / S = 7/3.
+     * nearest rank: p50 = x[ceil(0.50 * 3)] = x[2] = 2, p99 = x[3] = 4
      * A step's end is its latest span end, whichever span comes last. */
     struct plan *p = bare_plan(2, 0, 16);
     struct span s[] = {
@@ -149,7 +150,7 @@ Test(analysis, step_times_per_worker_and_nearest_rank_percentiles)
     };
     struct report r;
     analyse(p, 3, s, sizeof s / sizeof *s, 7, &r);
-    assert_near(r.step_time_s.mean, 13.0 / 6, "mean");
+    assert_near(r.step_time_s.mean, 7.0 / 3, "mean");
     assert_near(r.step_time_s.p50, 2, "p50");
     assert_near(r.step_time_s.p99, 4, "p99");
     assert_near(r.throughput_samples_per_s, 3 * 16 / 7.0, "throughput");
@@ -350,8 +351,9 @@ Test(analysis, spans_interleaved_across_ranks)
     struct report ra, rb;
     analyse(p, 2, a, 7, 4, &ra);
     analyse(p, 2, b, 7, 4, &rb);
-    /* rank 0: compute 1 + 1, exposed 0.5 + 0.5; steps end 1.5, 3: 1.5, 1.5
-     * rank 1: compute 2 + 1.25, exposed 0.25;    steps end 2.25, 3.5: 2.25, 1.25 */
+    /* rank 0: compute 1 + 1, exposed 0.5 + 0.5; steps end 1.5, 3
+     * rank 1: compute 2 + 1.25, exposed 0.25;    steps end 2.25, 3.5
+     * the job's steps end at 2.25 and (the last) T = 4: 2.25, 1.75 */
     const struct report *rs[] = {&ra, &rb};
     for (int k = 0; k < 2; k++) {
         const struct report *r = rs[k];
@@ -359,8 +361,8 @@ Test(analysis, spans_interleaved_across_ranks)
         assert_near(r->per_rank[0].comm_s, 1, "rank 0 comm");
         assert_near(r->per_rank[1].compute_s, 3.25, "rank 1 compute");
         assert_near(r->per_rank[1].comm_s, 0.25, "rank 1 comm");
-        assert_near(r->step_time_s.mean, (1.5 + 1.5 + 2.25 + 1.25) / 4, "mean");
-        assert_near(r->step_time_s.p50, 1.5, "p50");   /* x[2] of 1.25 1.5 1.5 2.25 */
+        assert_near(r->step_time_s.mean, 4.0 / 2, "mean");
+        assert_near(r->step_time_s.p50, 1.75, "p50");   /* x[1] of 1.75 2.25 */
         assert_near(r->step_time_s.p99, 2.25, "p99");
     }
     cr_assert_eq(memcmp(ra.per_rank, rb.per_rank, 2 * sizeof *ra.per_rank), 0);

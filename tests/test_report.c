@@ -55,8 +55,12 @@ static void fill(struct report *r)
     r->time_to_accuracy_s = 42.5;
     r->n_per_rank = 2;
     r->per_rank = calloc(2, sizeof *r->per_rank);
-    r->per_rank[0] = (struct rank_time){.rank = 0, .compute_s = 1.5, .comm_s = 0.5, .idle_s = 0.25};
-    r->per_rank[1] = (struct rank_time){.rank = 1, .compute_s = 1.25, .comm_s = 0.75, .idle_s = 0.125};
+    r->per_rank[0] = (struct rank_time){.rank = 0, .compute_s = 1.5, .comm_s = 0.5, .idle_s = 0.25,
+                                        .steps = 7};
+    r->per_rank[1] = (struct rank_time){.rank = 1, .compute_s = 1.25, .comm_s = 0.75, .idle_s = 0.125,
+                                        .down_s = 0.5, .steps = 3};
+    r->samples_applied = 2560;
+    r->breakdown.down = 0.0625;
 }
 
 /* report_to_json, printed and parsed back: what a script reading the file
@@ -116,10 +120,13 @@ static const cJSON *get_arr(const cJSON *obj, const char *key, int n)
 /* The contract's top-level fields, in ARCHITECTURE.md's order. */
 static const char *const top_fields[] = {
     "strata_report", "mode", "strategy", "devices", "config", "step_time_s",
-    "throughput_samples_per_s", "breakdown", "bubble_fraction", "staleness",
+    "throughput_samples_per_s",
+    "samples_applied", /* beyond ARCHITECTURE.md's list: what the throughput counts */
+    "breakdown", "bubble_fraction", "staleness",
     "memory_bytes_per_device", "loss_curve",
     "accuracy_curve", /* beyond ARCHITECTURE.md's list: test accuracy during training */
     "final", "time_to_accuracy_s", "per_rank",
+    "steps_per_worker", /* beyond ARCHITECTURE.md's list: asynchronous work shares (issue 11) */
     "failure", /* beyond ARCHITECTURE.md's list: what a --fail cost (issue 4) */
 };
 #define N_TOP ((int)(sizeof top_fields / sizeof *top_fields))
@@ -155,11 +162,13 @@ Test(report, json_round_trip_keeps_every_value)
     cr_assert_eq(get_num(st, "p50"), 0.0625);
     cr_assert_eq(get_num(st, "p99"), 0.25);
     cr_assert_eq(get_num(j, "throughput_samples_per_s"), 4096.5);
+    cr_assert_eq(get_num(j, "samples_applied"), 2560);
 
-    const cJSON *bd = get_obj(j, "breakdown", 3);
+    const cJSON *bd = get_obj(j, "breakdown", 4);
     cr_assert_eq(get_num(bd, "compute"), 0.5);
     cr_assert_eq(get_num(bd, "comm"), 0.375);
     cr_assert_eq(get_num(bd, "idle"), 0.125);
+    cr_assert_eq(get_num(bd, "down"), 0.0625);
     cr_assert_eq(get_num(j, "bubble_fraction"), 0.2);
 
     const cJSON *sl = get_obj(j, "staleness", 3);
@@ -198,11 +207,15 @@ Test(report, json_round_trip_keeps_every_value)
     cr_assert_eq(get_num(j, "time_to_accuracy_s"), 42.5);
 
     const cJSON *pr = get_arr(j, "per_rank", 2);
-    const double want_pr[2][4] = {{0, 1.5, 0.5, 0.25}, {1, 1.25, 0.75, 0.125}};
+    const double want_pr[2][5] = {{0, 1.5, 0.5, 0.25, 0}, {1, 1.25, 0.75, 0.125, 0.5}};
+    const cJSON *spw = get_arr(j, "steps_per_worker", 2);
+    cr_assert_eq(cJSON_GetArrayItem(spw, 0)->valuedouble, 7);
+    cr_assert_eq(cJSON_GetArrayItem(spw, 1)->valuedouble, 3);
     for (int i = 0; i < 2; i++) {
         const cJSON *o = cJSON_GetArrayItem(pr, i);
         cr_assert(cJSON_IsObject(o));
-        cr_assert_eq(cJSON_GetArraySize(o), 4);
+        cr_assert_eq(cJSON_GetArraySize(o), 5);
+        cr_assert_eq(get_num(o, "down_s"), want_pr[i][4]);
         cr_assert_eq(get_num(o, "rank"), want_pr[i][0]);
         cr_assert_eq(get_num(o, "compute_s"), want_pr[i][1]);
         cr_assert_eq(get_num(o, "comm_s"), want_pr[i][2]);

@@ -631,25 +631,70 @@ static void expect_member_required(const char *parent, int elem, int k)
     expect_bad_tree(j, want);
 }
 
+/* Fields added after version 1 of the format: files from before them lack
+ * them, and they read as 0. */
+static bool is_later_field(const char *key)
+{
+    static const char *const later[] = {"accuracy_curve", "samples_applied", "steps_per_worker",
+                                        "down", "down_s"};
+    for (size_t i = 0; i < sizeof later / sizeof *later; i++)
+        if (!strcmp(key, later[i])) return true;
+    return false;
+}
+
 Test(report_read, every_field_of_the_contract_is_required)
 {
     cJSON *j = valid_tree();
     int n_top = cJSON_GetArraySize(j);
-    /* k = 0, "strata_report", is the document's kind: unknown_document_kind;
-     * accuracy_curve is optional (reports from before it have none) */
+    /* k = 0, "strata_report", is the document's kind: unknown_document_kind */
     for (int k = 1; k < n_top; k++)
-        if (strcmp(cJSON_GetArrayItem(j, k)->string, "accuracy_curve"))
-            expect_member_required(NULL, -1, k);
+        if (!is_later_field(cJSON_GetArrayItem(j, k)->string)) expect_member_required(NULL, -1, k);
     /* Members of objects, except config, whose members are optional
      * (defaults fill the rest). */
     for (const cJSON *m = j->child; m; m = m->next) {
         if (!strcmp(m->string, "config")) continue;
         if (cJSON_IsObject(m))
             for (int k = 0; k < cJSON_GetArraySize(m); k++)
-                expect_member_required(m->string, -1, k);
+                if (!is_later_field(cJSON_GetArrayItem(m, k)->string))
+                    expect_member_required(m->string, -1, k);
     }
     for (int k = 0; k < 4; k++) expect_member_required("per_rank", 1, k);
     cJSON_Delete(j);
+}
+
+Test(report_read, later_fields_read_back_and_are_zero_when_absent)
+{
+    cJSON *j = valid_tree();
+    replace(j, "samples_applied", cJSON_CreateNumber(1536));
+    replace(at(j, "breakdown"), "down", cJSON_CreateNumber(0.25));
+    cJSON *spw = cJSON_GetObjectItemCaseSensitive(j, "steps_per_worker");
+    int n = cJSON_GetArraySize(spw);
+    cr_assert_gt(n, 0);
+    cJSON_ReplaceItemInArray(spw, n - 1, cJSON_CreateNumber(9));
+    char *text = cJSON_PrintUnformatted(j);
+    struct report_doc d;
+    struct err e = {0};
+    cr_assert_eq(report_doc_parse(text, strlen(text), "r.json", &d, &e), 0, "%s", e.msg);
+    cr_assert_eq(d.reports[0].samples_applied, 1536);
+    cr_assert_eq(d.reports[0].breakdown.down, 0.25);
+    cr_assert_eq(d.reports[0].per_rank[n - 1].steps, 9);
+    report_doc_release(&d);
+    cJSON_free(text);
+
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "samples_applied");
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "steps_per_worker");
+    cJSON_DeleteItemFromObjectCaseSensitive(at(j, "breakdown"), "down");
+    text = cJSON_PrintUnformatted(j);
+    cr_assert_eq(report_doc_parse(text, strlen(text), "r.json", &d, &e), 0, "%s", e.msg);
+    cr_assert_eq(d.reports[0].samples_applied, 0);
+    cr_assert_eq(d.reports[0].breakdown.down, 0);
+    cr_assert_eq(d.reports[0].per_rank[n - 1].steps, 0);
+    report_doc_release(&d);
+    cJSON_free(text);
+
+    /* one count a worker, or the file is wrong */
+    cJSON_AddItemToObject(j, "steps_per_worker", cJSON_CreateArray());
+    expect_bad_tree(j, "\"steps_per_worker\" has 0 entries");
 }
 
 Test(report_read, first_complaint_is_the_first_bad_field_of_the_text)

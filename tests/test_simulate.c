@@ -15,6 +15,7 @@
 #include "../core/straggler.h"
 #include "../core/trace.h"
 #include "../sim/cluster.h"
+#include "../sim/cost.h"
 #include "../sim/simulate.h"
 #include "../strategies/strategy.h"
 
@@ -344,9 +345,11 @@ Test(simulate, ps_async_identical_workers_have_staleness_n_minus_1)
 }
 
 /* ps-ssp:K. The policy's promise: worker w's pull that ends its step s is
- * answered only once every worker has pushed step s - K. Checked on the
- * spans: every PULL of step s starts no earlier than every worker's PUSH of
- * step s - K ends.
+ * answered only once every worker has pushed step s - K, or is done (the
+ * job's work shared out, nothing was left for it). Checked on the spans:
+ * every PULL of step s starts no earlier than every worker's PUSH of step
+ * s - K ends, or than that worker's last op ends when it never ran step
+ * s - K.
  *
  * Staleness bound. w's push of step s was computed from the version of its
  * pull ending step s - 1, answered at t1, when every worker v had pushed
@@ -367,26 +370,36 @@ Test(simulate, ps_ssp_never_answers_a_pull_more_than_k_steps_ahead)
     trace_init(&t, -1, 1000000);
     /* noise of mean 1 x the compute: workers drift apart and the bound bites */
     struct run r = run(p, &c, S, (struct opts){.straggler = "exp:1", .seed = 11}, &t);
-    double push_end[4][60], pull_start[4][60];
+    enum { MAX_STEPS = 4 * 60 };
+    static double push_end[4][MAX_STEPS], pull_start[4][MAX_STEPS];
+    double last_end[4] = {0};
+    int n_steps[4] = {0}, n_total = 0;
     for (int w = 0; w < N; w++)
-        for (int s = 0; s < S; s++) push_end[w][s] = pull_start[w][s] = NAN;
+        for (int s = 0; s < MAX_STEPS; s++) push_end[w][s] = pull_start[w][s] = NAN;
     for (size_t k = 0; k < t.spans.len; k++) {
         const struct span *sp = &t.spans.items[k];
+        cr_assert_lt(sp->step, MAX_STEPS);
         if (sp->kind == OP_PUSH) push_end[sp->rank][sp->step] = sp->end_s;
         if (sp->kind == OP_PULL) pull_start[sp->rank][sp->step] = sp->start_s;
+        if (sp->end_s > last_end[sp->rank]) last_end[sp->rank] = sp->end_s;
+        if (sp->step + 1 > n_steps[sp->rank]) n_steps[sp->rank] = sp->step + 1;
     }
+    for (int w = 0; w < N; w++) {
+        n_total += n_steps[w];
+        cr_assert_eq(r.report.per_rank[w].steps, n_steps[w], "worker %d", w);
+    }
+    cr_assert_eq(n_total, N * S, "the job's work: S steps of N pushes, however shared out");
     int n_blocked = 0;
     for (int w = 0; w < N; w++)
-        for (int s = 0; s < S; s++)
-            cr_assert(!isnan(push_end[w][s]) && !isnan(pull_start[w][s]), "worker %d step %d", w,
-                      s);
-    for (int w = 0; w < N; w++)
-        for (int s = K; s < S; s++)
+        for (int s = K; s < n_steps[w]; s++)
             for (int v = 0; v < N; v++) {
-                cr_assert(push_end[v][s - K] <= pull_start[w][s],
+                cr_assert(!isnan(pull_start[w][s]), "worker %d step %d has no pull", w, s);
+                double held_until = s - K < n_steps[v] ? push_end[v][s - K] : last_end[v];
+                cr_assert(held_until <= pull_start[w][s],
                           "worker %d's pull of step %d answered at %g, before worker %d pushed "
-                          "step %d (at %g)", w, s, pull_start[w][s], v, s - K, push_end[v][s - K]);
-                n_blocked += push_end[v][s - K] == pull_start[w][s];
+                          "step %d or was done (at %g)", w, s, pull_start[w][s], v, s - K,
+                          held_until);
+                n_blocked += held_until == pull_start[w][s];
             }
     fprintf(stderr, "ps-ssp:%d, N = %d: %d pulls answered the instant the bound let them; max "
             "staleness %lld, bound (2K+1)(N-1) = %d\n", K, N, n_blocked,
@@ -409,9 +422,12 @@ Test(simulate, ps_ssp_never_answers_a_pull_more_than_k_steps_ahead)
 /* The server's NIC is the bottleneck: N identical workers push the same
  * bytes n at the same instant through the server's inbound link, which
  * shares its bandwidth among them (processor sharing), so every push takes
- * alpha + N n / beta instead of alpha + n / beta; the pulls then leave
- * together through its outbound link and take as long. */
-Test(simulate, concurrent_pushes_share_the_servers_link)
+ * alpha + N n / beta instead of alpha + n / beta. The server then works
+ * through the N pushes one update u at a time (an UPDATE of the model on
+ * its rank), as a real server rank does, and the k-th answer leaves when the
+ * first k updates are done: the pulls start at the pushes' end + u, 2u, ...
+ * Nu. */
+Test(simulate, concurrent_pushes_share_the_servers_link_and_the_server_updates_in_turn)
 {
     struct workload *wl = load(UNIFORM_4);
     const int N = 4;
@@ -420,23 +436,33 @@ Test(simulate, concurrent_pushes_share_the_servers_link)
     char path[128];
     struct cluster c = laid_out(write_profile(path, sizeof path, 8), p, 0);   /* one node */
     unlink(path);
+    struct op update = plan_update_op(wl, 0, wl->n_layers);
+    double u = cost_compute_s(&c, &update);
+    cr_assert_gt(u, 0);
     struct trace t;
     trace_init(&t, -1, 1000);
     struct run r = run(p, &c, 1, (struct opts){0}, &t);
     int n_push = 0, n_pull = 0;
+    double push_end = NAN, pull_start[8];
     for (size_t k = 0; k < t.spans.len; k++) {
         const struct span *sp = &t.spans.items[k];
-        if (sp->kind != OP_PUSH && sp->kind != OP_PULL) continue;
+        if (sp->kind == OP_PULL) pull_start[n_pull++] = sp->start_s;
+        if (sp->kind != OP_PUSH) continue;
         double want = 2e-6 + N * (double)sp->bytes / 1e10;
         cr_assert(fabs((sp->end_s - sp->start_s) / want - 1) < 1e-9,
-                  "%s of rank %d took %g s; alpha + N n / beta = %g s",
-                  sp->kind == OP_PUSH ? "PUSH" : "PULL", sp->rank, sp->end_s - sp->start_s,
-                  want);
-        n_push += sp->kind == OP_PUSH;
-        n_pull += sp->kind == OP_PULL;
+                  "PUSH of rank %d took %g s; alpha + N n / beta = %g s", sp->rank,
+                  sp->end_s - sp->start_s, want);
+        if (n_push++ == 0) push_end = sp->end_s;
+        cr_assert_float_eq(sp->end_s, push_end, 1e-15, "the pushes land together");
     }
     cr_assert_eq(n_push, N);
     cr_assert_eq(n_pull, N);
+    for (int k = 0; k < N; k++) {
+        bool found = false;
+        for (int i = 0; i < N && !found; i++)
+            found = fabs(pull_start[i] - (push_end + (k + 1) * u)) < 1e-12;
+        cr_assert(found, "no pull leaves at the pushes' end + %d updates of %g s", k + 1, u);
+    }
     run_release(&r);
     trace_release(&t);
     plan_free(p);
@@ -486,10 +512,12 @@ Test(simulate, ps_sync_backup_never_waits_for_the_slowest)
 
 /* ---- failures --------------------------------------------------------------- */
 
-/* ps-async, worker 2 dies at 100 units: the others run all their steps, the
- * server keeps every push it applied (the versions applied are exactly 0 ..
- * n-1 for n applied pushes: none lost, none counted twice), and the dead
- * worker leaves no span after its death. */
+/* ps-async, worker 2 dies at 100 units: the others do the rest of the
+ * job's work (its unfinished step included), the server keeps every push it
+ * applied (the versions applied are exactly 0 .. n-1 for n applied pushes:
+ * none lost, none counted twice), and the dead worker leaves no span after
+ * its death. Its time from then on is down, not idle, and only complete
+ * steps count as samples applied. */
 Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
 {
     struct workload *wl = load(UNIFORM_4);
@@ -504,7 +532,7 @@ Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
     cr_assert(r.res.failed);
     cr_assert_eq(r.res.failed_rank, 2);
     cr_assert_float_eq(r.res.failure_time_s, 100, 1e-12);
-    int last_step[4] = {-1, -1, -1, -1}, n_push = 0, n_survivor_push = 0;
+    int last_step[4] = {-1, -1, -1, -1}, n_push = 0;
     int64_t max_applied = -1;
     bool seen[1000] = {false};
     for (size_t k = 0; k < t.spans.len; k++) {
@@ -514,7 +542,6 @@ Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
         if (sp->kind != OP_PUSH) continue;
         /* a PUSH span is recorded when the server took it; async drops none */
         n_push++;
-        n_survivor_push += sp->rank != 2;
         cr_assert_geq(sp->version_applied, 0);
         cr_assert_lt(sp->version_applied, 1000);
         cr_assert(!seen[sp->version_applied], "version %lld applied twice",
@@ -523,12 +550,29 @@ Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
         if (sp->version_applied > max_applied) max_applied = sp->version_applied;
     }
     cr_assert_eq(max_applied + 1, n_push, "versions 0..n-1 for n applied pushes");
-    cr_assert_eq(n_survivor_push, (N - 1) * S);
+    int64_t steps_done = 0;
+    for (int w = 0; w < N; w++) steps_done += r.report.per_rank[w].steps;
+    cr_assert_eq(steps_done, N * S, "the job's work is done: %lld worker steps of %d",
+                 (long long)steps_done, N * S);
+    cr_assert_eq(r.report.samples_applied, (int64_t)S * 64);
+    /* the dead worker's step cut short is not among its complete steps */
+    cr_assert_eq(r.report.per_rank[2].steps, last_step[2], "dead worker: %lld steps, last %d",
+                 (long long)r.report.per_rank[2].steps, last_step[2]);
     for (int w = 0; w < N; w++)
-        if (w != 2) cr_assert_eq(last_step[w], S - 1, "survivor %d stopped at step %d", w,
-                                 last_step[w]);
-    cr_assert(last_step[2] >= 0 && last_step[2] < S - 1, "dead worker's last step %d",
-              last_step[2]);
+        if (w != 2) cr_assert_gt(r.report.per_rank[w].steps, S, "survivor %d took more", w);
+    double down = r.res.makespan_s - 100;
+    cr_assert_float_eq(r.report.per_rank[2].down_s, down, 1e-9);
+    /* each worker's time is compute + comm + idle + down (survivors: to
+     * when they were done); the down share is the dead one's of their sum */
+    double device_s = 0;
+    for (int w = 0; w < N; w++) {
+        const struct rank_time *rt = &r.report.per_rank[w];
+        device_s += rt->compute_s + rt->comm_s + rt->idle_s + rt->down_s;
+    }
+    cr_assert_float_eq(r.report.breakdown.down, down / device_s, 1e-12, "down share %g",
+                       r.report.breakdown.down);
+    cr_assert_float_eq(r.report.breakdown.compute + r.report.breakdown.comm +
+                       r.report.breakdown.idle + r.report.breakdown.down, 1, 1e-12);
     run_release(&r);
     trace_release(&t);
 
