@@ -67,15 +67,15 @@ void run_release(struct sim_run *run)
     run->plan = NULL;
 }
 
-int run_baseline(const struct config *cfg, const struct workload *wl, struct sim_run *run,
-                 struct err *e)
+int run_baseline_config(const struct config *cfg, struct config *one, struct err *e)
 {
-    struct config one = *cfg;
-    one.devices = 1;
-    one.nodes = 0;
+    *one = *cfg;
+    one->devices = 1;
+    one->np = 1;
+    one->nodes = 0;
     /* The baseline has only rank 0: a failure of another rank does not
      * happen there, and of the slow ranks only rank 0 stays slow. */
-    one.fail[0] = '\0';
+    one->fail[0] = '\0';
     struct straggler_spec strag;
     TRY(straggler_parse(cfg->straggler, &strag, e));
     if (strag.kind == STRAG_SLOW) {
@@ -87,12 +87,34 @@ int run_baseline(const struct config *cfg, const struct workload *wl, struct sim
             }
         strag.n_slow = kept;
         if (!kept) strag.kind = STRAG_NONE;
-        straggler_format(&strag, one.straggler, sizeof one.straggler);
+        straggler_format(&strag, one->straggler, sizeof one->straggler);
     }
-    const struct strategy *single = strategy_find("mirrored", e);
-    if (!single) return e->code;
-    TRY_CTX(e, run_simulate(&one, single, wl, 0, run, e), "the one-device baseline");
+    snprintf(one->strategy, sizeof one->strategy, "%s", strategy_baseline()->name);
     return 0;
+}
+
+int run_baseline(const struct config *cfg, const struct workload *wl, struct sim_run *run,
+                 struct err *e)
+{
+    struct config one;
+    TRY(run_baseline_config(cfg, &one, e));
+    TRY_CTX(e, run_simulate(&one, strategy_baseline(), wl, 0, run, e), "the one-device baseline");
+    return 0;
+}
+
+void run_print_baseline_note(FILE *out, const struct config *cfg, double step_s,
+                             bool is_measured)
+{
+    struct config one;
+    struct err e = {0};
+    bool has_strag = run_baseline_config(cfg, &one, &e) == 0;
+    fprintf(out, "\nspeedup: samples applied per second over the baseline (%s): %s on one device, "
+            "no servers,\n  the same model, batch and cluster, stragglers %s: %.4g s a step. "
+            "`strata help metrics` defines each column.\n",
+            is_measured ? "measured" : "simulated", strategy_baseline()->name,
+            has_strag && one.straggler[0] && strcmp(one.straggler, "none") ? one.straggler
+                                                                           : "none",
+            step_s);
 }
 
 double run_speedup(const struct sim_run *run, const struct sim_run *baseline)

@@ -5,6 +5,7 @@
 #define STRATA_BENCH_RUN_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "../core/config.h"
 #include "../core/report.h"
@@ -32,10 +33,21 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
                  int keep_steps, struct sim_run *run, struct err *e);
 void run_release(struct sim_run *run);
 
+/* The baseline's scenario (docs/metrics.md): cfg on one device (--devices
+ * and --np 1) with strategy_baseline(), the same model, batch and cluster,
+ * no failure, and of the slow ranks of --straggler only rank 0's. */
+int run_baseline_config(const struct config *cfg, struct config *one, struct err *e);
+
 /* The baseline every speedup is measured against: the same scenario on one
  * device, where every strategy is the same single-device training. */
 int run_baseline(const struct config *cfg, const struct workload *wl, struct sim_run *run,
                  struct err *e);
+
+/* The line under a table that says what speedup is measured against: cfg's
+ * baseline (run_baseline_config), its step time, and whether it was
+ * measured or simulated. */
+void run_print_baseline_note(FILE *out, const struct config *cfg, double step_s,
+                             bool is_measured);
 
 /* True when the run's peak memory per device exceeds the cluster device's
  * capacity: the plan would not fit on that hardware. */

@@ -212,8 +212,7 @@ static bool shapes_baseline(const struct opt_spec *o, const struct sweep_axis *a
     if (!ax->is_real && o->groups == OPTG_TRAIN) return false;   /* baselines: no numerics */
     if (!(o->groups & OPTG_SCENARIO) || !strcmp(o->name, "batch") || !strcmp(o->name, "model"))
         return true;
-    const struct strategy *m = strategy_find("mirrored", NULL);
-    const char *opts = m ? m->options : "";
+    const char *opts = strategy_baseline()->options;
     size_t n = strlen(o->name);
     for (const char *p = strstr(opts, o->name); p; p = strstr(p + 1, o->name))
         if ((p == opts || p[-1] == ',') && (p[n] == ',' || !p[n])) return true;
@@ -240,7 +239,11 @@ static int run_one(const struct config *cfg, const struct workload *wl,
         int np = (int)(cfg->np ? cfg->np : cfg->devices);
         if (!st) np = 1;
         r->devices = np;
-        rc = real_job_run(cfg, wl, st ? st->name : "mirrored", np, NULL, &r->real, &one);
+        struct config base;
+        rc = st ? 0 : run_baseline_config(cfg, &base, &one);
+        if (rc == 0)
+            rc = real_job_run(st ? cfg : &base, wl, st ? st->name : strategy_baseline()->name, np,
+                              NULL, &r->real, &one);
         if (rc == 0) r->report = &r->real.reports[0];
     } else {
         r->devices = st ? cfg->devices : 1;

@@ -71,8 +71,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
         speedup[i] = run_speedup(&runs[i], &base);
     }
     report_print_table(stdout, rows, n_runs, speedup);
-    printf("\nspeedup: samples per second over the same scenario on one device (%.4g s a step).\n",
-           base.report.step_time_s.mean);
+    run_print_baseline_note(stdout, &s.cfg, base.report.step_time_s.mean, false);
     for (int i = 0; i < n_notes; i++) printf("  not run: %s\n", notes[i]);
     for (int i = 0; i < n_runs; i++)
         if (run_exceeds_memory(&runs[i]))

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "../bench/real_job.h"
+#include "../bench/run.h"
 #include "../strategies/strategy.h"
 #include "compare.h"
 #include "plot.h"
@@ -42,7 +43,9 @@ int compare_real(const struct command *self, struct scenario *s)
     char notes[64][ERR_MSG_BYTES + 64];
     int n_rows = 0, n_notes = 0, n_unfit = 0, status = 0;
     if (progress) fprintf(stderr, "running the one-device baseline for real\n");
-    if (real_job_run(cfg, s->wl, "mirrored", 1, NULL, &base, &e) < 0) {
+    struct config base_cfg;
+    if (run_baseline_config(cfg, &base_cfg, &e) < 0 ||
+        real_job_run(&base_cfg, s->wl, strategy_baseline()->name, 1, NULL, &base, &e) < 0) {
         status = scenario_fail(self, &e);
         goto out;
     }
@@ -70,8 +73,7 @@ int compare_real(const struct command *self, struct scenario *s)
            "%s\n\n", np, cfg->device, cfg->batch, cfg->epochs > 0 ? "epochs" : "steps",
            cfg->epochs > 0 ? cfg->epochs : cfg->steps, cfg->data, cfg->straggler, desc);
     report_print_table(stdout, rows, n_rows, speedup);
-    printf("\nspeedup: samples per second over the same training on one rank (%.4g s a step), "
-           "measured.\n", base.reports[0].step_time_s.mean);
+    run_print_baseline_note(stdout, cfg, base.reports[0].step_time_s.mean, true);
     for (int i = 0; i < n_notes; i++) printf("  not run: %s\n", notes[i]);
     if (write_outputs(cfg, rows, n_rows, speedup, &e) < 0) {
         status = scenario_fail(self, &e);

@@ -127,6 +127,7 @@ static void print_main_help(FILE *out)
           "strata runs `compare` on a built-in default scenario.\n\ncommands:\n", out);
     for (size_t i = 0; i < n_commands; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n`strata help metrics` defines every figure of the tables and reports.\n", out);
     fputs("\n`strata COMMAND --help` lists a command's options. Every option:\n", out);
     config_print_help(out, ~0u);
     print_list(out);
@@ -164,6 +165,8 @@ int main(int argc, char **argv)
     /* GSL aborts the process on its own errors by default; strata's library
      * code reports errors as values, so GSL must return them instead. */
     gsl_set_error_handler_off();
+    if (argc >= 3 && !strcmp(argv[1], "help") && !strcmp(argv[2], "metrics"))
+        return cmd_help_metrics();
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
                       !strcmp(argv[1], "help"))) {
         print_main_help(stdout);

@@ -46,7 +46,7 @@ struct analysis {
     double *step_end_s;             /* [steps]: synchronous */
     int *step_n_workers;            /* [steps]: synchronous: workers that completed it */
     VEC(double) worker_step_ends_s; /* asynchronous */
-    int64_t samples_async;          /* asynchronous: complete worker steps' samples */
+    int64_t n_async_steps;          /* asynchronous: complete worker steps */
     int64_t samples_dropped;        /* synchronous: complete steps' samples a server dropped */
     VEC(int64_t) staleness;         /* [k]: applied pushes of staleness k */
     int64_t n_applied;
@@ -187,7 +187,7 @@ static int close_step(struct analysis *a, struct worker *w)
     if (w->n_step_spans >= w->n_ops) {
         w->steps_done++;
         if (a->is_async) {
-            a->samples_async += w->samples_per_step;
+            a->n_async_steps++;
             TRY(vec_push(&a->worker_step_ends_s, end_s));
         } else if (w->step < a->steps) {
             if (end_s > a->step_end_s[w->step]) a->step_end_s[w->step] = end_s;
@@ -315,7 +315,10 @@ static void fill_step_times(struct analysis *a, double makespan_s, struct report
         if (count) qsort(v, count, sizeof *v, by_value);
         for (int k = 0; k < a->steps && (size_t)(k + 1) * n_workers <= count; k++)
             ends[n++] = v[(size_t)(k + 1) * n_workers - 1];
-        *samples_applied = a->samples_async;
+        /* each worker step is a work item, a replica's share of a global
+         * batch: B/N samples (exactly S x B when all S x N are done; the
+         * shares of an uneven batch differ by one sample) */
+        *samples_applied = a->n_async_steps * a->p->batch / n_workers;
     } else {
         /* a step is the global batch, less what a server dropped (backup) */
         while (n < a->steps && a->step_n_workers[n] >= n_workers) n++;

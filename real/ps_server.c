@@ -20,6 +20,7 @@
 struct pending_pull {
     int source, w;
     int64_t round;
+    bool wants_work;
 };
 
 struct server {
@@ -35,6 +36,9 @@ struct server {
     float *round_sum;              /* [n]: the round's gradient sum, when it closes */
     int64_t round_samples;
     VEC(struct pending_pull) pending;
+    /* the first server of an asynchronous plan hands the job's work out */
+    bool is_work_server;
+    int64_t work_next, work_total;
 };
 
 static int server_init(struct server *S, struct real_ctx *x, struct err *e)
@@ -65,6 +69,10 @@ static int server_init(struct server *S, struct real_ctx *x, struct err *e)
     if (!S->last_applied || !S->round_grad || !S->in_round || !S->grad || !S->round_sum)
         return ERR_NOMEM;
     for (int w = 0; w < n_workers; w++) S->last_applied[w] = -1;
+    /* items 0 .. n_workers - 1 are the workers' first steps */
+    S->is_work_server = policy_is_async(p->policy) && x->rank == p->n_workers;
+    S->work_next = n_workers;
+    S->work_total = x->steps * n_workers;
     return n_workers ? ps_server_init(&S->ps, p->policy, p->policy_arg, n_workers, e) : 0;
 }
 
@@ -90,11 +98,14 @@ static void sgd(struct server *S, const float *g, int64_t samples)
                          x->momentum, x->weight_decay, 1.0f / (float)samples);
 }
 
-static int answer(struct server *S, int source, int w, struct err *e)
+static int answer(struct server *S, const struct pending_pull *q, struct err *e)
 {
     struct real_ctx *x = S->x;
+    int source = q->source, w = q->w;
     struct ps_reply reply = {.version = S->ps.version, .version_applied = S->last_applied[w],
-                             .answer_s = real_now(x)};
+                             .answer_s = real_now(x), .next_work = -1};
+    if (q->wants_work && S->is_work_server && S->work_next < S->work_total)
+        reply.next_work = S->work_next++;
     /* the worker posted both receives before asking */
     REAL_MPI(e, MPI_Send(&reply, sizeof reply, MPI_BYTE, source, PS_PULL_HDR, x->ps_comm));
     REAL_MPI(e, MPI_Send(x->m->params + S->off, (int)S->n, MPI_FLOAT, source, PS_PULL_DATA,
@@ -108,7 +119,7 @@ static int recheck(struct server *S, struct err *e)
     size_t keep = 0;
     for (size_t k = 0; k < S->pending.len; k++) {
         struct pending_pull q = S->pending.items[k];
-        if (ps_server_pull_ready(&S->ps, q.w, q.round)) TRY(answer(S, q.source, q.w, e));
+        if (ps_server_pull_ready(&S->ps, q.w, q.round)) TRY(answer(S, &q, e));
         else S->pending.items[keep++] = q;
     }
     S->pending.len = keep;
@@ -174,15 +185,21 @@ int ps_serve(struct real_ctx *x, struct err *e)
         }
         switch (st.MPI_TAG) {
         case PS_PUSH_HDR: rc = take_push(&S, st.MPI_SOURCE, w, &m, e); break;
-        case PS_PULL_REQ:
-            if (ps_server_pull_ready(&S.ps, w, m.round)) {
-                rc = answer(&S, st.MPI_SOURCE, w, e);
-            } else {
-                struct pending_pull q = {.source = st.MPI_SOURCE, .w = w, .round = m.round};
-                if (vec_push(&S.pending, q) < 0) rc = err_set(e, ERR_NOMEM, "out of memory");
+        case PS_PULL_REQ: {
+            struct pending_pull q = {.source = st.MPI_SOURCE, .w = w, .round = m.round,
+                                     .wants_work = m.wants_work != 0};
+            if (ps_server_pull_ready(&S.ps, w, m.round)) rc = answer(&S, &q, e);
+            else if (vec_push(&S.pending, q) < 0) rc = err_set(e, ERR_NOMEM, "out of memory");
+            break;
+        }
+        case PS_DONE:
+            n_done++;
+            /* a worker with no work left holds ssp's bound back no more */
+            if (policy_is_async(S.ps.policy)) {
+                ps_server_retire(&S.ps, w);
+                rc = recheck(&S, e);
             }
             break;
-        case PS_DONE: n_done++; break;
         default:
             rc = err_set(e, ERR_RUN, "server %d: unexpected message tag %d from rank %d", x->rank,
                          st.MPI_TAG, st.MPI_SOURCE);

@@ -9,6 +9,12 @@
  *                                parameters, once the policy allows the pull
  *   worker -> server   DONE      struct ps_msg: the worker ran its last step
  *
+ * Asynchronous plans share the job's work out (core/plan.h, policy_is_async):
+ * worker w starts with item w; the first server (rank n_workers) hands out
+ * the next item in its answer to each worker's last pull of a step, until
+ * steps x n_workers items are given; a worker that gets -1 is done, says
+ * DONE, and every server retires it (ssp waits for it no more).
+ *
  * All on one communicator of their own, so they never meet the plan's
  * messages. A server receives from any source with any tag; MPI delivers a
  * sender's messages in the order sent, so a PULL_REQ never overtakes the
@@ -22,6 +28,9 @@ enum ps_tag { PS_PUSH_HDR = 1, PS_PUSH_DATA, PS_PULL_REQ, PS_PULL_HDR, PS_PULL_D
 
 struct ps_msg {
     int64_t round;          /* the policy's round: step x pushes per step + j */
+    int64_t wants_work;     /* PULL_REQ, asynchronous plans: 1 = the step's last pull
+                             * from the first server, which answers with the
+                             * worker's next work item (docs/metrics.md) */
     int64_t version_read;   /* PUSH: the version its gradient was computed from */
     int64_t n_samples;      /* PUSH: samples the gradient sums over */
     int64_t n_floats;       /* PUSH: floats in PUSH_DATA (the shard's parameters) */
@@ -31,6 +40,8 @@ struct ps_reply {
     int64_t version;          /* the shard's version the parameters are at */
     int64_t version_applied;  /* the worker's latest push: the version it was applied to, -1 dropped */
     double answer_s;          /* when the server answered, on the run's aligned clock */
+    int64_t next_work;        /* asked for: the job's next work item (step k / n of
+                               * replica k % n), -1 when none is left; else -1 */
 };
 
 #endif

@@ -118,10 +118,11 @@ static int evaluate(struct real_ctx *x, int64_t step, struct real_result *res, s
     return 0;
 }
 
-static void progress(struct real_ctx *x, struct worker *w, int64_t step, double *last_s)
+/* After the job's step `step` (this worker's last when is_last). */
+static void progress(struct real_ctx *x, struct worker *w, int64_t step, bool is_last,
+                     double *last_s)
 {
     double now = real_now(x);
-    bool is_last = step + 1 == x->steps;
     if (!is_last && now - *last_s < 0.5) return;
     *last_s = now;
     double loss_sum = 0;
@@ -145,12 +146,24 @@ static int train(struct real_ctx *x, struct real_result *res, struct err *e)
     const bool shows_progress = x->s->show_progress && worker_is_first_loss(w);
     double last_s = 0;
     int rc = 0;
-    for (int64_t step = 0; step < x->steps && rc == 0; step++) {
-        rc = worker_step(w, step, e);
-        if (rc == 0 && shows_progress) progress(x, w, step, &last_s);
-        if (rc == 0 && every > 0 && (step + 1) % every == 0 && step + 1 < x->steps) {
+    /* Asynchronous plans: worker w starts with work item w and runs until
+     * the first server has none left for it (ps_wire.h); its job steps are
+     * its items' steps. Synchronous plans: steps 0 .. steps - 1. For PS
+     * plans rank 0 holds every parameter it evaluates (params_owner), so
+     * evaluating at its own job steps needs no other rank. */
+    const bool is_async = policy_is_async(x->p->policy);
+    int64_t work = x->rank, next_eval = every;
+    for (int64_t step = 0; rc == 0 && (is_async ? work >= 0 : step < x->steps); step++) {
+        rc = worker_step(w, step, work, e);
+        if (rc < 0) break;
+        int64_t job_done = (is_async ? work / x->p->n_workers : step) + 1;
+        work = worker_next_work(w);
+        bool is_last = is_async ? work < 0 : step + 1 == x->steps;
+        if (shows_progress) progress(x, w, job_done - 1, is_last, &last_s);
+        if (every > 0 && job_done >= next_eval && job_done < x->steps) {
+            next_eval = (job_done / every + 1) * every;
             rc = params_gather(x, false, e);
-            if (rc == 0 && x->rank == 0) rc = evaluate(x, step + 1, res, e);
+            if (rc == 0 && x->rank == 0) rc = evaluate(x, job_done, res, e);
         }
     }
     if (rc == 0) rc = worker_finish(w, e);

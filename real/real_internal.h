@@ -54,7 +54,12 @@ struct worker;
 int worker_create(struct real_ctx *x, struct worker **out, struct err *e);
 void worker_free(struct worker *w);
 /* Runs step `step` of the rank's program; appends its spans and loss to x. */
-int worker_step(struct worker *w, int64_t step, struct err *e);
+/* Asynchronous plans: `work` is the job's work item the step computes
+ * (ps_wire.h); synchronous ones ignore it. */
+int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e);
+/* Asynchronous: the item the first server gave for the next step, -1 when
+ * the job's work is all given out (this worker is done); else -1. */
+int64_t worker_next_work(const struct worker *w);
 /* Is this the first data-parallel replica's rank computing the loss? */
 bool worker_is_first_loss(const struct worker *w);
 /* Tells every server this worker pushes to that it is done. */

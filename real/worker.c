@@ -84,10 +84,15 @@ struct worker {
 
     int n_links;
     struct server_link *links;    /* servers this rank pushes to or pulls from */
+    int work_link;                /* asynchronous: the first server's link, which hands out work; -1 */
     int *link_of_op;              /* [n_ops]: PUSH/PULL's index into links, -1 otherwise */
     struct stage *stage;          /* [n_ops]: PUSH/PULL's host copy on a GPU (real/stage.h) */
 
     int64_t step;
+    bool is_async;                /* the job's work is shared out (core/plan.h) */
+    int64_t work;                 /* asynchronous: the item this step computes */
+    int64_t next_work;            /* asynchronous: the next, from the first server; -1 none */
+    int item_samples;             /* asynchronous: samples of that item's replica */
     double loss_sum;              /* this step's, over its last-layer microbatches */
     int64_t loss_samples;
 };
@@ -190,6 +195,15 @@ int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
         return ERR_NOMEM;
     }
     int rc = index_program(w, e);
+    w->is_async = policy_is_async(p->policy);
+    w->work_link = -1;
+    for (int k = 0; k < w->n_links; k++)
+        if (w->links[k].rank == p->n_workers) w->work_link = k;
+    if (rc == 0 && w->is_async &&
+        (w->work_link < 0 || w->n_replicas_in != p->n_workers || w->n_micro != 1))
+        rc = err_set(e, ERR_RUN, "rank %d: an asynchronous worker must pull from the first "
+                     "server (rank %d) and be one of %d data-parallel replicas of one "
+                     "microbatch", x->rank, p->n_workers, p->n_workers);
     if (rc == 0 && (w->n_replicas_in > 0 || w->n_replicas_out > 0))
         rc = sampler_init(&w->sampler, x->data.train.n, p->batch, (uint64_t)x->s->cfg->seed, e);
     if (rc < 0) {
@@ -253,13 +267,23 @@ static float *grad_at(struct worker *w, int mb, int boundary, struct err *e)
     return *slot;
 }
 
-/* The samples of microbatch mb this step, as replica `replica` of n; checks
- * that the sampler and the plan agree on how many. */
+/* The job's step this worker step computes: its own (synchronous), or its
+ * work item's, k / n of n replicas (asynchronous). */
+static int64_t job_step(const struct worker *w)
+{
+    return w->is_async ? w->work / w->n_replicas_in : w->step;
+}
+
+/* The samples of microbatch mb this step, as replica `replica` of n (an
+ * asynchronous worker's item says which); checks that the sampler and the
+ * plan agree on how many. */
 static int sample_indices(struct worker *w, int mb, int replica, int n_replicas, int n,
                           struct err *e)
 {
     int64_t count = 0;
-    TRY(sampler_indices(&w->sampler, w->step, replica, n_replicas, mb, w->n_micro, w->idx, &count, e));
+    if (w->is_async) replica = (int)(w->work % n_replicas);
+    TRY(sampler_indices(&w->sampler, job_step(w), replica, n_replicas, mb, w->n_micro, w->idx,
+                        &count, e));
     if (count != n)
         return err_set(e, ERR_RUN, "rank %d: the sampler gives microbatch %d %lld samples, the "
                        "plan %d", w->x->rank, mb, (long long)count, n);
@@ -296,32 +320,41 @@ static const int32_t *load_labels(struct worker *w, int mb, int n, struct err *e
 
 /* ---- compute ops ----------------------------------------------------------- */
 
+/* The samples op o works on: the plan's, or (asynchronous) its work item's
+ * replica's, which may differ by one when the batch does not divide. */
+static int op_samples(const struct worker *w, const struct op *o)
+{
+    return w->is_async ? w->item_samples : o->n_samples;
+}
+
 static int run_forward(struct worker *w, const struct op *o, struct err *e)
 {
-    TRY(check_mb(w, o->mb, o->n_samples, e));
+    const int n = op_samples(w, o);
+    TRY(check_mb(w, o->mb, n, e));
     struct mlp_act *a = act_of(w, o->mb, e);
     if (!a) return e->code;
-    if (o->lo == 0) TRY(load_inputs(w, a, o->mb, o->n_samples, e));
-    TRY(mlp_forward(w->x->m, a, o->lo, o->hi, NULL, o->n_samples, NULL, e));
+    if (o->lo == 0) TRY(load_inputs(w, a, o->mb, n, e));
+    TRY(mlp_forward(w->x->m, a, o->lo, o->hi, NULL, n, NULL, e));
     if (o->hi < w->n_layers) return 0;
-    const int32_t *labels = load_labels(w, o->mb, o->n_samples, e);
+    const int32_t *labels = load_labels(w, o->mb, n, e);
     if (!labels) return e->code;
     double loss = 0;
-    TRY(mlp_loss(w->x->m, a, labels, o->n_samples, &loss, e));
+    TRY(mlp_loss(w->x->m, a, labels, n, &loss, e));
     w->loss_sum += loss;
-    w->loss_samples += o->n_samples;
+    w->loss_samples += n;
     return 0;
 }
 
 static int run_backward(struct worker *w, const struct op *o, struct err *e)
 {
-    TRY(check_mb(w, o->mb, o->n_samples, e));
+    const int n = op_samples(w, o);
+    TRY(check_mb(w, o->mb, n, e));
     struct mlp_act *a = act_of(w, o->mb, e);
     if (!a) return e->code;
     const float *dout = o->hi == w->n_layers ? a->dlogits : grad_at(w, o->mb, o->hi, e);
     float *din = o->lo == 0 ? NULL : grad_at(w, o->mb, o->lo, e);
     if (!dout || (o->lo > 0 && !din)) return e->code;
-    return mlp_backward(w->x->m, a, o->lo, o->hi, dout, o->n_samples, din, e);
+    return mlp_backward(w->x->m, a, o->lo, o->hi, dout, n, din, e);
 }
 
 /* Runs compute op i now, straggler delay included. */
@@ -400,6 +433,7 @@ static int start_pull(struct worker *w, int i, struct err *e)
     int64_t off = mlp_param_offset(x->m, o->lo), n = mlp_param_count(x->m, o->lo, o->hi);
     int j = w->push_j[i] < l->n_push ? w->push_j[i] : l->n_push - 1;
     r->msg = (struct ps_msg){.round = w->step * (l->n_push > 0 ? l->n_push : 1) + (j > 0 ? j : 0)};
+    r->msg.wants_work = w->is_async && w->link_of_op[i] == w->work_link && j == l->n_push - 1;
     /* the answer's receives first: the server may answer at once */
     REAL_MPI(e, MPI_Irecv(&r->reply, sizeof r->reply, MPI_BYTE, o->peer, PS_PULL_HDR, x->ps_comm,
                           &r->ps_req[0]));
@@ -470,6 +504,7 @@ static int test_comm(struct worker *w, int i, bool *done, struct err *e)
         stage_in_done(x->dev, &w->stage[i], x->m->params + off, (size_t)n * sizeof(float));
         struct server_link *l = &w->links[w->link_of_op[i]];
         l->version_read = r->ver_read = r->reply.version;
+        if (r->msg.wants_work) w->next_work = r->reply.next_work;
         if (l->last_push >= 0) w->run[l->last_push].ver_applied = r->reply.version_applied;
         /* the server's clock is aligned only to within the start barrier's
          * skew: an answer cannot come after its arrival */
@@ -529,10 +564,19 @@ static int reap(struct worker *w, int *n_done, bool *progress, struct err *e)
     return 0;
 }
 
-int worker_step(struct worker *w, int64_t step, struct err *e)
+int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
 {
     struct real_ctx *x = w->x;
     w->step = step;
+    w->work = work;
+    w->next_work = -1;
+    if (w->is_async) {
+        int64_t count = 0;
+        TRY(sampler_indices(&w->sampler, job_step(w), (int)(work % w->n_replicas_in),
+                            w->n_replicas_in, 0, 1, w->idx, &count, e));
+        w->item_samples = (int)count;
+        w->samples_per_step = count;   /* what its pushes sum over */
+    }
     w->loss_sum = 0;
     w->loss_samples = 0;
     for (int i = 0; i < w->n_ops; i++) w->run[i] = (struct op_run){.state = OPS_WAITING};
@@ -575,11 +619,16 @@ int worker_step(struct worker *w, int64_t step, struct err *e)
     for (int i = 0; i < w->n_ops; i++)
         if (record_span(w, i) < 0) return err_set(e, ERR_NOMEM, "out of memory for the trace");
     if (w->loss_samples > 0) {
-        struct step_loss l = {.step = step, .end_s = real_now(x), .loss_sum = w->loss_sum,
+        struct step_loss l = {.step = job_step(w), .end_s = real_now(x), .loss_sum = w->loss_sum,
                               .n_samples = w->loss_samples};
         if (vec_push(&x->losses, l) < 0) return err_set(e, ERR_NOMEM, "out of memory");
     }
     return 0;
+}
+
+int64_t worker_next_work(const struct worker *w)
+{
+    return w->is_async ? w->next_work : -1;
 }
 
 void worker_last_loss(const struct worker *w, double *loss_sum, int64_t *n_samples)

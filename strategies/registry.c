@@ -31,6 +31,11 @@ static const struct strategy *lookup(const char *name, size_t len)
     return NULL;
 }
 
+const struct strategy *strategy_baseline(void)
+{
+    return &strategy_mirrored;
+}
+
 const struct strategy *strategy_find(const char *name, struct err *e)
 {
     if (!name) name = "";

@@ -28,6 +28,11 @@ struct strategy {
 extern const struct strategy *const strategy_registry[];
 extern const size_t strategy_count;
 
+/* The baseline that speedup is measured against (docs/metrics.md): training
+ * on one device with no servers, which every strategy becomes on one device;
+ * mirrored's plan on one rank is exactly that. */
+const struct strategy *strategy_baseline(void);
+
 /* The strategy called name, or NULL with ERR_INPUT naming the choices. */
 const struct strategy *strategy_find(const char *name, struct err *e);
 

@@ -473,3 +473,38 @@ Test(cli, sim_warns_when_a_plan_does_not_fit_the_device_memory)
     cr_expect_null(strstr(r.out, "would not fit"), "a small MLP fits an H100:\n%s", r.out);
     run_free(&r);
 }
+
+/* On one device every strategy is single-device training; parameter
+ * servers are extra ranks that pay for their updates, so ps-* is never
+ * faster than the one-device baseline (it used to be 1.01x: the server's
+ * SGD was free). docs/metrics.md, speedup. */
+Test(cli, one_device_parameter_servers_are_never_faster_than_one_device)
+{
+    char path[] = "/tmp/strata-cli-one-XXXXXX";
+    close(mkstemp(path));
+    struct run r = RUN("compare", "--devices", "1", "--cluster", "cpu-loopback", "--json", path);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "over the baseline"), "%s", r.out);
+    run_free(&r);
+    cJSON *j = read_json(path);
+    double base = num_at(report_of(j, "mirrored"), "throughput_samples_per_s", NULL);
+    for (const char *const *s = (const char *const[]){"ps-sync", "ps-async", "ps-ssp", NULL}; *s;
+         s++) {
+        double t = num_at(report_of(j, *s), "throughput_samples_per_s", NULL);
+        cr_expect_leq(t, base, "%s on one device: %g samples/s, one device %g", *s, t, base);
+    }
+    cJSON_Delete(j);
+    unlink(path);
+}
+
+Test(cli, help_metrics_defines_every_column)
+{
+    struct run r = RUN("help", "metrics");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    const char *terms[] = {"step time", "samples/s", "speedup", "compute", "comm", "down",
+                           "idle", "bubble", "staleness", "peak mem", "steps_per_worker"};
+    for (size_t i = 0; i < sizeof terms / sizeof *terms; i++)
+        cr_expect_not_null(strstr(r.out, terms[i]), "`strata help metrics` lacks \"%s\"",
+                           terms[i]);
+    run_free(&r);
+}

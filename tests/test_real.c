@@ -628,3 +628,37 @@ Test(real, under_mpirun_a_wrong_process_count_fails_naming_it)
     cr_expect_not(file_exists(json), "a report was written by a job of the wrong size");
     run_free(&r);
 }
+
+/* ---- the job's accounting (docs/metrics.md) ---------------------------------- */
+
+/* ps-async shares the job's 3 x 30 worker steps out: rank 0, 100x slower,
+ * runs fewer than either other worker, and they all add up to the job. */
+Test(real, ps_async_shares_the_jobs_work_and_a_slow_worker_does_less)
+{
+    struct args a = real_args();
+    ADD(&a, "--strategy", "ps-async", SSP_RUN);
+    cJSON *rep = run_report(&a, "ps-async-shared.json");
+    const cJSON *spw = cJSON_GetObjectItemCaseSensitive(rep, "steps_per_worker");
+    cr_assert(cJSON_IsArray(spw) && cJSON_GetArraySize(spw) == 3);
+    double steps[3], total = 0;
+    for (int w = 0; w < 3; w++) total += steps[w] = cJSON_GetArrayItem(spw, w)->valuedouble;
+    cr_assert_eq(total, 90, "the job is 3 x 30 worker steps, they ran %g", total);
+    cr_expect_lt(steps[0], steps[1], "the slow rank 0 ran %g steps, rank 1 %g", steps[0], steps[1]);
+    cr_expect_lt(steps[0], steps[2], "the slow rank 0 ran %g steps, rank 2 %g", steps[0], steps[2]);
+    cr_assert_eq(num_at(rep, "samples_applied", NULL), 30 * 64);
+    cJSON_Delete(rep);
+}
+
+/* The one-device baseline keeps only rank 0's slow factor: a straggler on
+ * rank 1 no longer makes the baseline ask for a rank it does not have. */
+Test(real, compare_with_a_straggler_on_rank_1_runs)
+{
+    struct args a = {.n = 0};
+    ADD(&a, STRATA_BIN, "compare", "--mode", "real", "--np", "2", "--straggler", "slow:1=4",
+        "--data", "synthetic", "--model", MODEL, "--steps", "5", "--strategies",
+        "mirrored,ps-async");
+    struct run r = run_argv(&a);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_assert_not_null(strstr(r.out, "stragglers none"), "the baseline line: %s", r.out);
+    run_free(&r);
+}

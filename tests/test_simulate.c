@@ -713,3 +713,83 @@ Test(simulate, refuses_a_failure_of_a_rank_the_plan_lacks_and_zero_steps)
     plan_free(p);
     workload_free(wl);
 }
+
+/* ---- the job's accounting (docs/metrics.md) ------------------------------------ */
+
+/* On the ideal cluster a layer's forward of a microbatch costs 1 unit and
+ * its backward 2, communication nothing: with p equal one-layer stages and m
+ * microbatches every GPipe and 1F1B step is (m + p - 1)(F + B) = 3(m + p - 1)
+ * units, and model parallelism (m = 1) p(F + B). Every step, the first
+ * included, and the report's mean, p50 and p99 all equal it. */
+Test(simulate, ideal_pipeline_and_model_steps_equal_the_closed_form_every_step)
+{
+    struct workload *wl = load(UNIFORM_4);
+    const int S = 5, P = 4;
+    const struct { const char *name; int m; } cases[] = {
+        {"pipeline-gpipe", 8}, {"pipeline-1f1b", 8}, {"pipeline-1f1b", 2}, {"model", 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        struct config cfg = scenario(UNIFORM_4, P, 64, cases[k].m);
+        struct plan *p = build(cases[k].name, &cfg, wl);
+        struct cluster c = laid_out("ideal", p, 0);
+        double ends[5];
+        struct sim_setup s = {.plan = p, .cluster = &c, .steps = S, .step_end_s = ends};
+        struct err e = {0};
+        struct analysis *a = analysis_create(p, S, &e);
+        struct sim_result res;
+        cr_assert_eq(simulate(&s, a, NULL, &res, &e), 0, "%s", e.msg);
+        struct report r;
+        report_init(&r);
+        r.mode = "sim";
+        cr_assert_eq(analysis_finish(a, res.makespan_s, &r, &e), 0, "%s", e.msg);
+        double want = 3.0 * (cases[k].m + P - 1);
+        for (int st = 0; st < S; st++) {
+            double got = ends[st] - (st ? ends[st - 1] : 0);
+            cr_assert_float_eq(got, want, 1e-9, "%s m=%d: step %d took %g, closed form %g",
+                               cases[k].name, cases[k].m, st, got, want);
+        }
+        cr_assert_float_eq(r.step_time_s.mean, want, 1e-9, "%s mean", cases[k].name);
+        cr_assert_float_eq(r.step_time_s.p50, want, 1e-9, "%s p50", cases[k].name);
+        cr_assert_float_eq(r.step_time_s.p99, want, 1e-9, "%s p99", cases[k].name);
+        cr_assert_float_eq(r.throughput_samples_per_s, 64 / want, 1e-9, "%s", cases[k].name);
+        report_release(&r);
+        analysis_free(a);
+        plan_free(p);
+    }
+    workload_free(wl);
+}
+
+/* ps-async, one worker 10x slower on the ideal cluster (a step 12 units,
+ * the slow one's 120): the job's 4 x 40 worker steps are shared out, so the
+ * slow worker runs about a tenth of a fast one's, and the job ends near
+ * 160 / 3.1 fast steps (plus a slow step's tail), not 40 slow ones. Every worker step's samples count. */
+Test(simulate, a_slow_async_worker_does_fewer_steps_and_the_job_ends_sooner)
+{
+    struct workload *wl = load(UNIFORM_4);
+    const int N = 4, S = 40;
+    struct config cfg = scenario(UNIFORM_4, N, 64, 1);
+    struct plan *p = build("ps-async", &cfg, wl);
+    struct cluster c = laid_out("ideal", p, 0);
+    struct run r = run(p, &c, S, (struct opts){.straggler = "slow:3=10"}, NULL);
+    int64_t total = 0;
+    for (int w = 0; w < N; w++) total += r.report.per_rank[w].steps;
+    cr_assert_eq(total, N * S);
+    for (int w = 0; w < 3; w++)
+        cr_assert_gt(r.report.per_rank[w].steps, 8 * r.report.per_rank[3].steps,
+                     "fast worker %d: %lld steps, slow: %lld", w,
+                     (long long)r.report.per_rank[w].steps,
+                     (long long)r.report.per_rank[3].steps);
+    /* the work at the four workers' pace, plus at most one slow step begun
+     * just before the work ran out */
+    double fast_s = 12, want_s = fast_s * N * S / (3 + 0.1);
+    cr_assert_leq(r.res.makespan_s, want_s + 10 * fast_s, "job %g units, want %g + one slow "
+                  "step at most", r.res.makespan_s, want_s);
+    cr_assert_lt(r.res.makespan_s, 0.4 * S * 10 * fast_s);
+    cr_assert_eq(r.report.samples_applied, (int64_t)S * 64);
+    cr_assert_float_eq(r.report.step_time_s.mean, r.res.makespan_s / S, 1e-12);
+    /* done workers are not idle: the shares are over each worker's time */
+    cr_assert_lt(r.report.breakdown.idle, 0.2, "idle %g", r.report.breakdown.idle);
+    run_release(&r);
+    plan_free(p);
+    workload_free(wl);
+}

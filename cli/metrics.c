@@ -1,0 +1,53 @@
+/* `strata help metrics`: what each figure of a report means, once, in the
+ * words of docs/metrics.md (the analysis in core/analysis.h computes them,
+ * the same way for simulated and real runs). */
+#include <stdio.h>
+
+#include "commands.h"
+
+static const char glossary[] =
+    "strata's figures: one accounting for simulated and real runs (docs/metrics.md)\n"
+    "\n"
+    "job's work   --steps S is S global batches of --batch B samples. Synchronous\n"
+    "             strategies run S steps on every worker. Asynchronous ones\n"
+    "             (ps-async, ps-ssp) share S x N worker steps of B/N samples out\n"
+    "             among the N workers as they become free: a fast worker runs more\n"
+    "             (steps_per_worker in the report), a slow one fewer, and a worker\n"
+    "             with nothing left to do is done, not idle.\n"
+    "job time T   from the start to when the last op of the job ended (the makespan).\n"
+    "step time    mean = T / S for every strategy. p50 and p99 are nearest-rank\n"
+    "             percentiles of the S job steps' durations: step s ends when the\n"
+    "             last worker ends its step s (synchronous), or with the (s+1)N-th\n"
+    "             worker step to end (asynchronous); the last one ends at T.\n"
+    "samples/s    samples applied / T. Samples applied: the global batch of each\n"
+    "             job step every worker completed, less pushes a server dropped\n"
+    "             (backup); asynchronous: B/N for each complete worker step. A\n"
+    "             dead rank's unfinished step counts nothing.\n"
+    "speedup      samples/s over the baseline's: the same model, batch and cluster\n"
+    "             on one device with no servers (mirrored on one rank), the\n"
+    "             straggler model kept only for rank 0. ps-* on one device pays\n"
+    "             for its server, so it is never faster than that.\n"
+    "efficiency   speedup / devices (sweeps).\n"
+    "compute      share of the workers' time their compute stream is busy.\n"
+    "comm         share their communication is busy while compute is not\n"
+    "             (communication hidden under compute is not counted).\n"
+    "down         share after a rank died (--fail on an asynchronous worker).\n"
+    "idle         the rest: waiting for peers, servers, data, the pipeline.\n"
+    "             compute + comm + down + idle = 1, over each worker's time from\n"
+    "             0 to T, less the time an asynchronous worker was done.\n"
+    "bubble       pipeline and model ranks: 1 - compute / T, averaged; equal\n"
+    "             stages on the ideal cluster give (p-1)/(m+p-1).\n"
+    "staleness    per applied push: updates other workers made to the server\n"
+    "             between the pull its gradient came from and its own update;\n"
+    "             mean/max and the histogram.\n"
+    "servers      parameter servers are ranks of their own (--servers) that\n"
+    "             work through pushes in order: each costs an update of the shard,\n"
+    "             a synchronous round the sum of its pushes'.\n"
+    "peak mem     the largest per-device memory of the plan: parameters,\n"
+    "             gradients, optimizer state and live activations.\n";
+
+int cmd_help_metrics(void)
+{
+    fputs(glossary, stdout);
+    return 0;
+}
