@@ -26,8 +26,8 @@
  * so messages and scenario files see one --np-list. */
 
 struct words {
-    char **argv;    /* argc words, the rewritten ones owned[] */
-    char *owned[2];
+    char **argv;    /* argc words; at most one of them made here, `owned` */
+    char *owned;
 };
 
 static int rewrite_np(int argc, char **argv, struct words *w, struct err *e)
@@ -35,40 +35,35 @@ static int rewrite_np(int argc, char **argv, struct words *w, struct err *e)
     memset(w, 0, sizeof *w);
     w->argv = XCALLOC(e, (size_t)argc + 1, sizeof *w->argv);
     if (!w->argv) return ERR_NOMEM;
-    int n_lists = 0;
-    bool ended = false;
+    bool ended = false, has_list = false;
     for (int i = 0; i < argc; i++) {
         w->argv[i] = argv[i];
         if (ended || !strcmp(argv[i], "--")) {
             ended = true;
             continue;
         }
-        if (!strcmp(argv[i], "--np") && i + 1 < argc && strchr(argv[i + 1], ',')) {
+        bool is_split = !strcmp(argv[i], "--np") && i + 1 < argc && strchr(argv[i + 1], ',');
+        bool is_joined = !strncmp(argv[i], "--np=", 5) && strchr(argv[i], ',');
+        if ((is_split || is_joined) && has_list)
+            return err_set(e, ERR_INPUT, "--np: given as a list twice; give one list (--np 2,4)");
+        if (is_split) {
             w->argv[i] = (char *)"--np-list";
             i++;
             w->argv[i] = argv[i];
-            n_lists++;
-        } else if (!strncmp(argv[i], "--np=", 5) && strchr(argv[i], ',')) {
+        } else if (is_joined) {
             size_t n = strlen(argv[i]) + 6;
-            char *s = XCALLOC(e, n, 1);
-            if (!s) return ERR_NOMEM;
-            snprintf(s, n, "--np-list=%s", argv[i] + 5);
-            if (n_lists < 2) w->owned[n_lists] = s;
-            else free(s);
-            w->argv[i] = s;
-            n_lists++;
+            if (!(w->owned = XCALLOC(e, n, 1))) return ERR_NOMEM;
+            snprintf(w->owned, n, "--np-list=%s", argv[i] + 5);
+            w->argv[i] = w->owned;
         }
+        has_list |= is_split || is_joined;
     }
-    if (n_lists > 1)
-        return err_set(e, ERR_INPUT, "--np: given as a list %d times; give one list (--np 2,4)",
-                       n_lists);
     return 0;
 }
 
 static void words_free(struct words *w)
 {
-    free(w->owned[0]);
-    free(w->owned[1]);
+    free(w->owned);
     free(w->argv);
 }
 

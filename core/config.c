@@ -115,13 +115,13 @@ const struct opt_spec config_options[] = {
     {.name = "output", .short_name = 'o', STRING(output), .def = "", .groups = OPTG_CALIBRATE,
      .metavar = "FILE", .help = "write the measured cluster profile to FILE (--cluster FILE loads it)"},
     {.name = "models", STRING(models), .def = "", .groups = OPTG_VALIDATE, .metavar = "SPEC,...",
-     .help = "validate: the models of the matrix, a comma list of --model specs; default --model"},
+     .help = "validate: the models of the matrix, a comma list of --model specs; none given = --model"},
     {.name = "np-list", STRING(np_list), .def = "", .groups = OPTG_VALIDATE, .metavar = "N,...",
-     .help = "validate: the rank counts of the matrix (--np 2,4 is --np-list 2,4); default --np"},
+     .help = "validate: the rank counts of the matrix (--np 2,4 is --np-list 2,4); none given = --np"},
     {.name = "stragglers", STRING(stragglers), .def = "", .groups = OPTG_VALIDATE,
      .metavar = "MODEL,...",
-     .help = "validate: the straggler models of the matrix, e.g. none,slow:1=2,exp:0.5; default "
-             "--straggler"},
+     .help = "validate: the straggler models of the matrix, e.g. none,slow:1=2,exp:0.5; none "
+             "given = --straggler"},
     {.name = "repeat", INT(repeat, 1, 1000), .def = "1", .groups = OPTG_VALIDATE, .metavar = "R",
      .help = "validate: measured runs of each cell and strategy; their median step is kept"},
     {.name = "strategies", STRING(strategies), .def = "all", .groups = OPTG_COMPARE,
