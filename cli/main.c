@@ -73,16 +73,20 @@ static const struct command commands[] = {
      "plots/), beside NAME.dat and the script NAME.gp that draws it again. Without gnuplot\n"
      "(Debian: gnuplot-nox) the data and scripts are still written.",
      OPTG_PLOT, cmd_plot},
-    {"validate", "every strategy simulated and run for real: predicted vs measured step time",
-     "Runs each strategy (--strategies) on one scenario twice: for real (one MPI job of\n"
-     "--np ranks each, as `strata compare --mode real`) and in the simulator on the\n"
-     "--cluster profile (`strata calibrate -o FILE` measures one). Prints per strategy the\n"
-     "predicted and measured step time (each report's median step), their compute and\n"
-     "communication shares, the error = predicted / measured - 1, and the median absolute\n"
-     "error. --json writes { \"strata_validate\": 1, \"rows\": [...] } with both reports of\n"
-     "each row; --plot DIR draws predicted against measured.",
+    {"validate", "a matrix of models, ranks and stragglers: every strategy simulated and run",
+     "Runs each strategy (--strategies) in each cell of a matrix, --models x --np LIST x\n"
+     "--stragglers (each defaults to its single option), twice: for real (--repeat R MPI\n"
+     "jobs, the median step kept) and in the simulator on the --cluster profile (`strata\n"
+     "calibrate -o FILE` measures one). Prints per cell and strategy the predicted and\n"
+     "measured step time (each report's median step), the error = predicted / measured - 1,\n"
+     "both compute/comm/idle shares and, for ps-async and ps-ssp, the total-variation\n"
+     "distance of the staleness histograms; then the median and p90 |error|, the straggler\n"
+     "inflation error (needs 'none' in --stragglers), the mean Kendall tau-b of the\n"
+     "strategies' ranking, the largest staleness TVD, and the machine's load before and\n"
+     "after. --json writes { \"strata_validate\": 2, \"load\", \"cells\": [{..., \"rows\"}],\n"
+     "\"summary\" } with both reports of each row; --plot DIR draws predicted against measured.",
      OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
-         OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT,
+         OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_VALIDATE,
      cmd_validate},
     {"calibrate", "measure this machine into a cluster profile for the simulator",
      "Measures this machine for the simulator, on 2 MPI ranks (it relaunches itself under\n"

@@ -173,6 +173,19 @@ struct extras {
     int n_validation;
 };
 
+/* A validation's rows (strata_validate: rows[], or cells[].rows[]). */
+static void add_validation_rows(struct extras *x, const cJSON *rows)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, rows) {
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "strategy");
+        if (cJSON_IsString(s) && x->n_validation < 256)
+            x->validation[x->n_validation++] = (struct validation_point){
+                s->valuestring, number_or_nan(v, "predicted_step_s"),
+                number_or_nan(v, "measured_step_s")};
+    }
+}
+
 static void read_extras(const char *path, struct extras *x)
 {
     char *text = slurp(path);
@@ -192,13 +205,9 @@ static void read_extras(const char *path, struct extras *x)
                 s->valuestring, number_or_nan(v, "devices"), number_or_nan(v, "speedup"),
                 number_or_nan(v, "efficiency")};
     }
-    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(doc, "rows")) {
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "strategy");
-        if (cJSON_IsString(s) && x->n_validation < 256)
-            x->validation[x->n_validation++] = (struct validation_point){
-                s->valuestring, number_or_nan(v, "predicted_step_s"),
-                number_or_nan(v, "measured_step_s")};
-    }
+    add_validation_rows(x, cJSON_GetObjectItemCaseSensitive(doc, "rows"));   /* version 1 */
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(doc, "cells"))      /* version 2 */
+        add_validation_rows(x, cJSON_GetObjectItemCaseSensitive(v, "rows"));
 }
 
 /* A speedup plot is worth drawing when a strategy comes at two device counts. */

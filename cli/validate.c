@@ -1,6 +1,7 @@
-/* strata validate: every strategy predicted by the simulator on a cluster
- * profile and measured for real on MPI ranks; one row each with the error
- * of the prediction, and the median absolute error. */
+/* strata validate: a matrix of cells (model x ranks x straggler model), in
+ * each every strategy predicted by the simulator on a cluster profile and
+ * measured for real on MPI ranks; a row each with the prediction's error,
+ * then the summary (bench/validate.h, bench/validate_metrics.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "../bench/validate.h"
+#include "../bench/validate_axes.h"
 #include "../sim/cluster.h"
 #include "scenario.h"
 
@@ -18,7 +20,52 @@
 #define HAVE_PLOTS 0
 #endif
 
-#define MAX_ROWS 64
+/* --- The command line --------------------------------------------------------
+ * `--np 2,3,4` (or --np=2,3,4) is `--np-list 2,3,4`; a plain `--np 2` stays
+ * the option. Rewritten before config parsing, as sweep does with --devices,
+ * so messages and scenario files see one --np-list. */
+
+struct words {
+    char **argv;    /* argc words; at most one of them made here, `owned` */
+    char *owned;
+};
+
+static int rewrite_np(int argc, char **argv, struct words *w, struct err *e)
+{
+    memset(w, 0, sizeof *w);
+    w->argv = XCALLOC(e, (size_t)argc + 1, sizeof *w->argv);
+    if (!w->argv) return ERR_NOMEM;
+    bool ended = false, has_list = false;
+    for (int i = 0; i < argc; i++) {
+        w->argv[i] = argv[i];
+        if (ended || !strcmp(argv[i], "--")) {
+            ended = true;
+            continue;
+        }
+        bool is_split = !strcmp(argv[i], "--np") && i + 1 < argc && strchr(argv[i + 1], ',');
+        bool is_joined = !strncmp(argv[i], "--np=", 5) && strchr(argv[i], ',');
+        if ((is_split || is_joined) && has_list)
+            return err_set(e, ERR_INPUT, "--np: given as a list twice; give one list (--np 2,4)");
+        if (is_split) {
+            w->argv[i] = (char *)"--np-list";
+            i++;
+            w->argv[i] = argv[i];
+        } else if (is_joined) {
+            size_t n = strlen(argv[i]) + 6;
+            if (!(w->owned = XCALLOC(e, n, 1))) return ERR_NOMEM;
+            snprintf(w->owned, n, "--np-list=%s", argv[i] + 5);
+            w->argv[i] = w->owned;
+        }
+        has_list |= is_split || is_joined;
+    }
+    return 0;
+}
+
+static void words_free(struct words *w)
+{
+    free(w->owned);
+    free(w->argv);
+}
 
 /* What can be refused before anything runs. */
 static int check_options(const struct config *cfg, struct err *e)
@@ -45,114 +92,267 @@ static int check_options(const struct config *cfg, struct err *e)
     return 0;
 }
 
+/* --- Output -------------------------------------------------------------------- */
+
 static void percent(double f, char *buf, size_t n)
 {
-    if (isfinite(f)) snprintf(buf, n, "%.1f%%", f * 100);
+    if (isfinite(f)) snprintf(buf, n, "%.0f%%", f * 100);
     else snprintf(buf, n, "-");
 }
 
-static void print_rows(const struct validate_row *rows, int n)
+/* "61/30/9": compute, comm and idle shares in percent */
+static void shares(const struct report *r, char *buf, size_t n)
 {
-    printf("%-16s %11s %11s %8s | %-16s | %-16s\n", "", "step time", "", "", "predicted",
-           "measured");
-    printf("%-16s %11s %11s %8s | %7s %8s | %7s %8s\n", "strategy", "predicted", "measured",
-           "error", "compute", "comm", "compute", "comm");
-    for (int i = 0; i < 16 + 12 + 12 + 9 + 19 + 19; i++) putchar('-');
+    char c[16], m[16], i[16];
+    percent(r->breakdown.compute, c, sizeof c);
+    percent(r->breakdown.comm, m, sizeof m);
+    percent(r->breakdown.idle, i, sizeof i);
+    snprintf(buf, n, "%s/%s/%s", c, m, i);
+}
+
+static void print_cell(const struct validate_matrix *m, int ci)
+{
+    const struct validate_cell *c = &m->cells[ci];
+    printf("\ncell %d of %d: model %s, %d ranks, straggler %s", ci + 1, m->n_cells, c->model,
+           c->np, c->straggler);
+    if (isfinite(c->kendall_tau)) printf(", Kendall tau-b %.2f", c->kendall_tau);
+    printf("\n%-16s %11s %11s %8s | %-14s %-14s | %s\n", "strategy", "predicted", "measured",
+           "error", "pred c/m/i", "meas c/m/i", "staleness TVD");
+    for (int i = 0; i < 16 + 12 + 12 + 9 + 34 + 16; i++) putchar('-');
     putchar('\n');
-    for (int i = 0; i < n; i++) {
-        const struct validate_row *r = &rows[i];
-        char err[32], pc[16], pm[16], mc[16], mm[16];
+    for (int i = 0; i < c->n_rows; i++) {
+        const struct validate_row *r = &m->rows[c->first_row + i];
+        char err[32], ps[48], ms[48], tvd[32] = "";
         snprintf(err, sizeof err, "%+.1f%%", r->error * 100);
-        percent(r->predicted->breakdown.compute, pc, sizeof pc);
-        percent(r->predicted->breakdown.comm, pm, sizeof pm);
-        percent(r->measured->breakdown.compute, mc, sizeof mc);
-        percent(r->measured->breakdown.comm, mm, sizeof mm);
-        printf("%-16s %8.3f ms %8.3f ms %8s | %7s %8s | %7s %8s\n", r->strategy,
-               r->predicted_step_s * 1e3, r->measured_step_s * 1e3, err, pc, pm, mc, mm);
+        shares(r->predicted, ps, sizeof ps);
+        shares(r->measured, ms, sizeof ms);
+        if (isfinite(r->staleness_tvd)) snprintf(tvd, sizeof tvd, "%.3f", r->staleness_tvd);
+        printf("%-16s %8.3f ms %8.3f ms %8s | %-14s %-14s | %s\n", r->strategy,
+               r->predicted_step_s * 1e3, r->measured_step_s * 1e3, err, ps, ms, tvd);
     }
 }
 
-#if HAVE_PLOTS
-static int plot(const struct config *cfg, const struct validate_row *rows, int n, struct err *e)
+static void print_load(const struct validate_load *l)
 {
-    struct validation_point pts[MAX_ROWS];
-    for (int i = 0; i < n; i++)
-        pts[i] = (struct validation_point){rows[i].strategy, rows[i].predicted_step_s,
-                                           rows[i].measured_step_s};
+    char before[32] = "unknown", after[32] = "unknown";
+    if (isfinite(l->before_1min)) snprintf(before, sizeof before, "%.2f", l->before_1min);
+    if (isfinite(l->after_1min)) snprintf(after, sizeof after, "%.2f", l->after_1min);
+    printf("load (1-minute average, %d cores): %s before, %s after (the runs' own %d ranks "
+           "allowed for after): %s\n", l->cores, before, after, l->own_ranks,
+           l->is_quiet ? "quiet"
+                       : "machine was loaded: figures may be off (quiet is at most 0.5 a core)");
+}
+
+static void print_summary(const struct validate_matrix *m)
+{
+    const struct validate_summary *s = &m->summary;
+    printf("\nsummary over %d row%s in %d cell%s (measured: median of %d run%s a row)\n",
+           s->n_rows, s->n_rows == 1 ? "" : "s", m->n_cells, m->n_cells == 1 ? "" : "s",
+           m->repeat, m->repeat == 1 ? "" : "s");
+    if (s->n_rows > 0)
+        printf("  |step-time error|: median %.1f%%, p90 %.1f%%\n", s->median_abs_error * 100,
+               s->p90_abs_error * 100);
+    if (s->n_inflation > 0)
+        printf("  straggler inflation error: median |e| %.1f%%, max |e| %.1f%% over %d "
+               "strategy-straggler pair%s\n", s->inflation_median_abs_error * 100,
+               s->inflation_max_abs_error * 100, s->n_inflation, s->n_inflation == 1 ? "" : "s");
+    else
+        printf("  straggler inflation error: n/a (%s)\n",
+               s->has_inflation ? "no strategy ran in both cells"
+                                : "needs 'none' and a disturbed model in --stragglers");
+    for (int i = 0; i < s->n_inflation; i++) {
+        const struct validate_inflation *f = &s->inflation[i];
+        const struct validate_cell *c = &m->cells[f->cell_disturbed];
+        printf("    %-16s %s, %d ranks, %s: predicted x%.3f, measured x%.3f, error %+.1f%%\n",
+               f->strategy, c->model, c->np, c->straggler, f->predicted_ratio,
+               f->measured_ratio, f->error * 100);
+    }
+    if (s->n_ranked_cells > 0)
+        printf("  ranking agreement (Kendall tau-b, ties neither agree nor disagree): mean %.2f "
+               "over %d cell%s\n", s->kendall_tau_mean, s->n_ranked_cells,
+               s->n_ranked_cells == 1 ? "" : "s");
+    else
+        printf("  ranking agreement: n/a (needs 2 strategies with distinct step times in a "
+               "cell)\n");
+    if (s->n_staleness > 0)
+        printf("  staleness TVD (ps-async, ps-ssp): max %.3f over %d row%s\n",
+               s->staleness_tvd_max, s->n_staleness, s->n_staleness == 1 ? "" : "s");
+    else
+        printf("  staleness TVD: n/a (no ps-async or ps-ssp row with pushes both ways)\n");
+    printf("step time: each report's median step; error = predicted / measured - 1; c/m/i: "
+           "compute,\ncomm and idle shares of the workers' time (exposed communication only).\n");
+}
+
+#if HAVE_PLOTS
+static int plot(const struct config *cfg, const struct validate_matrix *m, struct err *e)
+{
+    struct validation_point *pts = XCALLOC(e, (size_t)m->n_rows, sizeof *pts);
+    if (!pts) return ERR_NOMEM;
+    for (int i = 0; i < m->n_rows; i++)
+        pts[i] = (struct validation_point){m->rows[i].strategy, m->rows[i].predicted_step_s,
+                                           m->rows[i].measured_step_s};
     char title[CONFIG_PATH_BYTES + 64];
-    snprintf(title, sizeof title, "predicted vs measured step time (%s)", cfg->cluster);
+    snprintf(title, sizeof title, "predicted on %s, %d cell%s", cfg->cluster, m->n_cells,
+             m->n_cells == 1 ? "" : "s");
     struct plot_opts o = {.dir = cfg->plot_dir[0] ? cfg->plot_dir : NULL,
                           .terminal = cfg->plot_terminal, .title = title};
-    TRY_CTX(e, plot_validation(pts, n, &o, e), "--plot");
-    return 0;
+    int rc = plot_validation(pts, m->n_rows, &o, e);
+    free(pts);
+    if (rc < 0) err_prefix(e, "--plot");
+    return rc;
 }
 #endif
+
+/* --- Running the matrix --------------------------------------------------------- */
+
+struct matrix_run {
+    struct validate_matrix m;
+    struct validate_run *runs;       /* [capacity] one per row; each holds configs */
+    struct config *cell_cfg;         /* scratch: too large for the stack */
+    char (*notes)[ERR_MSG_BYTES + 128];
+    int n_notes, n_unfit, n_failed;
+};
+
+/* The scenario of one cell: cfg with its model and straggler set (as given
+ * options, so the real jobs are passed them too). */
+static int cell_config(const struct config *cfg, const struct validate_axes *ax, int mi, int si,
+                       struct config *out, struct err *e)
+{
+    *out = *cfg;
+    out->positional = NULL;
+    out->n_positional = 0;
+    TRY(config_set(out, "model", ax->models[mi], ~0u, e));
+    return config_set(out, "straggler", ax->stragglers[si], ~0u, e);
+}
+
+/* Cell (mi, ni, si) of the matrix: every strategy both ways; a strategy
+ * that does not fit or fails is a note, not the end of the matrix. Fails
+ * only when the cell's scenario cannot be made. */
+static int run_cell(struct matrix_run *mr, const struct validate_axes *ax,
+                    const struct strategy *const *list, size_t n_strategies, int mi, int ni,
+                    int si, const struct config *cfg, int n_cells, struct err *e)
+{
+    struct validate_matrix *m = &mr->m;
+    int ci = m->n_cells++;
+    struct validate_cell *c = &m->cells[ci];
+    snprintf(c->model, sizeof c->model, "%s", ax->models[mi]);
+    snprintf(c->straggler, sizeof c->straggler, "%s", ax->stragglers[si]);
+    c->np = ax->np[ni];
+    c->is_undisturbed = ax->straggler_specs[si].kind == STRAG_NONE;
+    c->first_row = m->n_rows;
+    c->kendall_tau = NAN;
+    TRY(cell_config(cfg, ax, mi, si, mr->cell_cfg, e));
+    for (size_t j = 0; j < n_strategies; j++) {
+        fprintf(stderr, "cell %d of %d (%s, %d ranks, straggler %s): %s, simulated then run %d "
+                "time%s (%d of %zu)\n", ci + 1, n_cells, c->model, c->np, c->straggler,
+                list[j]->name, ax->repeat, ax->repeat == 1 ? "" : "s",
+                ci * (int)n_strategies + (int)j + 1, (size_t)n_cells * n_strategies);
+        struct err one = {0};
+        struct validate_run *v = &mr->runs[m->n_rows];
+        int rc = validate_strategy(mr->cell_cfg, ax->workloads[mi], list[j], c->np, ax->repeat,
+                                   NULL, v, &one);
+        /* the largest job: its ranks still weigh in the load after the runs */
+        int servers = list[j]->policy == POLICY_NONE ? 0 : (int)cfg->servers;
+        if (c->np + servers > m->load.own_ranks) m->load.own_ranks = c->np + servers;
+        if (rc == 0) {
+            m->rows[m->n_rows] = v->row;
+            m->rows[m->n_rows++].cell = ci;
+            c->n_rows++;
+            continue;
+        }
+        validate_run_release(v);
+        snprintf(mr->notes[mr->n_notes++], sizeof mr->notes[0], "cell %d, %s: %s", ci + 1,
+                 list[j]->name, one.msg);
+        if (rc == ERR_INPUT) mr->n_unfit++;
+        else mr->n_failed++;
+    }
+    return 0;
+}
 
 int cmd_validate(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
     struct scenario s;
-    int status = 0, n_rows = 0, n_notes = 0, n_unfit = 0;
-    struct validate_run *runs = NULL;   /* each holds a config: too large for the stack */
-    struct validate_row rows[MAX_ROWS];
-    char notes[MAX_ROWS][ERR_MSG_BYTES + 64];
-    const struct strategy *list[MAX_ROWS];
+    struct words w;
+    struct validate_axes ax;
+    memset(&ax, 0, sizeof ax);
+    struct matrix_run mr;
+    memset(&mr, 0, sizeof mr);
+    const struct strategy *list[64];
     size_t n = 0;
+    int status = 0;
 
-    int rc = scenario_load(&s, self, argc, argv, &e);
+    int rc = rewrite_np(argc, argv, &w, &e);
+    if (rc == 0) rc = scenario_load(&s, self, argc, w.argv, &e);
+    else memset(&s, 0, sizeof s);
     if (rc == 0) rc = check_options(&s.cfg, &e);
+    if (rc == 0) rc = validate_axes_parse(&s.cfg, &ax, &e);
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
-    if (rc == 0 && !(runs = XCALLOC(&e, MAX_ROWS, sizeof *runs))) rc = e.code;
+    size_t n_cells = (size_t)ax.n_models * ax.n_np * ax.n_stragglers, cap = n_cells * n;
+    if (rc == 0 && (!(mr.m.cells = XCALLOC(&e, n_cells, sizeof *mr.m.cells)) ||
+                    !(mr.m.rows = XCALLOC(&e, cap, sizeof *mr.m.rows)) ||
+                    !(mr.runs = XCALLOC(&e, cap, sizeof *mr.runs)) ||
+                    !(mr.notes = XCALLOC(&e, cap, sizeof *mr.notes)) ||
+                    !(mr.cell_cfg = XCALLOC(&e, 1, sizeof *mr.cell_cfg))))
+        rc = e.code;
     if (rc != 0) {
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
-        scenario_release(&s);
-        return status;
-    }
-    const struct config *cfg = &s.cfg;
-    int np = (int)(config_is_set(cfg, "np") && cfg->np > 0 ? cfg->np : cfg->devices);
-    bool progress = isatty(STDERR_FILENO);
-    for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
-        if (progress)
-            fprintf(stderr, "%s: simulating, then running on %d ranks (%zu of %zu)\n",
-                    list[i]->name, np, i + 1, n);
-        struct err one = {0};
-        struct validate_run *v = &runs[n_rows];
-        rc = validate_strategy(cfg, s.wl, list[i], np, NULL, v, &one);
-        if (rc == 0) {
-            rows[n_rows++] = v->row;
-            continue;
-        }
-        validate_run_release(v);
-        snprintf(notes[n_notes++], sizeof notes[0], "%s: %s", list[i]->name, one.msg);
-        if (rc == ERR_INPUT) n_unfit++;
-        else status = 1;
+        goto out;
     }
 
-    char desc[512];
-    workload_describe(s.wl, desc, sizeof desc);
-    printf("predicted on %s, measured on %d MPI ranks of this machine; batch %lld, %lld steps, "
-           "data %s, stragglers %s\n%s\n\n", cfg->cluster, np, cfg->batch, cfg->steps, cfg->data,
-           cfg->straggler, desc);
-    print_rows(rows, n_rows);
-    double med = validate_median_abs_error(rows, n_rows);
-    if (n_rows > 0)
-        printf("\nmedian |error| over %d strateg%s: %.1f%%\n", n_rows, n_rows == 1 ? "y" : "ies",
-               med * 100);
-    printf("step time: each report's median step; error = predicted / measured - 1; compute "
-           "and comm:\nshares of the workers' time (exposed communication only).\n");
-    for (int i = 0; i < n_notes; i++) printf("  not run: %s\n", notes[i]);
-    if (cfg->json_path[0] && validate_write_json(rows, n_rows, cfg->json_path, &e) < 0) {
+    const struct config *cfg = &s.cfg;
+    struct validate_matrix *m = &mr.m;
+    m->repeat = ax.repeat;
+    m->load.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    struct err load_err = {0};
+    if (validate_load_read(&m->load.before_1min, &load_err) < 0)
+        fprintf(stderr, "strata validate: %s\n", load_err.msg);
+
+    /* cells in the order models, ranks, stragglers: a straggler's cell runs
+     * beside its undisturbed partner, under the same load */
+    for (int mi = 0; mi < ax.n_models; mi++)
+        for (int ni = 0; ni < ax.n_np; ni++)
+            for (int si = 0; si < ax.n_stragglers; si++)
+                if (run_cell(&mr, &ax, list, n, mi, ni, si, cfg, (int)n_cells, &e) < 0) {
+                    status = scenario_fail(self, &e);
+                    goto out;
+                }
+    if (validate_load_read(&m->load.after_1min, &load_err) < 0)
+        fprintf(stderr, "strata validate: %s\n", load_err.msg);
+    validate_load_judge(&m->load);
+    if (validate_summarize(m, &e) < 0) {
+        status = scenario_fail(self, &e);
+        goto out;
+    }
+
+    printf("predicted on %s, measured on MPI ranks of this machine; batch %lld, %lld steps, "
+           "data %s\n", cfg->cluster, cfg->batch, cfg->steps, cfg->data);
+    print_load(&m->load);
+    for (int ci = 0; ci < m->n_cells; ci++) print_cell(m, ci);
+    print_summary(m);
+    for (int i = 0; i < mr.n_notes; i++) printf("  not run: %s\n", mr.notes[i]);
+    if (mr.n_failed > 0) status = 1;
+    if (cfg->json_path[0] && validate_write_json(m, cfg->json_path, &e) < 0) {
         err_prefix(&e, "--json");
         status = scenario_fail(self, &e);
     }
 #if HAVE_PLOTS
-    if (status == 0 && n_rows > 0 && (cfg->plot_dir[0] || cfg->plot_terminal) &&
-        plot(cfg, rows, n_rows, &e) < 0)
+    if (status == 0 && m->n_rows > 0 && (cfg->plot_dir[0] || cfg->plot_terminal) &&
+        plot(cfg, m, &e) < 0)
         status = scenario_fail(self, &e);
 #endif
-    if (status == 0 && n_rows == 0 && n_unfit > 0) status = 2;
-    for (int i = 0; i < n_rows; i++) validate_run_release(&runs[i]);
-    free(runs);
+    if (status == 0 && m->n_rows == 0 && mr.n_unfit > 0) status = 2;
+
+out:
+    for (int i = 0; i < mr.m.n_rows; i++) validate_run_release(&mr.runs[i]);
+    validate_summary_release(&mr.m.summary);
+    free(mr.m.cells);
+    free(mr.m.rows);
+    free(mr.runs);
+    free(mr.notes);
+    free(mr.cell_cfg);
+    validate_axes_release(&ax);
     scenario_release(&s);
+    words_free(&w);
     return status;
 }

@@ -25,6 +25,7 @@ enum opt_group {
     OPTG_PLOT = 1u << 9,      /* plots: --plot DIR, --plot-terminal */
     OPTG_SWEEP = 1u << 10,    /* a grid of runs: --vary, --scaling */
     OPTG_CALIBRATE = 1u << 11, /* strata calibrate's profile file: -o */
+    OPTG_VALIDATE = 1u << 12,  /* validate's matrix: --models, --np-list, --stragglers, --repeat */
 };
 
 enum opt_type {
@@ -97,6 +98,11 @@ struct config {
     char scaling[8];            /* --scaling: strong | weak */
     /* OPTG_CALIBRATE */
     char output[CONFIG_PATH_BYTES];     /* -o, --output: the profile file calibrate writes */
+    /* OPTG_VALIDATE: lists, split and checked element by element by the command */
+    char models[1024];          /* --models: a comma list of --model specs; "" = --model */
+    char np_list[256];          /* --np-list: a comma list of --np values; "" = --np */
+    char stragglers[1024];      /* --stragglers: a comma list of --straggler specs; "" = --straggler */
+    long long repeat;           /* --repeat: measured runs a cell; the median is kept */
     /* OPTG_COMPARE */
     char strategies[512];       /* --strategies: "all" or "a,b,c" */
     /* OPTG_OUTPUT */

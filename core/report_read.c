@@ -532,25 +532,33 @@ static int read_report(const cJSON *j, const struct at *at, struct report *r,
 
 static const struct doc_kind {
     const char *tag;          /* the version field that names the kind */
+    int version;              /* its value */
+    const char *outer;        /* a list whose entries hold the list below; NULL: none */
     const char *list;         /* the entries; NULL: the document is one report */
     const char *member[2];    /* an entry's reports; {NULL}: the entry is one */
     int per_entry;
 } doc_kinds[] = {
-    {"strata_report", NULL, {NULL}, 1},
-    {"strata_compare", "reports", {NULL}, 1},
-    {"strata_sweep", "points", {"report"}, 1},
-    {"strata_validate", "rows", {"predicted", "measured"}, 2},
+    {"strata_report", 1, NULL, NULL, {NULL}, 1},
+    {"strata_compare", 1, NULL, "reports", {NULL}, 1},
+    {"strata_sweep", 1, NULL, "points", {"report"}, 1},
+    {"strata_validate", 1, NULL, "rows", {"predicted", "measured"}, 2},
+    /* version 2: a matrix, cells[].rows[] (bench/validate.h) */
+    {"strata_validate", 2, "cells", "rows", {"predicted", "measured"}, 2},
 };
 
+/* The kind of root: by its tag, and among a tag's versions the one root
+ * has (else the newest, whose read_version then names what was found). */
 static int find_kind(const cJSON *root, const struct at *top, const struct doc_kind **out)
 {
     *out = NULL;
     for (size_t i = 0; i < N_OF(doc_kinds); i++) {
-        if (!cJSON_GetObjectItemCaseSensitive(root, doc_kinds[i].tag)) continue;
-        if (*out)
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, doc_kinds[i].tag);
+        if (!v) continue;
+        if (*out && strcmp((*out)->tag, doc_kinds[i].tag))
             return bad(top, "has both \"%s\" and \"%s\": which kind is it?", (*out)->tag,
                        doc_kinds[i].tag);
-        *out = &doc_kinds[i];
+        if (!*out || !(cJSON_IsNumber(v) && v->valuedouble == (*out)->version))
+            *out = &doc_kinds[i];
     }
     if (!*out)
         return bad(top, "has no \"strata_report\", \"strata_compare\", \"strata_sweep\" or "
@@ -582,6 +590,37 @@ static int read_entry(const cJSON *entry, const struct at *at, const struct doc_
     return 0;
 }
 
+/* outer[i].list[j]: the entries, in order. Two passes: count, then read. */
+static int read_nested(const cJSON *root, const struct at *top, const struct doc_kind *k,
+                       struct report_doc *d)
+{
+    struct at fo = key_of(top, k->outer);
+    const cJSON *outer = need_as(root, &fo, cJSON_Array);
+    if (!outer) return ERR_INPUT;
+    int n = 0, i = 0;
+    for (const cJSON *o = outer->child; o; o = o->next, i++) {
+        struct at foi = index_of(&fo, i);
+        if (!cJSON_IsObject(o)) return bad(&foi, "is %s, not an object", type_name(o));
+        struct at fl = key_of(&foi, k->list);
+        const cJSON *list = need_as(o, &fl, cJSON_Array);
+        if (!list) return ERR_INPUT;
+        n += cJSON_GetArraySize(list);
+    }
+    TRY(alloc_doc(d, n * k->per_entry, top->e));
+    int at = 0;
+    i = 0;
+    for (const cJSON *o = outer->child; o; o = o->next, i++) {
+        struct at foi = index_of(&fo, i), fl = key_of(&foi, k->list);
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, k->list);
+        int j = 0;
+        for (const cJSON *entry = list->child; entry; entry = entry->next, j++, at++) {
+            struct at fj = index_of(&fl, j);
+            TRY(read_entry(entry, &fj, k, d, at * k->per_entry));
+        }
+    }
+    return 0;
+}
+
 static int read_doc(const cJSON *root, const struct at *top, struct report_doc *d)
 {
     if (!cJSON_IsObject(root))
@@ -592,7 +631,8 @@ static int read_doc(const cJSON *root, const struct at *top, struct report_doc *
         TRY(alloc_doc(d, 1, top->e));
         return read_report(root, top, &d->reports[0], &d->configs[0]);
     }
-    TRY(read_version(root, top, k->tag, 1));
+    TRY(read_version(root, top, k->tag, k->version));
+    if (k->outer) return read_nested(root, top, k, d);
     struct at f = key_of(top, k->list);
     const cJSON *list = need_as(root, &f, cJSON_Array);
     if (!list) return ERR_INPUT;

@@ -65,8 +65,10 @@ struct validation_point {
     double predicted_s, measured_s;   /* step time: simulated, measured */
 };
 
-/* validation.*: predicted against measured step time, a labelled point per
- * strategy, and the line y = x where a perfect prediction lies. */
+/* validation.*: predicted against measured step time, a point per run (a
+ * validation matrix gives one per cell and strategy), a colour and key entry
+ * per strategy, labels (strategy, error) up to 12 points, and the line
+ * y = x where a perfect prediction lies. */
 int plot_validation(const struct validation_point *pts, int n, const struct plot_opts *o,
                     struct err *e);
 

@@ -1,7 +1,9 @@
 /* validation.*: the simulator's predicted step time against the measured
- * one, a labelled point per run; the closer to y = x, the better the model. */
+ * one, a point per run coloured by strategy (a validation matrix holds one
+ * run per cell and strategy); the closer to y = x, the better the model. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "render.h"
 #include "script.h"
@@ -21,22 +23,40 @@ int plot_validation(const struct validation_point *pts, int n, const struct plot
         return err_set(e, ERR_INPUT, "validation plot: no point with positive predicted and "
                        "measured step times");
 
-    struct text dat = {0}, gp = {0};
+    /* A block of the data file per strategy, in order of first appearance,
+     * so gnuplot's `index` gives each its colour and key entry. O(n^2) in
+     * the points: a matrix of a few hundred at most. */
+    struct text dat = {0}, gp = {0}, names = {0};
     text_printf(&dat, "# strata validation data: a line per run: strategy measured_s predicted_s "
-                      "error_percent (predicted / measured - 1)\n");
+                      "error_percent (predicted / measured - 1); a block per strategy\n");
+    int n_blocks = 0, n_plotted = 0;
     for (int i = 0; i < n; i++) {
-        const struct validation_point *p = &pts[i];
-        if (!(p->predicted_s > 0 && p->measured_s > 0 && isfinite(p->predicted_s) &&
-              isfinite(p->measured_s))) {
-            text_printf(&dat, "# left out: %s, predicted %g s, measured %g s\n", p->strategy,
-                        p->predicted_s, p->measured_s);
-            continue;
+        bool is_first = true;
+        for (int j = 0; j < i && is_first; j++) is_first = strcmp(pts[j].strategy, pts[i].strategy);
+        if (!is_first) continue;
+        int in_block = 0;
+        for (int j = i; j < n; j++) {
+            const struct validation_point *p = &pts[j];
+            if (strcmp(p->strategy, pts[i].strategy)) continue;
+            if (!(p->predicted_s > 0 && p->measured_s > 0 && isfinite(p->predicted_s) &&
+                  isfinite(p->measured_s))) {
+                text_printf(&dat, "# left out: %s, predicted %g s, measured %g s\n", p->strategy,
+                            p->predicted_s, p->measured_s);
+                continue;
+            }
+            if (in_block++ == 0) {
+                if (n_blocks++ > 0) text_printf(&dat, "\n\n");
+                text_printf(&names, "%s", n_blocks > 1 ? " " : "");
+                for (const char *c = p->strategy; *c; c++)
+                    text_printf(&names, "%c", *c == '"' || *c == ' ' || *c == '\'' ? '_' : *c);
+            }
+            /* The strategy is a quoted column: gnuplot reads it as one word. */
+            text_printf(&dat, "\"");
+            for (const char *c = p->strategy; *c; c++) text_printf(&dat, "%c", *c == '"' ? '\'' : *c);
+            text_printf(&dat, "\" %.10g %.10g %.4g\n", p->measured_s, p->predicted_s,
+                        100.0 * (p->predicted_s / p->measured_s - 1));
+            n_plotted++;
         }
-        /* The strategy is a quoted column: gnuplot reads it as one word. */
-        text_printf(&dat, "\"");
-        for (const char *c = p->strategy; *c; c++) text_printf(&dat, "%c", *c == '"' ? '\'' : *c);
-        text_printf(&dat, "\" %.10g %.10g %.4g\n", p->measured_s, p->predicted_s,
-                    100.0 * (p->predicted_s / p->measured_s - 1));
     }
 
     struct time_unit u = time_unit_for(hi);
@@ -53,15 +73,23 @@ int plot_validation(const struct validation_point *pts, int n, const struct plot
                      "    set xrange [%.10g:%.10g]\n    set yrange [%.10g:%.10g]\n",
                 u.name, u.name, a * u.per_s, b * u.per_s, a * u.per_s, b * u.per_s);
     if (is_log) text_printf(&gp, "    set logscale xy\n");
+    /* Labels (strategy and error) while they stay readable; beyond a dozen
+     * points they overlap, and the key and colours name the strategies. */
+    text_printf(&gp, "    names = \"%s\"\n", names.s ? names.s : "");
     text_printf(&gp, "    plot x with lines dt 2 lc rgb 'gray40' title 'perfect prediction (y = x)', "
-                     "\\\n         '%s.dat' using ($2*%g):($3*%g) with points pt 7 ps 1.5 lt 1 "
-                     "title 'a run (label: strategy, prediction error)', \\\n"
-                     "         '' using ($2*%g):($3*%g):(sprintf('%%s %%+.0f%%%%', strcol(1), $4)) "
-                     "with labels left offset char 1,0.5 notitle\n",
-                name, u.per_s, u.per_s, u.per_s, u.per_s);
+                     "\\\n         for [i=0:%d] '%s.dat' index i using ($2*%g):($3*%g) with points "
+                     "pt 7 ps 1.5 lc i+1 title word(names, i+1)",
+                n_blocks - 1, name, u.per_s, u.per_s);
+    if (n_plotted <= 12)
+        text_printf(&gp, ", \\\n         '%s.dat' using ($2*%g):($3*%g):(sprintf('%%s %%+.0f%%%%', "
+                         "strcol(1), $4)) with labels left offset char 1,0.5 notitle",
+                    name, u.per_s, u.per_s);
+    text_printf(&gp, "\n");
+    gp.is_failed |= names.is_failed;   /* out of memory: the script lacks the key's names */
     script_figure_end(&gp);
     int rc = plot_render(o, name, &dat, &gp, e);
     text_free(&dat);
     text_free(&gp);
+    text_free(&names);
     return rc;
 }
