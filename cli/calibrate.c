@@ -173,7 +173,7 @@ static int run_rank(const struct command *self, struct scenario *s)
 }
 
 /* Outside: become `mpirun -np 2 strata calibrate ...`. */
-static int launch(const struct command *self, int argc, char **argv)
+static int launch(const struct command *self, const struct scenario *s, int argc, char **argv)
 {
     struct err e = {0};
     char mpirun[LAUNCH_PATH_BYTES], me[LAUNCH_PATH_BYTES];
@@ -181,11 +181,17 @@ static int launch(const struct command *self, int argc, char **argv)
         launch_self_path("strata", me, sizeof me, &e) < 0)
         return scenario_fail(self, &e);
     bool is_openmpi = launch_mpirun_is_openmpi(mpirun);
+    /* bound as a real run of as many ranks is, so the compute measured is
+     * what such a run gets */
+    enum launch_bind bind;
+    if (launch_bind_resolve(s->cfg.bind, CALIB_RANKS, (int)sysconf(_SC_NPROCESSORS_ONLN),
+                            is_openmpi, &bind, &e) < 0)
+        return scenario_fail(self, &e);
     char **args = calloc((size_t)argc + 2, sizeof *args);
     if (!args) return scenario_fail(self, &(struct err){.code = ERR_NOMEM, .msg = "out of memory"});
     args[0] = (char *)self->name;
     for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
-    char **job = launch_build_argv(mpirun, is_openmpi, CALIB_RANKS, me, argc + 1, args, &e);
+    char **job = launch_build_argv(mpirun, is_openmpi, CALIB_RANKS, bind, me, argc + 1, args, &e);
     free(args);
     if (!job || launch_prepare_env(is_openmpi, false, &e) < 0) {
         launch_argv_free(job);
@@ -238,7 +244,7 @@ int cmd_calibrate(const struct command *self, int argc, char **argv)
     else if (launch_is_mpi_rank())
         status = run_rank(self, &s);
     else
-        status = launch(self, argc, argv);
+        status = launch(self, &s, argc, argv);
     scenario_release(&s);
     return status;
 }

@@ -103,6 +103,10 @@ const struct opt_spec config_options[] = {
      .metavar = "MODE", .help = "simulate the strategies, or run them for real under MPI"},
     {.name = "np", INT(np, 0, 65536), .def = "0", .groups = OPTG_LAUNCH, .metavar = "N",
      .help = "real runs: MPI processes that compute (servers are extra); 0 = --devices"},
+    {.name = "bind", CHOICE(bind, "auto|core|none"), .def = "auto", .groups = OPTG_LAUNCH,
+     .metavar = "HOW",
+     .help = "real runs: pin each rank to a core (Open MPI's --bind-to core); auto = core when "
+             "the ranks fit the cores, else none"},
     {.name = "plot", STRING(plot_dir), .def = "", .groups = OPTG_PLOT, .metavar = "DIR",
      .help = "write PNG and SVG plots (and their data and gnuplot scripts) into DIR"},
     {.name = "plot-terminal", FLAG(plot_terminal), .def = "false", .groups = OPTG_PLOT,

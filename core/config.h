@@ -89,6 +89,7 @@ struct config {
     /* OPTG_LAUNCH */
     char mode[8];               /* --mode: sim | real */
     long long np;               /* --np: processes that compute (real runs); 0 = --devices */
+    char bind[8];               /* --bind: auto | core | none, ranks pinned to cores (real/launch.h) */
     /* OPTG_PLOT */
     char plot_dir[CONFIG_PATH_BYTES];   /* --plot: PNG and SVG plots into DIR; "" = none */
     bool plot_terminal;                 /* --plot-terminal: draw them in the terminal */
