@@ -65,6 +65,10 @@ const struct opt_spec config_options[] = {
      .metavar = "N", .help = "devices in one machine; 0 = the cluster profile's"},
     {.name = "allreduce", CHOICE(allreduce, "ring|tree|hierarchical"), .def = "ring",
      .groups = OPTG_SIM, .metavar = "ALGO", .help = "all-reduce algorithm of the network model"},
+    {.name = "jitter", CHOICE(jitter, "auto|on|off"), .def = "auto", .groups = OPTG_SIM,
+     .metavar = "WHEN",
+     .help = "draw compute op times from the cluster profile's measured spread (jitter_*_sigma "
+             "keys, strata calibrate); auto = on when the profile has them"},
     {.name = "straggler", STRING(straggler), .def = "none", .groups = OPTG_DISTURB,
      .metavar = "MODEL",
      .help = "slowdowns: none, exp:F, lognormal:SIGMA, slow:R=X[,R=X], pause:P:D"},

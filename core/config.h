@@ -70,6 +70,7 @@ struct config {
     long long nodes;            /* --nodes: 0 = as many as the ranks need */
     long long devices_per_node; /* --devices-per-node: 0 = the profile's */
     char allreduce[16];         /* --allreduce: ring | tree | hierarchical */
+    char jitter[8];             /* --jitter: auto | on | off, the profile's op-time spread */
     char straggler[256];        /* --straggler: none | exp:F | lognormal:S | slow:R=X,... | pause:P:D */
     char fail[64];              /* --fail: R@T, rank R dies at T seconds; "" = none */
     long long checkpoint_every; /* --checkpoint-every: steps between checkpoints; 0 = never */

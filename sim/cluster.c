@@ -141,6 +141,7 @@ enum key_type {
     KEY_BYTES,    /* integer > 0 */
     KEY_COUNT,    /* integer 1 .. KEY_COUNT_MAX */
     KEY_COUNT0,   /* integer 0 .. KEY_COUNT_MAX */
+    KEY_SIGMA,    /* finite, 0 .. JITTER_MAX_SIGMA */
 };
 #define KEY_COUNT_MAX 1024   /* as --devices-per-node */
 
@@ -166,6 +167,9 @@ static const struct key_spec keys[] = {
     KEY("inter_bw_bytes_per_s", KEY_BW, inter.bw_bytes_per_s, true),
     KEY("cores_per_node", KEY_COUNT0, cores_per_node, false),
     KEY("allreduce_gamma_s_per_byte", KEY_SECONDS, allreduce_gamma_s_per_byte, false),
+    KEY("jitter_forward_sigma", KEY_SIGMA, jitter.forward_sigma, false),
+    KEY("jitter_backward_sigma", KEY_SIGMA, jitter.backward_sigma, false),
+    KEY("jitter_update_sigma", KEY_SIGMA, jitter.update_sigma, false),
 };
 #undef KEY
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
@@ -181,6 +185,7 @@ static const char *allowed_of(enum key_type t)
     case KEY_BYTES: return "an integer > 0";
     case KEY_COUNT: return "an integer from 1 to 1024";
     case KEY_COUNT0: return "an integer from 0 to 1024";
+    case KEY_SIGMA: return "a log-normal sigma from 0 to 2; 0 = no spread";
     }
     return "?";
 }
@@ -223,12 +228,15 @@ static int set_key(struct cluster *c, const struct key_spec *k, const char *text
     case KEY_SECONDS:
     case KEY_RATE:
     case KEY_BW:
+    case KEY_SIGMA:
         if (k->type == KEY_BW && !strcmp(text, "inf")) {
             d = INFINITY;
         } else {
             if (!parse_real(text, &d)) break;
             /* !isfinite: 1e999 overflowed */
-            ok = isfinite(d) && (k->type == KEY_SECONDS ? d >= 0 : d > 0);
+            ok = isfinite(d) && (k->type == KEY_SECONDS ? d >= 0
+                                 : k->type == KEY_SIGMA ? d >= 0 && d <= JITTER_MAX_SIGMA
+                                                        : d > 0);
             if (!ok) break;
         }
         memcpy(field, &d, sizeof d);
@@ -376,6 +384,22 @@ int cluster_load(const char *name_or_path, struct cluster *c, struct err *e)
     return 0;
 }
 
+int cluster_set_jitter(struct cluster *c, const char *choice, struct err *e)
+{
+    if (!choice || !strcmp(choice, "auto")) return 0;
+    if (!strcmp(choice, "off")) {
+        c->jitter = (struct jitter_spec){0};
+        return 0;
+    }
+    if (strcmp(choice, "on"))
+        return err_set(e, ERR_INPUT, "--jitter: '%.40s' is not one of auto, on, off", choice);
+    if (!jitter_is_set(&c->jitter))
+        return err_set(e, ERR_INPUT, "--jitter on: cluster '%s' carries no op-time spread (no "
+                       "jitter_*_sigma key; `strata calibrate -o FILE` measures one), so there "
+                       "is nothing to draw from: use --jitter auto or off", c->name);
+    return 0;
+}
+
 /* ---- layout ----------------------------------------------------------- */
 
 int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long devices_per_node,
@@ -444,6 +468,11 @@ static size_t format_key(const struct cluster *c, const struct key_spec *k, char
     case KEY_BOOL:
         return (size_t)snprintf(buf, n, "%s = %s\n", k->name,
                                 *(const bool *)field ? "true" : "false");
+    case KEY_SIGMA:
+        /* absent = 0: a profile without spread is written as before */
+        memcpy(&d, field, sizeof d);
+        if (d == 0) return 0;
+        return (size_t)snprintf(buf, n, "%s = %.17g\n", k->name, d);
     case KEY_SECONDS:
     case KEY_RATE:
     case KEY_BW:

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "../core/err.h"
+#include "../core/jitter.h"
 
 enum allreduce_algo { ALLREDUCE_RING, ALLREDUCE_TREE, ALLREDUCE_HIERARCHICAL };
 
@@ -40,6 +41,10 @@ struct cluster {
      * summing what arrives, which MPI on CPUs does after each transfer; 0 =
      * fused into the transfer (NCCL's kernels reduce as they copy). */
     double allreduce_gamma_s_per_byte;
+    /* The spread of compute op times that calibrate measured: the sigma of
+     * a mean-1 log-normal ratio per op kind (core/jitter.h); all 0 = none
+     * (presets, and profiles written before calibrate measured it). */
+    struct jitter_spec jitter;
     /* Set by cluster_layout, not a key of a file: */
     int nodes;
     enum allreduce_algo allreduce;
@@ -54,9 +59,15 @@ extern const char *const allreduce_names[];   /* "ring", "tree", "hierarchical" 
  * flops_per_s, mem_bw_bytes_per_s, op_overhead_s, mem_bytes, devices_per_node,
  * intra_latency_s, intra_bw_bytes_per_s, inter_latency_s, inter_bw_bytes_per_s,
  * and optional ones: cores_per_node (0 when absent), allreduce_gamma_s_per_byte
- * (0) ('#' comments; unknown keys, bad numbers and missing keys are ERR_INPUT
- * naming the file and line). Neither: ERR_INPUT naming --cluster and the presets. */
+ * (0), jitter_forward_sigma, jitter_backward_sigma, jitter_update_sigma (0:
+ * from 0 to JITTER_MAX_SIGMA) ('#' comments; unknown keys, bad numbers and
+ * missing keys are ERR_INPUT naming the file and line). Neither: ERR_INPUT
+ * naming --cluster and the presets. */
 int cluster_load(const char *name_or_path, struct cluster *c, struct err *e);
+
+/* --jitter: "auto" (NULL) keeps the profile's spread, "off" clears it, "on"
+ * keeps it and is ERR_INPUT naming --jitter when the profile has none. */
+int cluster_set_jitter(struct cluster *c, const char *choice, struct err *e);
 
 /* Places n_ranks ranks, rank r on node r / devices_per_node: devices_per_node
  * from the option when > 0 (else the profile's), nodes from the option when
