@@ -142,9 +142,32 @@ static int time_step(struct bench *b, int64_t step, double t[3], struct err *e)
     return 0;
 }
 
-/* The median FORWARD, BACKWARD and UPDATE of repeated steps. */
+/* Linear interpolation between order statistics of sorted t[0..n), at
+ * rank p (n - 1) (Hyndman & Fan, 1996, definition 7: R's and numpy's
+ * default). */
+static double quantile_sorted(const double *t, int n, double p)
+{
+    double h = p * (n - 1);
+    int lo = (int)h;
+    if (lo >= n - 1) return t[n - 1];
+    return t[lo] + (h - lo) * (t[lo + 1] - t[lo]);
+}
+
+double calib_fit_sigma(double *t, int n)
+{
+    if (n < 4) return 0;
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    double q25 = quantile_sorted(t, n, 0.25), q75 = quantile_sorted(t, n, 0.75);
+    if (!(q25 > 0) || !(q75 >= q25)) return 0;
+    double sigma = (log(q75) - log(q25)) / 1.349;
+    /* a profile holds at most JITTER_MAX_SIGMA (core/jitter.h) */
+    return isfinite(sigma) ? fmin(sigma, JITTER_MAX_SIGMA) : 0;
+}
+
+/* The median FORWARD, BACKWARD and UPDATE of repeated steps, and the
+ * spread of each (calib_fit_sigma) into c. */
 static int time_steps(struct bench *b, double *fwd_s, double *bwd_s, double *upd_s,
-                      struct err *e)
+                      struct calib_compute *c, struct err *e)
 {
     const int n_max = MAX_CALLS;
     double *t = malloc(3 * (size_t)n_max * sizeof *t), one[3];
@@ -161,6 +184,10 @@ static int time_steps(struct bench *b, double *fwd_s, double *bwd_s, double *upd
         *fwd_s = median(t, n);
         *bwd_s = median(t + n_max, n);
         *upd_s = median(t + 2 * n_max, n);
+        c->n_steps = n;
+        c->fwd_sigma = calib_fit_sigma(t, n);
+        c->bwd_sigma = calib_fit_sigma(t + n_max, n);
+        c->update_sigma = calib_fit_sigma(t + 2 * n_max, n);
     }
     free(t);
     return rc;
@@ -289,7 +316,7 @@ int calib_measure_compute(const struct device *dev, const struct workload *wl,
     }
     /* the plan's UPDATE: read w, v, g, write w, v (core/plan.c) */
     out->update_bytes = 5 * workload_param_bytes(wl, 0, wl->n_layers);
-    if (rc == 0) rc = time_steps(&b, &out->fwd_s, &out->bwd_s, &out->update_s, e);
+    if (rc == 0) rc = time_steps(&b, &out->fwd_s, &out->bwd_s, &out->update_s, out, e);
     bench_release(&b);
     if (rc == 0) rc = measure_overhead(dev, seed, &out->op_overhead_s, e);
     TRY(rc);
@@ -501,7 +528,7 @@ static int agree(int rank, int rc, struct err *e)
 /* Every rank's compute times replaced by their mean over the ranks. */
 static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
 {
-    double t[2 * CALIB_MAX_LAYERS + 4], sum[2 * CALIB_MAX_LAYERS + 4];
+    double t[2 * CALIB_MAX_LAYERS + 7], sum[2 * CALIB_MAX_LAYERS + 7];
     int n = 0;
     for (int l = 0; l < c->n_layers; l++) {
         t[n++] = c->layers[l].fwd_s;
@@ -511,6 +538,9 @@ static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
     t[n++] = c->bwd_s;
     t[n++] = c->update_s;
     t[n++] = c->op_overhead_s;
+    t[n++] = c->fwd_sigma;
+    t[n++] = c->bwd_sigma;
+    t[n++] = c->update_sigma;
     MPI_OK(e, MPI_Allreduce(t, sum, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     n = 0;
     for (int l = 0; l < c->n_layers; l++) {
@@ -521,6 +551,9 @@ static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
     c->bwd_s = sum[n++] / n_ranks;
     c->update_s = sum[n++] / n_ranks;
     c->op_overhead_s = sum[n++] / n_ranks;
+    c->fwd_sigma = sum[n++] / n_ranks;
+    c->bwd_sigma = sum[n++] / n_ranks;
+    c->update_sigma = sum[n++] / n_ranks;
     compute_rates(c);
     return 0;
 }
@@ -569,5 +602,8 @@ void calib_profile(const struct calib_compute *c, const struct calib_comm *m, in
     out->devices_per_node = MOST_DEVICES_PER_NODE;
     out->cores_per_node = cores < 0 ? 0 : cores > MOST_DEVICES_PER_NODE ? MOST_DEVICES_PER_NODE : cores;
     out->allreduce_gamma_s_per_byte = m->gamma_s_per_byte;
+    out->jitter = (struct jitter_spec){.forward_sigma = c->fwd_sigma,
+                                       .backward_sigma = c->bwd_sigma,
+                                       .update_sigma = c->update_sigma};
     out->allreduce = ALLREDUCE_RING;
 }

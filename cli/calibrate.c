@@ -50,8 +50,12 @@ static void print_compute(const struct calib_compute *c, const char *model, cons
            (c->fwd_s + c->bwd_s) * 1e3, c->flops_per_s * 1e-9);
     printf("    UPDATE   %8.4f ms %7.2f GB/s of the %.3g MB the plan counts -> mem_bw_bytes_per_s\n",
            c->update_s * 1e3, c->mem_bw_bytes_per_s * 1e-9, (double)c->update_bytes * 1e-6);
-    printf("  a layer op of 1 sample, 1 feature in and out: %.3f us  -> op_overhead_s\n\n",
+    printf("  a layer op of 1 sample, 1 feature in and out: %.3f us  -> op_overhead_s\n",
            c->op_overhead_s * 1e6);
+    printf("  spread over the %d steps, sigma of a log-normal fitted to each op's interquartile "
+           "range:\n    FORWARD %.4f, BACKWARD %.4f, UPDATE %.4f  -> jitter_*_sigma (the "
+           "simulator draws\n    each op's time from it; --jitter off ignores it)\n\n",
+           c->n_steps, c->fwd_sigma, c->bwd_sigma, c->update_sigma);
 }
 
 static void print_links(const struct calib_comm *m)
