@@ -142,6 +142,7 @@ enum key_type {
     KEY_COUNT,    /* integer 1 .. KEY_COUNT_MAX */
     KEY_COUNT0,   /* integer 0 .. KEY_COUNT_MAX */
     KEY_SIGMA,    /* finite, 0 .. JITTER_MAX_SIGMA */
+    KEY_TIMESHARE, /* timeshare_slowdown: 1 to CLUSTER_MAX_TIMESHARE numbers > 0, commas */
 };
 #define KEY_COUNT_MAX 1024   /* as --devices-per-node */
 
@@ -170,6 +171,7 @@ static const struct key_spec keys[] = {
     KEY("jitter_forward_sigma", KEY_SIGMA, jitter.forward_sigma, false),
     KEY("jitter_backward_sigma", KEY_SIGMA, jitter.backward_sigma, false),
     KEY("jitter_update_sigma", KEY_SIGMA, jitter.update_sigma, false),
+    KEY("timeshare_slowdown", KEY_TIMESHARE, timeshare_slowdown, false),
 };
 #undef KEY
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
@@ -186,6 +188,8 @@ static const char *allowed_of(enum key_type t)
     case KEY_COUNT: return "an integer from 1 to 1024";
     case KEY_COUNT0: return "an integer from 0 to 1024";
     case KEY_SIGMA: return "a log-normal sigma from 0 to 2; 0 = no spread";
+    case KEY_TIMESHARE:
+        return "1 to 128 numbers > 0 separated by commas: the slowdown of 1, 2, ... ranks";
     }
     return "?";
 }
@@ -209,6 +213,8 @@ static bool parse_int(const char *text, long long *v)
                      ((text[0] == '-' || text[0] == '+') && isdigit((unsigned char)text[1]));
     return starts_ok && !*end && errno != ERANGE;
 }
+
+static char *trim(char *s);
 
 /* Parses text as k's value into c. The message names the key; the caller
  * adds FILE:LINE. */
@@ -241,6 +247,28 @@ static int set_key(struct cluster *c, const struct key_spec *k, const char *text
         }
         memcpy(field, &d, sizeof d);
         return 0;
+    case KEY_TIMESHARE: {
+        /* "1,1.02,1.5": each entry a plain decimal > 0, no empty ones */
+        char item[64];
+        int n = 0;
+        const char *p = text;
+        for (;;) {
+            size_t len = strcspn(p, ",");
+            if (len == 0 || len >= sizeof item || n == CLUSTER_MAX_TIMESHARE) break;
+            memcpy(item, p, len);
+            item[len] = '\0';
+            char *it = trim(item);
+            if (!parse_real(it, &d) || !isfinite(d) || !(d > 0)) break;
+            c->timeshare_slowdown[n++] = d;
+            if (p[len] == '\0') {
+                c->n_timeshare = n;
+                return 0;
+            }
+            p += len + 1;
+        }
+        c->n_timeshare = 0;
+        break;
+    }
     case KEY_BYTES:
         if (!parse_int(text, &i) || i <= 0) break;
         *(int64_t *)field = (int64_t)i;
@@ -443,6 +471,18 @@ int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long de
     c->oversubscription = 1;
     if (c->cores_per_node > 0 && fullest > c->cores_per_node)
         c->oversubscription = (double)fullest / c->cores_per_node;
+    /* Measured, where calibrate measured it: it holds what the rule leaves
+     * out (memory bandwidth shared below the core count, the scheduler's
+     * own cost above it, and a rank alone running faster than the ranks
+     * that calibrate measured together). */
+    c->time_share_stretch = 0;
+    int K = c->n_timeshare;
+    if (K > 0 && fullest <= K) {
+        c->time_share_stretch = c->timeshare_slowdown[fullest - 1];
+    } else if (K > 0) {
+        int even_from = K > c->cores_per_node ? K : c->cores_per_node;
+        c->time_share_stretch = c->timeshare_slowdown[K - 1] * fmax(1, (double)fullest / even_from);
+    }
     return 0;
 }
 
@@ -468,6 +508,15 @@ static size_t format_key(const struct cluster *c, const struct key_spec *k, char
     case KEY_BOOL:
         return (size_t)snprintf(buf, n, "%s = %s\n", k->name,
                                 *(const bool *)field ? "true" : "false");
+    case KEY_TIMESHARE: {
+        if (c->n_timeshare < 1) return 0;   /* absent: not measured */
+        size_t used = (size_t)snprintf(buf, n, "%s = ", k->name);
+        for (int i = 0; i < c->n_timeshare; i++)
+            used += (size_t)snprintf(used < n ? buf + used : NULL, used < n ? n - used : 0,
+                                     "%s%.17g", i ? "," : "", c->timeshare_slowdown[i]);
+        used += (size_t)snprintf(used < n ? buf + used : NULL, used < n ? n - used : 0, "\n");
+        return used;
+    }
     case KEY_SIGMA:
         /* absent = 0: a profile without spread is written as before */
         memcpy(&d, field, sizeof d);
