@@ -23,6 +23,10 @@
  *             its calls; latency (alpha) and bandwidth (beta) fitted to the
  *             ping-pong's one-way times (calib_fit_link), and the
  *             all-reduce's gamma to its times (calib_fit_gamma)
+ *   sharing   k = 1 .. cores + 2 processes (forked by rank 0 while the
+ *             other ranks sleep) each running the same training steps at
+ *             once, free to use every core: how much longer a step takes
+ *             when k ranks share the machine (timeshare_slowdown)
  *   cores     the machine's online cores: its ranks share them
  *
  * Bandwidths are as nccl-tests defines them (doc/PERFORMANCE.md):
@@ -74,6 +78,15 @@ struct calib_compute {
      * sigma of each (calib_fit_sigma), the profile's jitter_*_sigma. */
     int n_steps;                     /* steps timed */
     double fwd_sigma, bwd_sigma, update_sigma;
+    /* Time-sharing (calib_run only): k = 1 .. n_timeshare processes each
+     * running the same steps at once; step_s[k-1] is their mean time of a
+     * step, slowdown[k-1] = step_s[k-1] / step_s[n_ranks-1] (n_ranks: the
+     * ranks whose compute the figures above are): the profile's
+     * timeshare_slowdown. */
+    int n_timeshare;
+    int timeshare_steps;             /* steps each process ran */
+    double timeshare_step_s[CLUSTER_MAX_TIMESHARE];
+    double timeshare_slowdown[CLUSTER_MAX_TIMESHARE];
 };
 
 struct calib_size {
@@ -94,6 +107,7 @@ struct calib_comm {
 };
 
 struct calib_setup {
+    int cores;                       /* online cores: sharing is measured up to cores + 2 */
     const struct device *dev;        /* initialised (dev->init) on every rank */
     const struct workload *wl;       /* an mlp: workload */
     const struct dataset *train;     /* its inputs come from here; NULL: fixed rows */

@@ -56,6 +56,15 @@ static void print_compute(const struct calib_compute *c, const char *model, cons
            "range:\n    FORWARD %.4f, BACKWARD %.4f, UPDATE %.4f  -> jitter_*_sigma (the "
            "simulator draws\n    each op's time from it; --jitter off ignores it)\n\n",
            c->n_steps, c->fwd_sigma, c->bwd_sigma, c->update_sigma);
+    if (c->n_timeshare > 0) {
+        printf("  sharing the machine: k processes each running %d such steps at once (the "
+               "other ranks asleep):\n      k   step ms  slowdown\n", c->timeshare_steps);
+        for (int k = 1; k <= c->n_timeshare; k++)
+            printf("  %5d %9.4f %9.3f\n", k, c->timeshare_step_s[k - 1] * 1e3,
+                   c->timeshare_slowdown[k - 1]);
+        printf("  slowdown: relative to %d at once, as the figures above  -> timeshare_slowdown\n\n",
+               n_ranks);
+    }
 }
 
 static void print_links(const struct calib_comm *m)
@@ -158,7 +167,7 @@ static int run_rank(const struct command *self, struct scenario *s)
     int rc = !res ? err_set(&e, ERR_NOMEM, "out of memory") : !dev ? e.code : dev->init(0, &e);
     if (rc == 0) rc = load_data(s, &d, &e);
     if (rc == 0) {
-        struct calib_setup setup = {.dev = dev, .wl = s->wl, .train = &d.train,
+        struct calib_setup setup = {.cores = (int)sysconf(_SC_NPROCESSORS_ONLN), .dev = dev, .wl = s->wl, .train = &d.train,
                                     .rows = rows_of(&s->cfg), .seed = (uint64_t)s->cfg.seed,
                                     .max_bytes = CALIB_MAX_BYTES};
         rc = calib_run(&setup, res, &e);

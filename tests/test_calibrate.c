@@ -240,7 +240,8 @@ Test(calibrate, profile_takes_the_measurements_and_round_trips)
 {
     struct calib_compute c = {.flops_per_s = 7.5e10, .mem_bw_bytes_per_s = 3.2e10,
                               .op_overhead_s = 1.5e-7, .fwd_sigma = 0.03, .bwd_sigma = 0.05,
-                              .update_sigma = 0.2};
+                              .update_sigma = 0.2, .n_timeshare = 3,
+                              .timeshare_slowdown = {0.95, 1, 1.4}};
     struct calib_comm m = {.latency_s = 5e-7, .bw_bytes_per_s = 8e9, .gamma_s_per_byte = 4e-10};
     struct cluster p;
     calib_profile(&c, &m, 2, (int64_t)12 << 30, "calibrated-test", &p);
@@ -267,6 +268,9 @@ Test(calibrate, profile_takes_the_measurements_and_round_trips)
     cr_expect_eq(back.jitter.forward_sigma, 0.03);
     cr_expect_eq(back.jitter.backward_sigma, 0.05);
     cr_expect_eq(back.jitter.update_sigma, 0.2);
+    cr_assert_eq(back.n_timeshare, 3);
+    cr_expect_eq(back.timeshare_slowdown[0], 0.95);
+    cr_expect_eq(back.timeshare_slowdown[2], 1.4);
     test_remove_dir(dir);
 }
 
@@ -345,6 +349,16 @@ Test(calibrate, strata_calibrate_writes_a_profile_that_loads_with_the_measured_n
     cr_expect(isfinite(c.allreduce_gamma_s_per_byte) && c.allreduce_gamma_s_per_byte >= 0);
     /* op times vary on any machine; the sigma is what the file carries */
     cr_expect(jitter_is_set(&c.jitter), "no spread measured");
+    /* time-sharing: 1 .. cores + 2 processes, relative to the 2 ranks that
+     * measured the compute together (so entry 2 is 1 exactly) */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cr_expect_eq(c.n_timeshare, cores + 2 < CLUSTER_MAX_TIMESHARE ? cores + 2
+                                                                  : CLUSTER_MAX_TIMESHARE);
+    cr_expect_eq(c.timeshare_slowdown[1], 1);
+    for (int k = 0; k < c.n_timeshare; k++)
+        cr_expect(is_positive(c.timeshare_slowdown[k]), "entry %d: %g", k + 1,
+                  c.timeshare_slowdown[k]);
+    cr_expect_not_null(strstr(r.out, "-> timeshare_slowdown"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "-> jitter_*_sigma"), "%s", r.out);
     /* the numbers loaded are the ones printed: the file is the printed text */
     char *text = test_slurp(path);
