@@ -1,5 +1,7 @@
 /* Measuring this machine (see calibrate.h): compute on the device, the
  * links between MPI ranks, and the profile made of them. */
+#define _GNU_SOURCE   /* sched_setaffinity: the sharing processes leave rank 0's core */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
@@ -7,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../nn/mlp.h"
 #include "calibrate.h"
@@ -142,9 +146,32 @@ static int time_step(struct bench *b, int64_t step, double t[3], struct err *e)
     return 0;
 }
 
-/* The median FORWARD, BACKWARD and UPDATE of repeated steps. */
+/* Linear interpolation between order statistics of sorted t[0..n), at
+ * rank p (n - 1) (Hyndman & Fan, 1996, definition 7: R's and numpy's
+ * default). */
+static double quantile_sorted(const double *t, int n, double p)
+{
+    double h = p * (n - 1);
+    int lo = (int)h;
+    if (lo >= n - 1) return t[n - 1];
+    return t[lo] + (h - lo) * (t[lo + 1] - t[lo]);
+}
+
+double calib_fit_sigma(double *t, int n)
+{
+    if (n < 4) return 0;
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    double q25 = quantile_sorted(t, n, 0.25), q75 = quantile_sorted(t, n, 0.75);
+    if (!(q25 > 0) || !(q75 >= q25)) return 0;
+    double sigma = (log(q75) - log(q25)) / 1.349;
+    /* a profile holds at most JITTER_MAX_SIGMA (core/jitter.h) */
+    return isfinite(sigma) ? fmin(sigma, JITTER_MAX_SIGMA) : 0;
+}
+
+/* The median FORWARD, BACKWARD and UPDATE of repeated steps, and the
+ * spread of each (calib_fit_sigma) into c. */
 static int time_steps(struct bench *b, double *fwd_s, double *bwd_s, double *upd_s,
-                      struct err *e)
+                      struct calib_compute *c, struct err *e)
 {
     const int n_max = MAX_CALLS;
     double *t = malloc(3 * (size_t)n_max * sizeof *t), one[3];
@@ -161,6 +188,10 @@ static int time_steps(struct bench *b, double *fwd_s, double *bwd_s, double *upd
         *fwd_s = median(t, n);
         *bwd_s = median(t + n_max, n);
         *upd_s = median(t + 2 * n_max, n);
+        c->n_steps = n;
+        c->fwd_sigma = calib_fit_sigma(t, n);
+        c->bwd_sigma = calib_fit_sigma(t + n_max, n);
+        c->update_sigma = calib_fit_sigma(t + 2 * n_max, n);
     }
     free(t);
     return rc;
@@ -289,7 +320,7 @@ int calib_measure_compute(const struct device *dev, const struct workload *wl,
     }
     /* the plan's UPDATE: read w, v, g, write w, v (core/plan.c) */
     out->update_bytes = 5 * workload_param_bytes(wl, 0, wl->n_layers);
-    if (rc == 0) rc = time_steps(&b, &out->fwd_s, &out->bwd_s, &out->update_s, e);
+    if (rc == 0) rc = time_steps(&b, &out->fwd_s, &out->bwd_s, &out->update_s, out, e);
     bench_release(&b);
     if (rc == 0) rc = measure_overhead(dev, seed, &out->op_overhead_s, e);
     TRY(rc);
@@ -482,6 +513,148 @@ static int fit_links(struct calib_comm *c, struct err *e)
     return 0;
 }
 
+/* ---- time-sharing ------------------------------------------------------------ */
+
+/* Work of each sharing process: steps that take this long alone. Enough
+ * for many scheduler time slices (CFS's are a few ms), so the mean over
+ * the run is the share a process gets, not the luck of one slice. */
+#define TIMESHARE_ALONE_S 0.2
+
+static void write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static bool read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        n -= (size_t)r;
+    }
+    return true;
+}
+
+/* A forked process: its own model, ready on `ready`, waits for `go` to
+ * close, runs `steps` steps, writes its seconds (-1: failed) to `out`. It
+ * never returns and calls no MPI. */
+static void share_child(const struct calib_setup *s, int steps, int ready, int go, int out)
+{
+#ifdef CPU_SET
+    /* rank 0 may be bound to one core (--bind): its children must not be */
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int i = 0; i < CPU_SETSIZE; i++) CPU_SET(i, &all);
+    sched_setaffinity(0, sizeof all, &all);
+#endif
+    struct bench b;
+    struct err e = {0};
+    double elapsed = -1, one[3];
+    int rc = bench_create(s->dev, s->wl, s->train, s->rows, s->seed, &b, &e);
+    char c = 1;
+    write_all(ready, &c, 1);
+    if (rc == 0 && read(go, &c, 1) == 0) {   /* EOF: the parent closed go, all start */
+        double t0 = now_s();
+        for (int i = 0; rc == 0 && i < steps; i++) rc = time_step(&b, i, one, &e);
+        if (rc == 0) elapsed = now_s() - t0;
+    }
+    write_all(out, &elapsed, sizeof elapsed);
+    _exit(0);   /* no atexit, no stdio flush: the parent's buffers are its own */
+}
+
+/* k processes at once; their mean seconds a step into *step_s. */
+static int share_level(const struct calib_setup *s, int k, int steps, double *step_s,
+                       struct err *e)
+{
+    int ready[2], go[2], out[2];
+    if (pipe(ready) < 0) return err_set(e, ERR_RUN, "calibrate: pipe: %s", strerror(errno));
+    if (pipe(go) < 0 || pipe(out) < 0) {
+        close(ready[0]);
+        close(ready[1]);
+        return err_set(e, ERR_RUN, "calibrate: pipe: %s", strerror(errno));
+    }
+    fflush(NULL);
+    pid_t pids[CLUSTER_MAX_TIMESHARE];
+    int n = 0;
+    for (; n < k; n++) {
+        if ((pids[n] = fork()) < 0) break;
+        if (pids[n] == 0) {
+            close(ready[0]);
+            close(go[1]);
+            close(out[0]);
+            share_child(s, steps, ready[1], go[0], out[1]);
+        }
+    }
+    close(ready[1]);
+    close(go[0]);
+    close(out[1]);
+    char c;
+    for (int i = 0; i < n; i++)
+        if (!read_all(ready[0], &c, 1)) break;
+    close(go[1]);   /* go */
+    double sum = 0;
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        double t;
+        if (read_all(out[0], &t, sizeof t) && t > 0) {
+            sum += t;
+            ok++;
+        }
+    }
+    close(ready[0]);
+    close(out[0]);
+    for (int i = 0; i < n; i++) waitpid(pids[i], NULL, 0);
+    if (n < k) return err_set(e, ERR_RUN, "calibrate: fork of sharing process %d of %d: %s",
+                              n + 1, k, strerror(errno));
+    if (ok < k) return err_set(e, ERR_RUN, "calibrate: %d of %d sharing processes failed", k - ok,
+                               k);
+    *step_s = sum / k / steps;
+    return 0;
+}
+
+/* Rank 0's part: every level from 1 to cores + 2 (at most the table's). */
+static int measure_sharing(const struct calib_setup *s, int n_ranks, struct calib_compute *c,
+                           struct err *e)
+{
+    int levels = (s->cores > 0 ? s->cores : 1) + 2;
+    if (levels > CLUSTER_MAX_TIMESHARE) levels = CLUSTER_MAX_TIMESHARE;
+    if (levels < n_ranks) levels = n_ranks < CLUSTER_MAX_TIMESHARE ? n_ranks : CLUSTER_MAX_TIMESHARE;
+    double step_s = c->fwd_s + c->bwd_s + c->update_s;
+    int steps = step_s > 0 ? (int)ceil(TIMESHARE_ALONE_S / step_s) : MIN_CALLS;
+    if (steps < MIN_CALLS) steps = MIN_CALLS;
+    c->timeshare_steps = steps;
+    for (int k = 1; k <= levels; k++) TRY(share_level(s, k, steps, &c->timeshare_step_s[k - 1], e));
+    c->n_timeshare = levels;
+    /* relative to the ranks the device figures were measured on together */
+    int ref = n_ranks <= levels ? n_ranks : levels;
+    for (int k = 0; k < levels; k++)
+        c->timeshare_slowdown[k] = c->timeshare_step_s[k] / c->timeshare_step_s[ref - 1];
+    return 0;
+}
+
+/* A barrier that sleeps while it waits: an MPI barrier polls, and a
+ * polling rank would take a core from the processes being measured. */
+static int quiet_barrier(struct err *e)
+{
+    MPI_Request req;
+    MPI_OK(e, MPI_Ibarrier(MPI_COMM_WORLD, &req));
+    for (int done = 0;;) {
+        MPI_OK(e, MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+        if (done) return 0;
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    }
+}
+
 /* ---- the whole run ------------------------------------------------------------ */
 
 /* After a phase that may fail on some ranks: all return the error of the
@@ -501,7 +674,7 @@ static int agree(int rank, int rc, struct err *e)
 /* Every rank's compute times replaced by their mean over the ranks. */
 static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
 {
-    double t[2 * CALIB_MAX_LAYERS + 4], sum[2 * CALIB_MAX_LAYERS + 4];
+    double t[2 * CALIB_MAX_LAYERS + 7], sum[2 * CALIB_MAX_LAYERS + 7];
     int n = 0;
     for (int l = 0; l < c->n_layers; l++) {
         t[n++] = c->layers[l].fwd_s;
@@ -511,6 +684,9 @@ static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
     t[n++] = c->bwd_s;
     t[n++] = c->update_s;
     t[n++] = c->op_overhead_s;
+    t[n++] = c->fwd_sigma;
+    t[n++] = c->bwd_sigma;
+    t[n++] = c->update_sigma;
     MPI_OK(e, MPI_Allreduce(t, sum, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     n = 0;
     for (int l = 0; l < c->n_layers; l++) {
@@ -521,6 +697,9 @@ static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
     c->bwd_s = sum[n++] / n_ranks;
     c->update_s = sum[n++] / n_ranks;
     c->op_overhead_s = sum[n++] / n_ranks;
+    c->fwd_sigma = sum[n++] / n_ranks;
+    c->bwd_sigma = sum[n++] / n_ranks;
+    c->update_sigma = sum[n++] / n_ranks;
     compute_rates(c);
     return 0;
 }
@@ -542,6 +721,16 @@ int calib_run(const struct calib_setup *s, struct calib_result *out, struct err 
     int rc = calib_measure_compute(s->dev, s->wl, s->train, s->rows, s->seed, &out->compute, e);
     TRY(agree(rank, rc, e));
     TRY(mean_over_ranks(&out->compute, n_ranks, e));
+    /* time-sharing: rank 0's processes alone on the machine, then shared */
+    rc = rank == 0 ? measure_sharing(s, n_ranks, &out->compute, e) : 0;
+    int rc_wait = quiet_barrier(e);
+    TRY(agree(rank, rc < 0 ? rc : rc_wait, e));
+    struct calib_compute *c = &out->compute;
+    MPI_OK(e, MPI_Bcast(&c->n_timeshare, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    MPI_OK(e, MPI_Bcast(&c->timeshare_steps, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    MPI_OK(e, MPI_Bcast(c->timeshare_step_s, CLUSTER_MAX_TIMESHARE, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    MPI_OK(e, MPI_Bcast(c->timeshare_slowdown, CLUSTER_MAX_TIMESHARE, MPI_DOUBLE, 0,
+                        MPI_COMM_WORLD));
     out->comm.n_ranks = n_ranks;
     rc = measure_links(s->max_bytes, rank, &out->comm, e);
     TRY(agree(rank, rc, e));
@@ -569,5 +758,11 @@ void calib_profile(const struct calib_compute *c, const struct calib_comm *m, in
     out->devices_per_node = MOST_DEVICES_PER_NODE;
     out->cores_per_node = cores < 0 ? 0 : cores > MOST_DEVICES_PER_NODE ? MOST_DEVICES_PER_NODE : cores;
     out->allreduce_gamma_s_per_byte = m->gamma_s_per_byte;
+    out->n_timeshare = c->n_timeshare;
+    for (int k = 0; k < c->n_timeshare && k < CLUSTER_MAX_TIMESHARE; k++)
+        out->timeshare_slowdown[k] = c->timeshare_slowdown[k];
+    out->jitter = (struct jitter_spec){.forward_sigma = c->fwd_sigma,
+                                       .backward_sigma = c->bwd_sigma,
+                                       .update_sigma = c->update_sigma};
     out->allreduce = ALLREDUCE_RING;
 }

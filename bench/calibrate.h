@@ -12,6 +12,10 @@
  *             for it (5 arrays of params floats) / its time
  *   overhead  a layer op of one sample and one feature in and out: what a
  *             compute op costs beyond its arithmetic (op_overhead_s)
+ *   spread    of the step ops' times over the timed steps: a log-normal
+ *             sigma of time / median for FORWARD, BACKWARD and UPDATE
+ *             (calib_fit_sigma), which the simulator draws from
+ *             (jitter_*_sigma, core/jitter.h)
  *   links     ping-pong between ranks 0 and 1 and an all-reduce over all
  *             ranks (MPI_Iallreduce, tested until done, as the executor
  *             runs one) at sizes from 8 B up, timed as nccl-tests times
@@ -19,6 +23,10 @@
  *             its calls; latency (alpha) and bandwidth (beta) fitted to the
  *             ping-pong's one-way times (calib_fit_link), and the
  *             all-reduce's gamma to its times (calib_fit_gamma)
+ *   sharing   k = 1 .. cores + 2 processes (forked by rank 0 while the
+ *             other ranks sleep) each running the same training steps at
+ *             once, free to use every core: how much longer a step takes
+ *             when k ranks share the machine (timeshare_slowdown)
  *   cores     the machine's online cores: its ranks share them
  *
  * Bandwidths are as nccl-tests defines them (doc/PERFORMANCE.md):
@@ -66,6 +74,19 @@ struct calib_compute {
     double update_s;
     double mem_bw_bytes_per_s;       /* update_bytes / update_s */
     double op_overhead_s;            /* a layer op of 1 sample, 1 feature in and out */
+    /* The spread of those step ops' times over the steps: a log-normal
+     * sigma of each (calib_fit_sigma), the profile's jitter_*_sigma. */
+    int n_steps;                     /* steps timed */
+    double fwd_sigma, bwd_sigma, update_sigma;
+    /* Time-sharing (calib_run only): k = 1 .. n_timeshare processes each
+     * running the same steps at once; step_s[k-1] is their mean time of a
+     * step, slowdown[k-1] = step_s[k-1] / step_s[n_ranks-1] (n_ranks: the
+     * ranks whose compute the figures above are): the profile's
+     * timeshare_slowdown. */
+    int n_timeshare;
+    int timeshare_steps;             /* steps each process ran */
+    double timeshare_step_s[CLUSTER_MAX_TIMESHARE];
+    double timeshare_slowdown[CLUSTER_MAX_TIMESHARE];
 };
 
 struct calib_size {
@@ -86,6 +107,7 @@ struct calib_comm {
 };
 
 struct calib_setup {
+    int cores;                       /* online cores: sharing is measured up to cores + 2 */
     const struct device *dev;        /* initialised (dev->init) on every rank */
     const struct workload *wl;       /* an mlp: workload */
     const struct dataset *train;     /* its inputs come from here; NULL: fixed rows */
@@ -136,6 +158,15 @@ double calib_ring_s(double alpha_s, double beta_bytes_per_s, double gamma_s_per_
  * transfers alone are as slow as measured. */
 double calib_fit_gamma(const int64_t *bytes, const double *time_s, int n, int n_ranks,
                        double alpha_s, double beta_bytes_per_s);
+
+/* The sigma of a log-normal fitted to n > 0 positive times, from their
+ * interquartile range: (ln q75 - ln q25) / 1.349, the IQR of a normal being
+ * 1.349 sigma. Sorts t. A quantile fit rather than the log's standard
+ * deviation: a few preemptions by other load (a 10 ms stall in 1 ms ops)
+ * would set the standard deviation alone, and they belong to the machine's
+ * other tenants, not to the op; the body of the distribution is what makes
+ * quiet ranks drift apart. 0 for n < 4 (no quartiles to speak of). */
+double calib_fit_sigma(double *t, int n);
 
 /* nccl-tests' bandwidths: bytes / time, and the all-reduce's bus bandwidth
  * algbw * 2(n-1)/n (n = 1: 0, nothing crosses a link). */

@@ -9,11 +9,12 @@
 
 /* The options a job takes from the scenario; --devices becomes --np, and
  * --save-params stays with the user's own `strata real` runs. */
-#define JOB_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_DISTURB)
+/* OPTG_LAUNCH: --bind reaches the job; its --np is job_argv's own. */
+#define JOB_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_DISTURB | OPTG_LAUNCH)
 
 static bool is_kept(const char *word)
 {
-    return strcmp(word, "--devices") && strcmp(word, "--save-params");
+    return strcmp(word, "--devices") && strcmp(word, "--save-params") && strcmp(word, "--np");
 }
 
 /* argv of `strata real` for the job; NULL-terminated, the strings borrowed

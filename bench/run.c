@@ -27,6 +27,10 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     TRY(straggler_parse(cfg->straggler, &strag, e));
     TRY(failure_parse(cfg->fail, &setup.failure, e));
     TRY(cluster_load(cfg->cluster, &run->cluster, e));
+    TRY(cluster_set_jitter(&run->cluster, cfg->jitter, e));
+    /* the report says what ran: auto becomes on or off */
+    snprintf(run->cfg.jitter, sizeof run->cfg.jitter, "%s",
+             jitter_is_set(&run->cluster.jitter) ? "on" : "off");
     TRY(strategy_build(st, &run->cfg, wl, &run->plan, e));
     TRY(cluster_layout(&run->cluster, run->plan->n_ranks, cfg->nodes, cfg->devices_per_node,
                        cfg->allreduce, e));

@@ -50,8 +50,21 @@ static void print_compute(const struct calib_compute *c, const char *model, cons
            (c->fwd_s + c->bwd_s) * 1e3, c->flops_per_s * 1e-9);
     printf("    UPDATE   %8.4f ms %7.2f GB/s of the %.3g MB the plan counts -> mem_bw_bytes_per_s\n",
            c->update_s * 1e3, c->mem_bw_bytes_per_s * 1e-9, (double)c->update_bytes * 1e-6);
-    printf("  a layer op of 1 sample, 1 feature in and out: %.3f us  -> op_overhead_s\n\n",
+    printf("  a layer op of 1 sample, 1 feature in and out: %.3f us  -> op_overhead_s\n",
            c->op_overhead_s * 1e6);
+    printf("  spread over the %d steps, sigma of a log-normal fitted to each op's interquartile "
+           "range:\n    FORWARD %.4f, BACKWARD %.4f, UPDATE %.4f  -> jitter_*_sigma (the "
+           "simulator draws\n    each op's time from it; --jitter off ignores it)\n\n",
+           c->n_steps, c->fwd_sigma, c->bwd_sigma, c->update_sigma);
+    if (c->n_timeshare > 0) {
+        printf("  sharing the machine: k processes each running %d such steps at once (the "
+               "other ranks asleep):\n      k   step ms  slowdown\n", c->timeshare_steps);
+        for (int k = 1; k <= c->n_timeshare; k++)
+            printf("  %5d %9.4f %9.3f\n", k, c->timeshare_step_s[k - 1] * 1e3,
+                   c->timeshare_slowdown[k - 1]);
+        printf("  slowdown: relative to %d at once, as the figures above  -> timeshare_slowdown\n\n",
+               n_ranks);
+    }
 }
 
 static void print_links(const struct calib_comm *m)
@@ -154,7 +167,7 @@ static int run_rank(const struct command *self, struct scenario *s)
     int rc = !res ? err_set(&e, ERR_NOMEM, "out of memory") : !dev ? e.code : dev->init(0, &e);
     if (rc == 0) rc = load_data(s, &d, &e);
     if (rc == 0) {
-        struct calib_setup setup = {.dev = dev, .wl = s->wl, .train = &d.train,
+        struct calib_setup setup = {.cores = (int)sysconf(_SC_NPROCESSORS_ONLN), .dev = dev, .wl = s->wl, .train = &d.train,
                                     .rows = rows_of(&s->cfg), .seed = (uint64_t)s->cfg.seed,
                                     .max_bytes = CALIB_MAX_BYTES};
         rc = calib_run(&setup, res, &e);
@@ -173,7 +186,7 @@ static int run_rank(const struct command *self, struct scenario *s)
 }
 
 /* Outside: become `mpirun -np 2 strata calibrate ...`. */
-static int launch(const struct command *self, int argc, char **argv)
+static int launch(const struct command *self, const struct scenario *s, int argc, char **argv)
 {
     struct err e = {0};
     char mpirun[LAUNCH_PATH_BYTES], me[LAUNCH_PATH_BYTES];
@@ -181,11 +194,17 @@ static int launch(const struct command *self, int argc, char **argv)
         launch_self_path("strata", me, sizeof me, &e) < 0)
         return scenario_fail(self, &e);
     bool is_openmpi = launch_mpirun_is_openmpi(mpirun);
+    /* bound as a real run of as many ranks is, so the compute measured is
+     * what such a run gets */
+    enum launch_bind bind;
+    if (launch_bind_resolve(s->cfg.bind, CALIB_RANKS, (int)sysconf(_SC_NPROCESSORS_ONLN),
+                            is_openmpi, &bind, &e) < 0)
+        return scenario_fail(self, &e);
     char **args = calloc((size_t)argc + 2, sizeof *args);
     if (!args) return scenario_fail(self, &(struct err){.code = ERR_NOMEM, .msg = "out of memory"});
     args[0] = (char *)self->name;
     for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
-    char **job = launch_build_argv(mpirun, is_openmpi, CALIB_RANKS, me, argc + 1, args, &e);
+    char **job = launch_build_argv(mpirun, is_openmpi, CALIB_RANKS, bind, me, argc + 1, args, &e);
     free(args);
     if (!job || launch_prepare_env(is_openmpi, false, &e) < 0) {
         launch_argv_free(job);
@@ -238,7 +257,7 @@ int cmd_calibrate(const struct command *self, int argc, char **argv)
     else if (launch_is_mpi_rank())
         status = run_rank(self, &s);
     else
-        status = launch(self, argc, argv);
+        status = launch(self, &s, argc, argv);
     scenario_release(&s);
     return status;
 }

@@ -18,15 +18,33 @@
 #include "scenario.h"
 #include "timeline.h"
 
+/* cpus_max: the most CPUs any rank may run on (binding_of). */
 static void print_header(const struct config *cfg, const struct plan *p,
-                         const struct real_result *res, const struct workload *wl)
+                         const struct real_result *res, const struct workload *wl, int cpus_max)
 {
     char desc[512];
     workload_describe(wl, desc, sizeof desc);
     printf("%s on %d MPI rank%s", p->strategy, p->n_workers, p->n_workers == 1 ? "" : "s");
     if (p->n_servers) printf(" + %d server%s", p->n_servers, p->n_servers == 1 ? "" : "s");
+    if (cpus_max == 1) printf(", each bound to a core");
+    else if (cpus_max > 1) printf(", not bound (each may run on %d cores)", cpus_max);
+    else printf(", binding unknown");
     printf(", %s\n%s; batch %d, %lld steps of %s\n\n", res->device, desc, p->batch,
            (long long)res->steps, cfg->data);
+}
+
+/* Collective: the most CPUs a rank of the job may run on, measured rather
+ * than taken from --bind, so a job started by the user's own mpirun is
+ * reported truly too; -1 when a rank cannot tell. --bind in the report's
+ * config becomes what was found (core when every rank has one CPU). */
+static int binding_of(struct config *cfg)
+{
+    int mine = launch_cpus_allowed(), most = -1, least = -1;
+    MPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (least < 1) return -1;
+    snprintf(cfg->bind, sizeof cfg->bind, "%s", most == 1 ? "core" : "none");
+    return most;
 }
 
 static void print_details(const struct real_result *res)
@@ -100,10 +118,11 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
     struct real_result res;
     struct err e = {0};
     int status = 0;
+    int cpus_max = binding_of(&s->cfg);
     int rc = real_run(&setup, &res, &e);
     if (rank == 0) {
         if (rc == 0) {
-            print_header(&s->cfg, p, &res, s->wl);
+            print_header(&s->cfg, p, &res, s->wl, cpus_max);
             const struct report *rows[] = {&res.report};
             report_print_table(stdout, rows, 1, NULL);
             print_details(&res);
@@ -137,12 +156,16 @@ static int launch(const struct command *self, struct scenario *s, const struct p
         launch_self_path("strata", me, sizeof me, &e) < 0)
         return scenario_fail(self, &e);
     bool is_openmpi = launch_mpirun_is_openmpi(mpirun);
+    enum launch_bind bind;
+    if (launch_bind_resolve(s->cfg.bind, p->n_ranks, (int)sysconf(_SC_NPROCESSORS_ONLN),
+                            is_openmpi, &bind, &e) < 0)
+        return scenario_fail(self, &e);
     /* the ranks run `strata real` with the same options */
     char **args = calloc((size_t)argc + 2, sizeof *args);
     if (!args) return scenario_fail(self, &(struct err){.code = ERR_NOMEM, .msg = "out of memory"});
     args[0] = (char *)"real";
     for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
-    char **job = launch_build_argv(mpirun, is_openmpi, p->n_ranks, me, argc + 1, args, &e);
+    char **job = launch_build_argv(mpirun, is_openmpi, p->n_ranks, bind, me, argc + 1, args, &e);
     free(args);
     if (!job || launch_prepare_env(is_openmpi, isatty(STDERR_FILENO), &e) < 0)
         return scenario_fail(self, &e);

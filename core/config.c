@@ -65,6 +65,10 @@ const struct opt_spec config_options[] = {
      .metavar = "N", .help = "devices in one machine; 0 = the cluster profile's"},
     {.name = "allreduce", CHOICE(allreduce, "ring|tree|hierarchical"), .def = "ring",
      .groups = OPTG_SIM, .metavar = "ALGO", .help = "all-reduce algorithm of the network model"},
+    {.name = "jitter", CHOICE(jitter, "auto|on|off"), .def = "auto", .groups = OPTG_SIM,
+     .metavar = "WHEN",
+     .help = "draw compute op times from the cluster profile's measured spread (jitter_*_sigma "
+             "keys, strata calibrate); auto = on when the profile has them"},
     {.name = "straggler", STRING(straggler), .def = "none", .groups = OPTG_DISTURB,
      .metavar = "MODEL",
      .help = "slowdowns: none, exp:F, lognormal:SIGMA, slow:R=X[,R=X], pause:P:D"},
@@ -103,6 +107,10 @@ const struct opt_spec config_options[] = {
      .metavar = "MODE", .help = "simulate the strategies, or run them for real under MPI"},
     {.name = "np", INT(np, 0, 65536), .def = "0", .groups = OPTG_LAUNCH, .metavar = "N",
      .help = "real runs: MPI processes that compute (servers are extra); 0 = --devices"},
+    {.name = "bind", CHOICE(bind, "auto|core|none"), .def = "auto", .groups = OPTG_LAUNCH,
+     .metavar = "HOW",
+     .help = "real runs: pin each rank to a core (Open MPI's --bind-to core); auto = core when "
+             "the ranks fit the cores, else none"},
     {.name = "plot", STRING(plot_dir), .def = "", .groups = OPTG_PLOT, .metavar = "DIR",
      .help = "write PNG and SVG plots (and their data and gnuplot scripts) into DIR"},
     {.name = "plot-terminal", FLAG(plot_terminal), .def = "false", .groups = OPTG_PLOT,

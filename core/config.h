@@ -71,6 +71,7 @@ struct config {
     long long nodes;            /* --nodes: 0 = as many as the ranks need */
     long long devices_per_node; /* --devices-per-node: 0 = the profile's */
     char allreduce[16];         /* --allreduce: ring | tree | hierarchical */
+    char jitter[8];             /* --jitter: auto | on | off, the profile's op-time spread */
     char straggler[256];        /* --straggler: none | exp:F | lognormal:S | slow:R=X,... | pause:P:D */
     char fail[64];              /* --fail: R@T, rank R dies at T seconds; "" = none */
     long long checkpoint_every; /* --checkpoint-every: steps between checkpoints; 0 = never */
@@ -90,6 +91,7 @@ struct config {
     /* OPTG_LAUNCH */
     char mode[8];               /* --mode: sim | real */
     long long np;               /* --np: processes that compute (real runs); 0 = --devices */
+    char bind[8];               /* --bind: auto | core | none, ranks pinned to cores (real/launch.h) */
     /* OPTG_PLOT */
     char plot_dir[CONFIG_PATH_BYTES];   /* --plot: PNG and SVG plots into DIR; "" = none */
     bool plot_terminal;                 /* --plot-terminal: draw them in the terminal */

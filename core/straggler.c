@@ -251,7 +251,7 @@ struct straggler {
  * s + 2^32 give the same stream), so the high half is folded in. The cost:
  * two of n ranks share a stream with probability about n^2 / 2^33, 1e-4 at
  * 1,000 ranks and 1% at 10,000; a generator with a 64-bit seed would fix it. */
-static unsigned long rank_seed(uint64_t seed, int rank)
+unsigned long straggler_stream_seed(uint64_t seed, int rank)
 {
     uint64_t z = seed + 0x9e3779b97f4a7c15ull * ((uint64_t)rank + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -296,7 +296,7 @@ struct straggler *straggler_create(const struct straggler_spec *s, uint64_t seed
             err_set(e, ERR_NOMEM, "out of memory allocating rank %d's random stream", r);
             goto fail;
         }
-        gsl_rng_set(g->rng[r], rank_seed(seed, r));
+        gsl_rng_set(g->rng[r], straggler_stream_seed(seed, r));
         g->slow_factor[r] = 1.0;
     }
     for (int i = 0; s->kind == STRAG_SLOW && i < s->n_slow; i++)

@@ -40,6 +40,10 @@ void straggler_format(const struct straggler_spec *s, char *buf, size_t n);
 
 struct straggler;
 
+/* The 32-bit seed of rank's random stream in a run of this seed (SplitMix64;
+ * straggler.c says why). core/jitter seeds its streams with it too. */
+unsigned long straggler_stream_seed(uint64_t seed, int rank);
+
 /* Per-rank random streams for n_ranks ranks. A slow rank >= n_ranks is an
  * ERR_INPUT naming --straggler. */
 struct straggler *straggler_create(const struct straggler_spec *s, uint64_t seed, int n_ranks,

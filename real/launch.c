@@ -1,6 +1,8 @@
 /* Starting MPI jobs: find the launcher, build its argv, prepare the ranks'
- * environment, exec or spawn it. POSIX 2008 only; /proc/self/exe is read
- * where it exists (Linux) and argv[0] is the fallback elsewhere. */
+ * environment, exec or spawn it. POSIX 2008 only, but for two Linux reads
+ * with fallbacks: /proc/self/exe (else argv[0]) and the affinity mask
+ * (sched_getaffinity, a GNU extension: else "unknown"). */
+#define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT; before any header */
 #include <mpi.h>
 
 #include "../core/untracked.h"
@@ -8,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -232,8 +235,53 @@ int launch_self_path(const char *argv0, char *path, size_t n, struct err *e)
                    argv0 ? argv0 : "(none)", argv0 ? why.msg : "is missing");
 }
 
-char **launch_build_argv(const char *mpirun, bool is_openmpi, int n_procs, const char *self,
-                         int n_args, char *const *args, struct err *e)
+const char *const launch_bind_names[] = {
+    [LAUNCH_BIND_AUTO] = "auto",
+    [LAUNCH_BIND_CORE] = "core",
+    [LAUNCH_BIND_NONE] = "none",
+};
+
+int launch_bind_resolve(const char *choice, int n_procs, int cores, bool is_openmpi,
+                        enum launch_bind *out, struct err *e)
+{
+    if (!choice) choice = "auto";
+    int b = LAUNCH_BIND_AUTO;
+    while (b <= LAUNCH_BIND_NONE && strcmp(choice, launch_bind_names[b])) b++;
+    if (b > LAUNCH_BIND_NONE)
+        return err_set(e, ERR_INPUT, "--bind: '%.40s' is not one of auto, core, none", choice);
+    bool fits = cores >= 1 && n_procs <= cores;
+    if (b == LAUNCH_BIND_CORE && !is_openmpi)
+        return err_set(e, ERR_INPUT, "--bind core: the MPI launcher is not Open MPI's, whose "
+                       "binding options are the only ones strata passes (use --bind none, or "
+                       "start the ranks yourself with your launcher's binding)");
+    if (b == LAUNCH_BIND_CORE && cores < 1)
+        return err_set(e, ERR_INPUT, "--bind core: this machine's cores cannot be counted, so "
+                       "%d ranks may not fit them (use --bind auto or none)", n_procs);
+    if (b == LAUNCH_BIND_CORE && !fits)
+        return err_set(e, ERR_INPUT, "--bind core: %d ranks cannot each have one of %d cores "
+                       "(use --bind auto or none: ranks that time-share must be free to move)",
+                       n_procs, cores);
+    /* auto: pinned when each rank can have a core to itself, so a run's
+     * step time no longer depends on where the scheduler happens to put
+     * ranks (issue 11); with more ranks than cores, pinning would stack
+     * ranks on cores the scheduler could otherwise balance. */
+    if (b == LAUNCH_BIND_AUTO) b = is_openmpi && fits ? LAUNCH_BIND_CORE : LAUNCH_BIND_NONE;
+    *out = (enum launch_bind)b;
+    return 0;
+}
+
+int launch_cpus_allowed(void)
+{
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+#endif
+    return -1;
+}
+
+char **launch_build_argv(const char *mpirun, bool is_openmpi, int n_procs, enum launch_bind bind,
+                         const char *self, int n_args, char *const *args, struct err *e)
 {
     if (!mpirun || !*mpirun || !self || !*self) {
         err_set(e, ERR_INPUT, "launch: no %s path to build the MPI command line from",
@@ -254,22 +302,45 @@ char **launch_build_argv(const char *mpirun, bool is_openmpi, int n_procs, const
             return NULL;
         }
 
+    if (bind != LAUNCH_BIND_CORE && bind != LAUNCH_BIND_NONE) {
+        err_set(e, ERR_INPUT, "launch: --bind %s must be resolved to core or none first "
+                "(launch_bind_resolve)", bind == LAUNCH_BIND_AUTO ? "auto" : "?");
+        return NULL;
+    }
+    if (bind == LAUNCH_BIND_CORE && !is_openmpi) {
+        err_set(e, ERR_INPUT, "--bind core: only Open MPI's binding options are known (use "
+                "--bind none with this launcher)");
+        return NULL;
+    }
+
     char np_text[16];
     snprintf(np_text, sizeof np_text, "%d", n_procs);
-    /* mpirun [--oversubscribe] -np N self args... NULL */
-    size_t n_total = 1 + (is_openmpi ? 1 : 0) + 2 + 1 + (size_t)n_args + 1;
-    char **argv = XCALLOC(e, n_total, sizeof *argv);
-    if (!argv) return NULL;
-    size_t k = 0;
-    const char *head[5];
+    const char *head[10];
     size_t n_head = 0;
     head[n_head++] = mpirun;
     /* Open MPI counts cores as slots and refuses -np beyond them; comparing
      * strategies on 8 ranks on a 4-core laptop is exactly what we want. */
     if (is_openmpi) head[n_head++] = "--oversubscribe";
+    /* Said explicitly rather than left to Open MPI's default, which depends
+     * on the version and the rank count (Open MPI 4's mpirun(1): bind to
+     * core for np <= 2, to socket above, none when oversubscribed). */
+    if (is_openmpi && bind == LAUNCH_BIND_CORE) {
+        head[n_head++] = "--bind-to";
+        head[n_head++] = "core";
+        head[n_head++] = "--map-by";
+        head[n_head++] = "core";
+    } else if (is_openmpi) {
+        head[n_head++] = "--bind-to";
+        head[n_head++] = "none";
+    }
     head[n_head++] = "-np";
     head[n_head++] = np_text;
     head[n_head++] = self;
+    /* mpirun [--oversubscribe] [binding] -np N self args... NULL */
+    size_t n_total = n_head + (size_t)n_args + 1;
+    char **argv = XCALLOC(e, n_total, sizeof *argv);
+    if (!argv) return NULL;
+    size_t k = 0;
     for (size_t i = 0; i < n_head; i++, k++)
         if (!(argv[k] = strdup(head[i]))) goto fail;
     for (int i = 0; i < n_args; i++, k++)

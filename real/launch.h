@@ -48,13 +48,39 @@ bool launch_mpirun_is_openmpi(const char *path);
  * ERR_RUN when neither works; ERR_INPUT when the path does not fit n. */
 int launch_self_path(const char *argv0, char *path, size_t n, struct err *e);
 
+/* --bind: how the job's ranks sit on cores. */
+enum launch_bind { LAUNCH_BIND_AUTO, LAUNCH_BIND_CORE, LAUNCH_BIND_NONE };
+extern const char *const launch_bind_names[];   /* "auto", "core", "none" */
+
+/* --bind's choice (NULL = "auto") made concrete for n_procs ranks on a
+ * machine of `cores` online cores (< 1: unknown) started by an Open MPI
+ * launcher or not:
+ *   core  one core each; ERR_INPUT naming --bind when n_procs > cores (they
+ *         cannot each have one) or the launcher is not Open MPI's (strata
+ *         knows only Open MPI's binding options)
+ *   none  not bound: the OS scheduler moves them
+ *   auto  core when the launcher is Open MPI's and n_procs <= cores, else
+ *         none (time-sharing ranks must be free to move, and another
+ *         launcher keeps its own default)
+ * *out is CORE or NONE. ERR_INPUT for any other text. */
+int launch_bind_resolve(const char *choice, int n_procs, int cores, bool is_openmpi,
+                        enum launch_bind *out, struct err *e);
+
 /* The argv of the MPI job, NULL-terminated, every string copied:
- *   { mpirun, ["--oversubscribe",] "-np", "<n_procs>", self, args[0..n_args), NULL }
+ *   { mpirun, ["--oversubscribe",] [binding,] "-np", "<n_procs>", self, args[0..n_args), NULL }
  * "--oversubscribe" only when is_openmpi (Open MPI otherwise refuses more
- * ranks than cores; other launchers reject the option). ERR_INPUT when
- * n_procs < 1. Free with launch_argv_free. */
-char **launch_build_argv(const char *mpirun, bool is_openmpi, int n_procs, const char *self,
-                         int n_args, char *const *args, struct err *e);
+ * ranks than cores; other launchers reject the option). binding, Open MPI
+ * only: "--bind-to" "core" "--map-by" "core" for LAUNCH_BIND_CORE (rank r
+ * on core r), "--bind-to" "none" for LAUNCH_BIND_NONE; nothing for another
+ * launcher with NONE. ERR_INPUT when n_procs < 1, for LAUNCH_BIND_AUTO (not
+ * resolved: launch_bind_resolve) and for CORE with another launcher. Free
+ * with launch_argv_free. */
+char **launch_build_argv(const char *mpirun, bool is_openmpi, int n_procs, enum launch_bind bind,
+                         const char *self, int n_args, char *const *args, struct err *e);
+
+/* How many CPUs this process may run on (its affinity mask, Linux), or -1
+ * where that cannot be read. 1 in a rank that mpirun bound to a core. */
+int launch_cpus_allowed(void);
 
 /* Frees what launch_build_argv returned; NULL is allowed. */
 void launch_argv_free(char **argv);

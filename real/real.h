@@ -23,7 +23,8 @@
 #include "../core/workload.h"
 
 /* Option groups that shape a real run: what its report's "config" holds. */
-#define REAL_CONFIG_GROUPS (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_DISTURB)
+#define REAL_CONFIG_GROUPS \
+    (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_DISTURB | OPTG_LAUNCH)
 
 struct real_result {                /* filled on rank 0 only */
     struct report report;           /* mode "real"; its accuracy_curve: --eval-every and the end */

@@ -141,6 +141,8 @@ enum key_type {
     KEY_BYTES,    /* integer > 0 */
     KEY_COUNT,    /* integer 1 .. KEY_COUNT_MAX */
     KEY_COUNT0,   /* integer 0 .. KEY_COUNT_MAX */
+    KEY_SIGMA,    /* finite, 0 .. JITTER_MAX_SIGMA */
+    KEY_TIMESHARE, /* timeshare_slowdown: 1 to CLUSTER_MAX_TIMESHARE numbers > 0, commas */
 };
 #define KEY_COUNT_MAX 1024   /* as --devices-per-node */
 
@@ -166,6 +168,10 @@ static const struct key_spec keys[] = {
     KEY("inter_bw_bytes_per_s", KEY_BW, inter.bw_bytes_per_s, true),
     KEY("cores_per_node", KEY_COUNT0, cores_per_node, false),
     KEY("allreduce_gamma_s_per_byte", KEY_SECONDS, allreduce_gamma_s_per_byte, false),
+    KEY("jitter_forward_sigma", KEY_SIGMA, jitter.forward_sigma, false),
+    KEY("jitter_backward_sigma", KEY_SIGMA, jitter.backward_sigma, false),
+    KEY("jitter_update_sigma", KEY_SIGMA, jitter.update_sigma, false),
+    KEY("timeshare_slowdown", KEY_TIMESHARE, timeshare_slowdown, false),
 };
 #undef KEY
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
@@ -181,6 +187,9 @@ static const char *allowed_of(enum key_type t)
     case KEY_BYTES: return "an integer > 0";
     case KEY_COUNT: return "an integer from 1 to 1024";
     case KEY_COUNT0: return "an integer from 0 to 1024";
+    case KEY_SIGMA: return "a log-normal sigma from 0 to 2; 0 = no spread";
+    case KEY_TIMESHARE:
+        return "1 to 128 numbers > 0 separated by commas: the slowdown of 1, 2, ... ranks";
     }
     return "?";
 }
@@ -205,6 +214,8 @@ static bool parse_int(const char *text, long long *v)
     return starts_ok && !*end && errno != ERANGE;
 }
 
+static char *trim(char *s);
+
 /* Parses text as k's value into c. The message names the key; the caller
  * adds FILE:LINE. */
 static int set_key(struct cluster *c, const struct key_spec *k, const char *text, struct err *e)
@@ -223,16 +234,41 @@ static int set_key(struct cluster *c, const struct key_spec *k, const char *text
     case KEY_SECONDS:
     case KEY_RATE:
     case KEY_BW:
+    case KEY_SIGMA:
         if (k->type == KEY_BW && !strcmp(text, "inf")) {
             d = INFINITY;
         } else {
             if (!parse_real(text, &d)) break;
             /* !isfinite: 1e999 overflowed */
-            ok = isfinite(d) && (k->type == KEY_SECONDS ? d >= 0 : d > 0);
+            ok = isfinite(d) && (k->type == KEY_SECONDS ? d >= 0
+                                 : k->type == KEY_SIGMA ? d >= 0 && d <= JITTER_MAX_SIGMA
+                                                        : d > 0);
             if (!ok) break;
         }
         memcpy(field, &d, sizeof d);
         return 0;
+    case KEY_TIMESHARE: {
+        /* "1,1.02,1.5": each entry a plain decimal > 0, no empty ones */
+        char item[64];
+        int n = 0;
+        const char *p = text;
+        for (;;) {
+            size_t len = strcspn(p, ",");
+            if (len == 0 || len >= sizeof item || n == CLUSTER_MAX_TIMESHARE) break;
+            memcpy(item, p, len);
+            item[len] = '\0';
+            char *it = trim(item);
+            if (!parse_real(it, &d) || !isfinite(d) || !(d > 0)) break;
+            c->timeshare_slowdown[n++] = d;
+            if (p[len] == '\0') {
+                c->n_timeshare = n;
+                return 0;
+            }
+            p += len + 1;
+        }
+        c->n_timeshare = 0;
+        break;
+    }
     case KEY_BYTES:
         if (!parse_int(text, &i) || i <= 0) break;
         *(int64_t *)field = (int64_t)i;
@@ -376,6 +412,22 @@ int cluster_load(const char *name_or_path, struct cluster *c, struct err *e)
     return 0;
 }
 
+int cluster_set_jitter(struct cluster *c, const char *choice, struct err *e)
+{
+    if (!choice || !strcmp(choice, "auto")) return 0;
+    if (!strcmp(choice, "off")) {
+        c->jitter = (struct jitter_spec){0};
+        return 0;
+    }
+    if (strcmp(choice, "on"))
+        return err_set(e, ERR_INPUT, "--jitter: '%.40s' is not one of auto, on, off", choice);
+    if (!jitter_is_set(&c->jitter))
+        return err_set(e, ERR_INPUT, "--jitter on: cluster '%s' carries no op-time spread (no "
+                       "jitter_*_sigma key; `strata calibrate -o FILE` measures one), so there "
+                       "is nothing to draw from: use --jitter auto or off", c->name);
+    return 0;
+}
+
 /* ---- layout ----------------------------------------------------------- */
 
 int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long devices_per_node,
@@ -419,6 +471,18 @@ int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long de
     c->oversubscription = 1;
     if (c->cores_per_node > 0 && fullest > c->cores_per_node)
         c->oversubscription = (double)fullest / c->cores_per_node;
+    /* Measured, where calibrate measured it: it holds what the rule leaves
+     * out (memory bandwidth shared below the core count, the scheduler's
+     * own cost above it, and a rank alone running faster than the ranks
+     * that calibrate measured together). */
+    c->time_share_stretch = 0;
+    int K = c->n_timeshare;
+    if (K > 0 && fullest <= K) {
+        c->time_share_stretch = c->timeshare_slowdown[fullest - 1];
+    } else if (K > 0) {
+        int even_from = K > c->cores_per_node ? K : c->cores_per_node;
+        c->time_share_stretch = c->timeshare_slowdown[K - 1] * fmax(1, (double)fullest / even_from);
+    }
     return 0;
 }
 
@@ -444,6 +508,20 @@ static size_t format_key(const struct cluster *c, const struct key_spec *k, char
     case KEY_BOOL:
         return (size_t)snprintf(buf, n, "%s = %s\n", k->name,
                                 *(const bool *)field ? "true" : "false");
+    case KEY_TIMESHARE: {
+        if (c->n_timeshare < 1) return 0;   /* absent: not measured */
+        size_t used = (size_t)snprintf(buf, n, "%s = ", k->name);
+        for (int i = 0; i < c->n_timeshare; i++)
+            used += (size_t)snprintf(used < n ? buf + used : NULL, used < n ? n - used : 0,
+                                     "%s%.17g", i ? "," : "", c->timeshare_slowdown[i]);
+        used += (size_t)snprintf(used < n ? buf + used : NULL, used < n ? n - used : 0, "\n");
+        return used;
+    }
+    case KEY_SIGMA:
+        /* absent = 0: a profile without spread is written as before */
+        memcpy(&d, field, sizeof d);
+        if (d == 0) return 0;
+        return (size_t)snprintf(buf, n, "%s = %.17g\n", k->name, d);
     case KEY_SECONDS:
     case KEY_RATE:
     case KEY_BW:

@@ -9,8 +9,12 @@
 #include <stdint.h>
 
 #include "../core/err.h"
+#include "../core/jitter.h"
 
 enum allreduce_algo { ALLREDUCE_RING, ALLREDUCE_TREE, ALLREDUCE_HIERARCHICAL };
+
+/* Entries of a measured time-sharing table: k = 1 .. 128 ranks on a node. */
+#define CLUSTER_MAX_TIMESHARE 128
 
 struct device_profile {
     double flops_per_s;          /* sustained, on the model's GEMMs */
@@ -40,10 +44,23 @@ struct cluster {
      * summing what arrives, which MPI on CPUs does after each transfer; 0 =
      * fused into the transfer (NCCL's kernels reduce as they copy). */
     double allreduce_gamma_s_per_byte;
+    /* The spread of compute op times that calibrate measured: the sigma of
+     * a mean-1 log-normal ratio per op kind (core/jitter.h); all 0 = none
+     * (presets, and profiles written before calibrate measured it). */
+    struct jitter_spec jitter;
+    /* Time-sharing as calibrate measured it: timeshare_slowdown[k-1] is how
+     * many times longer a compute op takes when k ranks compute at once on
+     * a node than the device figures above say (1 at the rank count those
+     * were measured with). n_timeshare = 0: not measured, the rule of
+     * cluster_layout holds. */
+    int n_timeshare;
+    double timeshare_slowdown[CLUSTER_MAX_TIMESHARE];
     /* Set by cluster_layout, not a key of a file: */
     int nodes;
     enum allreduce_algo allreduce;
     double oversubscription;     /* ranks per core on the fullest node when > 1 (else 1) */
+    double time_share_stretch;   /* the measured factor for the fullest node; 0 = none (the
+                                  * oversubscription rule applies: sim/cost.h) */
 };
 
 extern const struct cluster cluster_presets[];
@@ -54,9 +71,16 @@ extern const char *const allreduce_names[];   /* "ring", "tree", "hierarchical" 
  * flops_per_s, mem_bw_bytes_per_s, op_overhead_s, mem_bytes, devices_per_node,
  * intra_latency_s, intra_bw_bytes_per_s, inter_latency_s, inter_bw_bytes_per_s,
  * and optional ones: cores_per_node (0 when absent), allreduce_gamma_s_per_byte
- * (0) ('#' comments; unknown keys, bad numbers and missing keys are ERR_INPUT
- * naming the file and line). Neither: ERR_INPUT naming --cluster and the presets. */
+ * (0), jitter_forward_sigma, jitter_backward_sigma, jitter_update_sigma (0:
+ * from 0 to JITTER_MAX_SIGMA), timeshare_slowdown (a comma list of 1 to
+ * CLUSTER_MAX_TIMESHARE numbers > 0; absent: not measured) ('#' comments; unknown keys, bad numbers and
+ * missing keys are ERR_INPUT naming the file and line). Neither: ERR_INPUT
+ * naming --cluster and the presets. */
 int cluster_load(const char *name_or_path, struct cluster *c, struct err *e);
+
+/* --jitter: "auto" (NULL) keeps the profile's spread, "off" clears it, "on"
+ * keeps it and is ERR_INPUT naming --jitter when the profile has none. */
+int cluster_set_jitter(struct cluster *c, const char *choice, struct err *e);
 
 /* Places n_ranks ranks, rank r on node r / devices_per_node: devices_per_node
  * from the option when > 0 (else the profile's), nodes from the option when
@@ -65,7 +89,11 @@ int cluster_load(const char *name_or_path, struct cluster *c, struct err *e);
  * the ranks of the fullest node over its cores, when more than 1: the ranks
  * time-share the cores (an MPI rank polls while it waits, so a waiting rank
  * holds its share too), and every rank's compute and copies run at 1 /
- * oversubscription of their speed (sim/cost.h). */
+ * oversubscription of their speed (sim/cost.h). A profile with a measured
+ * table replaces that rule: time_share_stretch = timeshare_slowdown[k-1]
+ * for k ranks on the fullest node, and beyond the table's K entries
+ * slowdown[K-1] x max(1, k / max(K, cores_per_node)) (past the cores,
+ * ranks share them evenly). */
 int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long devices_per_node,
                    const char *allreduce, struct err *e);
 
@@ -75,7 +103,7 @@ static inline int cluster_node_of(const struct cluster *c, int rank)
 }
 
 /* Bytes that hold any profile's text. */
-#define CLUSTER_TEXT_BYTES 4096
+#define CLUSTER_TEXT_BYTES 8192
 
 /* c as the text of a profile file into buf (NUL-terminated when n > 0);
  * returns the length it needs, as snprintf does. */

@@ -6,9 +6,11 @@
 #include "../core/plan_check.h"
 #include "cost.h"
 
-/* How much longer a rank's work takes for sharing its core (cluster_layout). */
+/* How much longer a rank's work takes for sharing its node's cores
+ * (cluster_layout): measured when the profile says, else ranks per core. */
 static double share_of(const struct cluster *c)
 {
+    if (c->time_share_stretch > 0) return c->time_share_stretch;
     return c->oversubscription > 1 ? c->oversubscription : 1;
 }
 

@@ -11,8 +11,9 @@
 #include "cluster.h"
 
 /* (max(flops / flops_per_s, bytes / mem_bw) + op_overhead) x s, before
- * stragglers, where s = c->oversubscription when > 1 (ranks time-sharing
- * cores: each gets 1/s of one), else 1. */
+ * jitter and stragglers, where s = c->time_share_stretch when the profile
+ * measured time-sharing (cluster_layout), else c->oversubscription when > 1
+ * (ranks time-sharing cores: each gets 1/s of one), else 1. */
 double cost_compute_s(const struct cluster *c, const struct op *op);
 
 /* The link between two ranks: intra when they share a node, else inter;

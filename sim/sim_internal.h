@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../core/jitter.h"
 #include "../core/ps_policy.h"
 #include "../core/vec.h"
 #include "des.h"
@@ -131,6 +132,7 @@ struct sim {
     struct des q;
     struct network *net;
     struct straggler *strag;
+    struct jitter *jit;     /* the cluster's op-time spread; NULL = none */
     VEC(int32_t) now_q;     /* ops ending at the current instant */
     size_t now_head;
     double now_s, makespan_s;

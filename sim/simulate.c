@@ -10,7 +10,8 @@
  * predecessor and deps, reset at every step start); when it reaches 0 the op
  * is *ready* and one switch over op kinds decides what happens:
  *
- *   FORWARD, BACKWARD, UPDATE  run for straggler_compute_s(cost_compute_s)
+ *   FORWARD, BACKWARD, UPDATE  run for straggler_compute_s(jitter_compute_s(cost_compute_s)):
+ *             the machine's own spread (the cluster's), then the user's --straggler
  *   SEND      enters the network now (eager); ends when its data has arrived
  *   RECV      ends when the matching SEND's data of the same step has arrived
  *   ALLREDUCE arrives at its collective; the last member starts it for all,
@@ -191,7 +192,8 @@ static void op_ready(struct sim *m, int g)
     case OP_FORWARD:
     case OP_BACKWARD:
     case OP_UPDATE: {
-        double d = m->strag ? straggler_compute_s(m->strag, x->rank, x->cost_s) : x->cost_s;
+        double base_s = jitter_compute_s(m->jit, x->rank, (enum op_kind)x->kind, x->cost_s);
+        double d = m->strag ? straggler_compute_s(m->strag, x->rank, base_s) : base_s;
         if (d > 0) push_event(m, m->now_s + d, EV_OP_END, x->rank, g);
         else end_now(m, g);
         break;
@@ -547,6 +549,7 @@ static void free_run(struct sim *m)
     des_release(&m->q);
     network_free(m->net);
     straggler_free(m->strag);
+    jitter_free(m->jit);
     vec_free(&m->now_q);
 }
 
@@ -589,6 +592,12 @@ static int begin(struct sim *m)
     if (spec && spec->kind != STRAG_NONE) {
         m->strag = straggler_create(spec, m->s->seed, m->n_ranks, m->e);
         if (!m->strag) return m->e && m->e->code ? m->e->code : ERR_NOMEM;
+    }
+    jitter_free(m->jit);
+    m->jit = NULL;
+    if (jitter_is_set(&m->cl->jitter)) {
+        m->jit = jitter_create(&m->cl->jitter, m->s->seed, m->n_ranks, m->e);
+        if (!m->jit) return m->e && m->e->code ? m->e->code : ERR_NOMEM;
     }
     TRY(fresh_queue(m));
     m->now_s = m->makespan_s = 0;

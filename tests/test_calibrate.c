@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gsl/gsl_cdf.h>
+
 #include "../bench/calibrate.h"
 #include "../sim/cluster.h"
 
@@ -196,12 +198,50 @@ Test(calibrate, compute_rejects_a_sizes_only_model_and_no_rows)
     workload_free(wl);
 }
 
+/* ---- the spread of op times ------------------------------------------------- */
+
+/* n times at the normal's quantiles (i + 0.5) / n, times a median of 1 ms:
+ * a log-normal sample with no sampling noise, whose fit must give sigma
+ * back up to the quartiles' discretisation (1001 points: under 0.5%). */
+static void lognormal_points(double *t, int n, double sigma)
+{
+    for (int i = 0; i < n; i++)
+        t[i] = 1e-3 * exp(sigma * gsl_cdf_ugaussian_Pinv((i + 0.5) / n));
+}
+
+Test(calibrate, fit_sigma_recovers_a_lognormal_and_ignores_a_few_stalls)
+{
+    enum { N = 1001 };
+    static double t[N];
+    lognormal_points(t, N, 0.08);
+    double sigma = calib_fit_sigma(t, N);
+    cr_expect(fabs(sigma / 0.08 - 1) < 0.005, "sigma %.5f, want 0.08", sigma);
+    /* 3% of the steps preempted for 20 times the op (another tenant): the
+     * interquartile range hardly moves (the log's standard deviation would
+     * go from 0.08 to about 0.53) */
+    lognormal_points(t, N, 0.08);
+    for (int i = 0; i < N; i += 33) t[i] *= 20;
+    double with_stalls = calib_fit_sigma(t, N);
+    fprintf(stderr, "fit sigma: %.5f on a log-normal of 0.08, %.5f with 3%% stalls of 20x "
+            "(tolerance 10%%)\n", sigma, with_stalls);
+    cr_expect(fabs(with_stalls / 0.08 - 1) < 0.1, "with stalls: sigma %.5f", with_stalls);
+    /* no spread, too few points, and a sigma beyond a profile's bound */
+    for (int i = 0; i < N; i++) t[i] = 1e-3;
+    cr_expect_eq(calib_fit_sigma(t, N), 0);
+    double three[3] = {1, 2, 3};
+    cr_expect_eq(calib_fit_sigma(three, 3), 0);
+    lognormal_points(t, N, 5);
+    cr_expect_eq(calib_fit_sigma(t, N), JITTER_MAX_SIGMA);
+}
+
 /* ---- the profile --------------------------------------------------------------- */
 
 Test(calibrate, profile_takes_the_measurements_and_round_trips)
 {
     struct calib_compute c = {.flops_per_s = 7.5e10, .mem_bw_bytes_per_s = 3.2e10,
-                              .op_overhead_s = 1.5e-7};
+                              .op_overhead_s = 1.5e-7, .fwd_sigma = 0.03, .bwd_sigma = 0.05,
+                              .update_sigma = 0.2, .n_timeshare = 3,
+                              .timeshare_slowdown = {0.95, 1, 1.4}};
     struct calib_comm m = {.latency_s = 5e-7, .bw_bytes_per_s = 8e9, .gamma_s_per_byte = 4e-10};
     struct cluster p;
     calib_profile(&c, &m, 2, (int64_t)12 << 30, "calibrated-test", &p);
@@ -225,6 +265,12 @@ Test(calibrate, profile_takes_the_measurements_and_round_trips)
     cr_expect_eq(back.intra.bw_bytes_per_s, p.intra.bw_bytes_per_s);
     cr_expect_eq(back.device.mem_bytes, p.device.mem_bytes);
     cr_expect_eq(back.devices_per_node, p.devices_per_node);
+    cr_expect_eq(back.jitter.forward_sigma, 0.03);
+    cr_expect_eq(back.jitter.backward_sigma, 0.05);
+    cr_expect_eq(back.jitter.update_sigma, 0.2);
+    cr_assert_eq(back.n_timeshare, 3);
+    cr_expect_eq(back.timeshare_slowdown[0], 0.95);
+    cr_expect_eq(back.timeshare_slowdown[2], 1.4);
     test_remove_dir(dir);
 }
 
@@ -301,6 +347,19 @@ Test(calibrate, strata_calibrate_writes_a_profile_that_loads_with_the_measured_n
     cr_expect(isfinite(c.intra.latency_s) && c.intra.latency_s >= 0);
     cr_expect(c.cores_per_node >= 1, "cores_per_node %d", c.cores_per_node);
     cr_expect(isfinite(c.allreduce_gamma_s_per_byte) && c.allreduce_gamma_s_per_byte >= 0);
+    /* op times vary on any machine; the sigma is what the file carries */
+    cr_expect(jitter_is_set(&c.jitter), "no spread measured");
+    /* time-sharing: 1 .. cores + 2 processes, relative to the 2 ranks that
+     * measured the compute together (so entry 2 is 1 exactly) */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cr_expect_eq(c.n_timeshare, cores + 2 < CLUSTER_MAX_TIMESHARE ? cores + 2
+                                                                  : CLUSTER_MAX_TIMESHARE);
+    cr_expect_eq(c.timeshare_slowdown[1], 1);
+    for (int k = 0; k < c.n_timeshare; k++)
+        cr_expect(is_positive(c.timeshare_slowdown[k]), "entry %d: %g", k + 1,
+                  c.timeshare_slowdown[k]);
+    cr_expect_not_null(strstr(r.out, "-> timeshare_slowdown"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "-> jitter_*_sigma"), "%s", r.out);
     /* the numbers loaded are the ones printed: the file is the printed text */
     char *text = test_slurp(path);
     cr_expect_not_null(strstr(r.out, text), "the file is not what was printed:\n%s\n---\n%s",

@@ -116,6 +116,9 @@ static void expect_same_profile(const struct cluster *a, const struct cluster *b
               "inter bw %.17g vs %.17g", a->inter.bw_bytes_per_s, b->inter.bw_bytes_per_s);
     cr_expect_eq(a->cores_per_node, b->cores_per_node);
     cr_expect(same_bits(a->allreduce_gamma_s_per_byte, b->allreduce_gamma_s_per_byte));
+    cr_expect(same_bits(a->jitter.forward_sigma, b->jitter.forward_sigma));
+    cr_expect(same_bits(a->jitter.backward_sigma, b->jitter.backward_sigma));
+    cr_expect(same_bits(a->jitter.update_sigma, b->jitter.update_sigma));
 }
 
 /* ---- presets --------------------------------------------------------- */
@@ -590,4 +593,171 @@ Test(cluster, layout_sets_the_oversubscription_of_the_fullest_node)
     c.cores_per_node = 0;
     cr_assert_eq(cluster_layout(&c, 64, 0, 64, NULL, &e), 0, "%s", e.msg);
     cr_expect_eq(c.oversubscription, 1);
+}
+
+/* ---- op-time spread (optional keys, core/jitter.h) ---------------------- */
+
+Test(cluster, jitter_keys_load_default_to_none_and_round_trip)
+{
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(profile_with("plain.conf", 0, NULL), &c, &e), 0, "%s", e.msg);
+    cr_expect_not(jitter_is_set(&c.jitter), "an old profile has no spread");
+    for (size_t i = 0; i < cluster_n_presets; i++)
+        cr_expect_not(jitter_is_set(&cluster_presets[i].jitter), "%s", cluster_presets[i].name);
+
+    char text[2048] = "";
+    for (int i = 0; i < N_VALID; i++) {
+        strcat(text, valid_lines[i]);
+        strcat(text, "\n");
+    }
+    strcat(text, "jitter_forward_sigma = 0.05\njitter_backward_sigma = 0.1\n"
+                 "jitter_update_sigma = 0\n");
+    const char *path = write_file("jitter.conf", text);
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.jitter.forward_sigma, 0.05);
+    cr_expect_eq(c.jitter.backward_sigma, 0.1);
+    cr_expect_eq(c.jitter.update_sigma, 0);
+    cr_expect(jitter_is_set(&c.jitter));
+
+    /* written back: the sigmas set, the zero one left out (as absent) */
+    char out[CLUSTER_TEXT_BYTES];
+    cluster_format(&c, out, sizeof out);
+    cr_expect(strstr(out, "jitter_forward_sigma = 0.050000000000000003\n"), "%s", out);
+    cr_expect(strstr(out, "jitter_backward_sigma = 0.10000000000000001\n"), "%s", out);
+    cr_expect_null(strstr(out, "jitter_update_sigma"), "%s", out);
+    const char *saved = tmp_path("jitter-saved.conf");
+    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
+    struct cluster back;
+    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    cr_expect(same_bits(back.jitter.forward_sigma, c.jitter.forward_sigma));
+    cr_expect(same_bits(back.jitter.backward_sigma, c.jitter.backward_sigma));
+    cr_expect_eq(back.jitter.update_sigma, 0);
+}
+
+Test(cluster, malformed_jitter_sigmas_name_the_key_file_and_line)
+{
+    expect_bad_line(5, "jitter_forward_sigma = -0.1",
+                    "jitter_forward_sigma: '-0.1' is not allowed (a log-normal sigma from 0 to 2");
+    expect_bad_line(5, "jitter_backward_sigma = 2.5", "jitter_backward_sigma: '2.5' is not allowed");
+    expect_bad_line(5, "jitter_update_sigma = lots", "jitter_update_sigma: 'lots' is not allowed");
+    expect_bad_line(5, "jitter_update_sigma = nan", "jitter_update_sigma: 'nan' is not allowed");
+    expect_bad_line(5, "jitter_forward_sigma =", "jitter_forward_sigma: no value");
+}
+
+Test(cluster, jitter_option_keeps_clears_or_demands_the_spread)
+{
+    struct cluster c = cluster_presets[3];
+    struct err e = {0};
+    c.jitter = (struct jitter_spec){.forward_sigma = 0.1, .backward_sigma = 0.2};
+    cr_assert_eq(cluster_set_jitter(&c, "auto", &e), 0, "%s", e.msg);
+    cr_expect_eq(c.jitter.backward_sigma, 0.2);
+    cr_assert_eq(cluster_set_jitter(&c, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(cluster_set_jitter(&c, "on", &e), 0, "%s", e.msg);
+    cr_expect_eq(c.jitter.forward_sigma, 0.1);
+    cr_assert_eq(cluster_set_jitter(&c, "off", &e), 0, "%s", e.msg);
+    cr_expect_not(jitter_is_set(&c.jitter));
+    /* on, with nothing measured: said, not silently lock-step */
+    expect_input_error(cluster_set_jitter(&c, "on", &e), &e, "--jitter on: cluster 'cpu-loopback'",
+                       "no op-time spread");
+    e = (struct err){0};
+    expect_input_error(cluster_set_jitter(&c, "sometimes", &e), &e,
+                       "--jitter: 'sometimes' is not one of auto, on, off", NULL);
+}
+
+/* ---- measured time-sharing (optional key timeshare_slowdown) ------------ */
+
+static const char *profile_plus(const char *file, const char *extra)
+{
+    static char text[4096];
+    text[0] = '\0';
+    for (int i = 0; i < N_VALID; i++) {
+        strcat(text, valid_lines[i]);
+        strcat(text, "\n");
+    }
+    strcat(text, extra);
+    return write_file(file, text);
+}
+
+Test(cluster, timeshare_table_loads_round_trips_and_is_absent_by_default)
+{
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(profile_with("plain.conf", 0, NULL), &c, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.n_timeshare, 0);
+    const char *path = profile_plus("ts.conf", "cores_per_node = 2\n"
+                                               "timeshare_slowdown = 0.9, 1,1.6,2.1\n");
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_assert_eq(c.n_timeshare, 4);
+    cr_expect_eq(c.timeshare_slowdown[0], 0.9);
+    cr_expect_eq(c.timeshare_slowdown[3], 2.1);
+    char out[CLUSTER_TEXT_BYTES];
+    cluster_format(&c, out, sizeof out);
+    cr_expect(strstr(out, "timeshare_slowdown = 0.90000000000000002,1,1.6000000000000001,"
+                          "2.1000000000000001\n"), "%s", out);
+    const char *saved = tmp_path("ts-saved.conf");
+    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
+    struct cluster back;
+    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    cr_assert_eq(back.n_timeshare, 4);
+    for (int k = 0; k < 4; k++)
+        cr_expect(same_bits(back.timeshare_slowdown[k], c.timeshare_slowdown[k]), "entry %d", k);
+    /* the longest table fits the text a profile may take */
+    c.n_timeshare = CLUSTER_MAX_TIMESHARE;
+    for (int k = 0; k < CLUSTER_MAX_TIMESHARE; k++) c.timeshare_slowdown[k] = 1.0 / 3 + k;
+    cr_expect_lt(cluster_format(&c, out, sizeof out), sizeof out);
+    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
+    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    cr_expect_eq(back.n_timeshare, CLUSTER_MAX_TIMESHARE);
+    cr_expect(same_bits(back.timeshare_slowdown[127], c.timeshare_slowdown[127]));
+}
+
+Test(cluster, malformed_timeshare_tables_name_the_key_file_and_line)
+{
+    const char *want = "timeshare_slowdown: '";
+    expect_bad_line(5, "timeshare_slowdown = 1,,2", want);
+    expect_bad_line(5, "timeshare_slowdown = 1,2,", want);
+    expect_bad_line(5, "timeshare_slowdown = 0", "1 to 128 numbers > 0");
+    expect_bad_line(5, "timeshare_slowdown = 1,-2", want);
+    expect_bad_line(5, "timeshare_slowdown = 1,fast", want);
+    expect_bad_line(5, "timeshare_slowdown = 1 2", want);
+    char line[2048] = "timeshare_slowdown = 1";
+    for (int k = 1; k <= CLUSTER_MAX_TIMESHARE; k++) strcat(line, ",1");   /* 129 entries */
+    expect_bad_line(5, line, want);
+}
+
+/* A hand-written table on 2 cores: the fullest node's k ranks take entry k;
+ * beyond the table, entry K times k / max(K, cores); without a table, the
+ * rule (ranks per core above the cores). */
+Test(cluster, layout_uses_the_measured_slowdown_where_the_profile_has_one)
+{
+    struct cluster c;
+    struct err e = {0};
+    const char *path = profile_plus("ts.conf", "cores_per_node = 2\n"
+                                               "timeshare_slowdown = 0.9,1,1.6,2.1\n");
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    struct { int ranks; double want; } cases[] = {
+        {1, 0.9}, {2, 1}, {3, 1.6}, {4, 2.1}, {6, 2.1 * 6 / 4}, {8, 2.1 * 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_assert_eq(cluster_layout(&c, cases[i].ranks, 0, 64, NULL, &e), 0, "%s", e.msg);
+        cr_expect_float_eq(c.time_share_stretch, cases[i].want, 1e-12, "%d ranks: %g, want %g",
+                           cases[i].ranks, c.time_share_stretch, cases[i].want);
+    }
+    /* 2 ranks a node: the fullest holds 2 whatever the plan's size */
+    cr_assert_eq(cluster_layout(&c, 5, 0, 2, NULL, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.time_share_stretch, 1);
+    /* a table shorter than the cores: flat up to the cores, then even sharing */
+    c.n_timeshare = 2;
+    c.cores_per_node = 8;
+    cr_assert_eq(cluster_layout(&c, 8, 0, 64, NULL, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(c.time_share_stretch, 1, 1e-12, "%g", c.time_share_stretch);
+    cr_assert_eq(cluster_layout(&c, 12, 0, 64, NULL, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(c.time_share_stretch, 1.5, 1e-12, "%g", c.time_share_stretch);
+    /* no table: the rule, and no measured factor */
+    c.n_timeshare = 0;
+    c.cores_per_node = 2;
+    cr_assert_eq(cluster_layout(&c, 3, 0, 64, NULL, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.time_share_stretch, 0);
+    cr_expect_eq(c.oversubscription, 1.5);
 }

@@ -365,3 +365,21 @@ Test(cost, oversubscription_stretches_compute_copies_and_reductions)
     c.oversubscription = 0;
     EXPECT_CLOSE(cost_compute_s(&c, &fwd), alone_s);
 }
+
+/* A measured time-sharing factor (cluster_layout from a profile's
+ * timeshare_slowdown) takes the rule's place, below 1 too: a rank alone
+ * runs faster than the ranks calibrate measured together. */
+Test(cost, measured_time_share_stretch_replaces_the_rule)
+{
+    struct cluster c = round_box();
+    struct op fwd = make_op(OP_FORWARD, 0, 1, 1e9, 0);
+    double alone_s = cost_compute_s(&c, &fwd);
+    c.oversubscription = 1.5;
+    c.time_share_stretch = 1.8;
+    EXPECT_CLOSE(cost_compute_s(&c, &fwd), 1.8 * alone_s);
+    EXPECT_CLOSE(cost_link(&c, 0, 1).bw_bytes_per_s, 1e11 / 1.8);
+    c.time_share_stretch = 0.9;
+    EXPECT_CLOSE(cost_compute_s(&c, &fwd), 0.9 * alone_s);
+    c.time_share_stretch = 0;   /* none measured: the rule */
+    EXPECT_CLOSE(cost_compute_s(&c, &fwd), 1.5 * alone_s);
+}

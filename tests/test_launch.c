@@ -87,14 +87,14 @@ Test(launch, build_argv_for_openmpi_adds_oversubscribe_and_copies_args)
     char arg0[] = "real", arg1[] = "--strategy", arg2[] = "mirrored";
     char *args[] = { arg0, arg1, arg2 };
     struct err e = {0};
-    char **argv = launch_build_argv("/usr/bin/mpirun", true, 4, "/opt/strata/bin/strata", 3,
-                                    args, &e);
+    char **argv = launch_build_argv("/usr/bin/mpirun", true, 4, LAUNCH_BIND_NONE,
+                                    "/opt/strata/bin/strata", 3, args, &e);
     cr_assert_not_null(argv, "%s", e.msg);
     /* The copies must not alias the caller's strings. */
     strcpy(arg2, "XXXXXXXX");
-    const char *want[] = { "/usr/bin/mpirun", "--oversubscribe", "-np", "4",
+    const char *want[] = { "/usr/bin/mpirun", "--oversubscribe", "--bind-to", "none", "-np", "4",
                            "/opt/strata/bin/strata", "real", "--strategy", "mirrored" };
-    expect_argv(argv, want, 8);
+    expect_argv(argv, want, 10);
     launch_argv_free(argv);
 }
 
@@ -102,7 +102,8 @@ Test(launch, build_argv_for_other_launchers_has_no_oversubscribe)
 {
     char *args[] = { "compare", "--mode", "real" };
     struct err e = {0};
-    char **argv = launch_build_argv("/usr/bin/mpiexec.hydra", false, 16, "/s", 3, args, &e);
+    char **argv = launch_build_argv("/usr/bin/mpiexec.hydra", false, 16, LAUNCH_BIND_NONE, "/s", 3,
+                                    args, &e);
     const char *want[] = { "/usr/bin/mpiexec.hydra", "-np", "16", "/s", "compare", "--mode",
                            "real" };
     expect_argv(argv, want, 7);
@@ -112,7 +113,7 @@ Test(launch, build_argv_for_other_launchers_has_no_oversubscribe)
 Test(launch, build_argv_without_args_ends_after_self)
 {
     struct err e = {0};
-    char **argv = launch_build_argv("mpirun", false, 1, "strata", 0, NULL, &e);
+    char **argv = launch_build_argv("mpirun", false, 1, LAUNCH_BIND_NONE, "strata", 0, NULL, &e);
     const char *want[] = { "mpirun", "-np", "1", "strata" };
     expect_argv(argv, want, 4);
     launch_argv_free(argv);
@@ -121,11 +122,11 @@ Test(launch, build_argv_without_args_ends_after_self)
 Test(launch, build_argv_rejects_fewer_than_one_process)
 {
     struct err e = {0};
-    cr_expect_null(launch_build_argv("/usr/bin/mpirun", true, 0, "/s", 0, NULL, &e));
+    cr_expect_null(launch_build_argv("/usr/bin/mpirun", true, 0, LAUNCH_BIND_NONE, "/s", 0, NULL, &e));
     cr_expect_eq(e.code, ERR_INPUT);
     cr_expect(strstr(e.msg, "--np: 0"), "message: %s", e.msg);
     e = (struct err){0};
-    cr_expect_null(launch_build_argv("/usr/bin/mpirun", true, -3, "/s", 0, NULL, &e));
+    cr_expect_null(launch_build_argv("/usr/bin/mpirun", true, -3, LAUNCH_BIND_NONE, "/s", 0, NULL, &e));
     cr_expect_eq(e.code, ERR_INPUT);
 }
 
@@ -133,18 +134,97 @@ Test(launch, build_argv_rejects_missing_strings)
 {
     struct err e = {0};
     char *args[] = { "real", NULL };
-    cr_expect_null(launch_build_argv("/usr/bin/mpirun", false, 2, "/s", 2, args, &e));
+    cr_expect_null(launch_build_argv("/usr/bin/mpirun", false, 2, LAUNCH_BIND_NONE, "/s", 2, args, &e));
     cr_expect_eq(e.code, ERR_INPUT);
     cr_expect(strstr(e.msg, "argument 1 of 2"), "message: %s", e.msg);
     e = (struct err){0};
-    cr_expect_null(launch_build_argv("/usr/bin/mpirun", false, 2, "/s", 1, NULL, &e));
+    cr_expect_null(launch_build_argv("/usr/bin/mpirun", false, 2, LAUNCH_BIND_NONE, "/s", 1, NULL, &e));
     cr_expect_eq(e.code, ERR_INPUT);
     e = (struct err){0};
-    cr_expect_null(launch_build_argv(NULL, false, 2, "/s", 0, NULL, &e));
+    cr_expect_null(launch_build_argv(NULL, false, 2, LAUNCH_BIND_NONE, "/s", 0, NULL, &e));
     cr_expect(strstr(e.msg, "launcher"), "message: %s", e.msg);
     e = (struct err){0};
-    cr_expect_null(launch_build_argv("/usr/bin/mpirun", false, 2, "", 0, NULL, &e));
+    cr_expect_null(launch_build_argv("/usr/bin/mpirun", false, 2, LAUNCH_BIND_NONE, "", 0, NULL, &e));
     cr_expect(strstr(e.msg, "program"), "message: %s", e.msg);
+}
+
+/* ---- --bind ---- */
+
+Test(launch, build_argv_binds_each_rank_to_a_core_with_openmpi)
+{
+    char *args[] = { "real" };
+    struct err e = {0};
+    char **argv = launch_build_argv("/usr/bin/mpirun", true, 2, LAUNCH_BIND_CORE, "/s", 1, args,
+                                    &e);
+    cr_assert_not_null(argv, "%s", e.msg);
+    const char *want[] = { "/usr/bin/mpirun", "--oversubscribe", "--bind-to", "core", "--map-by",
+                           "core", "-np", "2", "/s", "real" };
+    expect_argv(argv, want, 10);
+    launch_argv_free(argv);
+}
+
+Test(launch, build_argv_refuses_an_unresolved_or_unknown_binding)
+{
+    struct err e = {0};
+    cr_expect_null(launch_build_argv("/usr/bin/mpirun", true, 2, LAUNCH_BIND_AUTO, "/s", 0, NULL,
+                                     &e));
+    cr_expect_eq(e.code, ERR_INPUT);
+    cr_expect(strstr(e.msg, "launch_bind_resolve"), "message: %s", e.msg);
+    e = (struct err){0};
+    /* other launchers: strata knows no binding option of theirs */
+    cr_expect_null(launch_build_argv("/usr/bin/mpiexec.hydra", false, 2, LAUNCH_BIND_CORE, "/s", 0,
+                                     NULL, &e));
+    cr_expect(strstr(e.msg, "--bind core"), "message: %s", e.msg);
+}
+
+/* The decision table of launch_bind_resolve: (choice, ranks, cores, Open
+ * MPI?) -> binding, from launch.h's contract. */
+Test(launch, bind_resolve_pins_ranks_that_fit_and_frees_those_that_do_not)
+{
+    struct { const char *choice; int n, cores; bool ompi; enum launch_bind want; } cases[] = {
+        { "auto", 2, 2, true, LAUNCH_BIND_CORE },    /* fit: pinned */
+        { NULL, 1, 8, true, LAUNCH_BIND_CORE },      /* NULL = auto */
+        { "auto", 3, 2, true, LAUNCH_BIND_NONE },    /* time-shared: free to move */
+        { "auto", 2, 0, true, LAUNCH_BIND_NONE },    /* cores unknown */
+        { "auto", 2, 2, false, LAUNCH_BIND_NONE },   /* another launcher keeps its default */
+        { "core", 4, 4, true, LAUNCH_BIND_CORE },
+        { "none", 2, 2, true, LAUNCH_BIND_NONE },
+        { "none", 9, 2, false, LAUNCH_BIND_NONE },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct err e = {0};
+        enum launch_bind got = LAUNCH_BIND_AUTO;
+        cr_assert_eq(launch_bind_resolve(cases[i].choice, cases[i].n, cases[i].cores,
+                                         cases[i].ompi, &got, &e), 0, "case %zu: %s", i, e.msg);
+        cr_expect_eq(got, cases[i].want, "case %zu (%s, %d ranks, %d cores): got %s", i,
+                     cases[i].choice ? cases[i].choice : "NULL", cases[i].n, cases[i].cores,
+                     launch_bind_names[got]);
+    }
+}
+
+Test(launch, bind_resolve_rejects_core_where_it_cannot_hold_and_unknown_words)
+{
+    enum launch_bind got;
+    struct err e = {0};
+    cr_expect_eq(launch_bind_resolve("core", 3, 2, true, &got, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "--bind core: 3 ranks cannot each have one of 2 cores"), "%s", e.msg);
+    e = (struct err){0};
+    cr_expect_eq(launch_bind_resolve("core", 2, 2, false, &got, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "not Open MPI"), "%s", e.msg);
+    e = (struct err){0};
+    cr_expect_eq(launch_bind_resolve("core", 2, -1, true, &got, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "cannot be counted"), "%s", e.msg);
+    e = (struct err){0};
+    cr_expect_eq(launch_bind_resolve("socket", 2, 2, true, &got, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "--bind: 'socket' is not one of auto, core, none"), "%s", e.msg);
+}
+
+Test(launch, cpus_allowed_counts_this_process_cpus)
+{
+    int n = launch_cpus_allowed();
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    /* Linux reads its mask: 1 .. the machine's (a test runner may pin it) */
+    cr_expect(n == -1 || (n >= 1 && (online < 1 || n <= online)), "%d of %ld", n, online);
 }
 
 Test(launch, argv_free_accepts_null)
@@ -567,14 +647,14 @@ Test(launch, mpirun_np_2_of_true_exits_0_and_of_false_exits_nonzero, .timeout = 
     if (!find_real_mpirun(mpirun, sizeof mpirun)) cr_skip_test("no mpirun in /usr/bin:/bin");
     bool is_ompi = launch_mpirun_is_openmpi(mpirun);
     struct err e = {0};
-    char **argv = launch_build_argv(mpirun, is_ompi, 2, "/bin/true", 0, NULL, &e);
+    char **argv = launch_build_argv(mpirun, is_ompi, 2, LAUNCH_BIND_NONE, "/bin/true", 0, NULL, &e);
     cr_assert_not_null(argv, "%s", e.msg);
     int code = -2;
     cr_assert_eq(launch_run(argv, NULL, &code, &e), 0, "%s", e.msg);
     cr_expect_eq(code, 0, "mpirun -np 2 /bin/true");
     launch_argv_free(argv);
 
-    argv = launch_build_argv(mpirun, is_ompi, 2, "/bin/false", 0, NULL, &e);
+    argv = launch_build_argv(mpirun, is_ompi, 2, LAUNCH_BIND_NONE, "/bin/false", 0, NULL, &e);
     cr_assert_not_null(argv, "%s", e.msg);
     cr_assert_eq(launch_run(argv, path_in("out.txt"), &code, &e), 0, "%s", e.msg);
     cr_expect_neq(code, 0, "a failing rank fails the job");

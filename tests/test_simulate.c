@@ -793,3 +793,156 @@ Test(simulate, a_slow_async_worker_does_fewer_steps_and_the_job_ends_sooner)
     plan_free(p);
     workload_free(wl);
 }
+
+/* ---- op-time jitter (core/jitter.h, a calibrated profile's spread) ------ */
+
+#define JIT_BINS 16
+
+/* From the kept spans of a run: the staleness histogram of applied PUSHes
+ * (bins[k] = pushes of staleness k, the last bin holding the rest) and the
+ * mean duration of a compute op. */
+static void jitter_figures(const struct trace *t, int64_t bins[JIT_BINS], int64_t *n_push,
+                           double *mean_compute_s)
+{
+    memset(bins, 0, JIT_BINS * sizeof *bins);
+    *n_push = 0;
+    double sum_s = 0;
+    int64_t n_compute = 0;
+    for (size_t i = 0; i < t->spans.len; i++) {
+        const struct span *sp = &t->spans.items[i];
+        if (sp->kind == OP_PUSH && sp->version_applied >= 0) {
+            int64_t k = sp->version_applied - sp->version_read;
+            bins[k < JIT_BINS - 1 ? k : JIT_BINS - 1]++;
+            (*n_push)++;
+        }
+        if (op_infos[sp->kind].cls == OPC_COMPUTE) {
+            sum_s += sp->end_s - sp->start_s;
+            n_compute++;
+        }
+    }
+    *mean_compute_s = n_compute ? sum_s / (double)n_compute : 0;
+}
+
+/* ps-async with 3 workers, as the run of issue 11 that gave the staleness
+ * histogram [32, 206, 348, 10, 4] measured and [1, 1, 598] simulated
+ * lock-step: cpu-loopback, 200 steps. sigma: the jitter of all kinds. */
+static void async_with_jitter(double sigma, uint64_t seed, struct trace *t)
+{
+    struct workload *wl = load("mlp:784-256-256-256-10");
+    struct config cfg = scenario("mlp:784-256-256-256-10", 3, 96, 1);
+    struct plan *p = build("ps-async", &cfg, wl);
+    struct cluster c = laid_out("cpu-loopback", p, 0);
+    /* links fast beside the compute, as on the calibrated machine of the
+     * issue: without jitter the workers then run lock-step */
+    c.intra = c.inter = (struct link_profile){.latency_s = 1e-6, .bw_bytes_per_s = 1e11};
+    c.jitter = (struct jitter_spec){sigma, sigma, sigma};
+    trace_init(t, -1, 1000000);
+    struct run r = run(p, &c, 200, (struct opts){.seed = seed}, t);
+    run_release(&r);
+    plan_free(p);
+    workload_free(wl);
+}
+
+static void print_bins(const char *what, const int64_t bins[JIT_BINS])
+{
+    fprintf(stderr, "%s: [", what);
+    int last = JIT_BINS - 1;
+    while (last > 0 && !bins[last]) last--;
+    for (int k = 0; k <= last; k++) fprintf(stderr, "%s%lld", k ? ", " : "", (long long)bins[k]);
+    fprintf(stderr, "]\n");
+}
+
+/* Without jitter the three workers run lock-step and nearly every push
+ * has staleness N - 1 = 2. With a 10% spread (a log-normal sigma of 0.1)
+ * they drift: the histogram spreads over several values, as the measured
+ * one does. The ratio's mean is 1 (LogNormal(-s^2/2, s)), so the mean
+ * compute op stays the no-jitter one: over the ~1,200 ops of a run its
+ * standard error is about 0.1 / sqrt(1200) = 0.3%; tolerance 2%. */
+Test(simulate, jitter_spreads_ps_async_staleness_and_keeps_the_mean_compute_time)
+{
+    struct trace flat, a, b, other;
+    int64_t bins0[JIT_BINS], bins[JIT_BINS], bins_b[JIT_BINS], bins_o[JIT_BINS], n0, n, nb, no;
+    double mean0, mean, mean_b, mean_o;
+    async_with_jitter(0, 5, &flat);
+    async_with_jitter(0.1, 5, &a);
+    async_with_jitter(0.1, 5, &b);
+    async_with_jitter(0.1, 6, &other);
+    jitter_figures(&flat, bins0, &n0, &mean0);
+    jitter_figures(&a, bins, &n, &mean);
+    jitter_figures(&b, bins_b, &nb, &mean_b);
+    jitter_figures(&other, bins_o, &no, &mean_o);
+    print_bins("ps-async, 3 workers, 200 steps, no jitter", bins0);
+    print_bins("ps-async, 3 workers, 200 steps, jitter sigma 0.1", bins);
+    fprintf(stderr, "mean compute op: %.6g s without jitter, %.6g s with (%+.2f%%, tolerance "
+            "2%%)\n", mean0, mean, 100 * (mean / mean0 - 1));
+
+    cr_assert_eq(n0, 600);
+    /* 95%: the first steps and the server's link order a few pushes otherwise */
+    cr_expect_geq(bins0[2], 570, "lock-step: staleness 2 for nearly every push (%lld)",
+                  (long long)bins0[2]);
+    cr_assert_eq(n, 600);
+    int spread = 0;
+    int64_t most = 0;
+    for (int k = 0; k < JIT_BINS; k++) {
+        spread += bins[k] >= 12;   /* 2% of the pushes */
+        if (bins[k] > most) most = bins[k];
+    }
+    cr_expect_geq(spread, 3, "jitter: at least 3 staleness values with 2%% of pushes each");
+    cr_expect_leq(most, 540, "jitter: no value holds 90%% of the pushes (%lld do)", (long long)most);
+    cr_expect(fabs(mean / mean0 - 1) < 0.02, "mean compute %g vs %g without jitter", mean, mean0);
+
+    /* deterministic: the same seed gives the same spans, bit for bit; another, others */
+    cr_assert_eq(a.spans.len, b.spans.len);
+    cr_expect_eq(memcmp(a.spans.items, b.spans.items, a.spans.len * sizeof *a.spans.items), 0,
+                 "two runs of seed 5 differ");
+    cr_expect(other.spans.len != a.spans.len ||
+                  memcmp(a.spans.items, other.spans.items, a.spans.len * sizeof *a.spans.items),
+              "seeds 5 and 6 gave the same spans");
+    trace_release(&flat);
+    trace_release(&a);
+    trace_release(&b);
+    trace_release(&other);
+}
+
+/* The machine's spread and the user's --straggler compose: the jitter
+ * streams are not the straggler's, so adding a straggler model leaves the
+ * jitter draws as they were (a pause model draws only at step starts: the
+ * compute spans' durations are unchanged). */
+Test(simulate, jitter_composes_with_a_straggler_model_on_separate_streams)
+{
+    struct workload *wl = load(UNIFORM_4);
+    struct config cfg = scenario(UNIFORM_4, 2, 64, 1);
+    struct plan *p = build("mirrored", &cfg, wl);
+    struct cluster c = laid_out("cpu-loopback", p, 0);
+    c.jitter = (struct jitter_spec){0.2, 0.2, 0.2};
+    struct trace plain, paused;
+    trace_init(&plain, -1, 100000);
+    trace_init(&paused, -1, 100000);
+    struct run r = run(p, &c, 10, (struct opts){.seed = 9}, &plain);
+    run_release(&r);
+    r = run(p, &c, 10, (struct opts){.seed = 9, .straggler = "pause:0.5:0.001"}, &paused);
+    run_release(&r);
+    cr_assert_eq(plain.spans.len, paused.spans.len);
+    int n_compute = 0;
+    for (size_t i = 0; i < plain.spans.len; i++) {
+        const struct span *x = &plain.spans.items[i], *y = NULL;
+        if (op_infos[x->kind].cls != OPC_COMPUTE) continue;
+        n_compute++;
+        /* the same op of the same step (spans are kept in the order they
+         * end, which the pauses change); O(n^2) over ~200 spans */
+        for (size_t j = 0; j < paused.spans.len && !y; j++) {
+            const struct span *z = &paused.spans.items[j];
+            if (z->rank == x->rank && z->step == x->step && z->op == x->op) y = z;
+        }
+        cr_assert_not_null(y, "span %zu has no twin", i);
+        /* equal but for the rounding of end - start at other times */
+        double dx = x->end_s - x->start_s, dy = y->end_s - y->start_s;
+        cr_assert(fabs(dx - dy) <= 1e-12 * dx, "compute span %zu: %.17g s, %.17g s with pauses",
+                  i, dx, dy);
+    }
+    cr_expect_gt(n_compute, 0);
+    trace_release(&plain);
+    trace_release(&paused);
+    plan_free(p);
+    workload_free(wl);
+}
