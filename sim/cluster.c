@@ -475,15 +475,17 @@ int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long de
      * out (memory bandwidth shared below the core count, the scheduler's
      * own cost above it, and a rank alone running faster than the ranks
      * that calibrate measured together). */
-    c->time_share_stretch = 0;
-    int K = c->n_timeshare;
-    if (K > 0 && fullest <= K) {
-        c->time_share_stretch = c->timeshare_slowdown[fullest - 1];
-    } else if (K > 0) {
-        int even_from = K > c->cores_per_node ? K : c->cores_per_node;
-        c->time_share_stretch = c->timeshare_slowdown[K - 1] * fmax(1, (double)fullest / even_from);
-    }
+    c->time_share_stretch = cluster_timeshare_of(c, fullest);
     return 0;
+}
+
+double cluster_timeshare_of(const struct cluster *c, int k)
+{
+    int K = c->n_timeshare;
+    if (K < 1 || k < 1) return 0;
+    if (k <= K) return c->timeshare_slowdown[k - 1];
+    int even_from = K > c->cores_per_node ? K : c->cores_per_node;
+    return c->timeshare_slowdown[K - 1] * fmax(1, (double)k / even_from);
 }
 
 /* ---- writing ---------------------------------------------------------- */

@@ -97,6 +97,10 @@ int cluster_set_jitter(struct cluster *c, const char *choice, struct err *e);
 int cluster_layout(struct cluster *c, int n_ranks, long long nodes, long long devices_per_node,
                    const char *allreduce, struct err *e);
 
+/* The measured slowdown of k ranks of a node busy at once (the table,
+ * extrapolated past its end as cluster_layout does); 0 when not measured. */
+double cluster_timeshare_of(const struct cluster *c, int k);
+
 static inline int cluster_node_of(const struct cluster *c, int rank)
 {
     return rank / c->devices_per_node;

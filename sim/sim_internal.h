@@ -100,6 +100,18 @@ struct sim {
     bool *is_dead;
     int n_working;          /* ranks with ops */
 
+    /* Time-sharing as it happens (a calibrated profile's timeshare table):
+     * a compute op takes its node's measured slowdown for the ranks busy
+     * there when it starts, itself included, in place of the fullest-node
+     * stretch cost_compute_s assumes. Busy: computing. A worker waiting for
+     * a peer yields its core (real/worker.c), and a server rank waiting for
+     * the next message was measured not to slow the workers' compute
+     * (validate, 2 workers and a server on 2 cores: their compute was no
+     * slower than mirrored's 2 ranks'). */
+    bool is_timeshared;
+    int *node_busy;         /* [nodes] */
+    VEC(int32_t) start_q;   /* compute ops starting at the current instant */
+
     /* Asynchronous plans share the job's work out (core/plan.h,
      * policy_is_async): work item k is replica k % n_workers of job step
      * k / n_workers; a worker takes the next item when it starts a step, and

@@ -183,6 +183,30 @@ static void recheck_pulls(struct sim *m, int srv)
     S->waiting.len = keep;
 }
 
+/* Compute op g runs now for cost_s before jitter and stragglers. */
+static void start_compute(struct sim *m, int g, double cost_s)
+{
+    const struct xop *x = &m->x[g];
+    double base_s = jitter_compute_s(m->jit, x->rank, (enum op_kind)x->kind, cost_s);
+    double d = m->strag ? straggler_compute_s(m->strag, x->rank, base_s) : base_s;
+    if (d > 0) push_event(m, m->now_s + d, EV_OP_END, x->rank, g);
+    else end_now(m, g);
+}
+
+/* Time-shared nodes: the compute ops that started at this instant, now
+ * that all of them are known, at the slowdown of the ranks computing on
+ * their node (so the order of simultaneous starts does not matter). */
+static void start_timeshared(struct sim *m)
+{
+    for (size_t k = 0; k < m->start_q.len; k++) {
+        int g = m->start_q.items[k];
+        int busy = m->node_busy[cluster_node_of(m->cl, m->x[g].rank)];
+        start_compute(m, g, m->x[g].cost_s * cluster_timeshare_of(m->cl, busy) /
+                                m->cl->time_share_stretch);
+    }
+    m->start_q.len = 0;
+}
+
 /* Op g has met its stream and dep conditions: the one switch over op kinds. */
 static void op_ready(struct sim *m, int g)
 {
@@ -191,13 +215,15 @@ static void op_ready(struct sim *m, int g)
     switch ((enum op_kind)x->kind) {
     case OP_FORWARD:
     case OP_BACKWARD:
-    case OP_UPDATE: {
-        double base_s = jitter_compute_s(m->jit, x->rank, (enum op_kind)x->kind, x->cost_s);
-        double d = m->strag ? straggler_compute_s(m->strag, x->rank, base_s) : base_s;
-        if (d > 0) push_event(m, m->now_s + d, EV_OP_END, x->rank, g);
-        else end_now(m, g);
+    case OP_UPDATE:
+        if (m->is_timeshared) {
+            /* its time waits for every op starting at this instant */
+            m->node_busy[cluster_node_of(m->cl, x->rank)]++;
+            if (vec_push(&m->start_q, g) < 0) fail_nomem(m);
+        } else {
+            start_compute(m, g, x->cost_s);
+        }
         break;
-    }
     case OP_SEND:
         /* eager: the data moves whether or not the RECV is posted */
         m->x[x->aux].send_start_s = m->now_s;
@@ -350,6 +376,8 @@ static void record(struct sim *m, int g)
 static void finish(struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
+    if (m->is_timeshared && op_infos[x->kind].cls == OPC_COMPUTE)
+        m->node_busy[cluster_node_of(m->cl, x->rank)]--;   /* a dead rank's core is free too */
     if (m->is_dead[x->rank]) return;
     if (m->now_s > m->makespan_s) m->makespan_s = m->now_s;
     if (!m->is_lookahead && (m->a || m->t)) record(m, g);
@@ -501,6 +529,8 @@ static void reset_to(struct sim *m, int64_t c)
         }
     }
     for (int k = 0; k < m->n_coll; k++) m->coll_arrived[k] = 0;
+    if (m->is_timeshared) memset(m->node_busy, 0, (size_t)m->cl->nodes * sizeof *m->node_busy);
+    m->start_q.len = 0;
     m->n_complete = c;
     m->n_past = 0;
     for (int r = 0; r < m->n_ranks; r++) {
@@ -626,6 +656,10 @@ static void run_loop(struct sim *m)
             finish(m, g);
             continue;
         }
+        if (m->start_q.len) {
+            start_timeshared(m);
+            continue;
+        }
         if (!des_pop(&m->q, &ev)) break;
         m->n_events++;
         m->now_s = ev.time_s;
@@ -693,12 +727,18 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     m.res = res;
     m.lookahead_c = -1;
     m.is_async = policy_is_async(s->plan->policy);
+    m.is_timeshared = s->cluster->n_timeshare > 0 && s->cluster->time_share_stretch > 0 &&
+                      s->cluster->nodes > 0;
     m.work_total = (int64_t)s->steps * s->plan->n_workers;
     if (s->hooks && s->failure.is_set)
         return err_set(e, ERR_INPUT, "--fail and --numerics together are not supported: a "
                        "failure's restart would redo arithmetic the hooks cannot undo");
     des_init(&m.q);
-    int rc = sim_index_init(&m);
+    int rc = ERR_NOMEM;
+    if (m.is_timeshared &&
+        !(m.node_busy = XCALLOC(e, (size_t)s->cluster->nodes, sizeof *m.node_busy)))
+        goto done;
+    rc = sim_index_init(&m);
     if (rc < 0) goto done;
     const struct failure_spec *f = &s->failure;
     if (f->is_set && !(m.is_async && f->rank < m.p->n_workers)) {
@@ -717,6 +757,8 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     res->makespan_s = m.makespan_s;
     res->n_events = m.n_events;
 done:
+    free(m.node_busy);
+    vec_free(&m.start_q);
     free_run(&m);
     sim_index_release(&m);
     return rc;

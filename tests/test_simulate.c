@@ -950,3 +950,59 @@ Test(simulate, jitter_composes_with_a_straggler_model_on_separate_streams)
     plan_free(p);
     workload_free(wl);
 }
+
+/* Time-sharing as it happens (a profile's timeshare_slowdown): a compute
+ * op takes the slowdown of the ranks computing on its node when it starts.
+ * Model parallelism on 4 ranks of a 2-core node computes one rank at a
+ * time, so its ops run at the table's k = 1 entry, not at the 4-rank
+ * stretch; mirrored's 4 replicas all compute at once and take k = 4's. */
+Test(simulate, time_sharing_slows_only_the_ranks_computing_at_once)
+{
+    struct workload *wl = load(UNIFORM_4);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/strata-test-simulate-ts-%d.profile", (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "name = shared\nideal = false\nflops_per_s = 1e10\nmem_bw_bytes_per_s = 1e12\n"
+               "op_overhead_s = 0\nmem_bytes = 10000000000\ndevices_per_node = 8\n"
+               "intra_latency_s = 0\nintra_bw_bytes_per_s = inf\ninter_latency_s = 0\n"
+               "inter_bw_bytes_per_s = inf\ncores_per_node = 2\n"
+               "timeshare_slowdown = 1,1,1.5,2\n");
+    cr_assert_eq(fclose(f), 0);
+    struct config cfg = scenario(UNIFORM_4, 4, 64, 1);
+    struct plan *model = build("model", &cfg, wl), *mirrored = build("mirrored", &cfg, wl);
+    struct cluster cm = laid_out(path, model, 0), cd = laid_out(path, mirrored, 0);
+    unlink(path);
+    cr_assert_float_eq(cm.time_share_stretch, 2, 1e-12, "4 ranks on the node: the k = 4 entry");
+    struct trace tm, td;
+    trace_init(&tm, -1, 10000);
+    trace_init(&td, -1, 10000);
+    struct run rm = run(model, &cm, 2, (struct opts){0}, &tm);
+    struct run rd = run(mirrored, &cd, 2, (struct opts){0}, &td);
+    /* each compute span against its op's cost without time-sharing */
+    const struct { struct trace *t; double want; const char *what; } cases[] = {
+        {&tm, 1.0, "model (one rank computes at a time)"},
+        {&td, 2.0, "mirrored (four compute at once)"},
+    };
+    for (int k = 0; k < 2; k++) {
+        int n = 0;
+        for (size_t i = 0; i < cases[k].t->spans.len; i++) {
+            const struct span *sp = &cases[k].t->spans.items[i];
+            if (sp->kind != OP_FORWARD && sp->kind != OP_BACKWARD) continue;
+            double alone_s = sp->flops / 1e10;
+            cr_assert_float_eq((sp->end_s - sp->start_s) / alone_s, cases[k].want, 1e-9,
+                               "%s: a %s of rank %d took %g x its cost", cases[k].what,
+                               op_infos[sp->kind].name, sp->rank,
+                               (sp->end_s - sp->start_s) / alone_s);
+            n++;
+        }
+        cr_assert_gt(n, 0);
+    }
+    run_release(&rm);
+    run_release(&rd);
+    trace_release(&tm);
+    trace_release(&td);
+    plan_free(model);
+    plan_free(mirrored);
+    workload_free(wl);
+}
