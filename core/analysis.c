@@ -94,10 +94,6 @@ struct analysis *analysis_create(const struct plan *p, int steps, struct err *e)
         for (size_t i = 0; i < pr->ops.len; i++)
             if (pr->ops.items[i].kind == OP_FORWARD && pr->ops.items[i].lo == 0)
                 wk->samples_per_step += pr->ops.items[i].n_samples;
-        /* a program without layer-0 forwards (a test's bare plan) is taken
-         * as a data-parallel share of the batch */
-        if (wk->samples_per_step == 0 && pr->ops.len == 0)
-            wk->samples_per_step = p->batch / p->n_workers;
     }
     return a;
 fail:

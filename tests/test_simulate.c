@@ -76,6 +76,7 @@ struct opts {
     const char *fail;        /* NULL = none */
     int checkpoint_every;
     uint64_t seed;
+    double *step_end_s;      /* [steps] or NULL: when every rank had ended each step */
 };
 
 static int try_run(const struct plan *p, const struct cluster *c, int steps, struct opts o,
@@ -86,7 +87,7 @@ static int try_run(const struct plan *p, const struct cluster *c, int steps, str
     out->report.mode = "sim";
     struct straggler_spec strag;
     struct sim_setup s = {.plan = p, .cluster = c, .steps = steps, .seed = o.seed,
-                          .checkpoint_every = o.checkpoint_every};
+                          .checkpoint_every = o.checkpoint_every, .step_end_s = o.step_end_s};
     if (o.straggler) {
         TRY(straggler_parse(o.straggler, &strag, e));
         s.straggler = &strag;
@@ -733,27 +734,19 @@ Test(simulate, ideal_pipeline_and_model_steps_equal_the_closed_form_every_step)
         struct plan *p = build(cases[k].name, &cfg, wl);
         struct cluster c = laid_out("ideal", p, 0);
         double ends[5];
-        struct sim_setup s = {.plan = p, .cluster = &c, .steps = S, .step_end_s = ends};
-        struct err e = {0};
-        struct analysis *a = analysis_create(p, S, &e);
-        struct sim_result res;
-        cr_assert_eq(simulate(&s, a, NULL, &res, &e), 0, "%s", e.msg);
-        struct report r;
-        report_init(&r);
-        r.mode = "sim";
-        cr_assert_eq(analysis_finish(a, res.makespan_s, &r, &e), 0, "%s", e.msg);
+        struct run run_ = run(p, &c, S, (struct opts){.step_end_s = ends}, NULL);
+        const struct report *rp = &run_.report;
         double want = 3.0 * (cases[k].m + P - 1);
         for (int st = 0; st < S; st++) {
             double got = ends[st] - (st ? ends[st - 1] : 0);
             cr_assert_float_eq(got, want, 1e-9, "%s m=%d: step %d took %g, closed form %g",
                                cases[k].name, cases[k].m, st, got, want);
         }
-        cr_assert_float_eq(r.step_time_s.mean, want, 1e-9, "%s mean", cases[k].name);
-        cr_assert_float_eq(r.step_time_s.p50, want, 1e-9, "%s p50", cases[k].name);
-        cr_assert_float_eq(r.step_time_s.p99, want, 1e-9, "%s p99", cases[k].name);
-        cr_assert_float_eq(r.throughput_samples_per_s, 64 / want, 1e-9, "%s", cases[k].name);
-        report_release(&r);
-        analysis_free(a);
+        cr_assert_float_eq(rp->step_time_s.mean, want, 1e-9, "%s mean", cases[k].name);
+        cr_assert_float_eq(rp->step_time_s.p50, want, 1e-9, "%s p50", cases[k].name);
+        cr_assert_float_eq(rp->step_time_s.p99, want, 1e-9, "%s p99", cases[k].name);
+        cr_assert_float_eq(rp->throughput_samples_per_s, 64 / want, 1e-9, "%s", cases[k].name);
+        run_release(&run_);
         plan_free(p);
     }
     workload_free(wl);
