@@ -7,9 +7,7 @@
  * per core, and OpenBLAS's default (a thread per core in every rank) would
  * put p ranks x p threads on p cores, which is slower than one each. init's
  * n_threads, or OPENBLAS_NUM_THREADS in the environment, say otherwise.
- *
- * This file also holds the registry of devices (device_find), the one table
- * a build's devices are listed in. */
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +15,7 @@
 
 #include <cblas.h>
 
-#include "device.h"
+#include "device_backends.h"
 
 /* ---- set-up ------------------------------------------------------------ */
 
@@ -188,7 +186,7 @@ static void cpu_sgd_momentum(float *w, float *v, const float *g, size_t n, float
     }
 }
 
-static const struct device device_cpu = {
+const struct device device_cpu = {
     .name = "cpu",
     .is_host_memory = true,
     .probe = cpu_probe,
@@ -207,50 +205,3 @@ static const struct device device_cpu = {
     .softmax_xent = cpu_softmax_xent,
     .sgd_momentum = cpu_sgd_momentum,
 };
-
-/* ---- the registry ------------------------------------------------------ */
-
-#ifdef STRATA_HAVE_CUDA
-extern const struct device device_cuda;   /* nn/device_cuda.cu */
-#endif
-
-/* This build's devices. A backend that is not built is simply not listed. */
-static const struct device *const devices[] = {
-    &device_cpu,
-#ifdef STRATA_HAVE_CUDA
-    &device_cuda,
-#endif
-};
-#define N_DEVICES (sizeof devices / sizeof devices[0])
-
-const char *device_names(void)
-{
-    /* kept in step with devices[] by test_device */
-#ifdef STRATA_HAVE_CUDA
-    return "cpu,cuda";
-#else
-    return "cpu";
-#endif
-}
-
-const struct device *device_find(const char *name, struct err *e)
-{
-    if (!name) name = "";
-    for (size_t i = 0; i < N_DEVICES; i++)
-        if (strcmp(devices[i]->name, name) == 0) return devices[i];
-    if (strcmp(name, "cuda") == 0)
-        err_set(e, ERR_INPUT,
-                "--device: no cuda device in this build (devices: %s); use --device cpu",
-                device_names());
-    else
-        err_set(e, ERR_INPUT, "--device: '%s' is not a device (devices: %s)", name,
-                device_names());
-    return NULL;
-}
-
-int device_check(const char *name, struct err *e)
-{
-    const struct device *d = device_find(name, e);
-    if (!d) return e ? e->code : ERR_INPUT;
-    return d->probe(e);
-}

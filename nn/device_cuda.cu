@@ -42,6 +42,7 @@ extern "C" {
 #include "cuda_device.h"
 #include "device.h"
 }
+#include "cuda_check.h"
 
 static struct {
     bool is_ready;          /* init succeeded once */
@@ -127,23 +128,10 @@ static bool note_blas(cublasStatus_t rc, const char *call, const char *file, int
     return false;
 }
 
-static int fail_cuda(struct err *e, int code, cudaError_t rc, const char *call, const char *file,
-                     int line)
-{
-    return err_set(e, code, "cuda device: %s failed: %s (%s:%d)", call, cudaGetErrorString(rc),
-                   file, line);
-}
-
 /* In functions that return nothing: note a failure for the next sync. */
 #define CUDA_NOTE(call) note_cuda((call), #call, __FILE__, __LINE__)
 #define BLAS_NOTE(call) note_blas((call), #call, __FILE__, __LINE__)
-/* In functions that return an error: return it now. */
-#define CUDA_TRY(e, call)                                                           \
-    do {                                                                            \
-        cudaError_t cuda_rc_ = (call);                                              \
-        if (cuda_rc_ != cudaSuccess)                                                \
-            return fail_cuda(e, ERR_RUN, cuda_rc_, #call, __FILE__, __LINE__);      \
-    } while (0)
+/* In functions that return an error: return it now (CUDA_TRY: nn/cuda_check.h). */
 #define BLAS_TRY(e, call)                                                           \
     do {                                                                            \
         cublasStatus_t blas_rc_ = (call);                                           \

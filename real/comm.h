@@ -4,7 +4,7 @@
  *
  *   mpi   MPI point-to-point and nonblocking all-reduce (real/comm_mpi.c);
  *         buffers of a device whose memory is not the host's (cuda) go
- *         through host copies (real/stage.h): how several ranks share one
+ *         through host copies (real/host_copy.h): how several ranks share one
  *         GPU, which NCCL refuses
  *   nccl  device buffers, NCCL (real/comm_nccl.c; builds with NCCL only):
  *         each communicator's work on its own stream, after the compute
@@ -32,18 +32,18 @@
 #include "../core/plan.h"
 #include "../core/vec.h"
 #include "../nn/device.h"
-#include "stage.h"
+#include "host_copy.h"
 
 /* mpi: a host copy for one request at a time, from the comm's pool */
-struct comm_stage {
-    struct stage s;
+struct comm_host_copy {
+    struct host_copy copy;
     bool is_busy;
 };
 
 struct comm_req {
     bool is_active;            /* started and not yet completed */
     MPI_Request mpi;
-    struct comm_stage *stage;  /* mpi, staged: the host copy in flight, or NULL */
+    struct comm_host_copy *copy; /* mpi, staged: the host copy in flight, or NULL */
     void *dev_dst;             /* mpi, staged RECV/ALLREDUCE: where it goes on completion */
     size_t bytes;
     void *done;                /* nccl: cudaEvent_t recorded after the operation */
@@ -60,7 +60,7 @@ struct comm {
     int n_groups;
     MPI_Comm *groups;          /* [n_groups]: the plan's groups; MPI_COMM_NULL where not a member */
     int tag_ub;                /* the largest tag MPI allows (MPI_TAG_UB) */
-    VEC(struct comm_stage *) stages;   /* mpi on a non-host device: host copies, reused */
+    VEC(struct comm_host_copy *) copies;  /* mpi on a non-host device: host copies, reused */
     void *nccl;                /* nccl: its communicators and streams (real/comm_nccl.c) */
 };
 
@@ -83,6 +83,8 @@ struct comm_ops {
     int (*wait)(struct comm *c, struct comm_req *r, struct err *e);
 };
 
+/* The registry (real/comm.c), which alone knows the backends. */
+
 /* "mpi", or "nccl" in builds with NCCL; anything else is ERR_INPUT naming
  * what this build has. */
 const struct comm_ops *comm_find(const char *name, struct err *e);
@@ -95,14 +97,5 @@ const struct comm_ops *comm_find(const char *name, struct err *e);
  * which); auto is nccl when all that holds, else mpi. */
 const struct comm_ops *comm_choose(const char *name, const struct device *mine,
                                    const struct device *workers, struct err *e);
-
-#ifdef STRATA_HAVE_NCCL
-extern const struct comm_ops comm_nccl;   /* real/comm_nccl.c */
-/* Collective over MPI_COMM_WORLD: *shared = -1 when no two ranks on a
- * machine use one GPU, else the lower rank of a pair that does (*other the
- * higher); ranks whose device is host memory have no GPU. */
-int comm_nccl_shared_gpu(const struct device *mine, int *shared, int *other, char *bus_id,
-                         size_t n, struct err *e);
-#endif
 
 #endif

@@ -3,7 +3,7 @@
  * group so that collectives of different groups never mix.
  *
  * Device buffers (a cuda rank's): each request goes through a host copy
- * from a pool of them (real/stage.h): a SEND or ALLREDUCE copies the device
+ * from a pool of them (real/host_copy.h): a SEND or ALLREDUCE copies the device
  * buffer out when it starts, a RECV or ALLREDUCE copies the result in when
  * it completes. Costs: two PCIe copies per all-reduce, from pageable
  * memory; what lets ranks share one GPU, and the baseline NCCL is held
@@ -14,79 +14,26 @@
  * running requests between ops, so a bucket all-reduce advances at every
  * layer boundary of the backward it overlaps. */
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "comm.h"
+#include "comm_backends.h"
+#include "comm_world.h"
+#include "mpi_check.h"
 
-static int mpi_fail(struct err *e, int rc, const char *call)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "code %d", rc);
-    return err_set(e, ERR_RUN, "%s failed: %s", call, msg);
-}
-
-#define MPI_TRY(e, call)                                 \
-    do {                                                 \
-        int mpi_rc_ = (call);                            \
-        if (mpi_rc_ != MPI_SUCCESS) return mpi_fail(e, mpi_rc_, #call); \
-    } while (0)
-
+/* The communicators the mpi comm sends on, and its pool of host copies. */
 static int mpi_open(struct comm *c, const struct plan *p, struct err *e)
 {
-    /* Errors come back as codes, to be reported with the op that met them,
-     * rather than aborting the job from inside MPI. */
-    MPI_TRY(e, MPI_Comm_dup(MPI_COMM_WORLD, &c->world));
-    c->is_open = true;
-    MPI_TRY(e, MPI_Comm_set_errhandler(c->world, MPI_ERRORS_RETURN));
-    MPI_TRY(e, MPI_Comm_rank(c->world, &c->rank));
-    MPI_TRY(e, MPI_Comm_size(c->world, &c->n_ranks));
-    int *ub = NULL, flag = 0;
-    MPI_TRY(e, MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
-    c->tag_ub = flag && ub ? *ub : 32767;   /* 32767: the least the standard allows */
-
-    c->n_groups = (int)p->groups.len;
-    c->groups = XCALLOC(e, (size_t)c->n_groups + 1, sizeof *c->groups);
-    if (!c->groups) return ERR_NOMEM;
-    MPI_Group world_group;
-    MPI_TRY(e, MPI_Comm_group(c->world, &world_group));
-    for (int g = 0; g < c->n_groups; g++) {
-        const struct plan_group *pg = &p->groups.items[g];
-        c->groups[g] = MPI_COMM_NULL;
-        bool is_member = false;
-        for (int i = 0; i < pg->n_ranks; i++) is_member |= pg->ranks[i] == c->rank;
-        if (!is_member) continue;
-        /* Collective over the members only: groups are created in plan
-         * order, and the group index as tag keeps concurrent creations apart. */
-        MPI_Group sub;
-        int rc = MPI_Group_incl(world_group, pg->n_ranks, pg->ranks, &sub);
-        if (rc == MPI_SUCCESS) rc = MPI_Comm_create_group(c->world, sub, g, &c->groups[g]);
-        MPI_Group_free(&sub);
-        if (rc != MPI_SUCCESS) {
-            MPI_Group_free(&world_group);
-            return mpi_fail(e, rc, "MPI_Comm_create_group");
-        }
-        MPI_Comm_set_errhandler(c->groups[g], MPI_ERRORS_RETURN);
-    }
-    MPI_Group_free(&world_group);
-    return 0;
+    return comm_world_open(c, p, e);
 }
 
 static void mpi_close(struct comm *c)
 {
-    for (int g = 0; g < c->n_groups && c->groups; g++)
-        if (c->groups[g] != MPI_COMM_NULL) MPI_Comm_free(&c->groups[g]);
-    free(c->groups);
-    c->groups = NULL;
-    if (c->is_open) MPI_Comm_free(&c->world);
-    c->is_open = false;
-    for (size_t i = 0; i < c->stages.len; i++) {
-        stage_release(&c->stages.items[i]->s);
-        free(c->stages.items[i]);
+    comm_world_close(c);
+    for (size_t i = 0; i < c->copies.len; i++) {
+        host_copy_release(&c->copies.items[i]->copy);
+        free(c->copies.items[i]);
     }
-    vec_free(&c->stages);
+    vec_free(&c->copies);
 }
 
 /* ---- host copies of device buffers --------------------------------------- */
@@ -97,16 +44,16 @@ static bool is_staged(const struct comm *c)
 }
 
 /* A free host copy from the pool (first fit: as many as requests in flight). */
-static struct comm_stage *stage_take(struct comm *c, struct err *e)
+static struct comm_host_copy *copy_take(struct comm *c, struct err *e)
 {
-    for (size_t i = 0; i < c->stages.len; i++)
-        if (!c->stages.items[i]->is_busy) {
-            c->stages.items[i]->is_busy = true;
-            return c->stages.items[i];
+    for (size_t i = 0; i < c->copies.len; i++)
+        if (!c->copies.items[i]->is_busy) {
+            c->copies.items[i]->is_busy = true;
+            return c->copies.items[i];
         }
-    struct comm_stage *st = XCALLOC(e, 1, sizeof *st);
+    struct comm_host_copy *st = XCALLOC(e, 1, sizeof *st);
     if (!st) return NULL;
-    if (vec_push(&c->stages, st) < 0) {
+    if (vec_push(&c->copies, st) < 0) {
         free(st);
         err_set(e, ERR_NOMEM, "out of memory");
         return NULL;
@@ -121,18 +68,18 @@ static struct comm_stage *stage_take(struct comm *c, struct err *e)
 static void *staged(struct comm *c, void *buf, size_t bytes, bool is_out, bool is_in,
                     struct comm_req *r, struct err *e)
 {
-    r->stage = NULL;
+    r->copy = NULL;
     r->dev_dst = NULL;
     if (!is_staged(c)) return buf;
-    struct comm_stage *st = stage_take(c, e);
+    struct comm_host_copy *st = copy_take(c, e);
     if (!st) return NULL;
-    void *h = is_out ? (void *)stage_out(c->dev, &st->s, buf, bytes, e)
-                     : stage_in(c->dev, &st->s, buf, bytes, e);
+    void *h = is_out ? (void *)host_copy_out(c->dev, &st->copy, buf, bytes, e)
+                     : host_copy_in(c->dev, &st->copy, buf, bytes, e);
     if (!h) {
         st->is_busy = false;
         return NULL;
     }
-    r->stage = st;
+    r->copy = st;
     r->dev_dst = is_in ? buf : NULL;
     r->bytes = bytes;
     return h;
@@ -141,10 +88,10 @@ static void *staged(struct comm *c, void *buf, size_t bytes, bool is_out, bool i
 /* r has completed: its result to the device, its host copy to the pool. */
 static void unstage(struct comm *c, struct comm_req *r)
 {
-    if (!r->stage) return;
-    if (r->dev_dst) stage_in_done(c->dev, &r->stage->s, r->dev_dst, r->bytes);
-    r->stage->is_busy = false;
-    r->stage = NULL;
+    if (!r->copy) return;
+    if (r->dev_dst) host_copy_in_done(c->dev, &r->copy->copy, r->dev_dst, r->bytes);
+    r->copy->is_busy = false;
+    r->copy = NULL;
     r->dev_dst = NULL;
 }
 
@@ -227,7 +174,7 @@ static int mpi_wait(struct comm *c, struct comm_req *r, struct err *e)
     return 0;
 }
 
-static const struct comm_ops comm_mpi = {
+const struct comm_ops comm_mpi = {
     .name = "mpi",
     .open = mpi_open,
     .close = mpi_close,
@@ -237,51 +184,3 @@ static const struct comm_ops comm_mpi = {
     .test = mpi_test,
     .wait = mpi_wait,
 };
-
-/* ---- the registry ------------------------------------------------------- */
-
-#ifdef STRATA_HAVE_NCCL
-#define COMM_NAMES "mpi, nccl"
-#else
-#define COMM_NAMES "mpi"
-#endif
-
-const struct comm_ops *comm_find(const char *name, struct err *e)
-{
-    if (!strcmp(name, "mpi")) return &comm_mpi;
-#ifdef STRATA_HAVE_NCCL
-    if (!strcmp(name, "nccl")) return &comm_nccl;
-#endif
-    err_set(e, ERR_INPUT, "--comm: '%s' is not available (this build has: %s)", name,
-            COMM_NAMES);
-    return NULL;
-}
-
-const struct comm_ops *comm_choose(const char *name, const struct device *mine,
-                                   const struct device *workers, struct err *e)
-{
-    bool is_auto = !strcmp(name, "auto");
-    if (!is_auto && strcmp(name, "nccl")) return comm_find(name, e);
-#ifdef STRATA_HAVE_NCCL
-    if (workers->is_host_memory) {
-        if (is_auto) return &comm_mpi;
-        err_set(e, ERR_INPUT, "--comm nccl moves device memory: it needs --device cuda, not %s",
-                workers->name);
-        return NULL;
-    }
-    int shared = -1, other = -1;
-    char bus[32];
-    if (comm_nccl_shared_gpu(mine, &shared, &other, bus, sizeof bus, e) < 0) return NULL;
-    if (shared < 0) return &comm_nccl;
-    if (is_auto) return &comm_mpi;   /* NCCL refuses a GPU shared by ranks */
-    err_set(e, ERR_INPUT, "--comm nccl: ranks %d and %d share the GPU at %s, which NCCL "
-            "refuses; use --comm mpi (it stages through host memory) or one rank per GPU",
-            shared, other, bus);
-    return NULL;
-#else
-    (void)mine;
-    (void)workers;
-    if (is_auto) return &comm_mpi;
-    return comm_find(name, e);
-#endif
-}

@@ -1,9 +1,9 @@
 /* The nccl communicator: device buffers, ncclAllReduce for the plan's
  * buckets and ncclSend/ncclRecv for its messages, as nccl-tests and llm.c
- * start it: MPI first (the mpi comm's own open makes the world and group
- * communicators), then for every NCCL communicator its lowest rank makes
- * the unique id and MPI carries it to the others, which all call
- * ncclCommInitRank.
+ * start it: MPI first (real/comm_world.c makes the world and group
+ * communicators, as for the mpi comm), then for every NCCL communicator
+ * its lowest rank makes the unique id and MPI carries it to the others,
+ * which all call ncclCommInitRank.
  *
  * Communicators ("links"), each with its own stream:
  *   - one per plan group, for its all-reduces;
@@ -27,7 +27,6 @@
  * cycle; several links' kernels running at once on a GPU is what NCCL
  * calls concurrent communicators: fine while they fit on the GPU together
  * (a handful of pipeline neighbours and groups do). */
-#include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -35,8 +34,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../nn/cuda_check.h"
 #include "../nn/cuda_device.h"
-#include "comm.h"
+#include "comm_backends.h"
+#include "comm_world.h"
+#include "mpi_check.h"
 
 struct link {
     ncclComm_t comm;            /* NULL until made */
@@ -59,31 +61,21 @@ struct nccl_state {
 
 /* ---- checks ------------------------------------------------------------------ */
 
-static int nccl_fail(struct err *e, ncclResult_t rc, const char *call)
+static int nccl_fail(struct err *e, ncclResult_t rc, const char *call, const char *file,
+                     int line)
 {
     const char *last = ncclGetLastError(NULL);
-    return err_set(e, ERR_RUN, "%s failed: %s%s%s", call, ncclGetErrorString(rc),
-                   last && *last ? ": " : "", last ? last : "");
+    return err_set(e, ERR_RUN, "%s failed: %s%s%s (%s:%d)", call, ncclGetErrorString(rc),
+                   last && *last ? ": " : "", last ? last : "", file, line);
 }
 
-#define NCCL_TRY(e, call)                                             \
-    do {                                                              \
-        ncclResult_t nccl_rc_ = (call);                               \
-        if (nccl_rc_ != ncclSuccess) return nccl_fail(e, nccl_rc_, #call); \
-    } while (0)
-
-#define CUDA_TRY(e, call)                                                            \
-    do {                                                                             \
-        cudaError_t cuda_rc_ = (call);                                               \
-        if (cuda_rc_ != cudaSuccess)                                                 \
-            return err_set(e, ERR_RUN, "%s failed: %s", #call, cudaGetErrorString(cuda_rc_)); \
-    } while (0)
-
-#define MPI_TRY(e, call)                                                          \
+/* NCCL's counterpart of CUDA_TRY (nn/cuda_check.h) and MPI_TRY
+ * (real/mpi_check.h): the failure, the call, NCCL's last words, file and line. */
+#define NCCL_TRY(e, call)                                                         \
     do {                                                                          \
-        int mpi_rc_ = (call);                                                     \
-        if (mpi_rc_ != MPI_SUCCESS) return err_set(e, ERR_RUN, "%s failed (MPI error %d)", \
-                                                   #call, mpi_rc_);               \
+        ncclResult_t nccl_rc_ = (call);                                           \
+        if (nccl_rc_ != ncclSuccess)                                              \
+            return nccl_fail((e), nccl_rc_, #call, __FILE__, __LINE__);           \
     } while (0)
 
 /* ---- which GPUs the ranks use --------------------------------------------------- */
@@ -92,6 +84,14 @@ struct gpu_of_rank {
     char host[64];
     char bus[32];               /* "" for a rank without a GPU */
 };
+
+/* Every rank's host and GPU, on every rank: all[n_ranks]. */
+static int gather_gpus(const struct gpu_of_rank *me, struct gpu_of_rank *all, struct err *e)
+{
+    MPI_TRY(e, MPI_Allgather(me, (int)sizeof *me, MPI_BYTE, all, (int)sizeof *me, MPI_BYTE,
+                             MPI_COMM_WORLD));
+    return 0;
+}
 
 int comm_nccl_shared_gpu(const struct device *mine, int *shared, int *other, char *bus_id,
                          size_t n, struct err *e)
@@ -102,17 +102,12 @@ int comm_nccl_shared_gpu(const struct device *mine, int *shared, int *other, cha
     gethostname(me.host, sizeof me.host - 1);
     if (mine && !mine->is_host_memory) dev_cuda_bus_id(me.bus, sizeof me.bus);
     int n_ranks = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
+    MPI_TRY(e, MPI_Comm_size(MPI_COMM_WORLD, &n_ranks));
     struct gpu_of_rank *all = XCALLOC(e, (size_t)n_ranks, sizeof *all);
     if (!all) return ERR_NOMEM;
-    int rc = MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE,
-                           MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) {
-        free(all);
-        return err_set(e, ERR_RUN, "MPI_Allgather of the ranks' GPUs failed (MPI error %d)", rc);
-    }
+    int rc = gather_gpus(&me, all, e);
     /* O(ranks^2): fine for the ranks of one job's GPUs */
-    for (int a = 0; a < n_ranks && *shared < 0; a++)
+    for (int a = 0; rc == 0 && a < n_ranks && *shared < 0; a++)
         for (int b = a + 1; b < n_ranks && *shared < 0; b++)
             if (all[a].bus[0] && !strcmp(all[a].bus, all[b].bus) &&
                 !strcmp(all[a].host, all[b].host)) {
@@ -121,7 +116,7 @@ int comm_nccl_shared_gpu(const struct device *mine, int *shared, int *other, cha
                 snprintf(bus_id, n, "%s on %s", all[a].bus, all[a].host);
             }
     free(all);
-    return 0;
+    return rc;
 }
 
 /* ---- set-up -------------------------------------------------------------------------- */
@@ -238,16 +233,12 @@ static void nccl_close(struct comm *c)
         free(s);
         c->nccl = NULL;
     }
-    struct err ignored = {0};
-    const struct comm_ops *mpi = comm_find("mpi", &ignored);
-    if (mpi) mpi->close(c);
+    comm_world_close(c);
 }
 
 static int nccl_open(struct comm *c, const struct plan *p, struct err *e)
 {
-    const struct comm_ops *mpi = comm_find("mpi", e);
-    if (!mpi) return e->code;
-    TRY(mpi->open(c, p, e));
+    TRY(comm_world_open(c, p, e));
     struct nccl_state *s = XCALLOC(e, 1, sizeof *s);
     if (!s) return ERR_NOMEM;
     c->nccl = s;
@@ -284,16 +275,20 @@ static int after_compute(struct link *l, struct err *e)
     return 0;
 }
 
+static int record(cudaEvent_t done, struct link *l, struct err *e)
+{
+    CUDA_TRY(e, cudaEventRecord(done, l->stream));
+    return 0;
+}
+
 /* After it: its completion event, which test and wait poll. */
 static int issued(struct link *l, struct comm_req *r, struct err *e)
 {
     cudaEvent_t done = NULL;
     CUDA_TRY(e, cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-    cudaError_t rc = cudaEventRecord(done, l->stream);
-    if (rc != cudaSuccess) {
+    if (record(done, l, e) < 0) {
         cudaEventDestroy(done);
-        return err_set(e, ERR_RUN, "cudaEventRecord(done, l->stream) failed: %s",
-                       cudaGetErrorString(rc));
+        return e->code;
     }
     r->done = done;
     r->link = l;
@@ -359,7 +354,8 @@ static int nccl_test(struct comm *c, struct comm_req *r, bool *done, struct err 
         struct link *l = r->link;
         NCCL_TRY(e, ncclCommGetAsyncError(l->comm, &async));
         if (async != ncclSuccess && async != ncclInProgress)
-            return nccl_fail(e, async, "an NCCL operation (ncclCommGetAsyncError)");
+            return nccl_fail(e, async, "an NCCL operation (ncclCommGetAsyncError)", __FILE__,
+                             __LINE__);
         *done = false;
         return 0;
     }
@@ -367,8 +363,7 @@ static int nccl_test(struct comm *c, struct comm_req *r, bool *done, struct err 
     r->done = NULL;
     r->is_active = false;
     if (rc != cudaSuccess)
-        return err_set(e, ERR_RUN, "cudaEventQuery of an NCCL operation failed: %s",
-                       cudaGetErrorString(rc));
+        return cuda_check_fail(e, rc, "cudaEventQuery of an NCCL operation", __FILE__, __LINE__);
     return 0;
 }
 

@@ -14,8 +14,9 @@
 #include <string.h>
 
 #include "../core/ps_policy.h"
+#include "mpi_check.h"
+#include "ps_server.h"
 #include "ps_wire.h"
-#include "real_internal.h"
 
 struct pending_pull {
     int source, w;
@@ -24,7 +25,7 @@ struct pending_pull {
 };
 
 struct server {
-    struct real_ctx *x;
+    struct real_ctx *ctx;
     struct ps_server ps;
     int n_workers;
     int64_t off, n;                /* the shard in the parameter block, in floats */
@@ -41,13 +42,13 @@ struct server {
     int64_t work_next, work_total;
 };
 
-static int server_init(struct server *S, struct real_ctx *x, struct err *e)
+static int server_init(struct server *S, struct real_ctx *ctx, struct err *e)
 {
-    const struct plan *p = x->p;
-    const struct plan_rank *me = &p->ranks[x->rank];
-    S->x = x;
-    S->off = mlp_param_offset(x->m, me->shard_lo);
-    S->n = mlp_param_count(x->m, me->shard_lo, me->shard_hi);
+    const struct plan *p = ctx->p;
+    const struct plan_rank *me = &p->ranks[ctx->rank];
+    S->ctx = ctx;
+    S->off = mlp_param_offset(ctx->m, me->shard_lo);
+    S->n = mlp_param_count(ctx->m, me->shard_lo, me->shard_hi);
     S->w_of_rank = XCALLOC(e, (size_t)p->n_ranks, sizeof *S->w_of_rank);
     if (!S->w_of_rank) return ERR_NOMEM;
     int n_workers = 0;
@@ -55,7 +56,7 @@ static int server_init(struct server *S, struct real_ctx *x, struct err *e)
         S->w_of_rank[r] = -1;
         const struct plan_rank *pr = &p->ranks[r];
         for (size_t i = 0; i < pr->ops.len; i++)
-            if (pr->ops.items[i].kind == OP_PUSH && pr->ops.items[i].peer == x->rank) {
+            if (pr->ops.items[i].kind == OP_PUSH && pr->ops.items[i].peer == ctx->rank) {
                 S->w_of_rank[r] = n_workers++;
                 break;
             }
@@ -64,15 +65,15 @@ static int server_init(struct server *S, struct real_ctx *x, struct err *e)
     S->last_applied = XCALLOC(e, (size_t)n_workers + 1, sizeof *S->last_applied);
     S->round_grad = XCALLOC(e, (size_t)n_workers + 1, sizeof *S->round_grad);
     S->in_round = XCALLOC(e, (size_t)n_workers + 1, sizeof *S->in_round);
-    S->grad = x->dev->alloc((size_t)S->n * sizeof(float), e);
-    S->round_sum = x->dev->alloc((size_t)S->n * sizeof(float), e);
+    S->grad = ctx->dev->alloc((size_t)S->n * sizeof(float), e);
+    S->round_sum = ctx->dev->alloc((size_t)S->n * sizeof(float), e);
     if (!S->last_applied || !S->round_grad || !S->in_round || !S->grad || !S->round_sum)
         return ERR_NOMEM;
     for (int w = 0; w < n_workers; w++) S->last_applied[w] = -1;
     /* items 0 .. n_workers - 1 are the workers' first steps */
-    S->is_work_server = policy_is_async(p->policy) && x->rank == p->n_workers;
+    S->is_work_server = policy_is_async(p->policy) && ctx->rank == p->n_workers;
     S->work_next = n_workers;
-    S->work_total = x->steps * n_workers;
+    S->work_total = ctx->steps * n_workers;
     return n_workers ? ps_server_init(&S->ps, p->policy, p->policy_arg, n_workers, e) : 0;
 }
 
@@ -81,35 +82,35 @@ static void server_release(struct server *S)
     ps_server_release(&S->ps);
     free(S->w_of_rank);
     free(S->last_applied);
-    for (int w = 0; S->round_grad && w < S->n_workers; w++) S->x->dev->free(S->round_grad[w]);
+    for (int w = 0; S->round_grad && w < S->n_workers; w++) S->ctx->dev->free(S->round_grad[w]);
     free(S->round_grad);
     free(S->in_round);
-    if (S->x) {
-        S->x->dev->free(S->grad);
-        S->x->dev->free(S->round_sum);
+    if (S->ctx) {
+        S->ctx->dev->free(S->grad);
+        S->ctx->dev->free(S->round_sum);
     }
     vec_free(&S->pending);
 }
 
 static void sgd(struct server *S, const float *g, int64_t samples)
 {
-    struct real_ctx *x = S->x;
-    x->dev->sgd_momentum(x->m->params + S->off, x->m->momentum + S->off, g, (size_t)S->n, x->lr,
-                         x->momentum, x->weight_decay, 1.0f / (float)samples);
+    struct real_ctx *ctx = S->ctx;
+    ctx->dev->sgd_momentum(ctx->m->params + S->off, ctx->m->momentum + S->off, g, (size_t)S->n, ctx->lr,
+                         ctx->momentum, ctx->weight_decay, 1.0f / (float)samples);
 }
 
 static int answer(struct server *S, const struct pending_pull *q, struct err *e)
 {
-    struct real_ctx *x = S->x;
+    struct real_ctx *ctx = S->ctx;
     int source = q->source, w = q->w;
     struct ps_reply reply = {.version = S->ps.version, .version_applied = S->last_applied[w],
-                             .answer_s = real_now(x), .next_work = -1};
+                             .answer_s = real_now(ctx), .next_work = -1};
     if (q->wants_work && S->is_work_server && S->work_next < S->work_total)
         reply.next_work = S->work_next++;
     /* the worker posted both receives before asking */
-    REAL_MPI(e, MPI_Send(&reply, sizeof reply, MPI_BYTE, source, PS_PULL_HDR, x->ps_comm));
-    REAL_MPI(e, MPI_Send(x->m->params + S->off, (int)S->n, MPI_FLOAT, source, PS_PULL_DATA,
-                         x->ps_comm));
+    MPI_TRY(e, MPI_Send(&reply, sizeof reply, MPI_BYTE, source, PS_PULL_HDR, ctx->ps_comm));
+    MPI_TRY(e, MPI_Send(ctx->m->params + S->off, (int)S->n, MPI_FLOAT, source, PS_PULL_DATA,
+                         ctx->ps_comm));
     return 0;
 }
 
@@ -128,17 +129,17 @@ static int recheck(struct server *S, struct err *e)
 
 static int take_push(struct server *S, int source, int w, const struct ps_msg *m, struct err *e)
 {
-    struct real_ctx *x = S->x;
+    struct real_ctx *ctx = S->ctx;
     if (m->n_floats != S->n || m->n_samples < 1)
         return err_set(e, ERR_RUN, "server %d: a push from rank %d of %lld floats and %lld "
-                       "samples; the shard has %lld floats", x->rank, source,
+                       "samples; the shard has %lld floats", ctx->rank, source,
                        (long long)m->n_floats, (long long)m->n_samples, (long long)S->n);
     bool is_sync = S->ps.policy == POLICY_SYNC || S->ps.policy == POLICY_BACKUP;
     if (is_sync && !S->round_grad[w] &&
-        !(S->round_grad[w] = x->dev->alloc((size_t)S->n * sizeof(float), e)))
+        !(S->round_grad[w] = ctx->dev->alloc((size_t)S->n * sizeof(float), e)))
         return ERR_NOMEM;
     float *into = is_sync ? S->round_grad[w] : S->grad;
-    REAL_MPI(e, MPI_Recv(into, (int)S->n, MPI_FLOAT, source, PS_PUSH_DATA, x->ps_comm,
+    MPI_TRY(e, MPI_Recv(into, (int)S->n, MPI_FLOAT, source, PS_PUSH_DATA, ctx->ps_comm,
                          MPI_STATUS_IGNORE));
     struct ps_push_result pr = ps_server_push(&S->ps, w, m->round, m->version_read);
     S->last_applied[w] = pr.version_applied;
@@ -151,9 +152,9 @@ static int take_push(struct server *S, int source, int w, const struct ps_msg *m
         S->in_round[w] = true;
         S->round_samples += m->n_samples;
         if (pr.action == PS_GATHERED) return 0;
-        x->dev->fill(S->round_sum, (size_t)S->n, 0);
+        ctx->dev->fill(S->round_sum, (size_t)S->n, 0);
         for (int v = 0; v < S->n_workers; v++)
-            if (S->in_round[v]) x->dev->axpy((size_t)S->n, 1.0f, S->round_grad[v], S->round_sum);
+            if (S->in_round[v]) ctx->dev->axpy((size_t)S->n, 1.0f, S->round_grad[v], S->round_sum);
         sgd(S, S->round_sum, S->round_samples);
         memset(S->in_round, 0, (size_t)S->n_workers * sizeof *S->in_round);
         S->round_samples = 0;
@@ -164,23 +165,26 @@ static int take_push(struct server *S, int source, int w, const struct ps_msg *m
     return 0;
 }
 
-int ps_serve(struct real_ctx *x, struct err *e)
+/* The next message to this server, from any worker. */
+static int receive(struct server *S, struct ps_msg *m, MPI_Status *st, struct err *e)
+{
+    MPI_TRY(e, MPI_Recv(m, sizeof *m, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, S->ctx->ps_comm, st));
+    return 0;
+}
+
+int ps_serve(struct real_ctx *ctx, struct err *e)
 {
     struct server S = {0};
-    int rc = server_init(&S, x, e);
+    int rc = server_init(&S, ctx, e);
     int n_workers = S.ps.n_workers, n_done = 0;
     while (rc == 0 && n_done < n_workers) {
         struct ps_msg m;
         MPI_Status st;
-        int mpi_rc = MPI_Recv(&m, sizeof m, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, x->ps_comm, &st);
-        if (mpi_rc != MPI_SUCCESS) {
-            rc = real_mpi_fail(e, mpi_rc, "MPI_Recv (parameter server)");
-            break;
-        }
-        int w = st.MPI_SOURCE >= 0 && st.MPI_SOURCE < x->p->n_ranks ? S.w_of_rank[st.MPI_SOURCE] : -1;
+        if ((rc = receive(&S, &m, &st, e)) < 0) break;
+        int w = st.MPI_SOURCE >= 0 && st.MPI_SOURCE < ctx->p->n_ranks ? S.w_of_rank[st.MPI_SOURCE] : -1;
         if (w < 0) {
             rc = err_set(e, ERR_RUN, "server %d: a message from rank %d, which does not push to it",
-                         x->rank, st.MPI_SOURCE);
+                         ctx->rank, st.MPI_SOURCE);
             break;
         }
         switch (st.MPI_TAG) {
@@ -201,12 +205,12 @@ int ps_serve(struct real_ctx *x, struct err *e)
             }
             break;
         default:
-            rc = err_set(e, ERR_RUN, "server %d: unexpected message tag %d from rank %d", x->rank,
+            rc = err_set(e, ERR_RUN, "server %d: unexpected message tag %d from rank %d", ctx->rank,
                          st.MPI_TAG, st.MPI_SOURCE);
         }
     }
     if (rc == 0 && S.pending.len)
-        rc = err_set(e, ERR_RUN, "server %d: %zu pulls were never answered", x->rank,
+        rc = err_set(e, ERR_RUN, "server %d: %zu pulls were never answered", ctx->rank,
                      S.pending.len);
     server_release(&S);
     return rc;

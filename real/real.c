@@ -2,34 +2,22 @@
  * aligned clock, the steps (workers) or the serving (servers), then on
  * rank 0 the spans, losses and parameters of every rank turned into a
  * report. */
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../core/analysis.h"
+#include "host_copy.h"
+#include "mpi_check.h"
 #include "params.h"
-#include "real_internal.h"
+#include "params_gather.h"
+#include "ps_server.h"
+#include "real.h"
+#include "worker.h"
 
 /* Spans kept for --trace at most: 80 bytes each, 80 MB. */
 #define REAL_MAX_KEPT_SPANS 1000000
-
-int real_mpi_fail(struct err *e, int rc, const char *call)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "code %d", rc);
-    return err_set(e, ERR_RUN, "%s failed: %s", call, msg);
-}
-
-void real_sleep(double s)
-{
-    if (!(s > 0)) return;
-    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
 
 int64_t real_steps(const struct config *cfg, int64_t n_train)
 {
@@ -39,71 +27,56 @@ int64_t real_steps(const struct config *cfg, int64_t n_train)
 
 /* ---- set-up every rank agrees on ------------------------------------------ */
 
-/* After a phase that may fail on some ranks only: every rank returns the
- * error of the lowest failing rank, so all stop together and rank 0 can
- * print what went wrong. */
-static int agree(struct real_ctx *x, int rc, struct err *e)
+static int setup(struct real_ctx *ctx, struct err *e)
 {
-    int mine = rc < 0 ? x->rank : INT_MAX, first = INT_MAX;
-    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
-        return err_set(e, ERR_RUN, "MPI_Allreduce failed while ranks compared their set-up");
-    if (first == INT_MAX) return 0;
-    MPI_Bcast(e, (int)sizeof *e, MPI_BYTE, first, MPI_COMM_WORLD);
-    if (first != 0 && x->rank == 0) err_prefix(e, "rank %d", first);
-    return e->code < 0 ? e->code : ERR_RUN;
-}
-
-static int setup(struct real_ctx *x, struct err *e)
-{
-    const struct real_setup *s = x->s;
-    const struct config *cfg = s->cfg;
-    const struct plan *p = s->plan;
-    const bool is_worker = x->rank < p->n_workers;
+    const struct config *cfg = ctx->cfg;
+    const struct plan *p = ctx->p;
+    const bool is_worker = ctx->rank < p->n_workers;
     /* Servers apply their shard's updates on the cpu whatever the workers
      * use: they speak MPI from host memory (real/ps_server.c). The device
      * reads TF32 from the environment (nn/device.h): --tf32 says it here. */
-    if (!(x->dev = device_find(is_worker ? cfg->device : "cpu", e))) return e->code;
+    if (!(ctx->dev = device_find(is_worker ? cfg->device : "cpu", e))) return e->code;
     if (setenv("STRATA_TF32", cfg->tf32 ? "1" : "0", 1) != 0)
         return err_set(e, ERR_NOMEM, "out of memory for the environment (STRATA_TF32)");
-    TRY(x->dev->init(0, e));
+    TRY(ctx->dev->init(0, e));
     /* Servers need no data, but the steps depend on its size: rank 0's
      * count reaches them below. */
     if (is_worker) {
-        TRY(data_load(cfg->data, (uint64_t)cfg->seed, &x->data, e));
-        TRY(data_check_model(&x->data, s->wl->layers[0].in, (int)s->wl->n_classes, e));
-        if (x->data.train.n < p->batch)
+        TRY(data_load(cfg->data, (uint64_t)cfg->seed, &ctx->data, e));
+        TRY(data_check_model(&ctx->data, ctx->wl->layers[0].in, (int)ctx->wl->n_classes, e));
+        if (ctx->data.train.n < p->batch)
             return err_set(e, ERR_INPUT, "--batch %d exceeds the %lld training samples of %s",
-                           p->batch, (long long)x->data.train.n, x->data.train.source);
+                           p->batch, (long long)ctx->data.train.n, ctx->data.train.source);
     }
-    TRY(mlp_create(s->wl, x->dev, (uint64_t)cfg->seed, &x->m, e));
+    TRY(mlp_create(ctx->wl, ctx->dev, (uint64_t)cfg->seed, &ctx->m, e));
     struct straggler_spec spec;
     TRY(straggler_parse(cfg->straggler, &spec, e));
-    if (!(x->strag = straggler_create(&spec, (uint64_t)cfg->seed, p->n_ranks, e))) return e->code;
+    if (!(ctx->strag = straggler_create(&spec, (uint64_t)cfg->seed, p->n_ranks, e))) return e->code;
     return 0;
 }
 
-static void teardown(struct real_ctx *x)
+static void teardown(struct real_ctx *ctx)
 {
-    x->comm.ops->close(&x->comm);
-    if (x->ps_comm != MPI_COMM_NULL) MPI_Comm_free(&x->ps_comm);
-    if (x->params_comm != MPI_COMM_NULL) MPI_Comm_free(&x->params_comm);
-    straggler_free(x->strag);
-    mlp_free(x->m);
-    data_release(&x->data);
-    vec_free(&x->spans);
-    vec_free(&x->losses);
+    ctx->comm.ops->close(&ctx->comm);
+    if (ctx->ps_comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->ps_comm);
+    if (ctx->params_comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->params_comm);
+    straggler_free(ctx->strag);
+    mlp_free(ctx->m);
+    data_release(&ctx->data);
+    vec_free(&ctx->spans);
+    vec_free(&ctx->losses);
 }
 
 /* ---- training ------------------------------------------------------------------ */
 
-static int evaluate(struct real_ctx *x, int64_t step, struct real_result *res, struct err *e)
+static int evaluate(struct real_ctx *ctx, int64_t step, struct real_result *res, struct err *e)
 {
-    const struct dataset *test = &x->data.test;
+    const struct dataset *test = &ctx->data.test;
     int32_t *labels = XCALLOC(e, (size_t)test->n, sizeof *labels);
     if (!labels) return ERR_NOMEM;
     for (int64_t i = 0; i < test->n; i++) labels[i] = test->y[i];
     double accuracy = 0, loss = 0;
-    int rc = mlp_evaluate(x->m, test->x, labels, (int)test->n, &accuracy, &loss, e);
+    int rc = mlp_evaluate(ctx->m, test->x, labels, (int)test->n, &accuracy, &loss, e);
     free(labels);
     TRY(rc);
     struct report *r = &res->report;
@@ -111,7 +84,7 @@ static int evaluate(struct real_ctx *x, int64_t step, struct real_result *res, s
                                            ((size_t)r->n_accuracy_curve + 1) * sizeof *grown);
     if (!grown) return err_set(e, ERR_NOMEM, "out of memory");
     r->accuracy_curve = grown;
-    grown[r->n_accuracy_curve++] = (struct accuracy_point){step, real_now(x), accuracy};
+    grown[r->n_accuracy_curve++] = (struct accuracy_point){step, real_now(ctx), accuracy};
     res->report.has_final = true;
     res->report.final.loss = loss;
     res->report.final.test_accuracy = accuracy;
@@ -119,31 +92,33 @@ static int evaluate(struct real_ctx *x, int64_t step, struct real_result *res, s
 }
 
 /* After the job's step `step` (this worker's last when is_last). */
-static void progress(struct real_ctx *x, struct worker *w, int64_t step, bool is_last,
+static void progress(struct real_ctx *ctx, struct worker *w, int64_t step, bool is_last,
                      double *last_s)
 {
-    double now = real_now(x);
+    double now = real_now(ctx);
     if (!is_last && now - *last_s < 0.5) return;
     *last_s = now;
     double loss_sum = 0;
     int64_t n = 0;
     worker_last_loss(w, &loss_sum, &n);
-    int64_t per_epoch = sampler_steps_per_epoch(x->data.train.n, x->p->batch);
+    int64_t per_epoch = sampler_steps_per_epoch(ctx->data.train.n, ctx->p->batch);
     fprintf(stderr, "\rstep %lld/%lld  epoch %lld  loss %.4f  %.0f samples/s   ",
-            (long long)(step + 1), (long long)x->steps,
+            (long long)(step + 1), (long long)ctx->steps,
             (long long)(per_epoch ? step / per_epoch + 1 : 1), n ? loss_sum / (double)n : 0.0,
-            (double)(step + 1) * x->p->batch / (now > 0 ? now : 1e-9));
+            (double)(step + 1) * ctx->p->batch / (now > 0 ? now : 1e-9));
     if (is_last) fputc('\n', stderr);
     fflush(stderr);
 }
 
-static int train(struct real_ctx *x, struct real_result *res, struct err *e)
+/* show_progress: a progress line on stderr, from the first rank that
+ * computes the loss. */
+static int train(struct real_ctx *ctx, bool show_progress, struct real_result *res,
+                 struct err *e)
 {
     struct worker *w = NULL;
-    TRY(worker_create(x, &w, e));
-    const long long every = x->s->cfg->eval_every;
-    /* one progress line, from the first rank that computes the loss */
-    const bool shows_progress = x->s->show_progress && worker_is_first_loss(w);
+    TRY(worker_create(ctx, &w, e));
+    const long long every = ctx->cfg->eval_every;
+    const bool shows_progress = show_progress && worker_is_first_loss(w);
     double last_s = 0;
     int rc = 0;
     /* Asynchronous plans: worker w starts with work item w and runs until
@@ -151,19 +126,19 @@ static int train(struct real_ctx *x, struct real_result *res, struct err *e)
      * its items' steps. Synchronous plans: steps 0 .. steps - 1. For PS
      * plans rank 0 holds every parameter it evaluates (params_owner), so
      * evaluating at its own job steps needs no other rank. */
-    const bool is_async = policy_is_async(x->p->policy);
-    int64_t work = x->rank, next_eval = every;
-    for (int64_t step = 0; rc == 0 && (is_async ? work >= 0 : step < x->steps); step++) {
+    const bool is_async = policy_is_async(ctx->p->policy);
+    int64_t work = ctx->rank, next_eval = every;
+    for (int64_t step = 0; rc == 0 && (is_async ? work >= 0 : step < ctx->steps); step++) {
         rc = worker_step(w, step, work, e);
         if (rc < 0) break;
-        int64_t job_done = (is_async ? work / x->p->n_workers : step) + 1;
+        int64_t job_done = (is_async ? work / ctx->p->n_workers : step) + 1;
         work = worker_next_work(w);
-        bool is_last = is_async ? work < 0 : step + 1 == x->steps;
-        if (shows_progress) progress(x, w, job_done - 1, is_last, &last_s);
-        if (every > 0 && job_done >= next_eval && job_done < x->steps) {
+        bool is_last = is_async ? work < 0 : step + 1 == ctx->steps;
+        if (shows_progress) progress(ctx, w, job_done - 1, is_last, &last_s);
+        if (every > 0 && job_done >= next_eval && job_done < ctx->steps) {
             next_eval = (job_done / every + 1) * every;
-            rc = params_gather(x, false, e);
-            if (rc == 0 && x->rank == 0) rc = evaluate(x, job_done, res, e);
+            rc = params_gather(ctx, false, e);
+            if (rc == 0 && ctx->rank == 0) rc = evaluate(ctx, job_done, res, e);
         }
     }
     if (rc == 0) rc = worker_finish(w, e);
@@ -173,39 +148,42 @@ static int train(struct real_ctx *x, struct real_result *res, struct err *e)
 
 /* ---- rank 0: the report ---------------------------------------------------------- */
 
+/* gather's work, with its buffers given: displs and bytes [n_ranks]. */
+static int gather_into(struct real_ctx *ctx, const void *items, size_t n, size_t size,
+                       char **all, int *counts, int *displs, int *bytes, struct err *e)
+{
+    int n_ranks = ctx->p->n_ranks, mine = (int)n;
+    MPI_TRY(e, MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    size_t total = 0;
+    for (int r = 0; ctx->rank == 0 && r < n_ranks; r++) {
+        displs[r] = (int)(total * size);
+        bytes[r] = (int)((size_t)counts[r] * size);
+        total += (size_t)counts[r];
+    }
+    if (total * size > INT_MAX) return err_set(e, ERR_RUN, "too many trace entries to gather");
+    if (ctx->rank == 0 && !(*all = XCALLOC(e, total + 1, size))) return ERR_NOMEM;
+    MPI_TRY(e, MPI_Gatherv(items, (int)(n * size), MPI_BYTE, *all, bytes, displs, MPI_BYTE, 0,
+                           MPI_COMM_WORLD));
+    return 0;
+}
+
 /* Gathers every rank's items (n of `size` bytes each) on rank 0: *all and
- * *counts (per rank) there. */
-static int gather(struct real_ctx *x, const void *items, size_t n, size_t size, char **all,
+ * *counts (per rank) there; the caller frees both, whatever happened. */
+static int gather(struct real_ctx *ctx, const void *items, size_t n, size_t size, char **all,
                   int **counts, struct err *e)
 {
-    int n_ranks = x->p->n_ranks, mine = (int)n;
-    if (n > (size_t)INT_MAX / size) return err_set(e, ERR_RUN, "too many trace entries to gather");
+    size_t n_ranks = (size_t)ctx->p->n_ranks;
     *all = NULL;
-    *counts = XCALLOC(e, (size_t)n_ranks, sizeof **counts);
-    int *displs = XCALLOC(e, (size_t)n_ranks, sizeof *displs), *bytes = XCALLOC(e, (size_t)n_ranks, sizeof *bytes);
-    if (!*counts || !displs || !bytes) goto nomem;
-    REAL_MPI(e, MPI_Gather(&mine, 1, MPI_INT, *counts, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    size_t total = 0;
-    for (int r = 0; x->rank == 0 && r < n_ranks; r++) {
-        displs[r] = (int)(total * size);
-        bytes[r] = (int)((size_t)(*counts)[r] * size);
-        total += (size_t)(*counts)[r];
-    }
-    if (total * size > INT_MAX) {
-        free(displs);
-        free(bytes);
-        return err_set(e, ERR_RUN, "too many trace entries to gather");
-    }
-    if (x->rank == 0 && !(*all = XCALLOC(e, total + 1, size))) goto nomem;
-    REAL_MPI(e, MPI_Gatherv(items, (int)(n * size), MPI_BYTE, *all, bytes, displs, MPI_BYTE, 0,
-                            MPI_COMM_WORLD));
+    *counts = NULL;
+    if (n > (size_t)INT_MAX / size) return err_set(e, ERR_RUN, "too many trace entries to gather");
+    *counts = XCALLOC(e, n_ranks, sizeof **counts);
+    int *displs = XCALLOC(e, n_ranks, sizeof *displs), *bytes = XCALLOC(e, n_ranks, sizeof *bytes);
+    int rc = *counts && displs && bytes
+                 ? gather_into(ctx, items, n, size, all, *counts, displs, bytes, e)
+                 : ERR_NOMEM;
     free(displs);
     free(bytes);
-    return 0;
-nomem:
-    free(displs);
-    free(bytes);
-    return ERR_NOMEM;
+    return rc;
 }
 
 /* Key of a message or collective instance, to find its partners. */
@@ -276,22 +254,22 @@ static int align_starts(const struct plan *p, struct span *spans, size_t n, stru
     return 0;
 }
 
-static int make_report(struct real_ctx *x, struct real_result *res, struct span *spans,
+static int make_report(struct real_ctx *ctx, struct real_result *res, struct span *spans,
                        size_t n_spans, const struct step_loss *losses, size_t n_losses,
                        struct err *e)
 {
-    const struct plan *p = x->p;
+    const struct plan *p = ctx->p;
     TRY(align_starts(p, spans, n_spans, e));
     double makespan_s = 0;
     for (size_t i = 0; i < n_spans; i++)
         if (spans[i].end_s > makespan_s) makespan_s = spans[i].end_s;
     res->makespan_s = makespan_s;
-    res->steps = x->steps;
-    x->dev->describe(res->device, sizeof res->device);
+    res->steps = ctx->steps;
+    ctx->dev->describe(res->device, sizeof res->device);
     size_t len = strlen(res->device);
-    snprintf(res->device + len, sizeof res->device - len, ", comm %s", x->comm.ops->name);
+    snprintf(res->device + len, sizeof res->device - len, ", comm %s", ctx->comm.ops->name);
 
-    struct analysis *a = analysis_create(p, (int)x->steps, e);
+    struct analysis *a = analysis_create(p, (int)ctx->steps, e);
     if (!a) return e->code;
     int rc = 0;
     for (size_t i = 0; i < n_spans && rc == 0; i++) {
@@ -308,43 +286,43 @@ static int make_report(struct real_ctx *x, struct real_result *res, struct span 
     r->mode = "real";
     snprintf(r->strategy, sizeof r->strategy, "%s", p->strategy);
     r->devices = p->n_workers;
-    r->config = x->s->cfg;
+    r->config = ctx->cfg;
     r->config_groups = REAL_CONFIG_GROUPS;
-    return report_set_loss_curve(r, losses, n_losses, x->steps, e);
+    return report_set_loss_curve(r, losses, n_losses, ctx->steps, e);
 }
 
 /* --save-params: the parameter block, through a host copy on a GPU. */
-static int save_params(struct real_ctx *x, const char *path, struct err *e)
+static int save_params(struct real_ctx *ctx, const char *path, struct err *e)
 {
-    struct stage host = {0};
-    const float *params = stage_out(x->dev, &host, x->m->params,
-                                    (size_t)x->m->n_params * sizeof(float), e);
-    int rc = params ? x->dev->sync(e) : e->code;
-    if (rc == 0) rc = params_save(path, params, x->m->n_params, e);
-    stage_release(&host);
+    struct host_copy host = {0};
+    const float *params = host_copy_out(ctx->dev, &host, ctx->m->params,
+                                    (size_t)ctx->m->n_params * sizeof(float), e);
+    int rc = params ? ctx->dev->sync(e) : e->code;
+    if (rc == 0) rc = params_save(path, params, ctx->m->n_params, e);
+    host_copy_release(&host);
     return rc;
 }
 
-static int finish(struct real_ctx *x, struct real_result *res, struct err *e)
+static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
 {
     char *spans = NULL, *losses = NULL;
     int *n_spans = NULL, *n_losses = NULL;
-    int rc = gather(x, x->spans.items, x->spans.len, sizeof(struct span), &spans, &n_spans, e);
+    int rc = gather(ctx, ctx->spans.items, ctx->spans.len, sizeof(struct span), &spans, &n_spans, e);
     if (rc == 0)
-        rc = gather(x, x->losses.items, x->losses.len, sizeof(struct step_loss), &losses,
+        rc = gather(ctx, ctx->losses.items, ctx->losses.len, sizeof(struct step_loss), &losses,
                     &n_losses, e);
-    if (rc == 0) rc = params_gather(x, true, e);
-    if (rc == 0 && x->rank == 0) {
+    if (rc == 0) rc = params_gather(ctx, true, e);
+    if (rc == 0 && ctx->rank == 0) {
         size_t total_spans = 0, total_losses = 0;
-        for (int r = 0; r < x->p->n_ranks; r++) {
+        for (int r = 0; r < ctx->p->n_ranks; r++) {
             total_spans += (size_t)n_spans[r];
             total_losses += (size_t)n_losses[r];
         }
-        rc = make_report(x, res, (struct span *)spans, total_spans,
+        rc = make_report(ctx, res, (struct span *)spans, total_spans,
                          (const struct step_loss *)losses, total_losses, e);
-        if (rc == 0) rc = evaluate(x, x->steps, res, e);
-        const char *path = x->s->cfg->save_params;
-        if (rc == 0 && path[0]) rc = save_params(x, path, e);
+        if (rc == 0) rc = evaluate(ctx, ctx->steps, res, e);
+        const char *path = ctx->cfg->save_params;
+        if (rc == 0 && path[0]) rc = save_params(ctx, path, e);
     }
     free(spans);
     free(losses);
@@ -353,57 +331,73 @@ static int finish(struct real_ctx *x, struct real_result *res, struct err *e)
     return rc;
 }
 
+/* This rank's place in MPI_COMM_WORLD, whose size must be the plan's. */
+static int join_world(struct real_ctx *ctx, struct err *e)
+{
+    const struct plan *p = ctx->p;
+    int n_ranks = 0;
+    MPI_TRY(e, MPI_Comm_rank(MPI_COMM_WORLD, &ctx->rank));
+    MPI_TRY(e, MPI_Comm_size(MPI_COMM_WORLD, &n_ranks));
+    if (n_ranks != p->n_ranks)
+        return err_set(e, ERR_INPUT,
+                       "%s needs %d MPI processes (%d workers + %d servers); this job has %d: run "
+                       "`strata real --np %d ...`, or mpirun -np %d",
+                       p->strategy, p->n_ranks, p->n_workers, p->n_servers, n_ranks,
+                       p->n_workers, p->n_ranks);
+    return 0;
+}
+
+/* Collective, after every rank's set-up succeeded: the step count (rank 0
+ * always has the data), the comm, the communicators of the parameter
+ * traffic, and the aligned start. */
+static int connect(struct real_ctx *ctx, struct err *e)
+{
+    const struct config *cfg = ctx->cfg;
+    int64_t steps = ctx->rank == 0 ? real_steps(cfg, ctx->data.train.n) : 0;
+    MPI_TRY(e, MPI_Bcast(&steps, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+    ctx->steps = steps;
+    /* --comm auto|mpi|nccl, alike on every rank, by the workers' device */
+    const struct device *workers = device_find(cfg->device, e);
+    const struct comm_ops *ops = workers ? comm_choose(cfg->comm, ctx->dev, workers, e) : NULL;
+    TRY(mpi_check_agree(ops ? 0 : e->code, e));
+    ctx->comm.ops = ops;
+    ctx->comm.dev = ctx->dev;
+    TRY(mpi_check_agree(ctx->comm.ops->open(&ctx->comm, ctx->p, e), e));
+    MPI_TRY(e, MPI_Comm_dup(MPI_COMM_WORLD, &ctx->ps_comm));
+    MPI_TRY(e, MPI_Comm_dup(MPI_COMM_WORLD, &ctx->params_comm));
+    MPI_TRY(e, MPI_Barrier(MPI_COMM_WORLD));   /* the aligned start: every clock's zero */
+    ctx->t0 = MPI_Wtime();
+    return 0;
+}
+
 int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
 {
     memset(res, 0, sizeof *res);
     const struct config *cfg = s->cfg;
-    struct real_ctx x = {.s = s, .p = s->plan, .ps_comm = MPI_COMM_NULL,
-                         .params_comm = MPI_COMM_NULL, .lr = (float)cfg->lr,
-                         .momentum = (float)cfg->momentum, .weight_decay = (float)cfg->weight_decay};
-    int n_ranks = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
-    if (n_ranks != s->plan->n_ranks)
-        return err_set(e, ERR_INPUT,
-                       "%s needs %d MPI processes (%d workers + %d servers); this job has %d: run "
-                       "`strata real --np %d ...`, or mpirun -np %d",
-                       s->plan->strategy, s->plan->n_ranks, s->plan->n_workers,
-                       s->plan->n_servers, n_ranks, s->plan->n_workers, s->plan->n_ranks);
-    if (!(x.comm.ops = comm_find("mpi", e))) return e->code;
+    struct real_ctx ctx = {.cfg = cfg, .wl = s->wl, .p = s->plan, .ps_comm = MPI_COMM_NULL,
+                           .params_comm = MPI_COMM_NULL, .lr = (float)cfg->lr,
+                           .momentum = (float)cfg->momentum,
+                           .weight_decay = (float)cfg->weight_decay};
+    TRY(join_world(&ctx, e));
+    if (!(ctx.comm.ops = comm_find("mpi", e))) return e->code;
     report_init(&res->report);
     trace_init(&res->trace, s->keep_steps, s->keep_steps ? REAL_MAX_KEPT_SPANS : 0);
 
-    int rc = agree(&x, setup(&x, e), e);
-    /* every rank needs the step count; rank 0 always has the data */
-    int64_t steps = x.rank == 0 ? real_steps(cfg, x.data.train.n) : 0;
+    int rc = mpi_check_agree(setup(&ctx, e), e);
+    if (rc == 0) rc = connect(&ctx, e);
     if (rc == 0) {
-        MPI_Bcast(&steps, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
-        x.steps = steps;
-        /* --comm auto|mpi|nccl, alike on every rank, by the workers' device */
-        const struct device *workers = device_find(cfg->device, e);
-        const struct comm_ops *ops = workers ? comm_choose(cfg->comm, x.dev, workers, e) : NULL;
-        rc = agree(&x, ops ? 0 : e->code, e);
-        if (rc == 0) x.comm.ops = ops;
-        x.comm.dev = x.dev;
-        if (rc == 0) rc = agree(&x, x.comm.ops->open(&x.comm, x.p, e), e);
-    }
-    if (rc == 0 && (MPI_Comm_dup(MPI_COMM_WORLD, &x.ps_comm) != MPI_SUCCESS ||
-                    MPI_Comm_dup(MPI_COMM_WORLD, &x.params_comm) != MPI_SUCCESS))
-        rc = err_set(e, ERR_RUN, "MPI_Comm_dup failed");
-    if (rc == 0) {
-        MPI_Barrier(MPI_COMM_WORLD);   /* the aligned start: every clock's zero */
-        x.t0 = MPI_Wtime();
-        rc = x.rank < x.p->n_workers ? train(&x, res, e) : ps_serve(&x, e);
+        rc = ctx.rank < ctx.p->n_workers ? train(&ctx, s->show_progress, res, e)
+                                         : ps_serve(&ctx, e);
         /* A rank that fails mid-run leaves its peers waiting on it forever:
          * nothing short of ending the job frees them. */
         if (rc < 0) {
-            fprintf(stderr, "strata real: rank %d: %s\n", x.rank, e->msg);
+            fprintf(stderr, "strata real: rank %d: %s\n", ctx.rank, e->msg);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        rc = agree(&x, finish(&x, res, e), e);
+        rc = mpi_check_agree(finish(&ctx, res, e), e);
     }
-    teardown(&x);
-    if (rc < 0 || x.rank != 0) {
+    teardown(&ctx);
+    if (rc < 0 || ctx.rank != 0) {
         real_result_release(res);
         memset(res, 0, sizeof *res);
     }

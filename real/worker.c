@@ -1,6 +1,7 @@
-/* A worker rank: runs its program of the plan, step after step, with one
- * switch over op kinds. Single-threaded, as a CUDA stream scheduler would be
- * on one host thread:
+/* A worker rank: runs its program of the plan, step after step. The op's
+ * class (core/plan.h op_infos) picks one of two switches over op kinds:
+ * run_compute for compute ops, start_comm for communication ops.
+ * Single-threaded, as a CUDA stream scheduler would be on one host thread:
  *
  *   - Each stream's ops start in program order; an op starts once its deps
  *     are satisfied and its stream's previous op is.
@@ -22,13 +23,17 @@
  * of activations lands in act->x[boundary]) and one gradient buffer per
  * microbatch and layer boundary (what BACKWARD writes and SEND/RECV of
  * gradients carry), made on first use. */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../core/ps_policy.h"
+#include "host_copy.h"
+#include "mpi_check.h"
 #include "ps_wire.h"
-#include "real_internal.h"
+#include "worker.h"
 
 enum op_state {
     OPS_WAITING,    /* not started */
@@ -57,7 +62,7 @@ struct server_link {
 };
 
 struct worker {
-    struct real_ctx *x;
+    struct real_ctx *ctx;
     const struct plan_rank *pr;
     int n_ops, n_layers, n_micro;
     struct op_run *run;           /* [n_ops] */
@@ -70,9 +75,9 @@ struct worker {
     int max_n;                    /* most samples in one microbatch */
     struct mlp_act **act;         /* [n_micro] */
     float **grad_at;              /* [n_micro * (n_layers + 1)]: gradient by boundary b's activations */
-    float **x_host;               /* [n_micro]: sampled inputs (max_n, features), host */
-    int32_t **y_host;             /* [n_micro]: their labels, host */
-    int32_t **y_dev;              /* [n_micro]: labels on the device */
+    float **inputs_host;          /* [n_micro]: sampled inputs (max_n, features), host */
+    int32_t **labels_host;        /* [n_micro]: their labels, host */
+    int32_t **labels_dev;         /* [n_micro]: labels on the device */
     int64_t *idx;                 /* [max_n]: sample indices */
 
     /* Data parallelism: which share of each step this rank's first and last
@@ -86,7 +91,7 @@ struct worker {
     struct server_link *links;    /* servers this rank pushes to or pulls from */
     int work_link;                /* asynchronous: the first server's link, which hands out work; -1 */
     int *link_of_op;              /* [n_ops]: PUSH/PULL's index into links, -1 otherwise */
-    struct stage *stage;          /* [n_ops]: PUSH/PULL's host copy on a GPU (real/stage.h) */
+    struct host_copy *copy;       /* [n_ops]: PUSH/PULL's host copy on a GPU (real/host_copy.h) */
 
     int64_t step;
     bool is_async;                /* the job's work is shared out (core/plan.h) */
@@ -96,6 +101,14 @@ struct worker {
     double loss_sum;              /* this step's, over its last-layer microbatches */
     int64_t loss_samples;
 };
+
+/* Sleeps s seconds (a straggler's delay); nothing for s <= 0. */
+static void sleep_s(double s)
+{
+    if (!(s > 0)) return;
+    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
 
 /* ---- set-up ------------------------------------------------------------ */
 
@@ -148,31 +161,31 @@ static int index_program(struct worker *w, struct err *e)
             n_before += pr->ops.items[j].kind == o->kind && pr->ops.items[j].peer == o->peer;
         w->push_j[i] = n_before;
         if (o->kind == OP_PUSH) {
-            const struct plan_rank *srv = &w->x->p->ranks[o->peer];
+            const struct plan_rank *srv = &w->ctx->p->ranks[o->peer];
             if (o->lo != srv->shard_lo || o->hi != srv->shard_hi)
                 return err_set(e, ERR_RUN,
                                "rank %d: PUSH of layers [%d,%d) to server %d, whose shard is "
                                "[%d,%d): real runs push whole shards",
-                               w->x->rank, o->lo, o->hi, o->peer, srv->shard_lo, srv->shard_hi);
+                               w->ctx->rank, o->lo, o->hi, o->peer, srv->shard_lo, srv->shard_hi);
             w->links[k].n_push++;
         }
     }
     return 0;
 }
 
-int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
+int worker_create(struct real_ctx *ctx, struct worker **out, struct err *e)
 {
     *out = NULL;
-    const struct plan *p = x->p;
+    const struct plan *p = ctx->p;
     struct worker *w = XCALLOC(e, 1, sizeof *w);
     if (!w) return ERR_NOMEM;
-    w->x = x;
-    w->pr = &p->ranks[x->rank];
+    w->ctx = ctx;
+    w->pr = &p->ranks[ctx->rank];
     w->n_ops = (int)w->pr->ops.len;
-    w->n_layers = x->m->n_layers;
+    w->n_layers = ctx->m->n_layers;
     w->n_micro = p->n_microbatches;
-    replica_of(p, x->rank, 0, &w->replica_in, &w->n_replicas_in);
-    replica_of(p, x->rank, w->n_layers - 1, &w->replica_out, &w->n_replicas_out);
+    replica_of(p, ctx->rank, 0, &w->replica_in, &w->n_replicas_in);
+    replica_of(p, ctx->rank, w->n_layers - 1, &w->replica_out, &w->n_replicas_out);
     int n_rep = w->n_replicas_in > w->n_replicas_out ? w->n_replicas_in : w->n_replicas_out;
     w->max_n = (int)sampler_max_count(p->batch, n_rep > 0 ? n_rep : 1, w->n_micro);
     size_t n_ops = (size_t)w->n_ops + 1, n_mb = (size_t)w->n_micro;
@@ -180,17 +193,17 @@ int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
     w->next_on_stream = XCALLOC(e, n_ops, sizeof *w->next_on_stream);
     w->push_j = XCALLOC(e, n_ops, sizeof *w->push_j);
     w->link_of_op = XCALLOC(e, n_ops, sizeof *w->link_of_op);
-    w->stage = XCALLOC(e, n_ops, sizeof *w->stage);
+    w->copy = XCALLOC(e, n_ops, sizeof *w->copy);
     w->links = XCALLOC(e, (size_t)p->n_servers + 1, sizeof *w->links);
     w->act = XCALLOC(e, n_mb, sizeof *w->act);
     w->grad_at = XCALLOC(e, n_mb * (size_t)(w->n_layers + 1), sizeof *w->grad_at);
-    w->x_host = XCALLOC(e, n_mb, sizeof *w->x_host);
-    w->y_host = XCALLOC(e, n_mb, sizeof *w->y_host);
-    w->y_dev = XCALLOC(e, n_mb, sizeof *w->y_dev);
+    w->inputs_host = XCALLOC(e, n_mb, sizeof *w->inputs_host);
+    w->labels_host = XCALLOC(e, n_mb, sizeof *w->labels_host);
+    w->labels_dev = XCALLOC(e, n_mb, sizeof *w->labels_dev);
     w->idx = XCALLOC(e, (size_t)w->max_n + 1, sizeof *w->idx);
-    if (!w->run || !w->next_on_stream || !w->push_j || !w->link_of_op || !w->stage ||
+    if (!w->run || !w->next_on_stream || !w->push_j || !w->link_of_op || !w->copy ||
         !w->links || !w->act ||
-        !w->grad_at || !w->x_host || !w->y_host || !w->y_dev || !w->idx) {
+        !w->grad_at || !w->inputs_host || !w->labels_host || !w->labels_dev || !w->idx) {
         worker_free(w);
         return ERR_NOMEM;
     }
@@ -203,9 +216,9 @@ int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
         (w->work_link < 0 || w->n_replicas_in != p->n_workers || w->n_micro != 1))
         rc = err_set(e, ERR_RUN, "rank %d: an asynchronous worker must pull from the first "
                      "server (rank %d) and be one of %d data-parallel replicas of one "
-                     "microbatch", x->rank, p->n_workers, p->n_workers);
+                     "microbatch", ctx->rank, p->n_workers, p->n_workers);
     if (rc == 0 && (w->n_replicas_in > 0 || w->n_replicas_out > 0))
-        rc = sampler_init(&w->sampler, x->data.train.n, p->batch, (uint64_t)x->s->cfg->seed, e);
+        rc = sampler_init(&w->sampler, ctx->data.train.n, p->batch, (uint64_t)ctx->cfg->seed, e);
     if (rc < 0) {
         worker_free(w);
         return rc;
@@ -217,26 +230,26 @@ int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
 void worker_free(struct worker *w)
 {
     if (!w) return;
-    const struct device *dev = w->x->dev;
+    const struct device *dev = w->ctx->dev;
     for (int mb = 0; mb < w->n_micro && w->act; mb++) {
         mlp_act_free(w->act[mb]);
-        free(w->x_host[mb]);
-        free(w->y_host[mb]);
-        dev->free(w->y_dev[mb]);
+        free(w->inputs_host[mb]);
+        free(w->labels_host[mb]);
+        dev->free(w->labels_dev[mb]);
     }
     for (int i = 0; w->grad_at && i < w->n_micro * (w->n_layers + 1); i++) dev->free(w->grad_at[i]);
     free(w->act);
     free(w->grad_at);
-    free(w->x_host);
-    free(w->y_host);
-    free(w->y_dev);
+    free(w->inputs_host);
+    free(w->labels_host);
+    free(w->labels_dev);
     free(w->idx);
     free(w->run);
     free(w->next_on_stream);
     free(w->push_j);
     free(w->link_of_op);
-    for (int i = 0; w->stage && i < w->n_ops; i++) stage_release(&w->stage[i]);
-    free(w->stage);
+    for (int i = 0; w->copy && i < w->n_ops; i++) host_copy_release(&w->copy[i]);
+    free(w->copy);
     free(w->links);
     vec_free(&w->running);
     sampler_release(&w->sampler);
@@ -249,13 +262,13 @@ static int check_mb(const struct worker *w, int mb, int n, struct err *e)
 {
     if (mb < 0 || mb >= w->n_micro || n < 1 || n > w->max_n)
         return err_set(e, ERR_RUN, "rank %d: microbatch %d of %d samples is outside the plan's "
-                       "%d microbatches of at most %d", w->x->rank, mb, n, w->n_micro, w->max_n);
+                       "%d microbatches of at most %d", w->ctx->rank, mb, n, w->n_micro, w->max_n);
     return 0;
 }
 
 static struct mlp_act *act_of(struct worker *w, int mb, struct err *e)
 {
-    if (!w->act[mb] && mlp_act_create(w->x->m, w->max_n, &w->act[mb], e) < 0) return NULL;
+    if (!w->act[mb] && mlp_act_create(w->ctx->m, w->max_n, &w->act[mb], e) < 0) return NULL;
     return w->act[mb];
 }
 
@@ -263,7 +276,7 @@ static float *grad_at(struct worker *w, int mb, int boundary, struct err *e)
 {
     float **slot = &w->grad_at[(size_t)mb * (size_t)(w->n_layers + 1) + (size_t)boundary];
     if (!*slot)
-        *slot = w->x->dev->alloc((size_t)w->max_n * (size_t)w->x->m->sizes[boundary] * sizeof(float), e);
+        *slot = w->ctx->dev->alloc((size_t)w->max_n * (size_t)w->ctx->m->sizes[boundary] * sizeof(float), e);
     return *slot;
 }
 
@@ -286,36 +299,36 @@ static int sample_indices(struct worker *w, int mb, int replica, int n_replicas,
                         &count, e));
     if (count != n)
         return err_set(e, ERR_RUN, "rank %d: the sampler gives microbatch %d %lld samples, the "
-                       "plan %d", w->x->rank, mb, (long long)count, n);
+                       "plan %d", w->ctx->rank, mb, (long long)count, n);
     return 0;
 }
 
 /* Copies microbatch mb's input rows to the device, into a->x[0]. */
 static int load_inputs(struct worker *w, struct mlp_act *a, int mb, int n, struct err *e)
 {
-    const struct dataset *tr = &w->x->data.train;
+    const struct dataset *tr = &w->ctx->data.train;
     const size_t features = (size_t)data_features(tr);
-    if (!w->x_host[mb] && !(w->x_host[mb] = XCALLOC(e, (size_t)w->max_n * features, sizeof(float))))
+    if (!w->inputs_host[mb] && !(w->inputs_host[mb] = XCALLOC(e, (size_t)w->max_n * features, sizeof(float))))
         return ERR_NOMEM;
     TRY(sample_indices(w, mb, w->replica_in, w->n_replicas_in, n, e));
     for (int i = 0; i < n; i++)
-        memcpy(w->x_host[mb] + (size_t)i * features, tr->x + (size_t)w->idx[i] * features,
+        memcpy(w->inputs_host[mb] + (size_t)i * features, tr->x + (size_t)w->idx[i] * features,
                features * sizeof(float));
-    w->x->dev->copy(a->x[0], w->x_host[mb], (size_t)n * features * sizeof(float), DEV_H2D);
+    w->ctx->dev->copy(a->x[0], w->inputs_host[mb], (size_t)n * features * sizeof(float), DEV_H2D);
     return 0;
 }
 
 static const int32_t *load_labels(struct worker *w, int mb, int n, struct err *e)
 {
-    const struct device *dev = w->x->dev;
-    if (!w->y_host[mb] && !(w->y_host[mb] = XCALLOC(e, (size_t)w->max_n, sizeof(int32_t))))
+    const struct device *dev = w->ctx->dev;
+    if (!w->labels_host[mb] && !(w->labels_host[mb] = XCALLOC(e, (size_t)w->max_n, sizeof(int32_t))))
         return NULL;
-    if (!w->y_dev[mb] && !(w->y_dev[mb] = dev->alloc((size_t)w->max_n * sizeof(int32_t), e)))
+    if (!w->labels_dev[mb] && !(w->labels_dev[mb] = dev->alloc((size_t)w->max_n * sizeof(int32_t), e)))
         return NULL;
     if (sample_indices(w, mb, w->replica_out, w->n_replicas_out, n, e) < 0) return NULL;
-    for (int i = 0; i < n; i++) w->y_host[mb][i] = w->x->data.train.y[w->idx[i]];
-    dev->copy(w->y_dev[mb], w->y_host[mb], (size_t)n * sizeof(int32_t), DEV_H2D);
-    return w->y_dev[mb];
+    for (int i = 0; i < n; i++) w->labels_host[mb][i] = w->ctx->data.train.y[w->idx[i]];
+    dev->copy(w->labels_dev[mb], w->labels_host[mb], (size_t)n * sizeof(int32_t), DEV_H2D);
+    return w->labels_dev[mb];
 }
 
 /* ---- compute ops ----------------------------------------------------------- */
@@ -334,12 +347,12 @@ static int run_forward(struct worker *w, const struct op *o, struct err *e)
     struct mlp_act *a = act_of(w, o->mb, e);
     if (!a) return e->code;
     if (o->lo == 0) TRY(load_inputs(w, a, o->mb, n, e));
-    TRY(mlp_forward(w->x->m, a, o->lo, o->hi, NULL, n, NULL, e));
+    TRY(mlp_forward(w->ctx->m, a, o->lo, o->hi, NULL, n, NULL, e));
     if (o->hi < w->n_layers) return 0;
     const int32_t *labels = load_labels(w, o->mb, n, e);
     if (!labels) return e->code;
     double loss = 0;
-    TRY(mlp_loss(w->x->m, a, labels, n, &loss, e));
+    TRY(mlp_loss(w->ctx->m, a, labels, n, &loss, e));
     w->loss_sum += loss;
     w->loss_samples += n;
     return 0;
@@ -354,29 +367,29 @@ static int run_backward(struct worker *w, const struct op *o, struct err *e)
     const float *dout = o->hi == w->n_layers ? a->dlogits : grad_at(w, o->mb, o->hi, e);
     float *din = o->lo == 0 ? NULL : grad_at(w, o->mb, o->lo, e);
     if (!dout || (o->lo > 0 && !din)) return e->code;
-    return mlp_backward(w->x->m, a, o->lo, o->hi, dout, n, din, e);
+    return mlp_backward(w->ctx->m, a, o->lo, o->hi, dout, n, din, e);
 }
 
 /* Runs compute op i now, straggler delay included. */
 static int run_compute(struct worker *w, int i, struct err *e)
 {
-    struct real_ctx *x = w->x;
+    struct real_ctx *ctx = w->ctx;
     const struct op *o = &w->pr->ops.items[i];
-    double start_s = real_now(x);
+    double start_s = real_now(ctx);
     switch (o->kind) {
     case OP_FORWARD: TRY(run_forward(w, o, e)); break;
     case OP_BACKWARD: TRY(run_backward(w, o, e)); break;
     case OP_UPDATE:
-        mlp_sgd_step(x->m, o->lo, o->hi, x->lr, x->momentum, x->weight_decay,
-                     1.0f / (float)x->p->batch);
+        mlp_sgd_step(ctx->m, o->lo, o->hi, ctx->lr, ctx->momentum, ctx->weight_decay,
+                     1.0f / (float)ctx->p->batch);
         break;
-    default: return err_set(e, ERR_RUN, "rank %d: op %d is not a compute op", x->rank, i);
+    default: return err_set(e, ERR_RUN, "rank %d: op %d is not a compute op", ctx->rank, i);
     }
-    TRY(x->dev->sync(e));
-    double took_s = real_now(x) - start_s;
-    real_sleep(straggler_compute_s(x->strag, x->rank, took_s) - took_s);
+    TRY(ctx->dev->sync(e));
+    double took_s = real_now(ctx) - start_s;
+    sleep_s(straggler_compute_s(ctx->strag, ctx->rank, took_s) - took_s);
     w->run[i].post_s = start_s;
-    w->run[i].end_s = real_now(x);
+    w->run[i].end_s = real_now(ctx);
     w->run[i].state = OPS_DONE;
     return 0;
 }
@@ -390,10 +403,10 @@ static void *message_buffer(struct worker *w, const struct op *o, size_t *bytes,
     if (check_mb(w, o->mb, o->n_samples, e) < 0) return NULL;
     if (boundary < 0 || boundary > w->n_layers) {
         err_set(e, ERR_RUN, "rank %d: message across boundary %d of a %d-layer model",
-                w->x->rank, boundary, w->n_layers);
+                w->ctx->rank, boundary, w->n_layers);
         return NULL;
     }
-    *bytes = (size_t)o->n_samples * (size_t)w->x->m->sizes[boundary] * sizeof(float);
+    *bytes = (size_t)o->n_samples * (size_t)w->ctx->m->sizes[boundary] * sizeof(float);
     if (plan_tag_kind(o->tag) == TAG_GRAD) return grad_at(w, o->mb, boundary, e);
     struct mlp_act *a = act_of(w, o->mb, e);
     return a ? a->x[boundary] : NULL;
@@ -401,24 +414,24 @@ static void *message_buffer(struct worker *w, const struct op *o, size_t *bytes,
 
 static int start_push(struct worker *w, int i, struct err *e)
 {
-    struct real_ctx *x = w->x;
+    struct real_ctx *ctx = w->ctx;
     const struct op *o = &w->pr->ops.items[i];
     struct op_run *r = &w->run[i];
     struct server_link *l = &w->links[w->link_of_op[i]];
-    int64_t off = mlp_param_offset(x->m, o->lo), n = mlp_param_count(x->m, o->lo, o->hi);
+    int64_t off = mlp_param_offset(ctx->m, o->lo), n = mlp_param_count(ctx->m, o->lo, o->hi);
     r->msg = (struct ps_msg){.round = w->step * l->n_push + w->push_j[i],
                              .version_read = l->version_read,
                              .n_samples = w->samples_per_step, .n_floats = n};
     r->ver_read = l->version_read;
     r->ver_applied = -1;   /* until the server says, in its next pull reply */
     l->last_push = i;
-    REAL_MPI(e, MPI_Isend(&r->msg, sizeof r->msg, MPI_BYTE, o->peer, PS_PUSH_HDR, x->ps_comm,
+    MPI_TRY(e, MPI_Isend(&r->msg, sizeof r->msg, MPI_BYTE, o->peer, PS_PUSH_HDR, ctx->ps_comm,
                           &r->ps_req[0]));
     /* servers are cpu ranks: a GPU's gradients go through a host copy */
-    const float *g = stage_out(x->dev, &w->stage[i], x->m->grads + off,
+    const float *g = host_copy_out(ctx->dev, &w->copy[i], ctx->m->grads + off,
                                (size_t)n * sizeof(float), e);
     if (!g) return e->code;
-    REAL_MPI(e, MPI_Isend(g, (int)n, MPI_FLOAT, o->peer, PS_PUSH_DATA, x->ps_comm,
+    MPI_TRY(e, MPI_Isend(g, (int)n, MPI_FLOAT, o->peer, PS_PUSH_DATA, ctx->ps_comm,
                           &r->ps_req[1]));
     r->n_ps_req = 2;
     return 0;
@@ -426,24 +439,24 @@ static int start_push(struct worker *w, int i, struct err *e)
 
 static int start_pull(struct worker *w, int i, struct err *e)
 {
-    struct real_ctx *x = w->x;
+    struct real_ctx *ctx = w->ctx;
     const struct op *o = &w->pr->ops.items[i];
     struct op_run *r = &w->run[i];
     const struct server_link *l = &w->links[w->link_of_op[i]];
-    int64_t off = mlp_param_offset(x->m, o->lo), n = mlp_param_count(x->m, o->lo, o->hi);
+    int64_t off = mlp_param_offset(ctx->m, o->lo), n = mlp_param_count(ctx->m, o->lo, o->hi);
     int j = w->push_j[i] < l->n_push ? w->push_j[i] : l->n_push - 1;
     r->msg = (struct ps_msg){.round = w->step * (l->n_push > 0 ? l->n_push : 1) + (j > 0 ? j : 0)};
     r->msg.wants_work = w->is_async && w->link_of_op[i] == w->work_link && j == l->n_push - 1;
     /* the answer's receives first: the server may answer at once */
-    REAL_MPI(e, MPI_Irecv(&r->reply, sizeof r->reply, MPI_BYTE, o->peer, PS_PULL_HDR, x->ps_comm,
+    MPI_TRY(e, MPI_Irecv(&r->reply, sizeof r->reply, MPI_BYTE, o->peer, PS_PULL_HDR, ctx->ps_comm,
                           &r->ps_req[0]));
     /* into a host copy on a GPU: test_comm moves it to the device */
-    float *into = stage_in(x->dev, &w->stage[i], x->m->params + off,
+    float *into = host_copy_in(ctx->dev, &w->copy[i], ctx->m->params + off,
                            (size_t)n * sizeof(float), e);
     if (!into) return e->code;
-    REAL_MPI(e, MPI_Irecv(into, (int)n, MPI_FLOAT, o->peer, PS_PULL_DATA, x->ps_comm,
+    MPI_TRY(e, MPI_Irecv(into, (int)n, MPI_FLOAT, o->peer, PS_PULL_DATA, ctx->ps_comm,
                           &r->ps_req[1]));
-    REAL_MPI(e, MPI_Isend(&r->msg, sizeof r->msg, MPI_BYTE, o->peer, PS_PULL_REQ, x->ps_comm,
+    MPI_TRY(e, MPI_Isend(&r->msg, sizeof r->msg, MPI_BYTE, o->peer, PS_PULL_REQ, ctx->ps_comm,
                           &r->ps_req[2]));
     r->n_ps_req = 3;
     return 0;
@@ -451,10 +464,10 @@ static int start_pull(struct worker *w, int i, struct err *e)
 
 static int start_comm(struct worker *w, int i, struct err *e)
 {
-    struct real_ctx *x = w->x;
+    struct real_ctx *ctx = w->ctx;
     const struct op *o = &w->pr->ops.items[i];
     struct op_run *r = &w->run[i];
-    r->post_s = real_now(x);
+    r->post_s = real_now(ctx);
     r->ver_read = r->ver_applied = -1;
     size_t bytes = 0;
     void *buf = NULL;
@@ -463,20 +476,20 @@ static int start_comm(struct worker *w, int i, struct err *e)
     case OP_RECV:
         if (!(buf = message_buffer(w, o, &bytes, e))) return e->code;
         if (o->kind == OP_SEND)
-            TRY(x->comm.ops->isend(&x->comm, buf, bytes, o->peer, o->tag, &r->req, e));
+            TRY(ctx->comm.ops->isend(&ctx->comm, buf, bytes, o->peer, o->tag, &r->req, e));
         else
-            TRY(x->comm.ops->irecv(&x->comm, buf, bytes, o->peer, o->tag, &r->req, e));
+            TRY(ctx->comm.ops->irecv(&ctx->comm, buf, bytes, o->peer, o->tag, &r->req, e));
         break;
     case OP_ALLREDUCE: {
-        int64_t off = mlp_param_offset(x->m, o->lo);
-        TRY(x->comm.ops->iallreduce_sum(&x->comm, x->m->grads + off,
-                                        (size_t)mlp_param_count(x->m, o->lo, o->hi), o->group,
+        int64_t off = mlp_param_offset(ctx->m, o->lo);
+        TRY(ctx->comm.ops->iallreduce_sum(&ctx->comm, ctx->m->grads + off,
+                                        (size_t)mlp_param_count(ctx->m, o->lo, o->hi), o->group,
                                         &r->req, e));
         break;
     }
     case OP_PUSH: TRY(start_push(w, i, e)); break;
     case OP_PULL: TRY(start_pull(w, i, e)); break;
-    default: return err_set(e, ERR_RUN, "rank %d: op %d is not a communication op", x->rank, i);
+    default: return err_set(e, ERR_RUN, "rank %d: op %d is not a communication op", ctx->rank, i);
     }
     r->state = o->kind == OP_SEND || o->kind == OP_PUSH ? OPS_ISSUED : OPS_RUNNING;
     return vec_push(&w->running, i) < 0 ? err_set(e, ERR_NOMEM, "out of memory") : 0;
@@ -485,23 +498,23 @@ static int start_comm(struct worker *w, int i, struct err *e)
 /* Has running op i completed? Then it is DONE, with its end time. */
 static int test_comm(struct worker *w, int i, bool *done, struct err *e)
 {
-    struct real_ctx *x = w->x;
+    struct real_ctx *ctx = w->ctx;
     struct op_run *r = &w->run[i];
     const struct op *o = &w->pr->ops.items[i];
     if (r->n_ps_req) {
         int flag = 0;
-        REAL_MPI(e, MPI_Testall(r->n_ps_req, r->ps_req, &flag, MPI_STATUSES_IGNORE));
+        MPI_TRY(e, MPI_Testall(r->n_ps_req, r->ps_req, &flag, MPI_STATUSES_IGNORE));
         *done = flag != 0;
     } else {
-        TRY(x->comm.ops->test(&x->comm, &r->req, done, e));
+        TRY(ctx->comm.ops->test(&ctx->comm, &r->req, done, e));
     }
     if (!*done) return 0;
     r->n_ps_req = 0;
-    r->end_s = real_now(x);
+    r->end_s = real_now(ctx);
     r->state = OPS_DONE;
     if (o->kind == OP_PULL) {
-        int64_t off = mlp_param_offset(x->m, o->lo), n = mlp_param_count(x->m, o->lo, o->hi);
-        stage_in_done(x->dev, &w->stage[i], x->m->params + off, (size_t)n * sizeof(float));
+        int64_t off = mlp_param_offset(ctx->m, o->lo), n = mlp_param_count(ctx->m, o->lo, o->hi);
+        host_copy_in_done(ctx->dev, &w->copy[i], ctx->m->params + off, (size_t)n * sizeof(float));
         struct server_link *l = &w->links[w->link_of_op[i]];
         l->version_read = r->ver_read = r->reply.version;
         if (r->msg.wants_work) w->next_work = r->reply.next_work;
@@ -519,8 +532,8 @@ static int test_comm(struct worker *w, int i, bool *done, struct err *e)
 /* Are op i's deps satisfied? */
 static bool is_ready(const struct worker *w, int i)
 {
-    const struct plan *p = w->x->p;
-    const int *deps = plan_deps(p, w->x->rank, i);
+    const struct plan *p = w->ctx->p;
+    const int *deps = plan_deps(p, w->ctx->rank, i);
     for (int k = 0; k < w->pr->ops.items[i].n_deps; k++)
         if (w->run[deps[k]].state == OPS_WAITING || w->run[deps[k]].state == OPS_RUNNING)
             return false;
@@ -533,7 +546,7 @@ static int record_span(struct worker *w, int i)
     const struct op_run *r = &w->run[i];
     bool is_msg = o->kind == OP_SEND || o->kind == OP_RECV;
     struct span s = {
-        .rank = w->x->rank, .stream = (int16_t)o->stream, .kind = (int16_t)o->kind,
+        .rank = w->ctx->rank, .stream = (int16_t)o->stream, .kind = (int16_t)o->kind,
         .step = (int32_t)w->step, .op = i, .mb = o->mb,
         .lo = is_msg ? plan_tag_boundary(o->tag) : o->lo,
         .hi = is_msg ? plan_tag_boundary(o->tag) : o->hi,
@@ -542,7 +555,7 @@ static int record_span(struct worker *w, int i)
     };
     if (o->kind == OP_PUSH || o->kind == OP_PULL) s.version_read = r->ver_read;
     if (o->kind == OP_PUSH) s.version_applied = r->ver_applied;
-    return vec_push(&w->x->spans, s);
+    return vec_push(&w->ctx->spans, s);
 }
 
 /* Completes what has completed among the running ops; *progress when any did. */
@@ -566,7 +579,7 @@ static int reap(struct worker *w, int *n_done, bool *progress, struct err *e)
 
 int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
 {
-    struct real_ctx *x = w->x;
+    struct real_ctx *ctx = w->ctx;
     w->step = step;
     w->work = work;
     w->next_work = -1;
@@ -581,8 +594,8 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
     w->loss_samples = 0;
     for (int i = 0; i < w->n_ops; i++) w->run[i] = (struct op_run){.state = OPS_WAITING};
     for (int k = 0; k < w->n_links; k++) w->links[k].last_push = -1;
-    real_sleep(straggler_pause_s(x->strag, x->rank));
-    mlp_zero_grad(x->m, 0, w->n_layers);
+    sleep_s(straggler_pause_s(ctx->strag, ctx->rank));
+    mlp_zero_grad(ctx->m, 0, w->n_layers);
 
     int head[PLAN_N_STREAMS], n_done = 0;
     for (int s = 0; s < PLAN_N_STREAMS; s++) head[s] = w->first_on_stream[s];
@@ -613,15 +626,15 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
         if (w->running.len == 0)
             return err_set(e, ERR_RUN, "rank %d, step %lld: no op can start and none is running "
                            "(the plan deadlocks; `strata schedule` checks it)",
-                           x->rank, (long long)step);
+                           ctx->rank, (long long)step);
         sched_yield();   /* waiting on peers: let an oversubscribed core run them */
     }
     for (int i = 0; i < w->n_ops; i++)
         if (record_span(w, i) < 0) return err_set(e, ERR_NOMEM, "out of memory for the trace");
     if (w->loss_samples > 0) {
-        struct step_loss l = {.step = job_step(w), .end_s = real_now(x), .loss_sum = w->loss_sum,
+        struct step_loss l = {.step = job_step(w), .end_s = real_now(ctx), .loss_sum = w->loss_sum,
                               .n_samples = w->loss_samples};
-        if (vec_push(&x->losses, l) < 0) return err_set(e, ERR_NOMEM, "out of memory");
+        if (vec_push(&ctx->losses, l) < 0) return err_set(e, ERR_NOMEM, "out of memory");
     }
     return 0;
 }
@@ -641,8 +654,8 @@ int worker_finish(struct worker *w, struct err *e)
 {
     struct ps_msg done = {.round = w->step + 1};
     for (int k = 0; k < w->n_links; k++)
-        REAL_MPI(e, MPI_Send(&done, sizeof done, MPI_BYTE, w->links[k].rank, PS_DONE,
-                             w->x->ps_comm));
+        MPI_TRY(e, MPI_Send(&done, sizeof done, MPI_BYTE, w->links[k].rank, PS_DONE,
+                             w->ctx->ps_comm));
     return 0;
 }
 

@@ -1,4 +1,4 @@
-/* real/stage.c and the mpi comm's host copies (real/comm_mpi.c), on any
+/* real/host_copy.c and the mpi comm's host copies (real/comm_mpi.c), on any
  * machine: a "staged cpu" device, the cpu device's table with
  * is_host_memory false and a copy that counts its calls, stands in for a
  * GPU, so the paths a cuda rank takes through MPI run here too. The comm
@@ -11,7 +11,7 @@
 #include "../core/untracked.h"
 #include "../core/workload.h"
 #include "../real/comm.h"
-#include "../real/stage.h"
+#include "../real/host_copy.h"
 
 static int copies[3];   /* by enum dev_copy */
 static struct device staged;
@@ -36,47 +36,47 @@ static const struct device *staged_device(void)
     return &staged;
 }
 
-/* ---- stage ------------------------------------------------------------------ */
+/* ---- host_copy ------------------------------------------------------------- */
 
-Test(stage, host_memory_is_used_as_it_is_and_nothing_is_copied)
+Test(host_copy, host_memory_is_used_as_it_is_and_nothing_is_copied)
 {
     struct err e = {0};
     const struct device *cpu = device_find("cpu", &e);
-    struct stage s = {0};
+    struct host_copy s = {0};
     float buf[4] = {1, 2, 3, 4};
-    cr_expect_eq(stage_out(cpu, &s, buf, sizeof buf, &e), buf);
-    cr_expect_eq(stage_in(cpu, &s, buf, sizeof buf, &e), buf);
-    stage_in_done(cpu, &s, buf, sizeof buf);
+    cr_expect_eq(host_copy_out(cpu, &s, buf, sizeof buf, &e), buf);
+    cr_expect_eq(host_copy_in(cpu, &s, buf, sizeof buf, &e), buf);
+    host_copy_in_done(cpu, &s, buf, sizeof buf);
     cr_expect_null(s.host, "a cpu rank needs no host copy");
-    stage_release(&s);
+    host_copy_release(&s);
 }
 
-Test(stage, device_memory_goes_out_and_in_through_one_reused_host_copy)
+Test(host_copy, device_memory_goes_out_and_in_through_one_reused_host_copy)
 {
     struct err e = {0};
     const struct device *d = staged_device();
-    struct stage s = {0};
+    struct host_copy s = {0};
     float dev[8] = {1, 2, 3, 4, 5, 6, 7, 8}, back[8] = {0};
-    const float *out = stage_out(d, &s, dev, sizeof dev, &e);
+    const float *out = host_copy_out(d, &s, dev, sizeof dev, &e);
     cr_assert_not_null(out, "%s", e.msg);
     cr_expect_neq(out, dev, "MPI must get a host copy, not the device pointer");
     cr_expect_eq(memcmp(out, dev, sizeof dev), 0);
     cr_expect_eq(copies[DEV_D2H], 1);
     /* a smaller transfer reuses the buffer; receiving fills it, done copies it in */
-    float *in = stage_in(d, &s, back, 4 * sizeof(float), &e);
+    float *in = host_copy_in(d, &s, back, 4 * sizeof(float), &e);
     cr_expect_eq(in, out, "the buffer is reused, not reallocated");
-    cr_expect_eq(copies[DEV_H2D], 0, "stage_in copies nothing before the data arrives");
+    cr_expect_eq(copies[DEV_H2D], 0, "host_copy_in copies nothing before the data arrives");
     for (int i = 0; i < 4; i++) in[i] = 10.0f + (float)i;
-    stage_in_done(d, &s, back, 4 * sizeof(float));
+    host_copy_in_done(d, &s, back, 4 * sizeof(float));
     cr_expect_eq(copies[DEV_H2D], 1);
     for (int i = 0; i < 4; i++) cr_expect_eq(back[i], 10.0f + (float)i);
     cr_expect_eq(back[4], 0.0f, "only the bytes received are copied");
     /* a larger one grows it */
     float big[64] = {0};
-    cr_expect_not_null(stage_out(d, &s, big, sizeof big, &e));
+    cr_expect_not_null(host_copy_out(d, &s, big, sizeof big, &e));
     cr_expect_geq(s.cap, sizeof big);
-    stage_release(&s);
-    stage_release(&s);   /* twice is fine: released is zeroed */
+    host_copy_release(&s);
+    host_copy_release(&s);   /* twice is fine: released is zeroed */
 }
 
 /* ---- the mpi comm on device buffers ------------------------------------------------ */
@@ -126,8 +126,8 @@ Test(comm_mpi_staged, a_message_to_itself_arrives_in_device_memory_on_completion
     cr_assert_eq(ops->wait(&c, &rr, &e), 0, "%s", e.msg);
     cr_expect_eq(copies[DEV_H2D], 1, "the receive copies in when it completes");
     for (int i = 0; i < 5; i++) cr_expect_eq(dst[i], src[i], "dst[%d] = %g", i, dst[i]);
-    cr_expect_eq(c.stages.len, 2, "one host copy per request in flight");
-    cr_expect(!c.stages.items[0]->is_busy && !c.stages.items[1]->is_busy);
+    cr_expect_eq(c.copies.len, 2, "one host copy per request in flight");
+    cr_expect(!c.copies.items[0]->is_busy && !c.copies.items[1]->is_busy);
     ops->close(&c);
 }
 
@@ -143,13 +143,13 @@ Test(comm_mpi_staged, an_all_reduce_goes_out_and_back_and_reuses_the_host_copy)
         bool done = false;
         cr_assert_eq(ops->iallreduce_sum(&c, g, 3, 0, &r, &e), 0, "%s", e.msg);
         while (!done) cr_assert_eq(ops->test(&c, &r, &done, &e), 0, "%s", e.msg);
-        cr_expect(!r.is_active && !r.stage);
+        cr_expect(!r.is_active && !r.copy);
     }
     /* one rank: the sum is the buffer itself, after a trip through the host */
     cr_expect(g[0] == 0.5f && g[1] == -1.5f && g[2] == 2.0f);
     cr_expect_eq(copies[DEV_D2H], 3);
     cr_expect_eq(copies[DEV_H2D], 3);
-    cr_expect_eq(c.stages.len, 1, "rounds one after another share one host copy");
+    cr_expect_eq(c.copies.len, 1, "rounds one after another share one host copy");
     ops->close(&c);
 }
 
@@ -163,7 +163,7 @@ Test(comm_mpi_staged, cpu_buffers_go_to_mpi_as_they_are)
     struct comm_req r = {0};
     cr_assert_eq(ops->iallreduce_sum(&c, g, 2, 0, &r, &e), 0, "%s", e.msg);
     cr_assert_eq(ops->wait(&c, &r, &e), 0, "%s", e.msg);
-    cr_expect_eq(c.stages.len, 0, "no host copy for host memory");
+    cr_expect_eq(c.copies.len, 0, "no host copy for host memory");
     ops->close(&c);
 }
 

@@ -1,0 +1,45 @@
+/* Private to real/: the state one rank of a real run holds, which real.c
+ * sets up and hands to the parts it runs (worker.c, ps_server.c,
+ * params.c). Those parts depend on this header only, never on real.c. */
+#ifndef STRATA_REAL_CTX_H
+#define STRATA_REAL_CTX_H
+
+#include <mpi.h>
+
+#include "../core/config.h"
+#include "../core/report.h"
+#include "../core/straggler.h"
+#include "../core/trace.h"
+#include "../core/vec.h"
+#include "../core/workload.h"
+#include "../nn/data.h"
+#include "../nn/mlp.h"
+#include "comm.h"
+
+struct real_ctx {
+    const struct config *cfg;    /* lr, momentum, seed, --eval-every, --save-params ... */
+    const struct workload *wl;   /* an mlp: workload */
+    const struct plan *p;        /* checked; one rank per MPI process */
+    int rank;
+    int64_t steps;
+    const struct device *dev;
+    struct mlp *m;               /* the whole model on every rank, from the seed */
+    struct data data;            /* workers only */
+    struct straggler *strag;
+    struct comm comm;            /* SEND, RECV, ALLREDUCE */
+    MPI_Comm ps_comm;            /* PUSH, PULL (real/ps_wire.h) */
+    MPI_Comm params_comm;        /* gathering parameters on rank 0 */
+    double t0;                   /* MPI_Wtime of the aligned start */
+    float lr, momentum, weight_decay;
+
+    VEC(struct span) spans;      /* this rank's, all steps, in step order */
+    VEC(struct step_loss) losses;
+};
+
+/* Seconds since the aligned start, on this rank's clock. */
+static inline double real_now(const struct real_ctx *ctx)
+{
+    return MPI_Wtime() - ctx->t0;
+}
+
+#endif
