@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../nn/mlp.h"
+#include "../real/mpi_check.h"
 #include "calibrate.h"
 
 /* ---- timing ------------------------------------------------------------ */
@@ -377,12 +378,6 @@ int calib_fit_link(const int64_t *bytes, const double *time_s, int n, double *al
 
 /* ---- the links --------------------------------------------------------------- */
 
-#define MPI_OK(e, call)                                                     \
-    do {                                                                    \
-        if ((call) != MPI_SUCCESS)                                          \
-            return err_set((e), ERR_RUN, "calibrate: %s failed", #call);    \
-    } while (0)
-
 /* Timed calls of a size: many for small messages, where one is a few
  * microseconds; fewer for large ones, each a few milliseconds. */
 static int iters_for(int64_t bytes)
@@ -397,19 +392,19 @@ static int time_pingpong(char *buf, int64_t bytes, int iters, int rank, double *
     double t[200 + WARMUP_CALLS];
     int n = (int)bytes;
     for (int i = 0; i < iters + WARMUP_CALLS; i++) {
-        MPI_OK(e, MPI_Barrier(MPI_COMM_WORLD));
+        MPI_TRY(e, MPI_Barrier(MPI_COMM_WORLD));
         double t0 = MPI_Wtime();
         if (rank == 0) {
-            MPI_OK(e, MPI_Send(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD));
-            MPI_OK(e, MPI_Recv(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MPI_TRY(e, MPI_Send(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD));
+            MPI_TRY(e, MPI_Recv(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         } else if (rank == 1) {
-            MPI_OK(e, MPI_Recv(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            MPI_OK(e, MPI_Send(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD));
+            MPI_TRY(e, MPI_Recv(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MPI_TRY(e, MPI_Send(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD));
         }
         if (i >= WARMUP_CALLS) t[i - WARMUP_CALLS] = (MPI_Wtime() - t0) / 2;
     }
     double mine = median(t, iters);
-    MPI_OK(e, MPI_Bcast(&mine, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    MPI_TRY(e, MPI_Bcast(&mine, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     *s = mine;
     return 0;
 }
@@ -422,19 +417,19 @@ static int time_allreduce(float *buf, int64_t bytes, int iters, double *s, struc
     double t[200 + WARMUP_CALLS];
     int n = (int)(bytes / (int64_t)sizeof(float));
     for (int i = 0; i < iters + WARMUP_CALLS; i++) {
-        MPI_OK(e, MPI_Barrier(MPI_COMM_WORLD));
+        MPI_TRY(e, MPI_Barrier(MPI_COMM_WORLD));
         double t0 = MPI_Wtime();
         MPI_Request req;
-        MPI_OK(e, MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req));
+        MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req));
         for (int done = 0;;) {
-            MPI_OK(e, MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+            MPI_TRY(e, MPI_Test(&req, &done, MPI_STATUS_IGNORE));
             if (done) break;
             sched_yield();
         }
         if (i >= WARMUP_CALLS) t[i - WARMUP_CALLS] = MPI_Wtime() - t0;
     }
     double mine = median(t, iters), slowest = 0;
-    MPI_OK(e, MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    MPI_TRY(e, MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     *s = slowest;
     return 0;
 }
@@ -448,14 +443,10 @@ static int measure_links(int64_t max_bytes, int rank, struct calib_comm *out, st
     out->n_sizes = n;
     /* zeros: the all-reduce's sums stay 0 however often it runs */
     char *buf = calloc((size_t)max_bytes, 1);
-    int ok = buf != NULL, all_ok = 0;
-    MPI_OK(e, MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-    if (!all_ok) {
-        free(buf);
-        return err_set(e, ERR_NOMEM, "calibrate: no memory for a %lld-byte message buffer",
-                       (long long)max_bytes);
-    }
-    int rc = 0;
+    /* every rank has its buffer, or all stop: the timing is collective */
+    int rc = mpi_check_agree(buf ? 0 : err_set(e, ERR_NOMEM, "calibrate: no memory for a "
+                                               "%lld-byte message buffer", (long long)max_bytes),
+                             e);
     for (int i = 0; rc == 0 && i < n; i++) {
         struct calib_size *z = &out->sizes[i];
         z->iters = iters_for(z->bytes);
@@ -647,29 +638,15 @@ static int measure_sharing(const struct calib_setup *s, int n_ranks, struct cali
 static int quiet_barrier(struct err *e)
 {
     MPI_Request req;
-    MPI_OK(e, MPI_Ibarrier(MPI_COMM_WORLD, &req));
+    MPI_TRY(e, MPI_Ibarrier(MPI_COMM_WORLD, &req));
     for (int done = 0;;) {
-        MPI_OK(e, MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+        MPI_TRY(e, MPI_Test(&req, &done, MPI_STATUS_IGNORE));
         if (done) return 0;
         nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
     }
 }
 
 /* ---- the whole run ------------------------------------------------------------ */
-
-/* After a phase that may fail on some ranks: all return the error of the
- * lowest failing rank, its message copied to every rank. */
-static int agree(int rank, int rc, struct err *e)
-{
-    int mine = rc < 0 ? rank : INT_MAX, first = INT_MAX;
-    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
-        return err_set(e, ERR_RUN, "calibrate: MPI_Allreduce failed while ranks compared results");
-    if (first == INT_MAX) return 0;
-    if (MPI_Bcast(e, (int)sizeof *e, MPI_BYTE, first, MPI_COMM_WORLD) != MPI_SUCCESS)
-        return err_set(e, ERR_RUN, "calibrate: MPI_Bcast of an error failed");
-    if (first != rank) err_prefix(e, "rank %d", first);
-    return e->code < 0 ? e->code : ERR_RUN;
-}
 
 /* Every rank's compute times replaced by their mean over the ranks. */
 static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
@@ -687,7 +664,7 @@ static int mean_over_ranks(struct calib_compute *c, int n_ranks, struct err *e)
     t[n++] = c->fwd_sigma;
     t[n++] = c->bwd_sigma;
     t[n++] = c->update_sigma;
-    MPI_OK(e, MPI_Allreduce(t, sum, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    MPI_TRY(e, MPI_Allreduce(t, sum, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     n = 0;
     for (int l = 0; l < c->n_layers; l++) {
         c->layers[l].fwd_s = sum[n++] / n_ranks;
@@ -708,8 +685,8 @@ int calib_run(const struct calib_setup *s, struct calib_result *out, struct err 
 {
     memset(out, 0, sizeof *out);
     int rank = 0, n_ranks = 0;
-    MPI_OK(e, MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(e, MPI_Comm_size(MPI_COMM_WORLD, &n_ranks));
+    MPI_TRY(e, MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_TRY(e, MPI_Comm_size(MPI_COMM_WORLD, &n_ranks));
     if (n_ranks < 2)
         return err_set(e, ERR_INPUT, "calibrate: the links are measured between 2 MPI ranks or "
                        "more; this job has %d (run `strata calibrate` alone: it starts 2)", n_ranks);
@@ -717,23 +694,23 @@ int calib_run(const struct calib_setup *s, struct calib_result *out, struct err 
         return err_set(e, ERR_INPUT, "calibrate: a largest message of %lld bytes (8 B to 2 GiB)",
                        (long long)s->max_bytes);
     /* every rank computes at once, sharing caches and memory as in a run */
-    MPI_OK(e, MPI_Barrier(MPI_COMM_WORLD));
+    MPI_TRY(e, MPI_Barrier(MPI_COMM_WORLD));
     int rc = calib_measure_compute(s->dev, s->wl, s->train, s->rows, s->seed, &out->compute, e);
-    TRY(agree(rank, rc, e));
+    TRY(mpi_check_agree(rc, e));
     TRY(mean_over_ranks(&out->compute, n_ranks, e));
     /* time-sharing: rank 0's processes alone on the machine, then shared */
     rc = rank == 0 ? measure_sharing(s, n_ranks, &out->compute, e) : 0;
     int rc_wait = quiet_barrier(e);
-    TRY(agree(rank, rc < 0 ? rc : rc_wait, e));
+    TRY(mpi_check_agree(rc < 0 ? rc : rc_wait, e));
     struct calib_compute *c = &out->compute;
-    MPI_OK(e, MPI_Bcast(&c->n_timeshare, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    MPI_OK(e, MPI_Bcast(&c->timeshare_steps, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    MPI_OK(e, MPI_Bcast(c->timeshare_step_s, CLUSTER_MAX_TIMESHARE, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-    MPI_OK(e, MPI_Bcast(c->timeshare_slowdown, CLUSTER_MAX_TIMESHARE, MPI_DOUBLE, 0,
+    MPI_TRY(e, MPI_Bcast(&c->n_timeshare, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    MPI_TRY(e, MPI_Bcast(&c->timeshare_steps, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    MPI_TRY(e, MPI_Bcast(c->timeshare_step_s, CLUSTER_MAX_TIMESHARE, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    MPI_TRY(e, MPI_Bcast(c->timeshare_slowdown, CLUSTER_MAX_TIMESHARE, MPI_DOUBLE, 0,
                         MPI_COMM_WORLD));
     out->comm.n_ranks = n_ranks;
     rc = measure_links(s->max_bytes, rank, &out->comm, e);
-    TRY(agree(rank, rc, e));
+    TRY(mpi_check_agree(rc, e));
     TRY(fit_links(&out->comm, e));
     return 0;
 }

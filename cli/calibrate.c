@@ -2,7 +2,6 @@
  * an MPI job it relaunches itself under mpirun with 2 ranks (the links are
  * measured between two); inside one it measures on the ranks it has, and
  * rank 0 prints the measurements and the profile, and writes it with -o. */
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +9,8 @@
 #include <unistd.h>
 
 #include "../bench/calibrate.h"
-#include "../core/untracked.h"
 #include "../nn/data.h"
+#include "../real/job.h"
 #include "../real/launch.h"
 #include "scenario.h"
 
@@ -154,13 +153,9 @@ static int load_data(const struct scenario *s, struct data *d, struct err *e)
 /* Inside the MPI job: every rank measures, rank 0 reports. */
 static int run_rank(const struct command *self, struct scenario *s)
 {
-    if (launch_mpi_init() != MPI_SUCCESS) {
-        fprintf(stderr, "strata %s: MPI_Init failed\n", self->name);
-        return 1;
-    }
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     struct err e = {0};
+    int rank = 0, n_ranks = 0;
+    if (job_init(&rank, &n_ranks, &e) < 0) return scenario_fail(self, &e);
     struct data d = {0};
     struct calib_result *res = calloc(1, sizeof *res);
     const struct device *dev = device_find(s->cfg.device, &e);
@@ -181,41 +176,20 @@ static int run_rank(const struct command *self, struct scenario *s)
         status = err_exit_status(rc);
     }
     free(res);
-    launch_mpi_finalize();
+    job_finalize();
     return status;
 }
 
-/* Outside: become `mpirun -np 2 strata calibrate ...`. */
+/* Outside: become `mpirun -np 2 strata calibrate ...`, bound as a real run
+ * of as many ranks is, so the compute measured is what such a run gets. */
 static int launch(const struct command *self, const struct scenario *s, int argc, char **argv)
 {
     struct err e = {0};
-    char mpirun[LAUNCH_PATH_BYTES], me[LAUNCH_PATH_BYTES];
-    if (launch_find_mpirun(mpirun, sizeof mpirun, &e) < 0 ||
-        launch_self_path("strata", me, sizeof me, &e) < 0)
-        return scenario_fail(self, &e);
-    bool is_openmpi = launch_mpirun_is_openmpi(mpirun);
-    /* bound as a real run of as many ranks is, so the compute measured is
-     * what such a run gets */
-    enum launch_bind bind;
-    if (launch_bind_resolve(s->cfg.bind, CALIB_RANKS, (int)sysconf(_SC_NPROCESSORS_ONLN),
-                            is_openmpi, &bind, &e) < 0)
-        return scenario_fail(self, &e);
-    char **args = calloc((size_t)argc + 2, sizeof *args);
-    if (!args) return scenario_fail(self, &(struct err){.code = ERR_NOMEM, .msg = "out of memory"});
-    args[0] = (char *)self->name;
-    for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
-    char **job = launch_build_argv(mpirun, is_openmpi, CALIB_RANKS, bind, me, argc + 1, args, &e);
-    free(args);
-    if (!job || launch_prepare_env(is_openmpi, false, &e) < 0) {
-        launch_argv_free(job);
-        return scenario_fail(self, &e);
-    }
-    untracked_prepare_ranks_env();
-    fflush(stdout);
     int exit_code = 0;
-    int rc = launch_job(job, &exit_code, &e);
-    launch_argv_free(job);
-    return rc < 0 ? scenario_fail(self, &e) : exit_code;
+    if (launch_self_as_job(self->name, argc, argv, CALIB_RANKS, s->cfg.bind, false, &exit_code,
+                           &e) < 0)
+        return scenario_fail(self, &e);
+    return exit_code;
 }
 
 /* -o's directory must exist: said before minutes of measuring, not after. */

@@ -2,15 +2,14 @@
  * options, then relaunches itself under mpirun with the ranks the plan
  * needs; inside one (mpirun -np N strata real ...) it runs on the ranks it
  * has, and rank 0 prints the report. */
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/untracked.h"
 #include "../nn/data.h"
 #include "../nn/device.h"
+#include "../real/job.h"
 #include "../real/launch.h"
 #include "../real/real.h"
 #include "../strategies/strategy.h"
@@ -33,18 +32,14 @@ static void print_header(const struct config *cfg, const struct plan *p,
            (long long)res->steps, cfg->data);
 }
 
-/* Collective: the most CPUs a rank of the job may run on, measured rather
- * than taken from --bind, so a job started by the user's own mpirun is
- * reported truly too; -1 when a rank cannot tell. --bind in the report's
- * config becomes what was found (core when every rank has one CPU). */
-static int binding_of(struct config *cfg)
+/* Collective: the most CPUs a rank of the job may run on (real/job.h),
+ * -1 when a rank cannot tell. --bind in the report's config becomes what
+ * was found (core when every rank has one CPU). */
+static int binding_of(struct config *cfg, int *cpus_max, struct err *e)
 {
-    int mine = launch_cpus_allowed(), most = -1, least = -1;
-    MPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(&mine, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (least < 1) return -1;
-    snprintf(cfg->bind, sizeof cfg->bind, "%s", most == 1 ? "core" : "none");
-    return most;
+    TRY(job_cpus_most(cpus_max, e));
+    if (*cpus_max >= 1) snprintf(cfg->bind, sizeof cfg->bind, "%s", *cpus_max == 1 ? "core" : "none");
+    return 0;
 }
 
 static void print_details(const struct real_result *res)
@@ -90,11 +85,9 @@ static void print_timeline(const struct plan *p, const struct real_result *res)
 
 /* Under the user's own mpirun with neither --np nor --devices: the job's
  * ranks are the devices (less the servers of a ps-* strategy). */
-static int take_job_size(struct config *cfg, struct err *e)
+static int take_job_size(struct config *cfg, int size, struct err *e)
 {
     if (config_is_set(cfg, "np") || config_is_set(cfg, "devices")) return 0;
-    int size = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     const struct strategy *st = strategy_find(cfg->strategy, e);
     if (!st) return e->code;
     long long servers = st->policy != POLICY_NONE ? cfg->servers : 0;
@@ -106,20 +99,20 @@ static int take_job_size(struct config *cfg, struct err *e)
 }
 
 /* Inside the MPI job (MPI initialised): every rank runs, rank 0 reports. */
-static int run_rank(const struct command *self, struct scenario *s, const struct plan *p)
+static int run_rank(const struct command *self, struct scenario *s, const struct plan *p,
+                    int rank)
 {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const char *progress = getenv("STRATA_PROGRESS");
     struct real_setup setup = {
         .cfg = &s->cfg, .wl = s->wl, .plan = p, .keep_steps = outputs_keep_steps(&s->cfg),
         .show_progress = (progress && !strcmp(progress, "1")) || isatty(STDERR_FILENO),
     };
-    struct real_result res;
+    struct real_result res = {0};
     struct err e = {0};
     int status = 0;
-    int cpus_max = binding_of(&s->cfg);
-    int rc = real_run(&setup, &res, &e);
+    int cpus_max = -1;
+    int rc = binding_of(&s->cfg, &cpus_max, &e);
+    if (rc == 0) rc = real_run(&setup, &res, &e);
     if (rank == 0) {
         if (rc == 0) {
             print_header(&s->cfg, p, &res, s->wl, cpus_max);
@@ -151,30 +144,11 @@ static int launch(const struct command *self, struct scenario *s, const struct p
         return scenario_fail(self, &e);
     }
     data_release(&d);
-    char mpirun[4096], me[4096];
-    if (launch_find_mpirun(mpirun, sizeof mpirun, &e) < 0 ||
-        launch_self_path("strata", me, sizeof me, &e) < 0)
-        return scenario_fail(self, &e);
-    bool is_openmpi = launch_mpirun_is_openmpi(mpirun);
-    enum launch_bind bind;
-    if (launch_bind_resolve(s->cfg.bind, p->n_ranks, (int)sysconf(_SC_NPROCESSORS_ONLN),
-                            is_openmpi, &bind, &e) < 0)
-        return scenario_fail(self, &e);
-    /* the ranks run `strata real` with the same options */
-    char **args = calloc((size_t)argc + 2, sizeof *args);
-    if (!args) return scenario_fail(self, &(struct err){.code = ERR_NOMEM, .msg = "out of memory"});
-    args[0] = (char *)"real";
-    for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
-    char **job = launch_build_argv(mpirun, is_openmpi, p->n_ranks, bind, me, argc + 1, args, &e);
-    free(args);
-    if (!job || launch_prepare_env(is_openmpi, isatty(STDERR_FILENO), &e) < 0)
-        return scenario_fail(self, &e);
-    untracked_prepare_ranks_env();
-    fflush(stdout);
     int exit_code = 0;
-    int rc = launch_job(job, &exit_code, &e);
-    launch_argv_free(job);
-    return rc < 0 ? scenario_fail(self, &e) : exit_code;
+    if (launch_self_as_job(self->name, argc, argv, p->n_ranks, s->cfg.bind,
+                           isatty(STDERR_FILENO), &exit_code, &e) < 0)
+        return scenario_fail(self, &e);
+    return exit_code;
 }
 
 int cmd_real(const struct command *self, int argc, char **argv)
@@ -185,20 +159,21 @@ int cmd_real(const struct command *self, int argc, char **argv)
     int status = 0;
     int rc = scenario_load(&s, self, argc, argv, &e);
     const bool is_rank = rc == 0 && launch_is_mpi_rank();
-    if (is_rank && launch_mpi_init() != MPI_SUCCESS) {
-        fprintf(stderr, "strata %s: MPI_Init failed\n", self->name);
+    int rank = 0, n_ranks = 0;
+    if (is_rank && job_init(&rank, &n_ranks, &e) < 0) {
+        status = scenario_fail(self, &e);
         scenario_release(&s);
-        return 1;
+        return status;
     }
-    if (is_rank) rc = take_job_size(&s.cfg, &e);
+    if (is_rank) rc = take_job_size(&s.cfg, n_ranks, &e);
     if (rc == 0) rc = real_prepare(&s.cfg, s.wl, &p, &e);
     if (rc != 0)
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
     else if (is_rank)
-        status = run_rank(self, &s, p);
+        status = run_rank(self, &s, p, rank);
     else
         status = launch(self, &s, p, argc, argv);
-    if (is_rank) launch_mpi_finalize();
+    if (is_rank) job_finalize();
     plan_free(p);
     scenario_release(&s);
     return status;

@@ -3,7 +3,6 @@
  * with fallbacks: /proc/self/exe (else argv[0]) and the affinity mask
  * (sched_getaffinity, a GNU extension: else "unknown"). */
 #define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT; before any header */
-#include <mpi.h>
 
 #include "../core/untracked.h"
 #include "launch.h"
@@ -501,23 +500,6 @@ int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err 
     return 0;
 }
 
-int launch_mpi_init(void)
-{
-    int argc = 0;
-    char **argv = NULL;
-    UNTRACKED_BEGIN();
-    int rc = MPI_Init(&argc, &argv);
-    UNTRACKED_END();
-    return rc;
-}
-
-void launch_mpi_finalize(void)
-{
-    UNTRACKED_BEGIN();
-    MPI_Finalize();
-    UNTRACKED_END();
-}
-
 int launch_job(char **argv, int *exit_code, struct err *e)
 {
     const char *tmp = getenv("TMPDIR");
@@ -530,5 +512,46 @@ int launch_job(char **argv, int *exit_code, struct err *e)
         unsetenv("OMPI_MCA_orte_tmpdir_base");
         rmdir(base);   /* OpenMPI removed its session directory inside; empty now */
     }
+    return rc;
+}
+
+/* The job's argv: `mpirun ... self command args...`, for a launcher found
+ * and a binding resolved. */
+static char **self_job_argv(const char *command, int argc, char **argv, int n_ranks,
+                            const char *bind, bool *is_openmpi, struct err *e)
+{
+    char mpirun[LAUNCH_PATH_BYTES], self[LAUNCH_PATH_BYTES];
+    if (launch_find_mpirun(mpirun, sizeof mpirun, e) < 0 ||
+        launch_self_path("strata", self, sizeof self, e) < 0)
+        return NULL;
+    *is_openmpi = launch_mpirun_is_openmpi(mpirun);
+    enum launch_bind how;
+    if (launch_bind_resolve(bind, n_ranks, (int)sysconf(_SC_NPROCESSORS_ONLN), *is_openmpi,
+                            &how, e) < 0)
+        return NULL;
+    /* the ranks run the same command with the same options */
+    char **args = XCALLOC(e, (size_t)argc + 2, sizeof *args);
+    if (!args) return NULL;
+    args[0] = (char *)command;
+    for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
+    char **job = launch_build_argv(mpirun, *is_openmpi, n_ranks, how, self, argc + 1, args, e);
+    free(args);
+    return job;
+}
+
+int launch_self_as_job(const char *command, int argc, char **argv, int n_ranks,
+                       const char *bind, bool show_progress, int *exit_code, struct err *e)
+{
+    *exit_code = -1;
+    bool is_openmpi = false;
+    char **job = self_job_argv(command, argc, argv, n_ranks, bind, &is_openmpi, e);
+    if (!job) return e->code;
+    int rc = launch_prepare_env(is_openmpi, show_progress, e);
+    if (rc == 0) {
+        untracked_prepare_ranks_env();
+        fflush(stdout);
+        rc = launch_job(job, exit_code, e);
+    }
+    launch_argv_free(job);
     return rc;
 }

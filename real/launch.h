@@ -1,9 +1,10 @@
-/* Starting MPI jobs: `strata real --np N` and `strata compare --mode real`
- * relaunch strata under the MPI launcher (mpirun -np N strata real ...).
- * This module finds the launcher, builds its command line, prepares the
- * environment the ranks need, and either replaces this process with the job
- * (launch_exec) or runs it as a child and waits (launch_run). Nothing here
- * calls MPI itself: it only starts programs. */
+/* Starting MPI jobs: `strata real --np N`, `strata calibrate` and `strata
+ * compare --mode real` relaunch strata under the MPI launcher (mpirun -np N
+ * strata real ...). This module finds the launcher, builds its command
+ * line, prepares the environment the ranks need, and either replaces this
+ * process with the job (launch_exec) or runs it as a child and waits
+ * (launch_run, launch_job, launch_self_as_job). Nothing here calls MPI: it
+ * only starts programs (MPI inside the job: real/job.h). */
 #ifndef STRATA_LAUNCH_H
 #define STRATA_LAUNCH_H
 
@@ -115,12 +116,6 @@ int launch_exec(char **argv, struct err *e);
  * an error here, never the shell's exit status 127. */
 int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err *e);
 
-/* MPI_Init and MPI_Finalize for a command that runs inside an MPI job, with
- * leak tracking off around them in sanitizer builds: OpenMPI allocates there
- * for the life of the process (core/untracked.h). */
-int launch_mpi_init(void);
-void launch_mpi_finalize(void);
-
 /* Runs the MPI job to its end and returns its exit status (*exit_code), as
  * launch_run with stdout inherited, in a session directory of its own:
  * OpenMPI's mpirun creates /tmp/ompi.HOST.UID on start and removes it at
@@ -128,5 +123,16 @@ void launch_mpi_finalize(void);
  * exists"); OMPI_MCA_orte_tmpdir_base (unless already set) points each job
  * at a fresh directory under $TMPDIR or /tmp, removed afterwards. */
 int launch_job(char **argv, int *exit_code, struct err *e);
+
+/* This program relaunched as an MPI job of n_ranks ranks, each running
+ * `strata command argv[0..argc)`, and waited for: the launcher found
+ * (launch_find_mpirun), bind (--bind's text, NULL = auto) resolved for this
+ * machine's online cores, the environment prepared (launch_prepare_env with
+ * show_progress; the ranks' leak tracking, core/untracked.h), stdout
+ * flushed, and the job run (launch_job). 0 when the job ran, *exit_code its
+ * status; else the first step's error (ERR_INPUT, ERR_RUN or ERR_NOMEM),
+ * *exit_code -1. Nothing stays allocated either way. */
+int launch_self_as_job(const char *command, int argc, char **argv, int n_ranks,
+                       const char *bind, bool show_progress, int *exit_code, struct err *e);
 
 #endif

@@ -660,3 +660,60 @@ Test(launch, mpirun_np_2_of_true_exits_0_and_of_false_exits_nonzero, .timeout = 
     cr_expect_neq(code, 0, "a failing rank fails the job");
     launch_argv_free(argv);
 }
+
+/* ---- launch_self_as_job ---- */
+
+/* A stand-in launcher at path: writes its arguments and the STRATA_PROGRESS
+ * it was given to args.txt beside it, and exits 3. Not Open MPI's (no
+ * ompi_info beside it), so it gets no Open MPI options. */
+static void make_recording_launcher(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
+    fprintf(f, "#!/bin/sh\necho \"$*\" > '%s/args.txt'\necho \"progress=$STRATA_PROGRESS\" "
+            ">> '%s/args.txt'\nexit 3\n", dir, dir);
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0, "chmod %s: %s", path, strerror(errno));
+}
+
+Test(launch, self_as_job_runs_this_program_under_the_launcher_and_returns_its_status)
+{
+    make_recording_launcher(path_in("fake-mpirun"));
+    setenv("STRATA_MPIRUN", path_in("fake-mpirun"), 1);
+    unsetenv("STRATA_PROGRESS");
+    char self[LAUNCH_PATH_BYTES];
+    struct err e = {0};
+    cr_assert_eq(launch_self_path("test_launch", self, sizeof self, &e), 0, "%s", e.msg);
+    char *args[] = {"--np", "3", "--strategy", "mirrored"};
+    int code = -2;
+    cr_assert_eq(launch_self_as_job("real", 4, args, 3, "none", true, &code, &e), 0, "%s", e.msg);
+    cr_expect_eq(code, 3, "the job's own exit status");
+    char want[2 * LAUNCH_PATH_BYTES];
+    snprintf(want, sizeof want, "-np 3 %s real --np 3 --strategy mirrored\nprogress=1\n", self);
+    char *got = test_slurp(path_in("args.txt"));
+    cr_expect_str_eq(got, want);
+    free(got);
+}
+
+/* Each step that can fail before the job starts fails cleanly: the error
+ * names what to fix, the status is -1, and nothing stays allocated (the
+ * sanitizer build checks the last). */
+Test(launch, self_as_job_reports_a_missing_launcher_and_a_binding_it_cannot_give)
+{
+    char *args[] = {"--devices", "2"};
+    int code = 0;
+    struct err e = {0};
+    setenv("STRATA_MPIRUN", path_in("no-such-mpirun"), 1);
+    cr_expect_eq(launch_self_as_job("calibrate", 2, args, 2, NULL, false, &code, &e), ERR_INPUT);
+    cr_expect_eq(code, -1);
+    cr_expect(strstr(e.msg, "STRATA_MPIRUN="), "message: %s", e.msg);
+
+    make_recording_launcher(path_in("fake-mpirun"));
+    setenv("STRATA_MPIRUN", path_in("fake-mpirun"), 1);
+    e = (struct err){0};
+    cr_expect_eq(launch_self_as_job("calibrate", 2, args, 2, "core", false, &code, &e),
+                 ERR_INPUT);
+    cr_expect_eq(code, -1);
+    cr_expect(strstr(e.msg, "--bind core"), "message: %s", e.msg);
+    cr_expect_eq(access(path_in("args.txt"), F_OK), -1, "the launcher never ran");
+}
