@@ -707,7 +707,7 @@ int calib_run(const struct calib_setup *s, struct calib_result *out, struct err 
     MPI_TRY(e, MPI_Bcast(&c->timeshare_steps, 1, MPI_INT, 0, MPI_COMM_WORLD));
     MPI_TRY(e, MPI_Bcast(c->timeshare_step_s, CLUSTER_MAX_TIMESHARE, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     MPI_TRY(e, MPI_Bcast(c->timeshare_slowdown, CLUSTER_MAX_TIMESHARE, MPI_DOUBLE, 0,
-                        MPI_COMM_WORLD));
+                         MPI_COMM_WORLD));
     out->comm.n_ranks = n_ranks;
     rc = measure_links(s->max_bytes, rank, &out->comm, e);
     TRY(mpi_check_agree(rc, e));

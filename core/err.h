@@ -51,6 +51,19 @@ int err_exit_status(int code);
         }                                      \
     } while (0)
 
+/* A library call checked: runs call, whose status has type T; when that is
+ * not ok, returns fail(e, status, "call", __FILE__, __LINE__), which says
+ * what failed and returns an ERR_* code. The one shape behind each
+ * library's checking macro (MPI_TRY in real/mpi_check.h, CUDA_TRY in
+ * nn/cuda_check.h, NCCL_TRY, BLAS_TRY), as nccl-tests' MPICHECK and
+ * CUDACHECK. */
+#define TRY_CALL(e, T, ok, fail, call)                                    \
+    do {                                                                  \
+        T try_call_rc_ = (call);                                          \
+        if (try_call_rc_ != (ok))                                         \
+            return fail((e), try_call_rc_, #call, __FILE__, __LINE__);    \
+    } while (0)
+
 /* Checked allocation: returns NULL and sets ERR_NOMEM naming the caller's
  * file and line. */
 #define XCALLOC(e, n, size) err_calloc_((e), (n), (size), __FILE__, __LINE__)

@@ -17,13 +17,6 @@ extern "C" {
 }
 #endif
 
-#define CUDA_TRY(e, call)                                                          \
-    do {                                                                           \
-        cudaError_t cuda_rc_ = (call);                                             \
-        if (cuda_rc_ != cudaSuccess)                                               \
-            return cuda_check_fail((e), cuda_rc_, #call, __FILE__, __LINE__);      \
-    } while (0)
-
 /* ERR_RUN "CALL failed: CUDA's error string (file:line)" in e; returns ERR_RUN. */
 static inline int cuda_check_fail(struct err *e, cudaError_t rc, const char *call,
                                   const char *file, int line)
@@ -31,5 +24,7 @@ static inline int cuda_check_fail(struct err *e, cudaError_t rc, const char *cal
     return err_set(e, ERR_RUN, "%s failed: %s (%s:%d)", call, cudaGetErrorString(rc), file,
                    line);
 }
+
+#define CUDA_TRY(e, call) TRY_CALL(e, cudaError_t, cudaSuccess, cuda_check_fail, call)
 
 #endif

@@ -128,17 +128,18 @@ static bool note_blas(cublasStatus_t rc, const char *call, const char *file, int
     return false;
 }
 
+static int fail_blas(struct err *e, cublasStatus_t rc, const char *call, const char *file,
+                     int line)
+{
+    return err_set(e, ERR_RUN, "cuda device: %s failed: %s (%s:%d)", call, blas_status(rc), file,
+                   line);
+}
+
 /* In functions that return nothing: note a failure for the next sync. */
 #define CUDA_NOTE(call) note_cuda((call), #call, __FILE__, __LINE__)
 #define BLAS_NOTE(call) note_blas((call), #call, __FILE__, __LINE__)
 /* In functions that return an error: return it now (CUDA_TRY: nn/cuda_check.h). */
-#define BLAS_TRY(e, call)                                                           \
-    do {                                                                            \
-        cublasStatus_t blas_rc_ = (call);                                           \
-        if (blas_rc_ != CUBLAS_STATUS_SUCCESS)                                      \
-            return err_set(e, ERR_RUN, "cuda device: %s failed: %s (%s:%d)", #call, \
-                           blas_status(blas_rc_), __FILE__, __LINE__);              \
-    } while (0)
+#define BLAS_TRY(e, call) TRY_CALL(e, cublasStatus_t, CUBLAS_STATUS_SUCCESS, fail_blas, call)
 /* After a kernel launch: a bad configuration shows here, a fault at sync. */
 #define LAUNCHED(kernel) note_cuda(cudaGetLastError(), #kernel "<<<...>>>", __FILE__, __LINE__)
 

@@ -71,12 +71,7 @@ static int nccl_fail(struct err *e, ncclResult_t rc, const char *call, const cha
 
 /* NCCL's counterpart of CUDA_TRY (nn/cuda_check.h) and MPI_TRY
  * (real/mpi_check.h): the failure, the call, NCCL's last words, file and line. */
-#define NCCL_TRY(e, call)                                                         \
-    do {                                                                          \
-        ncclResult_t nccl_rc_ = (call);                                           \
-        if (nccl_rc_ != ncclSuccess)                                              \
-            return nccl_fail((e), nccl_rc_, #call, __FILE__, __LINE__);           \
-    } while (0)
+#define NCCL_TRY(e, call) TRY_CALL(e, ncclResult_t, ncclSuccess, nccl_fail, call)
 
 /* ---- which GPUs the ranks use --------------------------------------------------- */
 

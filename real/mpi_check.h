@@ -14,12 +14,7 @@
 
 #include "../core/err.h"
 
-#define MPI_TRY(e, call)                                                        \
-    do {                                                                        \
-        int mpi_rc_ = (call);                                                   \
-        if (mpi_rc_ != MPI_SUCCESS)                                             \
-            return mpi_check_fail((e), mpi_rc_, #call, __FILE__, __LINE__);     \
-    } while (0)
+#define MPI_TRY(e, call) TRY_CALL(e, int, MPI_SUCCESS, mpi_check_fail, call)
 
 /* ERR_RUN "CALL failed: MPI's error string (file:line)" in e; returns ERR_RUN. */
 int mpi_check_fail(struct err *e, int rc, const char *call, const char *file, int line);

@@ -96,7 +96,7 @@ static void sgd(struct server *S, const float *g, int64_t samples)
 {
     struct real_ctx *ctx = S->ctx;
     ctx->dev->sgd_momentum(ctx->m->params + S->off, ctx->m->momentum + S->off, g, (size_t)S->n, ctx->lr,
-                         ctx->momentum, ctx->weight_decay, 1.0f / (float)samples);
+                           ctx->momentum, ctx->weight_decay, 1.0f / (float)samples);
 }
 
 static int answer(struct server *S, const struct pending_pull *q, struct err *e)
@@ -110,7 +110,7 @@ static int answer(struct server *S, const struct pending_pull *q, struct err *e)
     /* the worker posted both receives before asking */
     MPI_TRY(e, MPI_Send(&reply, sizeof reply, MPI_BYTE, source, PS_PULL_HDR, ctx->ps_comm));
     MPI_TRY(e, MPI_Send(ctx->m->params + S->off, (int)S->n, MPI_FLOAT, source, PS_PULL_DATA,
-                         ctx->ps_comm));
+                        ctx->ps_comm));
     return 0;
 }
 
@@ -140,7 +140,7 @@ static int take_push(struct server *S, int source, int w, const struct ps_msg *m
         return ERR_NOMEM;
     float *into = is_sync ? S->round_grad[w] : S->grad;
     MPI_TRY(e, MPI_Recv(into, (int)S->n, MPI_FLOAT, source, PS_PUSH_DATA, ctx->ps_comm,
-                         MPI_STATUS_IGNORE));
+                        MPI_STATUS_IGNORE));
     struct ps_push_result pr = ps_server_push(&S->ps, w, m->round, m->version_read);
     S->last_applied[w] = pr.version_applied;
     switch (pr.action) {

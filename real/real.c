@@ -296,7 +296,7 @@ static int save_params(struct real_ctx *ctx, const char *path, struct err *e)
 {
     struct host_copy host = {0};
     const float *params = host_copy_out(ctx->dev, &host, ctx->m->params,
-                                    (size_t)ctx->m->n_params * sizeof(float), e);
+                                        (size_t)ctx->m->n_params * sizeof(float), e);
     int rc = params ? ctx->dev->sync(e) : e->code;
     if (rc == 0) rc = params_save(path, params, ctx->m->n_params, e);
     host_copy_release(&host);

@@ -426,13 +426,13 @@ static int start_push(struct worker *w, int i, struct err *e)
     r->ver_applied = -1;   /* until the server says, in its next pull reply */
     l->last_push = i;
     MPI_TRY(e, MPI_Isend(&r->msg, sizeof r->msg, MPI_BYTE, o->peer, PS_PUSH_HDR, ctx->ps_comm,
-                          &r->ps_req[0]));
+                         &r->ps_req[0]));
     /* servers are cpu ranks: a GPU's gradients go through a host copy */
     const float *g = host_copy_out(ctx->dev, &w->copy[i], ctx->m->grads + off,
-                               (size_t)n * sizeof(float), e);
+                                   (size_t)n * sizeof(float), e);
     if (!g) return e->code;
     MPI_TRY(e, MPI_Isend(g, (int)n, MPI_FLOAT, o->peer, PS_PUSH_DATA, ctx->ps_comm,
-                          &r->ps_req[1]));
+                         &r->ps_req[1]));
     r->n_ps_req = 2;
     return 0;
 }
@@ -449,15 +449,15 @@ static int start_pull(struct worker *w, int i, struct err *e)
     r->msg.wants_work = w->is_async && w->link_of_op[i] == w->work_link && j == l->n_push - 1;
     /* the answer's receives first: the server may answer at once */
     MPI_TRY(e, MPI_Irecv(&r->reply, sizeof r->reply, MPI_BYTE, o->peer, PS_PULL_HDR, ctx->ps_comm,
-                          &r->ps_req[0]));
+                         &r->ps_req[0]));
     /* into a host copy on a GPU: test_comm moves it to the device */
     float *into = host_copy_in(ctx->dev, &w->copy[i], ctx->m->params + off,
-                           (size_t)n * sizeof(float), e);
+                               (size_t)n * sizeof(float), e);
     if (!into) return e->code;
     MPI_TRY(e, MPI_Irecv(into, (int)n, MPI_FLOAT, o->peer, PS_PULL_DATA, ctx->ps_comm,
-                          &r->ps_req[1]));
+                         &r->ps_req[1]));
     MPI_TRY(e, MPI_Isend(&r->msg, sizeof r->msg, MPI_BYTE, o->peer, PS_PULL_REQ, ctx->ps_comm,
-                          &r->ps_req[2]));
+                         &r->ps_req[2]));
     r->n_ps_req = 3;
     return 0;
 }
@@ -483,7 +483,7 @@ static int start_comm(struct worker *w, int i, struct err *e)
     case OP_ALLREDUCE: {
         int64_t off = mlp_param_offset(ctx->m, o->lo);
         TRY(ctx->comm.ops->iallreduce_sum(&ctx->comm, ctx->m->grads + off,
-                                        (size_t)mlp_param_count(ctx->m, o->lo, o->hi), o->group,
+                                          (size_t)mlp_param_count(ctx->m, o->lo, o->hi), o->group,
                                         &r->req, e));
         break;
     }
@@ -655,7 +655,7 @@ int worker_finish(struct worker *w, struct err *e)
     struct ps_msg done = {.round = w->step + 1};
     for (int k = 0; k < w->n_links; k++)
         MPI_TRY(e, MPI_Send(&done, sizeof done, MPI_BYTE, w->links[k].rank, PS_DONE,
-                             w->ctx->ps_comm));
+                            w->ctx->ps_comm));
     return 0;
 }
 
