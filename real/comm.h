@@ -10,6 +10,9 @@
  *         each communicator's work on its own stream, after the compute
  *         stream's (CUDA events), so bucket all-reduces overlap backward
  *
+ * Both stand on the MPI communicators of real/comm_world.h; only the
+ * registry (real/comm.c, comm_find and comm_choose below) knows them both.
+ *
  * Everything is nonblocking: a call starts the operation and fills a
  * request; test or wait completes it. Buffers stay untouched by the caller
  * until then, as MPI requires. Buffers are the device's (c->dev), and a
