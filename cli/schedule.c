@@ -96,6 +96,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     struct err e = {0};
     struct scenario s;
     struct plan *p = NULL;
+    struct plan_index *ix = NULL;
     struct plan_verdict v;
     struct plan_times t = {0};
     int status = 0;
@@ -106,7 +107,8 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
         goto out;
     }
     const struct strategy *st = strategy_find(s.cfg.strategy, &e);
-    if (!st || strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 || plan_check(p, &v, &e) < 0) {
+    if (!st || strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
+        plan_prepare(p, &v, &ix, &e) < 0) {
         status = scenario_fail(self, &e);
         goto out;
     }
@@ -123,7 +125,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     puts("");
 
     if (v.is_valid) {
-        if (plan_unit_run(p, &t, &e) < 0) {
+        if (plan_unit_times(ix, &t, &e) < 0) {
             status = scenario_fail(self, &e);
             goto out;
         }
@@ -155,6 +157,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
         status = scenario_fail(self, &e);
 out:
     plan_times_release(&t);
+    plan_index_free(ix);
     plan_free(p);
     scenario_release(&s);
     return status;
