@@ -100,6 +100,7 @@ enum json_kind {
     JSON_REAL,      /* double; null reads as NaN, non-finite writes as null */
     JSON_WHOLE,     /* int64_t in [min, max or JSON_WHOLE_MAX] */
     JSON_INT,       /* int in [min, max or INT_MAX] */
+    JSON_BOOL,      /* bool */
     JSON_VERSION,   /* the number `max`, written and required as it is */
     JSON_OBJECT,    /* members `sub`, at offsets from the same base */
     JSON_ARRAY,     /* items `sub` of a T *at offset, int count at count_offset */

@@ -68,6 +68,10 @@ static int read_value(const cJSON *v, const struct json_at *at, void *base,
         TRY(read_whole(v, at, fd, INT_MAX, &whole));
         *(int *)p = (int)whole;
         return 0;
+    case JSON_BOOL:
+        if (!cJSON_IsBool(v)) return json_bad(at, "is %s, not true or false", json_type_name(v));
+        *(bool *)p = cJSON_IsTrue(v);
+        return 0;
     case JSON_VERSION: return json_as_version(v, at, fd->max);
     case JSON_OBJECT:
         if (!cJSON_IsObject(v))
@@ -170,6 +174,7 @@ static cJSON *write_value(const void *base, const struct json_field *fd)
     case JSON_REAL: return json_num(*(const double *)p);
     case JSON_WHOLE: return json_num((double)*(const int64_t *)p);
     case JSON_INT: return cJSON_CreateNumber(*(const int *)p);
+    case JSON_BOOL: return cJSON_CreateBool(*(const bool *)p);
     case JSON_VERSION: return cJSON_CreateNumber((double)fd->max);
     case JSON_OBJECT: return json_write_fields(base, fd->sub);
     case JSON_ARRAY: return write_array(base, fd);
