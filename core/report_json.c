@@ -241,18 +241,16 @@ static const struct json_field memory_fields[] = {
     R("activations", JSON_WHOLE, memory_bytes_per_device.activations),
     R("peak", JSON_WHOLE, memory_bytes_per_device.peak),
 };
-static const struct json_field loss_point_fields[] = {
-    FIELD("step", JSON_WHOLE, struct loss_point, step),
-    FIELD("time_s", JSON_REAL, struct loss_point, time_s),
-    FIELD("loss", JSON_REAL, struct loss_point, loss),
-};
+/* A curve's points: [step, time_s, value] triples. */
+#define CURVE_POINT(type, value)                   \
+    {FIELD("step", JSON_WHOLE, type, step),        \
+     FIELD("time_s", JSON_REAL, type, time_s),     \
+     FIELD(#value, JSON_REAL, type, value)}
+static const struct json_field loss_point_fields[] = CURVE_POINT(struct loss_point, loss);
+static const struct json_field accuracy_point_fields[] =
+    CURVE_POINT(struct accuracy_point, accuracy);
 static const struct json_table loss_points =
     JSON_ITEMS(JSON_SHAPE_TUPLE, loss_point_fields, struct loss_point);
-static const struct json_field accuracy_point_fields[] = {
-    FIELD("step", JSON_WHOLE, struct accuracy_point, step),
-    FIELD("time_s", JSON_REAL, struct accuracy_point, time_s),
-    FIELD("accuracy", JSON_REAL, struct accuracy_point, accuracy),
-};
 static const struct json_table accuracy_points =
     JSON_ITEMS(JSON_SHAPE_TUPLE, accuracy_point_fields, struct accuracy_point);
 static const struct json_field final_fields[] = {
