@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/fileio.h"
+#include "../core/json_doc.h"
 #include "../core/plan_check.h"
 #include "../core/plan_json.h"
 #include "../strategies/strategy.h"
@@ -74,20 +74,7 @@ static int write_json(const struct plan *p, const struct plan_verdict *v, const 
         cJSON_AddStringToObject(d, "message", v->defects[i].msg);
         cJSON_AddItemToArray(defects, d);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return err_set(e, ERR_NOMEM, "out of memory printing the plan's JSON");
-    size_t n = strlen(text);
-    char *doc = realloc(text, n + 2);   /* a text file ends with a newline */
-    if (!doc) {
-        free(text);
-        return err_set(e, ERR_NOMEM, "out of memory printing the plan's JSON");
-    }
-    doc[n] = '\n';
-    doc[n + 1] = '\0';
-    int rc = file_write_atomic(path, doc, n + 1, e);
-    free(doc);
-    if (rc < 0) return err_prefix(e, "--json");
+    if (json_write_atomic(root, path, e) < 0) return err_prefix(e, "--json");
     return 0;
 }
 
