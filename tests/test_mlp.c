@@ -4,6 +4,8 @@
  * comparison is not exact, the tolerance is stated and the largest
  * difference seen is logged (llm.c's test_gpt2 does the same). */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -18,22 +20,13 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
-static const struct device *cpu(void)
-{
-    struct err e = {0};
-    const struct device *d = device_find("cpu", &e);
-    cr_assert_not_null(d, "%s", e.msg);
-    cr_assert_eq(d->init(0, &e), 0, "%s", e.msg);
-    return d;
-}
-
 static struct mlp *make(const char *spec, uint64_t seed)
 {
     struct err e = {0};
     struct workload *w = NULL;
     cr_assert_eq(workload_parse(spec, &w, &e), 0, "%s: %s", spec, e.msg);
     struct mlp *m = NULL;
-    cr_assert_eq(mlp_create(w, cpu(), seed, &m, &e), 0, "%s: %s", spec, e.msg);
+    cr_assert_eq(mlp_create(w, test_cpu(0), seed, &m, &e), 0, "%s: %s", spec, e.msg);
     workload_free(w);
     return m;
 }
@@ -88,7 +81,7 @@ Test(mlp, a_sizes_only_workload_is_refused)
     cr_assert_eq(workload_parse("transformer:layers=2,hidden=64,seq=16,vocab=100", &w, &e), 0,
                  "%s", e.msg);
     struct mlp *m = (struct mlp *)&e;   /* must come back NULL */
-    cr_expect_eq(mlp_create(w, cpu(), 1, &m, &e), ERR_INPUT);
+    cr_expect_eq(mlp_create(w, test_cpu(0), 1, &m, &e), ERR_INPUT);
     cr_expect_null(m);
     cr_expect_not_null(strstr(e.msg, "sizes-only model"), "%s", e.msg);
     cr_expect_not_null(strstr(e.msg, "mlp:"), "no example in: %s", e.msg);
@@ -103,7 +96,7 @@ Test(mlp, one_block_layer_by_layer_weights_then_bias)
     struct workload *w = NULL;
     cr_assert_eq(workload_parse("mlp:784-256-128-10", &w, &e), 0);
     struct mlp *m = NULL;
-    cr_assert_eq(mlp_create(w, cpu(), 1, &m, &e), 0, "%s", e.msg);
+    cr_assert_eq(mlp_create(w, test_cpu(0), 1, &m, &e), 0, "%s", e.msg);
     cr_expect_eq(m->n_params, 235146);
     cr_expect_eq(m->n_params, workload_params(w, 0, 3));
     cr_expect_eq(mlp_param_offset(m, 0), 0);
