@@ -233,19 +233,25 @@ Test(cluster, comments_blank_lines_and_spacing_are_accepted)
     cr_expect_eq(c.inter.latency_s, 2.5e-6);
 }
 
+/* c written to test_tmp_dir/name and loaded back. */
+static struct cluster round_trip(const struct cluster *c, const char *name)
+{
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", test_tmp_path(name));
+    struct err e = {0};
+    struct cluster back;
+    cr_assert_eq(cluster_write(c, saved, &e), 0, "%s: %s", saved, e.msg);
+    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s: %s", saved, e.msg);
+    return back;
+}
+
 Test(cluster, every_preset_round_trips_through_a_file_bit_for_bit)
 {
     for (size_t i = 0; i < cluster_n_presets; i++) {
         const struct cluster *p = &cluster_presets[i];
-        const char *path = test_tmp_path(p->name);
-        char saved[256];
-        snprintf(saved, sizeof saved, "%s", path);
-        struct err e = {0};
-        cr_assert_eq(cluster_write(p, saved, &e), 0, "%s: %s", p->name, e.msg);
-        struct cluster back;
-        cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s: %s", p->name, e.msg);
+        struct cluster back = round_trip(p, p->name);
         expect_same_profile(p, &back);
-        cr_expect_str_eq(back.name, saved);
+        cr_expect_str_eq(back.name, test_tmp_path(p->name));
     }
 }
 
@@ -265,13 +271,7 @@ Test(cluster, awkward_numbers_round_trip_bit_for_bit)
     c.cores_per_node = 1024;
     c.allreduce_gamma_s_per_byte = 1.0 / 3.0 * 1e-9;
     c.is_ideal = true;
-    const char *path = test_tmp_path("awkward.conf");
-    char saved[256];
-    snprintf(saved, sizeof saved, "%s", path);
-    struct err e = {0};
-    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
-    struct cluster back;
-    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    struct cluster back = round_trip(&c, "awkward.conf");
     expect_same_profile(&c, &back);
 }
 
@@ -283,12 +283,7 @@ Test(cluster, written_profile_carries_the_laid_out_devices_per_node)
     struct err e = {0};
     cr_assert_eq(cluster_load("h100-nvlink-ib", &c, &e), 0);
     cr_assert_eq(cluster_layout(&c, 12, 0, 4, "tree", &e), 0, "%s", e.msg);
-    const char *path = test_tmp_path("laid.conf");
-    char saved[256];
-    snprintf(saved, sizeof saved, "%s", path);
-    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
-    struct cluster back;
-    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    struct cluster back = round_trip(&c, "laid.conf");
     cr_expect_eq(back.devices_per_node, 4);
     cr_expect_eq(back.nodes, 0);
     cr_expect_eq(back.allreduce, ALLREDUCE_RING);
@@ -298,13 +293,7 @@ Test(cluster, written_name_cannot_break_the_file)
 {
     struct cluster c = cluster_presets[3];
     snprintf(c.name, sizeof c.name, "box #2\nflops_per_s = 1");
-    const char *path = test_tmp_path("named.conf");
-    char saved[256];
-    snprintf(saved, sizeof saved, "%s", path);
-    struct err e = {0};
-    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
-    struct cluster back;
-    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    struct cluster back = round_trip(&c, "named.conf");
     expect_same_profile(&c, &back);
 }
 
