@@ -26,6 +26,16 @@
 /* strata sweep with the given arguments. */
 #define SWEEP(...) run_strata((const char *const[]){"sweep", __VA_ARGS__, NULL})
 
+/* The same, which must succeed. */
+#define SWEEP_OK(...) sweep_ok((const char *const[]){"sweep", __VA_ARGS__, NULL})
+
+static struct run sweep_ok(const char *const *args)
+{
+    struct run r = run_strata(args);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    return r;
+}
+
 /* --- CSV ------------------------------------------------------------------- */
 
 #define MAX_ROWS 128
@@ -86,11 +96,14 @@ static double num_field(const struct csv *c, int row, int col)
 enum { F_STRATEGY, F_OPTION, F_VALUE, F_DEVICES, F_BATCH, F_STEP, F_THROUGHPUT, F_SPEEDUP,
        F_EFFICIENCY, F_NOTE };
 
-/* A fresh path /tmp/strata-test-sweep-XXXXXX/name; dir gets the directory. */
-static void temp_path(char *dir, size_t n_dir, char *path, size_t n, const char *name)
+/* Each test writes into a fresh test_tmp_dir. */
+TEST_SUITE_WITH_TMP_DIR(sweep);
+
+/* test_tmp_dir/name into path (capacity n). */
+static char *temp_path(char *path, size_t n, const char *name)
 {
-    test_make_dir(dir, n_dir, "sweep");
-    snprintf(path, n, "%s/%s", dir, name);
+    snprintf(path, n, "%s", test_tmp_path(name));
+    return path;
 }
 
 /* --- The grid --------------------------------------------------------------- */
@@ -100,8 +113,8 @@ static void temp_path(char *dir, size_t n_dir, char *path, size_t n, const char 
  * loose for sanitizer builds). */
 Test(sweep, grid_has_a_row_per_strategy_and_value)
 {
-    char dir[64], csv[128];
-    temp_path(dir, sizeof dir, csv, sizeof csv, "grid.csv");
+    char csv[128];
+    temp_path(csv, sizeof csv, "grid.csv");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     struct run r = SWEEP("--devices", "1,2,4,8,16,32", "--csv", csv);
@@ -125,15 +138,14 @@ Test(sweep, grid_has_a_row_per_strategy_and_value)
         cr_expect_not_null(strstr(r.out, strategy_registry[k]->name));
     free(c);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 Test(sweep, devices_list_is_vary_devices)
 {
-    char dir[64], a[128], b[128], c[128];
-    temp_path(dir, sizeof dir, a, sizeof a, "a.csv");
-    snprintf(b, sizeof b, "%s/b.csv", dir);
-    snprintf(c, sizeof c, "%s/c.csv", dir);
+    char a[128], b[128], c[128];
+    temp_path(a, sizeof a, "a.csv");
+    temp_path(b, sizeof b, "b.csv");
+    temp_path(c, sizeof c, "c.csv");
     struct run ra = SWEEP("--devices", "1,2,4", "--csv", a);
     struct run rb = SWEEP("--vary", "devices=1,2,4", "--csv", b);
     struct run rc = SWEEP("--devices=1,2,4", "--csv", c);
@@ -152,14 +164,12 @@ Test(sweep, devices_list_is_vary_devices)
     run_free(&rb);
     run_free(&rc);
     /* and --devices N alone stays the option: devices 1, 2, 4, then 6 */
-    struct run rd = SWEEP("--devices", "6", "--strategies", "mirrored", "--csv", a);
-    cr_assert_eq(rd.status, 0, "stderr: %s", rd.err);
+    struct run rd = SWEEP_OK("--devices", "6", "--strategies", "mirrored", "--csv", a);
     struct csv *cd = read_csv(a);
     cr_expect_eq(cd->n_rows, 4);
     cr_expect_str_eq(cd->field[3][F_DEVICES], "6");
     free(cd);
     run_free(&rd);
-    test_remove_dir(dir);
 }
 
 /* Speedup is the simulator's own throughput over the one-device baseline's:
@@ -167,11 +177,10 @@ Test(sweep, devices_list_is_vary_devices)
  * run_baseline called here, bit for bit. */
 Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput_ratios)
 {
-    char dir[64], csv[128];
-    temp_path(dir, sizeof dir, csv, sizeof csv, "ideal.csv");
-    struct run r = SWEEP("--devices", "1,2,4,8", "--strategies", "mirrored", "--cluster", "ideal",
-                       "--csv", csv);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char csv[128];
+    temp_path(csv, sizeof csv, "ideal.csv");
+    struct run r = SWEEP_OK("--devices", "1,2,4,8", "--strategies", "mirrored", "--cluster",
+                            "ideal", "--csv", csv);
     struct csv *c = read_csv(csv);
     cr_assert_eq(c->n_rows, 4);
 
@@ -201,7 +210,6 @@ Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput
     workload_free(wl);
     free(c);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* Weak scaling: batch = --batch x devices / the first devices value, so
@@ -209,11 +217,10 @@ Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput
  * device running 64 samples (within 1e-12: the JSON's numbers). */
 Test(sweep, weak_scaling_keeps_the_batch_per_device)
 {
-    char dir[64], json[128];
-    temp_path(dir, sizeof dir, json, sizeof json, "weak.json");
-    struct run r = SWEEP("--devices", "2,4,8", "--scaling", "weak", "--batch", "128",
-                       "--strategies", "mirrored,ps-sync", "--json", json);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char json[128];
+    temp_path(json, sizeof json, "weak.json");
+    struct run r = SWEEP_OK("--devices", "2,4,8", "--scaling", "weak", "--batch", "128",
+                            "--strategies", "mirrored,ps-sync", "--json", json);
     cr_expect_not_null(strstr(r.out, "64 samples per device"), "%s", r.out);
     cJSON *doc = read_json(json);
     cr_expect_eq(num_at(doc, "strata_sweep", NULL), 1);
@@ -240,7 +247,6 @@ Test(sweep, weak_scaling_keeps_the_batch_per_device)
     }
     cJSON_Delete(doc);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* --- Other options ---------------------------------------------------------- */
@@ -249,11 +255,10 @@ Test(sweep, weak_scaling_keeps_the_batch_per_device)
  * the same value. */
 Test(sweep, another_option_is_measured_against_its_first_value)
 {
-    char dir[64], csv[128];
-    temp_path(dir, sizeof dir, csv, sizeof csv, "batch.csv");
-    struct run r = SWEEP("--vary", "batch=128,512", "--devices", "4", "--strategies",
-                       "mirrored,pipeline-gpipe", "--csv", csv);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char csv[128];
+    temp_path(csv, sizeof csv, "batch.csv");
+    struct run r = SWEEP_OK("--vary", "batch=128,512", "--devices", "4", "--strategies",
+                            "mirrored,pipeline-gpipe", "--csv", csv);
     struct csv *c = read_csv(csv);
     cr_assert_eq(c->n_rows, 4);
     for (int s = 0; s < 2; s++) {
@@ -266,7 +271,6 @@ Test(sweep, another_option_is_measured_against_its_first_value)
     }
     free(c);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* With --numerics the training options vary too, each value trains its own
@@ -274,11 +278,10 @@ Test(sweep, another_option_is_measured_against_its_first_value)
  * numerics, serves every value. */
 Test(sweep, numerics_sweeps_vary_the_learning_rate)
 {
-    char dir[64], json[128];
-    temp_path(dir, sizeof dir, json, sizeof json, "lr.json");
-    struct run r = SWEEP("--vary", "lr=0.01,0.1", "--numerics", "--data", "synthetic", "--steps",
-                       "10", "--strategies", "mirrored", "--json", json);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char json[128];
+    temp_path(json, sizeof json, "lr.json");
+    struct run r = SWEEP_OK("--vary", "lr=0.01,0.1", "--numerics", "--data", "synthetic", "--steps",
+                            "10", "--strategies", "mirrored", "--json", json);
     cr_expect_not_null(strstr(r.out, "accuracy"), "no accuracy column:\n%s", r.out);
     cJSON *doc = read_json(json);
     const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points");
@@ -296,7 +299,6 @@ Test(sweep, numerics_sweeps_vary_the_learning_rate)
     cr_expect_eq(r.status, 2);
     cr_expect_not_null(strstr(r.err, "--numerics"), "%s", r.err);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* --straggler values hold commas of their own: slow:0=2,1=3 is one value. */
@@ -363,12 +365,11 @@ Test(sweep, bad_vary_exits_2_naming_vary_and_the_value)
  * is a '-' row with a note; the sweep still succeeds. */
 Test(sweep, a_point_that_does_not_fit_is_a_dash_and_the_sweep_succeeds)
 {
-    char dir[64], csv[128], json[128];
-    temp_path(dir, sizeof dir, csv, sizeof csv, "unfit.csv");
-    snprintf(json, sizeof json, "%s/unfit.json", dir);
-    struct run r = SWEEP("--devices", "2,8", "--strategies", "mirrored,pipeline-1f1b", "--csv", csv,
-                       "--json", json);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char csv[128], json[128];
+    temp_path(csv, sizeof csv, "unfit.csv");
+    temp_path(json, sizeof json, "unfit.json");
+    struct run r = SWEEP_OK("--devices", "2,8", "--strategies", "mirrored,pipeline-1f1b",
+                            "--csv", csv, "--json", json);
     const char *row = strstr(r.out, "\npipeline-1f1b        8");
     cr_assert_not_null(row, "no row for pipeline-1f1b at 8 devices:\n%s", r.out);
     const char *eol = strchr(row + 1, '\n');
@@ -389,17 +390,15 @@ Test(sweep, a_point_that_does_not_fit_is_a_dash_and_the_sweep_succeeds)
     r = SWEEP("--devices", "8,16", "--strategies", "model");
     cr_expect_eq(r.status, 2, "stderr: %s", r.err);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* core/report_read.c reads a sweep document's points[].report. */
 Test(sweep, the_json_reads_back_as_report_documents)
 {
-    char dir[64], json[128];
-    temp_path(dir, sizeof dir, json, sizeof json, "doc.json");
-    struct run r = SWEEP("--vary", "straggler=none,exp:0.5", "--strategies", "mirrored,ps-async",
-                       "--json", json);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char json[128];
+    temp_path(json, sizeof json, "doc.json");
+    struct run r = SWEEP_OK("--vary", "straggler=none,exp:0.5", "--strategies", "mirrored,ps-async",
+                            "--json", json);
     struct report_doc d;
     struct err e = {0};
     cr_assert_eq(report_doc_read(json, &d, &e), 0, "%s", e.msg);
@@ -414,7 +413,6 @@ Test(sweep, the_json_reads_back_as_report_documents)
     cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(p1, "value")->valuestring, "exp:0.5");
     cJSON_Delete(doc);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 Test(sweep, help_lists_vary_scaling_and_plot)
@@ -433,10 +431,10 @@ Test(sweep, help_lists_vary_scaling_and_plot)
 /* Two MPI jobs (and the one-rank baseline), launched through real_job_run. */
 Test(sweep, real_mode_runs_an_mpi_job_a_point, .timeout = 300)
 {
-    char dir[64], json[128];
-    temp_path(dir, sizeof dir, json, sizeof json, "real.json");
+    char json[128];
+    temp_path(json, sizeof json, "real.json");
     struct run r = SWEEP("--mode", "real", "--vary", "devices=1,2", "--data", "synthetic",
-                       "--steps", "5", "--strategies", "mirrored", "--json", json);
+                         "--steps", "5", "--strategies", "mirrored", "--json", json);
     cr_assert_eq(r.status, 0, "stdout: %s\nstderr: %s", r.out, r.err);
     cJSON *doc = read_json(json);
     cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(doc, "mode")->valuestring, "real");
@@ -455,5 +453,4 @@ Test(sweep, real_mode_runs_an_mpi_job_a_point, .timeout = 300)
     }
     cJSON_Delete(doc);
     run_free(&r);
-    test_remove_dir(dir);
 }
