@@ -61,6 +61,15 @@ void run_free(struct run *r)
     free(r->err);
 }
 
+void run_argv_ok(const char *const *argv)
+{
+    struct run r = run_argv(argv);
+    int status = r.status;
+    cr_expect_eq(status, 0, "%s exited %d; stderr:\n%s", argv[0], status, r.err);
+    run_free(&r);   /* before the test stops, so that LeakSanitizer sees none of ours */
+    cr_assert_eq(status, 0);
+}
+
 void expect_refused(struct run r, const char *must_name, const char *must_name_too)
 {
     cr_expect_eq(r.status, 2, "exit %d, want 2; stderr: %s", r.status, r.err);

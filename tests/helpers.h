@@ -33,6 +33,10 @@ struct run run_strata(const char *const *args);
 
 void run_free(struct run *r);
 
+/* Runs argv as run_argv does; the test fails, showing stderr, unless it
+ * exits 0. */
+void run_argv_ok(const char *const *argv);
+
 /* RUN("sim", "--steps", "4"): run_strata on a literal argument list. */
 #define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
 
