@@ -19,8 +19,6 @@
 #include "../plots/gnuplot.h"
 #include "../plots/plots.h"
 
-extern char **environ;
-
 /* --- A report set: two strategies, one with accuracy, one with pushes ---- */
 
 #define N_LOSS_A 5
@@ -463,47 +461,6 @@ Test(plots, a_missing_directory_is_made_one_level_deep_and_no_deeper)
 }
 
 /* --- strata plot, the command ---------------------------------------------- */
-
-struct run {
-    int status;
-    char *out, *err;
-};
-
-/* Runs strata with args (NULL-terminated), output into temp files. */
-static struct run run_strata(const char *const *args)
-{
-    char out_path[] = "/tmp/strata-plots-out-XXXXXX", err_path[] = "/tmp/strata-plots-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    cr_assert(out_fd >= 0 && err_fd >= 0);
-    const char *argv[32] = {STRATA_BIN};
-    int n = 1;
-    for (; args[n - 1] && n < 31; n++) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    pid_t pid;
-    cr_assert_eq(posix_spawn(&pid, STRATA_BIN, &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int ws;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    close(out_fd);
-    close(err_fd);
-    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path),
-                    test_slurp(err_path)};
-    unlink(out_path);
-    unlink(err_path);
-    return r;
-}
-
-#define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
 
 Test(plots, strata_plot_of_a_sim_report_draws_convergence_and_staleness)
 {
