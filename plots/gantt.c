@@ -120,7 +120,5 @@ int plot_timeline(const struct span *spans, size_t n, int n_ranks, const char *s
     write_script(&gp, name, strategy, n_ranks, t_end_s, rows, y, has_kind, o->title);
     int rc = plot_render(o, name, &dat, &gp, e);
     free(y);
-    text_free(&dat);
-    text_free(&gp);
     return rc;
 }
