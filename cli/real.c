@@ -11,12 +11,12 @@
 #include "../core/untracked.h"
 #include "../nn/data.h"
 #include "../nn/device.h"
+#include "../plots/timeline_text.h"
 #include "../real/launch.h"
 #include "../real/real.h"
 #include "../strategies/strategy.h"
 #include "outputs.h"
 #include "scenario.h"
-#include "timeline.h"
 
 /* cpus_max: the most CPUs any rank may run on (binding_of). */
 static void print_header(const struct config *cfg, const struct plan *p,

@@ -7,9 +7,9 @@
 #include "../core/json_doc.h"
 #include "../core/plan_check.h"
 #include "../core/plan_json.h"
+#include "../plots/timeline_text.h"
 #include "../strategies/strategy.h"
 #include "scenario.h"
-#include "timeline.h"
 
 /* One line per op: what it does, to what, and what it waits for. */
 static void print_op(FILE *out, const struct plan *p, int r, int i)
@@ -21,10 +21,10 @@ static void print_op(FILE *out, const struct plan *p, int r, int i)
                  plan_tag_boundary(op->tag));
     else
         snprintf(where, sizeof where, "[%d,%d)", op->lo, op->hi);
-    if (op->kind == OP_SEND) snprintf(peer, sizeof peer, "to %d", op->peer);
-    if (op->kind == OP_RECV) snprintf(peer, sizeof peer, "from %d", op->peer);
-    if (op->kind == OP_PUSH || op->kind == OP_PULL) snprintf(peer, sizeof peer, "server %d", op->peer);
-    if (op->kind == OP_ALLREDUCE)
+    enum op_class cls = op_infos[op->kind].cls;
+    if (cls == OPC_P2P) snprintf(peer, sizeof peer, "%s %d", op_infos[op->kind].dir, op->peer);
+    if (cls == OPC_SERVER) snprintf(peer, sizeof peer, "server %d", op->peer);
+    if (cls == OPC_COLLECTIVE)
         snprintf(peer, sizeof peer, "group %d (%d)", op->group, p->groups.items[op->group].n_ranks);
     if (op->mb >= 0) snprintf(mb, sizeof mb, "%d", op->mb);
     format_bytes((double)op->bytes, bytes, sizeof bytes);

@@ -45,28 +45,22 @@ static void op_desc(const struct op *op, char *buf, size_t n)
         snprintf(buf, n, "op kind %d", (int)op->kind);
         return;
     }
-    const char *name = op_infos[op->kind].name;
-    switch (op->kind) {
-    case OP_SEND:
-    case OP_RECV:
-        snprintf(buf, n, "%s %s %d, %s@%d mb %d", name, op->kind == OP_SEND ? "to" : "from",
-                 op->peer, plan_tag_kind(op->tag) == TAG_ACT ? "ACT" : "GRAD",
-                 plan_tag_boundary(op->tag), plan_tag_mb(op->tag));
+    const struct op_info *o = &op_infos[op->kind];
+    switch (o->cls) {
+    case OPC_P2P:
+        snprintf(buf, n, "%s %s %d, %s@%d mb %d", o->name, o->dir, op->peer,
+                 plan_tag_kind(op->tag) == TAG_ACT ? "ACT" : "GRAD", plan_tag_boundary(op->tag),
+                 plan_tag_mb(op->tag));
         break;
-    case OP_ALLREDUCE:
-        snprintf(buf, n, "%s group %d [%d,%d)", name, op->group, op->lo, op->hi);
+    case OPC_COLLECTIVE:
+        snprintf(buf, n, "%s group %d [%d,%d)", o->name, op->group, op->lo, op->hi);
         break;
-    case OP_PUSH:
-    case OP_PULL:
-        snprintf(buf, n, "%s %s %d [%d,%d)", name, op->kind == OP_PUSH ? "to" : "from", op->peer,
-                 op->lo, op->hi);
+    case OPC_SERVER:
+        snprintf(buf, n, "%s %s %d [%d,%d)", o->name, o->dir, op->peer, op->lo, op->hi);
         break;
-    case OP_FORWARD:
-    case OP_BACKWARD:
-        snprintf(buf, n, "%s [%d,%d) mb %d", name, op->lo, op->hi, op->mb);
-        break;
-    default:
-        snprintf(buf, n, "%s [%d,%d)", name, op->lo, op->hi);
+    case OPC_COMPUTE:
+        if (op->mb != -1) snprintf(buf, n, "%s [%d,%d) mb %d", o->name, op->lo, op->hi, op->mb);
+        else snprintf(buf, n, "%s [%d,%d)", o->name, op->lo, op->hi);
         break;
     }
 }
