@@ -1,8 +1,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../plots/timeline_text.h"
 #include "outputs.h"
-#include "timeline.h"
 
 int outputs_keep_steps(const struct config *cfg)
 {

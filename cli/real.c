@@ -9,13 +9,13 @@
 
 #include "../nn/data.h"
 #include "../nn/device.h"
+#include "../plots/timeline_text.h"
 #include "../real/job.h"
 #include "../real/launch.h"
 #include "../real/real.h"
 #include "../strategies/strategy.h"
 #include "outputs.h"
 #include "scenario.h"
-#include "timeline.h"
 
 /* cpus_max: the most CPUs any rank may run on (binding_of). */
 static void print_header(const struct config *cfg, const struct plan *p,
@@ -100,11 +100,11 @@ static int take_job_size(struct config *cfg, int size, struct err *e)
 
 /* Inside the MPI job (MPI initialised): every rank runs, rank 0 reports. */
 static int run_rank(const struct command *self, struct scenario *s, const struct plan *p,
-                    int rank)
+                    const struct plan_index *ix, int rank)
 {
     const char *progress = getenv("STRATA_PROGRESS");
     struct real_setup setup = {
-        .cfg = &s->cfg, .wl = s->wl, .plan = p, .keep_steps = outputs_keep_steps(&s->cfg),
+        .cfg = &s->cfg, .wl = s->wl, .plan = p, .ix = ix, .keep_steps = outputs_keep_steps(&s->cfg),
         .show_progress = (progress && !strcmp(progress, "1")) || isatty(STDERR_FILENO),
     };
     struct real_result res = {0};
@@ -156,6 +156,7 @@ int cmd_real(const struct command *self, int argc, char **argv)
     struct err e = {0};
     struct scenario s;
     struct plan *p = NULL;
+    struct plan_index *ix = NULL;
     int status = 0;
     int rc = scenario_load(&s, self, argc, argv, &e);
     const bool is_rank = rc == 0 && launch_is_mpi_rank();
@@ -166,14 +167,15 @@ int cmd_real(const struct command *self, int argc, char **argv)
         return status;
     }
     if (is_rank) rc = take_job_size(&s.cfg, n_ranks, &e);
-    if (rc == 0) rc = real_prepare(&s.cfg, s.wl, &p, &e);
+    if (rc == 0) rc = real_prepare(&s.cfg, s.wl, &p, &ix, &e);
     if (rc != 0)
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
     else if (is_rank)
-        status = run_rank(self, &s, p, rank);
+        status = run_rank(self, &s, p, ix, rank);
     else
         status = launch(self, &s, p, argc, argv);
     if (is_rank) job_finalize();
+    plan_index_free(ix);
     plan_free(p);
     scenario_release(&s);
     return status;

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include "../core/config.h"
+#include "../core/plan_index.h"
 #include "../core/report.h"
 #include "../core/straggler.h"
 #include "../core/trace.h"
@@ -20,6 +21,7 @@ struct real_ctx {
     const struct config *cfg;    /* lr, momentum, seed, --eval-every, --save-params ... */
     const struct workload *wl;   /* an mlp: workload */
     const struct plan *p;        /* checked; one rank per MPI process */
+    const struct plan_index *ix; /* p's: its ops' relations (core/plan_index.h) */
     int rank;
     int64_t steps;
     const struct device *dev;
