@@ -359,49 +359,63 @@ Test(cluster, empty_file_names_every_missing_key)
     expect_input_error(cluster_load(path, &c, &e), &e, path, "missing flops_per_s, ");
 }
 
-Test(cluster, unknown_key_names_file_line_and_lists_keys)
+/* Malformed lines, each put in place of one line of the valid profile: the
+ * error must name FILE:line and say what was wrong. The tests below each run
+ * the rows of one kind of fault. */
+enum bad_line_fault { UNKNOWN_KEY, NO_EQUALS, BAD_NUMBER, NEGATIVE, NO_VALUE_OR_TWICE };
+
+static const struct bad_line {
+    enum bad_line_fault fault;
+    int line;
+    const char *with, *want;
+} bad_lines[] = {
+    {UNKNOWN_KEY, 5, "op_overhead = 4e-6", "'op_overhead' is not a key of a cluster profile"},
+    {UNKNOWN_KEY, 5, "op_overhead = 4e-6", "keys: name, ideal, flops_per_s"},
+    {NO_EQUALS, 3, "flops_per_s 1e12", "expected 'key = value', got 'flops_per_s 1e12'"},
+    {NO_EQUALS, 3, "= 1e12", "expected 'key = value'"},
+    {BAD_NUMBER, 3, "flops_per_s = fast", "flops_per_s: 'fast' is not allowed (a number > 0)"},
+    {BAD_NUMBER, 3, "flops_per_s = nan", "flops_per_s: 'nan' is not allowed"},
+    {BAD_NUMBER, 3, "flops_per_s = inf", "flops_per_s: 'inf' is not allowed"},
+    {BAD_NUMBER, 3, "flops_per_s = 1e999", "flops_per_s: '1e999' is not allowed"},
+    {BAD_NUMBER, 3, "flops_per_s = 0x10", "flops_per_s: '0x10' is not allowed"},
+    {BAD_NUMBER, 3, "flops_per_s = 1e12 2", "flops_per_s: '1e12 2' is not allowed"},
+    {BAD_NUMBER, 3, "flops_per_s = 0", "flops_per_s: '0' is not allowed"},
+    {BAD_NUMBER, 6, "mem_bytes = 1.5e10", "mem_bytes: '1.5e10' is not allowed (an integer > 0)"},
+    {BAD_NUMBER, 6, "mem_bytes = 99999999999999999999", "mem_bytes: '99999999999999999999'"},
+    {BAD_NUMBER, 7, "devices_per_node = 0", "devices_per_node: '0' is not allowed"},
+    {BAD_NUMBER, 7, "devices_per_node = 1025", "devices_per_node: '1025' is not allowed"},
+    {BAD_NUMBER, 2, "ideal = yes", "ideal: 'yes' is not allowed (true or false)"},
+    {NEGATIVE, 9, "intra_bw_bytes_per_s = -1e11", "intra_bw_bytes_per_s: '-1e11' is not allowed"},
+    {NEGATIVE, 11, "inter_bw_bytes_per_s = -inf", "inter_bw_bytes_per_s: '-inf' is not allowed"},
+    {NEGATIVE, 10, "inter_latency_s = -1e-6", "inter_latency_s: '-1e-6' is not allowed"},
+    {NEGATIVE, 5, "op_overhead_s = -0.5", "op_overhead_s: '-0.5' is not allowed"},
+    {NO_VALUE_OR_TWICE, 4, "mem_bw_bytes_per_s =", "mem_bw_bytes_per_s: no value"},
+    {NO_VALUE_OR_TWICE, 4, "flops_per_s = 2e12", "flops_per_s: set twice (first on line 3)"},
+};
+
+/* expect_bad_line on every row of `fault`. */
+static void expect_bad_lines(enum bad_line_fault fault)
 {
-    expect_bad_line(5, "op_overhead = 4e-6", "'op_overhead' is not a key of a cluster profile");
-    expect_bad_line(5, "op_overhead = 4e-6", "keys: name, ideal, flops_per_s");
+    int n = 0;
+    for (size_t i = 0; i < sizeof bad_lines / sizeof *bad_lines; i++) {
+        const struct bad_line *b = &bad_lines[i];
+        if (b->fault != fault) continue;
+        cr_log_info("line %d = '%s'", b->line, b->with);
+        expect_bad_line(b->line, b->with, b->want);
+        n++;
+    }
+    cr_assert_gt(n, 0, "no rows of fault %d", fault);
 }
 
-Test(cluster, line_without_equals_names_file_line)
-{
-    expect_bad_line(3, "flops_per_s 1e12", "expected 'key = value', got 'flops_per_s 1e12'");
-    expect_bad_line(3, "= 1e12", "expected 'key = value'");
-}
+Test(cluster, unknown_key_names_file_line_and_lists_keys) { expect_bad_lines(UNKNOWN_KEY); }
 
-Test(cluster, bad_numbers_name_file_line_and_key)
-{
-    expect_bad_line(3, "flops_per_s = fast", "flops_per_s: 'fast' is not allowed (a number > 0)");
-    expect_bad_line(3, "flops_per_s = nan", "flops_per_s: 'nan' is not allowed");
-    expect_bad_line(3, "flops_per_s = inf", "flops_per_s: 'inf' is not allowed");
-    expect_bad_line(3, "flops_per_s = 1e999", "flops_per_s: '1e999' is not allowed");
-    expect_bad_line(3, "flops_per_s = 0x10", "flops_per_s: '0x10' is not allowed");
-    expect_bad_line(3, "flops_per_s = 1e12 2", "flops_per_s: '1e12 2' is not allowed");
-    expect_bad_line(3, "flops_per_s = 0", "flops_per_s: '0' is not allowed");
-    expect_bad_line(6, "mem_bytes = 1.5e10", "mem_bytes: '1.5e10' is not allowed (an integer > 0)");
-    expect_bad_line(6, "mem_bytes = 99999999999999999999", "mem_bytes: '99999999999999999999'");
-    expect_bad_line(7, "devices_per_node = 0", "devices_per_node: '0' is not allowed");
-    expect_bad_line(7, "devices_per_node = 1025", "devices_per_node: '1025' is not allowed");
-    expect_bad_line(2, "ideal = yes", "ideal: 'yes' is not allowed (true or false)");
-}
+Test(cluster, line_without_equals_names_file_line) { expect_bad_lines(NO_EQUALS); }
 
-Test(cluster, negative_values_are_refused)
-{
-    expect_bad_line(9, "intra_bw_bytes_per_s = -1e11",
-                    "intra_bw_bytes_per_s: '-1e11' is not allowed");
-    expect_bad_line(11, "inter_bw_bytes_per_s = -inf",
-                    "inter_bw_bytes_per_s: '-inf' is not allowed");
-    expect_bad_line(10, "inter_latency_s = -1e-6", "inter_latency_s: '-1e-6' is not allowed");
-    expect_bad_line(5, "op_overhead_s = -0.5", "op_overhead_s: '-0.5' is not allowed");
-}
+Test(cluster, bad_numbers_name_file_line_and_key) { expect_bad_lines(BAD_NUMBER); }
 
-Test(cluster, key_without_value_and_key_set_twice)
-{
-    expect_bad_line(4, "mem_bw_bytes_per_s =", "mem_bw_bytes_per_s: no value");
-    expect_bad_line(4, "flops_per_s = 2e12", "flops_per_s: set twice (first on line 3)");
-}
+Test(cluster, negative_values_are_refused) { expect_bad_lines(NEGATIVE); }
+
+Test(cluster, key_without_value_and_key_set_twice) { expect_bad_lines(NO_VALUE_OR_TWICE); }
 
 Test(cluster, failed_load_leaves_the_cluster_unchanged)
 {
@@ -414,15 +428,26 @@ Test(cluster, failed_load_leaves_the_cluster_unchanged)
 
 /* ---- layout ---------------------------------------------------------- */
 
+/* cluster_layout(c, n_ranks, nodes, devices_per_node, allreduce), which must
+ * succeed, and the three fields it sets; `why` says where the numbers come
+ * from. */
+static void expect_layout(struct cluster *c, int n_ranks, long long nodes, long long per_node,
+                          const char *allreduce, int want_per_node, int want_nodes,
+                          enum allreduce_algo want_allreduce, const char *why)
+{
+    struct err e = {0};
+    cr_assert_eq(cluster_layout(c, n_ranks, nodes, per_node, allreduce, &e), 0, "%s", e.msg);
+    cr_expect_eq(c->devices_per_node, want_per_node, "devices_per_node: %s", why);
+    cr_expect_eq(c->nodes, want_nodes, "nodes: %s", why);
+    cr_expect_eq(c->allreduce, want_allreduce, "allreduce: %s", why);
+}
+
 Test(cluster, layout_fills_nodes_in_rank_order)
 {
     struct cluster c;
     struct err e = {0};
     cr_assert_eq(cluster_load("h100-nvlink-ib", &c, &e), 0);
-    cr_assert_eq(cluster_layout(&c, 20, 0, 0, "ring", &e), 0, "%s", e.msg);
-    cr_expect_eq(c.devices_per_node, 8);
-    cr_expect_eq(c.nodes, 3, "ceil(20 / 8)");
-    cr_expect_eq(c.allreduce, ALLREDUCE_RING);
+    expect_layout(&c, 20, 0, 0, "ring", 8, 3, ALLREDUCE_RING, "ceil(20 / 8) nodes of 8");
     cr_expect_eq(cluster_node_of(&c, 0), 0);
     cr_expect_eq(cluster_node_of(&c, 7), 0);
     cr_expect_eq(cluster_node_of(&c, 8), 1);
@@ -434,15 +459,11 @@ Test(cluster, layout_options_override_the_profile)
     struct cluster c;
     struct err e = {0};
     cr_assert_eq(cluster_load("a100-pcie-eth", &c, &e), 0);
-    cr_assert_eq(cluster_layout(&c, 6, 5, 2, "hierarchical", &e), 0, "%s", e.msg);
-    cr_expect_eq(c.devices_per_node, 2);
-    cr_expect_eq(c.nodes, 5, "more nodes than needed is allowed");
-    cr_expect_eq(c.allreduce, ALLREDUCE_HIERARCHICAL);
+    expect_layout(&c, 6, 5, 2, "hierarchical", 2, 5, ALLREDUCE_HIERARCHICAL,
+                  "more nodes than needed is allowed");
     cr_expect_eq(cluster_node_of(&c, 5), 2);
-    cr_assert_eq(cluster_layout(&c, 1, 0, 0, "tree", &e), 0, "%s", e.msg);
-    cr_expect_eq(c.devices_per_node, 2, "the laid-out value stays the profile's");
-    cr_expect_eq(c.nodes, 1);
-    cr_expect_eq(c.allreduce, ALLREDUCE_TREE);
+    expect_layout(&c, 1, 0, 0, "tree", 2, 1, ALLREDUCE_TREE,
+                  "the laid-out devices_per_node stays the profile's");
     cr_assert_eq(cluster_layout(&c, 3, 0, 0, NULL, &e), 0, "%s", e.msg);
     cr_expect_eq(c.allreduce, ALLREDUCE_RING, "NULL: the default");
 }
