@@ -124,10 +124,30 @@ void test_remove_dir(const char *dir)
 
 char test_tmp_dir[64];
 
+/* PATH as the test found it (Criterion runs each test in its own process). */
+static char *saved_path;
+
+void test_tmp_dir_make(const char *what)
+{
+    test_make_dir(test_tmp_dir, sizeof test_tmp_dir, what);
+    const char *p = getenv("PATH");
+    saved_path = p ? strdup(p) : NULL;
+}
+
+void test_tmp_dir_remove(void)
+{
+    if (saved_path) setenv("PATH", saved_path, 1);
+    free(saved_path);
+    saved_path = NULL;
+    if (test_tmp_dir[0]) test_remove_dir(test_tmp_dir);
+}
+
 const char *test_tmp_path(const char *name)
 {
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", test_tmp_dir, name);
+    static char paths[8][256];
+    static int next;
+    char *path = paths[next++ % 8];
+    snprintf(path, sizeof paths[0], "%s/%s", test_tmp_dir, name);
     return path;
 }
 
@@ -158,6 +178,13 @@ double num_at(const cJSON *obj, const char *a, const char *b)
     if (b) v = cJSON_GetObjectItemCaseSensitive(v, b);
     cr_assert(cJSON_IsNumber(v), "no number at %s%s%s", a, b ? "." : "", b ? b : "");
     return v->valuedouble;
+}
+
+const char *str_at(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    cr_assert(cJSON_IsString(v), "no string at %s", key);
+    return v->valuestring;
 }
 
 /* ---- fixtures ------------------------------------------------------------- */

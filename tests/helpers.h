@@ -58,17 +58,20 @@ void test_make_dir(char *dir, size_t n, const char *what);
 void test_remove_dir(const char *dir);
 
 /* A suite whose every test gets a fresh directory in test_tmp_dir, removed
- * after it: TEST_SUITE_WITH_TMP_DIR(cluster) makes /tmp/strata-test-cluster-*. */
+ * after it, with PATH put back first (a test may change it; the removal runs
+ * rm through the shell): TEST_SUITE_WITH_TMP_DIR(cluster) makes
+ * /tmp/strata-test-cluster-*; more suite options may follow the name
+ * (TEST_SUITE_WITH_TMP_DIR(real, .timeout = 120)). */
 extern char test_tmp_dir[64];
-#define TEST_SUITE_WITH_TMP_DIR(suite)                                                   \
-    static void suite##_make_tmp_dir(void)                                               \
-    {                                                                                    \
-        test_make_dir(test_tmp_dir, sizeof test_tmp_dir, #suite);                        \
-    }                                                                                    \
-    static void suite##_remove_tmp_dir(void) { test_remove_dir(test_tmp_dir); }          \
-    TestSuite(suite, .init = suite##_make_tmp_dir, .fini = suite##_remove_tmp_dir)
+void test_tmp_dir_make(const char *what);
+void test_tmp_dir_remove(void);
+#define TEST_SUITE_WITH_TMP_DIR(...) TEST_SUITE_WITH_TMP_DIR_(__VA_ARGS__, )
+#define TEST_SUITE_WITH_TMP_DIR_(suite, ...)                                             \
+    static void suite##_make_tmp_dir(void) { test_tmp_dir_make(#suite); }                \
+    TestSuite(suite, __VA_ARGS__ .init = suite##_make_tmp_dir, .fini = test_tmp_dir_remove)
 
-/* test_tmp_dir/name (static storage, overwritten by the next call). */
+/* test_tmp_dir/name, in static storage that the eighth call after this one
+ * reuses (so a test may hold a few paths at once). */
 const char *test_tmp_path(const char *name);
 
 /* Writes text to test_tmp_dir/name and returns its path (as test_tmp_path). */
@@ -84,6 +87,9 @@ cJSON *read_json(const char *path);
  * there is none. */
 double num_at(const cJSON *obj, const char *a, const char *b);
 
+/* The string at obj.key; fails the test when there is none. */
+const char *str_at(const cJSON *obj, const char *key);
+
 /* ---- fixtures ------------------------------------------------------------- */
 
 /* The CPU device, initialised with init_arg (its thread count; 0 = all). */
@@ -91,6 +97,15 @@ const struct device *test_cpu(int init_arg);
 
 /* spec parsed (workload_free it), or the test fails naming the error. */
 struct workload *test_workload(const char *spec);
+
+/* A suite whose every test finds `spec` parsed in the static `var`, freed
+ * after it: TEST_SUITE_WITH_WORKLOAD(check, wl, "mlp:784-10") (in a file that
+ * includes core/workload.h). */
+#define TEST_SUITE_WITH_WORKLOAD(suite, var, spec)                                       \
+    static struct workload *var;                                                         \
+    static void suite##_parse_workload(void) { var = test_workload(spec); }             \
+    static void suite##_free_workload(void) { workload_free(var); }                      \
+    TestSuite(suite, .init = suite##_parse_workload, .fini = suite##_free_workload)
 
 /* splitmix64: a fixed-seed stream, so every run checks the same sequence. */
 uint64_t test_rng_next(uint64_t *state);

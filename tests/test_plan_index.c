@@ -2,26 +2,16 @@
  * hand-built plans whose answers are worked out by hand, and on the plan of
  * every registered strategy against a brute-force reading of the plan. */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <string.h>
 
 #include "../core/config.h"
 #include "../core/plan_check.h"
 #include "../strategies/strategy.h"
 
-static struct workload *wl;   /* mlp:784-256-256-256-10: 4 layers */
-
-static void setup(void)
-{
-    struct err e = {0};
-    cr_assert_eq(workload_parse("mlp:784-256-256-256-10", &wl, &e), 0, "%s", e.msg);
-}
-
-static void teardown(void)
-{
-    workload_free(wl);
-}
-
-TestSuite(index, .init = setup, .fini = teardown);
+/* Every test's workload: 4 dense layers. */
+TEST_SUITE_WITH_WORKLOAD(index, wl, "mlp:784-256-256-256-10");
 
 /* The index of a plan that must be valid. */
 static struct plan_index *prepare(const struct plan *p)
