@@ -457,6 +457,60 @@ static void replace(cJSON *obj, const char *key, cJSON *with)
     cr_assert(cJSON_ReplaceItemInObjectCaseSensitive(obj, key, with), "no \"%s\"", key);
 }
 
+/* j printed and read back, which must succeed (report_doc_release it). */
+static struct report_doc parse_tree(const cJSON *j)
+{
+    char *text = cJSON_PrintUnformatted(j);
+    cr_assert_not_null(text);
+    struct report_doc d;
+    struct err e = {0};
+    cr_assert_eq(report_doc_parse(text, strlen(text), "r.json", &d, &e), 0, "%s", e.msg);
+    cJSON_free(text);
+    return d;
+}
+
+/* Puts `with` in place of the item at path in j: "a.b" names an object's
+ * member, "a[1]" an array's element ("per_rank[0].rank", "loss_curve[0][2]"). */
+static void replace_at(cJSON *j, const char *path, cJSON *with)
+{
+    cJSON *node = j;
+    for (const char *p = path; *p;) {
+        char key[64];
+        int index = -1;
+        if (*p == '[') {
+            char *end;
+            index = (int)strtol(p + 1, &end, 10);
+            cr_assert_eq(*end, ']', "bad path %s", path);
+            p = end + 1;
+        } else {
+            size_t n = strcspn(p, ".[");
+            cr_assert_lt(n, sizeof key, "bad path %s", path);
+            memcpy(key, p, n);
+            key[n] = '\0';
+            p += n;
+        }
+        if (*p == '.') p++;
+        if (!*p) {   /* the last step: the item to replace */
+            if (index >= 0)
+                cr_assert(cJSON_ReplaceItemInArray(node, index, with), "no %s", path);
+            else
+                replace(node, key, with);
+            return;
+        }
+        node = index >= 0 ? cJSON_GetArrayItem(node, index) : at(node, key);
+        cr_assert_not_null(node, "no %s", path);
+    }
+}
+
+/* A valid document with `with` at path (replace_at) must fail as expect_bad
+ * says, naming want. */
+static void expect_bad_value(const char *path, cJSON *with, const char *want)
+{
+    cJSON *j = valid_tree();
+    replace_at(j, path, with);
+    expect_bad_tree(j, want);
+}
+
 /* valid_text() with the first `from` replaced by `to` (caller frees). */
 static char *edited(const char *from, const char *to)
 {
@@ -555,13 +609,10 @@ Test(report_read, unknown_document_kind_is_rejected)
 
 Test(report_read, wrong_version_is_rejected)
 {
-    cJSON *j = valid_tree();
-    replace(j, "strata_report", cJSON_CreateNumber(2));
-    expect_bad_tree(j, "\"strata_report\" is 2: this strata reads version 1");
-
-    j = valid_tree();
-    replace(j, "strata_report", cJSON_CreateString("1"));
-    expect_bad_tree(j, "\"strata_report\" is a string, not a version number");
+    expect_bad_value("strata_report", cJSON_CreateNumber(2),
+                     "\"strata_report\" is 2: this strata reads version 1");
+    expect_bad_value("strata_report", cJSON_CreateString("1"),
+                     "\"strata_report\" is a string, not a version number");
 
     expect_bad("{\"strata_compare\": 2, \"reports\": []}", "\"strata_compare\" is 2");
 }
@@ -635,26 +686,20 @@ Test(report_read, later_fields_read_back_and_are_zero_when_absent)
     int n = cJSON_GetArraySize(spw);
     cr_assert_gt(n, 0);
     cJSON_ReplaceItemInArray(spw, n - 1, cJSON_CreateNumber(9));
-    char *text = cJSON_PrintUnformatted(j);
-    struct report_doc d;
-    struct err e = {0};
-    cr_assert_eq(report_doc_parse(text, strlen(text), "r.json", &d, &e), 0, "%s", e.msg);
+    struct report_doc d = parse_tree(j);
     cr_assert_eq(d.reports[0].samples_applied, 1536);
     cr_assert_eq(d.reports[0].breakdown.down, 0.25);
     cr_assert_eq(d.reports[0].per_rank[n - 1].steps, 9);
     report_doc_release(&d);
-    cJSON_free(text);
 
     cJSON_DeleteItemFromObjectCaseSensitive(j, "samples_applied");
     cJSON_DeleteItemFromObjectCaseSensitive(j, "steps_per_worker");
     cJSON_DeleteItemFromObjectCaseSensitive(at(j, "breakdown"), "down");
-    text = cJSON_PrintUnformatted(j);
-    cr_assert_eq(report_doc_parse(text, strlen(text), "r.json", &d, &e), 0, "%s", e.msg);
+    d = parse_tree(j);
     cr_assert_eq(d.reports[0].samples_applied, 0);
     cr_assert_eq(d.reports[0].breakdown.down, 0);
     cr_assert_eq(d.reports[0].per_rank[n - 1].steps, 0);
     report_doc_release(&d);
-    cJSON_free(text);
 
     /* one count a worker, or the file is wrong */
     cJSON_AddItemToObject(j, "steps_per_worker", cJSON_CreateArray());
@@ -674,49 +719,32 @@ Test(report_read, first_complaint_is_the_first_bad_field_of_the_text)
 
 Test(report_read, string_where_a_number_goes_is_rejected)
 {
-    cJSON *j = valid_tree();
-    replace(j, "devices", cJSON_CreateString("8"));
-    expect_bad_tree(j, "\"devices\" is a string, not a number");
-
-    j = valid_tree();
-    replace(at(j, "step_time_s"), "p99", cJSON_CreateString("fast"));
-    expect_bad_tree(j, "\"step_time_s.p99\" is a string, not a number");
-
-    j = valid_tree();
-    replace(at(j, "staleness"), "max", cJSON_CreateNull());
-    expect_bad_tree(j, "\"staleness.max\" is null, not a number");
+    expect_bad_value("devices", cJSON_CreateString("8"), "\"devices\" is a string, not a number");
+    expect_bad_value("step_time_s.p99", cJSON_CreateString("fast"),
+                     "\"step_time_s.p99\" is a string, not a number");
+    expect_bad_value("staleness.max", cJSON_CreateNull(),
+                     "\"staleness.max\" is null, not a number");
 }
 
 Test(report_read, histogram_count_must_be_whole_and_not_negative)
 {
-    cJSON *j = valid_tree();
-    cJSON_ReplaceItemInArray(at(at(j, "staleness"), "histogram"), 1, cJSON_CreateNumber(-3));
-    expect_bad_tree(j, "\"staleness.histogram[1]\" is -3, not a whole number from 0 to");
-
-    j = valid_tree();
-    cJSON_ReplaceItemInArray(at(at(j, "staleness"), "histogram"), 0, cJSON_CreateNumber(2.5));
-    expect_bad_tree(j, "\"staleness.histogram[0]\" is 2.5");
-
-    j = valid_tree();
-    replace(at(j, "staleness"), "histogram", cJSON_CreateObject());
-    expect_bad_tree(j, "\"staleness.histogram\" is an object, not an array");
+    expect_bad_value("staleness.histogram[1]", cJSON_CreateNumber(-3),
+                     "\"staleness.histogram[1]\" is -3, not a whole number from 0 to");
+    expect_bad_value("staleness.histogram[0]", cJSON_CreateNumber(2.5),
+                     "\"staleness.histogram[0]\" is 2.5");
+    expect_bad_value("staleness.histogram", cJSON_CreateObject(),
+                     "\"staleness.histogram\" is an object, not an array");
 }
 
 Test(report_read, loss_curve_entry_must_be_a_triple)
 {
-    cJSON *j = valid_tree();
     double pair[] = {100, 12.5};
-    cJSON_ReplaceItemInArray(at(j, "loss_curve"), 1, cJSON_CreateDoubleArray(pair, 2));
-    expect_bad_tree(j, "\"loss_curve[1]\" is not a [step, time_s, loss] triple");
-
-    j = valid_tree();
-    cJSON_ReplaceItemInArray(at(j, "loss_curve"), 0, cJSON_CreateString("0, 0, 2.5"));
-    expect_bad_tree(j, "\"loss_curve[0]\" is not a [step, time_s, loss] triple");
-
-    j = valid_tree();
-    cJSON_ReplaceItemInArray(cJSON_GetArrayItem(at(j, "loss_curve"), 0), 2,
-                             cJSON_CreateString("low"));
-    expect_bad_tree(j, "\"loss_curve[0][2]\" is a string, not a number");
+    expect_bad_value("loss_curve[1]", cJSON_CreateDoubleArray(pair, 2),
+                     "\"loss_curve[1]\" is not a [step, time_s, loss] triple");
+    expect_bad_value("loss_curve[0]", cJSON_CreateString("0, 0, 2.5"),
+                     "\"loss_curve[0]\" is not a [step, time_s, loss] triple");
+    expect_bad_value("loss_curve[0][2]", cJSON_CreateString("low"),
+                     "\"loss_curve[0][2]\" is a string, not a number");
 }
 
 Test(report_read, unknown_config_key_is_rejected)
@@ -729,29 +757,17 @@ Test(report_read, unknown_config_key_is_rejected)
 
 Test(report_read, bad_config_value_is_rejected)
 {
-    cJSON *j = valid_tree();
-    replace(at(j, "config"), "devices", cJSON_CreateNumber(0));
-    expect_bad_tree(j, "\"config.devices\": --devices: 0 is not allowed");
-
-    j = valid_tree();
-    replace(at(j, "config"), "devices", cJSON_CreateNumber(2.5));
-    expect_bad_tree(j, "\"config.devices\": --devices: '2.5' is not an integer");
-
-    j = valid_tree();
-    replace(at(j, "config"), "allreduce", cJSON_CreateString("star"));
-    expect_bad_tree(j, "\"config.allreduce\": --allreduce: 'star' is not one of");
-
-    j = valid_tree();
-    replace(at(j, "config"), "timeline", cJSON_CreateString("yes"));
-    expect_bad_tree(j, "\"config.timeline\": --timeline: 'yes' is not true or false");
-
-    j = valid_tree();
-    replace(at(j, "config"), "seed", cJSON_CreateArray());
-    expect_bad_tree(j, "\"config.seed\" is an array, not a number, string or boolean");
-
-    j = valid_tree();
-    replace(j, "config", cJSON_CreateNull());
-    expect_bad_tree(j, "\"config\" is null, not an object");
+    expect_bad_value("config.devices", cJSON_CreateNumber(0),
+                     "\"config.devices\": --devices: 0 is not allowed");
+    expect_bad_value("config.devices", cJSON_CreateNumber(2.5),
+                     "\"config.devices\": --devices: '2.5' is not an integer");
+    expect_bad_value("config.allreduce", cJSON_CreateString("star"),
+                     "\"config.allreduce\": --allreduce: 'star' is not one of");
+    expect_bad_value("config.timeline", cJSON_CreateString("yes"),
+                     "\"config.timeline\": --timeline: 'yes' is not true or false");
+    expect_bad_value("config.seed", cJSON_CreateArray(),
+                     "\"config.seed\" is an array, not a number, string or boolean");
+    expect_bad_value("config", cJSON_CreateNull(), "\"config\" is null, not an object");
 }
 
 Test(report_read, non_finite_number_is_rejected)
@@ -767,34 +783,23 @@ Test(report_read, non_finite_number_is_rejected)
 
 Test(report_read, absurd_sizes_are_rejected)
 {
-    cJSON *j = valid_tree();
-    replace(at(j, "memory_bytes_per_device"), "peak", cJSON_CreateNumber(1e300));
-    expect_bad_tree(j, "\"memory_bytes_per_device.peak\" is 1e+300, not a whole number from 0 "
-                       "to 9007199254740992");
-
-    j = valid_tree();
-    replace(cJSON_GetArrayItem(at(j, "per_rank"), 0), "rank", cJSON_CreateNumber(3e9));
-    expect_bad_tree(j, "\"per_rank[0].rank\" is 3000000000, not a whole number from 0 to "
-                       "2147483647");
-
-    j = valid_tree();
-    replace(j, "devices", cJSON_CreateNumber(0));
-    expect_bad_tree(j, "\"devices\" is 0: a run has at least one device");
-
-    j = valid_tree();
-    replace(j, "devices", cJSON_CreateNumber(-4));
-    expect_bad_tree(j, "\"devices\" is -4");
+    expect_bad_value("memory_bytes_per_device.peak", cJSON_CreateNumber(1e300),
+                     "\"memory_bytes_per_device.peak\" is 1e+300, not a whole number from 0 "
+                     "to 9007199254740992");
+    expect_bad_value("per_rank[0].rank", cJSON_CreateNumber(3e9),
+                     "\"per_rank[0].rank\" is 3000000000, not a whole number from 0 to "
+                     "2147483647");
+    expect_bad_value("devices", cJSON_CreateNumber(0),
+                     "\"devices\" is 0: a run has at least one device");
+    expect_bad_value("devices", cJSON_CreateNumber(-4), "\"devices\" is -4");
 }
 
 Test(report_read, mode_must_be_sim_or_real)
 {
-    cJSON *j = valid_tree();
-    replace(j, "mode", cJSON_CreateString("simulated"));
-    expect_bad_tree(j, "\"mode\" is \"simulated\", not \"sim\" or \"real\"");
-
-    j = valid_tree();
-    replace(j, "mode", cJSON_CreateNull());  /* what report.c writes for mode == NULL */
-    expect_bad_tree(j, "\"mode\" is null, not \"sim\" or \"real\"");
+    expect_bad_value("mode", cJSON_CreateString("simulated"),
+                     "\"mode\" is \"simulated\", not \"sim\" or \"real\"");
+    /* null: what report.c writes for mode == NULL */
+    expect_bad_value("mode", cJSON_CreateNull(), "\"mode\" is null, not \"sim\" or \"real\"");
 }
 
 Test(report_read, strategy_must_be_a_name_that_fits)
@@ -802,40 +807,24 @@ Test(report_read, strategy_must_be_a_name_that_fits)
     char long_name[80];
     memset(long_name, 'a', 64);
     long_name[64] = '\0';
-    cJSON *j = valid_tree();
-    replace(j, "strategy", cJSON_CreateString(long_name));
-    expect_bad_tree(j, "\"strategy\" has 64 characters, not 1 to 63");
-
-    j = valid_tree();
-    replace(j, "strategy", cJSON_CreateString(""));
-    expect_bad_tree(j, "\"strategy\" has 0 characters");
-
-    j = valid_tree();
-    replace(j, "strategy", cJSON_CreateString("a,b\n"));
-    expect_bad_tree(j, "\"strategy\" is \"a,b\n\": a strategy name has only letters");
-
-    j = valid_tree();
-    replace(j, "strategy", cJSON_CreateNumber(3));
-    expect_bad_tree(j, "\"strategy\" is a number, not a string");
+    expect_bad_value("strategy", cJSON_CreateString(long_name),
+                     "\"strategy\" has 64 characters, not 1 to 63");
+    expect_bad_value("strategy", cJSON_CreateString(""), "\"strategy\" has 0 characters");
+    expect_bad_value("strategy", cJSON_CreateString("a,b\n"),
+                     "\"strategy\" is \"a,b\n\": a strategy name has only letters");
+    expect_bad_value("strategy", cJSON_CreateNumber(3), "\"strategy\" is a number, not a string");
 }
 
 Test(report_read, final_and_failure_are_null_or_an_object)
 {
-    cJSON *j = valid_tree();
-    replace(j, "final", cJSON_CreateNumber(0.5));
-    expect_bad_tree(j, "\"final\" is a number, not an object or null");
-
-    j = valid_tree();
-    replace(j, "failure", cJSON_CreateTrue());
-    expect_bad_tree(j, "\"failure\" is a boolean, not an object or null");
-
-    j = valid_tree();
-    replace(j, "time_to_accuracy_s", cJSON_CreateString("never"));
-    expect_bad_tree(j, "\"time_to_accuracy_s\" is a string, not a number");
-
-    j = valid_tree();
-    cJSON_ReplaceItemInArray(at(j, "per_rank"), 0, cJSON_CreateArray());
-    expect_bad_tree(j, "\"per_rank[0]\" is an array, not an object");
+    expect_bad_value("final", cJSON_CreateNumber(0.5),
+                     "\"final\" is a number, not an object or null");
+    expect_bad_value("failure", cJSON_CreateTrue(),
+                     "\"failure\" is a boolean, not an object or null");
+    expect_bad_value("time_to_accuracy_s", cJSON_CreateString("never"),
+                     "\"time_to_accuracy_s\" is a string, not a number");
+    expect_bad_value("per_rank[0]", cJSON_CreateArray(),
+                     "\"per_rank[0]\" is an array, not an object");
 }
 
 Test(report_read, nested_documents_name_the_whole_path)
@@ -928,20 +917,14 @@ Test(report_read, accuracy_curve_reads_back_and_may_be_absent)
     cJSON_AddItemToArray(pt, cJSON_CreateNumber(0.875));
     cJSON_AddItemToArray(ac, pt);
     cJSON_ReplaceItemInObjectCaseSensitive(j, "accuracy_curve", ac);
-    char *text = cJSON_PrintUnformatted(j);
-    struct report_doc d;
-    struct err e = {0};
-    cr_assert_eq(report_doc_parse(text, strlen(text), "r.json", &d, &e), 0, "%s", e.msg);
+    struct report_doc d = parse_tree(j);
     cr_assert_eq(d.reports[0].n_accuracy_curve, 1);
     cr_assert_eq(d.reports[0].accuracy_curve[0].step, 40);
     cr_assert_float_eq(d.reports[0].accuracy_curve[0].accuracy, 0.875, 1e-12);
     report_doc_release(&d);
-    cJSON_free(text);
     cJSON_DeleteItemFromObjectCaseSensitive(j, "accuracy_curve");
-    text = cJSON_PrintUnformatted(j);
-    cr_assert_eq(report_doc_parse(text, strlen(text), "r.json", &d, &e), 0, "%s", e.msg);
+    d = parse_tree(j);
     cr_assert_eq(d.reports[0].n_accuracy_curve, 0);
     report_doc_release(&d);
-    cJSON_free(text);
     cJSON_Delete(j);
 }
