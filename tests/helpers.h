@@ -61,7 +61,8 @@ void test_remove_dir(const char *dir);
  * after it, with PATH put back first (a test may change it; the removal runs
  * rm through the shell): TEST_SUITE_WITH_TMP_DIR(cluster) makes
  * /tmp/strata-test-cluster-*; more suite options may follow the name
- * (TEST_SUITE_WITH_TMP_DIR(real, .timeout = 120)). */
+ * (TEST_SUITE_WITH_TMP_DIR(real, .timeout = 120)). A test of another suite
+ * may borrow the directory: .init = real_make_tmp_dir, .fini = test_tmp_dir_remove. */
 extern char test_tmp_dir[64];
 void test_tmp_dir_make(const char *what);
 void test_tmp_dir_remove(void);
