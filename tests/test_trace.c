@@ -89,18 +89,10 @@ Test(trace, keep_everything)
 
 /* --- Chrome JSON --------------------------------------------------------- */
 
+/* The whole number at o.key (pid, tid, bytes, versions). */
 static int num(const cJSON *o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsNumber(v), "\"%s\" is not a number", key);
-    return v->valueint;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsString(v), "\"%s\" is not a string", key);
-    return v->valuestring;
+    return (int)num_at(o, key, NULL);
 }
 
 /* The metadata event (name `what`) for pid/tid, or NULL. */
@@ -109,7 +101,7 @@ static const cJSON *find_metadata(const cJSON *events, const char *what, int pid
     const cJSON *ev;
     cJSON_ArrayForEach(ev, events)
     {
-        if (strcmp(str(ev, "ph"), "M") == 0 && strcmp(str(ev, "name"), what) == 0 &&
+        if (strcmp(str_at(ev, "ph"), "M") == 0 && strcmp(str_at(ev, "name"), what) == 0 &&
             num(ev, "pid") == pid && (tid < 0 || num(ev, "tid") == tid))
             return ev;
     }
@@ -120,14 +112,41 @@ static const char *metadata_name(const cJSON *events, const char *what, int pid,
 {
     const cJSON *ev = find_metadata(events, what, pid, tid);
     cr_assert_not_null(ev, "no %s for pid %d tid %d", what, pid, tid);
-    return str(cJSON_GetObjectItemCaseSensitive(ev, "args"), "name");
+    return str_at(cJSON_GetObjectItemCaseSensitive(ev, "args"), "name");
+}
+
+/* A complete event's name, category, process (rank), thread (stream), start
+ * and duration in microseconds; its args. */
+static const cJSON *expect_span_event(const cJSON *x, const char *name, const char *cat, int pid,
+                                      int tid, double ts_us, double dur_us)
+{
+    cr_assert_str_eq(str_at(x, "name"), name);
+    cr_assert_str_eq(str_at(x, "cat"), cat);
+    cr_assert_eq(num(x, "pid"), pid, "%s", name);
+    cr_assert_eq(num(x, "tid"), tid, "%s", name);
+    cr_assert_eq(num_at(x, "ts", NULL), ts_us, "%s", name);
+    cr_assert_eq(num_at(x, "dur", NULL), dur_us, "%s", name);
+    return cJSON_GetObjectItemCaseSensitive(x, "args");
+}
+
+/* t written by trace_write_chrome (which must succeed) and read back. */
+static cJSON *chrome_json(const struct trace *t, const struct plan *p)
+{
+    char path[] = "/tmp/strata-trace-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    struct err e = {0};
+    cr_assert_eq(trace_write_chrome(t, p, path, &e), 0, "%s", e.msg);
+    cJSON *doc = read_json(path);
+    unlink(path);
+    return doc;
 }
 
 Test(trace, chrome_json_reads_back)
 {
+    struct workload *wl = test_workload("mlp:8-8-8");
     struct err e = {0};
-    struct workload *wl = NULL;
-    cr_assert_eq(workload_parse("mlp:8-8-8", &wl, &e), 0, "%s", e.msg);
     struct plan *p = plan_create("test", wl, 2, 1, 4, 1, &e);   /* ranks 0, 1 work; 2 serves */
     cr_assert_not_null(p, "%s", e.msg);
 
@@ -152,16 +171,8 @@ Test(trace, chrome_json_reads_back)
     cr_assert_eq(trace_add(&t, &late), 0);
     cr_assert_eq(t.n_dropped, 1);
 
-    char path[] = "/tmp/strata-trace-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    cr_assert_eq(trace_write_chrome(&t, p, path, &e), 0, "%s", e.msg);
-
-    char *text = test_slurp(path);
-    cJSON *doc = cJSON_Parse(text);
-    cr_assert_not_null(doc, "the trace is not JSON: %.200s", text);
-    cr_assert_str_eq(str(doc, "displayTimeUnit"), "ms");
+    cJSON *doc = chrome_json(&t, p);
+    cr_assert_str_eq(str_at(doc, "displayTimeUnit"), "ms");
     const cJSON *events = cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
     cr_assert(cJSON_IsArray(events));
 
@@ -181,22 +192,17 @@ Test(trace, chrome_json_reads_back)
     const cJSON *ev;
     cJSON_ArrayForEach(ev, events)
     {
-        if (strcmp(str(ev, "ph"), "X") == 0) {
+        if (strcmp(str_at(ev, "ph"), "X") == 0) {
             cr_assert_lt(n_x, 2, "more X events than kept spans");
             x[n_x++] = ev;
         }
     }
     cr_assert_eq(n_x, 2);
 
-    cr_assert_str_eq(str(x[0], "name"), "FORWARD");
-    cr_assert_str_eq(str(x[0], "cat"), "compute");
-    cr_assert_eq(num(x[0], "pid"), 0);
-    cr_assert_eq(num(x[0], "tid"), STREAM_COMPUTE);
     /* 0.5 s and 0.25 s: exact in binary, so exact in microseconds */
-    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(x[0], "ts")->valuedouble, 500000.0);
-    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(x[0], "dur")->valuedouble, 250000.0);
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(x[0], "args");
-    cr_assert_str_eq(str(args, "layers"), "[0,2)");
+    const cJSON *args = expect_span_event(x[0], "FORWARD", "compute", 0, STREAM_COMPUTE,
+                                          500000.0, 250000.0);
+    cr_assert_str_eq(str_at(args, "layers"), "[0,2)");
     cr_assert_eq(num(args, "mb"), 3);
     cr_assert_eq(num(args, "bytes"), 4096);
     cr_assert_eq(cJSON_GetObjectItemCaseSensitive(args, "flops")->valuedouble, 1e6);
@@ -204,21 +210,13 @@ Test(trace, chrome_json_reads_back)
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(args, "version_read"));
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(args, "version_applied"));
 
-    cr_assert_str_eq(str(x[1], "name"), "PUSH");
-    cr_assert_str_eq(str(x[1], "cat"), "comm");
-    cr_assert_eq(num(x[1], "pid"), 1);
-    cr_assert_eq(num(x[1], "tid"), STREAM_COMM);
-    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(x[1], "ts")->valuedouble, 1250000.0);
-    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(x[1], "dur")->valuedouble, 750000.0);
-    args = cJSON_GetObjectItemCaseSensitive(x[1], "args");
+    args = expect_span_event(x[1], "PUSH", "comm", 1, STREAM_COMM, 1250000.0, 750000.0);
     cr_assert_eq(num(args, "version_read"), 4);
     cr_assert_eq(num(args, "version_applied"), 6);
     cr_assert_eq(num(args, "bytes"), 1 << 20);
     cr_assert_eq(num(args, "peer"), 2);
 
     cJSON_Delete(doc);
-    free(text);
-    unlink(path);
     trace_release(&t);
     plan_free(p);
     workload_free(wl);
@@ -226,21 +224,11 @@ Test(trace, chrome_json_reads_back)
 
 Test(trace, chrome_json_of_an_empty_trace)
 {
-    struct err e = {0};
     struct trace t;
     trace_init(&t, -1, -1);
-    char path[] = "/tmp/strata-trace-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    cr_assert_eq(trace_write_chrome(&t, NULL, path, &e), 0, "%s", e.msg);
-    char *text = test_slurp(path);
-    cJSON *doc = cJSON_Parse(text);
-    cr_assert_not_null(doc);
+    cJSON *doc = chrome_json(&t, NULL);
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "traceEvents")), 0);
     cJSON_Delete(doc);
-    free(text);
-    unlink(path);
 }
 
 Test(trace, chrome_json_refuses_a_bad_op_kind_and_reports_bad_paths)
