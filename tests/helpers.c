@@ -142,7 +142,7 @@ void test_tmp_dir_remove(void)
     if (test_tmp_dir[0]) test_remove_dir(test_tmp_dir);
 }
 
-const char *test_tmp_path(const char *name)
+char *test_tmp_path(const char *name)
 {
     static char paths[8][256];
     static int next;

@@ -73,7 +73,7 @@ void test_tmp_dir_remove(void);
 
 /* test_tmp_dir/name, in static storage that the eighth call after this one
  * reuses (so a test may hold a few paths at once). */
-const char *test_tmp_path(const char *name);
+char *test_tmp_path(const char *name);
 
 /* Writes text to test_tmp_dir/name and returns its path (as test_tmp_path). */
 const char *test_tmp_file(const char *name, const char *text);

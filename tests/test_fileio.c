@@ -15,50 +15,14 @@
 
 #include "../core/fileio.h"
 
-/* Each test gets a fresh directory (Criterion runs each test in its own
- * process, so the static is per test). */
-static char dir[64];
+/* Each test gets a fresh test_tmp_dir. */
+TEST_SUITE_WITH_TMP_DIR(fileio);
 
-static void make_dir(void)
-{
-    strcpy(dir, "/tmp/strata-fileio-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-}
-
-/* Removes dir and what is in it, one level deep (plus one nested dir). */
-static void remove_dir(void)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *de;
-    char p[512];
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        if (unlink(p) < 0) {
-            char q[600];
-            snprintf(q, sizeof q, "%s/inside", p);
-            unlink(q);
-            rmdir(p);
-        }
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-TestSuite(fileio, .init = make_dir, .fini = remove_dir);
-
-static char *path_in(const char *name)
-{
-    static char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return p;
-}
-
-/* Entries of dir other than . and .., and how many have ".tmp." in them. */
+/* Entries of test_tmp_dir other than . and .., and how many have ".tmp."
+ * in them. */
 static int count_entries(int *n_tmp)
 {
-    DIR *d = opendir(dir);
+    DIR *d = opendir(test_tmp_dir);
     cr_assert_not_null(d);
     int n = 0;
     *n_tmp = 0;
@@ -86,10 +50,10 @@ Test(fileio, writes_every_byte_exactly)
     size_t n = 200 * 1024;
     unsigned char *data = malloc(n);
     for (size_t i = 0; i < n; i++) data[i] = (unsigned char)(i * 131 + 7);
-    write_ok(path_in("a.bin"), data, n);
+    write_ok(test_tmp_path("a.bin"), data, n);
 
     size_t got;
-    char *back = test_slurp_n(path_in("a.bin"), &got);
+    char *back = test_slurp_n(test_tmp_path("a.bin"), &got);
     cr_assert_eq(got, n);
     cr_assert(memcmp(back, data, n) == 0);
     int n_tmp;
@@ -101,20 +65,20 @@ Test(fileio, writes_every_byte_exactly)
 
 Test(fileio, zero_bytes_make_an_empty_file)
 {
-    write_ok(path_in("empty"), "", 0);
+    write_ok(test_tmp_path("empty"), "", 0);
     struct stat st;
-    cr_assert_eq(stat(path_in("empty"), &st), 0);
+    cr_assert_eq(stat(test_tmp_path("empty"), &st), 0);
     cr_assert_eq(st.st_size, 0);
 }
 
 Test(fileio, replaces_an_existing_file_whole)
 {
     const char *old = "old content that is longer than the new one\n";
-    write_ok(path_in("r.json"), old, strlen(old));
-    write_ok(path_in("r.json"), "new\n", 4);
+    write_ok(test_tmp_path("r.json"), old, strlen(old));
+    write_ok(test_tmp_path("r.json"), "new\n", 4);
 
     size_t got;
-    char *back = test_slurp_n(path_in("r.json"), &got);
+    char *back = test_slurp_n(test_tmp_path("r.json"), &got);
     cr_assert_eq(got, 4, "no tail of the old file may remain: %zu bytes", got);
     cr_assert(memcmp(back, "new\n", 4) == 0);
     free(back);
@@ -122,24 +86,24 @@ Test(fileio, replaces_an_existing_file_whole)
 
 Test(fileio, a_bare_file_name_goes_to_the_current_directory)
 {
-    cr_assert_eq(chdir(dir), 0);
+    cr_assert_eq(chdir(test_tmp_dir), 0);
     write_ok("here.txt", "x", 1);
     struct stat st;
-    cr_assert_eq(stat(path_in("here.txt"), &st), 0);
+    cr_assert_eq(stat(test_tmp_path("here.txt"), &st), 0);
     cr_assert_eq(st.st_size, 1);
 }
 
 Test(fileio, a_missing_directory_is_input_error_and_creates_nothing)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/out/x.json", dir);
+    snprintf(path, sizeof path, "%s/out/x.json", test_tmp_dir);
     struct err e = {0};
     int rc = file_write_atomic(path, "{}", 2, &e);
     cr_assert_eq(rc, ERR_INPUT);
     cr_assert_eq(e.code, ERR_INPUT);
 
     char want[512];
-    snprintf(want, sizeof want, "directory '%s/out' does not exist", dir);
+    snprintf(want, sizeof want, "directory '%s/out' does not exist", test_tmp_dir);
     cr_assert_not_null(strstr(e.msg, want), "message: %s", e.msg);
     cr_assert_not_null(strstr(e.msg, path), "the message names the path: %s", e.msg);
     cr_assert_not_null(strstr(e.msg, "create it first"), "message: %s", e.msg);
@@ -149,9 +113,9 @@ Test(fileio, a_missing_directory_is_input_error_and_creates_nothing)
 
 Test(fileio, a_file_where_a_directory_should_be_is_input_error)
 {
-    write_ok(path_in("plain"), "x", 1);
+    write_ok(test_tmp_path("plain"), "x", 1);
     char path[512];
-    snprintf(path, sizeof path, "%s/plain/x.json", dir);
+    snprintf(path, sizeof path, "%s/plain/x.json", test_tmp_dir);
     struct err e = {0};
     cr_assert_eq(file_write_atomic(path, "{}", 2, &e), ERR_INPUT);
     cr_assert_not_null(strstr(e.msg, "is not a directory"), "message: %s", e.msg);
@@ -160,7 +124,7 @@ Test(fileio, a_file_where_a_directory_should_be_is_input_error)
 Test(fileio, a_path_ending_in_slash_is_input_error)
 {
     struct err e = {0};
-    cr_assert_eq(file_write_atomic(path_in("sub/"), "{}", 2, &e), ERR_INPUT);
+    cr_assert_eq(file_write_atomic(test_tmp_path("sub/"), "{}", 2, &e), ERR_INPUT);
     cr_assert_not_null(strstr(e.msg, "give a file name"), "message: %s", e.msg);
     cr_assert_eq(file_write_atomic("", "{}", 2, &e), ERR_INPUT);
 }
@@ -170,7 +134,7 @@ Test(fileio, a_failed_rename_leaves_no_temporary_and_the_target_intact)
     /* The target is a directory: everything up to rename succeeds, rename
      * fails (EISDIR), and the temporary must go. */
     char target[512], inside[600];
-    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(target, sizeof target, "%s/target", test_tmp_dir);
     cr_assert_eq(mkdir(target, 0755), 0);
     snprintf(inside, sizeof inside, "%s/inside", target);
     FILE *f = fopen(inside, "w");
@@ -198,7 +162,7 @@ Test(fileio, a_failed_write_leaves_no_temporary_and_the_old_file_intact)
     /* A file-size limit makes write() stop short and then fail with EFBIG
      * (works as root too, unlike a read-only directory). This also drives
      * the short-write loop. */
-    write_ok(path_in("keep.json"), "old", 3);
+    write_ok(test_tmp_path("keep.json"), "old", 3);
 
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit lim = {.rlim_cur = 100, .rlim_max = RLIM_INFINITY};
@@ -206,18 +170,18 @@ Test(fileio, a_failed_write_leaves_no_temporary_and_the_old_file_intact)
     char big[1000];
     memset(big, 'n', sizeof big);
     struct err e = {0};
-    int rc = file_write_atomic(path_in("keep.json"), big, sizeof big, &e);
+    int rc = file_write_atomic(test_tmp_path("keep.json"), big, sizeof big, &e);
     lim.rlim_cur = RLIM_INFINITY;
     setrlimit(RLIMIT_FSIZE, &lim);
 
     cr_assert_eq(rc, ERR_IO, "rc %d: %s", rc, e.msg);
-    cr_assert_not_null(strstr(e.msg, path_in("keep.json")), "message: %s", e.msg);
+    cr_assert_not_null(strstr(e.msg, test_tmp_path("keep.json")), "message: %s", e.msg);
     cr_assert_not_null(strstr(e.msg, strerror(EFBIG)), "message: %s", e.msg);
     int n_tmp;
     cr_assert_eq(count_entries(&n_tmp), 1);
     cr_assert_eq(n_tmp, 0, "the temporary file was left behind");
     size_t got;
-    char *back = test_slurp_n(path_in("keep.json"), &got);
+    char *back = test_slurp_n(test_tmp_path("keep.json"), &got);
     cr_assert_eq(got, 3);
     cr_assert(memcmp(back, "old", 3) == 0);
     free(back);
@@ -226,9 +190,9 @@ Test(fileio, a_failed_write_leaves_no_temporary_and_the_old_file_intact)
 static mode_t mode_after_write(mode_t mask, const char *name)
 {
     umask(mask);
-    write_ok(path_in(name), "x", 1);
+    write_ok(test_tmp_path(name), "x", 1);
     struct stat st;
-    cr_assert_eq(stat(path_in(name), &st), 0);
+    cr_assert_eq(stat(test_tmp_path(name), &st), 0);
     return st.st_mode & 07777;
 }
 

@@ -20,33 +20,8 @@
 
 #include "../real/launch.h"
 
-/* A fresh directory per test, and the PATH to put back before removing it
- * (test_remove_dir runs rm through the shell, which needs PATH). */
-static char dir[64];
-static char *saved_path;
-
-static void setup(void)
-{
-    test_make_dir(dir, sizeof dir, "launch");
-    const char *p = getenv("PATH");
-    saved_path = p ? strdup(p) : NULL;
-}
-
-static void teardown(void)
-{
-    if (saved_path) setenv("PATH", saved_path, 1);
-    free(saved_path);
-    test_remove_dir(dir);
-}
-
-TestSuite(launch, .init = setup, .fini = teardown);
-
-static char *path_in(const char *name)
-{
-    static char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return p;
-}
+/* A fresh test_tmp_dir per test, and PATH put back after it. */
+TEST_SUITE_WITH_TMP_DIR(launch);
 
 /* Writes a file at path with the given mode (0755: an executable script). */
 static void make_file(const char *path, mode_t mode)
@@ -60,12 +35,12 @@ static void make_file(const char *path, mode_t mode)
 
 static void make_dir_in(const char *name)
 {
-    cr_assert_eq(mkdir(path_in(name), 0755), 0, "mkdir %s: %s", name, strerror(errno));
+    cr_assert_eq(mkdir(test_tmp_path(name), 0755), 0, "mkdir %s: %s", name, strerror(errno));
 }
 
 static void make_link(const char *target, const char *link_name)
 {
-    cr_assert_eq(symlink(target, path_in(link_name)), 0, "symlink %s: %s", link_name,
+    cr_assert_eq(symlink(target, test_tmp_path(link_name)), 0, "symlink %s: %s", link_name,
                  strerror(errno));
 }
 
@@ -262,8 +237,8 @@ Test(launch, is_mpi_rank_true_with_each_launcher_variable_alone)
 
 Test(launch, find_mpirun_rejects_strata_mpirun_that_is_not_executable)
 {
-    make_file(path_in("mpirun"), 0644);
-    setenv("STRATA_MPIRUN", path_in("mpirun"), 1);
+    make_file(test_tmp_path("mpirun"), 0644);
+    setenv("STRATA_MPIRUN", test_tmp_path("mpirun"), 1);
     char path[LAUNCH_PATH_BYTES];
     struct err e = {0};
     cr_expect_eq(launch_find_mpirun(path, sizeof path, &e), ERR_INPUT);
@@ -276,30 +251,30 @@ Test(launch, find_mpirun_rejects_strata_mpirun_that_is_missing_or_a_directory)
 {
     char path[LAUNCH_PATH_BYTES];
     struct err e = {0};
-    setenv("STRATA_MPIRUN", path_in("nothing-here"), 1);
+    setenv("STRATA_MPIRUN", test_tmp_path("nothing-here"), 1);
     cr_expect_eq(launch_find_mpirun(path, sizeof path, &e), ERR_INPUT);
     cr_expect(strstr(e.msg, "No such file"), "message: %s", e.msg);
     e = (struct err){0};
-    setenv("STRATA_MPIRUN", dir, 1);
+    setenv("STRATA_MPIRUN", test_tmp_dir, 1);
     cr_expect_eq(launch_find_mpirun(path, sizeof path, &e), ERR_INPUT);
     cr_expect(strstr(e.msg, "directory"), "message: %s", e.msg);
 }
 
 Test(launch, find_mpirun_takes_strata_mpirun_when_executable)
 {
-    make_file(path_in("my-launcher"), 0755);
-    setenv("STRATA_MPIRUN", path_in("my-launcher"), 1);
+    make_file(test_tmp_path("my-launcher"), 0755);
+    setenv("STRATA_MPIRUN", test_tmp_path("my-launcher"), 1);
     setenv("PATH", "/nonexistent", 1); /* PATH must not matter */
     char path[LAUNCH_PATH_BYTES];
     struct err e = {0};
     cr_assert_eq(launch_find_mpirun(path, sizeof path, &e), 0, "%s", e.msg);
-    cr_expect_str_eq(path, path_in("my-launcher"));
+    cr_expect_str_eq(path, test_tmp_path("my-launcher"));
 }
 
 Test(launch, find_mpirun_with_empty_path_names_the_package_to_install)
 {
     unsetenv("STRATA_MPIRUN");
-    setenv("PATH", dir, 1); /* an empty directory */
+    setenv("PATH", test_tmp_dir, 1); /* an empty directory */
     char path[LAUNCH_PATH_BYTES];
     struct err e = {0};
     cr_expect_eq(launch_find_mpirun(path, sizeof path, &e), ERR_INPUT);
@@ -307,35 +282,35 @@ Test(launch, find_mpirun_with_empty_path_names_the_package_to_install)
     cr_expect(strstr(e.msg, "openmpi-bin"), "message: %s", e.msg);
     cr_expect(strstr(e.msg, "tools/setup"), "message: %s", e.msg);
     cr_expect(strstr(e.msg, "mpirun -np N strata real"), "message: %s", e.msg);
-    cr_expect(strstr(e.msg, dir), "message shows the PATH searched: %s", e.msg);
+    cr_expect(strstr(e.msg, test_tmp_dir), "message shows the PATH searched: %s", e.msg);
 }
 
 Test(launch, find_mpirun_prefers_mpirun_then_mpiexec_in_path_order)
 {
     make_dir_in("a");
     make_dir_in("b");
-    make_file(path_in("a/mpiexec"), 0755);
-    make_file(path_in("a/mpirun"), 0644); /* not executable: skipped */
-    make_file(path_in("b/mpirun"), 0755);
+    make_file(test_tmp_path("a/mpiexec"), 0755);
+    make_file(test_tmp_path("a/mpirun"), 0644); /* not executable: skipped */
+    make_file(test_tmp_path("b/mpirun"), 0755);
     char search[300];
-    snprintf(search, sizeof search, "%s/a:%s/b", dir, dir);
+    snprintf(search, sizeof search, "%s/a:%s/b", test_tmp_dir, test_tmp_dir);
     setenv("PATH", search, 1);
     unsetenv("STRATA_MPIRUN");
     setenv("STRATA_MPIRUN", "", 1); /* empty counts as unset */
     char path[LAUNCH_PATH_BYTES];
     struct err e = {0};
     cr_assert_eq(launch_find_mpirun(path, sizeof path, &e), 0, "%s", e.msg);
-    cr_expect_str_eq(path, path_in("b/mpirun"), "mpirun anywhere in PATH beats mpiexec");
+    cr_expect_str_eq(path, test_tmp_path("b/mpirun"), "mpirun anywhere in PATH beats mpiexec");
 
-    cr_assert_eq(unlink(path_in("b/mpirun")), 0);
+    cr_assert_eq(unlink(test_tmp_path("b/mpirun")), 0);
     cr_assert_eq(launch_find_mpirun(path, sizeof path, &e), 0, "%s", e.msg);
-    cr_expect_str_eq(path, path_in("a/mpiexec"), "mpiexec when no mpirun");
+    cr_expect_str_eq(path, test_tmp_path("a/mpiexec"), "mpiexec when no mpirun");
 }
 
 Test(launch, find_mpirun_reports_a_buffer_too_small)
 {
-    make_file(path_in("mpirun"), 0755);
-    setenv("PATH", dir, 1);
+    make_file(test_tmp_path("mpirun"), 0755);
+    setenv("PATH", test_tmp_dir, 1);
     unsetenv("STRATA_MPIRUN");
     char path[8];
     struct err e = {0};
@@ -346,9 +321,9 @@ Test(launch, find_mpirun_reports_a_buffer_too_small)
 Test(launch, find_program_makes_relative_paths_absolute_and_skips_empty_path_entries)
 {
     make_dir_in("bin");
-    make_file(path_in("bin/tool"), 0755);
-    make_file(path_in("tool"), 0755);
-    cr_assert_eq(chdir(dir), 0);
+    make_file(test_tmp_path("bin/tool"), 0755);
+    make_file(test_tmp_path("tool"), 0755);
+    cr_assert_eq(chdir(test_tmp_dir), 0);
     char path[LAUNCH_PATH_BYTES], cwd[LAUNCH_PATH_BYTES];
     cr_assert_not_null(getcwd(cwd, sizeof cwd));
     char want[LAUNCH_PATH_BYTES + 16];
@@ -377,22 +352,22 @@ Test(launch, openmpi_detected_through_alternatives_links_to_orterun)
 {
     /* Debian's shape: mpirun -> alternatives/mpirun -> mpirun.openmpi -> orterun */
     make_dir_in("alt");
-    make_file(path_in("orterun"), 0755);
+    make_file(test_tmp_path("orterun"), 0755);
     make_link("orterun", "mpirun.openmpi");
     char target[600];
-    snprintf(target, sizeof target, "%s/mpirun.openmpi", dir);
+    snprintf(target, sizeof target, "%s/mpirun.openmpi", test_tmp_dir);
     make_link(target, "alt/mpirun");
     make_link("alt/mpirun", "mpirun");
-    cr_expect(launch_mpirun_is_openmpi(path_in("mpirun")));
-    cr_expect(launch_mpirun_is_openmpi(path_in("orterun")));
+    cr_expect(launch_mpirun_is_openmpi(test_tmp_path("mpirun")));
+    cr_expect(launch_mpirun_is_openmpi(test_tmp_path("orterun")));
 }
 
 Test(launch, openmpi_detected_by_its_own_names_without_links)
 {
     const char *names[] = { "prterun", "mpirun.openmpi", "mpiexec.openmpi" };
     for (int i = 0; i < 3; i++) {
-        make_file(path_in(names[i]), 0755);
-        cr_expect(launch_mpirun_is_openmpi(path_in(names[i])), "%s", names[i]);
+        make_file(test_tmp_path(names[i]), 0755);
+        cr_expect(launch_mpirun_is_openmpi(test_tmp_path(names[i])), "%s", names[i]);
     }
 }
 
@@ -400,30 +375,30 @@ Test(launch, mpich_is_not_openmpi_even_beside_ompi_info)
 {
     /* Debian with both MPIs installed: /usr/bin has ompi_info, and mpirun
      * may resolve to MPICH's Hydra. The name decides. */
-    make_file(path_in("ompi_info"), 0755);
-    make_file(path_in("mpiexec.hydra"), 0755);
-    make_file(path_in("mpirun.mpich"), 0755);
+    make_file(test_tmp_path("ompi_info"), 0755);
+    make_file(test_tmp_path("mpiexec.hydra"), 0755);
+    make_file(test_tmp_path("mpirun.mpich"), 0755);
     make_link("mpiexec.hydra", "mpirun");
-    cr_expect_not(launch_mpirun_is_openmpi(path_in("mpirun")));
-    cr_expect_not(launch_mpirun_is_openmpi(path_in("mpirun.mpich")));
+    cr_expect_not(launch_mpirun_is_openmpi(test_tmp_path("mpirun")));
+    cr_expect_not(launch_mpirun_is_openmpi(test_tmp_path("mpirun.mpich")));
 }
 
 Test(launch, plain_mpirun_is_openmpi_only_beside_ompi_info)
 {
-    make_file(path_in("mpirun"), 0755);
-    cr_expect_not(launch_mpirun_is_openmpi(path_in("mpirun")), "no ompi_info: not Open MPI");
-    make_file(path_in("ompi_info"), 0755);
-    cr_expect(launch_mpirun_is_openmpi(path_in("mpirun")), "Open MPI 5 / prefix install shape");
+    make_file(test_tmp_path("mpirun"), 0755);
+    cr_expect_not(launch_mpirun_is_openmpi(test_tmp_path("mpirun")), "no ompi_info: not Open MPI");
+    make_file(test_tmp_path("ompi_info"), 0755);
+    cr_expect(launch_mpirun_is_openmpi(test_tmp_path("mpirun")), "Open MPI 5 / prefix install shape");
 }
 
 Test(launch, openmpi_detection_is_false_for_missing_or_dangling_paths)
 {
-    cr_expect_not(launch_mpirun_is_openmpi(path_in("nothing")));
+    cr_expect_not(launch_mpirun_is_openmpi(test_tmp_path("nothing")));
     make_link("nothing", "dangling");
-    cr_expect_not(launch_mpirun_is_openmpi(path_in("dangling")));
+    cr_expect_not(launch_mpirun_is_openmpi(test_tmp_path("dangling")));
     make_link("loop-b", "loop-a");
     make_link("loop-a", "loop-b");
-    cr_expect_not(launch_mpirun_is_openmpi(path_in("loop-a")));
+    cr_expect_not(launch_mpirun_is_openmpi(test_tmp_path("loop-a")));
     cr_expect_not(launch_mpirun_is_openmpi(""));
     cr_expect_not(launch_mpirun_is_openmpi(NULL));
 }
@@ -535,7 +510,7 @@ Test(launch, run_gives_the_job_sigint_back_and_restores_ours)
 
 Test(launch, run_sends_stdout_to_the_file_and_leaves_stderr)
 {
-    const char *out = path_in("out.txt");
+    const char *out = test_tmp_path("out.txt");
     FILE *f = fopen(out, "w");
     cr_assert_not_null(f);
     fputs("old contents, longer than the new ones\n", f);
@@ -553,18 +528,18 @@ Test(launch, run_stdout_file_works_with_our_stdout_closed)
      * itself, as POSIX 2017 asks; launch_run does not rely on it.) */
     int keep = dup(STDOUT_FILENO);
     close(STDOUT_FILENO);
-    int code = run_sh("echo via-closed-stdout", path_in("out.txt"));
+    int code = run_sh("echo via-closed-stdout", test_tmp_path("out.txt"));
     dup2(keep, STDOUT_FILENO);
     close(keep);
     cr_expect_eq(code, 0);
-    char *got = test_slurp(path_in("out.txt"));
+    char *got = test_slurp(test_tmp_path("out.txt"));
     cr_expect_str_eq(got, "via-closed-stdout\n");
     free(got);
 }
 
 Test(launch, run_of_a_missing_program_is_an_error_not_127)
 {
-    char *argv[] = { path_in("no-such-program"), NULL };
+    char *argv[] = { test_tmp_path("no-such-program"), NULL };
     int code = 0;
     struct err e = {0};
     cr_expect_eq(launch_run(argv, NULL, &code, &e), ERR_RUN);
@@ -572,8 +547,8 @@ Test(launch, run_of_a_missing_program_is_an_error_not_127)
     cr_expect(strstr(e.msg, "no-such-program"), "message names it: %s", e.msg);
     cr_expect(strstr(e.msg, "No such file"), "message: %s", e.msg);
 
-    make_file(path_in("not-exec"), 0644);
-    argv[0] = path_in("not-exec");
+    make_file(test_tmp_path("not-exec"), 0644);
+    argv[0] = test_tmp_path("not-exec");
     e = (struct err){0};
     cr_expect_eq(launch_run(argv, NULL, &code, &e), ERR_RUN);
     cr_expect(strstr(e.msg, "not executable"), "message: %s", e.msg);
@@ -584,7 +559,7 @@ Test(launch, run_reports_an_unwritable_stdout_file)
     char *argv[] = { "/bin/true", NULL };
     int code = 0;
     struct err e = {0};
-    cr_expect_eq(launch_run(argv, path_in("no-dir/out.txt"), &code, &e), ERR_IO);
+    cr_expect_eq(launch_run(argv, test_tmp_path("no-dir/out.txt"), &code, &e), ERR_IO);
     cr_expect_eq(code, -1);
     cr_expect(strstr(e.msg, "no-dir/out.txt"), "message: %s", e.msg);
 }
@@ -602,7 +577,7 @@ Test(launch, exec_replaces_the_process_and_reports_failure)
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 7, "status %d", status);
 
-    char *argv[] = { path_in("no-launcher"), "-np", "2", NULL };
+    char *argv[] = { test_tmp_path("no-launcher"), "-np", "2", NULL };
     struct err e = {0};
     cr_expect_eq(launch_exec(argv, &e), ERR_RUN);
     cr_expect(strstr(e.msg, "no-launcher"), "message: %s", e.msg);
@@ -656,7 +631,7 @@ Test(launch, mpirun_np_2_of_true_exits_0_and_of_false_exits_nonzero, .timeout = 
 
     argv = launch_build_argv(mpirun, is_ompi, 2, LAUNCH_BIND_NONE, "/bin/false", 0, NULL, &e);
     cr_assert_not_null(argv, "%s", e.msg);
-    cr_assert_eq(launch_run(argv, path_in("out.txt"), &code, &e), 0, "%s", e.msg);
+    cr_assert_eq(launch_run(argv, test_tmp_path("out.txt"), &code, &e), 0, "%s", e.msg);
     cr_expect_neq(code, 0, "a failing rank fails the job");
     launch_argv_free(argv);
 }
@@ -671,15 +646,15 @@ static void make_recording_launcher(const char *path)
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
     fprintf(f, "#!/bin/sh\necho \"$*\" > '%s/args.txt'\necho \"progress=$STRATA_PROGRESS\" "
-            ">> '%s/args.txt'\nexit 3\n", dir, dir);
+            ">> '%s/args.txt'\nexit 3\n", test_tmp_dir, test_tmp_dir);
     fclose(f);
     cr_assert_eq(chmod(path, 0755), 0, "chmod %s: %s", path, strerror(errno));
 }
 
 Test(launch, self_as_job_runs_this_program_under_the_launcher_and_returns_its_status)
 {
-    make_recording_launcher(path_in("fake-mpirun"));
-    setenv("STRATA_MPIRUN", path_in("fake-mpirun"), 1);
+    make_recording_launcher(test_tmp_path("fake-mpirun"));
+    setenv("STRATA_MPIRUN", test_tmp_path("fake-mpirun"), 1);
     unsetenv("STRATA_PROGRESS");
     char self[LAUNCH_PATH_BYTES];
     struct err e = {0};
@@ -690,7 +665,7 @@ Test(launch, self_as_job_runs_this_program_under_the_launcher_and_returns_its_st
     cr_expect_eq(code, 3, "the job's own exit status");
     char want[2 * LAUNCH_PATH_BYTES];
     snprintf(want, sizeof want, "-np 3 %s real --np 3 --strategy mirrored\nprogress=1\n", self);
-    char *got = test_slurp(path_in("args.txt"));
+    char *got = test_slurp(test_tmp_path("args.txt"));
     cr_expect_str_eq(got, want);
     free(got);
 }
@@ -703,17 +678,17 @@ Test(launch, self_as_job_reports_a_missing_launcher_and_a_binding_it_cannot_give
     char *args[] = {"--devices", "2"};
     int code = 0;
     struct err e = {0};
-    setenv("STRATA_MPIRUN", path_in("no-such-mpirun"), 1);
+    setenv("STRATA_MPIRUN", test_tmp_path("no-such-mpirun"), 1);
     cr_expect_eq(launch_self_as_job("calibrate", 2, args, 2, NULL, false, &code, &e), ERR_INPUT);
     cr_expect_eq(code, -1);
     cr_expect(strstr(e.msg, "STRATA_MPIRUN="), "message: %s", e.msg);
 
-    make_recording_launcher(path_in("fake-mpirun"));
-    setenv("STRATA_MPIRUN", path_in("fake-mpirun"), 1);
+    make_recording_launcher(test_tmp_path("fake-mpirun"));
+    setenv("STRATA_MPIRUN", test_tmp_path("fake-mpirun"), 1);
     e = (struct err){0};
     cr_expect_eq(launch_self_as_job("calibrate", 2, args, 2, "core", false, &code, &e),
                  ERR_INPUT);
     cr_expect_eq(code, -1);
     cr_expect(strstr(e.msg, "--bind core"), "message: %s", e.msg);
-    cr_expect_eq(access(path_in("args.txt"), F_OK), -1, "the launcher never ran");
+    cr_expect_eq(access(test_tmp_path("args.txt"), F_OK), -1, "the launcher never ran");
 }

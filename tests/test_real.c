@@ -75,24 +75,12 @@ static void run_ok(const struct args *a)
     cr_assert_eq(status, 0);
 }
 
-/* A fresh temp directory per test, removed at the end. */
-static char tmp_dir[64];
-
-static void make_tmp(void)
-{
-    test_make_dir(tmp_dir, sizeof tmp_dir, "real");
-}
-
-static void remove_tmp(void)
-{
-    if (tmp_dir[0]) test_remove_dir(tmp_dir);
-}
-
-TestSuite(real, .init = make_tmp, .fini = remove_tmp, .timeout = 120);
+/* A fresh test_tmp_dir per test, removed at the end. */
+TEST_SUITE_WITH_TMP_DIR(real, .timeout = 120);
 
 static const char *tmp_path(const char *name, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/%s", tmp_dir, name);
+    snprintf(buf, n, "%s/%s", test_tmp_dir, name);
     return buf;
 }
 
@@ -164,7 +152,7 @@ static void expect_one_device_math(const char *strategy)
     for (int k = 0; k < 2; k++) {
         char path[128], what[64];
         snprintf(what, sizeof what, "%s on %s ranks", strategy, nps[k]);
-        snprintf(path, sizeof path, "%s/%s-%s.params", tmp_dir, strategy, nps[k]);
+        snprintf(path, sizeof path, "%s/%s-%s.params", test_tmp_dir, strategy, nps[k]);
         struct args a = real_args();
         ADD(&a, "--strategy", strategy, "--np", nps[k], SAME_RUN, "--save-params", path);
         run_ok(&a);
