@@ -40,6 +40,18 @@ static void expect_input_error(int rc, const struct err *e, const char *a, const
     if (b) cr_expect_not_null(strstr(e->msg, b), "message does not contain '%s': %s", b, e->msg);
 }
 
+/* text as the file `name` in test_tmp_dir, loaded into a fresh c with every
+ * group: ERR_INPUT whose message holds a (the file's path when NULL) and b
+ * (unless NULL). The file's path. */
+static const char *expect_file_refused(struct config *c, struct err *e, const char *name,
+                                       const char *text, const char *a, const char *b)
+{
+    const char *path = test_tmp_file(name, text);
+    config_init(c);
+    expect_input_error(config_load_file(c, path, ALL_GROUPS, e), e, a ? a : path, b);
+    return path;
+}
+
 static int bit(const char *name)
 {
     const struct opt_spec *o = config_find(name);
@@ -441,37 +453,30 @@ Test(config, file_missing)
 
 Test(config, file_malformed_line_names_its_number)
 {
-    const char *path = test_tmp_file("m.conf", "# header\ndevices = 8\nblah\n");
     struct config c;
     struct err e = {0};
-    config_init(&c);
-    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, path, NULL);
+    const char *path = expect_file_refused(&c, &e, "m.conf", "# header\ndevices = 8\nblah\n",
+                                           NULL, NULL);
     char want[512];
     snprintf(want, sizeof want, "%s:3: expected 'key = value', got 'blah'", path);
     cr_expect_str_eq(e.msg, want);
     config_release(&c);
 
-    path = test_tmp_file("k.conf", "= 8\n");
-    config_init(&c);
-    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: expected 'key = value'",
-                       "got '= 8'");
+    expect_file_refused(&c, &e, "k.conf", "= 8\n", ":1: expected 'key = value'", "got '= 8'");
 }
 
 Test(config, file_bad_key_or_value_names_line_and_option)
 {
     struct config c;
     struct err e = {0};
-    const char *path = test_tmp_file("v.conf", "\nbatch = 8\ndevices = 0\n");
-    config_init(&c);
-    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, path, NULL);
+    const char *path = expect_file_refused(&c, &e, "v.conf", "\nbatch = 8\ndevices = 0\n",
+                                           NULL, NULL);
     char want[512];
     snprintf(want, sizeof want, "%s:3: --devices: 0 is not allowed (1 to 1048576)", path);
     cr_expect_str_eq(e.msg, want);
 
-    path = test_tmp_file("u.conf", "devcies = 8\n");
-    config_init(&c);
-    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: --devcies: unknown option",
-                       "did you mean --devices?");
+    expect_file_refused(&c, &e, "u.conf", "devcies = 8\n",
+                        ":1: --devcies: unknown option", "did you mean --devices?");
 
     /* A key of another command's option is not an error in a file (one
      * file serves several commands); it is ignored. */
@@ -487,14 +492,10 @@ Test(config, file_empty_value_and_open_quote_are_errors)
 {
     struct config c;
     struct err e = {0};
-    const char *path = test_tmp_file("e.conf", "devices =   # nothing\n");
-    config_init(&c);
-    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: devices: no value",
-                       NULL);
-    path = test_tmp_file("q.conf", "batch = 8\nmodel = \"mlp:1-2\n");
-    config_init(&c);
-    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":2: model:",
-                       "no closing");
+    const char *path = expect_file_refused(&c, &e, "e.conf", "devices =   # nothing\n",
+                                           ":1: devices: no value", NULL);
+    expect_file_refused(&c, &e, "q.conf", "batch = 8\nmodel = \"mlp:1-2\n",
+                        ":2: model:", "no closing");
     /* An explicitly quoted empty string is a value: no JSON file. */
     path = test_tmp_file("z.conf", "json = \"\"\n");
     config_init(&c);
@@ -523,24 +524,15 @@ Test(config, very_long_lines_do_not_crash)
     strcpy(text, "model = ");
     memset(text + 8, 'x', n);
     strcpy(text + 8 + n, "\n");
-    const char *path = test_tmp_file("long1.conf", text);
-    config_init(&c);
-    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: --model:",
-                       "at most 255 characters");
+    expect_file_refused(&c, &e, "long1.conf", text, ":1: --model:", "at most 255 characters");
 
     memset(text, 'y', n);
     strcpy(text + n, "\n");
-    path = test_tmp_file("long2.conf", text);
-    config_init(&c);
-    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: expected 'key = value'",
-                       NULL);
+    expect_file_refused(&c, &e, "long2.conf", text, ":1: expected 'key = value'", NULL);
 
     memset(text, 'k', n);
     strcpy(text + n, " = 1\n");
-    path = test_tmp_file("long3.conf", text);
-    config_init(&c);
-    expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: --kkkk",
-                       "unknown option");
+    expect_file_refused(&c, &e, "long3.conf", text, ":1: --kkkk", "unknown option");
 
     /* The same through argv. */
     memcpy(text, "--devices=", 10);
