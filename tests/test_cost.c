@@ -243,26 +243,27 @@ Test(cost, hierarchical_matches_its_formula_by_hand)
                  1.002e-3 + 7.56e-3);
 }
 
-Test(cost, hierarchical_on_one_node_is_the_intra_ring)
+/* Where one level of the hierarchy is trivial the hierarchical all-reduce
+ * is the flat ring over the ranks, and that ring costs want_ring. */
+static void expect_hierarchical_is_the_ring(const int *ranks, int n, double want_ring)
 {
     struct cluster c = preset("h100-nvlink-ib");
-    int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     c.allreduce = ALLREDUCE_RING;
-    double ring = cost_allreduce_s(&c, ranks, 8, N_BYTES);
+    double ring = cost_allreduce_s(&c, ranks, n, N_BYTES);
     c.allreduce = ALLREDUCE_HIERARCHICAL;
-    EXPECT_CLOSE(cost_allreduce_s(&c, ranks, 8, N_BYTES), ring);
-    EXPECT_CLOSE(ring, 14 * (3e-6 + 1e8 / (8 * 450e9)));
+    EXPECT_CLOSE(cost_allreduce_s(&c, ranks, n, N_BYTES), ring);
+    EXPECT_CLOSE(ring, want_ring);
+}
+
+Test(cost, hierarchical_on_one_node_is_the_intra_ring)
+{
+    expect_hierarchical_is_the_ring((int[]){0, 1, 2, 3, 4, 5, 6, 7}, 8,
+                                    14 * (3e-6 + 1e8 / (8 * 450e9)));
 }
 
 Test(cost, hierarchical_with_one_rank_a_node_is_the_inter_ring)
 {
-    struct cluster c = preset("h100-nvlink-ib");
-    int ranks[4] = {0, 8, 16, 24};
-    c.allreduce = ALLREDUCE_RING;
-    double ring = cost_allreduce_s(&c, ranks, 4, N_BYTES);
-    c.allreduce = ALLREDUCE_HIERARCHICAL;
-    EXPECT_CLOSE(cost_allreduce_s(&c, ranks, 4, N_BYTES), ring);
-    EXPECT_CLOSE(ring, 6 * (5e-6 + 1e8 / (4 * 50e9)));
+    expect_hierarchical_is_the_ring((int[]){0, 8, 16, 24}, 4, 6 * (5e-6 + 1e8 / (4 * 50e9)));
 }
 
 /* Uneven nodes (8 ranks on node 0, 2 on node 1): the intra phases wait for
