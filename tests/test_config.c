@@ -52,6 +52,16 @@ static const char *expect_file_refused(struct config *c, struct err *e, const ch
     return path;
 }
 
+/* expect_file_refused, and the message is the file's path then after_path. */
+static void expect_file_message(struct config *c, struct err *e, const char *name,
+                                const char *text, const char *after_path)
+{
+    const char *path = expect_file_refused(c, e, name, text, NULL, NULL);
+    char want[512];
+    snprintf(want, sizeof want, "%s%s", path, after_path);
+    cr_expect_str_eq(e->msg, want);
+}
+
 static int bit(const char *name)
 {
     const struct opt_spec *o = config_find(name);
@@ -455,11 +465,8 @@ Test(config, file_malformed_line_names_its_number)
 {
     struct config c;
     struct err e = {0};
-    const char *path = expect_file_refused(&c, &e, "m.conf", "# header\ndevices = 8\nblah\n",
-                                           NULL, NULL);
-    char want[512];
-    snprintf(want, sizeof want, "%s:3: expected 'key = value', got 'blah'", path);
-    cr_expect_str_eq(e.msg, want);
+    expect_file_message(&c, &e, "m.conf", "# header\ndevices = 8\nblah\n",
+                        ":3: expected 'key = value', got 'blah'");
     config_release(&c);
 
     expect_file_refused(&c, &e, "k.conf", "= 8\n", ":1: expected 'key = value'", "got '= 8'");
@@ -469,18 +476,15 @@ Test(config, file_bad_key_or_value_names_line_and_option)
 {
     struct config c;
     struct err e = {0};
-    const char *path = expect_file_refused(&c, &e, "v.conf", "\nbatch = 8\ndevices = 0\n",
-                                           NULL, NULL);
-    char want[512];
-    snprintf(want, sizeof want, "%s:3: --devices: 0 is not allowed (1 to 1048576)", path);
-    cr_expect_str_eq(e.msg, want);
+    expect_file_message(&c, &e, "v.conf", "\nbatch = 8\ndevices = 0\n",
+                        ":3: --devices: 0 is not allowed (1 to 1048576)");
 
     expect_file_refused(&c, &e, "u.conf", "devcies = 8\n",
                         ":1: --devcies: unknown option", "did you mean --devices?");
 
     /* A key of another command's option is not an error in a file (one
      * file serves several commands); it is ignored. */
-    path = test_tmp_file("g.conf", "devices = 8\njson = out.json\n");
+    const char *path = test_tmp_file("g.conf", "devices = 8\njson = out.json\n");
     config_init(&c);
     cr_expect_eq(config_load_file(&c, path, OPTG_SCENARIO, &e), 0, "%s", e.msg);
     cr_expect_eq(c.devices, 8);
