@@ -159,6 +159,19 @@ static void write_crafted(const char *dir, int which, uint32_t magic, const uint
     free(b);
 }
 
+/* The small set with file `which` crafted (write_crafted) must be refused,
+ * the message naming that file and what1 (and what2 unless NULL). */
+static void expect_crafted_refused(int which, uint32_t magic, const uint32_t *dims, int n_dims,
+                                   const uint8_t *body, size_t body_n, const char *what1,
+                                   const char *what2)
+{
+    char dir[64], path[512];
+    write_set(dir, sizeof dir, 0x0);
+    write_crafted(dir, which, magic, dims, n_dims, body, body_n, path, sizeof path);
+    expect_input_error(dir, path, what1, what2);
+    test_remove_dir(dir);
+}
+
 static struct data load_ok(const char *spec, uint64_t seed)
 {
     struct data d;
@@ -166,6 +179,16 @@ static struct data load_ok(const char *spec, uint64_t seed)
     int rc = data_load(spec, seed, &d, &e);
     cr_assert_eq(rc, 0, "data_load('%s'): %s", spec, e.msg);
     return d;
+}
+
+/* Both sets' shape: n_train and n_test images of 28x28, 10 classes. */
+static void expect_28x28_in_10_classes(const struct data *d, int64_t n_train, int64_t n_test)
+{
+    cr_assert_eq(d->train.n, n_train);
+    cr_assert_eq(d->test.n, n_test);
+    cr_assert_eq(d->train.rows, 28);
+    cr_assert_eq(d->train.cols, 28);
+    cr_assert_eq(d->test.n_classes, 10);
 }
 
 /* ---- Fashion-MNIST -------------------------------------------------------- */
@@ -183,14 +206,10 @@ Test(data, fashion_mnist_loads_with_its_published_counts)
         cr_skip_test("%s is not installed; checked its message only", DATA_DEFAULT_DIR);
     }
     struct data d = load_ok("fashion-mnist", 1);
-    cr_assert_eq(d.train.n, 60000);
-    cr_assert_eq(d.test.n, 10000);
-    cr_assert_eq(d.train.rows, 28);
-    cr_assert_eq(d.train.cols, 28);
+    expect_28x28_in_10_classes(&d, 60000, 10000);
     cr_assert_eq(d.test.rows, 28);
     cr_assert_eq(data_features(&d.test), 784);
     cr_assert_eq(d.train.n_classes, 10);
-    cr_assert_eq(d.test.n_classes, 10);
     cr_assert_not_null(strstr(d.train.source, "train-images-idx3-ubyte"), "%s", d.train.source);
     cr_assert_not_null(strstr(d.test.label_source, "t10k-labels-idx1-ubyte"), "%s",
                        d.test.label_source);
@@ -327,7 +346,6 @@ Test(data, each_missing_file_is_named)
 
 Test(data, bad_magic_numbers_are_rejected)
 {
-    char dir[64], path[512];
     size_t n;
     uint8_t *body = valid_body(0, &n);
     const uint32_t dims[3] = {TR_N, ROWS, COLS};
@@ -341,58 +359,38 @@ Test(data, bad_magic_numbers_are_rejected)
         {0x00000804, "wrong number of dimensions"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        write_set(dir, sizeof dir, 0x0);
-        write_crafted(dir, 0, cases[c].magic, dims, 3, body, n, path, sizeof path);
-        expect_input_error(dir, path, "bad magic number", cases[c].says);
-        test_remove_dir(dir);
+        expect_crafted_refused(0, cases[c].magic, dims, 3, body, n,
+                               "bad magic number", cases[c].says);
     }
     /* An images file where labels belong. */
-    write_set(dir, sizeof dir, 0x0);
-    write_crafted(dir, 1, 0x803, dims, 3, body, n, path, sizeof path);
-    expect_input_error(dir, path, "0x00000803", "0x00000801");
-    test_remove_dir(dir);
+    expect_crafted_refused(1, 0x803, dims, 3, body, n, "0x00000803", "0x00000801");
     free(body);
 }
 
 Test(data, wrong_dimension_count_is_rejected)
 {
-    char dir[64], path[512];
     uint8_t body[TR_N * 2] = {0};
     const uint32_t dims[3] = {TR_N, 2, 0};
-    write_set(dir, sizeof dir, 0x0);
-    write_crafted(dir, 1, 0x802, dims, 2, body, sizeof body, path, sizeof path);
-    expect_input_error(dir, path, "1 dimension of unsigned bytes", "wrong number of dimensions");
-    test_remove_dir(dir);
+    expect_crafted_refused(1, 0x802, dims, 2, body, sizeof body,
+                           "1 dimension of unsigned bytes", "wrong number of dimensions");
 }
 
 Test(data, zero_and_huge_sizes_are_rejected_without_allocating_them)
 {
-    char dir[64], path[512];
     uint8_t body[64] = {0};
     /* A size of 0. */
     const uint32_t zero[3] = {TR_N, 0, COLS};
-    write_set(dir, sizeof dir, 0x0);
-    write_crafted(dir, 0, 0x803, zero, 3, body, 0, path, sizeof path);
-    expect_input_error(dir, path, "dimension 2", "is 0");
-    test_remove_dir(dir);
+    expect_crafted_refused(0, 0x803, zero, 3, body, 0, "dimension 2", "is 0");
     /* Over 2^31 - 1. */
     const uint32_t big[3] = {0x80000000u, ROWS, COLS};
-    write_set(dir, sizeof dir, 0x0);
-    write_crafted(dir, 0, 0x803, big, 3, body, sizeof body, path, sizeof path);
-    expect_input_error(dir, path, "dimension 1", "2147483648");
-    test_remove_dir(dir);
+    expect_crafted_refused(0, 0x803, big, 3, body, sizeof body, "dimension 1", "2147483648");
     /* Three sizes of 2^31 - 1 multiply past any memory. */
     const uint32_t overflow[3] = {0x7fffffffu, 0x7fffffffu, 0x7fffffffu};
-    write_set(dir, sizeof dir, 0x0);
-    write_crafted(dir, 0, 0x803, overflow, 3, body, sizeof body, path, sizeof path);
-    expect_input_error(dir, path, "multiply", NULL);
-    test_remove_dir(dir);
+    expect_crafted_refused(0, 0x803, overflow, 3, body, sizeof body, "multiply", NULL);
     /* 10^12 bytes claimed, 64 present: truncated, read as it arrives. */
     const uint32_t claimed[3] = {1000000, 1000, 1000};
-    write_set(dir, sizeof dir, 0x0);
-    write_crafted(dir, 0, 0x803, claimed, 3, body, sizeof body, path, sizeof path);
-    expect_input_error(dir, path, "truncated", "1000000000000 bytes");
-    test_remove_dir(dir);
+    expect_crafted_refused(0, 0x803, claimed, 3, body, sizeof body,
+                           "truncated", "1000000000000 bytes");
 }
 
 Test(data, truncated_files_are_rejected)
@@ -458,24 +456,17 @@ Test(data, image_and_label_counts_must_match)
 
 Test(data, train_and_test_shapes_must_match)
 {
-    char dir[64], path[512];
     uint8_t body[TE_N * COLS * ROWS] = {0};
     const uint32_t dims[3] = {TE_N, COLS, ROWS};   /* 3x4 instead of 4x3 */
-    write_set(dir, sizeof dir, 0x0);
-    write_crafted(dir, 2, 0x803, dims, 3, body, sizeof body, path, sizeof path);
-    expect_input_error(dir, path, "3x4", "4x3");
-    test_remove_dir(dir);
+    expect_crafted_refused(2, 0x803, dims, 3, body, sizeof body, "3x4", "4x3");
 }
 
 Test(data, a_test_label_beyond_the_training_labels_is_rejected)
 {
-    char dir[64], path[512];
     uint8_t labels[TE_N] = {0, 1, 2, 3, 4, 200, 0, 1, 2, 3};
     const uint32_t dims[1] = {TE_N};
-    write_set(dir, sizeof dir, 0x0);
-    write_crafted(dir, 3, 0x801, dims, 1, labels, sizeof labels, path, sizeof path);
-    expect_input_error(dir, path, "label 200 at item 5", "up to 4");
-    test_remove_dir(dir);
+    expect_crafted_refused(3, 0x801, dims, 1, labels, sizeof labels,
+                           "label 200 at item 5", "up to 4");
 }
 
 /* A training label of 200 makes 201 classes as far as the files go; a model
@@ -578,11 +569,7 @@ Test(data, no_prefix_or_byte_flip_crashes_the_loader)
 Test(data, synthetic_has_its_documented_sizes)
 {
     struct data d = load_ok("synthetic", 42);
-    cr_assert_eq(d.train.n, 12000);
-    cr_assert_eq(d.test.n, 2000);
-    cr_assert_eq(d.train.rows, 28);
-    cr_assert_eq(d.train.cols, 28);
-    cr_assert_eq(d.test.n_classes, 10);
+    expect_28x28_in_10_classes(&d, 12000, 2000);
     cr_assert_not_null(strstr(d.train.source, "synthetic (seed 42)"), "%s", d.train.source);
     int64_t hist[10] = {0};
     for (int64_t i = 0; i < d.test.n; i++) hist[d.test.y[i]]++;
