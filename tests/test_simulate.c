@@ -26,6 +26,9 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
+/* Profiles written for a test go in its test_tmp_dir. */
+TEST_SUITE_WITH_TMP_DIR(simulate);
+
 /* The defaults of the option table, then the scenario. */
 static struct config scenario(const char *model, int devices, int batch, int microbatches)
 {
@@ -134,6 +137,14 @@ static void run_release(struct sim_run *r)
     report_release(&r->report);
 }
 
+/* Releases a run with its trace (unless NULL) and its plan. */
+static void run_release_with(struct sim_run *r, struct trace *t, struct plan *p)
+{
+    run_release(r);
+    if (t) trace_release(t);
+    plan_free(p);
+}
+
 /* End of rank r's last op of each step: ends[0 .. steps). */
 static void step_ends(const struct trace *t, int rank, int steps, double *ends)
 {
@@ -229,19 +240,18 @@ Test(simulate, pause_stalls_each_step_start)
 
 /* ---- collectives --------------------------------------------------------- */
 
-/* A profile with round numbers, written for the test. */
-static const char *write_profile(char *path, size_t n, int devices_per_node)
+/* A profile with round numbers, written for the test, laid out for p's
+ * ranks (devices_per_node of them a node). */
+static struct cluster round_numbers_for(const struct plan *p, int devices_per_node)
 {
-    snprintf(path, n, "/tmp/strata-test-simulate-%d.profile", (int)getpid());
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "name = round-numbers\nideal = false\nflops_per_s = 1e12\n"
-               "mem_bw_bytes_per_s = 1e11\nop_overhead_s = 0\nmem_bytes = 10000000000\n"
-               "devices_per_node = %d\nintra_latency_s = 2e-6\nintra_bw_bytes_per_s = 1e10\n"
-               "inter_latency_s = 1e-5\ninter_bw_bytes_per_s = 1e9\n",
-               devices_per_node);
-    cr_assert_eq(fclose(f), 0);
-    return path;
+    char text[512];
+    snprintf(text, sizeof text,
+             "name = round-numbers\nideal = false\nflops_per_s = 1e12\n"
+             "mem_bw_bytes_per_s = 1e11\nop_overhead_s = 0\nmem_bytes = 10000000000\n"
+             "devices_per_node = %d\nintra_latency_s = 2e-6\nintra_bw_bytes_per_s = 1e10\n"
+             "inter_latency_s = 1e-5\ninter_bw_bytes_per_s = 1e9\n",
+             devices_per_node);
+    return laid_out(test_tmp_file("round-numbers.profile", text), p, 0);
 }
 
 /* Ring all-reduce (Patarasuk & Yuan, 2009): 2(p-1) steps, each alpha plus
@@ -259,9 +269,7 @@ Test(simulate, ring_allreduce_span_is_alpha_beta_closed_form)
         int group = plan_add_group(plan, (const int[]){0, 1, 2, 3}, p);
         for (int r = 0; r < p; r++) plan_allreduce(plan, r, group, 0, wl->n_layers, NO_DEPS);
         cr_assert_eq(plan_build_status(plan, &e), 0, "%s", e.msg);
-        char path[128];
-        struct cluster c = laid_out(write_profile(path, sizeof path, dpn), plan, 0);
-        unlink(path);
+        struct cluster c = round_numbers_for(plan, dpn);
         struct trace t;
         trace_init(&t, -1, 100);
         struct sim_run r = run(plan, &c, 1, (struct opts){0}, &t);
@@ -277,9 +285,7 @@ Test(simulate, ring_allreduce_span_is_alpha_beta_closed_form)
                       "%d devices a node: span %g s, 2(p-1)(alpha + n/(p beta)) = %g s", dpn,
                       sp->end_s - sp->start_s, want);
         }
-        run_release(&r);
-        trace_release(&t);
-        plan_free(plan);
+        run_release_with(&r, &t, plan);
     }
     workload_free(wl);
 }
@@ -314,8 +320,7 @@ Test(simulate, exponential_stragglers_stretch_a_barrier_by_the_harmonic_number)
             "(%+.2f%%, tolerance 3%%)\n", F, p, steps, mean, want, 100 * (mean / want - 1));
     cr_assert(fabs(mean / want - 1) < 0.03, "mean step %g, T(1 + F H_p) = %g (%.2f%% off)", mean,
               want, 100 * (mean / want - 1));
-    run_release(&r);
-    plan_free(plan);
+    run_release_with(&r, NULL, plan);
     workload_free(wl);
 }
 
@@ -437,9 +442,7 @@ Test(simulate, concurrent_pushes_share_the_servers_link_and_the_server_updates_i
     const int N = 4;
     struct config cfg = scenario(UNIFORM_4, N, 64, 1);
     struct plan *p = build("ps-async", &cfg, wl);
-    char path[128];
-    struct cluster c = laid_out(write_profile(path, sizeof path, 8), p, 0);   /* one node */
-    unlink(path);
+    struct cluster c = round_numbers_for(p, 8);   /* one node */
     struct op update = plan_update_op(wl, 0, wl->n_layers);
     double u = cost_compute_s(&c, &update);
     cr_assert_gt(u, 0);
@@ -467,9 +470,7 @@ Test(simulate, concurrent_pushes_share_the_servers_link_and_the_server_updates_i
             found = fabs(pull_start[i] - (push_end + (k + 1) * u)) < 1e-12;
         cr_assert(found, "no pull leaves at the pushes' end + %d updates of %g s", k + 1, u);
     }
-    run_release(&r);
-    trace_release(&t);
-    plan_free(p);
+    run_release_with(&r, &t, p);
     workload_free(wl);
 }
 
@@ -507,9 +508,7 @@ Test(simulate, ps_sync_backup_never_waits_for_the_slowest)
             if (backup) cr_assert_eq(sp->version_applied < 0, sp->rank == 3);
         }
         cr_assert_eq(dropped, backup ? S : 0);
-        run_release(&r);
-        trace_release(&t);
-        plan_free(p);
+        run_release_with(&r, &t, p);
     }
     workload_free(wl);
 }
@@ -733,8 +732,7 @@ Test(simulate, ideal_pipeline_and_model_steps_equal_the_closed_form_every_step)
         cr_assert_float_eq(rp->step_time_s.p50, want, 1e-9, "%s p50", cases[k].name);
         cr_assert_float_eq(rp->step_time_s.p99, want, 1e-9, "%s p99", cases[k].name);
         cr_assert_float_eq(rp->throughput_samples_per_s, 64 / want, 1e-9, "%s", cases[k].name);
-        run_release(&run_);
-        plan_free(p);
+        run_release_with(&run_, NULL, p);
     }
     workload_free(wl);
 }
@@ -928,20 +926,15 @@ Test(simulate, jitter_composes_with_a_straggler_model_on_separate_streams)
 Test(simulate, time_sharing_slows_only_the_ranks_computing_at_once)
 {
     struct workload *wl = test_workload(UNIFORM_4);
-    char path[128];
-    snprintf(path, sizeof path, "/tmp/strata-test-simulate-ts-%d.profile", (int)getpid());
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "name = shared\nideal = false\nflops_per_s = 1e10\nmem_bw_bytes_per_s = 1e12\n"
-               "op_overhead_s = 0\nmem_bytes = 10000000000\ndevices_per_node = 8\n"
-               "intra_latency_s = 0\nintra_bw_bytes_per_s = inf\ninter_latency_s = 0\n"
-               "inter_bw_bytes_per_s = inf\ncores_per_node = 2\n"
-               "timeshare_slowdown = 1,1,1.5,2\n");
-    cr_assert_eq(fclose(f), 0);
+    const char *path = test_tmp_file(
+        "shared.profile",
+        "name = shared\nideal = false\nflops_per_s = 1e10\nmem_bw_bytes_per_s = 1e12\n"
+        "op_overhead_s = 0\nmem_bytes = 10000000000\ndevices_per_node = 8\n"
+        "intra_latency_s = 0\nintra_bw_bytes_per_s = inf\ninter_latency_s = 0\n"
+        "inter_bw_bytes_per_s = inf\ncores_per_node = 2\ntimeshare_slowdown = 1,1,1.5,2\n");
     struct config cfg = scenario(UNIFORM_4, 4, 64, 1);
     struct plan *model = build("model", &cfg, wl), *mirrored = build("mirrored", &cfg, wl);
     struct cluster cm = laid_out(path, model, 0), cd = laid_out(path, mirrored, 0);
-    unlink(path);
     cr_assert_float_eq(cm.time_share_stretch, 2, 1e-12, "4 ranks on the node: the k = 4 entry");
     struct trace tm, td;
     trace_init(&tm, -1, 10000);
