@@ -60,6 +60,25 @@ static struct plan *build(const char *name, const struct config *c, const struct
     return p;
 }
 
+/* A plan with the workload it was built for (its config's model). */
+struct built {
+    struct workload *wl;
+    struct plan *p;
+};
+
+static struct built build_model(const char *name, const struct config *c)
+{
+    struct built b = {.wl = test_workload(c->model)};
+    b.p = build(name, c, b.wl);
+    return b;
+}
+
+static void built_free(struct built *b)
+{
+    plan_free(b->p);
+    workload_free(b->wl);
+}
+
 /* The error strategy `name` gives for c; checks it leaves no plan behind. */
 static int build_error(const char *name, const struct config *c, struct err *e)
 {
@@ -517,10 +536,10 @@ Test(strategies, mirrored_buckets_match_a_count_by_hand)
  * comm stream works while compute runs the next bucket's backward. */
 Test(strategies, mirrored_allreduce_follows_its_own_backward_and_update_follows_the_last)
 {
-    struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
     c.bucket_mb = 0.25;
-    struct plan *p = build("mirrored", &c, wl);
+    struct built b = build_model("mirrored", &c);
+    const struct plan *p = b.p;
     cr_assert_eq(p->groups.len, 1);
     cr_assert_eq(p->groups.items[0].n_ranks, 4);
     for (int r = 0; r < 4; r++) {
@@ -543,8 +562,7 @@ Test(strategies, mirrored_allreduce_follows_its_own_backward_and_update_follows_
         }
         cr_assert_eq(n_bwd, 4, "one BACKWARD per bucket");
     }
-    plan_free(p);
-    workload_free(wl);
+    built_free(&b);
 }
 
 Test(strategies, mirrored_bucket_zero_is_one_allreduce_after_the_whole_backward)
@@ -583,6 +601,14 @@ static void assert_shards(const struct plan *p, const int *bounds, int n_servers
     }
 }
 
+/* A model cut into n parts (server shards, pipeline stages), part i holding
+ * layers [bounds[i], bounds[i + 1]). */
+struct layer_split {
+    const char *model;
+    int n;
+    int bounds[17];
+};
+
 /* Parameters of mlp:784-256-256-256-10 by layer: 200,960, 65,792, 65,792,
  * 2,570 (335,114 in all). No shard can be below layer 0's 200,960, and
  * that bound is met: 2 servers [0,1) [1,4); 3 servers [0,1) [1,3) [3,4)
@@ -591,11 +617,7 @@ static void assert_shards(const struct plan *p, const int *bounds, int n_servers
  * [0,3) = 21,300. */
 Test(strategies, ps_shards_cover_every_layer_once_balanced_as_by_hand)
 {
-    struct {
-        const char *model;
-        int servers;
-        int bounds[5];
-    } cases[] = {
+    const struct layer_split cases[] = {
         {DEFAULT_MLP, 1, {0, 4}},
         {DEFAULT_MLP, 2, {0, 1, 4}},
         {DEFAULT_MLP, 3, {0, 1, 3, 4}},
@@ -605,9 +627,9 @@ Test(strategies, ps_shards_cover_every_layer_once_balanced_as_by_hand)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         struct workload *wl = test_workload(cases[k].model);
         struct config c = scenario(cases[k].model, 3, 30, 1);
-        c.servers = cases[k].servers;
+        c.servers = cases[k].n;
         struct plan *p = build("ps-async", &c, wl);
-        assert_shards(p, cases[k].bounds, cases[k].servers);
+        assert_shards(p, cases[k].bounds, cases[k].n);
         plan_free(p);
         workload_free(wl);
     }
@@ -617,10 +639,10 @@ Test(strategies, ps_shards_cover_every_layer_once_balanced_as_by_hand)
  * (comm stream, waiting for that BACKWARD only); then a PULL per shard. */
 Test(strategies, ps_worker_pushes_each_shard_after_its_backward_then_pulls_all)
 {
-    struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(DEFAULT_MLP, 2, 64, 1);
     c.servers = 3;   /* shards [0,1) [1,3) [3,4) on ranks 2, 3, 4 */
-    struct plan *p = build("ps-sync", &c, wl);
+    struct built b = build_model("ps-sync", &c);
+    const struct plan *p = b.p;
     const int shard_lo[] = {3, 1, 0}, shard_hi[] = {4, 3, 1}, server[] = {4, 3, 2};
     for (int r = 0; r < 2; r++) {
         cr_assert_eq(p->ranks[r].ops.len, 1 + 2 * 3 + 3);
@@ -640,8 +662,7 @@ Test(strategies, ps_worker_pushes_each_shard_after_its_backward_then_pulls_all)
         }
         cr_assert_eq(count_ops(p, r, OP_UPDATE), 0, "servers apply the update");
     }
-    plan_free(p);
-    workload_free(wl);
+    built_free(&b);
 }
 
 Test(strategies, ps_policies_follow_the_options)
@@ -690,11 +711,7 @@ static void stage_layers(const struct plan *p, int stage, int *lo, int *hi)
  * cheapest pair is [15,17) at 28,564 (layers 0 and 1 would be 41,216). */
 Test(strategies, model_stages_are_balanced_by_flops_as_by_hand)
 {
-    struct {
-        const char *model;
-        int devices;
-        int bounds[17];
-    } cases[] = {
+    const struct layer_split cases[] = {
         {UNIFORM_MLP, 2, {0, 2, 4}},
         {UNIFORM_MLP, 3, {0, 2, 3, 4}},
         {UNIFORM_MLP, 4, {0, 1, 2, 3, 4}},
@@ -702,11 +719,11 @@ Test(strategies, model_stages_are_balanced_by_flops_as_by_hand)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         struct workload *wl = test_workload(cases[k].model);
-        struct config c = scenario(cases[k].model, cases[k].devices, 32, 4);
+        struct config c = scenario(cases[k].model, cases[k].n, 32, 4);
         for (int j = 0; j < 3; j++) {
             const char *name = j == 0 ? "model" : j == 1 ? "pipeline-gpipe" : "pipeline-1f1b";
             struct plan *p = build(name, &c, wl);
-            for (int i = 0; i < cases[k].devices; i++) {
+            for (int i = 0; i < cases[k].n; i++) {
                 int lo, hi;
                 stage_layers(p, i, &lo, &hi);
                 cr_assert(lo == cases[k].bounds[i] && hi == cases[k].bounds[i + 1],
@@ -722,9 +739,9 @@ Test(strategies, model_stages_are_balanced_by_flops_as_by_hand)
  * UPDATE; the first and last stages skip the messages they have no peer for. */
 Test(strategies, model_sends_activations_down_and_gradients_up)
 {
-    struct workload *wl = test_workload(UNIFORM_MLP);
     struct config c = scenario(UNIFORM_MLP, 4, 32, 4);
-    struct plan *p = build("model", &c, wl);
+    struct built b = build_model("model", &c);
+    const struct plan *p = b.p;
     cr_assert_eq(p->n_microbatches, 1);
     for (int i = 0; i < 4; i++) {
         enum op_kind expected[7];
@@ -749,8 +766,7 @@ Test(strategies, model_sends_activations_down_and_gradients_up)
             }
         }
     }
-    plan_free(p);
-    workload_free(wl);
+    built_free(&b);
 }
 
 /* ---- pipelines --------------------------------------------------------- */
