@@ -331,11 +331,12 @@ static bool same_floats(const float *a, const float *b, int64_t n)
  * gradients are bit for bit the same. */
 Test(mlp, stage_split_gives_the_same_bits)
 {
-    struct mlp *whole = make("mlp:7-5-4-3", 3), *split = make("mlp:7-5-4-3", 3);
-    struct mlp_act *a = act(whole, 6), *s0 = act(split, 6), *s1 = act(split, 6);
-    float *x;
-    int32_t *y;
-    make_data(whole, 6, 17, &x, &y);
+    /* the whole model with 6 samples; the split one, a twin, on their x and y */
+    struct net w = net_open("mlp:7-5-4-3", 3, 6, 17);
+    struct mlp *whole = w.m, *split = make("mlp:7-5-4-3", 3);
+    struct mlp_act *a = w.a, *s0 = act(split, 6), *s1 = act(split, 6);
+    const float *x = w.x;
+    const int32_t *y = w.y;
     float din_whole[6 * 7], din_split[6 * 7], boundary[6 * 5], back[6 * 5], logits[6 * 3];
     double l_whole, l_split;
 
@@ -354,12 +355,9 @@ Test(mlp, stage_split_gives_the_same_bits)
     cr_expect(same_floats(logits, s1->x[3], 6 * 3), "logits differ");
     cr_expect(same_floats(din_whole, din_split, 6 * 7), "input gradients differ");
     cr_expect(same_floats(whole->grads, split->grads, whole->n_params), "weight gradients differ");
-    free(x);
-    free(y);
-    mlp_act_free(a);
+    net_close(&w);
     mlp_act_free(s0);
     mlp_act_free(s1);
-    mlp_free(whole);
     mlp_free(split);
 }
 
@@ -371,11 +369,12 @@ Test(mlp, stage_split_gives_the_same_bits)
  * same way. */
 Test(mlp, two_microbatches_of_three_sum_to_one_batch_of_six)
 {
-    struct mlp *one = make("mlp:7-5-4-3", 9), *two = make("mlp:7-5-4-3", 9);
-    struct mlp_act *a6 = act(one, 6), *a3 = act(two, 3);
-    float *x;
-    int32_t *y;
-    make_data(one, 6, 19, &x, &y);
+    /* one model steps on all 6 samples, its twin on 3 and 3 */
+    struct net n6 = net_open("mlp:7-5-4-3", 9, 6, 19);
+    struct mlp *one = n6.m, *two = make("mlp:7-5-4-3", 9);
+    struct mlp_act *a6 = n6.a, *a3 = act(two, 3);
+    const float *x = n6.x;
+    const int32_t *y = n6.y;
     double l6 = full_step(one, a6, x, y, 6);
     double l3 = full_step(two, a3, x, y, 3) + full_step(two, a3, x + 3 * 7, y + 3, 3);
     cr_expect(fabs(l6 - l3) <= 1e-6 * fabs(l6), "loss %.9f vs %.9f", l6, l3);
@@ -390,11 +389,8 @@ Test(mlp, two_microbatches_of_three_sum_to_one_batch_of_six)
     }
     cr_log_info("3 + 3 vs 6: largest relative gradient difference %.3g (tolerance 1e-6), loss "
                 "%.9f vs %.9f", worst, l6, l3);
-    free(x);
-    free(y);
-    mlp_act_free(a6);
+    net_close(&n6);
     mlp_act_free(a3);
-    mlp_free(one);
     mlp_free(two);
 }
 
