@@ -100,6 +100,18 @@ static struct network *make_net(int n_links, double bw, double latency_s)
     return net;
 }
 
+/* run_starts on a network of one link (bw, latency_s), which must be idle
+ * when every transfer has arrived. */
+static struct arrivals run_on_one_link(double bw, double latency_s, const struct start *starts,
+                                       int n)
+{
+    struct network *net = make_net(1, bw, latency_s);
+    struct arrivals r = run_starts(net, starts, n);
+    cr_assert_eq(network_active(net, 0), 0);
+    network_free(net);
+    return r;
+}
+
 /* |got - want| <= rel * |want|, reporting the margin. */
 static void expect_rel(double got, double want, double rel, const char *what)
 {
@@ -113,14 +125,11 @@ Test(network, one_transfer_arrives_at_bytes_over_bw_plus_latency)
     /* Alone on the link: n / bw on the wire, then alpha. */
     const double bw = 1.25e9, alpha = 5e-6;
     const int64_t n = 1000000;
-    struct network *net = make_net(1, bw, alpha);
     struct start s[] = { { 0.0, 0, n } };
-    struct arrivals r = run_starts(net, s, 1);
+    struct arrivals r = run_on_one_link(bw, alpha, s, 1);
     cr_assert_eq(r.arrive_s[0], (double)n / bw + alpha, "got %.17g, want %.17g", r.arrive_s[0],
                  (double)n / bw + alpha);
-    cr_assert_eq(network_active(net, 0), 0);
     arrivals_free(&r);
-    network_free(net);
 }
 
 Test(network, two_equal_transfers_started_together_share_the_link)
@@ -129,9 +138,8 @@ Test(network, two_equal_transfers_started_together_share_the_link)
      * back second. */
     const double bw = 1e9, alpha = 2e-6;
     const int64_t n = 3000000;
-    struct network *net = make_net(1, bw, alpha);
     struct start s[] = { { 0.5, 0, n }, { 0.5, 0, n } };
-    struct arrivals r = run_starts(net, s, 2);
+    struct arrivals r = run_on_one_link(bw, alpha, s, 2);
     double want = 0.5 + 2.0 * (double)n / bw + alpha;
     expect_rel(r.arrive_s[0], want, 1e-12, "first");
     expect_rel(r.arrive_s[1], want, 1e-12, "second");
@@ -139,7 +147,6 @@ Test(network, two_equal_transfers_started_together_share_the_link)
     cr_assert_eq(r.order[0], 0);
     cr_assert_eq(r.order[1], 1);
     arrivals_free(&r);
-    network_free(net);
 }
 
 Test(network, second_transfer_starting_halfway_matches_closed_form)
@@ -153,16 +160,14 @@ Test(network, second_transfer_starting_halfway_matches_closed_form)
      * first event, timed for n/bw before B came, pops as stale. */
     const double bw = 1e10, alpha = 1e-6;
     const int64_t n = 8000000;
-    struct network *net = make_net(1, bw, alpha);
     struct start s[] = { { 0.0, 0, n }, { (double)n / (2 * bw), 0, n } };
-    struct arrivals r = run_starts(net, s, 2);
+    struct arrivals r = run_on_one_link(bw, alpha, s, 2);
     expect_rel(r.arrive_s[0], 3.0 * (double)n / (2 * bw) + alpha, 1e-12, "A");
     expect_rel(r.arrive_s[1], 2.0 * (double)n / bw + alpha, 1e-12, "B");
     /* Events: 2 starts, 2 arrivals, A's finish, B's finish, 1 stale. */
     cr_assert_eq(r.n_events, 7);
     cr_assert_eq(r.n_stale_or_internal, 3);
     arrivals_free(&r);
-    network_free(net);
 }
 
 Test(network, three_staggered_transfers_match_closed_form)
@@ -175,15 +180,13 @@ Test(network, three_staggered_transfers_match_closed_form)
      *   from 3.75: two at 0.5 GB/s; C's 0.25 takes 0.5 s: C at 4.25,
      *     A has 0.75 left, alone: A at 5.0 (5 GB at 1 GB/s: never idle). */
     const double bw = 1e9;
-    struct network *net = make_net(1, bw, 0.0);
     struct start s[] = { { 0.0, 0, 3000000000 }, { 1.0, 0, 1000000000 }, { 1.5, 0, 1000000000 } };
-    struct arrivals r = run_starts(net, s, 3);
+    struct arrivals r = run_on_one_link(bw, 0.0, s, 3);
     expect_rel(r.arrive_s[0], 5.0, 1e-12, "A");
     expect_rel(r.arrive_s[1], 3.75, 1e-12, "B");
     expect_rel(r.arrive_s[2], 4.25, 1e-12, "C");
     cr_assert(r.order[0] == 1 && r.order[1] == 2 && r.order[2] == 0);
     arrivals_free(&r);
-    network_free(net);
 }
 
 Test(network, n_transfers_through_one_link_all_finish_at_n_times_bytes_over_bw)
@@ -193,10 +196,9 @@ Test(network, n_transfers_through_one_link_all_finish_at_n_times_bytes_over_bw)
     enum { N = 64 };
     const double bw = 1.25e10, alpha = 3e-6;
     const int64_t n = 25000000;
-    struct network *net = make_net(1, bw, alpha);
     struct start s[N];
     for (int i = 0; i < N; i++) s[i] = (struct start){ 2.0, 0, n };
-    struct arrivals r = run_starts(net, s, N);
+    struct arrivals r = run_on_one_link(bw, alpha, s, N);
     double want = 2.0 + N * (double)n / bw + alpha, worst = 0;
     for (int i = 0; i < N; i++) {
         expect_rel(r.arrive_s[i], want, 1e-12, "a worker's push");
@@ -205,7 +207,6 @@ Test(network, n_transfers_through_one_link_all_finish_at_n_times_bytes_over_bw)
     }
     cr_log_info("N=%d on one link: largest relative error %.3g (bound 1e-12)", N, worst);
     arrivals_free(&r);
-    network_free(net);
 }
 
 Test(network, transfers_finishing_together_to_rounding_leave_together_in_start_order)
@@ -223,14 +224,13 @@ Test(network, transfers_finishing_together_to_rounding_leave_together_in_start_o
     enum { K = 8 };
     const double dt = 0.7, bw = 6e9;
     const int64_t D = 1000003, per_interval = 4200000000;
-    struct network *net = make_net(1, bw, 0.0);
     struct start s[K];
     for (int i = 0; i < K; i++) {
         int64_t bytes = D;
         for (int j = i; j <= K - 2; j++) bytes += per_interval / (j + 1);
         s[i] = (struct start){ dt * i, 0, bytes };
     }
-    struct arrivals r = run_starts(net, s, K);
+    struct arrivals r = run_on_one_link(bw, 0.0, s, K);
     double want = dt * (K - 1) + K * (double)D / bw;
     for (int i = 0; i < K; i++) {
         expect_rel(r.arrive_s[i], want, 1e-12, "finish");
@@ -239,7 +239,6 @@ Test(network, transfers_finishing_together_to_rounding_leave_together_in_start_o
         cr_assert_eq(r.order[i], i, "arrival %d is cookie %lld", i, (long long)r.order[i]);
     }
     arrivals_free(&r);
-    network_free(net);
 }
 
 Test(network, transfers_on_different_links_do_not_interact)
@@ -415,8 +414,7 @@ Test(network, random_starts_match_a_direct_processor_sharing_simulation)
     double want[N];
     ps_reference(s, N, bw, want);
 
-    struct network *net = make_net(1, bw, 0.0);
-    struct arrivals r = run_starts(net, s, N);
+    struct arrivals r = run_on_one_link(bw, 0.0, s, N);
     double worst = 0;
     for (int i = 0; i < N; i++) {
         double rel = fabs(r.arrive_s[i] - want[i]) / want[i];
@@ -426,7 +424,6 @@ Test(network, random_starts_match_a_direct_processor_sharing_simulation)
     cr_log_info("random PS vs direct simulation, %d transfers: largest relative difference %.3g "
                 "(bound 1e-9)", N, worst);
     arrivals_free(&r);
-    network_free(net);
 }
 
 static double wall_s(void)
