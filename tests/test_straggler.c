@@ -31,6 +31,16 @@ static struct straggler *create_ok(const char *text, uint64_t seed, int n_ranks)
     return g;
 }
 
+/* Frees every straggler model of a list: FREE_ALL(a, b, c). */
+static void free_all(struct straggler *const *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++) straggler_free(g[i]);
+}
+
+#define FREE_ALL(...)                                                                      \
+    free_all((struct straggler *const[]){__VA_ARGS__},                                    \
+             sizeof(struct straggler *[]){__VA_ARGS__} / sizeof(struct straggler *))
+
 /* ---- parsing ---------------------------------------------------------- */
 
 Test(straggler, parses_every_form)
@@ -198,9 +208,7 @@ Test(straggler, same_seed_same_draws_other_seed_other_draws)
         /* Continuous draws differ everywhere, coin flips about half the time. */
         cr_assert_gt(n_diff, m < 2 ? 3990 : 1800, "%s: seed 43 differs in %d of 4000 draws",
                      models[m], n_diff);
-        straggler_free(a);
-        straggler_free(b);
-        straggler_free(c);
+        FREE_ALL(a, b, c);
     }
 }
 
@@ -222,9 +230,7 @@ Test(straggler, ranks_have_their_own_streams)
         first[r] = straggler_compute_s(g, r, 1.0);
         for (int q = 0; q < r; q++) cr_assert_neq(first[q], first[r], "ranks %d and %d", q, r);
     }
-    straggler_free(small);
-    straggler_free(big);
-    straggler_free(g);
+    FREE_ALL(small, big, g);
 }
 
 /* Draws happen only where the model needs them: calls a model ignores do not
@@ -241,10 +247,7 @@ Test(straggler, ignored_calls_draw_nothing)
         cr_assert_eq(straggler_compute_s(q, 0, 2.5), 2.5, "pause leaves op times alone");
         cr_assert_eq(straggler_pause_s(p, 0), straggler_pause_s(q, 0));
     }
-    straggler_free(a);
-    straggler_free(b);
-    straggler_free(p);
-    straggler_free(q);
+    FREE_ALL(a, b, p, q);
 }
 
 Test(straggler, exp_extra_delay_has_mean_F_times_base)
@@ -354,8 +357,7 @@ Test(straggler, pause_frequency_is_P)
         cr_assert_eq(straggler_pause_s(never, 0), 0.0);
         cr_assert_eq(straggler_pause_s(always, 0), 2.0);
     }
-    straggler_free(never);
-    straggler_free(always);
+    FREE_ALL(never, always);
 }
 
 Test(straggler, create_rejects_ranks_outside_the_run)
