@@ -136,6 +136,26 @@ static void expect_figure(const char *dir, const char *name, const char *fig)
     expect_svg(file_in(dir, f));
 }
 
+/* Each test writes its figures in a fresh test_tmp_dir. */
+TEST_SUITE_WITH_TMP_DIR(plots);
+
+/* plot (plot_convergence, plot_staleness) of make_reports' three reports
+ * into test_tmp_dir under title, which must succeed; the data and header
+ * lines of its data file dat. */
+static void plot_the_three(int (*plot)(const struct report *const *, int,
+                                       const struct plot_opts *, struct err *),
+                           const char *title, const char *dat, int *data, int *headers)
+{
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0], &r[1], &r[2]};
+    struct plot_opts o = {test_tmp_dir, false, title};
+    struct err e = {0};
+    cr_assert_eq(plot(rs, 3, &o, &e), 0, "%s", e.msg);
+    count_lines(test_tmp_path(dat), data, headers);
+    free_reports(r);
+}
+
 /* Runs f with fd (1 or 2) going to a file; returns what was written there. */
 static char *capture(int fd, int (*f)(void *), void *arg, int *rc)
 {
@@ -159,75 +179,58 @@ static char *capture(int fd, int (*f)(void *), void *arg, int *rc)
 
 Test(plots, convergence_data_has_a_line_per_point_and_a_header_per_curve)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
-    struct report r[3];
-    make_reports(r);
-    const struct report *rs[] = {&r[0], &r[1], &r[2]};
     /* A quote and an underscore in the title: the script must keep both. */
-    struct plot_opts o = {dir, false, "4 devices of h100's_ib, batch 64"};
-    struct err e = {0};
-    cr_assert_eq(plot_convergence(rs, 3, &o, &e), 0, "%s", e.msg);
     int data, headers;
-    count_lines(file_in(dir, "convergence.dat"), &data, &headers);
+    plot_the_three(plot_convergence, "4 devices of h100's_ib, batch 64", "convergence.dat", &data,
+                   &headers);
     /* Points: 5 + 4 loss, 2 accuracy; ps-sync has no curve and no block.
      * Headers: the file's line and one per block (2 loss, 1 accuracy). */
     cr_expect_eq(data, N_LOSS_A + N_LOSS_B + N_ACC_A);
     cr_expect_eq(headers, 1 + 3);
-    char *gp = test_slurp(file_in(dir, "convergence.gp"));
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
     cr_expect_not_null(strstr(gp, "'mirrored'"), "the legend does not name the strategy");
     cr_expect_not_null(strstr(gp, "'test accuracy'"), "no accuracy panel");
     cr_expect_not_null(strstr(gp, "'time (ms)'"), "0.04 s of training should be in ms");
     cr_expect_not_null(strstr(gp, "h100''s_ib"), "the title's quote is not doubled");
     cr_expect_null(strstr(gp, "(sim)"), "one mode: no mode in the legend");
     free(gp);
-    expect_figure(dir, "convergence", "convergence");
-    free_reports(r);
-    test_remove_dir(dir);
+    expect_figure(test_tmp_dir, "convergence", "convergence");
 }
 
 Test(plots, convergence_names_the_mode_when_real_and_sim_mix)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
     struct report r[3];
     make_reports(r);
     r[1].mode = "real";
     snprintf(r[1].strategy, sizeof r[1].strategy, "mirrored");
     const struct report *rs[] = {&r[0], &r[1]};
-    struct plot_opts o = {dir, false, "validation"};
+    struct plot_opts o = {test_tmp_dir, false, "validation"};
     struct err e = {0};
     cr_assert_eq(plot_convergence(rs, 2, &o, &e), 0, "%s", e.msg);
-    char *gp = test_slurp(file_in(dir, "convergence.gp"));
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
     cr_expect_not_null(strstr(gp, "'mirrored (sim)'"));
     cr_expect_not_null(strstr(gp, "'mirrored (real)'"));
     free(gp);
     free_reports(r);
-    test_remove_dir(dir);
 }
 
 Test(plots, convergence_without_curves_says_why_in_the_figure)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[2]};
-    struct plot_opts o = {dir, false, "no numerics"};
+    struct plot_opts o = {test_tmp_dir, false, "no numerics"};
     struct err e = {0};
     cr_assert_eq(plot_convergence(rs, 1, &o, &e), 0, "%s", e.msg);
-    char *gp = test_slurp(file_in(dir, "convergence.gp"));
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
     cr_expect_not_null(strstr(gp, "--numerics"), "the empty figure does not say what to do");
     free(gp);
-    expect_figure(dir, "convergence", "convergence");
+    expect_figure(test_tmp_dir, "convergence", "convergence");
     free_reports(r);
-    test_remove_dir(dir);
 }
 
 Test(plots, timeline_draws_a_box_per_span_before_the_end)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
     /* Two ranks; the last span starts after t_end and is left out. */
     struct span s[] = {
         {.rank = 0, .stream = 0, .kind = OP_FORWARD, .mb = 0, .start_s = 0, .end_s = 1},
@@ -236,14 +239,14 @@ Test(plots, timeline_draws_a_box_per_span_before_the_end)
         {.rank = 1, .stream = 1, .kind = OP_ALLREDUCE, .mb = -1, .start_s = 3, .end_s = 4},
         {.rank = 1, .stream = 0, .kind = OP_UPDATE, .mb = -1, .start_s = 4.5, .end_s = 5},
     };
-    struct plot_opts o = {dir, false, "2 devices"};
+    struct plot_opts o = {test_tmp_dir, false, "2 devices"};
     struct err e = {0};
     cr_assert_eq(plot_timeline(s, 5, 2, "mirrored", 4.2, &o, &e), 0, "%s", e.msg);
     int data, headers;
-    count_lines(file_in(dir, "timeline-mirrored.dat"), &data, &headers);
+    count_lines(test_tmp_path("timeline-mirrored.dat"), &data, &headers);
     cr_expect_eq(data, 4, "4 spans start before 4.2 s");
     cr_expect_eq(headers, 1 + 3, "a block per kind drawn: forward, backward, all-reduce");
-    char *gp = test_slurp(file_in(dir, "timeline-mirrored.gp"));
+    char *gp = test_slurp(test_tmp_path("timeline-mirrored.gp"));
     /* Rows that have spans only: rank 0's comm stream has none. */
     cr_expect_not_null(strstr(gp, "ytics ('rank 0 compute' 0, 'rank 1 compute' 1, "
                                   "'rank 1 comm' 2)"), "%s", gp);
@@ -251,22 +254,19 @@ Test(plots, timeline_draws_a_box_per_span_before_the_end)
     cr_expect_null(strstr(gp, "'update'"), "a kind with no span drawn is in the key");
     cr_expect_not_null(strstr(gp, "'time (s)'"));
     free(gp);
-    expect_figure(dir, "timeline-mirrored", "timeline-mirrored");
-    test_remove_dir(dir);
+    expect_figure(test_tmp_dir, "timeline-mirrored", "timeline-mirrored");
 }
 
 Test(plots, timeline_colours_each_kind_from_the_op_table)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
     struct span s[] = {
         {.rank = 0, .stream = 0, .kind = OP_FORWARD, .mb = 0, .start_s = 0, .end_s = 1},
         {.rank = 0, .stream = 1, .kind = OP_PUSH, .mb = -1, .start_s = 1, .end_s = 2},
     };
-    struct plot_opts o = {dir, false, ""};
+    struct plot_opts o = {test_tmp_dir, false, ""};
     struct err e = {0};
     cr_assert_eq(plot_timeline(s, 2, 1, "ps-async", 2, &o, &e), 0, "%s", e.msg);
-    char *gp = test_slurp(file_in(dir, "timeline-ps-async.gp"));
+    char *gp = test_slurp(test_tmp_path("timeline-ps-async.gp"));
     char want[64];
     for (int k = 0; k < 2; k++) {
         snprintf(want, sizeof want, "lc rgb '%s'", op_infos[s[k].kind].colour);
@@ -274,7 +274,6 @@ Test(plots, timeline_colours_each_kind_from_the_op_table)
                            want);
     }
     free(gp);
-    test_remove_dir(dir);
 }
 
 /* The text timeline of a 2-stage pipeline, half a unit a column, drawn into a
@@ -318,25 +317,15 @@ Test(plots, timeline_with_nothing_to_draw_is_an_input_error)
 
 Test(plots, staleness_has_a_block_per_report_that_pushed)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
-    struct report r[3];
-    make_reports(r);
-    const struct report *rs[] = {&r[0], &r[1], &r[2]};
-    struct plot_opts o = {dir, false, "4 devices"};
-    struct err e = {0};
-    cr_assert_eq(plot_staleness(rs, 3, &o, &e), 0, "%s", e.msg);
     int data, headers;
-    count_lines(file_in(dir, "staleness.dat"), &data, &headers);
+    plot_the_three(plot_staleness, "4 devices", "staleness.dat", &data, &headers);
     cr_expect_eq(data, 3 + 1, "ps-async's 3 bins and ps-sync's 1");
     cr_expect_eq(headers, 1 + 2);
-    char *dat = test_slurp(file_in(dir, "staleness.dat"));
+    char *dat = test_slurp(test_tmp_path("staleness.dat"));
     /* 3 of ps-async's 10 pushes were one version behind: 30%. */
     cr_expect_not_null(strstr(dat, "\n1 3 30\n"), "%s", dat);
     free(dat);
-    expect_figure(dir, "staleness", "staleness");
-    free_reports(r);
-    test_remove_dir(dir);
+    expect_figure(test_tmp_dir, "staleness", "staleness");
 }
 
 Test(plots, staleness_without_pushes_is_an_input_error)
@@ -352,66 +341,57 @@ Test(plots, staleness_without_pushes_is_an_input_error)
 
 Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
     struct speedup_point p[] = {
         {"mirrored", 4, 3.6, 0.9}, {"mirrored", 1, 1, 1},     {"ps-async", 1, 1, 1},
         {"mirrored", 2, 1.9, 0.95}, {"ps-async", 4, 2.8, 0.7}, {"mirrored", 8, 6.4, 0.8},
     };
-    struct plot_opts o = {dir, false, "strong scaling"};
+    struct plot_opts o = {test_tmp_dir, false, "strong scaling"};
     struct err e = {0};
     cr_assert_eq(plot_speedup(p, 6, "devices", true, &o, &e), 0, "%s", e.msg);
-    char *dat = test_slurp(file_in(dir, "speedup.dat"));
+    char *dat = test_slurp(test_tmp_path("speedup.dat"));
     cr_expect_not_null(strstr(dat, "1 1 1\n2 1.9 0.95\n4 3.6 0.9\n8 6.4 0.8\n"),
                        "mirrored's points not in x order:\n%s", dat);
     free(dat);
-    char *gp = test_slurp(file_in(dir, "speedup.gp"));
+    char *gp = test_slurp(test_tmp_path("speedup.gp"));
     cr_expect_not_null(strstr(gp, "set logscale x 2"));
     cr_expect_not_null(strstr(gp, "'speedup (x one device)'"));
     cr_expect_not_null(strstr(gp, "title 'ideal'"), "no ideal line");
     free(gp);
-    expect_figure(dir, "speedup", "speedup");
-    expect_figure(dir, "speedup", "efficiency");
-    test_remove_dir(dir);
+    expect_figure(test_tmp_dir, "speedup", "speedup");
+    expect_figure(test_tmp_dir, "speedup", "efficiency");
 }
 
 Test(plots, speedup_over_other_values_keeps_a_linear_axis)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
     struct speedup_point p[] = {{"mirrored", 3, 2.5, 0.83}, {"mirrored", 6, 4.5, 0.75}};
-    struct plot_opts o = {dir, false, "lr sweep"};
+    struct plot_opts o = {test_tmp_dir, false, "lr sweep"};
     struct err e = {0};
     cr_assert_eq(plot_speedup(p, 2, "devices", false, &o, &e), 0, "%s", e.msg);
-    char *gp = test_slurp(file_in(dir, "speedup.gp"));
+    char *gp = test_slurp(test_tmp_path("speedup.gp"));
     cr_expect_null(strstr(gp, "logscale"));
     cr_expect_null(strstr(gp, "'ideal'"));
     free(gp);
-    test_remove_dir(dir);
 }
 
 Test(plots, validation_has_a_labelled_point_per_run_and_the_diagonal)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
     struct validation_point p[] = {
         {"mirrored", 0.011, 0.010}, {"ps-async", 0.018, 0.020}, {"pipeline-1f1b", 0.03, 0.025}};
-    struct plot_opts o = {dir, false, "cpu-loopback"};
+    struct plot_opts o = {test_tmp_dir, false, "cpu-loopback"};
     struct err e = {0};
     cr_assert_eq(plot_validation(p, 3, &o, &e), 0, "%s", e.msg);
     int data, headers;
-    count_lines(file_in(dir, "validation.dat"), &data, &headers);
+    count_lines(test_tmp_path("validation.dat"), &data, &headers);
     cr_expect_eq(data, 3);
-    char *dat = test_slurp(file_in(dir, "validation.dat"));
+    char *dat = test_slurp(test_tmp_path("validation.dat"));
     /* 0.011 / 0.010 - 1 = +10% */
     cr_expect_not_null(strstr(dat, "\"mirrored\" 0.01 0.011 10\n"), "%s", dat);
     free(dat);
-    char *gp = test_slurp(file_in(dir, "validation.gp"));
+    char *gp = test_slurp(test_tmp_path("validation.gp"));
     cr_expect_not_null(strstr(gp, "y = x"));
     cr_expect_not_null(strstr(gp, "with labels"));
     free(gp);
-    expect_figure(dir, "validation", "validation");
-    test_remove_dir(dir);
+    expect_figure(test_tmp_dir, "validation", "validation");
 }
 
 /* --- Terminal, missing gnuplot, directories -------------------------------- */
@@ -448,13 +428,11 @@ Test(plots, terminal_drawing_carries_the_title_and_leaves_no_files)
 
 Test(plots, without_gnuplot_the_data_is_written_and_stderr_says_what_to_install)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
     setenv("STRATA_GNUPLOT", "/nonexistent/gnuplot", 1);
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[0], &r[1]};
-    struct plot_opts o = {dir, false, "x"};
+    struct plot_opts o = {test_tmp_dir, false, "x"};
     struct call c = {rs, &o, {0}};
     int rc;
     char *err = capture(2, call_convergence, &c, &rc);
@@ -462,44 +440,38 @@ Test(plots, without_gnuplot_the_data_is_written_and_stderr_says_what_to_install)
     cr_expect_not_null(strstr(err, "gnuplot-nox"), "stderr: %s", err);
     cr_expect_not_null(strstr(err, "convergence.gp"), "stderr does not name the script: %s", err);
     free(err);
-    cr_expect(exists(file_in(dir, "convergence.dat")));
-    cr_expect(exists(file_in(dir, "convergence.gp")));
-    cr_expect(!exists(file_in(dir, "convergence.png")));
+    cr_expect(exists(test_tmp_path("convergence.dat")));
+    cr_expect(exists(test_tmp_path("convergence.gp")));
+    cr_expect(!exists(test_tmp_path("convergence.png")));
     free_reports(r);
-    test_remove_dir(dir);
 }
 
 Test(plots, a_failing_gnuplot_is_a_run_error_naming_the_script)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
     setenv("STRATA_GNUPLOT", "/bin/false", 1);
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[0]};
-    struct plot_opts o = {dir, false, "x"};
+    struct plot_opts o = {test_tmp_dir, false, "x"};
     struct err e = {0};
     cr_expect_eq(plot_convergence(rs, 1, &o, &e), ERR_RUN);
     cr_expect_not_null(strstr(e.msg, "convergence.gp"), "%s", e.msg);
     free_reports(r);
-    test_remove_dir(dir);
 }
 
 Test(plots, a_missing_directory_is_made_one_level_deep_and_no_deeper)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots");
     setenv("STRATA_GNUPLOT", "/nonexistent/gnuplot", 1);  /* files only: faster */
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[0]};
     struct err e = {0};
-    char *one = strdup(file_in(dir, "new"));
+    char *one = strdup(test_tmp_path("new"));
     struct plot_opts o = {one, false, "x"};
     freopen("/dev/null", "w", stderr);
     cr_expect_eq(plot_convergence(rs, 1, &o, &e), 0, "%s", e.msg);
     cr_expect(exists(file_in(one, "convergence.dat")));
-    char *two = strdup(file_in(dir, "a/b"));
+    char *two = strdup(test_tmp_path("a/b"));
     o.dir = two;
     cr_expect_eq(plot_convergence(rs, 1, &o, &e), ERR_INPUT);
     cr_expect_not_null(strstr(e.msg, two), "the message does not name the directory: %s", e.msg);
@@ -510,16 +482,13 @@ Test(plots, a_missing_directory_is_made_one_level_deep_and_no_deeper)
     free(one);
     free(two);
     free_reports(r);
-    test_remove_dir(dir);
 }
 
 /* --- strata plot, the command ---------------------------------------------- */
 
 Test(plots, strata_plot_of_a_sim_report_draws_convergence_and_staleness)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots-cli");
-    char *json = strdup(file_in(dir, "r.json")), *out = strdup(file_in(dir, "figs"));
+    char *json = strdup(test_tmp_path("r.json")), *out = strdup(test_tmp_path("figs"));
     struct run r = RUN("sim", "--strategy", "ps-async", "--devices", "4", "--steps", "4",
                        "--json", json);
     cr_assert_eq(r.status, 0, "strata sim: %s", r.err);
@@ -532,18 +501,15 @@ Test(plots, strata_plot_of_a_sim_report_draws_convergence_and_staleness)
     run_free(&r);
     free(json);
     free(out);
-    test_remove_dir(dir);
 }
 
 Test(plots, strata_plot_of_a_file_that_is_not_json_exits_2_naming_it)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots-cli");
-    char *bad = strdup(file_in(dir, "notes.txt"));
+    char *bad = strdup(test_tmp_path("notes.txt"));
     FILE *f = fopen(bad, "w");
     fputs("not a report\n", f);
     fclose(f);
-    struct run r = RUN("plot", bad, "--plot", dir);
+    struct run r = RUN("plot", bad, "--plot", test_tmp_dir);
     cr_expect_eq(r.status, 2);
     cr_expect_not_null(strstr(r.err, bad), "stderr does not name the file: %s", r.err);
     run_free(&r);
@@ -551,14 +517,11 @@ Test(plots, strata_plot_of_a_file_that_is_not_json_exits_2_naming_it)
     cr_expect_eq(r.status, 2, "no files at all is bad input");
     run_free(&r);
     free(bad);
-    test_remove_dir(dir);
 }
 
 Test(plots, strata_compare_plot_draws_a_timeline_per_strategy)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots-cli");
-    char *out = strdup(file_in(dir, "figs"));
+    char *out = strdup(test_tmp_path("figs"));
     struct run r = RUN("compare", "--devices", "2", "--steps", "3", "--strategies",
                        "mirrored,ps-async,pipeline-1f1b", "--plot", out);
     cr_assert_eq(r.status, 0, "strata compare: %s", r.err);
@@ -569,16 +532,13 @@ Test(plots, strata_compare_plot_draws_a_timeline_per_strategy)
     expect_figure(out, "convergence", "convergence");
     run_free(&r);
     free(out);
-    test_remove_dir(dir);
 }
 
 /* A sweep document as `strata sweep --json` writes it (ARCHITECTURE.md,
  * Reports), wrapped around reports of `strata sim`. */
 Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
 {
-    char dir[64];
-    test_make_dir(dir, sizeof dir, "plots-cli");
-    char *r1 = strdup(file_in(dir, "r1.json")), *r2 = strdup(file_in(dir, "r2.json"));
+    char *r1 = strdup(test_tmp_path("r1.json")), *r2 = strdup(test_tmp_path("r2.json"));
     struct run r = RUN("sim", "--strategy", "mirrored", "--devices", "1", "--json", r1);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
@@ -586,7 +546,7 @@ Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
     char *t1 = test_slurp(r1), *t2 = test_slurp(r2);
-    char *sweep = strdup(file_in(dir, "sweep.json")), *val = strdup(file_in(dir, "val.json"));
+    char *sweep = strdup(test_tmp_path("sweep.json")), *val = strdup(test_tmp_path("val.json"));
     FILE *f = fopen(sweep, "w");
     fprintf(f, "{\"strata_sweep\": 1, \"points\": ["
                "{\"strategy\": \"mirrored\", \"devices\": 1, \"speedup\": 1, \"efficiency\": 1, "
@@ -598,7 +558,7 @@ Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
                "\"predicted_step_s\": 0.01, \"measured_step_s\": 0.0125, \"error\": -0.2, "
                "\"predicted\": %s, \"measured\": %s}]}\n", t2, t2);
     fclose(f);
-    char *out = strdup(file_in(dir, "figs"));
+    char *out = strdup(test_tmp_path("figs"));
     r = RUN("plot", sweep, val, "--plot", out);
     cr_assert_eq(r.status, 0, "strata plot: %s", r.err);
     expect_figure(out, "speedup", "speedup");
@@ -617,5 +577,4 @@ Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
     free(sweep);
     free(val);
     free(out);
-    test_remove_dir(dir);
 }
