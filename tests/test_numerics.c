@@ -18,6 +18,9 @@
 
 #define MODEL "mlp:784-64-32-16-10"
 
+/* The reports the end-to-end tests write go in a fresh test_tmp_dir. */
+TEST_SUITE_WITH_TMP_DIR(numerics);
+
 static void scenario(struct config *c, const char *strategy, int devices, int steps)
 {
     struct err e = {0};
@@ -45,6 +48,24 @@ static void simulate_ok(const struct config *c, struct sim_run *run)
     cr_assert_eq(rc, 0, "%s: %s", c->strategy, e.msg);
 }
 
+/* The simulated run of the scenario for strategy, devices and steps, with
+ * the options of `set` (name and value pairs up to a NULL name; set itself
+ * may be NULL) on top, in that order. */
+static struct sim_run simulated(const char *strategy, int devices, int steps,
+                                const char *const (*set)[2])
+{
+    struct config c;
+    scenario(&c, strategy, devices, steps);
+    struct err e = {0};
+    for (; set && (*set)[0]; set++)
+        cr_assert_eq(config_set(&c, (*set)[0], (*set)[1], ~0u, &e), 0, "%s", e.msg);
+    struct sim_run r;
+    simulate_ok(&c, &r);
+    return r;
+}
+
+#define WITH(...) ((const char *const[][2]){__VA_ARGS__, {NULL, NULL}})
+
 static void expect_same_curve(const struct report *a, const struct report *b, double tol,
                               const char *what)
 {
@@ -55,6 +76,15 @@ static void expect_same_curve(const struct report *a, const struct report *b, do
         cr_assert_eq(a->loss_curve[i].step, b->loss_curve[i].step);
         cr_assert(fabs(x - y) <= tol * fabs(y), "%s: step %d loss %.9g vs %.9g", what, i, x, y);
     }
+}
+
+/* Whether the loss curves of a and b differ after their first point. */
+static bool later_losses_differ(const struct report *a, const struct report *b)
+{
+    bool differs = false;
+    for (int i = 1; i < a->n_loss_curve; i++)
+        differs |= a->loss_curve[i].loss != b->loss_curve[i].loss;
+    return differs;
 }
 
 Test(numerics, synchronous_strategies_share_one_loss_curve_and_time_it_their_own_way)
@@ -86,12 +116,8 @@ Test(numerics, async_path_with_one_worker_is_the_synchronous_sequence)
 {
     /* nothing is stale with one worker: the hooks' arithmetic must give the
      * very numbers of one device's sequence */
-    struct config c;
-    scenario(&c, "mirrored", 1, 10);
-    struct sim_run one, a;
-    simulate_ok(&c, &one);
-    scenario(&c, "ps-async", 1, 10);
-    simulate_ok(&c, &a);
+    struct sim_run one = simulated("mirrored", 1, 10, NULL);
+    struct sim_run a = simulated("ps-async", 1, 10, NULL);
     expect_same_curve(&a.report, &one.report, 1e-6, "ps-async on 1 worker");
     cr_assert_float_eq(a.report.final.test_accuracy, one.report.final.test_accuracy, 1e-9);
     run_release(&one);
@@ -101,19 +127,11 @@ Test(numerics, async_path_with_one_worker_is_the_synchronous_sequence)
 
 Test(numerics, staleness_changes_the_arithmetic_and_training_still_learns)
 {
-    struct config c;
-    scenario(&c, "ps-async", 4, 40);
-    config_set(&c, "momentum", "0.5", ~0u, &(struct err){0});
-    struct sim_run a, s;
-    simulate_ok(&c, &a);
-    scenario(&c, "ps-sync", 4, 40);
-    config_set(&c, "momentum", "0.5", ~0u, &(struct err){0});
-    simulate_ok(&c, &s);
+    struct sim_run a = simulated("ps-async", 4, 40, WITH({"momentum", "0.5"}));
+    struct sim_run s = simulated("ps-sync", 4, 40, WITH({"momentum", "0.5"}));
     cr_assert_gt(a.report.staleness.max, 0, "async workers read stale parameters");
-    bool differs = false;
-    for (int i = 1; i < a.report.n_loss_curve; i++)
-        differs |= a.report.loss_curve[i].loss != s.report.loss_curve[i].loss;
-    cr_assert(differs, "stale gradients must change the loss curve");
+    cr_assert(later_losses_differ(&a.report, &s.report),
+              "stale gradients must change the loss curve");
     double first = a.report.loss_curve[0].loss, last = a.report.loss_curve[39].loss;
     cr_assert_lt(last, first, "ps-async loss %g -> %g", first, last);
     run_release(&a);
@@ -125,18 +143,12 @@ Test(numerics, a_dropped_backup_push_is_really_dropped)
 {
     /* rank 3 is 20x slower, so under backup:1 its push is always the one
      * dropped; the result differs from plain ps-sync, which waits for it */
-    struct config c;
-    scenario(&c, "ps-sync", 4, 10);
-    config_set(&c, "straggler", "slow:3=20", ~0u, &(struct err){0});
-    struct sim_run sync, backup;
-    simulate_ok(&c, &sync);
-    config_set(&c, "backup-workers", "1", ~0u, &(struct err){0});
-    simulate_ok(&c, &backup);
+    struct sim_run sync = simulated("ps-sync", 4, 10, WITH({"straggler", "slow:3=20"}));
+    struct sim_run backup = simulated("ps-sync", 4, 10,
+                                      WITH({"straggler", "slow:3=20"}, {"backup-workers", "1"}));
     cr_assert_lt(backup.report.step_time_s.mean, sync.report.step_time_s.mean);
-    bool differs = false;
-    for (int i = 1; i < sync.report.n_loss_curve; i++)
-        differs |= sync.report.loss_curve[i].loss != backup.report.loss_curve[i].loss;
-    cr_assert(differs, "dropping a worker's gradient must change the trajectory");
+    cr_assert(later_losses_differ(&sync.report, &backup.report),
+              "dropping a worker's gradient must change the trajectory");
     run_release(&sync);
     run_release(&backup);
     run_numerics_release();
@@ -144,11 +156,7 @@ Test(numerics, a_dropped_backup_push_is_really_dropped)
 
 Test(numerics, time_to_accuracy_is_the_first_evaluation_at_or_above_the_target)
 {
-    struct config c;
-    scenario(&c, "mirrored", 2, 60);
-    config_set(&c, "target-accuracy", "0.3", ~0u, &(struct err){0});
-    struct sim_run r;
-    simulate_ok(&c, &r);
+    struct sim_run r = simulated("mirrored", 2, 60, WITH({"target-accuracy", "0.3"}));
     const struct report *rp = &r.report;
     cr_assert_geq(rp->n_accuracy_curve, 20, "about 20 evaluations when a target is set");
     int first = -1;
@@ -158,8 +166,7 @@ Test(numerics, time_to_accuracy_is_the_first_evaluation_at_or_above_the_target)
     cr_assert(rp->has_time_to_accuracy);
     cr_assert_float_eq(rp->time_to_accuracy_s, rp->accuracy_curve[first].time_s, 0);
     run_release(&r);
-    config_set(&c, "target-accuracy", "0.999", ~0u, &(struct err){0});
-    simulate_ok(&c, &r);
+    r = simulated("mirrored", 2, 60, WITH({"target-accuracy", "0.999"}));
     cr_assert(!r.report.has_time_to_accuracy, "0.999 is out of reach in 60 steps");
     run_release(&r);
     run_numerics_release();
@@ -171,9 +178,8 @@ Test(numerics, too_many_workers_for_the_memory_budget_is_bad_input)
     scenario(&c, "ps-async", 4096, 2);
     config_set(&c, "model", "mlp:784-4096-4096-10", ~0u, &(struct err){0});
     config_set(&c, "batch", "4096", ~0u, &(struct err){0});
+    struct workload *wl = test_workload(c.model);
     struct err e = {0};
-    struct workload *wl = NULL;
-    cr_assert_eq(workload_parse(c.model, &wl, &e), 0);
     struct sim_run r;
     int rc = run_simulate(&c, strategy_find("ps-async", &e), wl, 0, &r, &e);
     cr_assert_eq(rc, ERR_INPUT, "rc %d: %s", rc, e.msg);
@@ -188,9 +194,7 @@ Test(numerics, too_many_workers_for_the_memory_budget_is_bad_input)
 
 Test(numerics, simulated_loss_curve_of_a_synchronous_strategy_equals_a_real_run, .timeout = 120)
 {
-    char sim_json[] = "/tmp/strata-num-sim-XXXXXX", real_json[] = "/tmp/strata-num-real-XXXXXX";
-    close(mkstemp(sim_json));
-    close(mkstemp(real_json));
+    const char *sim_json = test_tmp_path("sim.json"), *real_json = test_tmp_path("real.json");
     const char *sim[] = {STRATA_BIN, "sim", "--strategy", "pipeline-1f1b", "--model", MODEL,
                          "--devices", "2", "--batch", "64", "--microbatches", "4", "--steps",
                          "8", "--data", "synthetic", "--seed", "7", "--numerics", "--json",
@@ -201,7 +205,8 @@ Test(numerics, simulated_loss_curve_of_a_synchronous_strategy_equals_a_real_run,
     run_argv_ok(sim);
     run_argv_ok(real);
     cJSON *js = read_json(sim_json), *jr = read_json(real_json);
-    const cJSON *ls = cJSON_GetObjectItem(js, "loss_curve"), *lr = cJSON_GetObjectItem(jr, "loss_curve");
+    const cJSON *ls = cJSON_GetObjectItem(js, "loss_curve");
+    const cJSON *lr = cJSON_GetObjectItem(jr, "loss_curve");
     cr_assert_eq(cJSON_GetArraySize(ls), 8);
     cr_assert_eq(cJSON_GetArraySize(lr), 8);
     for (int i = 0; i < 8; i++) {
@@ -211,27 +216,20 @@ Test(numerics, simulated_loss_curve_of_a_synchronous_strategy_equals_a_real_run,
     }
     cJSON_Delete(js);
     cJSON_Delete(jr);
-    unlink(sim_json);
-    unlink(real_json);
 }
 
 Test(numerics, same_seed_same_report_bytes)
 {
-    char a[] = "/tmp/strata-num-a-XXXXXX", b[] = "/tmp/strata-num-b-XXXXXX";
-    close(mkstemp(a));
-    close(mkstemp(b));
-    const char *argv_a[] = {STRATA_BIN, "sim", "--strategy", "ps-async", "--model", MODEL,
-                            "--devices", "3", "--steps", "10", "--data", "synthetic",
-                            "--numerics", "--straggler", "exp:0.5", "--json", a, NULL};
-    const char *argv_b[] = {STRATA_BIN, "sim", "--strategy", "ps-async", "--model", MODEL,
-                            "--devices", "3", "--steps", "10", "--data", "synthetic",
-                            "--numerics", "--straggler", "exp:0.5", "--json", b, NULL};
-    run_argv_ok(argv_a);
-    run_argv_ok(argv_b);
+    const char *a = test_tmp_path("a.json"), *b = test_tmp_path("b.json");
+    const char *argv[] = {STRATA_BIN, "sim", "--strategy", "ps-async", "--model", MODEL,
+                          "--devices", "3", "--steps", "10", "--data", "synthetic",
+                          "--numerics", "--straggler", "exp:0.5", "--json", a, NULL};
+    const size_t json_at = sizeof argv / sizeof *argv - 2;
+    run_argv_ok(argv);
+    argv[json_at] = b;   /* the same run again, into b */
+    run_argv_ok(argv);
     char *ta = test_slurp(a), *tb = test_slurp(b);
     cr_assert_str_eq(ta, tb);
     free(ta);
     free(tb);
-    unlink(a);
-    unlink(b);
 }
