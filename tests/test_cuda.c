@@ -107,6 +107,16 @@ static void expect_close(const float *a, const float *b, size_t n, double tol, d
                 tol);
 }
 
+/* expect_close on the n floats at device address p, copied back, against the
+ * cpu's want. */
+static void expect_back_close(const struct device *d, const float *p, const float *want,
+                              size_t n, double tol, double floor, const char *what)
+{
+    float *h = back(d, p, n);
+    expect_close(h, want, n, tol, floor, what);
+    free(h);
+}
+
 /* ---- without a GPU ---------------------------------------------------------------- */
 
 #ifdef STRATA_HAVE_CUDA
@@ -198,11 +208,8 @@ Test(cuda, fill_scale_axpy_equal_the_cpu)
     c->fill(x, N, 2.5f);
     c->scale(x, N, -0.75f);
     c->axpy(N, 0.5f, x, y);
-    float *hx = back(g, gx, N), *hy = back(g, gy, N);
-    expect_close(hx, x, N, 1e-6, 1e-6, "fill + scale");
-    expect_close(hy, y, N, 1e-6, 1e-6, "axpy");
-    free(hx);
-    free(hy);
+    expect_back_close(g, gx, x, N, 1e-6, 1e-6, "fill + scale");
+    expect_back_close(g, gy, y, N, 1e-6, 1e-6, "axpy");
     free(x);
     free(y);
     g->free(gx);
@@ -225,11 +232,9 @@ static void check_sgemm(bool ta, bool tb, float beta, double tol, double floor)
     float *ga = on(g, a, na), *gb = on(g, b, nb), *gc = on(g, cc, nc);
     g->sgemm(ta, tb, m, n, k, 0.75f, ga, lda, gb, ldb, beta, gc, ldc);
     c->sgemm(ta, tb, m, n, k, 0.75f, a, lda, b, ldb, beta, cc, ldc);
-    float *h = back(g, gc, nc);
     char what[64];
     snprintf(what, sizeof what, "sgemm %c%c beta %g", ta ? 'T' : 'N', tb ? 'T' : 'N', beta);
-    expect_close(h, cc, nc, tol, floor, what);
-    free(h);
+    expect_back_close(g, gc, cc, nc, tol, floor, what);
     free(a);
     free(b);
     free(cc);
@@ -267,15 +272,13 @@ Test(cuda, bias_relu_forward_and_backward_equal_the_cpu)
         g->bias_act_backward(gdy, gy, n, out, a, gdyo, gdb);
         c->bias_act_backward(dy, y, n, out, a, dyo, db);
     }
-    float *hy = back(g, gy, total), *hdyo = back(g, gdyo, total), *hdb = back(g, gdb, out);
+    float *hy = back(g, gy, total);
     cr_expect(isnan(hy[5]), "ReLU(NaN) is %g, not NaN", hy[5]);
     hy[5] = y[5] = 0;
     expect_close(hy, y, total, 1e-6, 1e-6, "bias + act forward");
-    expect_close(hdyo, dyo, total, 1e-6, 1e-6, "bias + act backward: dy");
-    expect_close(hdb, db, out, 1e-6, 1e-6, "bias + act backward: db");
     free(hy);
-    free(hdyo);
-    free(hdb);
+    expect_back_close(g, gdyo, dyo, total, 1e-6, 1e-6, "bias + act backward: dy");
+    expect_back_close(g, gdb, db, out, 1e-6, 1e-6, "bias + act backward: db");
     free(y);
     free(dy);
     free(b);
@@ -307,8 +310,7 @@ Test(cuda, softmax_cross_entropy_equals_the_cpu_and_its_loss_is_on_the_host)
     double loss_gpu = -1, loss_cpu = -1;
     g->softmax_xent(gl, gy, n, classes, 0.5f, gd, &loss_gpu);
     c->softmax_xent(l, y, n, classes, 0.5f, d, &loss_cpu);
-    float *hd = back(g, gd, total);
-    expect_close(hd, d, total, 1e-6, 0.5, "softmax cross-entropy gradient");
+    expect_back_close(g, gd, d, total, 1e-6, 0.5, "softmax cross-entropy gradient");
     cr_expect(isfinite(loss_gpu), "loss %g", loss_gpu);
     /* log z per row off by ~1e-7 at most, over 1000 rows of losses ~10 */
     cr_expect_leq(fabs(loss_gpu - loss_cpu) / loss_cpu, 1e-7, "loss %.12g, cpu %.12g",
@@ -320,7 +322,6 @@ Test(cuda, softmax_cross_entropy_equals_the_cpu_and_its_loss_is_on_the_host)
     g->softmax_xent(gl, gy, n, classes, 1.0f, gd, &loss_gpu);
     cr_expect(isnan(loss_gpu), "loss %g with a bad label", loss_gpu);
     cr_expect_eq(g->sync(&e), 0, "%s", e.msg);
-    free(hd);
     free(l);
     free(d);
     free(y);
@@ -342,11 +343,8 @@ Test(cuda, sgd_momentum_equals_the_cpu)
         g->sgd_momentum(gw, gv, gg, N, 0.1f, 0.9f, 1e-4f, 1.0f / 64);
         c->sgd_momentum(w, v, gr, N, 0.1f, 0.9f, 1e-4f, 1.0f / 64);
     }
-    float *hw = back(g, gw, N), *hv = back(g, gv, N);
-    expect_close(hw, w, N, 1e-6, 1e-6, "sgd: w");
-    expect_close(hv, v, N, 1e-6, 1e-6, "sgd: v");
-    free(hw);
-    free(hv);
+    expect_back_close(g, gw, w, N, 1e-6, 1e-6, "sgd: w");
+    expect_back_close(g, gv, v, N, 1e-6, 1e-6, "sgd: v");
     g->free(gw);
     g->free(gv);
     g->free(gg);
