@@ -76,7 +76,7 @@ int run_simulate_numerics(const struct config *cfg, const struct workload *wl,
         .batch = p->batch, .lr = (float)cfg->lr, .momentum = (float)cfg->momentum,
         .weight_decay = (float)cfg->weight_decay, .eval_every = eval_every(cfg)};
     int rc = 0;
-    if (p->policy == POLICY_NONE || p->policy == POLICY_SYNC) {
+    if (policy_infos[p->policy].is_exact) {
         TRY(sync_sequence(&ns, cfg, e));
         double *ends = XCALLOC(e, (size_t)setup->steps + 1, sizeof *ends);
         if (!ends) return ERR_NOMEM;

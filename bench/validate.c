@@ -16,7 +16,7 @@ static bool is_step(double s)
 static bool has_emergent_staleness(const char *strategy)
 {
     const struct strategy *st = strategy_find(strategy, NULL);
-    return st && (st->policy == POLICY_ASYNC || st->policy == POLICY_SSP);
+    return st && policy_is_async(st->policy);
 }
 
 int validate_row(const struct report *predicted, const struct report *measured,

@@ -42,8 +42,8 @@ static void print_rank(FILE *out, const struct plan *p, int r)
     const struct plan_rank *pr = &p->ranks[r];
     if (pr->is_server) {
         fprintf(out, "\nrank %d: parameter server holding layers [%d,%d), policy %s", r,
-                pr->shard_lo, pr->shard_hi, policy_names[p->policy]);
-        if (p->policy == POLICY_SSP || p->policy == POLICY_BACKUP)
+                pr->shard_lo, pr->shard_hi, policy_infos[p->policy].name);
+        if (policy_infos[p->policy].arg)
             fprintf(out, ":%d", p->policy_arg);
         fputs("; no program (servers are agents of the executor)\n", out);
         return;

@@ -30,8 +30,7 @@ static void print_details(const struct sim_run *run)
                 printf("  %3d: %6.2f%%\n", i, 100.0 * (double)r->staleness.histogram[i] / (double)total);
     }
     if (!r->failure.happened) return;
-    enum server_policy pol = run->plan->policy;
-    if ((pol == POLICY_ASYNC || pol == POLICY_SSP) && r->failure.steps_redone == 0)
+    if (policy_is_async(run->plan->policy) && r->failure.steps_redone == 0)
         printf("rank %d failed at %.4g s; the other workers carried on, and the servers kept "
                "every update they had accepted.\n", r->failure.rank, r->failure.time_s);
     else
