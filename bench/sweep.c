@@ -212,11 +212,7 @@ static bool shapes_baseline(const struct opt_spec *o, const struct sweep_axis *a
     if (!ax->is_real && o->groups == OPTG_TRAIN) return false;   /* baselines: no numerics */
     if (!(o->groups & OPTG_SCENARIO) || !strcmp(o->name, "batch") || !strcmp(o->name, "model"))
         return true;
-    const char *opts = strategy_baseline()->options;
-    size_t n = strlen(o->name);
-    for (const char *p = strstr(opts, o->name); p; p = strstr(p + 1, o->name))
-        if ((p == opts || p[-1] == ',') && (p[n] == ',' || !p[n])) return true;
-    return false;
+    return strategy_reads(strategy_baseline(), o->name);
 }
 
 int sweep_baseline_of(const struct sweep *s, int v)

@@ -292,7 +292,7 @@ static void print_meaning(const struct sweep *s)
                    "step, %s; %s does not change it).\n", t1, how, ax->opt->name);
     }
     for (int i = 0; i < s->n_strategies; i++)
-        if (!strncmp(s->strategies[i]->name, "ps-", 3)) {
+        if (strategy_has_servers(s->strategies[i])) {
             printf("devices count the workers: a ps-* strategy's servers are extra.\n");
             return;
         }
