@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "../bench/run.h"
+#include "../bench/run_numerics.h"
 #include "compare.h"
 #include "outputs.h"
 #include "plot.h"
@@ -19,6 +20,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     size_t n = 0;
     struct sim_run base = {0};
     struct sim_run *runs = NULL;
+    struct run_numerics *numerics = NULL;   /* every run of the comparison shares it */
     int n_runs = 0, status = 0;
     char (*notes)[ERR_MSG_BYTES + 64] = NULL;
     int n_notes = 0, n_unfit = 0;
@@ -29,7 +31,8 @@ int cmd_compare(const struct command *self, int argc, char **argv)
         goto out;
     }
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
-    if (rc == 0) rc = run_baseline(&s.cfg, s.wl, &base, &e);
+    if (rc == 0 && !(numerics = run_numerics_create(&e))) rc = ERR_NOMEM;
+    if (rc == 0) rc = run_baseline(&s.cfg, s.wl, numerics, &base, &e);
     if (rc != 0) {
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
         goto out;
@@ -44,7 +47,8 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         if (progress) fprintf(stderr, "\rsimulating %-16s (%zu of %zu)", list[i]->name, i + 1, n);
         struct err one = {0};
-        rc = run_simulate(&s.cfg, list[i], s.wl, outputs_keep_steps(&s.cfg), &runs[n_runs], &one);
+        rc = run_simulate(&s.cfg, list[i], s.wl, outputs_keep_steps(&s.cfg), numerics,
+                          &runs[n_runs], &one);
         if (rc == 0) {
             n_runs++;
             continue;
@@ -90,6 +94,7 @@ out:
     free(runs);
     free(notes);
     run_release(&base);
+    run_numerics_free(numerics);
     scenario_release(&s);
     return status;
 }

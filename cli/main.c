@@ -138,13 +138,6 @@ static void print_main_help(FILE *out)
     fputs("\nExit status: 0 success, 1 a run failed, 2 bad input.\n", out);
 }
 
-/* What runs share within one command (bench/run_numerics.h) goes with it. */
-static int finish(int status)
-{
-    run_numerics_release();
-    return status;
-}
-
 /* Seconds bare `strata` may take: a first look, not a wait. */
 #define BARE_BUDGET_S 2.0
 
@@ -196,7 +189,7 @@ int main(int argc, char **argv)
         printf("strata compare");
         for (int i = 0; i < n; i++) printf(" %s", scenario[i]);
         printf("   (the default scenario)\n");
-        int status = finish(commands[0].run(&commands[0], n, scenario));
+        int status = commands[0].run(&commands[0], n, scenario);
         if (status == 0 && !with_numerics && isfinite(numerics_s))
             printf("\naccuracy: add --numerics to train the model for real inside the simulation "
                    "(loss, test accuracy, what staleness does to them; about %.0f s here).\n",
@@ -208,10 +201,10 @@ int main(int argc, char **argv)
         return status;
     }
     /* No command word: the default command, compare, with the options given. */
-    if (argv[1][0] == '-') return finish(commands[0].run(&commands[0], argc - 1, argv + 1));
+    if (argv[1][0] == '-') return commands[0].run(&commands[0], argc - 1, argv + 1);
     for (size_t i = 0; i < n_commands; i++)
         if (!strcmp(argv[1], commands[i].name))
-            return finish(commands[i].run(&commands[i], argc - 2, argv + 2));
+            return commands[i].run(&commands[i], argc - 2, argv + 2);
     fprintf(stderr, "strata: '%s' is not a command (commands:", argv[1]);
     for (size_t i = 0; i < n_commands; i++) fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
     fputs("; see strata --help)\n", stderr);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "../bench/run.h"
+#include "../bench/run_numerics.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -45,6 +46,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     struct err e = {0};
     struct scenario s;
     struct sim_run run = {0}, base = {0};
+    struct run_numerics *numerics = NULL;   /* the run and its baseline share it */
     int status = 0;
 
     int rc = scenario_load(&s, self, argc, argv, &e);
@@ -53,8 +55,9 @@ int cmd_sim(const struct command *self, int argc, char **argv)
         goto out;
     }
     const struct strategy *st = strategy_find(s.cfg.strategy, &e);
-    if (!st || run_simulate(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), &run, &e) < 0 ||
-        run_baseline(&s.cfg, s.wl, &base, &e) < 0) {
+    if (!st || !(numerics = run_numerics_create(&e)) ||
+        run_simulate(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), numerics, &run, &e) < 0 ||
+        run_baseline(&s.cfg, s.wl, numerics, &base, &e) < 0) {
         status = scenario_fail(self, &e);
         goto out;
     }
@@ -75,6 +78,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
 out:
     run_release(&run);
     run_release(&base);
+    run_numerics_free(numerics);
     scenario_release(&s);
     return status;
 }

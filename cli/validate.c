@@ -10,15 +10,9 @@
 
 #include "../bench/validate.h"
 #include "../bench/validate_axes.h"
+#include "../plots/plots.h"
 #include "../sim/cluster.h"
 #include "scenario.h"
-
-#if __has_include("../plots/plots.h")
-#include "../plots/plots.h"
-#define HAVE_PLOTS 1
-#else
-#define HAVE_PLOTS 0
-#endif
 
 /* --- The command line --------------------------------------------------------
  * `--np 2,3,4` (or --np=2,3,4) is `--np-list 2,3,4`; a plain `--np 2` stays
@@ -87,8 +81,6 @@ static int check_options(const struct config *cfg, struct err *e)
                        "or `strata sim --strategy S` for them");
     if (cfg->csv_path[0])
         return err_set(e, ERR_INPUT, "--csv: validate writes --json only");
-    if (!HAVE_PLOTS && (cfg->plot_dir[0] || cfg->plot_terminal))
-        return err_set(e, ERR_INPUT, "--plot: this build of strata has no plots module");
     return 0;
 }
 
@@ -183,7 +175,6 @@ static void print_summary(const struct validate_matrix *m)
            "compute,\ncomm and idle shares of the workers' time (exposed communication only).\n");
 }
 
-#if HAVE_PLOTS
 static int plot(const struct config *cfg, const struct validate_matrix *m, struct err *e)
 {
     struct validation_point *pts = XCALLOC(e, (size_t)m->n_rows, sizeof *pts);
@@ -201,7 +192,6 @@ static int plot(const struct config *cfg, const struct validate_matrix *m, struc
     if (rc < 0) err_prefix(e, "--plot");
     return rc;
 }
-#endif
 
 /* --- Running the matrix --------------------------------------------------------- */
 
@@ -336,11 +326,9 @@ int cmd_validate(const struct command *self, int argc, char **argv)
         err_prefix(&e, "--json");
         status = scenario_fail(self, &e);
     }
-#if HAVE_PLOTS
     if (status == 0 && m->n_rows > 0 && (cfg->plot_dir[0] || cfg->plot_terminal) &&
         plot(cfg, m, &e) < 0)
         status = scenario_fail(self, &e);
-#endif
     if (status == 0 && m->n_rows == 0 && mr.n_unfit > 0) status = 2;
 
 out:
