@@ -62,8 +62,9 @@ static const struct command commands[] = {
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"
      "and a timeline at unit cost (forward one unit per layer, backward two, communication\n"
-     "free), strata's EXPLAIN. --json FILE writes the plan as JSON.",
-     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT, cmd_schedule},
+     "free), strata's EXPLAIN. --explain first says what each op kind of the plan and its\n"
+     "server policy mean; --json FILE writes the plan as JSON.",
+     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE, cmd_schedule},
     {"plot", "figures of saved reports: convergence, staleness, speedup, validation",
      "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
      "Reads reports saved with --json (by sim, real, compare, sweep or validate) and draws\n"
