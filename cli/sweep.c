@@ -289,6 +289,22 @@ static void print_meaning(const struct sweep *s)
         }
 }
 
+/* Prints ", "-separated the values v of row whose run is_listed says, all of
+ * them: no buffer to cut the list short. */
+static void print_values(const struct sweep_axis *ax, const struct sweep_point *row,
+                         bool (*is_listed)(const struct sweep_run *))
+{
+    bool is_first = true;
+    for (int v = 0; v < ax->n_values; v++)
+        if (is_listed(&row[v].run)) {
+            printf("%s%s", is_first ? "" : ", ", ax->values[v]);
+            is_first = false;
+        }
+}
+
+static bool is_unfit(const struct sweep_run *r) { return r->rc == ERR_INPUT; }
+static bool is_heavy(const struct sweep_run *r) { return r->exceeds_memory; }
+
 /* One line per strategy for the points that did not fit (the first reason,
  * the values it held at), one per failed run, one per memory warning. */
 static void print_notes(const struct sweep *s)
@@ -301,25 +317,24 @@ static void print_notes(const struct sweep *s)
     for (int k = 0; k < s->n_strategies; k++) {
         const struct sweep_point *row = &s->points[k * ax->n_values];
         const char *first = NULL, *name = s->strategies[k]->name;
-        char at[1024] = "", heavy[1024] = "";
-        size_t n_at = 0, n_heavy = 0;
+        bool has_heavy = false;
         for (int v = 0; v < ax->n_values; v++) {
             const struct sweep_run *r = &row[v].run;
             if (r->rc && r->rc != ERR_INPUT)
                 printf("  failed: %s at %s=%s: %s\n", name, ax->opt->name, ax->values[v], r->note);
-            if (r->rc == ERR_INPUT && n_at < sizeof at) {
-                if (!first) first = r->note;
-                n_at += (size_t)snprintf(at + n_at, sizeof at - n_at, "%s%s", n_at ? ", " : "",
-                                         ax->values[v]);
-            }
-            if (r->exceeds_memory && n_heavy < sizeof heavy)
-                n_heavy += (size_t)snprintf(heavy + n_heavy, sizeof heavy - n_heavy, "%s%s",
-                                            n_heavy ? ", " : "", ax->values[v]);
+            if (is_unfit(r) && !first) first = r->note;
+            has_heavy |= is_heavy(r);
         }
-        if (first) printf("  not run: %s at %s=%s: %s\n", name, ax->opt->name, at, first);
-        if (n_heavy)
-            printf("  warning: %s at %s=%s needs more memory per device than the simulated "
-                   "device has\n", name, ax->opt->name, heavy);
+        if (first) {
+            printf("  not run: %s at %s=", name, ax->opt->name);
+            print_values(ax, row, is_unfit);
+            printf(": %s\n", first);
+        }
+        if (has_heavy) {
+            printf("  warning: %s at %s=", name, ax->opt->name);
+            print_values(ax, row, is_heavy);
+            printf(" needs more memory per device than the simulated device has\n");
+        }
     }
 }
 
