@@ -52,7 +52,7 @@ static int check_fits(const struct config *cfg, const struct workload *wl, const
     snprintf(one.strategy, sizeof one.strategy, "%s", strategy);
     one.devices = one.np = np;   /* as the job's --np will say */
     struct plan *p = NULL;
-    int rc = real_prepare(&one, wl, &p, e);
+    int rc = real_prepare(&one, wl, &p, NULL, e);
     plan_free(p);
     return rc;
 }

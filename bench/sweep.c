@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "../core/fileio.h"
+#include "../core/json_doc.h"
 #include "../core/straggler.h"
 #include "run_numerics.h"
 #include "real_job.h"
@@ -445,29 +446,10 @@ int sweep_write_csv(const struct sweep *s, const char *path, struct err *e)
 
 /* --- JSON ------------------------------------------------------------------ */
 
-static cJSON *num(double x)
-{
-    return isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull();
-}
-
-/* Adds item to an object (key) or an array (key NULL); on failure deletes
- * it and clears *ok, so a builder checks once at the end. */
-static cJSON *add(cJSON *parent, const char *key, cJSON *item, bool *ok)
-{
-    bool added = parent && item && (key ? cJSON_AddItemToObject(parent, key, item)
-                                        : cJSON_AddItemToArray(parent, item));
-    if (!added) {
-        cJSON_Delete(item);
-        *ok = false;
-        return NULL;
-    }
-    return item;
-}
-
 /* A value typed as its option: a number, or text (--straggler, choices). */
 static cJSON *value_json(const struct sweep_axis *ax, int i)
 {
-    return sweep_is_numeric(ax) ? num(strtod(ax->values[i], NULL))
+    return sweep_is_numeric(ax) ? json_num(strtod(ax->values[i], NULL))
                                 : cJSON_CreateString(ax->values[i]);
 }
 
@@ -476,13 +458,13 @@ static cJSON *entry(const struct sweep *s, const struct strategy *st, int v,
                     const struct sweep_run *r, bool *ok)
 {
     cJSON *o = cJSON_CreateObject();
-    if (st) add(o, "strategy", cJSON_CreateString(st->name), ok);
+    if (st) json_add(o, "strategy", cJSON_CreateString(st->name), ok);
     if (v >= 0) {
-        add(o, "option", cJSON_CreateString(s->axis.opt->name), ok);
-        add(o, "value", value_json(&s->axis, v), ok);
+        json_add(o, "option", cJSON_CreateString(s->axis.opt->name), ok);
+        json_add(o, "value", value_json(&s->axis, v), ok);
     }
-    add(o, "devices", cJSON_CreateNumber((double)r->devices), ok);
-    add(o, "batch", cJSON_CreateNumber((double)r->batch), ok);
+    json_add(o, "devices", cJSON_CreateNumber((double)r->devices), ok);
+    json_add(o, "batch", cJSON_CreateNumber((double)r->batch), ok);
     return o;
 }
 
@@ -491,34 +473,34 @@ static cJSON *sweep_json(const struct sweep *s)
     bool ok = true;
     const struct sweep_axis *ax = &s->axis;
     cJSON *doc = cJSON_CreateObject();
-    add(doc, "strata_sweep", cJSON_CreateNumber(1), &ok);
-    add(doc, "mode", cJSON_CreateString(ax->is_real ? "real" : "sim"), &ok);
-    add(doc, "option", cJSON_CreateString(ax->opt->name), &ok);
-    add(doc, "scaling", cJSON_CreateString(ax->is_weak ? "weak" : "strong"), &ok);
-    cJSON *values = add(doc, "values", cJSON_CreateArray(), &ok);
-    for (int v = 0; v < ax->n_values; v++) add(values, NULL, value_json(ax, v), &ok);
-    cJSON *points = add(doc, "points", cJSON_CreateArray(), &ok);
-    cJSON *not_run = add(doc, "not_run", cJSON_CreateArray(), &ok);
+    json_add(doc, "strata_sweep", cJSON_CreateNumber(1), &ok);
+    json_add(doc, "mode", cJSON_CreateString(ax->is_real ? "real" : "sim"), &ok);
+    json_add(doc, "option", cJSON_CreateString(ax->opt->name), &ok);
+    json_add(doc, "scaling", cJSON_CreateString(ax->is_weak ? "weak" : "strong"), &ok);
+    cJSON *values = json_add(doc, "values", cJSON_CreateArray(), &ok);
+    for (int v = 0; v < ax->n_values; v++) json_add(values, NULL, value_json(ax, v), &ok);
+    cJSON *points = json_add(doc, "points", cJSON_CreateArray(), &ok);
+    cJSON *not_run = json_add(doc, "not_run", cJSON_CreateArray(), &ok);
     for (int i = 0; i < s->n_points; i++) {
         const struct sweep_point *p = &s->points[i];
         cJSON *o = entry(s, p->strategy, p->value, &p->run, &ok);
         if (p->run.report) {
-            add(o, "speedup", num(p->speedup), &ok);
-            add(o, "efficiency", num(p->efficiency), &ok);
-            add(o, "report", report_to_json(p->run.report), &ok);
-            add(points, NULL, o, &ok);
+            json_add(o, "speedup", json_num(p->speedup), &ok);
+            json_add(o, "efficiency", json_num(p->efficiency), &ok);
+            json_add(o, "report", report_to_json(p->run.report), &ok);
+            json_add(points, NULL, o, &ok);
         } else {
-            add(o, "reason", cJSON_CreateString(p->run.note), &ok);
-            add(not_run, NULL, o, &ok);
+            json_add(o, "reason", cJSON_CreateString(p->run.note), &ok);
+            json_add(not_run, NULL, o, &ok);
         }
     }
-    cJSON *bases = add(doc, "baselines", cJSON_CreateArray(), &ok);
+    cJSON *bases = json_add(doc, "baselines", cJSON_CreateArray(), &ok);
     for (int b = 0; b < s->n_baselines; b++) {
         const struct sweep_run *r = &s->baselines[b];
         cJSON *o = entry(s, NULL, s->n_baselines > 1 ? b : -1, r, &ok);
-        if (r->report) add(o, "report", report_to_json(r->report), &ok);
-        else add(o, "reason", cJSON_CreateString(r->note), &ok);
-        add(bases, NULL, o, &ok);
+        if (r->report) json_add(o, "report", report_to_json(r->report), &ok);
+        else json_add(o, "reason", cJSON_CreateString(r->note), &ok);
+        json_add(bases, NULL, o, &ok);
     }
     if (!ok) {
         cJSON_Delete(doc);
@@ -529,19 +511,5 @@ static cJSON *sweep_json(const struct sweep *s)
 
 int sweep_write_json(const struct sweep *s, const char *path, struct err *e)
 {
-    cJSON *doc = sweep_json(s);
-    char *text = doc ? cJSON_Print(doc) : NULL;
-    cJSON_Delete(doc);
-    size_t n = text ? strlen(text) : 0;
-    char *buf = text ? malloc(n + 1) : NULL;
-    if (!buf) {
-        cJSON_free(text);
-        return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory building the JSON", path);
-    }
-    memcpy(buf, text, n);
-    buf[n] = '\n';   /* a text file ends its last line */
-    cJSON_free(text);
-    int rc = file_write_atomic(path, buf, n + 1, e);
-    free(buf);
-    return rc;
+    return json_write_atomic(sweep_json(s), path, e);
 }

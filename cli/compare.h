@@ -5,6 +5,6 @@
 #include "scenario.h"
 
 /* --mode real: each strategy executed as its own MPI job. The exit status. */
-int compare_real(const struct command *self, struct scenario *s);
+int cmd_compare_real(const struct command *self, struct scenario *s);
 
 #endif

@@ -14,6 +14,12 @@
 #include "../strategies/strategy.h"
 #include "commands.h"
 
+/* The option groups of the commands that run every strategy of --strategies
+ * on one scenario, simulated or for real (compare, sweep, validate). */
+#define STRATEGIES_GROUPS                                                                   \
+    (OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |        \
+     OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT)
+
 static const struct command commands[] = {
     {"compare", "several strategies on one scenario, simulated or real: one table (the default)",
      "Simulates every strategy (or --strategies) on one scenario and prints one row each:\n"
@@ -24,9 +30,7 @@ static const struct command commands[] = {
      "training options of `strata real`) and prints the same table, measured.\n"
      "--plot DIR draws convergence, staleness and (simulated) each strategy's timeline as\n"
      "PNG and SVG files with gnuplot; --plot-terminal draws them here.",
-     OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
-         OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT,
-     cmd_compare},
+     STRATEGIES_GROUPS, cmd_compare},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
@@ -55,9 +59,7 @@ static const struct command commands[] = {
      "speedup over its first value. A point a strategy does not fit is a '-'. Simulated by\n"
      "default; --mode real runs each point as an MPI job. --csv and --json write the points,\n"
      "--plot DIR and --plot-terminal the speedup figure.",
-     OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
-         OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_SWEEP,
-     cmd_sweep},
+     STRATEGIES_GROUPS | OPTG_SWEEP, cmd_sweep},
     {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"
@@ -86,9 +88,7 @@ static const struct command commands[] = {
      "strategies' ranking, the largest staleness TVD, and the machine's load before and\n"
      "after. --json writes { \"strata_validate\": 2, \"load\", \"cells\": [{..., \"rows\"}],\n"
      "\"summary\" } with both reports of each row; --plot DIR draws predicted against measured.",
-     OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
-         OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_VALIDATE,
-     cmd_validate},
+     STRATEGIES_GROUPS | OPTG_VALIDATE, cmd_validate},
     {"calibrate", "measure this machine into a cluster profile for the simulator",
      "Measures this machine for the simulator, on 2 MPI ranks (it relaunches itself under\n"
      "mpirun; `mpirun -np N strata calibrate` uses the ranks it is given): the device's\n"

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../plots/timeline_text.h"
 #include "outputs.h"
-#include "timeline.h"
 
 int outputs_keep_steps(const struct config *cfg)
 {

@@ -1,10 +1,7 @@
 /* strata plot: the figures of saved reports; and the --plot of compare. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cjson/cJSON.h>
 
 #include "../plots/plots.h"
 #include "outputs.h"
@@ -73,9 +70,12 @@ int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, 
              cfg->straggler);
     struct plot_opts o;
     opts_of(cfg, title, &o);
-    const struct report *rs[64];
-    for (int i = 0; i < n && i < 64; i++) rs[i] = &runs[i]->report;
-    TRY_CTX(e, plot_report_set(&o, rs, n < 64 ? n : 64, names, sizeof names, e), "--plot");
+    const struct report **rs = XCALLOC(e, (size_t)n, sizeof *rs);
+    if (!rs) return err_prefix(e, "--plot");
+    for (int i = 0; i < n; i++) rs[i] = &runs[i]->report;
+    int rc = plot_report_set(&o, rs, n, names, sizeof names, e);
+    free(rs);
+    TRY_CTX(e, rc, "--plot");
 
     char tl_title[600];
     snprintf(tl_title, sizeof tl_title, "first %d steps; %s", OUTPUTS_TIMELINE_STEPS, title);
@@ -139,75 +139,39 @@ static void title_of(const struct report *const *rs, int n, char *buf, size_t si
                  is_real ? ", measured" : ", simulated and measured");
 }
 
-/* The whole file, NUL-terminated (caller frees), or NULL. report_doc_read
- * has read it already, so what could go wrong was said then. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    long len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (len >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1))) {
-        if (fread(buf, 1, (size_t)len, f) == (size_t)len) buf[len] = '\0';
-        else { free(buf); buf = NULL; }
-    }
-    fclose(f);
-    return buf;
-}
-
-static double number_or_nan(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-/* What report_doc leaves out of sweeps and validations: their speedups and
- * their predicted and measured step times. The strategy names stay in the
- * parsed documents, so those live until the plots are drawn. */
+/* What a sweep's points and a validation's rows say beside their reports,
+ * as the plots take it; the strategy names are the reports', so they live
+ * as long as the documents. */
 struct extras {
-    cJSON *docs[64];
-    int n_docs;
-    struct speedup_point speedup[256];
+    struct speedup_point *speedup;        /* [n_speedup], owned */
     int n_speedup;
-    struct validation_point validation[256];
+    struct validation_point *validation;  /* [n_validation], owned */
     int n_validation;
 };
 
-/* A validation's rows (strata_validate: rows[], or cells[].rows[]). */
-static void add_validation_rows(struct extras *x, const cJSON *rows)
+static int collect_extras(const struct report_doc *docs, int n_docs, struct extras *x,
+                          struct err *e)
 {
-    const cJSON *v;
-    cJSON_ArrayForEach(v, rows) {
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "strategy");
-        if (cJSON_IsString(s) && x->n_validation < 256)
-            x->validation[x->n_validation++] = (struct validation_point){
-                s->valuestring, number_or_nan(v, "predicted_step_s"),
-                number_or_nan(v, "measured_step_s")};
+    size_t n = 1;   /* never 0, so that NULL means out of memory */
+    for (int i = 0; i < n_docs; i++) n += (size_t)docs[i].n_entries;
+    x->speedup = XCALLOC(e, n, sizeof *x->speedup);
+    x->validation = XCALLOC(e, n, sizeof *x->validation);
+    if (!x->speedup || !x->validation) return ERR_NOMEM;
+    for (int i = 0; i < n_docs; i++) {
+        const struct report_doc *d = &docs[i];
+        bool is_sweep = !strcmp(d->kind, "strata_sweep");
+        for (int j = 0; j < d->n_entries; j++) {
+            const struct report_doc_entry *en = &d->entries[j];
+            const char *strategy = d->reports[en->first_report].strategy;
+            if (is_sweep)
+                x->speedup[x->n_speedup++] = (struct speedup_point){
+                    strategy, en->devices, en->speedup, en->efficiency};
+            else
+                x->validation[x->n_validation++] = (struct validation_point){
+                    strategy, en->predicted_step_s, en->measured_step_s};
+        }
     }
-}
-
-static void read_extras(const char *path, struct extras *x)
-{
-    char *text = slurp(path);
-    cJSON *doc = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    if (!doc) return;
-    if (x->n_docs == 64) {
-        cJSON_Delete(doc);
-        return;
-    }
-    x->docs[x->n_docs++] = doc;
-    const cJSON *v;
-    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(doc, "points")) {
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "strategy");
-        if (cJSON_IsString(s) && x->n_speedup < 256)
-            x->speedup[x->n_speedup++] = (struct speedup_point){
-                s->valuestring, number_or_nan(v, "devices"), number_or_nan(v, "speedup"),
-                number_or_nan(v, "efficiency")};
-    }
-    add_validation_rows(x, cJSON_GetObjectItemCaseSensitive(doc, "rows"));   /* version 1 */
-    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(doc, "cells"))      /* version 2 */
-        add_validation_rows(x, cJSON_GetObjectItemCaseSensitive(v, "rows"));
+    return 0;
 }
 
 /* A speedup plot is worth drawing when a strategy comes at two device counts. */
@@ -226,12 +190,11 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     struct err e = {0};
     struct config cfg;
     config_init(&cfg);
-    struct report_doc docs[64] = {{0}};
+    struct report_doc *docs = NULL;
     const struct report **rs = NULL;
-    struct extras *x = calloc(1, sizeof *x);
+    struct extras x = {0};
     int n_docs = 0, n = 0, status = 0;
-    int rc = x ? config_parse_args(&cfg, argc, argv, self->groups, &e)
-               : err_set(&e, ERR_NOMEM, "out of memory");
+    int rc = config_parse_args(&cfg, argc, argv, self->groups, &e);
     if (rc == CONFIG_HELP) {
         command_print_help(self, stdout);
         goto out;
@@ -239,18 +202,17 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     if (rc == 0 && cfg.n_positional == 0)
         rc = err_set(&e, ERR_INPUT, "give the report files to plot (`strata sim`, `compare`, "
                      "`sweep` and `validate` write them with --json FILE)");
-    if (rc == 0 && cfg.n_positional > 64)
-        rc = err_set(&e, ERR_INPUT, "%d files: at most 64 at a time", cfg.n_positional);
+    if (rc == 0 && !(docs = XCALLOC(&e, (size_t)cfg.n_positional, sizeof *docs)))
+        rc = ERR_NOMEM;
     for (int i = 0; rc == 0 && i < cfg.n_positional; i++) {
         rc = report_doc_read(cfg.positional[i], &docs[i], &e);
         if (rc == 0) {
             n_docs++;
             n += docs[i].n;
-            read_extras(cfg.positional[i], x);
         }
     }
-    if (rc == 0 && !(rs = calloc((size_t)n + 1, sizeof *rs)))
-        rc = err_set(&e, ERR_NOMEM, "out of memory");
+    if (rc == 0 && !(rs = XCALLOC(&e, (size_t)n + 1, sizeof *rs))) rc = ERR_NOMEM;
+    if (rc == 0) rc = collect_extras(docs, n_docs, &x, &e);
     if (rc < 0) {
         status = scenario_fail(self, &e);
         goto out;
@@ -266,22 +228,22 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     struct plot_opts o;
     opts_of(&cfg, title, &o);
     rc = plot_report_set(&o, rs, n, names, sizeof names, &e);
-    if (rc == 0 && varies_devices(x)) {
-        rc = plot_speedup(x->speedup, x->n_speedup, "devices", true, &o, &e);
+    if (rc == 0 && varies_devices(&x)) {
+        rc = plot_speedup(x.speedup, x.n_speedup, "devices", true, &o, &e);
         if (rc == 0) append(names, sizeof names, "speedup, efficiency");
     }
-    if (rc == 0 && x->n_validation > 0) {
-        rc = plot_validation(x->validation, x->n_validation, &o, &e);
+    if (rc == 0 && x.n_validation > 0) {
+        rc = plot_validation(x.validation, x.n_validation, &o, &e);
         if (rc == 0) append(names, sizeof names, "validation");
     }
     if (rc < 0) status = scenario_fail(self, &e);
     else say_where(&o, names);
 out:
-    if (x)
-        for (int i = 0; i < x->n_docs; i++) cJSON_Delete(x->docs[i]);
-    free(x);
+    free(x.speedup);
+    free(x.validation);
     free(rs);
     for (int i = 0; i < n_docs; i++) report_doc_release(&docs[i]);
+    free(docs);
     config_release(&cfg);
     return status;
 }

@@ -11,12 +11,12 @@
 #include "../core/untracked.h"
 #include "../nn/data.h"
 #include "../nn/device.h"
+#include "../plots/timeline_text.h"
 #include "../real/launch.h"
 #include "../real/real.h"
 #include "../strategies/strategy.h"
 #include "outputs.h"
 #include "scenario.h"
-#include "timeline.h"
 
 /* cpus_max: the most CPUs any rank may run on (binding_of). */
 static void print_header(const struct config *cfg, const struct plan *p,
@@ -97,7 +97,7 @@ static int take_job_size(struct config *cfg, struct err *e)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const struct strategy *st = strategy_find(cfg->strategy, e);
     if (!st) return e->code;
-    long long servers = st->policy != POLICY_NONE ? cfg->servers : 0;
+    long long servers = strategy_has_servers(st) ? cfg->servers : 0;
     if (size - servers < 1)
         return err_set(e, ERR_INPUT, "%s with --servers %lld needs more than the job's %d MPI "
                        "processes", st->name, servers, size);
@@ -106,13 +106,14 @@ static int take_job_size(struct config *cfg, struct err *e)
 }
 
 /* Inside the MPI job (MPI initialised): every rank runs, rank 0 reports. */
-static int run_rank(const struct command *self, struct scenario *s, const struct plan *p)
+static int run_rank(const struct command *self, struct scenario *s, const struct plan *p,
+                    const struct plan_index *ix)
 {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const char *progress = getenv("STRATA_PROGRESS");
     struct real_setup setup = {
-        .cfg = &s->cfg, .wl = s->wl, .plan = p, .keep_steps = outputs_keep_steps(&s->cfg),
+        .cfg = &s->cfg, .wl = s->wl, .plan = p, .ix = ix, .keep_steps = outputs_keep_steps(&s->cfg),
         .show_progress = (progress && !strcmp(progress, "1")) || isatty(STDERR_FILENO),
     };
     struct real_result res;
@@ -182,6 +183,7 @@ int cmd_real(const struct command *self, int argc, char **argv)
     struct err e = {0};
     struct scenario s;
     struct plan *p = NULL;
+    struct plan_index *ix = NULL;
     int status = 0;
     int rc = scenario_load(&s, self, argc, argv, &e);
     const bool is_rank = rc == 0 && launch_is_mpi_rank();
@@ -191,14 +193,15 @@ int cmd_real(const struct command *self, int argc, char **argv)
         return 1;
     }
     if (is_rank) rc = take_job_size(&s.cfg, &e);
-    if (rc == 0) rc = real_prepare(&s.cfg, s.wl, &p, &e);
+    if (rc == 0) rc = real_prepare(&s.cfg, s.wl, &p, &ix, &e);
     if (rc != 0)
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
     else if (is_rank)
-        status = run_rank(self, &s, p);
+        status = run_rank(self, &s, p, ix);
     else
         status = launch(self, &s, p, argc, argv);
     if (is_rank) launch_mpi_finalize();
+    plan_index_free(ix);
     plan_free(p);
     scenario_release(&s);
     return status;

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/fileio.h"
+#include "../core/json_doc.h"
 #include "../core/plan_check.h"
 #include "../core/plan_json.h"
+#include "../plots/timeline_text.h"
 #include "../strategies/strategy.h"
 #include "scenario.h"
-#include "timeline.h"
 
 /* One line per op: what it does, to what, and what it waits for. */
 static void print_op(FILE *out, const struct plan *p, int r, int i)
@@ -21,10 +21,10 @@ static void print_op(FILE *out, const struct plan *p, int r, int i)
                  plan_tag_boundary(op->tag));
     else
         snprintf(where, sizeof where, "[%d,%d)", op->lo, op->hi);
-    if (op->kind == OP_SEND) snprintf(peer, sizeof peer, "to %d", op->peer);
-    if (op->kind == OP_RECV) snprintf(peer, sizeof peer, "from %d", op->peer);
-    if (op->kind == OP_PUSH || op->kind == OP_PULL) snprintf(peer, sizeof peer, "server %d", op->peer);
-    if (op->kind == OP_ALLREDUCE)
+    enum op_class cls = op_infos[op->kind].cls;
+    if (cls == OPC_P2P) snprintf(peer, sizeof peer, "%s %d", op_infos[op->kind].dir, op->peer);
+    if (cls == OPC_SERVER) snprintf(peer, sizeof peer, "server %d", op->peer);
+    if (cls == OPC_COLLECTIVE)
         snprintf(peer, sizeof peer, "group %d (%d)", op->group, p->groups.items[op->group].n_ranks);
     if (op->mb >= 0) snprintf(mb, sizeof mb, "%d", op->mb);
     format_bytes((double)op->bytes, bytes, sizeof bytes);
@@ -96,20 +96,7 @@ static int write_json(const struct plan *p, const struct plan_verdict *v, const 
         cJSON_AddStringToObject(d, "message", v->defects[i].msg);
         cJSON_AddItemToArray(defects, d);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return err_set(e, ERR_NOMEM, "out of memory printing the plan's JSON");
-    size_t n = strlen(text);
-    char *doc = realloc(text, n + 2);   /* a text file ends with a newline */
-    if (!doc) {
-        free(text);
-        return err_set(e, ERR_NOMEM, "out of memory printing the plan's JSON");
-    }
-    doc[n] = '\n';
-    doc[n + 1] = '\0';
-    int rc = file_write_atomic(path, doc, n + 1, e);
-    free(doc);
-    if (rc < 0) return err_prefix(e, "--json");
+    if (json_write_atomic(root, path, e) < 0) return err_prefix(e, "--json");
     return 0;
 }
 
@@ -118,6 +105,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     struct err e = {0};
     struct scenario s;
     struct plan *p = NULL;
+    struct plan_index *ix = NULL;
     struct plan_verdict v;
     struct plan_times t = {0};
     int status = 0;
@@ -128,7 +116,8 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
         goto out;
     }
     const struct strategy *st = strategy_find(s.cfg.strategy, &e);
-    if (!st || strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 || plan_check(p, &v, &e) < 0) {
+    if (!st || strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
+        plan_prepare(p, &v, &ix, &e) < 0) {
         status = scenario_fail(self, &e);
         goto out;
     }
@@ -146,7 +135,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     puts("");
 
     if (v.is_valid) {
-        if (plan_unit_run(p, &t, &e) < 0) {
+        if (plan_unit_times(ix, &t, &e) < 0) {
             status = scenario_fail(self, &e);
             goto out;
         }
@@ -178,6 +167,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
         status = scenario_fail(self, &e);
 out:
     plan_times_release(&t);
+    plan_index_free(ix);
     plan_free(p);
     scenario_release(&s);
     return status;

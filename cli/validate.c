@@ -242,7 +242,7 @@ static int run_cell(struct matrix_run *mr, const struct validate_axes *ax,
         int rc = validate_strategy(mr->cell_cfg, ax->workloads[mi], list[j], c->np, ax->repeat,
                                    NULL, v, &one);
         /* the largest job: its ranks still weigh in the load after the runs */
-        int servers = list[j]->policy == POLICY_NONE ? 0 : (int)cfg->servers;
+        int servers = strategy_has_servers(list[j]) ? (int)cfg->servers : 0;
         if (c->np + servers > m->load.own_ranks) m->load.own_ranks = c->np + servers;
         if (rc == 0) {
             m->rows[m->n_rows] = v->row;

@@ -10,7 +10,7 @@
 #include "jitter.h"
 #include "straggler.h"
 
-/* Added to the run seed before straggler_stream_seed: another SplitMix64
+/* Added to the run seed of straggler_streams_create: another SplitMix64
  * sequence than the stragglers' (the fraction of sqrt(2), as SHA-2's first
  * constant; any odd constant far from a small multiple of the golden-ratio
  * step would do). */
@@ -49,14 +49,8 @@ struct jitter *jitter_create(const struct jitter_spec *s, uint64_t seed, int n_r
     if (!j) return NULL;
     j->spec = *s;
     j->n_ranks = n_ranks;
-    if (!(j->rng = XCALLOC(e, (size_t)n_ranks, sizeof *j->rng))) goto fail;
-    for (int r = 0; r < n_ranks; r++) {
-        if (!(j->rng[r] = gsl_rng_alloc(gsl_rng_mt19937))) {
-            err_set(e, ERR_NOMEM, "out of memory allocating rank %d's jitter stream", r);
-            goto fail;
-        }
-        gsl_rng_set(j->rng[r], straggler_stream_seed(seed + JITTER_SEED_SALT, r));
-    }
+    if (!(j->rng = straggler_streams_create(seed + JITTER_SEED_SALT, n_ranks, "jitter", e)))
+        goto fail;
     return j;
 fail:
     jitter_free(j);
@@ -66,8 +60,7 @@ fail:
 void jitter_free(struct jitter *j)
 {
     if (!j) return;
-    for (int r = 0; j->rng && r < j->n_ranks; r++) gsl_rng_free(j->rng[r]);
-    free(j->rng);
+    straggler_streams_free(j->rng, j->n_ranks);
     free(j);
 }
 

@@ -9,7 +9,8 @@
 #include "plan.h"
 
 const struct op_info op_infos[OP_N_KINDS] = {
-#define PLAN_OP_INFO(name, stream, cls, meaning) {#name, stream, cls, meaning},
+#define PLAN_OP_INFO(name, stream, cls, dir, letters, label, colour, meaning) \
+    {#name, stream, cls, dir, letters, label, colour, meaning},
     PLAN_OPS(PLAN_OP_INFO)
 #undef PLAN_OP_INFO
 };

@@ -45,23 +45,34 @@ enum op_class {
     OPC_SERVER,      /* between a worker and a parameter server */
 };
 
-/* ORDER OP: the one list of op kinds. X(name, default stream, class, meaning) */
+/* ORDER OP: the one list of op kinds, and everything said of a kind:
+ *   X(name, default stream, class, dir, letters, label, colour, meaning)
+ * dir: which way the data goes between the rank and its peer ("to", "from"),
+ * NULL for ops without a peer; letters: the kind in the text timeline, a
+ * second letter for odd microbatches where a kind repeats per microbatch on
+ * one stream (so consecutive ones stay apart); label: its name in prose;
+ * colour: its boxes in the Gantt plot (compute warm-cold pairs apart from
+ * communication); meaning: one line, for `strata schedule` and docs. */
 #define PLAN_OPS(X)                                                                        \
-    X(FORWARD, STREAM_COMPUTE, OPC_COMPUTE, "forward pass of layers [lo,hi) on microbatch mb") \
-    X(BACKWARD, STREAM_COMPUTE, OPC_COMPUTE,                                               \
+    X(FORWARD, STREAM_COMPUTE, OPC_COMPUTE, NULL, "Ff", "forward", "#4e79a7",              \
+      "forward pass of layers [lo,hi) on microbatch mb")                                   \
+    X(BACKWARD, STREAM_COMPUTE, OPC_COMPUTE, NULL, "Bb", "backward", "#f28e2b",            \
       "backward pass of layers [lo,hi) on microbatch mb; accumulates weight gradients")   \
-    X(SEND, STREAM_COMM, OPC_P2P,                                                          \
+    X(SEND, STREAM_COMM, OPC_P2P, "to", "S", "send", "#76b7b2",                            \
       "activations (tag ACT) or activation gradients (tag GRAD) of mb to peer")            \
-    X(RECV, STREAM_COMM, OPC_P2P, "the data of the matching SEND from peer")               \
-    X(ALLREDUCE, STREAM_COMM, OPC_COLLECTIVE,                                              \
+    X(RECV, STREAM_COMM, OPC_P2P, "from", "R", "recv", "#b07aa1",                          \
+      "the data of the matching SEND from peer")                                           \
+    X(ALLREDUCE, STREAM_COMM, OPC_COLLECTIVE, NULL, "A", "all-reduce", "#e15759",          \
       "sum the gradients of layers [lo,hi) over the ranks of group (one bucket)")          \
-    X(PUSH, STREAM_COMM, OPC_SERVER, "gradients of layers [lo,hi) to parameter server peer") \
-    X(PULL, STREAM_COMM, OPC_SERVER,                                                       \
+    X(PUSH, STREAM_COMM, OPC_SERVER, "to", "P", "push", "#edc948",                         \
+      "gradients of layers [lo,hi) to parameter server peer")                              \
+    X(PULL, STREAM_COMM, OPC_SERVER, "from", "L", "pull", "#9c755f",                       \
       "parameters of layers [lo,hi) from server peer, once its policy allows")             \
-    X(UPDATE, STREAM_COMPUTE, OPC_COMPUTE, "optimizer step on the local parameters of [lo,hi)")
+    X(UPDATE, STREAM_COMPUTE, OPC_COMPUTE, NULL, "U", "update", "#59a14f",                 \
+      "optimizer step on the local parameters of [lo,hi)")
 
 enum op_kind {
-#define PLAN_OP_ENUM(name, stream, cls, meaning) OP_##name,
+#define PLAN_OP_ENUM(name, stream, cls, dir, letters, label, colour, meaning) OP_##name,
     PLAN_OPS(PLAN_OP_ENUM)
 #undef PLAN_OP_ENUM
     OP_N_KINDS
@@ -71,6 +82,10 @@ struct op_info {
     const char *name;      /* "FORWARD" */
     int stream;            /* default stream */
     enum op_class cls;
+    const char *dir;       /* "to", "from": the data's way to or from peer; NULL without a peer */
+    const char *letters;   /* "Ff": the letter for even microbatches, then for odd ones, if any */
+    const char *label;     /* "all-reduce": the kind in prose */
+    const char *colour;    /* "#e15759": its colour in plots */
     const char *meaning;   /* one line, for `strata schedule` and docs */
 };
 

@@ -1,8 +1,9 @@
 /* The static plan checker (see plan_check.h).
  *
- * The checks build one index of the plan (struct ck, plan_check_internal.h)
- * and record each defect they find; plan_check then runs the matched plan at
- * unit cost (plan_run.c) and names the cycle if it cannot finish. Everything
+ * The checks fill in the plan's index (core/plan_index.h) as they match
+ * ops, and record each defect they find; plan_prepare then derives the rest
+ * of the index, runs the matched plan at unit cost (plan_run.c), names the
+ * cycle if it cannot finish, and hands the index of a valid plan out. Everything
  * is sorting and linear passes: O(n log n) in the number of ops, whatever the
  * number of ranks. */
 #include <stdarg.h>
@@ -25,6 +26,11 @@ static int cmp_rec(const void *a, const void *b)
     return (x->g > y->g) - (x->g < y->g);
 }
 
+static inline const struct op *op_at(const struct ck *c, int g)
+{
+    return plan_index_op(c->ix, g);
+}
+
 /* ---- naming ops for people ---------------------------------------------- */
 
 /* "RECV from 0, ACT@1 mb 3", "ALLREDUCE group 0 [0,4)", "FORWARD [0,2) mb 1" */
@@ -34,39 +40,33 @@ static void op_desc(const struct op *op, char *buf, size_t n)
         snprintf(buf, n, "op kind %d", (int)op->kind);
         return;
     }
-    const char *name = op_infos[op->kind].name;
-    switch (op->kind) {
-    case OP_SEND:
-    case OP_RECV:
-        snprintf(buf, n, "%s %s %d, %s@%d mb %d", name, op->kind == OP_SEND ? "to" : "from",
-                 op->peer, plan_tag_kind(op->tag) == TAG_ACT ? "ACT" : "GRAD",
-                 plan_tag_boundary(op->tag), plan_tag_mb(op->tag));
+    const struct op_info *o = &op_infos[op->kind];
+    switch (o->cls) {
+    case OPC_P2P:
+        snprintf(buf, n, "%s %s %d, %s@%d mb %d", o->name, o->dir, op->peer,
+                 plan_tag_kind(op->tag) == TAG_ACT ? "ACT" : "GRAD", plan_tag_boundary(op->tag),
+                 plan_tag_mb(op->tag));
         break;
-    case OP_ALLREDUCE:
-        snprintf(buf, n, "%s group %d [%d,%d)", name, op->group, op->lo, op->hi);
+    case OPC_COLLECTIVE:
+        snprintf(buf, n, "%s group %d [%d,%d)", o->name, op->group, op->lo, op->hi);
         break;
-    case OP_PUSH:
-    case OP_PULL:
-        snprintf(buf, n, "%s %s %d [%d,%d)", name, op->kind == OP_PUSH ? "to" : "from", op->peer,
-                 op->lo, op->hi);
+    case OPC_SERVER:
+        snprintf(buf, n, "%s %s %d [%d,%d)", o->name, o->dir, op->peer, op->lo, op->hi);
         break;
-    case OP_FORWARD:
-    case OP_BACKWARD:
-        snprintf(buf, n, "%s [%d,%d) mb %d", name, op->lo, op->hi, op->mb);
-        break;
-    default:
-        snprintf(buf, n, "%s [%d,%d)", name, op->lo, op->hi);
+    case OPC_COMPUTE:
+        if (op->mb != -1) snprintf(buf, n, "%s [%d,%d) mb %d", o->name, op->lo, op->hi, op->mb);
+        else snprintf(buf, n, "%s [%d,%d)", o->name, op->lo, op->hi);
         break;
     }
 }
 
 /* "rank 1 op 4 (RECV from 0, ACT@1 mb 3)" */
-const char *ck_op_name(const struct ck *c, int g, char buf[NAME_BYTES])
+const char *ck_op_name(const struct plan_index *ix, int g, char buf[NAME_BYTES])
 {
     char d[80];
-    int r = c->rank_of[g];
-    op_desc(op_at(c, g), d, sizeof d);
-    snprintf(buf, NAME_BYTES, "rank %d op %d (%.80s)", r, g - c->off[r], d);
+    int r = ix->rank_of[g];
+    op_desc(plan_index_op(ix, g), d, sizeof d);
+    snprintf(buf, NAME_BYTES, "rank %d op %d (%.80s)", r, g - ix->off[r], d);
     return buf;
 }
 
@@ -98,56 +98,26 @@ static void op_defect(const struct ck *c, struct plan_verdict *v, int g, const c
     va_start(ap, fmt);
     vsnprintf(rest, sizeof rest, fmt, ap);
     va_end(ap);
-    int r = c->rank_of[g];
-    defect(v, r, g - c->off[r], "%s %s", ck_op_name(c, g, name), rest);
+    int r = c->ix->rank_of[g];
+    defect(v, r, g - c->ix->off[r], "%s %s", ck_op_name(c->ix, g, name), rest);
 }
 
 /* ---- the index ------------------------------------------------------------ */
 
 void ck_free(struct ck *c)
 {
-    free(c->off);
-    free(c->rank_of);
+    plan_index_free(c->ix);
     free(c->is_ok);
-    free(c->prev);
-    free(c->next);
-    free(c->partner);
-    free(c->inst);
-    free(c->coll_first);
-    free(c->coll_ops);
-    free(c->round_first);
-    free(c->round_ops);
-    free(c->round_need);
-    free(c->pull_first);
-    free(c->pull_ops);
-    free(c->dep_first);
-    free(c->dependents);
+    memset(c, 0, sizeof *c);
 }
 
 int ck_init(struct ck *c, const struct plan *p, struct err *e)
 {
     memset(c, 0, sizeof *c);
     c->p = p;
-    int64_t n = plan_n_ops(p);
-    if (n > (1 << 30)) return err_set(e, ERR_INPUT, "a plan of %lld ops is too large to check",
-                                      (long long)n);
-    c->n_ops = (int)n;
-    size_t un = (size_t)n;
-    c->off = XCALLOC(e, (size_t)p->n_ranks + 1, sizeof *c->off);
-    c->rank_of = XCALLOC(e, un, sizeof *c->rank_of);
-    c->is_ok = XCALLOC(e, un, sizeof *c->is_ok);
-    c->prev = XCALLOC(e, un, sizeof *c->prev);
-    c->next = XCALLOC(e, un, sizeof *c->next);
-    c->partner = XCALLOC(e, un, sizeof *c->partner);
-    c->inst = XCALLOC(e, un, sizeof *c->inst);
-    if (!c->off || !c->rank_of || !c->is_ok || !c->prev || !c->next || !c->partner || !c->inst)
-        return ERR_NOMEM;
-    for (int r = 0; r < p->n_ranks; r++) {
-        c->off[r + 1] = c->off[r] + (int)p->ranks[r].ops.len;
-        for (int g = c->off[r]; g < c->off[r + 1]; g++) c->rank_of[g] = r;
-    }
-    for (int g = 0; g < c->n_ops; g++) c->prev[g] = c->next[g] = c->partner[g] = c->inst[g] = -1;
-    return 0;
+    TRY(plan_index_create(p, &c->ix, e));
+    c->is_ok = XCALLOC(e, (size_t)c->ix->n_ops, sizeof *c->is_ok);
+    return c->is_ok ? 0 : ERR_NOMEM;
 }
 
 /* ---- malformed ops -------------------------------------------------------- */
@@ -168,7 +138,7 @@ static bool in_group(const struct plan_group *grp, int rank)
 static bool op_well_formed(const struct ck *c, struct plan_verdict *v, int g)
 {
     const struct plan *p = c->p;
-    int r = c->rank_of[g], i = g - c->off[r];
+    int r = c->ix->rank_of[g], i = g - c->ix->off[r];
     const struct plan_rank *pr = &p->ranks[r];
     const struct op *op = &pr->ops.items[i];
     int n_layers = p->wl ? p->wl->n_layers : PLAN_MAX_BOUNDARY;
@@ -243,12 +213,12 @@ static void check_ops(struct ck *c, struct plan_verdict *v)
             continue;
         }
         int last[PLAN_N_STREAMS] = {-1, -1};
-        for (int g = c->off[r]; g < c->off[r + 1]; g++) {
+        for (int g = c->ix->off[r]; g < c->ix->off[r + 1]; g++) {
             c->is_ok[g] = op_well_formed(c, v, g);
             if (!c->is_ok[g]) continue;
             int s = op_at(c, g)->stream;
-            c->prev[g] = last[s];
-            if (last[s] >= 0) c->next[last[s]] = g;
+            c->ix->prev[g] = last[s];
+            if (last[s] >= 0) c->ix->next[last[s]] = g;
             last[s] = g;
         }
     }
@@ -277,16 +247,16 @@ static int cmp_p2p(const void *a, const void *b)
 static int check_p2p(struct ck *c, struct plan_verdict *v, struct err *e)
 {
     size_t n = 0;
-    for (int g = 0; g < c->n_ops; g++)
+    for (int g = 0; g < c->ix->n_ops; g++)
         if (c->is_ok[g] && op_infos[op_at(c, g)->kind].cls == OPC_P2P) n++;
     struct p2p_rec *recs = XCALLOC(e, n, sizeof *recs);
     if (!recs) return ERR_NOMEM;
     n = 0;
-    for (int g = 0; g < c->n_ops; g++) {
+    for (int g = 0; g < c->ix->n_ops; g++) {
         const struct op *op = op_at(c, g);
         if (!c->is_ok[g] || op_infos[op->kind].cls != OPC_P2P) continue;
         bool is_recv = op->kind == OP_RECV;
-        int r = c->rank_of[g];
+        int r = c->ix->rank_of[g];
         recs[n++] = (struct p2p_rec){is_recv ? op->peer : r, is_recv ? r : op->peer, op->tag,
                                      is_recv, g};
     }
@@ -307,18 +277,18 @@ static int check_p2p(struct ck *c, struct plan_verdict *v, struct err *e)
             op_defect(c, v, recv, "has no matching SEND at rank %d", recs[lo].src);
         for (size_t k = lo + 1; k < first_recv; k++)
             op_defect(c, v, recs[k].g, "repeats %s: same receiver and tag; each SEND needs a "
-                      "tag of its own", ck_op_name(c, send, a));
+                      "tag of its own", ck_op_name(c->ix, send, a));
         for (size_t k = first_recv + 1; k < hi; k++)
             op_defect(c, v, recs[k].g, "repeats %s: same sender and tag; a tag is received once",
-                      ck_op_name(c, recv, a));
+                      ck_op_name(c->ix, recv, a));
         if (send >= 0 && recv >= 0) {
             if (op_at(c, send)->bytes != op_at(c, recv)->bytes)
-                defect(v, recs[lo].src, send - c->off[recs[lo].src],
-                       "%s sends %lld bytes but %s expects %lld", ck_op_name(c, send, a),
-                       (long long)op_at(c, send)->bytes, ck_op_name(c, recv, b),
+                defect(v, recs[lo].src, send - c->ix->off[recs[lo].src],
+                       "%s sends %lld bytes but %s expects %lld", ck_op_name(c->ix, send, a),
+                       (long long)op_at(c, send)->bytes, ck_op_name(c->ix, recv, b),
                        (long long)op_at(c, recv)->bytes);
-            c->partner[send] = recv;
-            c->partner[recv] = send;
+            c->ix->partner[send] = recv;
+            c->ix->partner[recv] = send;
         }
     }
     free(recs);
@@ -378,14 +348,14 @@ static int check_agree(const struct ck *c, struct plan_verdict *v, const struct 
             k++;
         if (k < M->n && k < R->n) {
             op_defect(c, v, M->items[k].g, "is #%d of its %s, but rank %d's #%d is %s%s%s; %s",
-                      k + 1, what, R->rank, k + 1, ck_op_name(c, R->items[k].g, b),
+                      k + 1, what, R->rank, k + 1, ck_op_name(c->ix, R->items[k].g, b),
                       M->n != R->n ? "; " : "", M->n != R->n ? lens : "", why);
         } else if (M->n < R->n) {
             int last = M->n ? M->items[M->n - 1].g : -1;
-            defect(v, M->rank, last >= 0 ? last - c->off[M->rank] : -1,
+            defect(v, M->rank, last >= 0 ? last - c->ix->off[M->rank] : -1,
                    "%s; rank %d's #%d is %s%s%s; %s", lens, R->rank, M->n + 1,
-                   ck_op_name(c, R->items[M->n].g, a), last >= 0 ? "; its last is " : "",
-                   last >= 0 ? ck_op_name(c, last, b) : "", why);
+                   ck_op_name(c->ix, R->items[M->n].g, a), last >= 0 ? "; its last is " : "",
+                   last >= 0 ? ck_op_name(c->ix, last, b) : "", why);
         } else if (M->n > R->n) {
             op_defect(c, v, M->items[R->n].g, "is #%d of its %s, one that rank %d never "
                       "reaches (%s); %s", R->n + 1, what, R->rank, lens, why);
@@ -408,9 +378,9 @@ static int split_runs(const struct ck *c, const struct rec *recs, size_t n_recs,
     int n_runs = 0;
     size_t j = *pos;
     for (int m = 0; ranks ? m < n : j < n_recs && recs[j].key == key; m++) {
-        int rank = ranks ? ranks[m] : c->rank_of[recs[j].g];
+        int rank = ranks ? ranks[m] : c->ix->rank_of[recs[j].g];
         struct run run = {rank, recs + j, 0};
-        while (j < n_recs && recs[j].key == key && c->rank_of[recs[j].g] == rank) j++, run.n++;
+        while (j < n_recs && recs[j].key == key && c->ix->rank_of[recs[j].g] == rank) j++, run.n++;
         runs[n_runs++] = run;
     }
     *pos = j;
@@ -422,11 +392,11 @@ static struct rec *collect(const struct ck *c, enum op_kind kind, bool by_group,
                            struct err *e)
 {
     size_t count = 0;
-    for (int g = 0; g < c->n_ops; g++) count += c->is_ok[g] && op_at(c, g)->kind == kind;
+    for (int g = 0; g < c->ix->n_ops; g++) count += c->is_ok[g] && op_at(c, g)->kind == kind;
     struct rec *recs = XCALLOC(e, count, sizeof *recs);
     if (!recs) return NULL;
     *n = 0;
-    for (int g = 0; g < c->n_ops; g++) {
+    for (int g = 0; g < c->ix->n_ops; g++) {
         const struct op *op = op_at(c, g);
         if (c->is_ok[g] && op->kind == kind)
             recs[(*n)++] = (struct rec){by_group ? op->group : op->peer, g};
@@ -443,10 +413,10 @@ static int check_collectives(struct ck *c, struct plan_verdict *v, struct err *e
     size_t n_recs = 0, pos = 0;
     struct rec *recs = collect(c, OP_ALLREDUCE, true, &n_recs, e);
     struct run *runs = XCALLOC(e, (size_t)p->n_ranks, sizeof *runs);
-    c->coll_first = XCALLOC(e, n_recs + 1, sizeof *c->coll_first);
-    c->coll_ops = XCALLOC(e, n_recs, sizeof *c->coll_ops);
+    c->ix->coll_first = XCALLOC(e, n_recs + 1, sizeof *c->ix->coll_first);
+    c->ix->coll_ops = XCALLOC(e, n_recs, sizeof *c->ix->coll_ops);
     int rc = ERR_NOMEM;
-    if (!recs || !runs || !c->coll_first || !c->coll_ops) goto done;
+    if (!recs || !runs || !c->ix->coll_first || !c->ix->coll_ops) goto done;
     int used = 0;
     for (size_t grp = 0; grp < p->groups.len && pos < n_recs; grp++) {
         const struct plan_group *G = &p->groups.items[grp];
@@ -462,15 +432,15 @@ static int check_collectives(struct ck *c, struct plan_verdict *v, struct err *e
         if (ref < 0) continue;
         /* collective k of this group: the k-th ALLREDUCE of every member */
         for (int k = 0; k < runs[ref].n; k++) {
-            c->coll_first[c->n_coll] = used;
+            c->ix->coll_first[c->ix->n_coll] = used;
             for (int m = 0; m < n; m++) {
-                c->coll_ops[used++] = runs[m].items[k].g;
-                c->inst[runs[m].items[k].g] = c->n_coll;
+                c->ix->coll_ops[used++] = runs[m].items[k].g;
+                c->ix->coll[runs[m].items[k].g] = c->ix->n_coll;
             }
-            c->n_coll++;
+            c->ix->n_coll++;
         }
     }
-    c->coll_first[c->n_coll] = used;
+    c->ix->coll_first[c->ix->n_coll] = used;
     rc = 0;
 done:
     free(recs);
@@ -489,14 +459,14 @@ static int check_servers(struct ck *c, struct plan_verdict *v, struct err *e)
     struct rec *pulls = collect(c, OP_PULL, false, &n_pull, e);
     struct run *runs = XCALLOC(e, (size_t)p->n_workers, sizeof *runs);
     struct run *pull_runs = XCALLOC(e, (size_t)p->n_workers, sizeof *pull_runs);
-    c->round_first = XCALLOC(e, n_push + 1, sizeof *c->round_first);
-    c->round_ops = XCALLOC(e, n_push, sizeof *c->round_ops);
-    c->round_need = XCALLOC(e, n_push, sizeof *c->round_need);
-    c->pull_first = XCALLOC(e, n_push + 2, sizeof *c->pull_first);
-    c->pull_ops = XCALLOC(e, n_pull, sizeof *c->pull_ops);
+    c->ix->round_first = XCALLOC(e, n_push + 1, sizeof *c->ix->round_first);
+    c->ix->round_ops = XCALLOC(e, n_push, sizeof *c->ix->round_ops);
+    c->ix->round_need = XCALLOC(e, n_push, sizeof *c->ix->round_need);
+    c->ix->pull_first = XCALLOC(e, n_push + 2, sizeof *c->ix->pull_first);
+    c->ix->pull_ops = XCALLOC(e, n_pull, sizeof *c->ix->pull_ops);
     int rc = ERR_NOMEM;
-    if (!pushes || !pulls || !runs || !pull_runs || !c->round_first ||
-        !c->round_ops || !c->round_need || !c->pull_first || !c->pull_ops)
+    if (!pushes || !pulls || !runs || !pull_runs || !c->ix->round_first ||
+        !c->ix->round_ops || !c->ix->round_need || !c->ix->pull_first || !c->ix->pull_ops)
         goto done;
     int used = 0;
     char what[48], name[NAME_BYTES];
@@ -520,36 +490,36 @@ static int check_servers(struct ck *c, struct plan_verdict *v, struct err *e)
             continue;
         }
         for (int k = 0; k < n_rounds; k++) {
-            c->round_first[c->n_rounds + k] = used;
-            c->round_need[c->n_rounds + k] = need;
+            c->ix->round_first[c->ix->n_rounds + k] = used;
+            c->ix->round_need[c->ix->n_rounds + k] = need;
             for (int m = 0; m < n; m++) {
-                c->round_ops[used++] = runs[m].items[k].g;
-                c->inst[runs[m].items[k].g] = c->n_rounds + k;
+                c->ix->round_ops[used++] = runs[m].items[k].g;
+                c->ix->round[runs[m].items[k].g] = c->ix->n_rounds + k;
             }
         }
         /* a worker's j-th pull from s waits for round j of s */
         for (int m = 0; m < n_pr; m++)
             for (int j = 0; j < pull_runs[m].n; j++) {
                 int g = pull_runs[m].items[j].g;
-                if (j < n_rounds) c->inst[g] = c->n_rounds + j;
+                if (j < n_rounds) c->ix->round[g] = c->ix->n_rounds + j;
                 else
                     op_defect(c, v, g, "is pull #%d of rank %d from server %d, but the workers "
                               "push to it %d time%s a step: under the %s policy it has no push "
                               "to wait for%s%s", j + 1, pull_runs[m].rank, s, n_rounds,
                               n_rounds == 1 ? "" : "s", policy_infos[p->policy].name,
                               n ? "; workers' last push is " : "",
-                              n ? ck_op_name(c, runs[0].items[n_rounds - 1].g, name) : "");
+                              n ? ck_op_name(c->ix, runs[0].items[n_rounds - 1].g, name) : "");
             }
-        c->n_rounds += n_rounds;
+        c->ix->n_rounds += n_rounds;
     }
-    c->round_first[c->n_rounds] = used;
+    c->ix->round_first[c->ix->n_rounds] = used;
     /* pulls grouped by the round they wait for (counting sort) */
     for (size_t k = 0; k < n_pull; k++)
-        if (c->inst[pulls[k].g] >= 0) c->pull_first[c->inst[pulls[k].g] + 2]++;
-    for (int s = 0; s < c->n_rounds; s++) c->pull_first[s + 2] += c->pull_first[s + 1];
+        if (c->ix->round[pulls[k].g] >= 0) c->ix->pull_first[c->ix->round[pulls[k].g] + 2]++;
+    for (int s = 0; s < c->ix->n_rounds; s++) c->ix->pull_first[s + 2] += c->ix->pull_first[s + 1];
     for (size_t k = 0; k < n_pull; k++)
-        if (c->inst[pulls[k].g] >= 0)
-            c->pull_ops[c->pull_first[c->inst[pulls[k].g] + 1]++] = pulls[k].g;
+        if (c->ix->round[pulls[k].g] >= 0)
+            c->ix->pull_ops[c->ix->pull_first[c->ix->round[pulls[k].g] + 1]++] = pulls[k].g;
     rc = 0;
 done:
     free(pushes);
@@ -573,30 +543,44 @@ int ck_check_static(struct ck *c, struct plan_verdict *v, struct err *e)
 
 /* ---- the entry point ------------------------------------------------------ */
 
-int plan_check(const struct plan *p, struct plan_verdict *v, struct err *e)
+int plan_prepare(const struct plan *p, struct plan_verdict *v, struct plan_index **out,
+                 struct err *e)
 {
     memset(v, 0, sizeof *v);
+    if (out) *out = NULL;
     struct ck c;
     struct run_state s = {0};
-    double *start = NULL, *end = NULL;
     int rc = ck_init(&c, p, e);
     if (rc < 0) goto done;
     rc = ck_check_static(&c, v, e);
     if (rc < 0 || v->n_defects) goto done;   /* a deadlock check needs a matched plan */
-    start = XCALLOC(e, (size_t)c.n_ops, sizeof *start);
-    end = XCALLOC(e, (size_t)c.n_ops, sizeof *end);
-    rc = !start || !end ? ERR_NOMEM : ck_unit_run(&c, &s, start, end, e);
-    if (rc < 0 || s.n_done == c.n_ops) goto done;
+    struct plan_index *ix = c.ix;
+    rc = plan_index_derive(ix, e);
+    if (rc < 0) goto done;
+    ix->unit_start = XCALLOC(e, (size_t)ix->n_ops + 1, sizeof *ix->unit_start);
+    ix->unit_end = XCALLOC(e, (size_t)ix->n_ops + 1, sizeof *ix->unit_end);
+    rc = !ix->unit_start || !ix->unit_end
+             ? ERR_NOMEM
+             : ck_unit_run(ix, &s, ix->unit_start, ix->unit_end, e);
+    if (rc < 0 || s.n_done == ix->n_ops) goto done;
     char msg[sizeof v->defects[0].msg];
     int g = ck_cycle_message(&s, msg, sizeof msg, e, &rc);
     if (rc < 0) goto done;
-    int r = g >= 0 ? c.rank_of[g] : -1;
-    defect(v, r, g >= 0 ? g - c.off[r] : -1, "%s", msg);
+    int r = g >= 0 ? ix->rank_of[g] : -1;
+    defect(v, r, g >= 0 ? g - ix->off[r] : -1, "%s", msg);
+    v->has_deadlock = true;
 done:
     v->is_valid = rc == 0 && v->n_defects == 0;
     ck_run_state_free(&s);
-    free(start);
-    free(end);
+    if (v->is_valid && out) {
+        *out = c.ix;   /* handed out whole: ck_free frees the rest */
+        c.ix = NULL;
+    }
     ck_free(&c);
     return rc;
+}
+
+int plan_check(const struct plan *p, struct plan_verdict *v, struct err *e)
+{
+    return plan_prepare(p, v, NULL, e);
 }

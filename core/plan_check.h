@@ -13,7 +13,11 @@
  *    SEND -> RECV, each collective one node, server joins for synchronous
  *    policies) has a cycle; the cycle is named op by op.
  * The deadlock check is the unit-cost run itself: if it cannot finish, the
- * ops it is stuck on form the cycle. */
+ * ops it is stuck on form the cycle.
+ *
+ * The checks resolve every relation between the plan's ops on the way
+ * (core/plan_index.h); plan_prepare hands that index out, so that a plan is
+ * checked once and every executor follows the same relations. */
 #ifndef STRATA_PLAN_CHECK_H
 #define STRATA_PLAN_CHECK_H
 
@@ -21,6 +25,7 @@
 
 #include "err.h"
 #include "plan.h"
+#include "plan_index.h"
 
 #define PLAN_MAX_DEFECTS 16
 
@@ -32,11 +37,19 @@ struct plan_defect {
 
 struct plan_verdict {
     bool is_valid;
+    bool has_deadlock;                           /* the one defect is the unit-cost run's cycle */
     int n_defects;                               /* all found */
     struct plan_defect defects[PLAN_MAX_DEFECTS];  /* the first ones */
 };
 
-/* Fills v. Returns 0 when the check ran (whatever it found), or ERR_NOMEM. */
+/* Checks p into v and, when p is valid and ix is not NULL, returns its
+ * index in *ix (NULL otherwise; the caller frees it with plan_index_free,
+ * before p). Returns 0 when the check ran (whatever it found), or
+ * ERR_NOMEM (ERR_INPUT: too many ops). */
+int plan_prepare(const struct plan *p, struct plan_verdict *v, struct plan_index **ix,
+                 struct err *e);
+
+/* plan_prepare without the index: only the verdict. */
 int plan_check(const struct plan *p, struct plan_verdict *v, struct err *e);
 
 /* Unit cost, the textbook picture: FORWARD takes hi-lo time units (one per
@@ -52,8 +65,13 @@ struct plan_times {
     double *storage;          /* owns start/end rows: every op's start, then every op's end */
 };
 
-/* Runs p once at unit cost with the semantics of plan.h. On deadlock returns
- * ERR_RUN with the blocked cycle in e. Release t with plan_times_release. */
+/* The unit-cost times of a prepared plan: the run plan_prepare made to
+ * prove it free of deadlock. Release t with plan_times_release. */
+int plan_unit_times(const struct plan_index *ix, struct plan_times *t, struct err *e);
+
+/* Prepares p and returns its unit-cost times: ERR_RUN when p has defects
+ * (on deadlock, with the blocked cycle in e). Release t with
+ * plan_times_release. */
 int plan_unit_run(const struct plan *p, struct plan_times *t, struct err *e);
 void plan_times_release(struct plan_times *t);
 

@@ -1,9 +1,9 @@
 /* The unit-cost run of a plan (see plan_check.h), and the wait-for cycle
  * finder that names a deadlock for plan_check and plan_unit_run.
  *
- * The run follows the index the static checks built (struct ck,
- * plan_check_internal.h); it never checks a plan itself, so plan_unit_run
- * runs the checks first and refuses a plan with defects. */
+ * The run follows the index the static checks built (core/plan_index.h);
+ * it never checks a plan itself. plan_prepare runs it as its deadlock check
+ * and keeps the times in the index, which plan_unit_times hands out. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +63,7 @@ static struct event heap_pop(struct run_state *s)
 static void schedule(struct run_state *s, int g, double t)
 {
     s->start[g] = t;
-    s->end[g] = t + plan_unit_cost(op_at(s->c, g));
+    s->end[g] = t + plan_unit_cost(plan_index_op(s->ix, g));
     heap_push(s, s->end[g], g);
 }
 
@@ -71,17 +71,17 @@ static void schedule(struct run_state *s, int g, double t)
  * at its collective, which starts for every member with the last arrival. */
 static void become_ready(struct run_state *s, int g)
 {
-    struct ck *c = s->c;
-    if (op_at(c, g)->kind != OP_ALLREDUCE) {
+    const struct plan_index *ix = s->ix;
+    if (plan_index_op(ix, g)->kind != OP_ALLREDUCE) {
         schedule(s, g, s->avail[g]);
         return;
     }
-    int k = c->inst[g];
+    int k = ix->coll[g];
     s->is_arrived[g] = true;
     if (s->avail[g] > s->coll_t[k]) s->coll_t[k] = s->avail[g];
-    if (++s->coll_arrived[k] == c->coll_first[k + 1] - c->coll_first[k])
-        for (int m = c->coll_first[k]; m < c->coll_first[k + 1]; m++)
-            schedule(s, c->coll_ops[m], s->coll_t[k]);
+    if (++s->coll_arrived[k] == ix->coll_first[k + 1] - ix->coll_first[k])
+        for (int m = ix->coll_first[k]; m < ix->coll_first[k + 1]; m++)
+            schedule(s, ix->coll_ops[m], s->coll_t[k]);
 }
 
 static void satisfy(struct run_state *s, int g, double t)
@@ -93,43 +93,19 @@ static void satisfy(struct run_state *s, int g, double t)
 /* Op g ended at t: release what waited for it. */
 static void release(struct run_state *s, int g, double t)
 {
-    struct ck *c = s->c;
-    const struct op *op = op_at(c, g);
-    if (c->next[g] >= 0) satisfy(s, c->next[g], t);
-    for (int k = c->dep_first[g]; k < c->dep_first[g + 1]; k++) satisfy(s, c->dependents[k], t);
-    if (op->kind == OP_SEND) satisfy(s, c->partner[g], t);
+    const struct plan_index *ix = s->ix;
+    const struct op *op = plan_index_op(ix, g);
+    if (ix->next[g] >= 0) satisfy(s, ix->next[g], t);
+    for (int k = ix->dep_first[g]; k < ix->dep_first[g + 1]; k++) satisfy(s, ix->dependents[k], t);
+    if (op->kind == OP_SEND) satisfy(s, ix->partner[g], t);
     /* ends pop in time order, so the round completes with its need-th
      * earliest push: all of them (sync) or the first n - B (backup) */
-    if (op->kind == OP_PUSH && c->inst[g] >= 0 && ++s->round_done[c->inst[g]] ==
-                                                      c->round_need[c->inst[g]]) {
-        int r = c->inst[g];
-        for (int k = c->pull_first[r]; k < c->pull_first[r + 1]; k++)
-            satisfy(s, c->pull_ops[k], t);
+    if (op->kind == OP_PUSH && ix->round[g] >= 0 && ++s->round_done[ix->round[g]] ==
+                                                       ix->round_need[ix->round[g]]) {
+        int r = ix->round[g];
+        for (int k = ix->pull_first[r]; k < ix->pull_first[r + 1]; k++)
+            satisfy(s, ix->pull_ops[k], t);
     }
-}
-
-/* Reverse deps: dependents[dep_first[g] ..) are the ops that list g. */
-static int build_dependents(struct ck *c, struct err *e)
-{
-    const struct plan *p = c->p;
-    c->dep_first = XCALLOC(e, (size_t)c->n_ops + 2, sizeof *c->dep_first);
-    size_t n_edges = 0;
-    for (int r = 0; r < p->n_ranks; r++) n_edges += p->ranks[r].deps.len;
-    c->dependents = XCALLOC(e, n_edges, sizeof *c->dependents);
-    if (!c->dep_first || !c->dependents) return ERR_NOMEM;
-    for (int g = 0; g < c->n_ops; g++) {
-        int r = c->rank_of[g];
-        const int *deps = plan_deps(p, r, g - c->off[r]);
-        for (int k = 0; k < op_at(c, g)->n_deps; k++) c->dep_first[c->off[r] + deps[k] + 2]++;
-    }
-    for (int g = 0; g < c->n_ops; g++) c->dep_first[g + 2] += c->dep_first[g + 1];
-    for (int g = 0; g < c->n_ops; g++) {
-        int r = c->rank_of[g];
-        const int *deps = plan_deps(p, r, g - c->off[r]);
-        for (int k = 0; k < op_at(c, g)->n_deps; k++)
-            c->dependents[c->dep_first[c->off[r] + deps[k] + 1]++] = g;
-    }
-    return 0;
 }
 
 void ck_run_state_free(struct run_state *s)
@@ -149,31 +125,31 @@ void ck_run_state_free(struct run_state *s)
  * each end releases what waited for it. Every op enters the heap once:
  * O(n log n). Fills start/end of every op that ran; s->n_done < n_ops
  * means deadlock. On a well-formed, matched plan only. */
-int ck_unit_run(struct ck *c, struct run_state *s, double *start, double *end, struct err *e)
+int ck_unit_run(const struct plan_index *ix, struct run_state *s, double *start, double *end,
+                struct err *e)
 {
     memset(s, 0, sizeof *s);
-    s->c = c;
+    s->ix = ix;
     s->start = start;
     s->end = end;
-    size_t n = (size_t)c->n_ops;
-    TRY(build_dependents(c, e));
+    size_t n = (size_t)ix->n_ops;
     s->avail = XCALLOC(e, n, sizeof *s->avail);
     s->pending = XCALLOC(e, n, sizeof *s->pending);
     s->is_arrived = XCALLOC(e, n, sizeof *s->is_arrived);
     s->is_done = XCALLOC(e, n, sizeof *s->is_done);
-    s->coll_arrived = XCALLOC(e, (size_t)c->n_coll, sizeof *s->coll_arrived);
-    s->coll_t = XCALLOC(e, (size_t)c->n_coll, sizeof *s->coll_t);
-    s->round_done = XCALLOC(e, (size_t)c->n_rounds, sizeof *s->round_done);
+    s->coll_arrived = XCALLOC(e, (size_t)ix->n_coll, sizeof *s->coll_arrived);
+    s->coll_t = XCALLOC(e, (size_t)ix->n_coll, sizeof *s->coll_t);
+    s->round_done = XCALLOC(e, (size_t)ix->n_rounds, sizeof *s->round_done);
     s->heap = XCALLOC(e, n, sizeof *s->heap);
     if (!s->avail || !s->pending || !s->is_arrived || !s->is_done || !s->coll_arrived ||
         !s->coll_t || !s->round_done || !s->heap)
         return ERR_NOMEM;
-    for (int g = 0; g < c->n_ops; g++) {
-        const struct op *op = op_at(c, g);
-        s->pending[g] = (c->prev[g] >= 0) + op->n_deps + (op->kind == OP_RECV) +
-                        (op->kind == OP_PULL && c->inst[g] >= 0);
+    for (int g = 0; g < ix->n_ops; g++) {
+        const struct op *op = plan_index_op(ix, g);
+        s->pending[g] = (ix->prev[g] >= 0) + op->n_deps + (op->kind == OP_RECV) +
+                        (op->kind == OP_PULL && ix->round[g] >= 0);
     }
-    for (int g = 0; g < c->n_ops; g++)
+    for (int g = 0; g < ix->n_ops; g++)
         if (s->pending[g] == 0) become_ready(s, g);
     while (s->n_heap) {
         struct event ev = heap_pop(s);
@@ -190,20 +166,20 @@ int ck_unit_run(struct ck *c, struct run_state *s, double *start, double *end, s
  * arrived, for a collective's missing member), or -1. */
 static int waits_for(const struct run_state *s, int g)
 {
-    const struct ck *c = s->c;
-    const struct op *op = op_at(c, g);
-    int r = c->rank_of[g];
-    if (c->prev[g] >= 0 && !s->is_done[c->prev[g]]) return c->prev[g];
-    const int *deps = plan_deps(c->p, r, g - c->off[r]);
+    const struct plan_index *ix = s->ix;
+    const struct op *op = plan_index_op(ix, g);
+    int r = ix->rank_of[g];
+    if (ix->prev[g] >= 0 && !s->is_done[ix->prev[g]]) return ix->prev[g];
+    const int *deps = plan_deps(ix->p, r, g - ix->off[r]);
     for (int k = 0; k < op->n_deps; k++)
-        if (!s->is_done[c->off[r] + deps[k]]) return c->off[r] + deps[k];
-    if (op->kind == OP_RECV) return c->partner[g];
+        if (!s->is_done[ix->off[r] + deps[k]]) return ix->off[r] + deps[k];
+    if (op->kind == OP_RECV) return ix->partner[g];
     if (op->kind == OP_ALLREDUCE)
-        for (int m = c->coll_first[c->inst[g]]; m < c->coll_first[c->inst[g] + 1]; m++)
-            if (!s->is_arrived[c->coll_ops[m]]) return c->coll_ops[m];
-    if (op->kind == OP_PULL && c->inst[g] >= 0)
-        for (int m = c->round_first[c->inst[g]]; m < c->round_first[c->inst[g] + 1]; m++)
-            if (!s->is_done[c->round_ops[m]]) return c->round_ops[m];
+        for (int m = ix->coll_first[ix->coll[g]]; m < ix->coll_first[ix->coll[g] + 1]; m++)
+            if (!s->is_arrived[ix->coll_ops[m]]) return ix->coll_ops[m];
+    if (op->kind == OP_PULL && ix->round[g] >= 0)
+        for (int m = ix->round_first[ix->round[g]]; m < ix->round_first[ix->round[g] + 1]; m++)
+            if (!s->is_done[ix->round_ops[m]]) return ix->round_ops[m];
     return -1;
 }
 
@@ -228,9 +204,9 @@ static void appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
 int ck_cycle_message(const struct run_state *s, char *buf, size_t size, struct err *e,
                      int *rc)
 {
-    const struct ck *c = s->c;
+    const struct plan_index *ix = s->ix;
     *rc = 0;
-    int *pos = XCALLOC(e, (size_t)c->n_ops, sizeof *pos), *path = XCALLOC(e, (size_t)c->n_ops,
+    int *pos = XCALLOC(e, (size_t)ix->n_ops, sizeof *pos), *path = XCALLOC(e, (size_t)ix->n_ops,
                                                                             sizeof *path);
     if (!pos || !path) {
         free(pos);
@@ -240,7 +216,7 @@ int ck_cycle_message(const struct run_state *s, char *buf, size_t size, struct e
     }
     int g = 0, len = 0;
     while (s->is_done[g]) g++;
-    for (int k = 0; k < c->n_ops; k++) pos[k] = -1;
+    for (int k = 0; k < ix->n_ops; k++) pos[k] = -1;
     while (g >= 0 && pos[g] < 0) {
         pos[g] = len;
         path[len++] = g;
@@ -249,7 +225,7 @@ int ck_cycle_message(const struct run_state *s, char *buf, size_t size, struct e
     char name[NAME_BYTES];
     if (g < 0) {
         snprintf(buf, size, "%s is blocked on nothing the checker can name (a checker bug)",
-                 ck_op_name(c, path[len - 1], name));
+                 ck_op_name(ix, path[len - 1], name));
         free(pos);
         free(path);
         return -1;
@@ -263,7 +239,7 @@ int ck_cycle_message(const struct run_state *s, char *buf, size_t size, struct e
     /* room kept for " ... (k more)" and the closing " which waits for rank R op I" */
     const size_t tail = 64;
     for (int k = 0; k < n; k++) {
-        ck_op_name(c, cyc[(first + k) % n], name);
+        ck_op_name(ix, cyc[(first + k) % n], name);
         const char *link = k == 0 ? "" : k == 1 ? " waits for " : " which waits for ";
         if (used + strlen(link) + strlen(name) + tail >= size) {
             appendf(buf, size, &used, " ... (%d more)", n - k);
@@ -272,8 +248,8 @@ int ck_cycle_message(const struct run_state *s, char *buf, size_t size, struct e
         appendf(buf, size, &used, "%s%s", link, name);
     }
     int h0 = cyc[first];
-    appendf(buf, size, &used, " which waits for rank %d op %d", c->rank_of[h0],
-            h0 - c->off[c->rank_of[h0]]);
+    appendf(buf, size, &used, " which waits for rank %d op %d", ix->rank_of[h0],
+            h0 - ix->off[ix->rank_of[h0]]);
     free(pos);
     free(path);
     return h0;
@@ -281,60 +257,54 @@ int ck_cycle_message(const struct run_state *s, char *buf, size_t size, struct e
 
 /* ---- public entry points -------------------------------------------------- */
 
-int plan_unit_run(const struct plan *p, struct plan_times *t, struct err *e)
+int plan_unit_times(const struct plan_index *ix, struct plan_times *t, struct err *e)
 {
     memset(t, 0, sizeof *t);
-    struct ck c;
-    struct run_state s = {0};
-    struct plan_verdict *v = XCALLOC(e, 1, sizeof *v);
-    int rc = v ? ck_init(&c, p, e) : ERR_NOMEM;
-    if (!v) memset(&c, 0, sizeof c);
-    if (rc < 0) goto fail;
-    rc = ck_check_static(&c, v, e);
-    if (rc < 0) goto fail;
-    if (v->n_defects) {
-        rc = err_set(e, ERR_RUN, "the %s plan cannot run: %s%s", p->strategy, v->defects[0].msg,
-                     v->n_defects > 1 ? " (and more; plan_check lists them)" : "");
-        goto fail;
-    }
+    const struct plan *p = ix->p;
     t->n_ranks = p->n_ranks;
     t->start = XCALLOC(e, (size_t)p->n_ranks, sizeof *t->start);
     t->end = XCALLOC(e, (size_t)p->n_ranks, sizeof *t->end);
     t->busy_compute = XCALLOC(e, (size_t)p->n_ranks, sizeof *t->busy_compute);
     /* one block for both: start of every op, then end of every op */
-    t->storage = XCALLOC(e, 2 * (size_t)c.n_ops, sizeof *t->storage);
+    t->storage = XCALLOC(e, 2 * (size_t)ix->n_ops, sizeof *t->storage);
     if (!t->start || !t->end || !t->busy_compute || !t->storage) {
-        rc = ERR_NOMEM;
-        goto fail;
+        plan_times_release(t);
+        return ERR_NOMEM;
     }
-    double *start = t->storage, *end = t->storage + c.n_ops;
+    double *start = t->storage, *end = t->storage + ix->n_ops;
+    memcpy(start, ix->unit_start, (size_t)ix->n_ops * sizeof *start);
+    memcpy(end, ix->unit_end, (size_t)ix->n_ops * sizeof *end);
     for (int r = 0; r < p->n_ranks; r++) {
-        t->start[r] = start + c.off[r];
-        t->end[r] = end + c.off[r];
+        t->start[r] = start + ix->off[r];
+        t->end[r] = end + ix->off[r];
     }
-    rc = ck_unit_run(&c, &s, start, end, e);
-    if (rc < 0) goto fail;
-    if (s.n_done < c.n_ops) {
-        char msg[ERR_MSG_BYTES - 64];
-        ck_cycle_message(&s, msg, sizeof msg, e, &rc);
-        if (rc == 0) rc = err_set(e, ERR_RUN, "the %s plan at unit cost: %s", p->strategy, msg);
-        goto fail;
-    }
-    for (int g = 0; g < c.n_ops; g++) {
-        const struct op *op = op_at(&c, g);
+    for (int g = 0; g < ix->n_ops; g++) {
+        const struct op *op = plan_index_op(ix, g);
         if (end[g] > t->makespan) t->makespan = end[g];
         if (op->stream == STREAM_COMPUTE && op_infos[op->kind].cls == OPC_COMPUTE)
-            t->busy_compute[c.rank_of[g]] += end[g] - start[g];
+            t->busy_compute[ix->rank_of[g]] += end[g] - start[g];
     }
-    ck_run_state_free(&s);
-    ck_free(&c);
-    free(v);
     return 0;
-fail:
-    ck_run_state_free(&s);
-    ck_free(&c);
+}
+
+int plan_unit_run(const struct plan *p, struct plan_times *t, struct err *e)
+{
+    memset(t, 0, sizeof *t);
+    struct plan_index *ix = NULL;
+    struct plan_verdict *v = XCALLOC(e, 1, sizeof *v);
+    int rc = v ? plan_prepare(p, v, &ix, e) : ERR_NOMEM;
+    if (rc == 0 && !v->is_valid) {
+        if (v->has_deadlock)
+            rc = err_set(e, ERR_RUN, "the %s plan at unit cost: %s", p->strategy,
+                         v->defects[0].msg);
+        else
+            rc = err_set(e, ERR_RUN, "the %s plan cannot run: %s%s", p->strategy,
+                         v->defects[0].msg,
+                         v->n_defects > 1 ? " (and more; plan_check lists them)" : "");
+    }
+    if (rc == 0) rc = plan_unit_times(ix, t, e);
+    plan_index_free(ix);
     free(v);
-    plan_times_release(t);
     return rc;
 }
 

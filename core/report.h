@@ -1,8 +1,10 @@
 /* Reports: what a run measured, in the one format sim/ and real/ share.
  * JSON field names are a contract (ARCHITECTURE.md, Reports): scripts and
- * tests rely on them. The analysis that fills a report from a trace comes
- * with the simulator; this module holds the structure, the JSON writer and
- * the terminal table. */
+ * tests rely on them, and report_json.c names each of them once, in the
+ * table that both writes and reads them. The analysis that fills a report
+ * from a trace comes with the simulator; this module holds the structure,
+ * its JSON (report_json.c), documents of reports read back (report_read.c),
+ * the terminal table and CSV (report.c). */
 #ifndef STRATA_REPORT_H
 #define STRATA_REPORT_H
 
@@ -14,6 +16,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "json_doc.h"
 
 #define REPORT_FORMAT_VERSION 1
 
@@ -98,6 +101,14 @@ void report_release(struct report *r);
  * deletes it), or NULL on out of memory. */
 cJSON *report_to_json(const struct report *r);
 
+/* One report from its JSON object j (at says where it is, for messages):
+ * the inverse of report_to_json. c receives its config (config_init, then
+ * each key of "config" through config_set: unknown keys or bad values are
+ * ERR_INPUT) and r->config points to it. On failure the caller releases r
+ * and c as usual. */
+int report_from_json(const cJSON *j, const struct json_at *at, struct report *r,
+                     struct config *c);
+
 /* { "strata_report": 1, ... } to path, atomically. */
 int report_write_json(const struct report *r, const char *path, struct err *e);
 
@@ -127,15 +138,27 @@ void report_print_table(FILE *out, const struct report *const *rs, int n,
  * every key of that object set through config_set with all groups, so
  * unknown keys or bad values are ERR_INPUT naming the file), and
  * config_groups is the union of the groups of the options present.
- * A null where the writer puts a real number reads back as NaN: report.c
+ * A null where the writer puts a real number reads back as NaN: the writer
  * writes every non-finite value as null. */
+
+/* What a sweep point or a validation row says beside its reports: NaN
+ * where the document's kind has no such field, or the entry lacks it. */
+struct report_doc_entry {
+    int first_report;                         /* its (first) report in reports[] */
+    double devices, speedup, efficiency;      /* strata_sweep points */
+    double predicted_step_s, measured_step_s; /* strata_validate rows */
+};
+
 struct report_doc {
+    const char *kind;         /* the tag: "strata_report", "strata_compare", ... (static) */
     int n;
     struct report *reports;   /* [n], owned */
     struct config *configs;   /* [n], owned */
+    int n_entries;
+    struct report_doc_entry *entries;   /* [n_entries], owned: sweep points, validation rows */
 };
 
-/* Reads and parses the file at path (at most 256 MiB). 0, or ERR_INPUT (a
+/* Reads and parses the file at path (at most JSON_DOC_MAX_BYTES). 0, or ERR_INPUT (a
  * missing file, or a document that is not a strata report: the message
  * names the file and the field), ERR_IO or ERR_NOMEM; *out is zeroed on
  * failure and overwritten, not released, on entry. */

@@ -251,13 +251,38 @@ struct straggler {
  * s + 2^32 give the same stream), so the high half is folded in. The cost:
  * two of n ranks share a stream with probability about n^2 / 2^33, 1e-4 at
  * 1,000 ranks and 1% at 10,000; a generator with a 64-bit seed would fix it. */
-unsigned long straggler_stream_seed(uint64_t seed, int rank)
+static unsigned long stream_seed(uint64_t seed, int rank)
 {
     uint64_t z = seed + 0x9e3779b97f4a7c15ull * ((uint64_t)rank + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     return (unsigned long)((z ^ (z >> 32)) & 0xffffffffull);
+}
+
+gsl_rng **straggler_streams_create(uint64_t seed, int n_ranks, const char *what, struct err *e)
+{
+    gsl_rng **rng = XCALLOC(e, n_ranks > 0 ? (size_t)n_ranks : 1, sizeof *rng);
+    if (!rng) return NULL;
+    for (int r = 0; r < n_ranks; r++) {
+        /* One MT19937 per rank: 2.5 KB each, so 10^5 ranks cost 250 MB; a
+         * smaller generator would do beyond that. GSL's default error
+         * handler aborts when this allocation fails, unless main() has
+         * turned it off (gsl_set_error_handler_off); then we report it. */
+        if (!(rng[r] = gsl_rng_alloc(gsl_rng_mt19937))) {
+            err_set(e, ERR_NOMEM, "out of memory allocating rank %d's %s stream", r, what);
+            straggler_streams_free(rng, r);
+            return NULL;
+        }
+        gsl_rng_set(rng[r], stream_seed(seed, r));
+    }
+    return rng;
+}
+
+void straggler_streams_free(gsl_rng **rng, int n_ranks)
+{
+    for (int r = 0; rng && r < n_ranks; r++) gsl_rng_free(rng[r]);   /* accepts NULL */
+    free(rng);
 }
 
 /* s NULL = none (as sim_setup's straggler NULL is). */
@@ -285,20 +310,9 @@ struct straggler *straggler_create(const struct straggler_spec *s, uint64_t seed
     if (!g) return NULL;
     g->spec = *s;
     g->n_ranks = n_ranks;
-    if (!(g->rng = XCALLOC(e, (size_t)n_ranks, sizeof *g->rng))) goto fail;
+    if (!(g->rng = straggler_streams_create(seed, n_ranks, "random", e))) goto fail;
     if (!(g->slow_factor = XCALLOC(e, (size_t)n_ranks, sizeof *g->slow_factor))) goto fail;
-    for (int r = 0; r < n_ranks; r++) {
-        /* One MT19937 per rank: 2.5 KB each, so 10^5 ranks cost 250 MB; a
-         * smaller generator would do beyond that. GSL's default error
-         * handler aborts when this allocation fails, unless main() has
-         * turned it off (gsl_set_error_handler_off); then we report it. */
-        if (!(g->rng[r] = gsl_rng_alloc(gsl_rng_mt19937))) {
-            err_set(e, ERR_NOMEM, "out of memory allocating rank %d's random stream", r);
-            goto fail;
-        }
-        gsl_rng_set(g->rng[r], straggler_stream_seed(seed, r));
-        g->slow_factor[r] = 1.0;
-    }
+    for (int r = 0; r < n_ranks; r++) g->slow_factor[r] = 1.0;
     for (int i = 0; s->kind == STRAG_SLOW && i < s->n_slow; i++)
         g->slow_factor[s->slow_rank[i]] = s->slow_factor[i];
     return g;
@@ -310,8 +324,7 @@ fail:
 void straggler_free(struct straggler *g)
 {
     if (!g) return;
-    for (int r = 0; g->rng && r < g->n_ranks; r++) gsl_rng_free(g->rng[r]);   /* accepts NULL */
-    free(g->rng);
+    straggler_streams_free(g->rng, g->n_ranks);
     free(g->slow_factor);
     free(g);
 }

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "err.h"
 
 enum straggler_kind { STRAG_NONE, STRAG_EXP, STRAG_LOGNORMAL, STRAG_SLOW, STRAG_PAUSE };
@@ -40,9 +42,13 @@ void straggler_format(const struct straggler_spec *s, char *buf, size_t n);
 
 struct straggler;
 
-/* The 32-bit seed of rank's random stream in a run of this seed (SplitMix64;
- * straggler.c says why). core/jitter seeds its streams with it too. */
-unsigned long straggler_stream_seed(uint64_t seed, int rank);
+/* One random stream per rank: n_ranks MT19937 generators, rank r's seeded
+ * from (seed, r) alone (SplitMix64; straggler.c says why). core/jitter
+ * draws its streams here too, from another seed. NULL when out of memory,
+ * with e naming the rank and `what` the streams ("random", "jitter"). */
+gsl_rng **straggler_streams_create(uint64_t seed, int n_ranks, const char *what, struct err *e);
+/* Frees rng[0..n_ranks) (NULL entries too) and rng; accepts NULL. */
+void straggler_streams_free(gsl_rng **rng, int n_ranks);
 
 /* Per-rank random streams for n_ranks ranks. A slow rank >= n_ranks is an
  * ERR_INPUT naming --straggler. */

@@ -118,7 +118,5 @@ int plot_convergence(const struct report *const *rs, int n, const struct plot_op
     }
     script_figure_end(&gp);
     int rc = plot_render(o, name, &dat, &gp, e);
-    text_free(&dat);
-    text_free(&gp);
     return rc;
 }

@@ -8,14 +8,6 @@
 #include "render.h"
 #include "script.h"
 
-/* A colour per op kind: compute warm-cold pairs apart from communication.
- * A kind added to plan.h later is drawn grey until it gets one. */
-static const char *const kind_colour[OP_N_KINDS] = {
-    [OP_FORWARD] = "#4e79a7", [OP_BACKWARD] = "#f28e2b", [OP_UPDATE] = "#59a14f",
-    [OP_SEND] = "#76b7b2",    [OP_RECV] = "#b07aa1",     [OP_ALLREDUCE] = "#e15759",
-    [OP_PUSH] = "#edc948",    [OP_PULL] = "#9c755f",
-};
-
 static bool is_drawn(const struct span *s, int n_ranks, double t_end_s)
 {
     return s->rank >= 0 && s->rank < n_ranks && s->kind >= 0 && s->kind < OP_N_KINDS &&
@@ -94,7 +86,7 @@ static void write_script(struct text *gp, const char *name, const char *strategy
         text_printf(gp, "%s'%s.dat' index %d using (($1+$2)/2*%g):3:(($2-$1)/2*%g):(0.4) "
                         "with boxxyerror lc rgb '%s' fs solid 1.0 border lc rgb '#303030' "
                         "title '%s'", block ? ", \\\n         " : "    plot ", name, block,
-                    u.per_s, u.per_s, kind_colour[k] ? kind_colour[k] : "#999999", kind);
+                    u.per_s, u.per_s, op_infos[k].colour, kind);
         block++;
     }
     text_printf(gp, "\n");
@@ -128,7 +120,5 @@ int plot_timeline(const struct span *spans, size_t n, int n_ranks, const char *s
     write_script(&gp, name, strategy, n_ranks, t_end_s, rows, y, has_kind, o->title);
     int rc = plot_render(o, name, &dat, &gp, e);
     free(y);
-    text_free(&dat);
-    text_free(&gp);
     return rc;
 }

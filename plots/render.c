@@ -100,8 +100,8 @@ static void remove_temp_dir(const char *dir, const char *name)
     rmdir(dir);
 }
 
-int plot_render(const struct plot_opts *o, const char *name, const struct text *dat,
-                const struct text *gp, struct err *e)
+static int render(const struct plot_opts *o, const char *name, const struct text *dat,
+                  const struct text *gp, struct err *e)
 {
     if (dat->is_failed || gp->is_failed)
         return err_set(e, ERR_NOMEM, "out of memory writing the %s plot", name);
@@ -136,5 +136,14 @@ int plot_render(const struct plot_opts *o, const char *name, const struct text *
     if (rc == 0 && o->terminal) rc = run(gnuplot, dir, name, true, e);
 out:
     if (!has_dir) remove_temp_dir(dir, name);
+    return rc;
+}
+
+int plot_render(const struct plot_opts *o, const char *name, struct text *dat, struct text *gp,
+                struct err *e)
+{
+    int rc = render(o, name, dat, gp, e);
+    text_free(dat);
+    text_free(gp);
     return rc;
 }

@@ -118,7 +118,5 @@ int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bo
     int rc = plot_render(o, "speedup", &dat, &gp, e);
     free(idx);
     free(titles);
-    text_free(&dat);
-    text_free(&gp);
     return rc;
 }

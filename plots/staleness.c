@@ -66,7 +66,5 @@ int plot_staleness(const struct report *const *rs, int n, const struct plot_opts
     text_printf(&gp, "\n");
     script_figure_end(&gp);
     int rc = plot_render(o, name, &dat, &gp, e);
-    text_free(&dat);
-    text_free(&gp);
     return rc;
 }

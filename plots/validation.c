@@ -88,8 +88,6 @@ int plot_validation(const struct validation_point *pts, int n, const struct plot
     gp.is_failed |= names.is_failed;   /* out of memory: the script lacks the key's names */
     script_figure_end(&gp);
     int rc = plot_render(o, name, &dat, &gp, e);
-    text_free(&dat);
-    text_free(&gp);
     text_free(&names);
     return rc;
 }

@@ -30,6 +30,7 @@
 
 #include "../core/err.h"
 #include "../core/plan.h"
+#include "../core/plan_index.h"
 #include "../core/vec.h"
 #include "../nn/device.h"
 #include "stage.h"
@@ -54,6 +55,7 @@ struct comm {
     const struct comm_ops *ops;
     const struct device *dev;  /* this rank's device, whose buffers the calls take; set
                                 * before open (NULL: host memory) */
+    const struct plan_index *ix;   /* the plan's index (core/plan_index.h); set before open */
     bool is_open;              /* open succeeded as far as world: close frees it */
     int rank, n_ranks;
     MPI_Comm world;            /* this run's duplicate of MPI_COMM_WORLD for SEND/RECV */

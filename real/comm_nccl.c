@@ -171,24 +171,26 @@ static int find_pairs(struct nccl_state *s, const struct plan *p, struct err *e)
     return 0;
 }
 
-/* NCCL pairs a link's sends and receives by order: src's SENDs to dst and
- * dst's RECVs from src must carry the same tags in the same order. */
-static int check_order(const struct plan *p, int src, int dst, struct err *e)
+/* NCCL pairs a link's sends and receives by order: dst must post its RECVs
+ * from src in the order src sends them. The plan's index pairs each SEND
+ * with its RECV (and every RECV has one), so the RECVs of src's SENDs to
+ * dst, taken in program order, must come in program order too. */
+static int check_order(const struct plan_index *ix, int src, int dst, struct err *e)
 {
-    const struct plan_rank *a = &p->ranks[src], *b = &p->ranks[dst];
-    size_t i = 0, j = 0;
-    for (;;) {
-        while (i < a->ops.len && !(a->ops.items[i].kind == OP_SEND && a->ops.items[i].peer == dst)) i++;
-        while (j < b->ops.len && !(b->ops.items[j].kind == OP_RECV && b->ops.items[j].peer == src)) j++;
-        if (i == a->ops.len && j == b->ops.len) return 0;
-        if (i == a->ops.len || j == b->ops.len || a->ops.items[i].tag != b->ops.items[j].tag)
+    int last = -1;
+    for (int g = ix->off[src]; g < ix->off[src + 1]; g++) {
+        const struct op *o = plan_index_op(ix, g);
+        if (o->kind != OP_SEND || o->peer != dst) continue;
+        int recv = ix->partner[g];
+        if (recv < last)
             return err_set(e, ERR_INPUT, "--comm nccl: rank %d receives the messages of rank %d "
-                           "in another order than they are sent (op %zu of rank %d, op %zu of "
-                           "rank %d), and NCCL matches them by order; use --comm mpi",
-                           dst, src, i, src, j, dst);
-        i++;
-        j++;
+                           "in another order than they are sent (op %d of rank %d is received "
+                           "by op %d of rank %d, after a later one), and NCCL matches them by "
+                           "order; use --comm mpi",
+                           dst, src, g - ix->off[src], src, recv - ix->off[dst], dst);
+        last = recv;
     }
+    return 0;
 }
 
 static int open_groups(struct comm *c, struct nccl_state *s, struct err *e)
@@ -268,7 +270,7 @@ static int nccl_open(struct comm *c, const struct plan *p, struct err *e)
         if (s->pairs[k].src == s->pairs[k].dst)
             return err_set(e, ERR_RUN, "rank %d sends to itself: the plan is not valid",
                            s->pairs[k].src);
-        TRY(check_order(p, s->pairs[k].src, s->pairs[k].dst, e));
+        TRY(check_order(c->ix, s->pairs[k].src, s->pairs[k].dst, e));
     }
     TRY(open_groups(c, s, e));
     return open_pairs(c, s, e);

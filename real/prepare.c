@@ -39,9 +39,11 @@ static void name_np(const struct config *cfg, struct err *e)
     snprintf(at, sizeof e->msg - (size_t)(at - e->msg), "--np%s", rest);
 }
 
-int real_prepare(struct config *cfg, const struct workload *wl, struct plan **out, struct err *e)
+int real_prepare(struct config *cfg, const struct workload *wl, struct plan **out,
+                 struct plan_index **ix, struct err *e)
 {
     *out = NULL;
+    if (ix) *ix = NULL;
     TRY(check_options(cfg, wl, e));
     const struct strategy *st = strategy_find(cfg->strategy, e);
     if (!st) return e->code;
@@ -52,7 +54,7 @@ int real_prepare(struct config *cfg, const struct workload *wl, struct plan **ou
         return built;
     }
     struct plan_verdict v;
-    int rc = plan_check(p, &v, e);
+    int rc = plan_prepare(p, &v, ix, e);
     if (rc == 0 && !v.is_valid)
         rc = err_set(e, ERR_RUN, "the plan of %s is not valid (%s); `strata schedule` shows it",
                      st->name, v.n_defects ? v.defects[0].msg : "no detail");

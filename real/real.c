@@ -208,9 +208,10 @@ nomem:
     return ERR_NOMEM;
 }
 
-/* Key of a message or collective instance, to find its partners. */
+/* A message or collective instance in one step, to find its partners:
+ * SEND: its op g; ALLREDUCE: its collective (core/plan_index.h). */
 struct meet {
-    int64_t a, b, c, d;     /* SEND/RECV: sender, receiver, tag, step; ALLREDUCE: group, step, ordinal, 0 */
+    int64_t key, step;
     double t_s;
     struct span *s;
 };
@@ -218,10 +219,8 @@ struct meet {
 static int by_key(const void *pa, const void *pb)
 {
     const struct meet *a = pa, *b = pb;
-    if (a->a != b->a) return a->a < b->a ? -1 : 1;
-    if (a->b != b->b) return a->b < b->b ? -1 : 1;
-    if (a->c != b->c) return a->c < b->c ? -1 : 1;
-    if (a->d != b->d) return a->d < b->d ? -1 : 1;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    if (a->step != b->step) return a->step < b->step ? -1 : 1;
     return 0;
 }
 
@@ -229,7 +228,7 @@ static int by_key(const void *pa, const void *pb)
  * partners can: a RECV's data starts moving when its SEND was posted, an
  * all-reduce when its last member arrived. Moves those starts, so that the
  * waiting before counts as idle, as core/trace.h defines spans. */
-static int align_starts(const struct plan *p, struct span *spans, size_t n, struct err *e)
+static int align_starts(const struct plan_index *ix, struct span *spans, size_t n, struct err *e)
 {
     struct meet *sends = XCALLOC(e, n + 1, sizeof *sends), *colls = XCALLOC(e, n + 1, sizeof *colls);
     if (!sends || !colls) {
@@ -240,24 +239,19 @@ static int align_starts(const struct plan *p, struct span *spans, size_t n, stru
     size_t n_sends = 0, n_colls = 0;
     for (size_t i = 0; i < n; i++) {
         struct span *s = &spans[i];
-        const struct op *o = &p->ranks[s->rank].ops.items[s->op];
-        if (o->kind == OP_SEND)
-            sends[n_sends++] = (struct meet){s->rank, o->peer, o->tag, s->step, s->start_s, s};
-        if (o->kind == OP_ALLREDUCE) {
-            int ordinal = 0;   /* its index among the rank's all-reduces of the group */
-            for (int j = 0; j < s->op; j++)
-                ordinal += p->ranks[s->rank].ops.items[j].kind == OP_ALLREDUCE &&
-                           p->ranks[s->rank].ops.items[j].group == o->group;
-            colls[n_colls++] = (struct meet){o->group, s->step, ordinal, 0, s->start_s, s};
-        }
+        int g = plan_index_g(ix, s->rank, s->op);
+        enum op_kind kind = plan_index_op(ix, g)->kind;
+        if (kind == OP_SEND) sends[n_sends++] = (struct meet){g, s->step, s->start_s, s};
+        if (kind == OP_ALLREDUCE)
+            colls[n_colls++] = (struct meet){ix->coll[g], s->step, s->start_s, s};
     }
     qsort(sends, n_sends, sizeof *sends, by_key);
     qsort(colls, n_colls, sizeof *colls, by_key);
     for (size_t i = 0; i < n; i++) {
         struct span *s = &spans[i];
-        const struct op *o = &p->ranks[s->rank].ops.items[s->op];
-        if (o->kind != OP_RECV) continue;
-        struct meet key = {o->peer, s->rank, o->tag, s->step, 0, NULL};
+        int g = plan_index_g(ix, s->rank, s->op);
+        if (plan_index_op(ix, g)->kind != OP_RECV) continue;
+        struct meet key = {ix->partner[g], s->step, 0, NULL};
         const struct meet *m = bsearch(&key, sends, n_sends, sizeof *sends, by_key);
         if (m && m->t_s > s->start_s) s->start_s = m->t_s < s->end_s ? m->t_s : s->end_s;
     }
@@ -281,7 +275,7 @@ static int make_report(struct real_ctx *x, struct real_result *res, struct span 
                        struct err *e)
 {
     const struct plan *p = x->p;
-    TRY(align_starts(p, spans, n_spans, e));
+    TRY(align_starts(x->ix, spans, n_spans, e));
     double makespan_s = 0;
     for (size_t i = 0; i < n_spans; i++)
         if (spans[i].end_s > makespan_s) makespan_s = spans[i].end_s;
@@ -357,9 +351,12 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
 {
     memset(res, 0, sizeof *res);
     const struct config *cfg = s->cfg;
-    struct real_ctx x = {.s = s, .p = s->plan, .ps_comm = MPI_COMM_NULL,
+    struct real_ctx x = {.s = s, .p = s->plan, .ix = s->ix, .ps_comm = MPI_COMM_NULL,
                          .params_comm = MPI_COMM_NULL, .lr = (float)cfg->lr,
                          .momentum = (float)cfg->momentum, .weight_decay = (float)cfg->weight_decay};
+    if (!s->ix || s->ix->p != s->plan)
+        return err_set(e, ERR_INPUT, "real_run: the setup needs its plan's index (real_prepare "
+                       "makes it)");
     int n_ranks = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
@@ -385,6 +382,7 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
         rc = agree(&x, ops ? 0 : e->code, e);
         if (rc == 0) x.comm.ops = ops;
         x.comm.dev = x.dev;
+        x.comm.ix = x.ix;
         if (rc == 0) rc = agree(&x, x.comm.ops->open(&x.comm, x.p, e), e);
     }
     if (rc == 0 && (MPI_Comm_dup(MPI_COMM_WORLD, &x.ps_comm) != MPI_SUCCESS ||

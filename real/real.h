@@ -18,6 +18,7 @@
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/plan.h"
+#include "../core/plan_index.h"
 #include "../core/report.h"
 #include "../core/trace.h"
 #include "../core/workload.h"
@@ -38,6 +39,7 @@ struct real_setup {
     const struct config *cfg;       /* lr, momentum, data, device, seed, straggler ... */
     const struct workload *wl;      /* an mlp: workload */
     const struct plan *plan;        /* checked; one rank per MPI process */
+    const struct plan_index *ix;    /* plan's index (real_prepare): ix->p is plan */
     int keep_steps;                 /* spans kept in the result's trace; -1 = all */
     bool show_progress;             /* a progress line on stderr */
 };
@@ -51,10 +53,11 @@ void real_result_release(struct real_result *res);
 
 /* Checks the options of a real run (an mlp: model; --np, the real name of
  * --devices; --epochs or --steps, not both) and builds the
- * strategy's plan, checked. cfg->devices takes --np. ERR_INPUT naming the
- * option. */
+ * strategy's plan, checked, and its index when ix is not NULL (free it with
+ * plan_index_free before the plan). cfg->devices takes --np. ERR_INPUT
+ * naming the option. */
 int real_prepare(struct config *cfg, const struct workload *wl, struct plan **out,
-                 struct err *e);
+                 struct plan_index **ix, struct err *e);
 
 /* Steps of the run cfg asks for: --epochs E as E full passes over n_train
  * samples at the global batch (the tail of each epoch dropped), else --steps. */

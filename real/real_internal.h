@@ -16,6 +16,7 @@
 struct real_ctx {
     const struct real_setup *s;
     const struct plan *p;
+    const struct plan_index *ix; /* p's: its ops' relations */
     int rank;
     int64_t steps;
     const struct device *dev;

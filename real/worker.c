@@ -61,9 +61,7 @@ struct worker {
     const struct plan_rank *pr;
     int n_ops, n_layers, n_micro;
     struct op_run *run;           /* [n_ops] */
-    int *next_on_stream;          /* [n_ops]: the next op of its stream, -1 at the end */
-    int first_on_stream[PLAN_N_STREAMS];
-    int *push_j;                  /* [n_ops]: PUSH/PULL's index among the step's pushes/pulls to its server */
+    int g0;                       /* the global id of op 0 (core/plan_index.h) */
     VEC(int) running;             /* ops RUNNING or ISSUED */
 
     /* Microbatch buffers, made on first use. */
@@ -127,26 +125,38 @@ static int link_index(struct worker *w, int server)
     return w->n_links++;
 }
 
+/* This rank's stream order and ordinals, read from the plan's index (in
+ * global op ids, core/plan_index.h) as indices into its own program. */
+static int first_on_stream(const struct worker *w, int stream)
+{
+    int g = w->x->ix->first[w->x->rank * PLAN_N_STREAMS + stream];
+    return g < 0 ? -1 : g - w->g0;
+}
+
+static int next_on_stream(const struct worker *w, int i)
+{
+    int g = w->x->ix->next[w->g0 + i];
+    return g < 0 ? -1 : g - w->g0;
+}
+
+/* PUSH/PULL i: its index among the step's pushes/pulls to its server */
+static int push_j(const struct worker *w, int i)
+{
+    return w->x->ix->j[w->g0 + i];
+}
+
+/* The servers this rank talks to, in the order it first does; stream order
+ * and each PUSH/PULL's ordinal j come from the plan's index. */
 static int index_program(struct worker *w, struct err *e)
 {
     const struct plan_rank *pr = w->pr;
-    int last[PLAN_N_STREAMS];
-    for (int s = 0; s < PLAN_N_STREAMS; s++) w->first_on_stream[s] = last[s] = -1;
     for (int i = 0; i < w->n_ops; i++) {
         const struct op *o = &pr->ops.items[i];
-        w->next_on_stream[i] = -1;
-        if (last[o->stream] < 0) w->first_on_stream[o->stream] = i;
-        else w->next_on_stream[last[o->stream]] = i;
-        last[o->stream] = i;
         w->link_of_op[i] = -1;
         if (o->kind == OP_FORWARD && o->lo == 0) w->samples_per_step += o->n_samples;
         if (o->kind != OP_PUSH && o->kind != OP_PULL) continue;
         int k = link_index(w, o->peer);
         w->link_of_op[i] = k;
-        int n_before = 0;   /* same-kind ops to this server earlier in the step */
-        for (int j = 0; j < i; j++)
-            n_before += pr->ops.items[j].kind == o->kind && pr->ops.items[j].peer == o->peer;
-        w->push_j[i] = n_before;
         if (o->kind == OP_PUSH) {
             const struct plan_rank *srv = &w->x->p->ranks[o->peer];
             if (o->lo != srv->shard_lo || o->hi != srv->shard_hi)
@@ -168,6 +178,7 @@ int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
     if (!w) return ERR_NOMEM;
     w->x = x;
     w->pr = &p->ranks[x->rank];
+    w->g0 = x->ix->off[x->rank];
     w->n_ops = (int)w->pr->ops.len;
     w->n_layers = x->m->n_layers;
     w->n_micro = p->n_microbatches;
@@ -177,8 +188,6 @@ int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
     w->max_n = (int)sampler_max_count(p->batch, n_rep > 0 ? n_rep : 1, w->n_micro);
     size_t n_ops = (size_t)w->n_ops + 1, n_mb = (size_t)w->n_micro;
     w->run = XCALLOC(e, n_ops, sizeof *w->run);
-    w->next_on_stream = XCALLOC(e, n_ops, sizeof *w->next_on_stream);
-    w->push_j = XCALLOC(e, n_ops, sizeof *w->push_j);
     w->link_of_op = XCALLOC(e, n_ops, sizeof *w->link_of_op);
     w->stage = XCALLOC(e, n_ops, sizeof *w->stage);
     w->links = XCALLOC(e, (size_t)p->n_servers + 1, sizeof *w->links);
@@ -188,7 +197,7 @@ int worker_create(struct real_ctx *x, struct worker **out, struct err *e)
     w->y_host = XCALLOC(e, n_mb, sizeof *w->y_host);
     w->y_dev = XCALLOC(e, n_mb, sizeof *w->y_dev);
     w->idx = XCALLOC(e, (size_t)w->max_n + 1, sizeof *w->idx);
-    if (!w->run || !w->next_on_stream || !w->push_j || !w->link_of_op || !w->stage ||
+    if (!w->run || !w->link_of_op || !w->stage ||
         !w->links || !w->act ||
         !w->grad_at || !w->x_host || !w->y_host || !w->y_dev || !w->idx) {
         worker_free(w);
@@ -232,8 +241,6 @@ void worker_free(struct worker *w)
     free(w->y_dev);
     free(w->idx);
     free(w->run);
-    free(w->next_on_stream);
-    free(w->push_j);
     free(w->link_of_op);
     for (int i = 0; w->stage && i < w->n_ops; i++) stage_release(&w->stage[i]);
     free(w->stage);
@@ -406,7 +413,7 @@ static int start_push(struct worker *w, int i, struct err *e)
     struct op_run *r = &w->run[i];
     struct server_link *l = &w->links[w->link_of_op[i]];
     int64_t off = mlp_param_offset(x->m, o->lo), n = mlp_param_count(x->m, o->lo, o->hi);
-    r->msg = (struct ps_msg){.round = w->step * l->n_push + w->push_j[i],
+    r->msg = (struct ps_msg){.round = w->step * l->n_push + push_j(w, i),
                              .version_read = l->version_read,
                              .n_samples = w->samples_per_step, .n_floats = n};
     r->ver_read = l->version_read;
@@ -431,7 +438,7 @@ static int start_pull(struct worker *w, int i, struct err *e)
     struct op_run *r = &w->run[i];
     const struct server_link *l = &w->links[w->link_of_op[i]];
     int64_t off = mlp_param_offset(x->m, o->lo), n = mlp_param_count(x->m, o->lo, o->hi);
-    int j = w->push_j[i] < l->n_push ? w->push_j[i] : l->n_push - 1;
+    int j = push_j(w, i) < l->n_push ? push_j(w, i) : l->n_push - 1;
     r->msg = (struct ps_msg){.round = w->step * (l->n_push > 0 ? l->n_push : 1) + (j > 0 ? j : 0)};
     r->msg.wants_work = w->is_async && w->link_of_op[i] == w->work_link && j == l->n_push - 1;
     /* the answer's receives first: the server may answer at once */
@@ -585,7 +592,7 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
     mlp_zero_grad(x->m, 0, w->n_layers);
 
     int head[PLAN_N_STREAMS], n_done = 0;
-    for (int s = 0; s < PLAN_N_STREAMS; s++) head[s] = w->first_on_stream[s];
+    for (int s = 0; s < PLAN_N_STREAMS; s++) head[s] = first_on_stream(w, s);
     while (n_done < w->n_ops) {
         bool progress = false;
         TRY(reap(w, &n_done, &progress, e));
@@ -608,7 +615,7 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
         for (int s = 0; s < PLAN_N_STREAMS; s++)
             while (head[s] >= 0 && (w->run[head[s]].state == OPS_DONE ||
                                     w->run[head[s]].state == OPS_ISSUED))
-                head[s] = w->next_on_stream[head[s]];
+                head[s] = next_on_stream(w, head[s]);
         if (progress) continue;
         if (w->running.len == 0)
             return err_set(e, ERR_RUN, "rank %d, step %lld: no op can start and none is running "

@@ -1,10 +1,11 @@
 /* Private to simulate.c and sim_index.c: the simulator's state, and the
- * index that compiles a plan into the executor's tables.
+ * tables that compile a prepared plan for the executor.
  *
- * sim_index.c reads the plan once and fills what never changes during a run,
- * over the global op id g = off[rank] + index (the fixed fields of struct xop,
- * dependents, roots, collectives, servers and slots); simulate.c runs the
- * events and only follows them. */
+ * The plan's relations come from its index (core/plan_index.h, made by
+ * plan_prepare); sim_index.c adds what only the simulator needs, over the
+ * same global op id g = off[rank] + index (the fixed fields of struct xop,
+ * costs, links, servers and slots); simulate.c runs the events and only
+ * follows them. */
 #ifndef STRATA_SIM_INTERNAL_H
 #define STRATA_SIM_INTERNAL_H
 
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "../core/jitter.h"
+#include "../core/plan_index.h"
 #include "../core/ps_policy.h"
 #include "../core/vec.h"
 #include "des.h"
@@ -79,16 +81,17 @@ struct sim {
     struct err *e;
     int rc;                 /* first error inside the event loop */
 
+    struct plan_index *ix;  /* the plan's, owned; the arrays below borrow from it */
     int n_ranks, n_ops, n_links;
-    int *off;               /* [n_ranks + 1] */
+    const int *off;         /* [n_ranks + 1] */
     struct xop *x;          /* [n_ops], 64-byte aligned */
-    int32_t *dependents;
-    int32_t *roots;         /* ops with no condition, by rank: roots[root_first[r] ..) */
-    int *root_first;        /* [n_ranks + 1] */
+    const int *dependents;
+    const int *roots;       /* ops with no condition, by rank: roots[root_first[r] ..) */
+    const int *root_first;  /* [n_ranks + 1] */
 
     int n_coll;
-    int *coll_first;        /* collective c: members coll_ops[coll_first[c] ..) */
-    int32_t *coll_ops;
+    const int *coll_first;  /* collective c: members coll_ops[coll_first[c] ..) */
+    const int *coll_ops;
     double *coll_cost_s;
     int *coll_arrived;
 
@@ -152,14 +155,14 @@ struct sim {
     struct sim_result *res;
 };
 
-/* Allocates every array of m sized by its plan (m->s, p, cl, e set) and fills
- * the index: off, x, dependents, roots, collectives, servers and slots; step,
- * n_done and is_dead come zeroed. On failure m holds what was made so far,
- * for sim_index_release. */
+/* Allocates every array of m sized by its plan (m->s, p, ix, cl, e set) and
+ * fills the tables from the index: off, x, dependents, roots, collectives,
+ * servers and slots; step, n_done and is_dead come zeroed. On failure m
+ * holds what was made so far, for sim_index_release. */
 int sim_index_init(struct sim *m);
 
 /* Frees what sim_index_init made (and the servers' waiting lists the run
- * grew); safe on a partly built or zeroed m. */
+ * grew) and m->ix; safe on a partly built or zeroed m. */
 void sim_index_release(struct sim *m);
 
 #endif

@@ -2,11 +2,11 @@
  * semantics, failures and recording; sim_index.c builds the tables it runs on.
  *
  * The plan is one step; every rank runs it `steps` times. Before the run the
- * plan is checked and resolved once into flat arrays over a global op id
- * g = off[rank] + index: the op after each on its stream, the ops that name
- * it as a dep, the RECV of each SEND, the collective of each ALLREDUCE, the
- * (server, worker) slot of each PUSH and PULL, the link each transfer
- * crosses. During the run each op keeps a count of unmet conditions (stream
+ * plan is checked and prepared once (plan_prepare, core/plan_index.h): flat
+ * arrays over a global op id g = off[rank] + index give the op after each
+ * on its stream, the ops that name it as a dep, the RECV of each SEND, the
+ * collective of each ALLREDUCE, the (server, worker) slot of each PUSH and
+ * PULL; sim_index.c adds the link each transfer crosses. During the run each op keeps a count of unmet conditions (stream
  * predecessor and deps, reset at every step start); when it reaches 0 the op
  * is *ready* and one switch over op kinds decides what happens:
  *
@@ -583,7 +583,8 @@ static void free_run(struct sim *m)
     vec_free(&m->now_q);
 }
 
-static int check_setup(const struct sim_setup *s, struct err *e)
+/* Checks the setup and prepares its plan: its index in *ix. */
+static int check_setup(const struct sim_setup *s, struct plan_index **ix, struct err *e)
 {
     if (!s->plan || !s->cluster)
         return err_set(e, ERR_INPUT, "simulate: a setup needs a plan and a cluster");
@@ -604,11 +605,14 @@ static int check_setup(const struct sim_setup *s, struct err *e)
                        "lay it out for the plan first (cluster_layout)", s->cluster->name,
                        s->cluster->nodes, s->cluster->devices_per_node, s->plan->n_ranks);
     struct plan_verdict v;
-    TRY(plan_check(s->plan, &v, e));
+    TRY(plan_prepare(s->plan, &v, ix, e));
     if (!v.is_valid)
         return err_set(e, ERR_INPUT, "the %s plan cannot be simulated: %s%s", s->plan->strategy,
                        v.defects[0].msg,
                        v.n_defects > 1 ? " (and more; `strata schedule` lists them)" : "");
+    if (s->hooks && s->failure.is_set)
+        return err_set(e, ERR_INPUT, "--fail and --numerics together are not supported: a "
+                       "failure's restart would redo arithmetic the hooks cannot undo");
     return 0;
 }
 
@@ -715,9 +719,13 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
 {
     memset(res, 0, sizeof *res);
     res->failed_rank = -1;
-    TRY(check_setup(s, e));
     struct sim m;
     memset(&m, 0, sizeof m);
+    int rc = check_setup(s, &m.ix, e);
+    if (rc < 0) {
+        plan_index_free(m.ix);
+        return rc;
+    }
     m.s = s;
     m.p = s->plan;
     m.cl = s->cluster;
@@ -730,11 +738,8 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     m.is_timeshared = s->cluster->n_timeshare > 0 && s->cluster->time_share_stretch > 0 &&
                       s->cluster->nodes > 0;
     m.work_total = (int64_t)s->steps * s->plan->n_workers;
-    if (s->hooks && s->failure.is_set)
-        return err_set(e, ERR_INPUT, "--fail and --numerics together are not supported: a "
-                       "failure's restart would redo arithmetic the hooks cannot undo");
     des_init(&m.q);
-    int rc = ERR_NOMEM;
+    rc = ERR_NOMEM;
     if (m.is_timeshared &&
         !(m.node_busy = XCALLOC(e, (size_t)s->cluster->nodes, sizeof *m.node_busy)))
         goto done;

@@ -6,20 +6,19 @@
 #include "families.h"
 #include "stage.h"
 
+/* Forward down the stages, backward up, each stage's update after its own
+ * backward. */
+static void schedule_model(struct plan *p, struct stages *st, int i)
+{
+    stage_forward(p, st, i, 0);
+    int bwd = stage_backward(p, st, i, 0);
+    stage_update(p, st, i, bwd);
+}
+
 static int build_model(const struct config *c, const struct workload *wl, struct plan **out,
                        struct err *e)
 {
-    struct stages st;
-    struct plan *p;
-    TRY(stages_begin(c, wl, "model", "model parallelism", false, &st, &p, e));
-    for (int i = 0; i < st.n; i++) {
-        stage_forward(p, &st, i, 0);
-        int bwd = stage_backward(p, &st, i, 0);
-        stage_update(p, &st, i, bwd);
-    }
-    stages_release(&st);
-    *out = p;
-    return 0;
+    return stages_build(c, wl, "model", "model parallelism", false, schedule_model, out, e);
 }
 
 const struct strategy strategy_model = {

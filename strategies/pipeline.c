@@ -8,22 +8,20 @@
 /* GPipe (Huang et al., 2019): every forward, then every backward in reverse
  * microbatch order; stage i holds the activations of all M microbatches at
  * the turn. */
+static void schedule_gpipe(struct plan *p, struct stages *st, int i)
+{
+    const int m = st->n_microbatches;
+    for (int mb = 0; mb < m; mb++) stage_forward(p, st, i, mb);
+    int bwd = -1;
+    for (int mb = m - 1; mb >= 0; mb--) bwd = stage_backward(p, st, i, mb);
+    stage_update(p, st, i, bwd);
+}
+
 static int build_gpipe(const struct config *c, const struct workload *wl, struct plan **out,
                        struct err *e)
 {
-    struct stages st;
-    struct plan *p;
-    TRY(stages_begin(c, wl, "pipeline-gpipe", "pipeline parallelism", true, &st, &p, e));
-    const int m = st.n_microbatches;
-    for (int i = 0; i < st.n; i++) {
-        for (int mb = 0; mb < m; mb++) stage_forward(p, &st, i, mb);
-        int bwd = -1;
-        for (int mb = m - 1; mb >= 0; mb--) bwd = stage_backward(p, &st, i, mb);
-        stage_update(p, &st, i, bwd);
-    }
-    stages_release(&st);
-    *out = p;
-    return 0;
+    return stages_build(c, wl, "pipeline-gpipe", "pipeline parallelism", true, schedule_gpipe,
+                        out, e);
 }
 
 /* 1F1B, PipeDream-flush (Narayanan et al., 2021; Megatron-LM's schedule):
@@ -34,27 +32,25 @@ static int build_gpipe(const struct config *c, const struct workload *wl, struct
  * sends back the gradient of microbatch j before it needs the activation
  * that stage i sends just before waiting for that gradient: no cycle of
  * waits, for any p and M. */
+static void schedule_1f1b(struct plan *p, struct stages *st, int i)
+{
+    const int m = st->n_microbatches;
+    int warmup = st->n - 1 - i < m ? st->n - 1 - i : m;
+    int next_fwd = 0, next_bwd = 0, bwd = -1;
+    while (next_fwd < warmup) stage_forward(p, st, i, next_fwd++);
+    while (next_fwd < m) {   /* steady state: one forward, one backward */
+        stage_forward(p, st, i, next_fwd++);
+        bwd = stage_backward(p, st, i, next_bwd++);
+    }
+    while (next_bwd < m) bwd = stage_backward(p, st, i, next_bwd++);   /* cooldown */
+    stage_update(p, st, i, bwd);
+}
+
 static int build_1f1b(const struct config *c, const struct workload *wl, struct plan **out,
                       struct err *e)
 {
-    struct stages st;
-    struct plan *p;
-    TRY(stages_begin(c, wl, "pipeline-1f1b", "pipeline parallelism", true, &st, &p, e));
-    const int m = st.n_microbatches;
-    for (int i = 0; i < st.n; i++) {
-        int warmup = st.n - 1 - i < m ? st.n - 1 - i : m;
-        int next_fwd = 0, next_bwd = 0, bwd = -1;
-        while (next_fwd < warmup) stage_forward(p, &st, i, next_fwd++);
-        while (next_fwd < m) {   /* steady state: one forward, one backward */
-            stage_forward(p, &st, i, next_fwd++);
-            bwd = stage_backward(p, &st, i, next_bwd++);
-        }
-        while (next_bwd < m) bwd = stage_backward(p, &st, i, next_bwd++);   /* cooldown */
-        stage_update(p, &st, i, bwd);
-    }
-    stages_release(&st);
-    *out = p;
-    return 0;
+    return stages_build(c, wl, "pipeline-1f1b", "pipeline parallelism", true, schedule_1f1b,
+                        out, e);
 }
 
 const struct strategy strategy_pipeline_gpipe = {

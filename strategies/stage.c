@@ -5,9 +5,13 @@
 #include "partition.h"
 #include "stage.h"
 
-int stages_begin(const struct config *c, const struct workload *wl, const char *strategy,
-                 const char *what, bool is_pipelined, struct stages *st, struct plan **out,
-                 struct err *e)
+static void stages_release(struct stages *st);
+
+/* The options checked, the cut made, the plan created empty. On failure
+ * nothing is left to release. */
+static int stages_begin(const struct config *c, const struct workload *wl, const char *strategy,
+                        const char *what, bool is_pipelined, struct stages *st,
+                        struct plan **out, struct err *e)
 {
     *st = (struct stages){0};
     *out = NULL;
@@ -36,11 +40,24 @@ fail:
     return ERR_NOMEM;   /* the only failure left once the options passed */
 }
 
-void stages_release(struct stages *st)
+static void stages_release(struct stages *st)
 {
     free(st->bounds);
     free(st->fwd_op);
     *st = (struct stages){0};
+}
+
+int stages_build(const struct config *c, const struct workload *wl, const char *strategy,
+                 const char *what, bool is_pipelined, stage_schedule_fn schedule,
+                 struct plan **out, struct err *e)
+{
+    struct stages st;
+    struct plan *p;
+    TRY(stages_begin(c, wl, strategy, what, is_pipelined, &st, &p, e));
+    for (int i = 0; i < st.n; i++) schedule(p, &st, i);
+    stages_release(&st);
+    *out = p;
+    return 0;
 }
 
 int stage_forward(struct plan *p, struct stages *st, int i, int mb)

@@ -1,5 +1,5 @@
 /* Layer-parallel stages: the pieces model.c and pipeline.c compose into
- * schedules. Worker i is stage i and holds layers [bounds[i], bounds[i+1]);
+ * schedules, and the build around a schedule. Worker i is stage i and holds layers [bounds[i], bounds[i+1]);
  * activations cross a stage boundary forward (tag ACT) and their gradients
  * cross it backward (tag GRAD), one message per microbatch. */
 #ifndef STRATA_STAGE_H
@@ -20,15 +20,20 @@ struct stages {
     int *fwd_op;           /* [n_microbatches]: the current stage's FORWARD of each mb */
 };
 
-/* Checks the options for `strategy` (`what` names it in messages: "pipeline
- * parallelism"), cuts the layers into --devices stages balanced by FLOPs and
- * creates the empty plan. The batch is one microbatch unless is_pipelined,
- * then --microbatches of them (one again on a single stage). On failure
- * nothing is left to release. */
-int stages_begin(const struct config *c, const struct workload *wl, const char *strategy,
-                 const char *what, bool is_pipelined, struct stages *st, struct plan **out,
-                 struct err *e);
-void stages_release(struct stages *st);
+/* Stage i's ops in a schedule: stage_forward, stage_backward and
+ * stage_update calls in the order stage i runs them. */
+typedef void (*stage_schedule_fn)(struct plan *p, struct stages *st, int i);
+
+/* A layer-parallel strategy's build: checks the options for `strategy`
+ * (`what` names it in messages: "pipeline parallelism"), cuts the layers
+ * into --devices stages balanced by FLOPs, creates the plan and has
+ * schedule emit each stage's ops. The batch is one microbatch unless
+ * is_pipelined, then --microbatches of them (one again on a single stage).
+ * Builder failures stay in the plan's sticky error (strategy_build reports
+ * them). */
+int stages_build(const struct config *c, const struct workload *wl, const char *strategy,
+                 const char *what, bool is_pipelined, stage_schedule_fn schedule,
+                 struct plan **out, struct err *e);
 
 /* Stage i, microbatch mb: RECV the input from stage i-1 (unless first),
  * FORWARD, SEND the output to stage i+1 (unless last). Records and returns

@@ -1,57 +1,101 @@
-/* What the test files share: a file's whole contents, and temporary
- * directories. Header-only (static inline) because every tests/test_*.c is
- * its own executable. */
+/* What the test files share: running the strata binary (or any program) with
+ * its output captured, files and temporary directories, JSON reports read
+ * back, the CPU device, a workload parsed or the test fails, and a seeded
+ * random stream. Compiled once (tests/helpers.c) into every test executable;
+ * every function fails the calling test, with a message, when it cannot do
+ * its job, so a test reads as its checks. */
 #ifndef STRATA_TESTS_HELPERS_H
 #define STRATA_TESTS_HELPERS_H
 
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct device;
+struct workload;
+
+/* ---- running a program ---------------------------------------------------- */
+
+/* One finished run of a program. */
+struct run {
+    int status;      /* exit status, or -1 when killed by a signal */
+    char *out, *err; /* whole stdout and stderr (run_free frees them) */
+};
+
+/* Runs argv (NULL-terminated; argv[0] looked up in PATH), stdout and stderr
+ * into temporary files that are read back and removed. */
+struct run run_argv(const char *const *argv);
+
+/* Runs the built strata (STRATA_BIN) with args (NULL-terminated, without
+ * argv[0]). */
+struct run run_strata(const char *const *args);
+
+void run_free(struct run *r);
+
+/* Runs argv as run_argv does; the test fails, showing stderr, unless it
+ * exits 0. */
+void run_argv_ok(const char *const *argv);
+
+/* RUN("sim", "--steps", "4"): run_strata on a literal argument list. */
+#define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
+
+/* Bad input: exit 2, and stderr names must_name (and must_name_too, unless
+ * NULL). Frees r. */
+void expect_refused(struct run r, const char *must_name, const char *must_name_too);
+
+/* ---- files ---------------------------------------------------------------- */
 
 /* The bytes of path, NUL-terminated (caller frees); their count in *n when n
  * is not NULL. Fails the test when the file cannot be read. */
-static inline char *test_slurp_n(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = malloc(cap + 1);
-    cr_assert_not_null(buf);
-    while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            buf = realloc(buf, (cap *= 2) + 1);
-            cr_assert_not_null(buf);
-        }
-    }
-    cr_assert(!ferror(f), "cannot read %s", path);
-    fclose(f);
-    buf[len] = '\0';
-    if (n) *n = len;
-    return buf;
-}
-
-static inline char *test_slurp(const char *path)
-{
-    return test_slurp_n(path, NULL);
-}
+char *test_slurp_n(const char *path, size_t *n);
+char *test_slurp(const char *path);
 
 /* Makes a fresh directory /tmp/strata-test-WHAT-XXXXXX into dir (capacity n). */
-static inline void test_make_dir(char *dir, size_t n, const char *what)
-{
-    snprintf(dir, n, "/tmp/strata-test-%s-XXXXXX", what);
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp %s: %s", dir, strerror(errno));
-}
+void test_make_dir(char *dir, size_t n, const char *what);
 
 /* Removes dir and everything in it. */
-static inline void test_remove_dir(const char *dir)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_expect_eq(system(cmd), 0, "%s", cmd);
-}
+void test_remove_dir(const char *dir);
+
+/* A suite whose every test gets a fresh directory in test_tmp_dir, removed
+ * after it: TEST_SUITE_WITH_TMP_DIR(cluster) makes /tmp/strata-test-cluster-*. */
+extern char test_tmp_dir[64];
+#define TEST_SUITE_WITH_TMP_DIR(suite)                                                   \
+    static void suite##_make_tmp_dir(void)                                               \
+    {                                                                                    \
+        test_make_dir(test_tmp_dir, sizeof test_tmp_dir, #suite);                        \
+    }                                                                                    \
+    static void suite##_remove_tmp_dir(void) { test_remove_dir(test_tmp_dir); }          \
+    TestSuite(suite, .init = suite##_make_tmp_dir, .fini = suite##_remove_tmp_dir)
+
+/* test_tmp_dir/name (static storage, overwritten by the next call). */
+const char *test_tmp_path(const char *name);
+
+/* Writes text to test_tmp_dir/name and returns its path (as test_tmp_path). */
+const char *test_tmp_file(const char *name, const char *text);
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+/* The JSON document in path (caller deletes); fails the test when it is not
+ * JSON. */
+cJSON *read_json(const char *path);
+
+/* The number at obj.a (or obj.a.b when b is not NULL); fails the test when
+ * there is none. */
+double num_at(const cJSON *obj, const char *a, const char *b);
+
+/* ---- fixtures ------------------------------------------------------------- */
+
+/* The CPU device, initialised with init_arg (its thread count; 0 = all). */
+const struct device *test_cpu(int init_arg);
+
+/* spec parsed (workload_free it), or the test fails naming the error. */
+struct workload *test_workload(const char *spec);
+
+/* splitmix64: a fixed-seed stream, so every run checks the same sequence. */
+uint64_t test_rng_next(uint64_t *state);
+
+/* Uniform in [0, 1), 53 bits from test_rng_next. */
+double test_rng_uniform(uint64_t *state);
 
 #endif

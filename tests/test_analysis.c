@@ -2,6 +2,8 @@
  * breakdown, bubble and staleness are worked out by hand in the comments,
  * and unit-cost runs of real pipeline plans against the closed form. */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <math.h>
 #include <string.h>
 
@@ -18,8 +20,7 @@ static struct workload *wl;
 
 static void setup(void)
 {
-    struct err e = {0};
-    cr_assert_eq(workload_parse("mlp:64-64-64-64-64", &wl, &e), 0, "%s", e.msg);
+    wl = test_workload("mlp:64-64-64-64-64");
 }
 
 static void teardown(void)

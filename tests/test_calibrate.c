@@ -20,8 +20,6 @@
 #include "../bench/calibrate.h"
 #include "../sim/cluster.h"
 
-extern char **environ;
-
 /* ---- the fit ------------------------------------------------------------ */
 
 Test(calibrate, fit_recovers_alpha_and_beta_from_exact_points)
@@ -126,22 +124,13 @@ Test(calibrate, bus_bandwidth_is_nccl_tests_factor)
 
 /* ---- compute ------------------------------------------------------------------ */
 
-static const struct device *cpu(void)
-{
-    struct err e = {0};
-    const struct device *d = device_find("cpu", &e);
-    cr_assert_not_null(d, "%s", e.msg);
-    cr_assert_eq(d->init(1, &e), 0, "%s", e.msg);
-    return d;
-}
-
 Test(calibrate, compute_counts_the_plans_flops_and_measures_positive_times)
 {
     struct workload *wl = NULL;
     struct err e = {0};
     cr_assert_eq(workload_parse("mlp:64-32-10", &wl, &e), 0, "%s", e.msg);
     struct calib_compute c;
-    cr_assert_eq(calib_measure_compute(cpu(), wl, NULL, 16, 1, &c, &e), 0, "%s", e.msg);
+    cr_assert_eq(calib_measure_compute(test_cpu(1), wl, NULL, 16, 1, &c, &e), 0, "%s", e.msg);
     cr_expect_eq(c.rows, 16);
     cr_assert_eq(c.n_layers, 2);
     /* core/workload.c: forward 2 in out + out a sample; backward the same
@@ -173,11 +162,11 @@ Test(calibrate, compute_gathers_its_inputs_from_the_data_set)
     struct workload *wl = NULL;
     cr_assert_eq(workload_parse("mlp:784-16-10", &wl, &e), 0, "%s", e.msg);
     struct calib_compute c;
-    cr_assert_eq(calib_measure_compute(cpu(), wl, &d.train, 32, 1, &c, &e), 0, "%s", e.msg);
+    cr_assert_eq(calib_measure_compute(test_cpu(1), wl, &d.train, 32, 1, &c, &e), 0, "%s", e.msg);
     cr_expect(c.is_gathered);
     cr_expect(c.fwd_s > 0 && isfinite(c.flops_per_s) && c.flops_per_s > 0);
     /* more rows than the data set has is refused, naming the limit */
-    cr_expect_eq(calib_measure_compute(cpu(), wl, &d.train, (int)d.train.n + 1, 1, &c, &e),
+    cr_expect_eq(calib_measure_compute(test_cpu(1), wl, &d.train, (int)d.train.n + 1, 1, &c, &e),
                  ERR_INPUT);
     workload_free(wl);
     data_release(&d);
@@ -190,11 +179,11 @@ Test(calibrate, compute_rejects_a_sizes_only_model_and_no_rows)
     cr_assert_eq(workload_parse("transformer:layers=2,hidden=64,seq=16,vocab=100", &wl, &e), 0,
                  "%s", e.msg);
     struct calib_compute c;
-    cr_expect_eq(calib_measure_compute(cpu(), wl, NULL, 8, 1, &c, &e), ERR_INPUT);
+    cr_expect_eq(calib_measure_compute(test_cpu(1), wl, NULL, 8, 1, &c, &e), ERR_INPUT);
     cr_expect_not_null(strstr(e.msg, "--model"), "%s", e.msg);
     workload_free(wl);
     cr_assert_eq(workload_parse("mlp:8-4", &wl, &e), 0);
-    cr_expect_eq(calib_measure_compute(cpu(), wl, NULL, 0, 1, &c, &e), ERR_INPUT);
+    cr_expect_eq(calib_measure_compute(test_cpu(1), wl, NULL, 0, 1, &c, &e), ERR_INPUT);
     workload_free(wl);
 }
 
@@ -275,49 +264,6 @@ Test(calibrate, profile_takes_the_measurements_and_round_trips)
 }
 
 /* ---- strata calibrate ------------------------------------------------------------ */
-
-struct run {
-    int status;
-    char *out, *err;
-};
-
-static struct run run_strata(const char *const *args)
-{
-    char out_path[] = "/tmp/strata-cal-out-XXXXXX", err_path[] = "/tmp/strata-cal-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    cr_assert(out_fd >= 0 && err_fd >= 0);
-    const char *argv[32] = {STRATA_BIN};
-    int n = 1;
-    while (args[n - 1] && n < 31) {
-        argv[n] = args[n - 1];
-        n++;
-    }
-    argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    pid_t pid;
-    cr_assert_eq(posix_spawn(&pid, STRATA_BIN, &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int ws;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    close(out_fd);
-    close(err_fd);
-    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path),
-                    test_slurp(err_path)};
-    unlink(out_path);
-    unlink(err_path);
-    return r;
-}
-
-#define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
 
 static bool is_positive(double x)
 {

@@ -15,37 +15,8 @@
 
 /* ---- helpers --------------------------------------------------------- */
 
-static char tmp_dir[64];
-
-static void make_tmp_dir(void)
-{
-    test_make_dir(tmp_dir, sizeof tmp_dir, "cluster");
-}
-
-static void remove_tmp_dir(void)
-{
-    test_remove_dir(tmp_dir);
-}
-
-TestSuite(cluster, .init = make_tmp_dir, .fini = remove_tmp_dir);
-
-/* tmp_dir/name (static storage). */
-static const char *tmp_path(const char *name)
-{
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
-    return path;
-}
-
-static const char *write_file(const char *name, const char *text)
-{
-    const char *path = tmp_path(name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
+/* Each test gets a fresh test_tmp_dir. */
+TEST_SUITE_WITH_TMP_DIR(cluster);
 
 /* A complete, valid profile: one key a line, line numbers 1 to 11. */
 static const char *const valid_lines[] = {
@@ -74,7 +45,7 @@ static const char *profile_with(const char *file, int line, const char *with)
         if (!l) continue;
         used += (size_t)snprintf(text + used, sizeof text - used, "%s\n", l);
     }
-    return write_file(file, text);
+    return test_tmp_file(file, text);
 }
 
 static void expect_input_error(int rc, const struct err *e, const char *a, const char *b)
@@ -239,7 +210,7 @@ Test(cluster, valid_profile_loads_and_is_named_by_its_path)
 
 Test(cluster, comments_blank_lines_and_spacing_are_accepted)
 {
-    const char *path = write_file("spaced.conf",
+    const char *path = test_tmp_file("spaced.conf",
                                   "# a hand-written profile\n"
                                   "\n"
                                   "   flops_per_s=1e12   # sustained\n"
@@ -262,19 +233,25 @@ Test(cluster, comments_blank_lines_and_spacing_are_accepted)
     cr_expect_eq(c.inter.latency_s, 2.5e-6);
 }
 
+/* c written to test_tmp_dir/name and loaded back. */
+static struct cluster round_trip(const struct cluster *c, const char *name)
+{
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", test_tmp_path(name));
+    struct err e = {0};
+    struct cluster back;
+    cr_assert_eq(cluster_write(c, saved, &e), 0, "%s: %s", saved, e.msg);
+    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s: %s", saved, e.msg);
+    return back;
+}
+
 Test(cluster, every_preset_round_trips_through_a_file_bit_for_bit)
 {
     for (size_t i = 0; i < cluster_n_presets; i++) {
         const struct cluster *p = &cluster_presets[i];
-        const char *path = tmp_path(p->name);
-        char saved[256];
-        snprintf(saved, sizeof saved, "%s", path);
-        struct err e = {0};
-        cr_assert_eq(cluster_write(p, saved, &e), 0, "%s: %s", p->name, e.msg);
-        struct cluster back;
-        cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s: %s", p->name, e.msg);
+        struct cluster back = round_trip(p, p->name);
         expect_same_profile(p, &back);
-        cr_expect_str_eq(back.name, saved);
+        cr_expect_str_eq(back.name, test_tmp_path(p->name));
     }
 }
 
@@ -294,13 +271,7 @@ Test(cluster, awkward_numbers_round_trip_bit_for_bit)
     c.cores_per_node = 1024;
     c.allreduce_gamma_s_per_byte = 1.0 / 3.0 * 1e-9;
     c.is_ideal = true;
-    const char *path = tmp_path("awkward.conf");
-    char saved[256];
-    snprintf(saved, sizeof saved, "%s", path);
-    struct err e = {0};
-    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
-    struct cluster back;
-    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    struct cluster back = round_trip(&c, "awkward.conf");
     expect_same_profile(&c, &back);
 }
 
@@ -312,12 +283,7 @@ Test(cluster, written_profile_carries_the_laid_out_devices_per_node)
     struct err e = {0};
     cr_assert_eq(cluster_load("h100-nvlink-ib", &c, &e), 0);
     cr_assert_eq(cluster_layout(&c, 12, 0, 4, "tree", &e), 0, "%s", e.msg);
-    const char *path = tmp_path("laid.conf");
-    char saved[256];
-    snprintf(saved, sizeof saved, "%s", path);
-    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
-    struct cluster back;
-    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    struct cluster back = round_trip(&c, "laid.conf");
     cr_expect_eq(back.devices_per_node, 4);
     cr_expect_eq(back.nodes, 0);
     cr_expect_eq(back.allreduce, ALLREDUCE_RING);
@@ -327,13 +293,7 @@ Test(cluster, written_name_cannot_break_the_file)
 {
     struct cluster c = cluster_presets[3];
     snprintf(c.name, sizeof c.name, "box #2\nflops_per_s = 1");
-    const char *path = tmp_path("named.conf");
-    char saved[256];
-    snprintf(saved, sizeof saved, "%s", path);
-    struct err e = {0};
-    cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
-    struct cluster back;
-    cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
+    struct cluster back = round_trip(&c, "named.conf");
     expect_same_profile(&c, &back);
 }
 
@@ -341,7 +301,7 @@ Test(cluster, directory_is_not_a_profile)
 {
     struct cluster c;
     struct err e = {0};
-    expect_input_error(cluster_load(tmp_dir, &c, &e), &e, tmp_dir, "Is a directory");
+    expect_input_error(cluster_load(test_tmp_dir, &c, &e), &e, test_tmp_dir, "Is a directory");
 }
 
 Test(cluster, write_into_a_missing_directory_fails_and_names_it)
@@ -389,12 +349,12 @@ Test(cluster, name_and_ideal_may_be_left_out)
 
 Test(cluster, empty_file_names_every_missing_key)
 {
-    const char *path = write_file("empty.conf", "");
+    const char *path = test_tmp_file("empty.conf", "");
     struct cluster c;
     struct err e = {0};
     expect_input_error(cluster_load(path, &c, &e), &e, path, "missing flops_per_s, ");
     cr_expect_not_null(strstr(e.msg, "inter_bw_bytes_per_s"), "%s", e.msg);
-    path = write_file("comments.conf", "# nothing but\n\n   # comments\n");
+    path = test_tmp_file("comments.conf", "# nothing but\n\n   # comments\n");
     e = (struct err){0};
     expect_input_error(cluster_load(path, &c, &e), &e, path, "missing flops_per_s, ");
 }
@@ -561,7 +521,7 @@ Test(cluster, optional_keys_load_and_bad_ones_name_file_and_line)
         strcat(text, "\n");
     }
     strcat(text, "cores_per_node = 2\nallreduce_gamma_s_per_byte = 4e-10\n");
-    const char *path = write_file("shared.conf", text);
+    const char *path = test_tmp_file("shared.conf", text);
     struct cluster c;
     struct err e = {0};
     cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
@@ -613,7 +573,7 @@ Test(cluster, jitter_keys_load_default_to_none_and_round_trip)
     }
     strcat(text, "jitter_forward_sigma = 0.05\njitter_backward_sigma = 0.1\n"
                  "jitter_update_sigma = 0\n");
-    const char *path = write_file("jitter.conf", text);
+    const char *path = test_tmp_file("jitter.conf", text);
     cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
     cr_expect_eq(c.jitter.forward_sigma, 0.05);
     cr_expect_eq(c.jitter.backward_sigma, 0.1);
@@ -626,7 +586,7 @@ Test(cluster, jitter_keys_load_default_to_none_and_round_trip)
     cr_expect(strstr(out, "jitter_forward_sigma = 0.050000000000000003\n"), "%s", out);
     cr_expect(strstr(out, "jitter_backward_sigma = 0.10000000000000001\n"), "%s", out);
     cr_expect_null(strstr(out, "jitter_update_sigma"), "%s", out);
-    const char *saved = tmp_path("jitter-saved.conf");
+    const char *saved = test_tmp_path("jitter-saved.conf");
     cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
     struct cluster back;
     cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);
@@ -676,7 +636,7 @@ static const char *profile_plus(const char *file, const char *extra)
         strcat(text, "\n");
     }
     strcat(text, extra);
-    return write_file(file, text);
+    return test_tmp_file(file, text);
 }
 
 Test(cluster, timeshare_table_loads_round_trips_and_is_absent_by_default)
@@ -695,7 +655,7 @@ Test(cluster, timeshare_table_loads_round_trips_and_is_absent_by_default)
     cluster_format(&c, out, sizeof out);
     cr_expect(strstr(out, "timeshare_slowdown = 0.90000000000000002,1,1.6000000000000001,"
                           "2.1000000000000001\n"), "%s", out);
-    const char *saved = tmp_path("ts-saved.conf");
+    const char *saved = test_tmp_path("ts-saved.conf");
     cr_assert_eq(cluster_write(&c, saved, &e), 0, "%s", e.msg);
     struct cluster back;
     cr_assert_eq(cluster_load(saved, &back, &e), 0, "%s", e.msg);

@@ -15,32 +15,8 @@
 
 /* ---- helpers --------------------------------------------------------- */
 
-static char tmp_dir[64];
-
-static void make_tmp_dir(void)
-{
-    test_make_dir(tmp_dir, sizeof tmp_dir, "config");
-}
-
-/* Removes the files written by write_file (names are single words). */
-static void remove_tmp_dir(void)
-{
-    test_remove_dir(tmp_dir);
-}
-
-TestSuite(config, .init = make_tmp_dir, .fini = remove_tmp_dir);
-
-/* Writes text to tmp_dir/name and returns its path (static storage). */
-static const char *write_file(const char *name, const char *text)
-{
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
+/* Each test gets a fresh test_tmp_dir. */
+TEST_SUITE_WITH_TMP_DIR(config);
 
 /* Parses the NULL-terminated words into c (after config_init). */
 static int parse_words(struct config *c, unsigned groups, struct err *e, char **words)
@@ -385,7 +361,7 @@ Test(config, empty_value_after_equals_clears_a_string)
 
 Test(config, file_with_comments_blanks_quotes_and_spaces)
 {
-    const char *path = write_file("s.conf",
+    const char *path = test_tmp_file("s.conf",
                                   "# a lab scenario\n"
                                   "\n"
                                   "   devices   =   8   \n"
@@ -414,7 +390,7 @@ Test(config, file_with_comments_blanks_quotes_and_spaces)
 
 Test(config, file_repeated_key_last_wins)
 {
-    const char *path = write_file("r.conf", "devices = 2\ndevices = 6\n");
+    const char *path = test_tmp_file("r.conf", "devices = 2\ndevices = 6\n");
     struct config c;
     struct err e = {0};
     config_init(&c);
@@ -425,7 +401,7 @@ Test(config, file_repeated_key_last_wins)
 
 Test(config, command_line_wins_over_file_whatever_the_order)
 {
-    const char *path = write_file("w.conf", "devices = 2\nbatch = 64\n");
+    const char *path = test_tmp_file("w.conf", "devices = 2\nbatch = 64\n");
     struct config c;
     struct err e = {0};
     char *p = (char *)path;
@@ -465,7 +441,7 @@ Test(config, file_missing)
 
 Test(config, file_malformed_line_names_its_number)
 {
-    const char *path = write_file("m.conf", "# header\ndevices = 8\nblah\n");
+    const char *path = test_tmp_file("m.conf", "# header\ndevices = 8\nblah\n");
     struct config c;
     struct err e = {0};
     config_init(&c);
@@ -475,7 +451,7 @@ Test(config, file_malformed_line_names_its_number)
     cr_expect_str_eq(e.msg, want);
     config_release(&c);
 
-    path = write_file("k.conf", "= 8\n");
+    path = test_tmp_file("k.conf", "= 8\n");
     config_init(&c);
     expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: expected 'key = value'",
                        "got '= 8'");
@@ -485,21 +461,21 @@ Test(config, file_bad_key_or_value_names_line_and_option)
 {
     struct config c;
     struct err e = {0};
-    const char *path = write_file("v.conf", "\nbatch = 8\ndevices = 0\n");
+    const char *path = test_tmp_file("v.conf", "\nbatch = 8\ndevices = 0\n");
     config_init(&c);
     expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, path, NULL);
     char want[512];
     snprintf(want, sizeof want, "%s:3: --devices: 0 is not allowed (1 to 1048576)", path);
     cr_expect_str_eq(e.msg, want);
 
-    path = write_file("u.conf", "devcies = 8\n");
+    path = test_tmp_file("u.conf", "devcies = 8\n");
     config_init(&c);
     expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: --devcies: unknown option",
                        "did you mean --devices?");
 
     /* A key of another command's option is not an error in a file (one
      * file serves several commands); it is ignored. */
-    path = write_file("g.conf", "devices = 8\njson = out.json\n");
+    path = test_tmp_file("g.conf", "devices = 8\njson = out.json\n");
     config_init(&c);
     cr_expect_eq(config_load_file(&c, path, OPTG_SCENARIO, &e), 0, "%s", e.msg);
     cr_expect_eq(c.devices, 8);
@@ -511,16 +487,16 @@ Test(config, file_empty_value_and_open_quote_are_errors)
 {
     struct config c;
     struct err e = {0};
-    const char *path = write_file("e.conf", "devices =   # nothing\n");
+    const char *path = test_tmp_file("e.conf", "devices =   # nothing\n");
     config_init(&c);
     expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: devices: no value",
                        NULL);
-    path = write_file("q.conf", "batch = 8\nmodel = \"mlp:1-2\n");
+    path = test_tmp_file("q.conf", "batch = 8\nmodel = \"mlp:1-2\n");
     config_init(&c);
     expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":2: model:",
                        "no closing");
     /* An explicitly quoted empty string is a value: no JSON file. */
-    path = write_file("z.conf", "json = \"\"\n");
+    path = test_tmp_file("z.conf", "json = \"\"\n");
     config_init(&c);
     cr_expect_eq(config_load_file(&c, path, ALL_GROUPS, &e), 0, "%s", e.msg);
     cr_expect_str_eq(c.json_path, "");
@@ -528,7 +504,7 @@ Test(config, file_empty_value_and_open_quote_are_errors)
 
 Test(config, file_error_through_argv_keeps_line_number)
 {
-    const char *path = write_file("a.conf", "devices = 4\nbatch = lots\n");
+    const char *path = test_tmp_file("a.conf", "devices = 4\nbatch = lots\n");
     struct config c;
     struct err e = {0};
     expect_input_error(PARSE(&c, &e, "-f", (char *)path), &e, ":2: --batch: 'lots' is not an integer",
@@ -547,21 +523,21 @@ Test(config, very_long_lines_do_not_crash)
     strcpy(text, "model = ");
     memset(text + 8, 'x', n);
     strcpy(text + 8 + n, "\n");
-    const char *path = write_file("long1.conf", text);
+    const char *path = test_tmp_file("long1.conf", text);
     config_init(&c);
     expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: --model:",
                        "at most 255 characters");
 
     memset(text, 'y', n);
     strcpy(text + n, "\n");
-    path = write_file("long2.conf", text);
+    path = test_tmp_file("long2.conf", text);
     config_init(&c);
     expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: expected 'key = value'",
                        NULL);
 
     memset(text, 'k', n);
     strcpy(text + n, " = 1\n");
-    path = write_file("long3.conf", text);
+    path = test_tmp_file("long3.conf", text);
     config_init(&c);
     expect_input_error(config_load_file(&c, path, ALL_GROUPS, &e), &e, ":1: --kkkk",
                        "unknown option");
@@ -664,7 +640,7 @@ Test(config, file_keys_of_other_commands_are_checked_then_ignored)
     /* One lab file serves schedule (strategy), compare (strategies) and sim
      * (steps): a command reading only OPTG_SCENARIO takes devices and leaves
      * the rest as it was. */
-    const char *path = write_file("lab.conf", "strategy = ps-ssp\ndevices = 6\nstrategies = "
+    const char *path = test_tmp_file("lab.conf", "strategy = ps-ssp\ndevices = 6\nstrategies = "
                                               "mirrored\nsteps = 50\n");
     struct config c;
     struct err e = {0};
@@ -676,7 +652,7 @@ Test(config, file_keys_of_other_commands_are_checked_then_ignored)
     cr_expect_eq(c.steps, 20);
     config_release(&c);
     /* ...but a bad value is an error even where it would be ignored */
-    path = write_file("bad.conf", "devices = 6\nsteps = 0\n");
+    path = test_tmp_file("bad.conf", "devices = 6\nsteps = 0\n");
     config_init(&c);
     expect_input_error(config_load_file(&c, path, OPTG_SCENARIO, &e), &e, "bad.conf:2", "--steps");
     config_release(&c);

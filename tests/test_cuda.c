@@ -37,18 +37,7 @@
 #include "../nn/cuda_device.h"
 #endif
 
-extern char **environ;
-
 /* ---- the devices ---------------------------------------------------------------- */
-
-static const struct device *cpu(void)
-{
-    struct err e = {0};
-    const struct device *d = device_find("cpu", &e);
-    cr_assert_not_null(d, "%s", e.msg);
-    cr_assert_eq(d->init(0, &e), 0, "%s", e.msg);
-    return d;
-}
 
 /* The cuda device, initialised; skips the test where there is none. */
 static const struct device *gpu(void)
@@ -118,27 +107,6 @@ static void expect_close(const float *a, const float *b, size_t n, double tol, d
                 tol);
 }
 
-static int run_strata(const char *const *argv, char **err_text)
-{
-    char err_path[] = "/tmp/strata-cuda-err-XXXXXX";
-    int err_fd = mkstemp(err_path);
-    cr_assert(err_fd >= 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    cr_assert_eq(rc, 0, "cannot start %s: %s", argv[0], strerror(rc));
-    int ws;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    close(err_fd);
-    *err_text = test_slurp(err_path);
-    unlink(err_path);
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-}
-
 /* ---- without a GPU ---------------------------------------------------------------- */
 
 #ifdef STRATA_HAVE_CUDA
@@ -159,12 +127,11 @@ Test(cuda, strata_real_on_cuda_without_a_gpu_exits_2_before_any_mpi_job, .timeou
     if (dev_cuda_count() > 0) cr_skip_test("this machine has a GPU");
     const char *argv[] = {STRATA_BIN, "real", "--device", "cuda", "--np", "1", "--steps", "5",
                           "--data", "synthetic", NULL};
-    char *err = NULL;
-    int status = run_strata(argv, &err);
-    cr_expect_eq(status, 2, "exit %d; stderr:\n%s", status, err);
-    cr_expect_not_null(strstr(err, "no CUDA device: cudaGetDeviceCount says"), "%s", err);
-    cr_expect_null(strstr(err, "mpirun"), "the launcher should stop before mpirun:\n%s", err);
-    free(err);
+    struct run r = run_argv(argv);
+    cr_expect_eq(r.status, 2, "exit %d; stderr:\n%s", r.status, r.err);
+    cr_expect_not_null(strstr(r.err, "no CUDA device: cudaGetDeviceCount says"), "%s", r.err);
+    cr_expect_null(strstr(r.err, "mpirun"), "the launcher should stop before mpirun:\n%s", r.err);
+    run_free(&r);
 }
 #endif
 
@@ -220,7 +187,7 @@ Test(cuda, an_impossible_allocation_is_out_of_memory_naming_the_size)
 
 Test(cuda, fill_scale_axpy_equal_the_cpu)
 {
-    const struct device *g = gpu(), *c = cpu();
+    const struct device *g = gpu(), *c = test_cpu(0);
     enum { N = 100003 };   /* not a multiple of a block */
     float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
     fill_values(y, N, 2);
@@ -246,7 +213,7 @@ Test(cuda, fill_scale_axpy_equal_the_cpu)
  * against the cpu's cblas; with beta 0 a NaN in C must not leak. */
 static void check_sgemm(bool ta, bool tb, float beta, double tol, double floor)
 {
-    const struct device *g = gpu(), *c = cpu();
+    const struct device *g = gpu(), *c = test_cpu(0);
     const int m = 37, n = 29, k = 53, pad = 3;
     int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
     size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb, nc = (size_t)m * ldc;
@@ -281,7 +248,7 @@ Test(cuda, sgemm_in_every_transposition_equals_the_cpu_row_major)
 
 Test(cuda, bias_relu_forward_and_backward_equal_the_cpu)
 {
-    const struct device *g = gpu(), *c = cpu();
+    const struct device *g = gpu(), *c = test_cpu(0);
     const int n = 67, out = 300;
     size_t total = (size_t)n * out;
     float *y = malloc(total * 4), *dy = malloc(total * 4), *b = malloc(out * 4),
@@ -323,7 +290,7 @@ Test(cuda, bias_relu_forward_and_backward_equal_the_cpu)
 
 Test(cuda, softmax_cross_entropy_equals_the_cpu_and_its_loss_is_on_the_host)
 {
-    const struct device *g = gpu(), *c = cpu();
+    const struct device *g = gpu(), *c = test_cpu(0);
     struct err e = {0};
     const int n = 1000, classes = 37;   /* more rows than warps, more classes than lanes */
     size_t total = (size_t)n * classes;
@@ -364,7 +331,7 @@ Test(cuda, softmax_cross_entropy_equals_the_cpu_and_its_loss_is_on_the_host)
 
 Test(cuda, sgd_momentum_equals_the_cpu)
 {
-    const struct device *g = gpu(), *c = cpu();
+    const struct device *g = gpu(), *c = test_cpu(0);
     enum { N = 4099 };
     float w[N], v[N], gr[N];
     fill_values(w, N, 11);
@@ -412,7 +379,7 @@ Test(cuda, tf32_is_on_only_when_asked_and_a_bad_setting_is_bad_input)
  * parameters within 1e-4. */
 Test(cuda, mlp_training_steps_equal_the_cpu)
 {
-    const struct device *g = gpu(), *c = cpu();
+    const struct device *g = gpu(), *c = test_cpu(0);
     struct err e = {0};
     struct workload *wl = NULL;
     cr_assert_eq(workload_parse("mlp:784-128-64-10", &wl, &e), 0, "%s", e.msg);
@@ -470,11 +437,11 @@ static void real_params(const char *device, const char *comm, const char *strate
                           "--seed", "7", "--batch", "64", "--microbatches", "4", "--steps", "5",
                           "--device", device, "--comm", comm, "--strategy", strategy, "--np",
                           np, "--save-params", path, NULL};
-    char *err = NULL;
-    int status = run_strata(argv, &err);
+    struct run r = run_argv(argv);
+    int status = r.status;
     cr_expect_eq(status, 0, "%s %s on %s ranks (%s, comm %s) exited %d:\n%s", strategy,
-                 device, np, device, comm, status, err);
-    free(err);
+                 device, np, device, comm, status, r.err);
+    run_free(&r);
     cr_assert_eq(status, 0);
 }
 

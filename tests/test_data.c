@@ -96,6 +96,18 @@ static void write_set(char *dir, size_t dir_bytes, int gzip_mask)
     for (int k = 0; k < 4; k++) write_valid(dir, k, gzip_mask >> k & 1, path, sizeof path);
 }
 
+/* Writes a valid set into a fresh dir (gzip_mask as write_set) and returns
+ * the bytes of its file `which` (caller frees), their count in *n, and that
+ * file's path. */
+static char *set_with_file(char *dir, size_t dir_bytes, int gzip_mask, int which, char *path,
+                           size_t path_bytes, size_t *n)
+{
+    write_set(dir, dir_bytes, gzip_mask);
+    snprintf(path, path_bytes, "%s/%s%s", dir, BASES[which],
+             (gzip_mask >> which) & 1 ? ".gz" : "");
+    return test_slurp_n(path, n);
+}
+
 /* Replaces dir's file `which` with the given bytes: gzip'd into name.gz when
  * is_gzip is 1, as they are into name.gz when it is 2 (damaged gzip data),
  * as they are into name when 0. Its path goes to path. */
@@ -387,10 +399,8 @@ Test(data, truncated_files_are_rejected)
 {
     for (int which = 0; which < 4; which++) {
         char dir[64], path[512];
-        write_set(dir, sizeof dir, 0x0);
-        snprintf(path, sizeof path, "%s/%s", dir, BASES[which]);
         size_t n;
-        char *bytes = test_slurp_n(path, &n);
+        char *bytes = set_with_file(dir, sizeof dir, 0x0, which, path, sizeof path, &n);
         /* One byte short: the data is cut. */
         replace_file(dir, which, bytes, n - 1, 0, path, sizeof path);
         expect_input_error(dir, path, "truncated", which % 2 ? "labels" : "images");
@@ -409,10 +419,8 @@ Test(data, trailing_bytes_are_rejected)
 {
     for (int which = 0; which < 4; which++) {
         char dir[64], path[512];
-        write_set(dir, sizeof dir, 0x0);
-        snprintf(path, sizeof path, "%s/%s", dir, BASES[which]);
         size_t n;
-        char *bytes = test_slurp_n(path, &n);
+        char *bytes = set_with_file(dir, sizeof dir, 0x0, which, path, sizeof path, &n);
         char *longer = calloc(n + 3, 1);
         cr_assert_not_null(longer);
         memcpy(longer, bytes, n);
@@ -502,10 +510,8 @@ Test(data, corrupt_gzip_files_are_rejected)
 {
     for (int which = 0; which < 4; which += 3) {
         char dir[64], path[512];
-        write_set(dir, sizeof dir, 0xf);
-        snprintf(path, sizeof path, "%s/%s.gz", dir, BASES[which]);
         size_t n;
-        char *bytes = test_slurp_n(path, &n);
+        char *bytes = set_with_file(dir, sizeof dir, 0xf, which, path, sizeof path, &n);
         cr_assert_gt(n, 24);
         /* Damaged deflate data: zlib detects it (bad block or CRC). */
         char *bad = malloc(n);
@@ -536,10 +542,8 @@ Test(data, corrupt_gzip_files_are_rejected)
 Test(data, no_prefix_or_byte_flip_crashes_the_loader)
 {
     char dir[64], path[512];
-    write_set(dir, sizeof dir, 0x0);
-    snprintf(path, sizeof path, "%s/%s", dir, BASES[2]);
     size_t n;
-    char *plain = test_slurp_n(path, &n);
+    char *plain = set_with_file(dir, sizeof dir, 0x0, 2, path, sizeof path, &n);
     int rejected = 0, accepted = 0;
     for (size_t i = 0; i < n; i++)
         for (int bit = 0; bit < 8; bit += 3) {

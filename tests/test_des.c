@@ -4,20 +4,11 @@
 #include <time.h>
 
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <criterion/logging.h>
 
 #include "../sim/des.h"
-
-/* splitmix64: a fixed-seed stream, so every run checks the same sequence. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1p-53; }
 
 static bool ev_before(const struct des_event *x, const struct des_event *y)
 {
@@ -49,7 +40,7 @@ Test(des, random_pushes_pop_in_time_then_seq_order)
     cr_assert_not_null(ref);
     uint64_t s = 42;
     for (int i = 0; i < N; i++) {
-        double t = (double)(rng_next(&s) % 1000) * 0.001;
+        double t = (double)(test_rng_next(&s) % 1000) * 0.001;
         cr_assert_eq(des_push(&q, t, 7, i % 13, i), 0);
         ref[i] = (struct des_event){ .time_s = t, .seq = (uint64_t)i, .kind = 7, .a = i % 13, .b = i };
     }
@@ -96,7 +87,7 @@ Test(des, interleaved_push_pop_matches_a_linear_scan)
     size_t n_live = 0;
     uint64_t seq = 0, s = 7;
     for (int i = 0; i < 100; i++) {
-        double t = (double)(rng_next(&s) % 50);
+        double t = (double)(test_rng_next(&s) % 50);
         cr_assert_eq(des_push(&q, t, 1, 0, (int64_t)seq), 0);
         live[n_live++] = (struct des_event){ .time_s = t, .seq = seq++, .kind = 1, .b = 0 };
     }
@@ -111,10 +102,10 @@ Test(des, interleaved_push_pop_matches_a_linear_scan)
                   (unsigned long long)ev.seq, live[best].time_s,
                   (unsigned long long)live[best].seq);
         live[best] = live[--n_live];
-        int pushes = (int)(rng_next(&s) % 3);   /* 0, 1 or 2: the queue wanders */
+        int pushes = (int)(test_rng_next(&s) % 3);   /* 0, 1 or 2: the queue wanders */
         if (n_live < 10) pushes = 2;
         for (int k = 0; k < pushes && n_live < 4096; k++) {
-            double t = ev.time_s + (rng_next(&s) % 4 == 0 ? 0.0 : rng_uniform(&s) * 10);
+            double t = ev.time_s + (test_rng_next(&s) % 4 == 0 ? 0.0 : test_rng_uniform(&s) * 10);
             cr_assert_eq(des_push(&q, t, 1, 0, 0), 0);
             live[n_live++] = (struct des_event){ .time_s = t, .seq = seq++ };
         }
@@ -170,18 +161,18 @@ Test(des, push_pop_rate_is_logged)
     des_init(&q);
     uint64_t s = 1;
     for (int i = 0; i < PENDING; i++)
-        cr_assert_eq(des_push(&q, rng_uniform(&s), 0, 0, i), 0);
+        cr_assert_eq(des_push(&q, test_rng_uniform(&s), 0, 0, i), 0);
     struct des_event ev;
     uint64_t check = 0;
     for (int i = 0; i < HOLDS / 10; i++) {
         des_pop(&q, &ev);
-        des_push(&q, ev.time_s + rng_uniform(&s), 0, 0, ev.b);
+        des_push(&q, ev.time_s + test_rng_uniform(&s), 0, 0, ev.b);
     }
     double t0 = now_s();
     for (int i = 0; i < HOLDS; i++) {
         des_pop(&q, &ev);
         check += (uint64_t)ev.b;
-        des_push(&q, ev.time_s + rng_uniform(&s), 0, 0, ev.b);
+        des_push(&q, ev.time_s + test_rng_uniform(&s), 0, 0, ev.b);
     }
     double dt = now_s() - t0;
     cr_assert_eq(q.heap.len, PENDING);
@@ -193,7 +184,7 @@ Test(des, push_pop_rate_is_logged)
     des_init(&q);
     enum { FILL = 1000000 };
     t0 = now_s();
-    for (int i = 0; i < FILL; i++) des_push(&q, rng_uniform(&s), 0, 0, i);
+    for (int i = 0; i < FILL; i++) des_push(&q, test_rng_uniform(&s), 0, 0, i);
     while (des_pop(&q, &ev)) check += (uint64_t)ev.b;
     dt = now_s() - t0;
     cr_log_info("des fill+drain, 10^6 events: %.1f million push+pop pairs/s (%.3f s)",

@@ -4,6 +4,8 @@
  * shapes of mlp:784-256-128-10 (logged, never asserted). */
 #include <cblas.h>
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -13,20 +15,11 @@
 
 #include "../nn/device.h"
 
-static const struct device *cpu(void)
-{
-    struct err e = {0};
-    const struct device *d = device_find("cpu", &e);
-    cr_assert_not_null(d, "device_find(\"cpu\"): %s", e.msg);
-    cr_assert_eq(d->init(0, &e), 0, "init: %s", e.msg);
-    return d;
-}
-
 /* ---- registry and set-up ----------------------------------------------- */
 
 Test(device, cpu_is_found_by_name_and_says_so)
 {
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     cr_expect_str_eq(d->name, "cpu");
     char line[256];
     d->describe(line, sizeof line);
@@ -64,7 +57,7 @@ Test(device, cuda_is_absent_with_a_message_naming_the_devices_there_are)
 Test(device, cpu_is_host_memory_and_its_probe_always_passes)
 {
     struct err e = {0};
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     cr_expect(d->is_host_memory);
     cr_expect_eq(d->probe(&e), 0);
     cr_expect_eq(device_check("cpu", &e), 0);
@@ -98,7 +91,7 @@ Test(device, every_listed_name_is_found)
 
 Test(device, one_blas_thread_unless_told)
 {
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     struct err e = {0};
     if (!getenv("OPENBLAS_NUM_THREADS"))
         cr_expect_eq(openblas_get_num_threads(), 1, "init(0) left %d BLAS threads",
@@ -113,7 +106,7 @@ Test(device, one_blas_thread_unless_told)
 
 Test(device, alloc_is_aligned_and_copies_go_both_ways)
 {
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     struct err e = {0};
     float host[37], back[37];
     for (int i = 0; i < 37; i++) host[i] = (float)i - 18.5f;
@@ -134,7 +127,7 @@ Test(device, alloc_is_aligned_and_copies_go_both_ways)
 
 Test(device, fill_scale_axpy)
 {
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     float x[5], y[5] = {1, 2, 3, 4, 5};
     d->fill(x, 5, 2.5f);
     d->scale(x, 5, -2);           /* x = -5 everywhere */
@@ -174,7 +167,7 @@ static void naive_gemm(bool ta, bool tb, int m, int n, int k, double alpha, cons
  * 3.1); the largest ratio err / bound is logged. */
 Test(device, sgemm_matches_a_naive_loop_for_all_four_transposes)
 {
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     const int m = 7, n = 5, k = 9, pad = 3;
     double worst = 0;
     for (int ta = 0; ta < 2; ta++)
@@ -215,7 +208,7 @@ Test(device, sgemm_matches_a_naive_loop_for_all_four_transposes)
 
 Test(device, bias_relu_forward_and_backward_by_hand)
 {
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     /* y = x W already (2, 3); b = (1, -1, 0.5) */
     float y[6] = {-2, 0.5f, 0, 3, 1, -0.5f};
     const float b[3] = {1, -1, 0.5f};
@@ -245,7 +238,7 @@ Test(device, bias_relu_forward_and_backward_by_hand)
 
 Test(device, relu_keeps_nan)
 {
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     float y[2] = {NAN, -1}, b[2] = {0, 0};
     d->bias_act_forward(y, b, 1, 2, DEV_ACT_RELU);
     cr_expect(isnan(y[0]), "NaN became %g", y[0]);
@@ -258,7 +251,7 @@ Test(device, relu_keeps_nan)
  * loss = log 3 = 1.098612289 (exp(1000) would overflow without the shift). */
 Test(device, softmax_xent_by_hand)
 {
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     const float logits[6] = {1, 2, 3, 1000, 1000, 1000};
     const int32_t labels[2] = {2, 0};
     float dl[6];
@@ -297,7 +290,7 @@ Test(device, softmax_xent_by_hand)
  *             g' -1.02701403 v -2.78738703 w -2.422664297 */
 Test(device, sgd_momentum_matches_three_steps_by_hand)
 {
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     float w[2] = {1, -3}, v[2] = {0, 0};
     const float g[2] = {0.5f, -2};
     const double want_w[3][2] = {{0.974, -2.897}, {0.924626, -2.701403},
@@ -355,7 +348,7 @@ static double gflops(const struct device *d, bool ta, bool tb, int m, int n, int
  *   build/test_device --filter 'device/sgemm_speed*' --verbose */
 Test(device, sgemm_speed_on_the_fmnist_model_shapes)
 {
-    const struct device *d = cpu();
+    const struct device *d = test_cpu(0);
     const int batch = 256, sizes[4] = {784, 256, 128, 10};
     size_t most = 784 * 256;
     float *a = calloc(most, sizeof *a), *b = calloc(most, sizeof *b), *c = calloc(most, sizeof *c);

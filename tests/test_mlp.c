@@ -4,6 +4,8 @@
  * comparison is not exact, the tolerance is stated and the largest
  * difference seen is logged (llm.c's test_gpt2 does the same). */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -18,22 +20,13 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
-static const struct device *cpu(void)
-{
-    struct err e = {0};
-    const struct device *d = device_find("cpu", &e);
-    cr_assert_not_null(d, "%s", e.msg);
-    cr_assert_eq(d->init(0, &e), 0, "%s", e.msg);
-    return d;
-}
-
 static struct mlp *make(const char *spec, uint64_t seed)
 {
     struct err e = {0};
     struct workload *w = NULL;
     cr_assert_eq(workload_parse(spec, &w, &e), 0, "%s: %s", spec, e.msg);
     struct mlp *m = NULL;
-    cr_assert_eq(mlp_create(w, cpu(), seed, &m, &e), 0, "%s: %s", spec, e.msg);
+    cr_assert_eq(mlp_create(w, test_cpu(0), seed, &m, &e), 0, "%s: %s", spec, e.msg);
     workload_free(w);
     return m;
 }
@@ -81,6 +74,31 @@ static double full_step(struct mlp *m, struct mlp_act *a, const float *x, const 
 
 /* ---- construction and layout ------------------------------------------- */
 
+/* A model made from spec and seed, activations for n samples, and n samples
+ * of data from data_seed: where the gradient and step tests start. */
+struct net {
+    struct mlp *m;
+    struct mlp_act *a;
+    float *x;     /* (n, inputs) */
+    int32_t *y;   /* (n) */
+};
+
+static struct net net_open(const char *spec, uint64_t seed, int n, unsigned long data_seed)
+{
+    struct net s = {.m = make(spec, seed)};
+    s.a = act(s.m, n);
+    make_data(s.m, n, data_seed, &s.x, &s.y);
+    return s;
+}
+
+static void net_close(struct net *s)
+{
+    free(s->x);
+    free(s->y);
+    mlp_act_free(s->a);
+    mlp_free(s->m);
+}
+
 Test(mlp, a_sizes_only_workload_is_refused)
 {
     struct err e = {0};
@@ -88,7 +106,7 @@ Test(mlp, a_sizes_only_workload_is_refused)
     cr_assert_eq(workload_parse("transformer:layers=2,hidden=64,seq=16,vocab=100", &w, &e), 0,
                  "%s", e.msg);
     struct mlp *m = (struct mlp *)&e;   /* must come back NULL */
-    cr_expect_eq(mlp_create(w, cpu(), 1, &m, &e), ERR_INPUT);
+    cr_expect_eq(mlp_create(w, test_cpu(0), 1, &m, &e), ERR_INPUT);
     cr_expect_null(m);
     cr_expect_not_null(strstr(e.msg, "sizes-only model"), "%s", e.msg);
     cr_expect_not_null(strstr(e.msg, "mlp:"), "no example in: %s", e.msg);
@@ -103,7 +121,7 @@ Test(mlp, one_block_layer_by_layer_weights_then_bias)
     struct workload *w = NULL;
     cr_assert_eq(workload_parse("mlp:784-256-128-10", &w, &e), 0);
     struct mlp *m = NULL;
-    cr_assert_eq(mlp_create(w, cpu(), 1, &m, &e), 0, "%s", e.msg);
+    cr_assert_eq(mlp_create(w, test_cpu(0), 1, &m, &e), 0, "%s", e.msg);
     cr_expect_eq(m->n_params, 235146);
     cr_expect_eq(m->n_params, workload_params(w, 0, 3));
     cr_expect_eq(mlp_param_offset(m, 0), 0);
@@ -214,32 +232,29 @@ static double ref_loss(const struct mlp *m, const double *p, const float *x, con
  * with a floor for gradients near zero. The forward's loss must equal the reference's to 1e-6. */
 Test(mlp, gradients_match_central_differences_in_double)
 {
-    struct mlp *m = make("mlp:7-5-4-3", 7);
-    struct mlp_act *a = act(m, 6);
-    float *x;
-    int32_t *y;
-    make_data(m, 6, 11, &x, &y);
+    struct net net = net_open("mlp:7-5-4-3", 7, 6, 11);
     /* nudge the biases off zero so that they matter to the check too */
     for (int l = 0; l < 3; l++)
-        for (int o = 0; o < m->sizes[l + 1]; o++) mlp_bias(m, m->params, l)[o] = 0.1f * (o - 1);
-    double loss = full_step(m, a, x, y, 6);
+        for (int o = 0; o < net.m->sizes[l + 1]; o++)
+            mlp_bias(net.m, net.m->params, l)[o] = 0.1f * (o - 1);
+    double loss = full_step(net.m, net.a, net.x, net.y, 6);
 
-    double *p = malloc((size_t)m->n_params * sizeof *p);
+    double *p = malloc((size_t)net.m->n_params * sizeof *p);
     cr_assert_not_null(p);
-    for (int64_t i = 0; i < m->n_params; i++) p[i] = m->params[i];
-    double ref = ref_loss(m, p, x, y, 6);
+    for (int64_t i = 0; i < net.m->n_params; i++) p[i] = net.m->params[i];
+    double ref = ref_loss(net.m, p, net.x, net.y, 6);
     cr_expect(fabs(loss - ref) < 1e-6 * fabs(ref), "loss %.9f, reference %.9f", loss, ref);
 
     const double h = 1e-5;
     double worst = 0, worst_abs = 0;
-    for (int64_t i = 0; i < m->n_params; i++) {
+    for (int64_t i = 0; i < net.m->n_params; i++) {
         double keep = p[i];
         p[i] = keep + h;
-        double up = ref_loss(m, p, x, y, 6);
+        double up = ref_loss(net.m, p, net.x, net.y, 6);
         p[i] = keep - h;
-        double down = ref_loss(m, p, x, y, 6);
+        double down = ref_loss(net.m, p, net.x, net.y, 6);
         p[i] = keep;
-        double fd = (up - down) / (2 * h), g = m->grads[i];
+        double fd = (up - down) / (2 * h), g = net.m->grads[i];
         double rel = fabs(g - fd) / fmax(fabs(fd), 0.01);
         cr_expect(rel <= 1e-5, "parameter %lld: backward %.9g, finite difference %.9g",
                   (long long)i, g, fd);
@@ -248,12 +263,9 @@ Test(mlp, gradients_match_central_differences_in_double)
     }
     cr_log_info("gradient check, %lld parameters of mlp:7-5-4-3, batch 6: largest difference "
                 "%.3g (relative, tolerance 1e-5), %.3g absolute; loss %.9f vs %.9f",
-                (long long)m->n_params, worst, worst_abs, loss, ref);
+                (long long)net.m->n_params, worst, worst_abs, loss, ref);
     free(p);
-    free(x);
-    free(y);
-    mlp_act_free(a);
-    mlp_free(m);
+    net_close(&net);
 }
 
 /* The same check through mlp.c's own float forward, so that forward and
@@ -265,53 +277,46 @@ Test(mlp, gradients_match_central_differences_in_double)
  * third derivative) ~1e-5, rounding ~1e-6 / 2h ~ 5e-5 absolute. */
 Test(mlp, gradients_match_central_differences_through_the_float_forward)
 {
-    struct mlp *m = make("mlp:7-5-4-3", 5);
-    struct mlp_act *a = act(m, 6);
-    float *x;
-    int32_t *y;
-    make_data(m, 6, 13, &x, &y);
-    full_step(m, a, x, y, 6);
+    struct net net = net_open("mlp:7-5-4-3", 5, 6, 13);
+    full_step(net.m, net.a, net.x, net.y, 6);
     /* the ReLU pattern of the unperturbed forward: x[1] and x[2] (6 x 5, 6 x 4) */
     char mask[2][30];
     for (int l = 1; l <= 2; l++)
-        for (int k = 0; k < 6 * m->sizes[l]; k++) mask[l - 1][k] = a->x[l][k] > 0;
+        for (int k = 0; k < 6 * net.m->sizes[l]; k++) mask[l - 1][k] = net.a->x[l][k] > 0;
 
     const float h = 1e-2f;
     double worst = 0, worst_abs = 0;
     int skipped = 0;
-    for (int64_t i = 0; i < m->n_params; i++) {
-        float keep = m->params[i];
+    for (int64_t i = 0; i < net.m->n_params; i++) {
+        float keep = net.m->params[i];
         double f[2];
         bool flipped = false;
         for (int s = 0; s < 2; s++) {
-            m->params[i] = keep + (s ? -h : h);
-            OK(mlp_forward(m, a, 0, 3, x, 6, NULL, &e_));
-            OK(mlp_loss(m, a, y, 6, &f[s], &e_));
+            net.m->params[i] = keep + (s ? -h : h);
+            OK(mlp_forward(net.m, net.a, 0, 3, net.x, 6, NULL, &e_));
+            OK(mlp_loss(net.m, net.a, net.y, 6, &f[s], &e_));
             for (int l = 1; l <= 2; l++)
-                for (int k = 0; k < 6 * m->sizes[l]; k++)
-                    flipped |= (a->x[l][k] > 0) != mask[l - 1][k];
+                for (int k = 0; k < 6 * net.m->sizes[l]; k++)
+                    flipped |= (net.a->x[l][k] > 0) != mask[l - 1][k];
         }
-        m->params[i] = keep;
+        net.m->params[i] = keep;
         if (flipped) {
             skipped++;
             continue;
         }
-        double fd = (f[0] - f[1]) / (2.0 * h), g = m->grads[i];
+        double fd = (f[0] - f[1]) / (2.0 * h), g = net.m->grads[i];
         double rel = fabs(g - fd) / fmax(fabs(fd), 0.01);
         cr_expect(fabs(g - fd) <= 2e-3 * fmax(fabs(fd), 0.01) + 1e-4,
                   "parameter %lld: backward %.7g, finite difference %.7g", (long long)i, g, fd);
         worst = fmax(worst, rel);
         worst_abs = fmax(worst_abs, fabs(g - fd));
     }
-    cr_expect(skipped <= m->n_params / 10, "%d of %lld parameters straddled a ReLU kink", skipped,
-              (long long)m->n_params);
+    cr_expect(skipped <= net.m->n_params / 10, "%d of %lld parameters straddled a ReLU kink",
+              skipped, (long long)net.m->n_params);
     cr_log_info("float gradient check, h = 1e-2: largest difference %.3g relative, %.3g "
                 "absolute (tolerance 2e-3 relative + 1e-4), %d of %lld parameters skipped at a "
-                "kink", worst, worst_abs, skipped, (long long)m->n_params);
-    free(x);
-    free(y);
-    mlp_act_free(a);
-    mlp_free(m);
+                "kink", worst, worst_abs, skipped, (long long)net.m->n_params);
+    net_close(&net);
 }
 
 /* ---- stages and microbatches ------------------------------------------- */
@@ -425,43 +430,37 @@ Test(mlp, microbatches_in_flight_keep_their_own_activations)
 
 Test(mlp, zero_grad_and_sgd_step_touch_only_their_layers)
 {
-    struct mlp *m = make("mlp:7-5-4-3", 2);
-    struct mlp_act *a = act(m, 6);
-    float *x;
-    int32_t *y;
-    make_data(m, 6, 29, &x, &y);
-    full_step(m, a, x, y, 6);
-    int64_t lo = mlp_param_offset(m, 1), hi = mlp_param_offset(m, 2), n = m->n_params;
+    struct net net = net_open("mlp:7-5-4-3", 2, 6, 29);
+    full_step(net.m, net.a, net.x, net.y, 6);
+    int64_t lo = mlp_param_offset(net.m, 1), hi = mlp_param_offset(net.m, 2), n = net.m->n_params;
     float *before = malloc((size_t)n * sizeof *before), *grads = malloc((size_t)n * sizeof *grads);
     cr_assert(before && grads);
-    memcpy(before, m->params, (size_t)n * sizeof *before);
-    memcpy(grads, m->grads, (size_t)n * sizeof *grads);
+    memcpy(before, net.m->params, (size_t)n * sizeof *before);
+    memcpy(grads, net.m->grads, (size_t)n * sizeof *grads);
 
     /* layer 1 only, lr 0.5, no momentum history: w -= 0.5 (g / 6 + 0.1 w) */
-    mlp_sgd_step(m, 1, 2, 0.5f, 0.9f, 0.1f, 1.0f / 6);
+    mlp_sgd_step(net.m, 1, 2, 0.5f, 0.9f, 0.1f, 1.0f / 6);
     for (int64_t i = 0; i < n; i++) {
         if (i >= lo && i < hi) {
             float gi = (1.0f / 6) * grads[i] + 0.1f * before[i];
             float want = before[i] - 0.5f * gi;
-            cr_expect(fabsf(m->params[i] - want) <= 1e-6f * fmaxf(1, fabsf(want)),
-                      "param %lld: %.9g, want %.9g", (long long)i, m->params[i], want);
-            cr_expect(fabsf(m->momentum[i] - gi) <= 1e-7f * fmaxf(1, fabsf(gi)));
+            cr_expect(fabsf(net.m->params[i] - want) <= 1e-6f * fmaxf(1, fabsf(want)),
+                      "param %lld: %.9g, want %.9g", (long long)i, net.m->params[i], want);
+            cr_expect(fabsf(net.m->momentum[i] - gi) <= 1e-7f * fmaxf(1, fabsf(gi)));
         } else {
-            cr_expect_eq(m->params[i], before[i], "param %lld outside layer 1 moved", (long long)i);
-            cr_expect_eq(m->momentum[i], 0.0f);
+            cr_expect_eq(net.m->params[i], before[i], "param %lld outside layer 1 moved",
+                         (long long)i);
+            cr_expect_eq(net.m->momentum[i], 0.0f);
         }
     }
-    cr_expect(same_floats(m->grads, grads, n), "the step changed the gradients");
-    mlp_zero_grad(m, 1, 2);
+    cr_expect(same_floats(net.m->grads, grads, n), "the step changed the gradients");
+    mlp_zero_grad(net.m, 1, 2);
     for (int64_t i = 0; i < n; i++)
-        cr_expect_eq(m->grads[i], i >= lo && i < hi ? 0.0f : grads[i], "gradient %lld",
+        cr_expect_eq(net.m->grads[i], i >= lo && i < hi ? 0.0f : grads[i], "gradient %lld",
                      (long long)i);
     free(before);
     free(grads);
-    free(x);
-    free(y);
-    mlp_act_free(a);
-    mlp_free(m);
+    net_close(&net);
 }
 
 /* ---- learning and evaluation ------------------------------------------- */
@@ -570,12 +569,8 @@ static double now_s(void)
  *   build/test_mlp --filter 'mlp/step_speed*' --verbose */
 Test(mlp, step_speed_on_the_fmnist_model)
 {
-    struct mlp *m = make("mlp:784-256-128-10", 1);
-    struct mlp_act *a = act(m, 256);
-    float *x;
-    int32_t *y;
-    make_data(m, 256, 37, &x, &y);
-    for (size_t i = 0; i < 256 * 784; i++) x[i] = fabsf(x[i]) / 4;   /* pixel-like, >= 0 */
+    struct net net = net_open("mlp:784-256-128-10", 1, 256, 37);
+    for (size_t i = 0; i < 256 * 784; i++) net.x[i] = fabsf(net.x[i]) / 4;   /* pixel-like, >= 0 */
     const int batches[2] = {64, 256};
     for (int bi = 0; bi < 2; bi++) {
         int n = batches[bi];
@@ -584,9 +579,9 @@ Test(mlp, step_speed_on_the_fmnist_model)
             int steps = 0;
             double t0 = now_s(), t;
             do {
-                mlp_zero_grad(m, 0, 3);
-                full_step(m, a, x, y, n);
-                mlp_sgd_step(m, 0, 3, 0.01f, 0.9f, 0, 1.0f / n);
+                mlp_zero_grad(net.m, 0, 3);
+                full_step(net.m, net.a, net.x, net.y, n);
+                mlp_sgd_step(net.m, 0, 3, 0.01f, 0.9f, 0, 1.0f / n);
                 steps++;
             } while ((t = now_s() - t0) < 0.1);
             if (trial > 0) best = fmax(best, steps * n / t);   /* trial 0 warms up */
@@ -594,8 +589,5 @@ Test(mlp, step_speed_on_the_fmnist_model)
         cr_log_info("mlp:784-256-128-10, one rank, batch %d: %.0f samples/s (one step: "
                     "forward, loss, backward, SGD)", n, best);
     }
-    free(x);
-    free(y);
-    mlp_act_free(a);
-    mlp_free(m);
+    net_close(&net);
 }

@@ -7,6 +7,8 @@
 #include <time.h>
 
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <criterion/logging.h>
 
 #include "../sim/network.h"
@@ -19,7 +21,7 @@ struct start {
     int64_t bytes;
 };
 
-struct run {
+struct arrivals {
     double *arrive_s;     /* by cookie (the start's index); NAN until it arrives */
     int64_t *order;       /* cookies in arrival order */
     int n_arrived;
@@ -36,9 +38,9 @@ struct run {
  * starts are in `chain` runs of equal length, each sorted by time, and only
  * the first of each run is queued up front; starting one queues the next, so
  * the queue holds what a simulator's would, not every start at once. */
-static struct run run_chained(struct network *net, const struct start *starts, int n, int chain)
+static struct arrivals run_chained(struct network *net, const struct start *starts, int n, int chain)
 {
-    struct run r = { .arrive_s = malloc((size_t)n * sizeof(double)),
+    struct arrivals r = { .arrive_s = malloc((size_t)n * sizeof(double)),
                      .order = malloc((size_t)n * sizeof(int64_t)) };
     cr_assert(r.arrive_s && r.order);
     for (int i = 0; i < n; i++) r.arrive_s[i] = NAN;
@@ -78,12 +80,12 @@ static struct run run_chained(struct network *net, const struct start *starts, i
     return r;
 }
 
-static struct run run_starts(struct network *net, const struct start *starts, int n)
+static struct arrivals run_starts(struct network *net, const struct start *starts, int n)
 {
     return run_chained(net, starts, n, 0);
 }
 
-static void run_free(struct run *r)
+static void arrivals_free(struct arrivals *r)
 {
     free(r->arrive_s);
     free(r->order);
@@ -113,11 +115,11 @@ Test(network, one_transfer_arrives_at_bytes_over_bw_plus_latency)
     const int64_t n = 1000000;
     struct network *net = make_net(1, bw, alpha);
     struct start s[] = { { 0.0, 0, n } };
-    struct run r = run_starts(net, s, 1);
+    struct arrivals r = run_starts(net, s, 1);
     cr_assert_eq(r.arrive_s[0], (double)n / bw + alpha, "got %.17g, want %.17g", r.arrive_s[0],
                  (double)n / bw + alpha);
     cr_assert_eq(network_active(net, 0), 0);
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
 }
 
@@ -129,14 +131,14 @@ Test(network, two_equal_transfers_started_together_share_the_link)
     const int64_t n = 3000000;
     struct network *net = make_net(1, bw, alpha);
     struct start s[] = { { 0.5, 0, n }, { 0.5, 0, n } };
-    struct run r = run_starts(net, s, 2);
+    struct arrivals r = run_starts(net, s, 2);
     double want = 0.5 + 2.0 * (double)n / bw + alpha;
     expect_rel(r.arrive_s[0], want, 1e-12, "first");
     expect_rel(r.arrive_s[1], want, 1e-12, "second");
     cr_assert_eq(r.arrive_s[0], r.arrive_s[1], "they finish in the same instant");
     cr_assert_eq(r.order[0], 0);
     cr_assert_eq(r.order[1], 1);
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
 }
 
@@ -153,13 +155,13 @@ Test(network, second_transfer_starting_halfway_matches_closed_form)
     const int64_t n = 8000000;
     struct network *net = make_net(1, bw, alpha);
     struct start s[] = { { 0.0, 0, n }, { (double)n / (2 * bw), 0, n } };
-    struct run r = run_starts(net, s, 2);
+    struct arrivals r = run_starts(net, s, 2);
     expect_rel(r.arrive_s[0], 3.0 * (double)n / (2 * bw) + alpha, 1e-12, "A");
     expect_rel(r.arrive_s[1], 2.0 * (double)n / bw + alpha, 1e-12, "B");
     /* Events: 2 starts, 2 arrivals, A's finish, B's finish, 1 stale. */
     cr_assert_eq(r.n_events, 7);
     cr_assert_eq(r.n_stale_or_internal, 3);
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
 }
 
@@ -175,12 +177,12 @@ Test(network, three_staggered_transfers_match_closed_form)
     const double bw = 1e9;
     struct network *net = make_net(1, bw, 0.0);
     struct start s[] = { { 0.0, 0, 3000000000 }, { 1.0, 0, 1000000000 }, { 1.5, 0, 1000000000 } };
-    struct run r = run_starts(net, s, 3);
+    struct arrivals r = run_starts(net, s, 3);
     expect_rel(r.arrive_s[0], 5.0, 1e-12, "A");
     expect_rel(r.arrive_s[1], 3.75, 1e-12, "B");
     expect_rel(r.arrive_s[2], 4.25, 1e-12, "C");
     cr_assert(r.order[0] == 1 && r.order[1] == 2 && r.order[2] == 0);
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
 }
 
@@ -194,7 +196,7 @@ Test(network, n_transfers_through_one_link_all_finish_at_n_times_bytes_over_bw)
     struct network *net = make_net(1, bw, alpha);
     struct start s[N];
     for (int i = 0; i < N; i++) s[i] = (struct start){ 2.0, 0, n };
-    struct run r = run_starts(net, s, N);
+    struct arrivals r = run_starts(net, s, N);
     double want = 2.0 + N * (double)n / bw + alpha, worst = 0;
     for (int i = 0; i < N; i++) {
         expect_rel(r.arrive_s[i], want, 1e-12, "a worker's push");
@@ -202,7 +204,7 @@ Test(network, n_transfers_through_one_link_all_finish_at_n_times_bytes_over_bw)
         cr_assert_eq(r.order[i], i, "arrival %d is cookie %lld", i, (long long)r.order[i]);
     }
     cr_log_info("N=%d on one link: largest relative error %.3g (bound 1e-12)", N, worst);
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
 }
 
@@ -228,7 +230,7 @@ Test(network, transfers_finishing_together_to_rounding_leave_together_in_start_o
         for (int j = i; j <= K - 2; j++) bytes += per_interval / (j + 1);
         s[i] = (struct start){ dt * i, 0, bytes };
     }
-    struct run r = run_starts(net, s, K);
+    struct arrivals r = run_starts(net, s, K);
     double want = dt * (K - 1) + K * (double)D / bw;
     for (int i = 0; i < K; i++) {
         expect_rel(r.arrive_s[i], want, 1e-12, "finish");
@@ -236,7 +238,7 @@ Test(network, transfers_finishing_together_to_rounding_leave_together_in_start_o
                      i, r.arrive_s[i], r.arrive_s[0]);
         cr_assert_eq(r.order[i], i, "arrival %d is cookie %lld", i, (long long)r.order[i]);
     }
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
 }
 
@@ -252,13 +254,13 @@ Test(network, transfers_on_different_links_do_not_interact)
     network_set_link(net, 1, 2e9, 2e-6);
     network_set_link(net, 2, 4e9, 0.0);
     struct start s[] = { { 0.0, 0, n }, { 0.0, 1, n }, { 0.0, 2, n }, { 0.0, 1, n } };
-    struct run r = run_starts(net, s, 4);
+    struct arrivals r = run_starts(net, s, 4);
     expect_rel(r.arrive_s[0], (double)n / 1e9 + 1e-6, 1e-12, "link 0");
     expect_rel(r.arrive_s[1], 2.0 * (double)n / 2e9 + 2e-6, 1e-12, "link 1, first");
     expect_rel(r.arrive_s[3], 2.0 * (double)n / 2e9 + 2e-6, 1e-12, "link 1, second");
     expect_rel(r.arrive_s[2], (double)n / 4e9, 1e-12, "link 2");
     for (int l = 0; l < 3; l++) cr_assert_eq(network_active(net, l), 0);
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
 }
 
@@ -290,11 +292,11 @@ Test(network, infinite_bandwidth_and_zero_bytes_cost_latency_only)
     network_set_link(net, 0, INFINITY, alpha0);
     network_set_link(net, 1, bw1, alpha1);
     struct start s[] = { { 1.0, 0, 1000000000000 }, { 0.0, 1, n }, { 0.01, 1, 0 } };
-    struct run r = run_starts(net, s, 3);
+    struct arrivals r = run_starts(net, s, 3);
     cr_assert_eq(r.arrive_s[0], 1.0 + alpha0);
     cr_assert_eq(r.arrive_s[2], 0.01 + alpha1);
     expect_rel(r.arrive_s[1], (double)n / bw1 + alpha1, 1e-12, "big transfer");
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
 }
 
@@ -306,9 +308,9 @@ Test(network, new_links_are_free_until_set)
     net = network_create(1, K_NET, &e);
     cr_assert_not_null(net);
     struct start s[] = { { 3.0, 0, 123456789 } };
-    struct run r = run_starts(net, s, 1);
+    struct arrivals r = run_starts(net, s, 1);
     cr_assert_eq(r.arrive_s[0], 3.0);
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
 }
 
@@ -349,17 +351,6 @@ Test(network, callers_bugs_are_errors_not_corruption)
     des_release(&q);
     network_free(net);
 }
-
-/* splitmix64, fixed seed. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1p-53; }
 
 static int cmp_start_time(const void *pa, const void *pb)
 {
@@ -417,15 +408,15 @@ Test(network, random_starts_match_a_direct_processor_sharing_simulation)
     uint64_t seed = 2024;
     for (int i = 0; i < N; i++) {
         double burst = (double)(i / 30) * 0.2;
-        s[i] = (struct start){ burst + 0.02 * rng_uniform(&seed), 0,
-                               1 + (int64_t)(rng_next(&seed) % 10000000) };
+        s[i] = (struct start){ burst + 0.02 * test_rng_uniform(&seed), 0,
+                               1 + (int64_t)(test_rng_next(&seed) % 10000000) };
     }
     qsort(s, N, sizeof *s, cmp_start_time);
     double want[N];
     ps_reference(s, N, bw, want);
 
     struct network *net = make_net(1, bw, 0.0);
-    struct run r = run_starts(net, s, N);
+    struct arrivals r = run_starts(net, s, N);
     double worst = 0;
     for (int i = 0; i < N; i++) {
         double rel = fabs(r.arrive_s[i] - want[i]) / want[i];
@@ -434,7 +425,7 @@ Test(network, random_starts_match_a_direct_processor_sharing_simulation)
     }
     cr_log_info("random PS vs direct simulation, %d transfers: largest relative difference %.3g "
                 "(bound 1e-9)", N, worst);
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
 }
 
@@ -461,13 +452,13 @@ Test(network, a_million_transfers_through_a_thousand_links, .timeout = 120)
     for (int l = 0; l < LINKS; l++) {
         struct start *run = s + (size_t)l * PER_LINK;
         for (int k = 0; k < PER_LINK; k++)
-            run[k] = (struct start){ rng_uniform(&seed), l, 1 + (int64_t)(rng_next(&seed) % 1000000) };
+            run[k] = (struct start){ test_rng_uniform(&seed), l, 1 + (int64_t)(test_rng_next(&seed) % 1000000) };
         qsort(run, PER_LINK, sizeof *run, cmp_start_time);
     }
 
     struct network *net = make_net(LINKS, bw, alpha);
     double t0 = wall_s();
-    struct run r = run_chained(net, s, N, LINKS);
+    struct arrivals r = run_chained(net, s, N, LINKS);
     double dt = wall_s() - t0;
     cr_log_info("%d transfers through %d links: %llu events in %.3f s, %.2f million events/s "
                 "(starts, finishes, stale, arrivals)",
@@ -491,7 +482,7 @@ Test(network, a_million_transfers_through_a_thousand_links, .timeout = 120)
         cr_assert_eq(network_active(net, l), 0);
     }
     cr_log_info("work conservation: largest relative difference %.3g (bound 1e-9)", worst);
-    run_free(&r);
+    arrivals_free(&r);
     network_free(net);
     free(s);
 }

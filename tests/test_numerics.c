@@ -6,20 +6,15 @@
 #include <criterion/criterion.h>
 
 #include <cjson/cJSON.h>
-#include <fcntl.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../bench/run.h"
 #include "../bench/run_numerics.h"
 #include "helpers.h"
-
-extern char **environ;
 
 #define MODEL "mlp:784-64-32-16-10"
 
@@ -185,29 +180,6 @@ Test(numerics, too_many_workers_for_the_memory_budget_is_bad_input)
 
 /* ---- against a real run ------------------------------------------------------ */
 
-static int spawn_wait(const char *const *argv, const char *out_path)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int ws;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-}
-
-static cJSON *report_json(const char *path)
-{
-    char *text = test_slurp(path);
-    cr_assert_not_null(text, "%s was not written", path);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    cr_assert_not_null(j, "%s is not JSON", path);
-    return j;
-}
-
 Test(numerics, simulated_loss_curve_of_a_synchronous_strategy_equals_a_real_run, .timeout = 120)
 {
     char sim_json[] = "/tmp/strata-num-sim-XXXXXX", real_json[] = "/tmp/strata-num-real-XXXXXX";
@@ -220,9 +192,9 @@ Test(numerics, simulated_loss_curve_of_a_synchronous_strategy_equals_a_real_run,
     const char *real[] = {STRATA_BIN, "real", "--strategy", "pipeline-1f1b", "--model", MODEL,
                           "--np", "2", "--batch", "64", "--microbatches", "4", "--steps", "8",
                           "--data", "synthetic", "--seed", "7", "--json", real_json, NULL};
-    cr_assert_eq(spawn_wait(sim, "/dev/null"), 0);
-    cr_assert_eq(spawn_wait(real, "/dev/null"), 0);
-    cJSON *js = report_json(sim_json), *jr = report_json(real_json);
+    run_argv_ok(sim);
+    run_argv_ok(real);
+    cJSON *js = read_json(sim_json), *jr = read_json(real_json);
     const cJSON *ls = cJSON_GetObjectItem(js, "loss_curve"), *lr = cJSON_GetObjectItem(jr, "loss_curve");
     cr_assert_eq(cJSON_GetArraySize(ls), 8);
     cr_assert_eq(cJSON_GetArraySize(lr), 8);
@@ -248,8 +220,8 @@ Test(numerics, same_seed_same_report_bytes)
     const char *argv_b[] = {STRATA_BIN, "sim", "--strategy", "ps-async", "--model", MODEL,
                             "--devices", "3", "--steps", "10", "--data", "synthetic",
                             "--numerics", "--straggler", "exp:0.5", "--json", b, NULL};
-    cr_assert_eq(spawn_wait(argv_a, "/dev/null"), 0);
-    cr_assert_eq(spawn_wait(argv_b, "/dev/null"), 0);
+    run_argv_ok(argv_a);
+    run_argv_ok(argv_b);
     char *ta = test_slurp(a), *tb = test_slurp(b);
     cr_assert_str_eq(ta, tb);
     free(ta);

@@ -1,6 +1,8 @@
 /* Tests for core/plan.c: the builders cost ops from the workload, deps are
  * recorded as given, and a bad builder call leaves a sticky error. */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <string.h>
 
 #include "../core/plan.h"
@@ -11,8 +13,8 @@ static struct plan *p;
 /* mlp:784-256-256-256-10: layers 784->256, 256->256, 256->256, 256->10 */
 static void setup(void)
 {
+    wl = test_workload("mlp:784-256-256-256-10");
     struct err e = {0};
-    cr_assert_eq(workload_parse("mlp:784-256-256-256-10", &wl, &e), 0, "%s", e.msg);
     p = plan_create("test", wl, 2, 0, 64, 2, &e);
     cr_assert_not_null(p, "%s", e.msg);
 }

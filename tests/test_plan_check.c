@@ -679,3 +679,40 @@ Test(check, long_deadlock_cycle_is_shortened_in_the_middle)
     cr_assert_str_eq(msg + strlen(msg) - strlen(tail), tail);
     plan_free(p);
 }
+
+Test(check, prepare_flags_a_deadlock_and_returns_no_index)
+{
+    struct plan *p = recv_first_pair();
+    struct err e = {0};
+    struct plan_verdict v;
+    struct plan_index *ix = NULL;
+    cr_assert_eq(plan_prepare(p, &v, &ix, &e), 0, "%s", e.msg);
+    cr_assert(!v.is_valid);
+    cr_assert(v.has_deadlock);
+    cr_assert_null(ix);
+    plan_free(p);
+}
+
+/* The times a prepared plan keeps are the unit-cost run's: GPipe 3 x 4 of
+ * one layer a stage ends at (m + p - 1) * 3 units. */
+Test(check, prepared_unit_times_are_the_unit_run)
+{
+    struct plan *p = gpipe(3, 4, 1);
+    struct err e = {0};
+    struct plan_verdict v;
+    struct plan_index *ix = NULL;
+    cr_assert_eq(plan_prepare(p, &v, &ix, &e), 0, "%s", e.msg);
+    cr_assert(v.is_valid && !v.has_deadlock);
+    struct plan_times a, b;
+    cr_assert_eq(plan_unit_times(ix, &a, &e), 0, "%s", e.msg);
+    cr_assert_eq(plan_unit_run(p, &b, &e), 0, "%s", e.msg);
+    cr_assert_float_eq(a.makespan, 18.0, 1e-12);
+    cr_assert_eq(a.makespan, b.makespan);
+    for (int r = 0; r < p->n_ranks; r++)
+        for (size_t i = 0; i < p->ranks[r].ops.len; i++)
+            cr_assert_eq(a.end[r][i], b.end[r][i]);
+    plan_times_release(&a);
+    plan_times_release(&b);
+    plan_index_free(ix);
+    plan_free(p);
+}

@@ -1,6 +1,8 @@
 /* Tests for core/plan_memory.c: memory per device of real strategies' plans,
  * against byte counts worked out by hand from the workload's layer fields. */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <string.h>
 
 #include "../core/plan_memory.h"
@@ -16,8 +18,7 @@ static struct workload *wl;
 
 static void setup(void)
 {
-    struct err e = {0};
-    cr_assert_eq(workload_parse(UNIFORM_MLP, &wl, &e), 0, "%s", e.msg);
+    wl = test_workload(UNIFORM_MLP);
     /* the constants above are what the workload says */
     cr_assert_eq(wl->n_layers, 4);
     cr_assert_eq(wl->elem_bytes, 4);

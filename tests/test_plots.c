@@ -18,8 +18,7 @@
 #include "../core/report.h"
 #include "../plots/gnuplot.h"
 #include "../plots/plots.h"
-
-extern char **environ;
+#include "../plots/timeline_text.h"
 
 /* --- A report set: two strategies, one with accuracy, one with pushes ---- */
 
@@ -256,6 +255,58 @@ Test(plots, timeline_draws_a_box_per_span_before_the_end)
     test_remove_dir(dir);
 }
 
+Test(plots, timeline_colours_each_kind_from_the_op_table)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "plots");
+    struct span s[] = {
+        {.rank = 0, .stream = 0, .kind = OP_FORWARD, .mb = 0, .start_s = 0, .end_s = 1},
+        {.rank = 0, .stream = 1, .kind = OP_PUSH, .mb = -1, .start_s = 1, .end_s = 2},
+    };
+    struct plot_opts o = {dir, false, ""};
+    struct err e = {0};
+    cr_assert_eq(plot_timeline(s, 2, 1, "ps-async", 2, &o, &e), 0, "%s", e.msg);
+    char *gp = test_slurp(file_in(dir, "timeline-ps-async.gp"));
+    char want[64];
+    for (int k = 0; k < 2; k++) {
+        snprintf(want, sizeof want, "lc rgb '%s'", op_infos[s[k].kind].colour);
+        cr_expect_not_null(strstr(gp, want), "%s is not drawn in %s", op_infos[s[k].kind].name,
+                           want);
+    }
+    free(gp);
+    test_remove_dir(dir);
+}
+
+/* The text timeline of a 2-stage pipeline, half a unit a column, drawn into a
+ * memory stream: letters from op_infos[].letters, the odd microbatch's in
+ * lower case, a send's the same for either. */
+Test(plots, text_timeline_letters_follow_the_op_table_and_the_microbatch)
+{
+    struct span s[] = {
+        {.rank = 0, .stream = 0, .kind = OP_FORWARD, .mb = 0, .start_s = 0, .end_s = 1},
+        {.rank = 0, .stream = 0, .kind = OP_FORWARD, .mb = 1, .start_s = 1, .end_s = 2},
+        {.rank = 0, .stream = 1, .kind = OP_SEND, .mb = 0, .start_s = 1, .end_s = 2},
+        {.rank = 0, .stream = 1, .kind = OP_SEND, .mb = 1, .start_s = 2, .end_s = 3},
+        {.rank = 1, .stream = 0, .kind = OP_BACKWARD, .mb = 1, .start_s = 3, .end_s = 4},
+        {.rank = 1, .stream = 0, .kind = OP_UPDATE, .mb = -1, .start_s = 4, .end_s = 5},
+    };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    cr_assert_not_null(out);
+    /* 16 label columns and 2 bars around the narrowest grid, 10 columns */
+    timeline_print(out, s, 6, 2, 5.0, 16 + 2 + 10, 64, "units");
+    fclose(out);
+    cr_expect_not_null(strstr(buf, "one column = 0.5 units (F/f forward, B/b backward of even/odd "
+                                   "microbatches,\nU update, S send, R recv, A all-reduce, P push, "
+                                   "L pull, . idle):\n"), "%s", buf);
+    cr_expect_not_null(strstr(buf, "rank 0 compute|FFff......|"), "%s", buf);
+    cr_expect_not_null(strstr(buf, "rank 0 comm   |..SSSS....|"), "%s", buf);
+    cr_expect_not_null(strstr(buf, "rank 1 compute|......bbUU|"), "%s", buf);
+    cr_expect_null(strstr(buf, "rank 1 comm"), "a row with no span is drawn: %s", buf);
+    free(buf);
+}
+
 Test(plots, timeline_with_nothing_to_draw_is_an_input_error)
 {
     struct span s = {.rank = 0, .kind = OP_FORWARD, .start_s = 5, .end_s = 6};
@@ -463,47 +514,6 @@ Test(plots, a_missing_directory_is_made_one_level_deep_and_no_deeper)
 }
 
 /* --- strata plot, the command ---------------------------------------------- */
-
-struct run {
-    int status;
-    char *out, *err;
-};
-
-/* Runs strata with args (NULL-terminated), output into temp files. */
-static struct run run_strata(const char *const *args)
-{
-    char out_path[] = "/tmp/strata-plots-out-XXXXXX", err_path[] = "/tmp/strata-plots-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    cr_assert(out_fd >= 0 && err_fd >= 0);
-    const char *argv[32] = {STRATA_BIN};
-    int n = 1;
-    for (; args[n - 1] && n < 31; n++) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    pid_t pid;
-    cr_assert_eq(posix_spawn(&pid, STRATA_BIN, &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int ws;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    close(out_fd);
-    close(err_fd);
-    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path),
-                    test_slurp(err_path)};
-    unlink(out_path);
-    unlink(err_path);
-    return r;
-}
-
-#define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
 
 Test(plots, strata_plot_of_a_sim_report_draws_convergence_and_staleness)
 {

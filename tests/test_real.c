@@ -32,17 +32,10 @@
 #include "../core/untracked.h"
 #include "../real/params.h"
 
-extern char **environ;
-
 /* 784 inputs (the data's), 4 layers, 53,018 parameters: a second per run. */
 #define MODEL "mlp:784-64-32-16-10"
 
 /* ---- running a program ---------------------------------------------------- */
-
-struct run {
-    int status;      /* exit status, or -1 when killed by a signal */
-    char *out, *err; /* whole stdout and stderr */
-};
 
 /* A growing argv, NULL-terminated. */
 struct args {
@@ -61,37 +54,6 @@ static void args_add(struct args *a, const char *const *more)
 
 #define ADD(a, ...) args_add((a), (const char *const[]){__VA_ARGS__, NULL})
 
-/* Runs a->v (v[0] looked up in PATH) with stdout and stderr in temp files. */
-static struct run run_argv(const struct args *a)
-{
-    char out_path[] = "/tmp/strata-real-out-XXXXXX", err_path[] = "/tmp/strata-real-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    cr_assert(out_fd >= 0 && err_fd >= 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, a->v[0], &fa, NULL, (char *const *)a->v, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    cr_assert_eq(rc, 0, "cannot start %s: %s", a->v[0], strerror(rc));
-    int ws;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    close(out_fd);
-    close(err_fd);
-    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path),
-                    test_slurp(err_path)};
-    unlink(out_path);
-    unlink(err_path);
-    return r;
-}
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
 /* `strata real` with the synthetic data and the small model, then extra. */
 static struct args real_args(void)
 {
@@ -103,7 +65,7 @@ static struct args real_args(void)
 /* Runs a, which must succeed. */
 static void run_ok(const struct args *a)
 {
-    struct run r = run_argv(a);
+    struct run r = run_argv(a->v);
     int status = r.status;
     char cmd[1024] = "";
     for (int i = 0; i < a->n; i++)
@@ -238,25 +200,6 @@ Test(real, pipeline_1f1b_on_2_and_4_stages_equals_one_device)
 }
 
 /* ---- reports -------------------------------------------------------------- */
-
-static cJSON *read_json(const char *path)
-{
-    char *text = test_slurp(path);
-    cJSON *j = cJSON_Parse(text);
-    cr_assert_not_null(j, "%s is not JSON:\n%.400s", path, text);
-    free(text);
-    return j;
-}
-
-/* The number at obj.a(.b); fails the test when there is none. */
-static double num_at(const cJSON *obj, const char *a, const char *b)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);
-    if (b) v = cJSON_GetObjectItemCaseSensitive(v, b);
-    cr_assert(cJSON_IsNumber(v), "the report has no number at %s%s%s", a, b ? "." : "",
-              b ? b : "");
-    return v->valuedouble;
-}
 
 static const cJSON *loss_curve(const cJSON *rep)
 {
@@ -491,7 +434,7 @@ static void expect_bad_input(const char *const *extra, const char *must1, const 
     char cmd[512] = "";
     for (const char *const *x = extra; *x; x++)
         snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " %s", *x);
-    struct run r = run_argv(&a);
+    struct run r = run_argv(a.v);
     cr_expect_eq(r.status, 2, "strata real%s: exit status %d, want 2; stderr:\n%s", cmd, r.status,
                  r.err);
     const char *musts[] = {must1, must2};
@@ -607,7 +550,7 @@ Test(real, under_mpirun_np_2_without_np_it_runs_on_the_jobs_ranks)
     struct args a = mpirun_args("2");
     char json[128];
     ADD(&a, "--json", tmp_path("mpirun-bare.json", json, sizeof json));
-    struct run r = run_argv(&a);
+    struct run r = run_argv(a.v);
     int status = r.status;
     cr_expect_eq(status, 0, "mpirun -np 2 strata real --strategy mirrored --data synthetic "
                  "--steps 3 exited %d; stderr:\n%s", status, r.err);
@@ -623,7 +566,7 @@ Test(real, under_mpirun_a_wrong_process_count_fails_naming_it)
     struct args a = mpirun_args("3");
     char json[128];
     ADD(&a, "--np", "2", "--json", tmp_path("mpirun-3.json", json, sizeof json));
-    struct run r = run_argv(&a);
+    struct run r = run_argv(a.v);
     cr_expect_neq(r.status, 0, "3 processes for --np 2 succeeded");
     cr_expect_not_null(strstr(r.err, "needs 2 MPI processes"), "stderr does not say 2 are "
                        "needed:\n%s", r.err);
@@ -661,7 +604,7 @@ Test(real, compare_with_a_straggler_on_rank_1_runs)
     ADD(&a, STRATA_BIN, "compare", "--mode", "real", "--np", "2", "--straggler", "slow:1=4",
         "--data", "synthetic", "--model", MODEL, "--steps", "5", "--strategies",
         "mirrored,ps-async");
-    struct run r = run_argv(&a);
+    struct run r = run_argv(a.v);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_assert_not_null(strstr(r.out, "stragglers none"), "the baseline line: %s", r.out);
     run_free(&r);

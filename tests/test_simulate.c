@@ -4,6 +4,8 @@
  * stragglers, parameter-server staleness under async, ssp and backup,
  * failures with and without checkpoints, and bit-identical reruns. */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +25,6 @@
 #define UNIFORM_8 "mlp:256-256-256-256-256-256-256-256-256"    /* 8 equal layers */
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static struct workload *load(const char *spec)
-{
-    struct err e = {0};
-    struct workload *wl = NULL;
-    cr_assert_eq(workload_parse(spec, &wl, &e), 0, "%s: %s", spec, e.msg);
-    return wl;
-}
 
 /* The defaults of the option table, then the scenario. */
 static struct config scenario(const char *model, int devices, int batch, int microbatches)
@@ -65,8 +59,32 @@ static struct cluster laid_out(const char *name, const struct plan *p, int devic
     return c;
 }
 
+/* A strategy's plan for a scenario (its model parsed), on a cluster laid out
+ * for it: what most tests set up. */
+struct job {
+    struct workload *wl;
+    struct config cfg;
+    struct plan *p;
+    struct cluster c;
+};
+
+static struct job job_open(const char *strategy, struct config cfg, const char *cluster,
+                           int devices_per_node)
+{
+    struct job j = {.wl = test_workload(cfg.model), .cfg = cfg};
+    j.p = build(strategy, &j.cfg, j.wl);
+    j.c = laid_out(cluster, j.p, devices_per_node);
+    return j;
+}
+
+static void job_close(struct job *j)
+{
+    plan_free(j->p);
+    workload_free(j->wl);
+}
+
 /* One simulated run and its analysis; the trace (when t) keeps every span. */
-struct run {
+struct sim_run {
     struct sim_result res;
     struct report report;
 };
@@ -80,7 +98,7 @@ struct opts {
 };
 
 static int try_run(const struct plan *p, const struct cluster *c, int steps, struct opts o,
-                   struct trace *t, struct run *out, struct err *e)
+                   struct trace *t, struct sim_run *out, struct err *e)
 {
     memset(out, 0, sizeof *out);
     report_init(&out->report);
@@ -101,17 +119,17 @@ static int try_run(const struct plan *p, const struct cluster *c, int steps, str
     return rc;
 }
 
-static struct run run(const struct plan *p, const struct cluster *c, int steps, struct opts o,
+static struct sim_run run(const struct plan *p, const struct cluster *c, int steps, struct opts o,
                       struct trace *t)
 {
     struct err e = {0};
-    struct run r;
+    struct sim_run r;
     int rc = try_run(p, c, steps, o, t, &r, &e);
     cr_assert_eq(rc, 0, "%s, %d steps: %s", p->strategy, steps, e.msg);
     return r;
 }
 
-static void run_release(struct run *r)
+static void run_release(struct sim_run *r)
 {
     report_release(&r->report);
 }
@@ -142,13 +160,13 @@ static double harmonic(int n)
  * for three, since each step repeats the first. */
 static void check_bubble(const char *strategy, const char *model, int p, int m)
 {
-    struct workload *wl = load(model);
+    struct workload *wl = test_workload(model);
     struct config cfg = scenario(model, p, 4 * m, m);
     struct plan *plan = build(strategy, &cfg, wl);
     struct cluster c = laid_out("ideal", plan, 0);
     double want = (double)(p - 1) / (m + p - 1);
     for (int steps = 1; steps <= 3; steps += 2) {
-        struct run r = run(plan, &c, steps, (struct opts){0}, NULL);
+        struct sim_run r = run(plan, &c, steps, (struct opts){0}, NULL);
         cr_assert(fabs(r.report.bubble_fraction - want) < 1e-9,
                   "%s p=%d m=%d, %d steps: bubble %.12f, closed form (p-1)/(m+p-1) = %.12f",
                   strategy, p, m, steps, r.report.bubble_fraction, want);
@@ -182,13 +200,10 @@ Test(simulate, pipeline_1f1b_bubble_matches_closed_form)
  * step is 3 x layers. */
 Test(simulate, single_device_step_is_three_units_a_layer)
 {
-    struct workload *wl = load(UNIFORM_4);
-    struct config cfg = scenario(UNIFORM_4, 1, 32, 1);
-    struct plan *p = build("mirrored", &cfg, wl);
-    struct cluster c = laid_out("ideal", p, 0);
+    struct job j = job_open("mirrored", scenario(UNIFORM_4, 1, 32, 1), "ideal", 0);
     struct trace t;
     trace_init(&t, -1, 1000);
-    struct run r = run(p, &c, 5, (struct opts){0}, &t);
+    struct sim_run r = run(j.p, &j.c, 5, (struct opts){0}, &t);
     double ends[5];
     step_ends(&t, 0, 5, ends);
     for (int s = 0; s < 5; s++)
@@ -198,23 +213,18 @@ Test(simulate, single_device_step_is_three_units_a_layer)
     cr_assert_eq(r.report.bubble_fraction, 0);
     run_release(&r);
     trace_release(&t);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 /* pause:1:5 stalls every rank 5 s at the start of every step (probability
  * 1): the single-device step becomes 12 + 5. */
 Test(simulate, pause_stalls_each_step_start)
 {
-    struct workload *wl = load(UNIFORM_4);
-    struct config cfg = scenario(UNIFORM_4, 1, 32, 1);
-    struct plan *p = build("mirrored", &cfg, wl);
-    struct cluster c = laid_out("ideal", p, 0);
-    struct run r = run(p, &c, 4, (struct opts){.straggler = "pause:1:5"}, NULL);
+    struct job j = job_open("mirrored", scenario(UNIFORM_4, 1, 32, 1), "ideal", 0);
+    struct sim_run r = run(j.p, &j.c, 4, (struct opts){.straggler = "pause:1:5"}, NULL);
     cr_assert_float_eq(r.res.makespan_s, 4 * 17.0, 1e-12, "makespan %g", r.res.makespan_s);
     run_release(&r);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 /* ---- collectives --------------------------------------------------------- */
@@ -240,7 +250,7 @@ static const char *write_profile(char *path, size_t n, int devices_per_node)
  * the flat ring runs at the inter-node link). */
 Test(simulate, ring_allreduce_span_is_alpha_beta_closed_form)
 {
-    struct workload *wl = load(UNIFORM_4);
+    struct workload *wl = test_workload(UNIFORM_4);
     const int p = 4;
     for (int dpn = 8; dpn >= 1; dpn /= 8) {   /* one node, then one rank a node */
         struct err e = {0};
@@ -254,7 +264,7 @@ Test(simulate, ring_allreduce_span_is_alpha_beta_closed_form)
         unlink(path);
         struct trace t;
         trace_init(&t, -1, 100);
-        struct run r = run(plan, &c, 1, (struct opts){0}, &t);
+        struct sim_run r = run(plan, &c, 1, (struct opts){0}, &t);
         double n = (double)plan->ranks[0].ops.items[0].bytes;
         double alpha = dpn > 1 ? 2e-6 : 1e-5, beta = dpn > 1 ? 1e10 : 1e9;
         double want = 2.0 * (p - 1) * (alpha + n / (p * beta));
@@ -284,7 +294,7 @@ Test(simulate, ring_allreduce_span_is_alpha_beta_closed_form)
  * under 1% of the step, so 3% is four standard errors. */
 Test(simulate, exponential_stragglers_stretch_a_barrier_by_the_harmonic_number)
 {
-    struct workload *wl = load(UNIFORM_4);
+    struct workload *wl = test_workload(UNIFORM_4);
     const int p = 8, steps = 2000;
     const double F = 0.5, T = wl->n_layers;   /* a forward of every layer: T units */
     struct err e = {0};
@@ -298,7 +308,7 @@ Test(simulate, exponential_stragglers_stretch_a_barrier_by_the_harmonic_number)
     }
     cr_assert_eq(plan_build_status(plan, &e), 0, "%s", e.msg);
     struct cluster c = laid_out("ideal", plan, 0);
-    struct run r = run(plan, &c, steps, (struct opts){.straggler = "exp:0.5", .seed = 42}, NULL);
+    struct sim_run r = run(plan, &c, steps, (struct opts){.straggler = "exp:0.5", .seed = 42}, NULL);
     double mean = r.res.makespan_s / steps, want = T * (1 + F * harmonic(p));
     fprintf(stderr, "exp:%g stragglers, p = %d, %d steps: mean step %.4f, T(1 + F H_p) = %.4f "
             "(%+.2f%%, tolerance 3%%)\n", F, p, steps, mean, want, 100 * (mean / want - 1));
@@ -318,12 +328,9 @@ Test(simulate, exponential_stragglers_stretch_a_barrier_by_the_harmonic_number)
  * ((N-1)/2 + (S-1)(N-1)) / S, exactly. */
 Test(simulate, ps_async_identical_workers_have_staleness_n_minus_1)
 {
-    struct workload *wl = load(UNIFORM_4);
     const int N = 8, S = 50;
-    struct config cfg = scenario(UNIFORM_4, N, 64, 1);
-    struct plan *p = build("ps-async", &cfg, wl);
-    struct cluster c = laid_out("ideal", p, 0);
-    struct run r = run(p, &c, S, (struct opts){0}, NULL);
+    struct job j = job_open("ps-async", scenario(UNIFORM_4, N, 64, 1), "ideal", 0);
+    struct sim_run r = run(j.p, &j.c, S, (struct opts){0}, NULL);
     double want = ((N - 1) / 2.0 + (S - 1) * (N - 1.0)) / S;
     cr_assert(fabs(r.report.staleness.mean - want) < 1e-9, "mean staleness %g, want %g",
               r.report.staleness.mean, want);
@@ -333,7 +340,7 @@ Test(simulate, ps_async_identical_workers_have_staleness_n_minus_1)
     /* With noise the workers drift apart, but each push still sees on
      * average the N - 1 others' pushes of one step: within 5% over 400
      * steps (the first step's (N-1)/2 alone is 0.1% off). */
-    r = run(p, &c, 400, (struct opts){.straggler = "exp:0.5", .seed = 3}, NULL);
+    r = run(j.p, &j.c, 400, (struct opts){.straggler = "exp:0.5", .seed = 3}, NULL);
     fprintf(stderr, "ps-async N = %d with exp:0.5: mean staleness %.4f, N - 1 = %d (%+.2f%%, "
             "tolerance 5%%)\n", N, r.report.staleness.mean, N - 1,
             100 * (r.report.staleness.mean / (N - 1) - 1));
@@ -341,8 +348,7 @@ Test(simulate, ps_async_identical_workers_have_staleness_n_minus_1)
               "with exp:0.5 noise: mean staleness %g, N - 1 = %d", r.report.staleness.mean,
               N - 1);
     run_release(&r);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 /* ps-ssp:K. The policy's promise: worker w's pull that ends its step s is
@@ -361,16 +367,14 @@ Test(simulate, ps_async_identical_workers_have_staleness_n_minus_1)
  * between: staleness <= (2K + 1)(N - 1). */
 Test(simulate, ps_ssp_never_answers_a_pull_more_than_k_steps_ahead)
 {
-    struct workload *wl = load(UNIFORM_4);
     const int N = 4, S = 60, K = 2;
     struct config cfg = scenario(UNIFORM_4, N, 64, 1);
     cfg.staleness = K;
-    struct plan *p = build("ps-ssp", &cfg, wl);
-    struct cluster c = laid_out("ideal", p, 0);
+    struct job j = job_open("ps-ssp", cfg, "ideal", 0);
     struct trace t;
     trace_init(&t, -1, 1000000);
     /* noise of mean 1 x the compute: workers drift apart and the bound bites */
-    struct run r = run(p, &c, S, (struct opts){.straggler = "exp:1", .seed = 11}, &t);
+    struct sim_run r = run(j.p, &j.c, S, (struct opts){.straggler = "exp:1", .seed = 11}, &t);
     enum { MAX_STEPS = 4 * 60 };
     static double push_end[4][MAX_STEPS], pull_start[4][MAX_STEPS];
     double last_end[4] = {0};
@@ -409,15 +413,14 @@ Test(simulate, ps_ssp_never_answers_a_pull_more_than_k_steps_ahead)
     run_release(&r);
 
     /* A dead worker's clock stops; ssp must not wait for it forever. */
-    r = run(p, &c, S, (struct opts){.straggler = "exp:1", .seed = 11, .fail = "1@40"}, NULL);
+    r = run(j.p, &j.c, S, (struct opts){.straggler = "exp:1", .seed = 11, .fail = "1@40"}, NULL);
     cr_assert(r.res.failed);
     cr_assert_gt(r.res.makespan_s, 40);
     cr_assert_leq(r.report.staleness.max, (2 * K + 1) * (N - 1), "max staleness %lld",
                   (long long)r.report.staleness.max);
     run_release(&r);
     trace_release(&t);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 /* The server's NIC is the bottleneck: N identical workers push the same
@@ -430,7 +433,7 @@ Test(simulate, ps_ssp_never_answers_a_pull_more_than_k_steps_ahead)
  * Nu. */
 Test(simulate, concurrent_pushes_share_the_servers_link_and_the_server_updates_in_turn)
 {
-    struct workload *wl = load(UNIFORM_4);
+    struct workload *wl = test_workload(UNIFORM_4);
     const int N = 4;
     struct config cfg = scenario(UNIFORM_4, N, 64, 1);
     struct plan *p = build("ps-async", &cfg, wl);
@@ -442,7 +445,7 @@ Test(simulate, concurrent_pushes_share_the_servers_link_and_the_server_updates_i
     cr_assert_gt(u, 0);
     struct trace t;
     trace_init(&t, -1, 1000);
-    struct run r = run(p, &c, 1, (struct opts){0}, &t);
+    struct sim_run r = run(p, &c, 1, (struct opts){0}, &t);
     int n_push = 0, n_pull = 0;
     double push_end = NAN, pull_start[8];
     for (size_t k = 0; k < t.spans.len; k++) {
@@ -476,7 +479,7 @@ Test(simulate, concurrent_pushes_share_the_servers_link_and_the_server_updates_i
  * dropped. Without backup every step waits for the slow worker. */
 Test(simulate, ps_sync_backup_never_waits_for_the_slowest)
 {
-    struct workload *wl = load(UNIFORM_4);
+    struct workload *wl = test_workload(UNIFORM_4);
     const int N = 4, S = 10;
     const double fast = 12, slow = 24;   /* 3 x 4 layers; x 2 */
     for (int backup = 0; backup <= 1; backup++) {
@@ -486,7 +489,7 @@ Test(simulate, ps_sync_backup_never_waits_for_the_slowest)
         struct cluster c = laid_out("ideal", p, 0);
         struct trace t;
         trace_init(&t, -1, 100000);
-        struct run r = run(p, &c, S, (struct opts){.straggler = "slow:3=2"}, &t);
+        struct sim_run r = run(p, &c, S, (struct opts){.straggler = "slow:3=2"}, &t);
         double ends[10];
         step_ends(&t, 0, S, ends);
         double want = backup ? fast : slow;
@@ -521,14 +524,11 @@ Test(simulate, ps_sync_backup_never_waits_for_the_slowest)
  * steps count as samples applied. */
 Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
 {
-    struct workload *wl = load(UNIFORM_4);
     const int N = 4, S = 20;
-    struct config cfg = scenario(UNIFORM_4, N, 64, 1);
-    struct plan *p = build("ps-async", &cfg, wl);
-    struct cluster c = laid_out("ideal", p, 0);
+    struct job j = job_open("ps-async", scenario(UNIFORM_4, N, 64, 1), "ideal", 0);
     struct trace t;
     trace_init(&t, -1, 100000);
-    struct run r = run(p, &c, S, (struct opts){.fail = "2@100", .straggler = "exp:0.2",
+    struct sim_run r = run(j.p, &j.c, S, (struct opts){.fail = "2@100", .straggler = "exp:0.2",
                                                .seed = 5}, &t);
     cr_assert(r.res.failed);
     cr_assert_eq(r.res.failed_rank, 2);
@@ -580,14 +580,13 @@ Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
     /* A server cannot be replaced by carrying on: its death restarts every
      * rank, like a synchronous run's. No noise: a step is 12 units, so at 30
      * two steps are done and, without checkpoints, redone from the start. */
-    r = run(p, &c, S, (struct opts){.fail = "4@30"}, NULL);
+    r = run(j.p, &j.c, S, (struct opts){.fail = "4@30"}, NULL);
     cr_assert(r.res.failed);
     cr_assert_float_eq(r.res.lost_s, 30, 1e-9);
     cr_assert_eq(r.res.steps_redone, 2);
     cr_assert_float_eq(r.res.makespan_s, 30 + 12.0 * S, 1e-9, "makespan %g", r.res.makespan_s);
     run_release(&r);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 /* mirrored on the ideal cluster: a step is 12 units (4 layers x 3, the
@@ -596,10 +595,7 @@ Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
  * losing T - 12c, and the run ends at T + 12 (S - c). */
 Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
 {
-    struct workload *wl = load(UNIFORM_4);
-    struct config cfg = scenario(UNIFORM_4, 4, 64, 1);
-    struct plan *p = build("mirrored", &cfg, wl);
-    struct cluster c = laid_out("ideal", p, 0);
+    struct job j = job_open("mirrored", scenario(UNIFORM_4, 4, 64, 1), "ideal", 0);
     const int S = 10;
     struct {
         const char *fail;
@@ -613,7 +609,7 @@ Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
         {"3@5", 3, 5, 0, 0},     /* before the first step ends */
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        struct run r = run(p, &c, S, (struct opts){.fail = cases[k].fail,
+        struct sim_run r = run(j.p, &j.c, S, (struct opts){.fail = cases[k].fail,
                                                    .checkpoint_every = cases[k].every}, NULL);
         double T = atof(strchr(cases[k].fail, '@') + 1);
         cr_assert(r.res.failed, "%s", cases[k].fail);
@@ -629,7 +625,7 @@ Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
      * before the failure at 40, and again from 40 to 52 after it. */
     struct trace t;
     trace_init(&t, -1, 100000);
-    struct run r = run(p, &c, S, (struct opts){.fail = "1@40", .checkpoint_every = 2}, &t);
+    struct sim_run r = run(j.p, &j.c, S, (struct opts){.fail = "1@40", .checkpoint_every = 2}, &t);
     double first = INFINITY, last = 0;
     for (size_t k = 0; k < t.spans.len; k++) {
         const struct span *sp = &t.spans.items[k];
@@ -644,7 +640,7 @@ Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
 
     /* With noise the look-ahead pass and the real one must agree on the
      * checkpoint, or the analysis would see a step go back and refuse it. */
-    r = run(p, &c, S, (struct opts){.fail = "2@60", .checkpoint_every = 3,
+    r = run(j.p, &j.c, S, (struct opts){.fail = "2@60", .checkpoint_every = 3,
                                     .straggler = "exp:0.3", .seed = 9}, NULL);
     cr_assert(r.res.failed);
     cr_assert_gt(r.res.lost_s, 0);
@@ -652,27 +648,22 @@ Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
     run_release(&r);
 
     /* a failure after the run changes nothing */
-    r = run(p, &c, S, (struct opts){.fail = "0@1000"}, NULL);
+    r = run(j.p, &j.c, S, (struct opts){.fail = "0@1000"}, NULL);
     cr_assert(!r.res.failed);
     cr_assert_float_eq(r.res.makespan_s, 12.0 * S, 1e-9);
     run_release(&r);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 /* ---- determinism and input errors -------------------------------------- */
 
 static void kept_spans(const char *strategy, uint64_t seed, struct trace *t)
 {
-    struct workload *wl = load(UNIFORM_4);
-    struct config cfg = scenario(UNIFORM_4, 4, 64, 4);
-    struct plan *p = build(strategy, &cfg, wl);
-    struct cluster c = laid_out("h100-nvlink-ib", p, 2);
+    struct job j = job_open(strategy, scenario(UNIFORM_4, 4, 64, 4), "h100-nvlink-ib", 2);
     trace_init(t, -1, 1000000);
-    struct run r = run(p, &c, 20, (struct opts){.straggler = "exp:0.3", .seed = seed}, t);
+    struct sim_run r = run(j.p, &j.c, 20, (struct opts){.straggler = "exp:0.3", .seed = seed}, t);
     run_release(&r);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 Test(simulate, same_setup_gives_bit_identical_spans_and_another_seed_does_not)
@@ -699,20 +690,16 @@ Test(simulate, same_setup_gives_bit_identical_spans_and_another_seed_does_not)
 
 Test(simulate, refuses_a_failure_of_a_rank_the_plan_lacks_and_zero_steps)
 {
-    struct workload *wl = load(UNIFORM_4);
-    struct config cfg = scenario(UNIFORM_4, 2, 64, 1);
-    struct plan *p = build("mirrored", &cfg, wl);
-    struct cluster c = laid_out("ideal", p, 0);
+    struct job j = job_open("mirrored", scenario(UNIFORM_4, 2, 64, 1), "ideal", 0);
     struct err e = {0};
-    struct run r;
-    cr_assert_eq(try_run(p, &c, 3, (struct opts){.fail = "5@1"}, NULL, &r, &e), ERR_INPUT);
+    struct sim_run r;
+    cr_assert_eq(try_run(j.p, &j.c, 3, (struct opts){.fail = "5@1"}, NULL, &r, &e), ERR_INPUT);
     cr_assert(strstr(e.msg, "--fail") && strstr(e.msg, "5"), "%s", e.msg);
     run_release(&r);
-    cr_assert_eq(try_run(p, &c, 0, (struct opts){0}, NULL, &r, &e), ERR_INPUT);
+    cr_assert_eq(try_run(j.p, &j.c, 0, (struct opts){0}, NULL, &r, &e), ERR_INPUT);
     cr_assert(strstr(e.msg, "--steps"), "%s", e.msg);
     run_release(&r);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 /* ---- the job's accounting (docs/metrics.md) ------------------------------------ */
@@ -724,7 +711,7 @@ Test(simulate, refuses_a_failure_of_a_rank_the_plan_lacks_and_zero_steps)
  * included, and the report's mean, p50 and p99 all equal it. */
 Test(simulate, ideal_pipeline_and_model_steps_equal_the_closed_form_every_step)
 {
-    struct workload *wl = load(UNIFORM_4);
+    struct workload *wl = test_workload(UNIFORM_4);
     const int S = 5, P = 4;
     const struct { const char *name; int m; } cases[] = {
         {"pipeline-gpipe", 8}, {"pipeline-1f1b", 8}, {"pipeline-1f1b", 2}, {"model", 1},
@@ -734,7 +721,7 @@ Test(simulate, ideal_pipeline_and_model_steps_equal_the_closed_form_every_step)
         struct plan *p = build(cases[k].name, &cfg, wl);
         struct cluster c = laid_out("ideal", p, 0);
         double ends[5];
-        struct run run_ = run(p, &c, S, (struct opts){.step_end_s = ends}, NULL);
+        struct sim_run run_ = run(p, &c, S, (struct opts){.step_end_s = ends}, NULL);
         const struct report *rp = &run_.report;
         double want = 3.0 * (cases[k].m + P - 1);
         for (int st = 0; st < S; st++) {
@@ -758,12 +745,9 @@ Test(simulate, ideal_pipeline_and_model_steps_equal_the_closed_form_every_step)
  * 160 / 3.1 fast steps (plus a slow step's tail), not 40 slow ones. Every worker step's samples count. */
 Test(simulate, a_slow_async_worker_does_fewer_steps_and_the_job_ends_sooner)
 {
-    struct workload *wl = load(UNIFORM_4);
     const int N = 4, S = 40;
-    struct config cfg = scenario(UNIFORM_4, N, 64, 1);
-    struct plan *p = build("ps-async", &cfg, wl);
-    struct cluster c = laid_out("ideal", p, 0);
-    struct run r = run(p, &c, S, (struct opts){.straggler = "slow:3=10"}, NULL);
+    struct job j = job_open("ps-async", scenario(UNIFORM_4, N, 64, 1), "ideal", 0);
+    struct sim_run r = run(j.p, &j.c, S, (struct opts){.straggler = "slow:3=10"}, NULL);
     int64_t total = 0;
     for (int w = 0; w < N; w++) total += r.report.per_rank[w].steps;
     cr_assert_eq(total, N * S);
@@ -783,8 +767,7 @@ Test(simulate, a_slow_async_worker_does_fewer_steps_and_the_job_ends_sooner)
     /* done workers are not idle: the shares are over each worker's time */
     cr_assert_lt(r.report.breakdown.idle, 0.2, "idle %g", r.report.breakdown.idle);
     run_release(&r);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 /* ---- op-time jitter (core/jitter.h, a calibrated profile's spread) ------ */
@@ -821,23 +804,20 @@ static void jitter_figures(const struct trace *t, int64_t bins[JIT_BINS], int64_
  * lock-step: cpu-loopback, 200 steps. sigma: the jitter of all kinds. */
 static void async_with_jitter(double sigma, uint64_t seed, struct trace *t)
 {
-    struct workload *wl = load("mlp:784-256-256-256-10");
-    struct config cfg = scenario("mlp:784-256-256-256-10", 3, 96, 1);
-    struct plan *p = build("ps-async", &cfg, wl);
-    struct cluster c = laid_out("cpu-loopback", p, 0);
+    struct job j =
+        job_open("ps-async", scenario("mlp:784-256-256-256-10", 3, 96, 1), "cpu-loopback", 0);
     /* links fast beside the compute, as on the calibrated machine of the
      * issue: without jitter the workers then run lock-step */
-    c.intra = c.inter = (struct link_profile){.latency_s = 1e-6, .bw_bytes_per_s = 1e11};
+    j.c.intra = j.c.inter = (struct link_profile){.latency_s = 1e-6, .bw_bytes_per_s = 1e11};
     /* and the server's updates (memory-bound) cheap beside them: a server
      * busy with updates serves the workers round-robin, whatever the
      * jitter, and the test is about the workers' clocks */
-    c.device.mem_bw_bytes_per_s *= 100;
-    c.jitter = (struct jitter_spec){sigma, sigma, sigma};
+    j.c.device.mem_bw_bytes_per_s *= 100;
+    j.c.jitter = (struct jitter_spec){sigma, sigma, sigma};
     trace_init(t, -1, 1000000);
-    struct run r = run(p, &c, 200, (struct opts){.seed = seed}, t);
+    struct sim_run r = run(j.p, &j.c, 200, (struct opts){.seed = seed}, t);
     run_release(&r);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 static void print_bins(const char *what, const int64_t bins[JIT_BINS])
@@ -907,17 +887,14 @@ Test(simulate, jitter_spreads_ps_async_staleness_and_keeps_the_mean_compute_time
  * compute spans' durations are unchanged). */
 Test(simulate, jitter_composes_with_a_straggler_model_on_separate_streams)
 {
-    struct workload *wl = load(UNIFORM_4);
-    struct config cfg = scenario(UNIFORM_4, 2, 64, 1);
-    struct plan *p = build("mirrored", &cfg, wl);
-    struct cluster c = laid_out("cpu-loopback", p, 0);
-    c.jitter = (struct jitter_spec){0.2, 0.2, 0.2};
+    struct job j = job_open("mirrored", scenario(UNIFORM_4, 2, 64, 1), "cpu-loopback", 0);
+    j.c.jitter = (struct jitter_spec){0.2, 0.2, 0.2};
     struct trace plain, paused;
     trace_init(&plain, -1, 100000);
     trace_init(&paused, -1, 100000);
-    struct run r = run(p, &c, 10, (struct opts){.seed = 9}, &plain);
+    struct sim_run r = run(j.p, &j.c, 10, (struct opts){.seed = 9}, &plain);
     run_release(&r);
-    r = run(p, &c, 10, (struct opts){.seed = 9, .straggler = "pause:0.5:0.001"}, &paused);
+    r = run(j.p, &j.c, 10, (struct opts){.seed = 9, .straggler = "pause:0.5:0.001"}, &paused);
     run_release(&r);
     cr_assert_eq(plain.spans.len, paused.spans.len);
     int n_compute = 0;
@@ -927,8 +904,8 @@ Test(simulate, jitter_composes_with_a_straggler_model_on_separate_streams)
         n_compute++;
         /* the same op of the same step (spans are kept in the order they
          * end, which the pauses change); O(n^2) over ~200 spans */
-        for (size_t j = 0; j < paused.spans.len && !y; j++) {
-            const struct span *z = &paused.spans.items[j];
+        for (size_t q = 0; q < paused.spans.len && !y; q++) {
+            const struct span *z = &paused.spans.items[q];
             if (z->rank == x->rank && z->step == x->step && z->op == x->op) y = z;
         }
         cr_assert_not_null(y, "span %zu has no twin", i);
@@ -940,8 +917,7 @@ Test(simulate, jitter_composes_with_a_straggler_model_on_separate_streams)
     cr_expect_gt(n_compute, 0);
     trace_release(&plain);
     trace_release(&paused);
-    plan_free(p);
-    workload_free(wl);
+    job_close(&j);
 }
 
 /* Time-sharing as it happens (a profile's timeshare_slowdown): a compute
@@ -951,7 +927,7 @@ Test(simulate, jitter_composes_with_a_straggler_model_on_separate_streams)
  * stretch; mirrored's 4 replicas all compute at once and take k = 4's. */
 Test(simulate, time_sharing_slows_only_the_ranks_computing_at_once)
 {
-    struct workload *wl = load(UNIFORM_4);
+    struct workload *wl = test_workload(UNIFORM_4);
     char path[128];
     snprintf(path, sizeof path, "/tmp/strata-test-simulate-ts-%d.profile", (int)getpid());
     FILE *f = fopen(path, "w");
@@ -970,8 +946,8 @@ Test(simulate, time_sharing_slows_only_the_ranks_computing_at_once)
     struct trace tm, td;
     trace_init(&tm, -1, 10000);
     trace_init(&td, -1, 10000);
-    struct run rm = run(model, &cm, 2, (struct opts){0}, &tm);
-    struct run rd = run(mirrored, &cd, 2, (struct opts){0}, &td);
+    struct sim_run rm = run(model, &cm, 2, (struct opts){0}, &tm);
+    struct sim_run rd = run(mirrored, &cd, 2, (struct opts){0}, &td);
     /* each compute span against its op's cost without time-sharing */
     const struct { struct trace *t; double want; const char *what; } cases[] = {
         {&tm, 1.0, "model (one rank computes at a time)"},

@@ -4,6 +4,8 @@
  * strategies do the same arithmetic, and bad scenarios are refused with
  * messages that name the option. */
 #include <criterion/criterion.h>
+
+#include "helpers.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,14 +40,6 @@ static struct config scenario(const char *model, int devices, int batch, int mic
     return c;
 }
 
-static struct workload *load(const char *spec)
-{
-    struct err e = {0};
-    struct workload *wl = NULL;
-    cr_assert_eq(workload_parse(spec, &wl, &e), 0, "%s: %s", spec, e.msg);
-    return wl;
-}
-
 static const struct strategy *find(const char *name)
 {
     struct err e = {0};
@@ -69,7 +63,7 @@ static struct plan *build(const char *name, const struct config *c, const struct
 /* The error strategy `name` gives for c; checks it leaves no plan behind. */
 static int build_error(const char *name, const struct config *c, struct err *e)
 {
-    struct workload *wl = load(c->model);
+    struct workload *wl = test_workload(c->model);
     struct plan *p = (struct plan *)1;
     int rc = strategy_build(find(name), c, wl, &p, e);
     cr_assert_null(p, "%s: a failed build must leave *out NULL", name);
@@ -270,7 +264,7 @@ static int build_broken(const struct config *c, const struct workload *wl, struc
 Test(strategies, build_reports_and_frees_a_plan_with_a_builder_error)
 {
     const struct strategy broken = {"broken", "fails", "", POLICY_NONE, build_broken};
-    struct workload *wl = load(DEFAULT_MLP);
+    struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(DEFAULT_MLP, 1, 1, 1);
     struct plan *p = (struct plan *)1;
     struct err e = {0};
@@ -294,7 +288,7 @@ Test(strategies, every_strategy_passes_the_checker_at_every_size, .timeout = 120
         bool uses_mb = !strncmp(st->name, "pipeline-", 9);
         for (size_t m = 0; m < (layer_split ? 2u : 1u); m++) {
             const char *model = layer_split ? deep[m] : DEFAULT_MLP;
-            struct workload *wl = load(model);
+            struct workload *wl = test_workload(model);
             for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++)
                 for (size_t k = 0; k < (uses_mb ? 3u : 1u); k++) {
                     struct config c = scenario(model, devices[d], 256, microbatches[k]);
@@ -316,7 +310,7 @@ Test(strategies, pipelines_pass_the_checker_for_every_stage_count_and_odd_microb
      .timeout = 120)
 {
     /* any N <= L and M >= 1, here with a batch that does not divide */
-    struct workload *wl = load(DEEP_MLP);
+    struct workload *wl = test_workload(DEEP_MLP);
     for (int n = 1; n <= wl->n_layers; n++)
         for (int m = 1; m <= 13; m += 3) {
             struct config c = scenario(DEEP_MLP, n, 37, m);
@@ -334,7 +328,7 @@ Test(strategies, pipelines_pass_the_checker_for_every_stage_count_and_odd_microb
 
 Test(strategies, ps_passes_the_checker_with_several_servers_and_policies)
 {
-    struct workload *wl = load(DEFAULT_MLP);
+    struct workload *wl = test_workload(DEFAULT_MLP);
     const char *names[] = {"ps-sync", "ps-async", "ps-ssp"};
     for (int servers = 1; servers <= 4; servers++)
         for (int devices = 1; devices <= 8; devices *= 2)
@@ -356,7 +350,7 @@ Test(strategies, ps_passes_the_checker_with_several_servers_and_policies)
 
 Test(strategies, one_device_is_the_single_device_step_for_every_strategy)
 {
-    struct workload *wl = load(DEEP_MLP);
+    struct workload *wl = test_workload(DEEP_MLP);
     const int L = wl->n_layers;
     for (size_t s = 0; s < strategy_count; s++) {
         const struct strategy *st = strategy_registry[s];
@@ -393,7 +387,7 @@ Test(strategies, one_device_is_the_single_device_step_for_every_strategy)
  * every layer once per step: the same FLOPs, however they are cut. */
 Test(strategies, compute_flops_per_step_are_equal_across_strategies)
 {
-    struct workload *wl = load(DEEP_MLP);
+    struct workload *wl = test_workload(DEEP_MLP);
     const int L = wl->n_layers;
     const int devices[] = {1, 2, 3, 4, 8};
     for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++)
@@ -426,7 +420,7 @@ Test(strategies, compute_flops_per_step_are_equal_across_strategies)
 
 Test(strategies, batch_of_10_over_3_devices_is_4_3_3)
 {
-    struct workload *wl = load(DEFAULT_MLP);
+    struct workload *wl = test_workload(DEFAULT_MLP);
     const int expected[] = {4, 3, 3};
     const char *names[] = {"mirrored", "ps-sync", "ps-async", "ps-ssp"};
     for (size_t k = 0; k < 4; k++) {
@@ -477,7 +471,7 @@ static int buckets_of(const struct plan *p, int lo[], int hi[], int cap)
  *   layer 3: (256*10 + 10) * 4   =  10,280 */
 Test(strategies, mirrored_buckets_match_a_count_by_hand)
 {
-    struct workload *wl = load(DEFAULT_MLP);
+    struct workload *wl = test_workload(DEFAULT_MLP);
     cr_assert_eq(workload_param_bytes(wl, 0, 1), 803840);
     cr_assert_eq(workload_param_bytes(wl, 1, 2), 263168);
     cr_assert_eq(workload_param_bytes(wl, 3, 4), 10280);
@@ -523,7 +517,7 @@ Test(strategies, mirrored_buckets_match_a_count_by_hand)
  * comm stream works while compute runs the next bucket's backward. */
 Test(strategies, mirrored_allreduce_follows_its_own_backward_and_update_follows_the_last)
 {
-    struct workload *wl = load(DEFAULT_MLP);
+    struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
     c.bucket_mb = 0.25;
     struct plan *p = build("mirrored", &c, wl);
@@ -555,7 +549,7 @@ Test(strategies, mirrored_allreduce_follows_its_own_backward_and_update_follows_
 
 Test(strategies, mirrored_bucket_zero_is_one_allreduce_after_the_whole_backward)
 {
-    struct workload *wl = load(DEFAULT_MLP);
+    struct workload *wl = test_workload(DEFAULT_MLP);
     for (int n = 2; n <= 16; n *= 2) {
         struct config c = scenario(DEFAULT_MLP, n, 256, 1);
         c.bucket_mb = 0;
@@ -609,7 +603,7 @@ Test(strategies, ps_shards_cover_every_layer_once_balanced_as_by_hand)
         {"mlp:10-100-100-100-100-10", 2, {0, 2, 5}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        struct workload *wl = load(cases[k].model);
+        struct workload *wl = test_workload(cases[k].model);
         struct config c = scenario(cases[k].model, 3, 30, 1);
         c.servers = cases[k].servers;
         struct plan *p = build("ps-async", &c, wl);
@@ -623,7 +617,7 @@ Test(strategies, ps_shards_cover_every_layer_once_balanced_as_by_hand)
  * (comm stream, waiting for that BACKWARD only); then a PULL per shard. */
 Test(strategies, ps_worker_pushes_each_shard_after_its_backward_then_pulls_all)
 {
-    struct workload *wl = load(DEFAULT_MLP);
+    struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(DEFAULT_MLP, 2, 64, 1);
     c.servers = 3;   /* shards [0,1) [1,3) [3,4) on ranks 2, 3, 4 */
     struct plan *p = build("ps-sync", &c, wl);
@@ -652,7 +646,7 @@ Test(strategies, ps_worker_pushes_each_shard_after_its_backward_then_pulls_all)
 
 Test(strategies, ps_policies_follow_the_options)
 {
-    struct workload *wl = load(DEFAULT_MLP);
+    struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(DEFAULT_MLP, 4, 64, 1);
     c.staleness = 7;
     struct plan *p = build("ps-sync", &c, wl);
@@ -707,7 +701,7 @@ Test(strategies, model_stages_are_balanced_by_flops_as_by_hand)
         {DEEP_MLP, 16, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        struct workload *wl = load(cases[k].model);
+        struct workload *wl = test_workload(cases[k].model);
         struct config c = scenario(cases[k].model, cases[k].devices, 32, 4);
         for (int j = 0; j < 3; j++) {
             const char *name = j == 0 ? "model" : j == 1 ? "pipeline-gpipe" : "pipeline-1f1b";
@@ -728,7 +722,7 @@ Test(strategies, model_stages_are_balanced_by_flops_as_by_hand)
  * UPDATE; the first and last stages skip the messages they have no peer for. */
 Test(strategies, model_sends_activations_down_and_gradients_up)
 {
-    struct workload *wl = load(UNIFORM_MLP);
+    struct workload *wl = test_workload(UNIFORM_MLP);
     struct config c = scenario(UNIFORM_MLP, 4, 32, 4);
     struct plan *p = build("model", &c, wl);
     cr_assert_eq(p->n_microbatches, 1);
@@ -772,7 +766,7 @@ Test(strategies, pipeline_bubble_matches_the_closed_form)
         int p, m;
     } cases[] = {{UNIFORM_MLP, 4, 8}, {UNIFORM_MLP, 2, 4}, {MLP_16, 16, 8}, {UNIFORM_MLP, 4, 1}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        struct workload *wl = load(cases[k].model);
+        struct workload *wl = test_workload(cases[k].model);
         struct config c = scenario(cases[k].model, cases[k].p, 64, cases[k].m);
         double expected = (double)(cases[k].p - 1) / (cases[k].m + cases[k].p - 1);
         struct plan *gpipe = build("pipeline-gpipe", &c, wl);
@@ -786,7 +780,7 @@ Test(strategies, pipeline_bubble_matches_the_closed_form)
         plan_free(ofob);
         workload_free(wl);
     }
-    struct workload *wl = load(UNIFORM_MLP);
+    struct workload *wl = test_workload(UNIFORM_MLP);
     struct config c = scenario(UNIFORM_MLP, 4, 64, 1);
     struct plan *model = build("model", &c, wl);
     cr_assert(fabs(unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", unit_bubble(model));
@@ -813,7 +807,7 @@ static int max_in_flight(const struct plan *p, int stage)
 
 Test(strategies, pipeline_1f1b_keeps_at_most_n_minus_i_microbatches_in_flight)
 {
-    struct workload *wl = load(DEEP_MLP);
+    struct workload *wl = test_workload(DEEP_MLP);
     for (int n = 2; n <= 16; n *= 2)
         for (int m = 1; m <= 16; m *= 2) {
             struct config c = scenario(DEEP_MLP, n, 64, m);
@@ -832,7 +826,7 @@ Test(strategies, pipeline_1f1b_keeps_at_most_n_minus_i_microbatches_in_flight)
 
 Test(strategies, pipeline_backward_order_is_reverse_for_gpipe_and_forward_for_1f1b)
 {
-    struct workload *wl = load(UNIFORM_MLP);
+    struct workload *wl = test_workload(UNIFORM_MLP);
     struct config c = scenario(UNIFORM_MLP, 4, 64, 8);
     struct plan *gpipe = build("pipeline-gpipe", &c, wl);
     struct plan *ofob = build("pipeline-1f1b", &c, wl);
@@ -938,7 +932,7 @@ Test(strategies, more_stages_than_layers_is_refused_naming_devices)
     assert_input_error("pipeline-gpipe", &c, "--devices 8 exceeds the model's 4 layers");
     assert_input_error("pipeline-1f1b", &c, "--devices 8 exceeds the model's 4 layers");
     c.devices = 4;   /* as many stages as layers is fine */
-    struct workload *wl = load(DEFAULT_MLP);
+    struct workload *wl = test_workload(DEFAULT_MLP);
     plan_free(build("model", &c, wl));
     workload_free(wl);
 }
@@ -963,7 +957,7 @@ Test(strategies, more_microbatches_than_samples_is_refused_naming_microbatches)
     c.microbatches = 0;
     assert_input_error("pipeline-gpipe", &c, "--microbatches: 0 is not allowed");
     c.microbatches = 256;   /* one sample each is fine */
-    struct workload *wl = load(DEFAULT_MLP);
+    struct workload *wl = test_workload(DEFAULT_MLP);
     plan_free(build("pipeline-1f1b", &c, wl));
     workload_free(wl);
 }

@@ -23,53 +23,18 @@
 #include "../core/report.h"
 #include "../strategies/strategy.h"
 
-extern char **environ;
+/* strata sweep with the given arguments. */
+#define SWEEP(...) run_strata((const char *const[]){"sweep", __VA_ARGS__, NULL})
 
-struct run {
-    int status;      /* exit status, or -1 when killed by a signal */
-    char *out, *err; /* whole stdout and stderr */
-};
+/* The same, which must succeed. */
+#define SWEEP_OK(...) sweep_ok((const char *const[]){"sweep", __VA_ARGS__, NULL})
 
-/* Runs strata with args (NULL-terminated, without argv[0]). */
-static struct run run_strata(const char *const *args)
+static struct run sweep_ok(const char *const *args)
 {
-    char out_path[] = "/tmp/strata-sweep-out-XXXXXX", err_path[] = "/tmp/strata-sweep-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    cr_assert(out_fd >= 0 && err_fd >= 0);
-    const char *argv[64] = {STRATA_BIN};
-    int n = 1;
-    while (args[n - 1]) {
-        cr_assert_lt(n, 63);
-        argv[n] = args[n - 1];
-        n++;
-    }
-    argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    pid_t pid;
-    cr_assert_eq(posix_spawn(&pid, STRATA_BIN, &fa, NULL, (char *const *)argv, environ), 0,
-                 "cannot start %s", STRATA_BIN);
-    posix_spawn_file_actions_destroy(&fa);
-    int ws;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    close(out_fd);
-    close(err_fd);
-    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path),
-                    test_slurp(err_path)};
-    unlink(out_path);
-    unlink(err_path);
+    struct run r = run_strata(args);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     return r;
 }
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-#define RUN(...) run_strata((const char *const[]){"sweep", __VA_ARGS__, NULL})
 
 /* --- CSV ------------------------------------------------------------------- */
 
@@ -131,28 +96,14 @@ static double num_field(const struct csv *c, int row, int col)
 enum { F_STRATEGY, F_OPTION, F_VALUE, F_DEVICES, F_BATCH, F_STEP, F_THROUGHPUT, F_SPEEDUP,
        F_EFFICIENCY, F_NOTE };
 
-static cJSON *read_json(const char *path)
-{
-    char *text = test_slurp(path);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    cr_assert_not_null(j, "%s is not JSON", path);
-    return j;
-}
+/* Each test writes into a fresh test_tmp_dir. */
+TEST_SUITE_WITH_TMP_DIR(sweep);
 
-static double num_at(const cJSON *obj, const char *a, const char *b)
+/* test_tmp_dir/name into path (capacity n). */
+static char *temp_path(char *path, size_t n, const char *name)
 {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, a);
-    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
-    cr_assert(cJSON_IsNumber(x), "%s%s%s is not a number", a, b ? "." : "", b ? b : "");
-    return x->valuedouble;
-}
-
-/* A fresh path /tmp/strata-test-sweep-XXXXXX/name; dir gets the directory. */
-static void temp_path(char *dir, size_t n_dir, char *path, size_t n, const char *name)
-{
-    test_make_dir(dir, n_dir, "sweep");
-    snprintf(path, n, "%s/%s", dir, name);
+    snprintf(path, n, "%s", test_tmp_path(name));
+    return path;
 }
 
 /* --- The grid --------------------------------------------------------------- */
@@ -162,11 +113,11 @@ static void temp_path(char *dir, size_t n_dir, char *path, size_t n, const char 
  * loose for sanitizer builds). */
 Test(sweep, grid_has_a_row_per_strategy_and_value)
 {
-    char dir[64], csv[128];
-    temp_path(dir, sizeof dir, csv, sizeof csv, "grid.csv");
+    char csv[128];
+    temp_path(csv, sizeof csv, "grid.csv");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    struct run r = RUN("--devices", "1,2,4,8,16,32", "--csv", csv);
+    struct run r = SWEEP("--devices", "1,2,4,8,16,32", "--csv", csv);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
@@ -187,18 +138,17 @@ Test(sweep, grid_has_a_row_per_strategy_and_value)
         cr_expect_not_null(strstr(r.out, strategy_registry[k]->name));
     free(c);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 Test(sweep, devices_list_is_vary_devices)
 {
-    char dir[64], a[128], b[128], c[128];
-    temp_path(dir, sizeof dir, a, sizeof a, "a.csv");
-    snprintf(b, sizeof b, "%s/b.csv", dir);
-    snprintf(c, sizeof c, "%s/c.csv", dir);
-    struct run ra = RUN("--devices", "1,2,4", "--csv", a);
-    struct run rb = RUN("--vary", "devices=1,2,4", "--csv", b);
-    struct run rc = RUN("--devices=1,2,4", "--csv", c);
+    char a[128], b[128], c[128];
+    temp_path(a, sizeof a, "a.csv");
+    temp_path(b, sizeof b, "b.csv");
+    temp_path(c, sizeof c, "c.csv");
+    struct run ra = SWEEP("--devices", "1,2,4", "--csv", a);
+    struct run rb = SWEEP("--vary", "devices=1,2,4", "--csv", b);
+    struct run rc = SWEEP("--devices=1,2,4", "--csv", c);
     cr_assert_eq(ra.status, 0, "stderr: %s", ra.err);
     cr_assert_eq(rb.status, 0, "stderr: %s", rb.err);
     cr_assert_eq(rc.status, 0, "stderr: %s", rc.err);
@@ -214,14 +164,12 @@ Test(sweep, devices_list_is_vary_devices)
     run_free(&rb);
     run_free(&rc);
     /* and --devices N alone stays the option: devices 1, 2, 4, then 6 */
-    struct run rd = RUN("--devices", "6", "--strategies", "mirrored", "--csv", a);
-    cr_assert_eq(rd.status, 0, "stderr: %s", rd.err);
+    struct run rd = SWEEP_OK("--devices", "6", "--strategies", "mirrored", "--csv", a);
     struct csv *cd = read_csv(a);
     cr_expect_eq(cd->n_rows, 4);
     cr_expect_str_eq(cd->field[3][F_DEVICES], "6");
     free(cd);
     run_free(&rd);
-    test_remove_dir(dir);
 }
 
 /* Speedup is the simulator's own throughput over the one-device baseline's:
@@ -229,11 +177,10 @@ Test(sweep, devices_list_is_vary_devices)
  * run_baseline called here, bit for bit. */
 Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput_ratios)
 {
-    char dir[64], csv[128];
-    temp_path(dir, sizeof dir, csv, sizeof csv, "ideal.csv");
-    struct run r = RUN("--devices", "1,2,4,8", "--strategies", "mirrored", "--cluster", "ideal",
-                       "--csv", csv);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char csv[128];
+    temp_path(csv, sizeof csv, "ideal.csv");
+    struct run r = SWEEP_OK("--devices", "1,2,4,8", "--strategies", "mirrored", "--cluster",
+                            "ideal", "--csv", csv);
     struct csv *c = read_csv(csv);
     cr_assert_eq(c->n_rows, 4);
 
@@ -263,7 +210,6 @@ Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput
     workload_free(wl);
     free(c);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* Weak scaling: batch = --batch x devices / the first devices value, so
@@ -271,11 +217,10 @@ Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput
  * device running 64 samples (within 1e-12: the JSON's numbers). */
 Test(sweep, weak_scaling_keeps_the_batch_per_device)
 {
-    char dir[64], json[128];
-    temp_path(dir, sizeof dir, json, sizeof json, "weak.json");
-    struct run r = RUN("--devices", "2,4,8", "--scaling", "weak", "--batch", "128",
-                       "--strategies", "mirrored,ps-sync", "--json", json);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char json[128];
+    temp_path(json, sizeof json, "weak.json");
+    struct run r = SWEEP_OK("--devices", "2,4,8", "--scaling", "weak", "--batch", "128",
+                            "--strategies", "mirrored,ps-sync", "--json", json);
     cr_expect_not_null(strstr(r.out, "64 samples per device"), "%s", r.out);
     cJSON *doc = read_json(json);
     cr_expect_eq(num_at(doc, "strata_sweep", NULL), 1);
@@ -302,7 +247,6 @@ Test(sweep, weak_scaling_keeps_the_batch_per_device)
     }
     cJSON_Delete(doc);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* --- Other options ---------------------------------------------------------- */
@@ -311,11 +255,10 @@ Test(sweep, weak_scaling_keeps_the_batch_per_device)
  * the same value. */
 Test(sweep, another_option_is_measured_against_its_first_value)
 {
-    char dir[64], csv[128];
-    temp_path(dir, sizeof dir, csv, sizeof csv, "batch.csv");
-    struct run r = RUN("--vary", "batch=128,512", "--devices", "4", "--strategies",
-                       "mirrored,pipeline-gpipe", "--csv", csv);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char csv[128];
+    temp_path(csv, sizeof csv, "batch.csv");
+    struct run r = SWEEP_OK("--vary", "batch=128,512", "--devices", "4", "--strategies",
+                            "mirrored,pipeline-gpipe", "--csv", csv);
     struct csv *c = read_csv(csv);
     cr_assert_eq(c->n_rows, 4);
     for (int s = 0; s < 2; s++) {
@@ -328,7 +271,6 @@ Test(sweep, another_option_is_measured_against_its_first_value)
     }
     free(c);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* With --numerics the training options vary too, each value trains its own
@@ -336,11 +278,10 @@ Test(sweep, another_option_is_measured_against_its_first_value)
  * numerics, serves every value. */
 Test(sweep, numerics_sweeps_vary_the_learning_rate)
 {
-    char dir[64], json[128];
-    temp_path(dir, sizeof dir, json, sizeof json, "lr.json");
-    struct run r = RUN("--vary", "lr=0.01,0.1", "--numerics", "--data", "synthetic", "--steps",
-                       "10", "--strategies", "mirrored", "--json", json);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char json[128];
+    temp_path(json, sizeof json, "lr.json");
+    struct run r = SWEEP_OK("--vary", "lr=0.01,0.1", "--numerics", "--data", "synthetic", "--steps",
+                            "10", "--strategies", "mirrored", "--json", json);
     cr_expect_not_null(strstr(r.out, "accuracy"), "no accuracy column:\n%s", r.out);
     cJSON *doc = read_json(json);
     const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points");
@@ -354,11 +295,10 @@ Test(sweep, numerics_sweeps_vary_the_learning_rate)
     cJSON_Delete(doc);
     run_free(&r);
     /* without numerics a simulation does no arithmetic: --lr is not its option */
-    r = RUN("--vary", "lr=0.01,0.1");
+    r = SWEEP("--vary", "lr=0.01,0.1");
     cr_expect_eq(r.status, 2);
     cr_expect_not_null(strstr(r.err, "--numerics"), "%s", r.err);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* --straggler values hold commas of their own: slow:0=2,1=3 is one value. */
@@ -396,7 +336,7 @@ Test(sweep, without_vary_the_devices_double_up_to_devices)
 
 static void expect_bad_vary(const char *vary, const char *must_name)
 {
-    struct run r = RUN("--vary", vary);
+    struct run r = SWEEP("--vary", vary);
     cr_expect_eq(r.status, 2, "--vary %s: exit %d, want 2; stderr: %s", vary, r.status, r.err);
     cr_expect_not_null(strstr(r.err, "--vary"), "stderr does not name --vary: %s", r.err);
     cr_expect_not_null(strstr(r.err, must_name), "stderr does not name '%s': %s", must_name,
@@ -415,7 +355,7 @@ Test(sweep, bad_vary_exits_2_naming_vary_and_the_value)
     expect_bad_vary("devices=1,,4", "an empty value");
     expect_bad_vary("json=a,b", "cannot be varied");
     expect_bad_vary("straggler=exp:0.1,wobbly", "'wobbly' is not a model");
-    struct run r = RUN("--devices", "3,6", "--scaling", "weak");   /* 256 / 3 is no batch */
+    struct run r = SWEEP("--devices", "3,6", "--scaling", "weak");   /* 256 / 3 is no batch */
     cr_expect_eq(r.status, 2);
     cr_expect_not_null(strstr(r.err, "--scaling weak"), "%s", r.err);
     run_free(&r);
@@ -425,12 +365,11 @@ Test(sweep, bad_vary_exits_2_naming_vary_and_the_value)
  * is a '-' row with a note; the sweep still succeeds. */
 Test(sweep, a_point_that_does_not_fit_is_a_dash_and_the_sweep_succeeds)
 {
-    char dir[64], csv[128], json[128];
-    temp_path(dir, sizeof dir, csv, sizeof csv, "unfit.csv");
-    snprintf(json, sizeof json, "%s/unfit.json", dir);
-    struct run r = RUN("--devices", "2,8", "--strategies", "mirrored,pipeline-1f1b", "--csv", csv,
-                       "--json", json);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char csv[128], json[128];
+    temp_path(csv, sizeof csv, "unfit.csv");
+    temp_path(json, sizeof json, "unfit.json");
+    struct run r = SWEEP_OK("--devices", "2,8", "--strategies", "mirrored,pipeline-1f1b",
+                            "--csv", csv, "--json", json);
     const char *row = strstr(r.out, "\npipeline-1f1b        8");
     cr_assert_not_null(row, "no row for pipeline-1f1b at 8 devices:\n%s", r.out);
     const char *eol = strchr(row + 1, '\n');
@@ -448,20 +387,18 @@ Test(sweep, a_point_that_does_not_fit_is_a_dash_and_the_sweep_succeeds)
     free(c);
     run_free(&r);
     /* nothing fits at all: the scenario is the problem, exit 2 */
-    r = RUN("--devices", "8,16", "--strategies", "model");
+    r = SWEEP("--devices", "8,16", "--strategies", "model");
     cr_expect_eq(r.status, 2, "stderr: %s", r.err);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* core/report_read.c reads a sweep document's points[].report. */
 Test(sweep, the_json_reads_back_as_report_documents)
 {
-    char dir[64], json[128];
-    temp_path(dir, sizeof dir, json, sizeof json, "doc.json");
-    struct run r = RUN("--vary", "straggler=none,exp:0.5", "--strategies", "mirrored,ps-async",
-                       "--json", json);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char json[128];
+    temp_path(json, sizeof json, "doc.json");
+    struct run r = SWEEP_OK("--vary", "straggler=none,exp:0.5", "--strategies", "mirrored,ps-async",
+                            "--json", json);
     struct report_doc d;
     struct err e = {0};
     cr_assert_eq(report_doc_read(json, &d, &e), 0, "%s", e.msg);
@@ -476,7 +413,6 @@ Test(sweep, the_json_reads_back_as_report_documents)
     cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(p1, "value")->valuestring, "exp:0.5");
     cJSON_Delete(doc);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 Test(sweep, help_lists_vary_scaling_and_plot)
@@ -495,10 +431,10 @@ Test(sweep, help_lists_vary_scaling_and_plot)
 /* Two MPI jobs (and the one-rank baseline), launched through real_job_run. */
 Test(sweep, real_mode_runs_an_mpi_job_a_point, .timeout = 300)
 {
-    char dir[64], json[128];
-    temp_path(dir, sizeof dir, json, sizeof json, "real.json");
-    struct run r = RUN("--mode", "real", "--vary", "devices=1,2", "--data", "synthetic",
-                       "--steps", "5", "--strategies", "mirrored", "--json", json);
+    char json[128];
+    temp_path(json, sizeof json, "real.json");
+    struct run r = SWEEP("--mode", "real", "--vary", "devices=1,2", "--data", "synthetic",
+                         "--steps", "5", "--strategies", "mirrored", "--json", json);
     cr_assert_eq(r.status, 0, "stdout: %s\nstderr: %s", r.out, r.err);
     cJSON *doc = read_json(json);
     cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(doc, "mode")->valuestring, "real");
@@ -517,7 +453,6 @@ Test(sweep, real_mode_runs_an_mpi_job_a_point, .timeout = 300)
     }
     cJSON_Delete(doc);
     run_free(&r);
-    test_remove_dir(dir);
 }
 
 /* --- Sizes and limits ------------------------------------------------------- */

@@ -1,10 +1,12 @@
-/* An ASCII Gantt chart of spans: one row per rank and stream, a letter per
- * op kind (F forward, B backward, U update, S send, R recv, A all-reduce,
- * P push, L pull), '.' for idle. Forward and backward letters are upper case
- * for even microbatches and lower case for odd ones, so that consecutive
- * microbatches stay apart. Each column shows the op that covers most of it. */
-#ifndef STRATA_CLI_TIMELINE_H
-#define STRATA_CLI_TIMELINE_H
+/* The text timeline: an ASCII Gantt chart of spans for the terminal, one
+ * row per rank and stream, a letter per op kind (op_infos[].letters: F
+ * forward, B backward, U update, S send, R recv, A all-reduce, P push, L
+ * pull), '.' for idle. Forward and backward letters are upper case for even
+ * microbatches and lower case for odd ones, so that consecutive microbatches
+ * stay apart. Each column shows the op that covers most of it. plot_timeline
+ * (plots.h) draws the same spans as a figure. */
+#ifndef STRATA_PLOTS_TIMELINE_TEXT_H
+#define STRATA_PLOTS_TIMELINE_TEXT_H
 
 #include <stddef.h>
 #include <stdio.h>

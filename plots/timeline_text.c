@@ -1,10 +1,12 @@
-#include <ctype.h>
+/* The text timeline: a grid of columns of equal time, each showing the op
+ * that covers most of it. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "timeline.h"
+#include "timeline_text.h"
 
 int timeline_width(void)
 {
@@ -16,15 +18,39 @@ int timeline_width(void)
     return w > 20 ? w : 100;
 }
 
+/* The span's letter (op_infos[].letters): the second one, where its kind
+ * has one, for odd microbatches. */
 static char letter(const struct span *s)
 {
-    static const char letters[OP_N_KINDS] = {
-        [OP_FORWARD] = 'F', [OP_BACKWARD] = 'B', [OP_SEND] = 'S', [OP_RECV] = 'R',
-        [OP_ALLREDUCE] = 'A', [OP_PUSH] = 'P', [OP_PULL] = 'L', [OP_UPDATE] = 'U'};
-    char c = letters[s->kind];
-    if ((s->kind == OP_FORWARD || s->kind == OP_BACKWARD) && s->mb > 0 && s->mb % 2)
-        c = (char)tolower(c);
-    return c;
+    if (s->kind < 0 || s->kind >= OP_N_KINDS) return '?';
+    const char *letters = op_infos[s->kind].letters;
+    return s->mb > 0 && s->mb % 2 && letters[1] ? letters[1] : letters[0];
+}
+
+/* "F/f forward, B/b backward of even/odd microbatches,\nU update, S send,
+ * ..., . idle": the kinds with a letter per microbatch parity, the other
+ * compute kinds, then the communication kinds (as each rank's compute row
+ * comes before its comm row), each part in ORDER OP. */
+static void print_key(FILE *out)
+{
+    bool is_first = true;
+    for (int part = 0; part < 3; part++) {
+        for (int k = 0; k < OP_N_KINDS; k++) {
+            const struct op_info *o = &op_infos[k];
+            bool has_pair = o->letters[1] != '\0';
+            int its_part = has_pair ? 0 : o->cls == OPC_COMPUTE ? 1 : 2;
+            if (its_part != part) continue;
+            if (!is_first) fputs(", ", out);
+            if (has_pair) fprintf(out, "%c/%c %s", o->letters[0], o->letters[1], o->label);
+            else fprintf(out, "%c %s", o->letters[0], o->label);
+            is_first = false;
+        }
+        if (part == 0 && !is_first) {
+            fputs(" of even/odd microbatches,\n", out);
+            is_first = true;
+        }
+    }
+    fputs(is_first ? ". idle" : ", . idle", out);
 }
 
 void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, double t_end_s,
@@ -60,9 +86,10 @@ void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, 
             }
         }
     }
-    fprintf(out, "timeline, one column = %.3g %s (F/f forward, B/b backward of even/odd "
-                 "microbatches,\nU update, S send, R recv, A all-reduce, P push, L pull, . idle):\n",
-            per_col, per_col == 1 && !strcmp(unit, "units") ? "unit" : unit);
+    fprintf(out, "timeline, one column = %.3g %s (", per_col,
+            per_col == 1 && !strcmp(unit, "units") ? "unit" : unit);
+    print_key(out);
+    fputs("):\n", out);
     int shown = 0, hidden = 0;
     for (int row = 0; row < n_rows; row++) {
         if (!used[row]) continue;

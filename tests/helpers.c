@@ -1,0 +1,193 @@
+/* The shared test harness (helpers.h): one copy, linked into every
+ * tests/test_*.c executable. */
+#include "helpers.h"
+
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../core/err.h"
+#include "../core/workload.h"
+#include "../nn/device.h"
+
+extern char **environ;
+
+/* ---- running a program ---------------------------------------------------- */
+
+struct run run_argv(const char *const *argv)
+{
+    char out_path[] = "/tmp/strata-test-out-XXXXXX", err_path[] = "/tmp/strata-test-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    cr_assert(out_fd >= 0 && err_fd >= 0, "mkstemp: %s", strerror(errno));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    cr_assert_eq(rc, 0, "cannot start %s: %s", argv[0], strerror(rc));
+    int ws;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    close(out_fd);
+    close(err_fd);
+    struct run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, test_slurp(out_path),
+                    test_slurp(err_path)};
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+struct run run_strata(const char *const *args)
+{
+    size_t n = 0;
+    while (args[n]) n++;
+    const char **argv = malloc((n + 2) * sizeof *argv);
+    cr_assert_not_null(argv);
+    argv[0] = STRATA_BIN;
+    memcpy(argv + 1, args, (n + 1) * sizeof *argv);   /* with the NULL */
+    struct run r = run_argv(argv);
+    free(argv);
+    return r;
+}
+
+void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+void run_argv_ok(const char *const *argv)
+{
+    struct run r = run_argv(argv);
+    int status = r.status;
+    cr_expect_eq(status, 0, "%s exited %d; stderr:\n%s", argv[0], status, r.err);
+    run_free(&r);   /* before the test stops, so that LeakSanitizer sees none of ours */
+    cr_assert_eq(status, 0);
+}
+
+void expect_refused(struct run r, const char *must_name, const char *must_name_too)
+{
+    cr_expect_eq(r.status, 2, "exit %d, want 2; stderr: %s", r.status, r.err);
+    cr_expect_not_null(strstr(r.err, must_name), "stderr does not name '%s': %s", must_name,
+                       r.err);
+    if (must_name_too)
+        cr_expect_not_null(strstr(r.err, must_name_too), "stderr does not name '%s': %s",
+                           must_name_too, r.err);
+    run_free(&r);
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+char *test_slurp_n(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap + 1);
+    cr_assert_not_null(buf);
+    while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            buf = realloc(buf, (cap *= 2) + 1);
+            cr_assert_not_null(buf);
+        }
+    }
+    cr_assert(!ferror(f), "cannot read %s", path);
+    fclose(f);
+    buf[len] = '\0';
+    if (n) *n = len;
+    return buf;
+}
+
+char *test_slurp(const char *path)
+{
+    return test_slurp_n(path, NULL);
+}
+
+void test_make_dir(char *dir, size_t n, const char *what)
+{
+    snprintf(dir, n, "/tmp/strata-test-%s-XXXXXX", what);
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp %s: %s", dir, strerror(errno));
+}
+
+void test_remove_dir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0, "%s", cmd);
+}
+
+char test_tmp_dir[64];
+
+const char *test_tmp_path(const char *name)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", test_tmp_dir, name);
+    return path;
+}
+
+const char *test_tmp_file(const char *name, const char *text)
+{
+    const char *path = test_tmp_path(name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+cJSON *read_json(const char *path)
+{
+    char *text = test_slurp(path);
+    cJSON *j = cJSON_Parse(text);
+    cr_assert_not_null(j, "%s is not JSON:\n%.400s", path, text);
+    free(text);
+    return j;
+}
+
+double num_at(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b) v = cJSON_GetObjectItemCaseSensitive(v, b);
+    cr_assert(cJSON_IsNumber(v), "no number at %s%s%s", a, b ? "." : "", b ? b : "");
+    return v->valuedouble;
+}
+
+/* ---- fixtures ------------------------------------------------------------- */
+
+const struct device *test_cpu(int init_arg)
+{
+    struct err e = {0};
+    const struct device *d = device_find("cpu", &e);
+    cr_assert_not_null(d, "device_find(\"cpu\"): %s", e.msg);
+    cr_assert_eq(d->init(init_arg, &e), 0, "init: %s", e.msg);
+    return d;
+}
+
+struct workload *test_workload(const char *spec)
+{
+    struct workload *w = NULL;
+    struct err e = {0};
+    cr_assert_eq(workload_parse(spec, &w, &e), 0, "%s: %s", spec, e.msg);
+    return w;
+}
+
+uint64_t test_rng_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+double test_rng_uniform(uint64_t *state)
+{
+    return (double)(test_rng_next(state) >> 11) * 0x1p-53;
+}
