@@ -15,8 +15,6 @@ const struct op_info op_infos[OP_N_KINDS] = {
 #undef PLAN_OP_INFO
 };
 
-const char *const policy_names[] = {"none", "sync", "async", "ssp", "backup"};
-
 struct plan *plan_create(const char *strategy, const struct workload *wl, int n_workers,
                          int n_servers, int batch, int n_microbatches, struct err *e)
 {
