@@ -110,13 +110,9 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     struct plan_times t = {0};
     int status = 0;
 
-    int rc = scenario_load(&s, self, argc, argv, &e);
-    if (rc != 0) {
-        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
-        goto out;
-    }
-    const struct strategy *st = strategy_find(s.cfg.strategy, &e);
-    if (!st || strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
+    if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
+    const struct strategy *st = s.strategy;
+    if (strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
         plan_prepare(p, &v, &ix, &e) < 0) {
         status = scenario_fail(self, &e);
         goto out;

@@ -49,13 +49,9 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     struct run_numerics *numerics = NULL;   /* the run and its baseline share it */
     int status = 0;
 
-    int rc = scenario_load(&s, self, argc, argv, &e);
-    if (rc != 0) {
-        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
-        goto out;
-    }
-    const struct strategy *st = strategy_find(s.cfg.strategy, &e);
-    if (!st || !(numerics = run_numerics_create(&e)) ||
+    if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
+    const struct strategy *st = s.strategy;
+    if (!(numerics = run_numerics_create(&e)) ||
         run_simulate(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), numerics, &run, &e) < 0 ||
         run_baseline(&s.cfg, s.wl, numerics, &base, &e) < 0) {
         status = scenario_fail(self, &e);
