@@ -29,10 +29,11 @@ static void note(struct compare *c, const char *strategy, int rc, const struct e
 
 int compare_run_sim(const struct config *cfg, const struct workload *wl,
                     const struct strategy *const *list, int n, int keep_steps,
-                    compare_progress_fn progress, void *ctx, struct compare *out, struct err *e)
+                    struct run_numerics *numerics, compare_progress_fn progress, void *ctx,
+                    struct compare *out, struct err *e)
 {
     *out = (struct compare){0};
-    TRY(run_baseline(cfg, wl, &out->sim_base, e));
+    TRY(run_baseline(cfg, wl, numerics, &out->sim_base, e));
     out->base = &out->sim_base.report;
     TRY(alloc_results(out, n, e));
     out->sim_runs = calloc(n > 0 ? (size_t)n : 1, sizeof *out->sim_runs);
@@ -42,7 +43,7 @@ int compare_run_sim(const struct config *cfg, const struct workload *wl,
         struct sim_run *run = calloc(1, sizeof *run);
         if (!run) return err_set(e, ERR_NOMEM, "out of memory");
         struct err one = {0};
-        int rc = run_simulate(cfg, list[i], wl, keep_steps, run, &one);
+        int rc = run_simulate(cfg, list[i], wl, keep_steps, numerics, run, &one);
         if (rc == 0) {
             out->sim_runs[out->n] = run;
             out->reports[out->n] = &run->report;

@@ -40,12 +40,14 @@ struct compare {
 typedef void (*compare_progress_fn)(void *ctx, const char *strategy, int done, int total);
 
 /* Simulates the baseline, then each of list[0..n) on cfg and wl, keeping
- * keep_steps steps of spans in each run (run_simulate). Fails (the message
- * in e) only when the baseline cannot run, or out of memory. *out is the
- * caller's to compare_release either way. */
+ * keep_steps steps of spans in each run (run_simulate). numerics: what the
+ * runs share (bench/run_numerics.h), or NULL: each computes its own. Fails
+ * (the message in e) only when the baseline cannot run, or out of memory.
+ * *out is the caller's to compare_release either way. */
 int compare_run_sim(const struct config *cfg, const struct workload *wl,
                     const struct strategy *const *list, int n, int keep_steps,
-                    compare_progress_fn progress, void *ctx, struct compare *out, struct err *e);
+                    struct run_numerics *numerics, compare_progress_fn progress, void *ctx,
+                    struct compare *out, struct err *e);
 
 /* Runs the baseline for real on one rank, then each of list[0..n) on np
  * ranks, each as its own MPI job (real_job_run). Fails as compare_run_sim. */

@@ -10,7 +10,8 @@
 #define RUN_MAX_KEPT_SPANS 1000000
 
 int run_simulate(const struct config *cfg, const struct strategy *st, const struct workload *wl,
-                 int keep_steps, struct sim_run *run, struct err *e)
+                 int keep_steps, struct run_numerics *numerics, struct sim_run *run,
+                 struct err *e)
 {
     memset(run, 0, sizeof *run);
     run->cfg = *cfg;
@@ -42,8 +43,8 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     struct analysis *a = analysis_create(run->plan, setup.steps, e);
     if (!a) return e->code;
     int rc = run_wants_numerics(cfg)
-                 ? run_simulate_numerics(cfg, wl, &setup, a, &run->trace, &run->result,
-                                         &run->report, e)
+                 ? run_simulate_numerics(numerics, cfg, wl, &setup, a, &run->trace,
+                                         &run->result, &run->report, e)
                  : simulate(&setup, a, &run->trace, &run->result, e);
     if (rc == 0) rc = analysis_finish(a, run->result.makespan_s, &run->report, e);
     analysis_free(a);
@@ -97,12 +98,13 @@ int run_baseline_config(const struct config *cfg, struct config *one, struct err
     return 0;
 }
 
-int run_baseline(const struct config *cfg, const struct workload *wl, struct sim_run *run,
-                 struct err *e)
+int run_baseline(const struct config *cfg, const struct workload *wl,
+                 struct run_numerics *numerics, struct sim_run *run, struct err *e)
 {
     struct config one;
     TRY(run_baseline_config(cfg, &one, e));
-    TRY_CTX(e, run_simulate(&one, strategy_baseline(), wl, 0, run, e), "the one-device baseline");
+    TRY_CTX(e, run_simulate(&one, strategy_baseline(), wl, 0, numerics, run, e),
+            "the one-device baseline");
     return 0;
 }
 

@@ -26,11 +26,17 @@ struct sim_run {
     struct trace trace;         /* kept spans: the first keep_steps steps */
 };
 
+struct run_numerics;   /* bench/run_numerics.h: what a command's numerics runs share */
+
 /* Simulates strategy st on cfg and wl. keep_steps: steps whose spans are
- * kept in run->trace (0 = none, -1 = all). ERR_INPUT (naming the option) when
- * the scenario does not fit the strategy or an option's text is malformed. */
+ * kept in run->trace (0 = none, -1 = all). numerics: the command's shared
+ * numerics (run_numerics_create), or NULL when this run is the only one that
+ * needs them; unused when cfg asks for no numerics. ERR_INPUT (naming the
+ * option) when the scenario does not fit the strategy or an option's text is
+ * malformed. */
 int run_simulate(const struct config *cfg, const struct strategy *st, const struct workload *wl,
-                 int keep_steps, struct sim_run *run, struct err *e);
+                 int keep_steps, struct run_numerics *numerics, struct sim_run *run,
+                 struct err *e);
 void run_release(struct sim_run *run);
 
 /* The baseline's scenario (docs/metrics.md): cfg on one device (--devices
@@ -40,8 +46,8 @@ int run_baseline_config(const struct config *cfg, struct config *one, struct err
 
 /* The baseline every speedup is measured against: the same scenario on one
  * device, where every strategy is the same single-device training. */
-int run_baseline(const struct config *cfg, const struct workload *wl, struct sim_run *run,
-                 struct err *e);
+int run_baseline(const struct config *cfg, const struct workload *wl,
+                 struct run_numerics *numerics, struct sim_run *run, struct err *e);
 
 /* The line under a table that says what speedup is measured against: cfg's
  * baseline (run_baseline_config), its step time, and whether it was

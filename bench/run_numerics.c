@@ -5,37 +5,66 @@
 
 #include "run_numerics.h"
 
-/* What one command's runs share: keyed by the options that shape them. */
-static struct {
-    char data_key[CONFIG_PATH_BYTES + 32];
+/* The synchronous sequence is numerics_sync_run(ns): a function of ns alone.
+ * Its key below compares every field of struct numerics_setup (the model by
+ * its expanded spec, the data set by being the one held); a field added to
+ * the struct fails this assert until the key compares it too. */
+_Static_assert(sizeof(struct numerics_setup) ==
+                   2 * sizeof(void *) + sizeof(uint64_t) + 3 * sizeof(int) + 3 * sizeof(float),
+               "struct numerics_setup changed: compare the new field in same_sync_inputs");
+
+struct run_numerics {
+    /* the data set, and data_load's arguments that made it */
+    bool has_data;
+    char data_spec[CONFIG_PATH_BYTES];
+    uint64_t data_seed;
     struct data data;
-    char sync_key[CONFIG_PATH_BYTES + 512];
+    /* the synchronous sequence, and the setup it was computed from (its
+     * data is `data` above: a new data set drops the sequence) */
+    bool has_sync;
+    char sync_model[sizeof ((struct workload *)0)->canonical];
+    struct numerics_setup sync_setup;   /* wl and data not kept: see sync_model, data */
     struct sync_numerics sync;
-} shared;
+};
+
+struct run_numerics *run_numerics_create(struct err *e)
+{
+    return XCALLOC(e, 1, sizeof(struct run_numerics));
+}
+
+static void drop_sync(struct run_numerics *n)
+{
+    sync_numerics_release(&n->sync);
+    n->has_sync = false;
+}
+
+void run_numerics_free(struct run_numerics *n)
+{
+    if (!n) return;
+    data_release(&n->data);
+    drop_sync(n);
+    free(n);
+}
 
 bool run_wants_numerics(const struct config *cfg)
 {
     return cfg->numerics || cfg->target_accuracy > 0;
 }
 
-void run_numerics_release(void)
+static int load_data(struct run_numerics *n, const struct config *cfg,
+                     const struct workload *wl, struct err *e)
 {
-    data_release(&shared.data);
-    sync_numerics_release(&shared.sync);
-    shared.data_key[0] = shared.sync_key[0] = '\0';
-}
-
-static int load_data(const struct config *cfg, const struct workload *wl, struct err *e)
-{
-    char key[sizeof shared.data_key];
-    snprintf(key, sizeof key, "%s|%lld", cfg->data, cfg->seed);
-    if (!strcmp(key, shared.data_key)) return 0;
-    data_release(&shared.data);
-    shared.data_key[0] = '\0';
-    TRY(data_load(cfg->data, (uint64_t)cfg->seed, &shared.data, e));
-    TRY(data_check_model(&shared.data, wl->layers[0].in, (int)wl->n_classes, e));
-    snprintf(shared.data_key, sizeof shared.data_key, "%s", key);
-    return 0;
+    uint64_t seed = (uint64_t)cfg->seed;
+    if (!n->has_data || strcmp(n->data_spec, cfg->data) || n->data_seed != seed) {
+        data_release(&n->data);
+        drop_sync(n);
+        n->has_data = false;
+        TRY(data_load(cfg->data, seed, &n->data, e));
+        snprintf(n->data_spec, sizeof n->data_spec, "%s", cfg->data);
+        n->data_seed = seed;
+        n->has_data = true;
+    }
+    return data_check_model(&n->data, wl->layers[0].in, (int)wl->n_classes, e);
 }
 
 /* Evaluations: as asked, or about 20 over the run when a target accuracy
@@ -47,54 +76,74 @@ static int eval_every(const struct config *cfg)
     return 0;
 }
 
-static int sync_sequence(const struct numerics_setup *ns, const struct config *cfg,
-                         struct err *e)
+static bool same_sync_inputs(const struct run_numerics *n, const struct numerics_setup *ns)
 {
-    char key[sizeof shared.sync_key];
-    snprintf(key, sizeof key, "%s|%s|%lld|%d|%d|%.9g|%.9g|%.9g|%d", cfg->model, cfg->data,
-             cfg->seed, ns->steps, ns->batch, ns->lr, ns->momentum, ns->weight_decay,
-             ns->eval_every);
-    if (!strcmp(key, shared.sync_key)) return 0;
-    sync_numerics_release(&shared.sync);
-    shared.sync_key[0] = '\0';
-    TRY(numerics_sync_run(ns, &shared.sync, e));
-    snprintf(shared.sync_key, sizeof shared.sync_key, "%s", key);
+    const struct numerics_setup *k = &n->sync_setup;
+    return n->has_sync && ns->data == &n->data && !strcmp(n->sync_model, ns->wl->canonical) &&
+           k->seed == ns->seed && k->steps == ns->steps && k->batch == ns->batch &&
+           k->lr == ns->lr && k->momentum == ns->momentum &&
+           k->weight_decay == ns->weight_decay && k->eval_every == ns->eval_every;
+}
+
+static int sync_sequence(struct run_numerics *n, const struct numerics_setup *ns, struct err *e)
+{
+    if (same_sync_inputs(n, ns)) return 0;
+    drop_sync(n);
+    TRY(numerics_sync_run(ns, &n->sync, e));
+    n->sync_setup = *ns;
+    n->sync_setup.wl = NULL;
+    n->sync_setup.data = NULL;
+    snprintf(n->sync_model, sizeof n->sync_model, "%s", ns->wl->canonical);
+    n->has_sync = true;
     return 0;
 }
 
-int run_simulate_numerics(const struct config *cfg, const struct workload *wl,
-                          struct sim_setup *setup, struct analysis *a, struct trace *t,
-                          struct sim_result *res, struct report *r, struct err *e)
+static int simulate_with(struct run_numerics *n, const struct config *cfg,
+                         const struct workload *wl, struct sim_setup *setup, struct analysis *a,
+                         struct trace *t, struct sim_result *res, struct report *r,
+                         struct err *e)
 {
-    if (!wl->is_mlp)
-        return err_set(e, ERR_INPUT, "--numerics needs an mlp: model (--model %s is sizes only, "
-                       "for timing)", cfg->model);
-    TRY(load_data(cfg, wl, e));
+    TRY(load_data(n, cfg, wl, e));
     const struct plan *p = setup->plan;
     struct numerics_setup ns = {
-        .wl = wl, .data = &shared.data, .seed = (uint64_t)cfg->seed, .steps = setup->steps,
+        .wl = wl, .data = &n->data, .seed = (uint64_t)cfg->seed, .steps = setup->steps,
         .batch = p->batch, .lr = (float)cfg->lr, .momentum = (float)cfg->momentum,
         .weight_decay = (float)cfg->weight_decay, .eval_every = eval_every(cfg)};
     int rc = 0;
-    if (p->policy == POLICY_NONE || p->policy == POLICY_SYNC) {
-        TRY(sync_sequence(&ns, cfg, e));
+    if (policy_infos[p->policy].is_exact) {
+        TRY(sync_sequence(n, &ns, e));
         double *ends = XCALLOC(e, (size_t)setup->steps + 1, sizeof *ends);
         if (!ends) return ERR_NOMEM;
         setup->step_end_s = ends;
         rc = simulate(setup, a, t, res, e);
         setup->step_end_s = NULL;
-        if (rc == 0) rc = numerics_sync_report(&shared.sync, ends, r, e);
+        if (rc == 0) rc = numerics_sync_report(&n->sync, ends, r, e);
         free(ends);
     } else {
-        struct numerics *n = NULL;
-        TRY(numerics_create(&ns, p, &n, e));
-        setup->hooks = numerics_hooks(n);
+        struct numerics *num = NULL;
+        TRY(numerics_create(&ns, p, &num, e));
+        setup->hooks = numerics_hooks(num);
         rc = simulate(setup, a, t, res, e);
         setup->hooks = NULL;
-        if (rc < 0 && !e->msg[0]) *e = *numerics_error(n);
-        if (rc == 0) rc = numerics_report(n, res->makespan_s, r, e);
-        numerics_free(n);
+        if (rc < 0 && !e->msg[0]) *e = *numerics_error(num);
+        if (rc == 0) rc = numerics_report(num, res->makespan_s, r, e);
+        numerics_free(num);
     }
+    return rc;
+}
+
+int run_simulate_numerics(struct run_numerics *shared, const struct config *cfg,
+                          const struct workload *wl, struct sim_setup *setup,
+                          struct analysis *a, struct trace *t, struct sim_result *res,
+                          struct report *r, struct err *e)
+{
+    if (!wl->is_mlp)
+        return err_set(e, ERR_INPUT, "--numerics needs an mlp: model (--model %s is sizes only, "
+                       "for timing)", cfg->model);
+    struct run_numerics *own = NULL;
+    if (!shared && !(shared = own = run_numerics_create(e))) return ERR_NOMEM;
+    int rc = simulate_with(shared, cfg, wl, setup, a, t, res, r, e);
+    run_numerics_free(own);
     TRY(rc);
     if (cfg->target_accuracy > 0) {
         double t_s = numerics_time_to(r, cfg->target_accuracy);

@@ -103,7 +103,7 @@ static void default_devices(struct sweep_axis *ax, long long devices)
  * batches; no value twice. */
 static int check_values(const struct sweep_axis *ax, const struct config *cfg, struct err *e)
 {
-    char seen[SWEEP_MAX_VALUES][64];
+    char seen[SWEEP_MAX_VALUES][SWEEP_VALUE_BYTES];   /* whole values: no two alike by a prefix */
     for (int i = 0; i < ax->n_values; i++) {
         struct config scratch = *cfg;
         const char *v = ax->values[i];
@@ -213,11 +213,7 @@ static bool shapes_baseline(const struct opt_spec *o, const struct sweep_axis *a
     if (!ax->is_real && o->groups == OPTG_TRAIN) return false;   /* baselines: no numerics */
     if (!(o->groups & OPTG_SCENARIO) || !strcmp(o->name, "batch") || !strcmp(o->name, "model"))
         return true;
-    const char *opts = strategy_baseline()->options;
-    size_t n = strlen(o->name);
-    for (const char *p = strstr(opts, o->name); p; p = strstr(p + 1, o->name))
-        if ((p == opts || p[-1] == ',') && (p[n] == ',' || !p[n])) return true;
-    return false;
+    return strategy_reads(strategy_baseline(), o->name);
 }
 
 int sweep_baseline_of(const struct sweep *s, int v)
@@ -228,8 +224,8 @@ int sweep_baseline_of(const struct sweep *s, int v)
 /* Runs st (NULL: the one-device baseline) on cfg into r. Only running out of
  * memory fails here; other failures are the run's rc and note. */
 static int run_one(const struct config *cfg, const struct workload *wl,
-                   const struct strategy *st, const struct sweep_axis *ax, struct sweep_run *r,
-                   struct err *e)
+                   const struct strategy *st, const struct sweep_axis *ax,
+                   struct run_numerics *numerics, struct sweep_run *r, struct err *e)
 {
     struct err one = {0};
     int rc;
@@ -249,7 +245,8 @@ static int run_one(const struct config *cfg, const struct workload *wl,
     } else {
         r->devices = st ? cfg->devices : 1;
         if (!(r->sim = XCALLOC(e, 1, sizeof *r->sim))) return ERR_NOMEM;
-        rc = st ? run_simulate(cfg, st, wl, 0, r->sim, &one) : run_baseline(cfg, wl, r->sim, &one);
+        rc = st ? run_simulate(cfg, st, wl, 0, numerics, r->sim, &one)
+                : run_baseline(cfg, wl, numerics, r->sim, &one);
         if (rc == 0) {
             r->report = &r->sim->report;
             r->exceeds_memory = run_exceeds_memory(r->sim);
@@ -311,13 +308,13 @@ static void fill_ratios(struct sweep *s)
 }
 
 int sweep_run(const struct config *cfg, const struct workload *wl, const struct sweep_axis *ax,
-              const struct strategy *const *list, int n, sweep_progress_fn progress, void *ctx,
-              struct sweep *out, struct err *e)
+              const struct strategy *const *list, int n, struct run_numerics *numerics,
+              sweep_progress_fn progress, void *ctx, struct sweep *out, struct err *e)
 {
     memset(out, 0, sizeof *out);
     out->axis = *ax;
-    if (n > (int)(sizeof out->strategies / sizeof out->strategies[0]))
-        return err_set(e, ERR_INPUT, "--strategies: more than 64");
+    if (n > 0 && !(out->strategies = XCALLOC(e, (size_t)n, sizeof *out->strategies)))
+        return ERR_NOMEM;
     out->n_strategies = n;
     for (int i = 0; i < n; i++) out->strategies[i] = list[i];
     bool one_base = ax->is_devices || !shapes_baseline(ax->opt, ax);
@@ -347,14 +344,14 @@ int sweep_run(const struct config *cfg, const struct workload *wl, const struct 
             c.numerics = false;
             c.target_accuracy = 0;
         }
-        TRY(run_one(&c, wl, NULL, ax, &out->baselines[b], e));
+        TRY(run_one(&c, wl, NULL, ax, numerics, &out->baselines[b], e));
         if (ax->is_devices && out->baselines[b].rc)
             return err_set(e, out->baselines[b].rc, "the one-device baseline: %s",
                            out->baselines[b].note);
     }
     /* Value-major: the strategies of one value run one after another, so
-     * what they share (numerics' synchronous step sequence, keyed by the
-     * options) is computed once a value. The points stay strategy-major. */
+     * what they share (numerics' synchronous step sequence, kept with the
+     * inputs it was computed from) is computed once a value. The points stay strategy-major. */
     for (int v = 0; v < ax->n_values; v++)
         for (int i = 0; i < n; i++, done++) {
             struct sweep_point *p = &out->points[i * ax->n_values + v];
@@ -362,7 +359,7 @@ int sweep_run(const struct config *cfg, const struct workload *wl, const struct 
             p->value = v;
             if (progress) progress(ctx, list[i]->name, ax->values[v], done, total);
             TRY(sweep_point_config(ax, cfg, v, &c, e));
-            TRY(run_one(&c, wl, list[i], ax, &p->run, e));
+            TRY(run_one(&c, wl, list[i], ax, numerics, &p->run, e));
         }
     fill_ratios(out);
     return 0;
@@ -374,9 +371,11 @@ void sweep_release(struct sweep *s)
     for (int i = 0; s->baselines && i < s->n_baselines; i++) run_free(&s->baselines[i]);
     free(s->points);
     free(s->baselines);
+    free(s->strategies);
     s->points = NULL;
     s->baselines = NULL;
-    s->n_points = s->n_baselines = 0;
+    s->strategies = NULL;
+    s->n_points = s->n_baselines = s->n_strategies = 0;
 }
 
 double sweep_x(const struct sweep_axis *ax, int i)

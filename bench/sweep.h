@@ -67,7 +67,7 @@ struct sweep_point {
 struct sweep {
     struct sweep_axis axis;
     int n_strategies;
-    const struct strategy *strategies[64];
+    const struct strategy **strategies;   /* [n_strategies], owned */
     int n_points;                 /* n_strategies x n_values, strategy-major */
     struct sweep_point *points;   /* owned */
     int n_baselines;              /* 1, or one per value when the option shapes the baseline */
@@ -101,10 +101,11 @@ typedef void (*sweep_progress_fn)(void *ctx, const char *strategy, const char *v
  * A point that does not fit its strategy, or whose run fails, is recorded in
  * its run (rc, note) and the sweep goes on. Fails (the message in e) only
  * when a devices sweep's baseline cannot run, or out of memory. *out is the
- * caller's to sweep_release either way. */
+ * caller's to sweep_release either way. numerics: the command's shared
+ * numerics (bench/run_numerics.h), or NULL: each point computes its own. */
 int sweep_run(const struct config *cfg, const struct workload *wl, const struct sweep_axis *ax,
-              const struct strategy *const *list, int n, sweep_progress_fn progress, void *ctx,
-              struct sweep *out, struct err *e);
+              const struct strategy *const *list, int n, struct run_numerics *numerics,
+              sweep_progress_fn progress, void *ctx, struct sweep *out, struct err *e);
 void sweep_release(struct sweep *s);
 
 /* The baseline point's value v is measured against. */

@@ -16,7 +16,7 @@ static bool is_step(double s)
 static bool has_emergent_staleness(const char *strategy)
 {
     const struct strategy *st = strategy_find(strategy, NULL);
-    return st && (st->policy == POLICY_ASYNC || st->policy == POLICY_SSP);
+    return st && policy_is_async(st->policy);
 }
 
 int validate_row(const struct report *predicted, const struct report *measured,
@@ -185,7 +185,7 @@ int validate_strategy(const struct config *cfg, const struct workload *wl,
     struct config sim_cfg = *cfg;
     sim_cfg.devices = np;   /* the simulated workers are the real run's ranks */
     /* the simulation first: cheap, and it rejects what does not fit */
-    TRY(run_simulate(&sim_cfg, st, wl, 0, &out->sim, e));
+    TRY(run_simulate(&sim_cfg, st, wl, 0, NULL, &out->sim, e));
     out->real = XCALLOC(e, (size_t)repeat, sizeof *out->real);
     out->real_step_s = XCALLOC(e, (size_t)repeat, sizeof *out->real_step_s);
     if (!out->real || !out->real_step_s) return ERR_NOMEM;

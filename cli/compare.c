@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "../bench/compare.h"
+#include "../bench/run_numerics.h"
 #include "compare.h"
 #include "outputs.h"
 #include "plot.h"
@@ -24,6 +25,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     const struct strategy **list = NULL;
     size_t n = 0;
     struct compare c = {0};
+    struct run_numerics *numerics = NULL;   /* every run of the comparison shares it */
     int status = 0;
 
     int rc = scenario_load(&s, self, argc, argv, &e);
@@ -34,9 +36,10 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     if (rc == 0 && !(list = calloc(strategy_count, sizeof *list)))
         rc = err_set(&e, ERR_NOMEM, "out of memory");
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
+    if (rc == 0 && !(numerics = run_numerics_create(&e))) rc = ERR_NOMEM;
     bool progress = isatty(STDERR_FILENO);
     if (rc == 0)
-        rc = compare_run_sim(&s.cfg, s.wl, list, (int)n, outputs_keep_steps(&s.cfg),
+        rc = compare_run_sim(&s.cfg, s.wl, list, (int)n, outputs_keep_steps(&s.cfg), numerics,
                              progress ? show_progress : NULL, NULL, &c, &e);
     if (progress && n) fprintf(stderr, "\r%40s\r", "");
     if (rc != 0) {
@@ -67,6 +70,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     if (status == 0 && c.n == 0 && c.n_unfit > 0) status = 2;
 out:
     compare_release(&c);
+    run_numerics_free(numerics);
     free(list);
     scenario_release(&s);
     return status;

@@ -64,8 +64,9 @@ static const struct command commands[] = {
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"
      "and a timeline at unit cost (forward one unit per layer, backward two, communication\n"
-     "free), strata's EXPLAIN. --json FILE writes the plan as JSON.",
-     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT, cmd_schedule},
+     "free), strata's EXPLAIN. --explain first says what each op kind of the plan and its\n"
+     "server policy mean; --json FILE writes the plan as JSON.",
+     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE, cmd_schedule},
     {"plot", "figures of saved reports: convergence, staleness, speedup, validation",
      "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
      "Reads reports saved with --json (by sim, real, compare, sweep or validate) and draws\n"
@@ -138,13 +139,6 @@ static void print_main_help(FILE *out)
     fputs("\nExit status: 0 success, 1 a run failed, 2 bad input.\n", out);
 }
 
-/* What runs share within one command (bench/run_numerics.h) goes with it. */
-static int finish(int status)
-{
-    run_numerics_release();
-    return status;
-}
-
 /* Seconds bare `strata` may take: a first look, not a wait. */
 #define BARE_BUDGET_S 2.0
 
@@ -196,7 +190,7 @@ int main(int argc, char **argv)
         printf("strata compare");
         for (int i = 0; i < n; i++) printf(" %s", scenario[i]);
         printf("   (the default scenario)\n");
-        int status = finish(commands[0].run(&commands[0], n, scenario));
+        int status = commands[0].run(&commands[0], n, scenario);
         if (status == 0 && !with_numerics && isfinite(numerics_s))
             printf("\naccuracy: add --numerics to train the model for real inside the simulation "
                    "(loss, test accuracy, what staleness does to them; about %.0f s here).\n",
@@ -208,10 +202,10 @@ int main(int argc, char **argv)
         return status;
     }
     /* No command word: the default command, compare, with the options given. */
-    if (argv[1][0] == '-') return finish(commands[0].run(&commands[0], argc - 1, argv + 1));
+    if (argv[1][0] == '-') return commands[0].run(&commands[0], argc - 1, argv + 1);
     for (size_t i = 0; i < n_commands; i++)
         if (!strcmp(argv[1], commands[i].name))
-            return finish(commands[i].run(&commands[i], argc - 2, argv + 2));
+            return commands[i].run(&commands[i], argc - 2, argv + 2);
     fprintf(stderr, "strata: '%s' is not a command (commands:", argv[1]);
     for (size_t i = 0; i < n_commands; i++) fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
     fputs("; see strata --help)\n", stderr);

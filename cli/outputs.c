@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../plots/timeline_text.h"
@@ -23,16 +24,24 @@ static void per_strategy_path(const char *path, const char *name, char *buf, siz
 int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
                   const double *speedup, struct err *e)
 {
-    const struct report *reports[64];
-    if (n > 64) n = 64;
-    for (int i = 0; i < n; i++) reports[i] = &runs[i]->report;
-    if (cfg->json_path[0]) {
-        int rc = n == 1 ? report_write_json(reports[0], cfg->json_path, e)
+    if (cfg->json_path[0] || cfg->csv_path[0]) {
+        /* n + 1: a comparison where nothing ran still writes its document */
+        const struct report **reports = XCALLOC(e, (size_t)n + 1, sizeof *reports);
+        if (!reports) return ERR_NOMEM;
+        for (int i = 0; i < n; i++) reports[i] = &runs[i]->report;
+        int rc = 0;
+        if (cfg->json_path[0]) {
+            rc = n == 1 ? report_write_json(reports[0], cfg->json_path, e)
                         : report_write_compare_json(reports, n, cfg->json_path, e);
-        TRY_CTX(e, rc, "--json");
+            if (rc < 0) err_prefix(e, "--json");
+        }
+        if (rc == 0 && cfg->csv_path[0]) {
+            rc = report_write_csv(reports, n, speedup, cfg->csv_path, e);
+            if (rc < 0) err_prefix(e, "--csv");
+        }
+        free(reports);
+        TRY(rc);
     }
-    if (cfg->csv_path[0])
-        TRY_CTX(e, report_write_csv(reports, n, speedup, cfg->csv_path, e), "--csv");
     if (cfg->trace_path[0])
         for (int i = 0; i < n; i++) {
             char path[CONFIG_PATH_BYTES + 80];

@@ -90,7 +90,7 @@ static int take_job_size(struct config *cfg, int size, struct err *e)
     if (config_is_set(cfg, "np") || config_is_set(cfg, "devices")) return 0;
     const struct strategy *st = strategy_find(cfg->strategy, e);
     if (!st) return e->code;
-    long long servers = st->policy != POLICY_NONE ? cfg->servers : 0;
+    long long servers = strategy_has_servers(st) ? cfg->servers : 0;
     if (size - servers < 1)
         return err_set(e, ERR_INPUT, "%s with --servers %lld needs more than the job's %d MPI "
                        "processes", st->name, servers, size);

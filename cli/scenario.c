@@ -29,6 +29,17 @@ void scenario_release(struct scenario *s)
     config_release(&s->cfg);
 }
 
+int scenario_start(struct scenario *s, const struct command *cmd, int argc, char **argv,
+                   int *status)
+{
+    struct err e = {0};
+    int rc = scenario_load(s, cmd, argc, argv, &e);
+    if (rc == 0 && !(s->strategy = strategy_find(s->cfg.strategy, &e))) rc = -1;
+    if (rc == 0) return 0;
+    *status = rc == CONFIG_HELP ? 0 : scenario_fail(cmd, &e);
+    return -1;
+}
+
 int scenario_fail(const struct command *cmd, const struct err *e)
 {
     fprintf(stderr, "strata %s: %s\n", cmd->name, e->msg);

@@ -8,9 +8,12 @@
 #include "../core/workload.h"
 #include "commands.h"
 
+struct strategy;
+
 struct scenario {
     struct config cfg;
     struct workload *wl;
+    const struct strategy *strategy;   /* --strategy; set by scenario_start only */
 };
 
 /* Parses the command's options and loads --model. Returns 0, CONFIG_HELP
@@ -18,6 +21,12 @@ struct scenario {
 int scenario_load(struct scenario *s, const struct command *cmd, int argc, char **argv,
                   struct err *e);
 void scenario_release(struct scenario *s);
+
+/* scenario_load, then --strategy looked up, for the commands that run one
+ * strategy. Returns 0, or -1 with *status the command's exit status: 0 when
+ * help was printed, else the failure's, its message printed. */
+int scenario_start(struct scenario *s, const struct command *cmd, int argc, char **argv,
+                   int *status);
 
 /* Prints "strata NAME: message" to stderr and returns the exit status. */
 int scenario_fail(const struct command *cmd, const struct err *e);

@@ -37,13 +37,35 @@ static void print_op(FILE *out, const struct plan *p, int r, int i)
             bytes, op_infos[op->kind].cls == OPC_COMPUTE ? " touched" : " moved  ", deps);
 }
 
+/* --explain: the meaning of each op kind the plan uses, in the order of the
+ * instruction list (core/plan.h), and of its server policy
+ * (core/ps_policy.h): SQLite's EXPLAIN comment column, once per kind. */
+static void print_explain(FILE *out, const struct plan *p)
+{
+    bool is_used[OP_N_KINDS] = {false};
+    for (int r = 0; r < p->n_ranks; r++)
+        for (size_t i = 0; i < p->ranks[r].ops.len; i++)
+            is_used[p->ranks[r].ops.items[i].kind] = true;
+    fputs("\nops of this plan, and what each does ([lo,hi), mb, peer and group are the "
+          "columns of the\nprogram below):\n", out);
+    for (int k = 0; k < OP_N_KINDS; k++)
+        if (is_used[k])
+            fprintf(out, "  %-9s  %-7s  %s\n", op_infos[k].name,
+                    plan_stream_name(op_infos[k].stream), op_infos[k].meaning);
+    const struct policy_info *pi = &policy_infos[p->policy];
+    if (!pi->has_servers) return;
+    fprintf(out, "server policy %s", pi->name);
+    if (pi->arg) fprintf(out, ":%d (%s = %d)", p->policy_arg, pi->arg, p->policy_arg);
+    fprintf(out, ": %s\n", pi->meaning);
+}
+
 static void print_rank(FILE *out, const struct plan *p, int r)
 {
     const struct plan_rank *pr = &p->ranks[r];
     if (pr->is_server) {
         fprintf(out, "\nrank %d: parameter server holding layers [%d,%d), policy %s", r,
-                pr->shard_lo, pr->shard_hi, policy_names[p->policy]);
-        if (p->policy == POLICY_SSP || p->policy == POLICY_BACKUP)
+                pr->shard_lo, pr->shard_hi, policy_infos[p->policy].name);
+        if (policy_infos[p->policy].arg)
             fprintf(out, ":%d", p->policy_arg);
         fputs("; no program (servers are agents of the executor)\n", out);
         return;
@@ -88,13 +110,9 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     struct plan_times t = {0};
     int status = 0;
 
-    int rc = scenario_load(&s, self, argc, argv, &e);
-    if (rc != 0) {
-        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
-        goto out;
-    }
-    const struct strategy *st = strategy_find(s.cfg.strategy, &e);
-    if (!st || strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
+    if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
+    const struct strategy *st = s.strategy;
+    if (strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
         plan_prepare(p, &v, &ix, &e) < 0) {
         status = scenario_fail(self, &e);
         goto out;
@@ -108,6 +126,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     if (p->n_microbatches > 1)
         printf(", as %d microbatches through the stages", p->n_microbatches);
     puts("");
+    if (s.cfg.explain) print_explain(stdout, p);
     for (int r = 0; r < p->n_ranks; r++) print_rank(stdout, p, r);
     puts("");
 

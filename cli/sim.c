@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "../bench/run.h"
+#include "../bench/run_numerics.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -30,8 +31,7 @@ static void print_details(const struct sim_run *run)
                 printf("  %3d: %6.2f%%\n", i, 100.0 * (double)r->staleness.histogram[i] / (double)total);
     }
     if (!r->failure.happened) return;
-    enum server_policy pol = run->plan->policy;
-    if ((pol == POLICY_ASYNC || pol == POLICY_SSP) && r->failure.steps_redone == 0)
+    if (policy_is_async(run->plan->policy) && r->failure.steps_redone == 0)
         printf("rank %d failed at %.4g s; the other workers carried on, and the servers kept "
                "every update they had accepted.\n", r->failure.rank, r->failure.time_s);
     else
@@ -46,16 +46,14 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     struct err e = {0};
     struct scenario s;
     struct sim_run run = {0}, base = {0};
+    struct run_numerics *numerics = NULL;   /* the run and its baseline share it */
     int status = 0;
 
-    int rc = scenario_load(&s, self, argc, argv, &e);
-    if (rc != 0) {
-        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
-        goto out;
-    }
-    const struct strategy *st = strategy_find(s.cfg.strategy, &e);
-    if (!st || run_simulate(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), &run, &e) < 0 ||
-        run_baseline(&s.cfg, s.wl, &base, &e) < 0) {
+    if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
+    const struct strategy *st = s.strategy;
+    if (!(numerics = run_numerics_create(&e)) ||
+        run_simulate(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), numerics, &run, &e) < 0 ||
+        run_baseline(&s.cfg, s.wl, numerics, &base, &e) < 0) {
         status = scenario_fail(self, &e);
         goto out;
     }
@@ -76,6 +74,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
 out:
     run_release(&run);
     run_release(&base);
+    run_numerics_free(numerics);
     scenario_release(&s);
     return status;
 }

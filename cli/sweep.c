@@ -9,17 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../bench/run_numerics.h"
 #include "../bench/sweep.h"
+#include "../plots/plots.h"
 #include "outputs.h"
 #include "scenario.h"
-
-/* plots/ lands on its own branch; until it does, --plot is refused. */
-#if __has_include("../plots/plots.h")
-#include "../plots/plots.h"
-#define HAVE_PLOTS 1
-#else
-#define HAVE_PLOTS 0
-#endif
 
 /* --- The command line --------------------------------------------------------
  * `--devices 1,2,4` (or --devices=1,2,4) is `--vary devices=1,2,4`; a plain
@@ -88,9 +82,6 @@ static int check_outputs(const struct config *cfg, struct err *e)
     if (cfg->trace_path[0] || cfg->timeline)
         return err_set(e, ERR_INPUT, "--trace and --timeline show one run: use `strata sim` (or "
                        "`strata real`) with --strategy S --devices N for the point you want");
-    if (!HAVE_PLOTS && (cfg->plot_dir[0] || cfg->plot_terminal))
-        return err_set(e, ERR_INPUT, "--plot and --plot-terminal: this strata is built without "
-                       "plots; leave them out (--csv and --json write the points)");
     return 0;
 }
 
@@ -292,11 +283,27 @@ static void print_meaning(const struct sweep *s)
                    "step, %s; %s does not change it).\n", t1, how, ax->opt->name);
     }
     for (int i = 0; i < s->n_strategies; i++)
-        if (!strncmp(s->strategies[i]->name, "ps-", 3)) {
+        if (strategy_has_servers(s->strategies[i])) {
             printf("devices count the workers: a ps-* strategy's servers are extra.\n");
             return;
         }
 }
+
+/* Prints ", "-separated the values v of row whose run is_listed says, all of
+ * them: no buffer to cut the list short. */
+static void print_values(const struct sweep_axis *ax, const struct sweep_point *row,
+                         bool (*is_listed)(const struct sweep_run *))
+{
+    bool is_first = true;
+    for (int v = 0; v < ax->n_values; v++)
+        if (is_listed(&row[v].run)) {
+            printf("%s%s", is_first ? "" : ", ", ax->values[v]);
+            is_first = false;
+        }
+}
+
+static bool is_unfit(const struct sweep_run *r) { return r->rc == ERR_INPUT; }
+static bool is_heavy(const struct sweep_run *r) { return r->exceeds_memory; }
 
 /* One line per strategy for the points that did not fit (the first reason,
  * the values it held at), one per failed run, one per memory warning. */
@@ -310,25 +317,24 @@ static void print_notes(const struct sweep *s)
     for (int k = 0; k < s->n_strategies; k++) {
         const struct sweep_point *row = &s->points[k * ax->n_values];
         const char *first = NULL, *name = s->strategies[k]->name;
-        char at[1024] = "", heavy[1024] = "";
-        size_t n_at = 0, n_heavy = 0;
+        bool has_heavy = false;
         for (int v = 0; v < ax->n_values; v++) {
             const struct sweep_run *r = &row[v].run;
             if (r->rc && r->rc != ERR_INPUT)
                 printf("  failed: %s at %s=%s: %s\n", name, ax->opt->name, ax->values[v], r->note);
-            if (r->rc == ERR_INPUT && n_at < sizeof at) {
-                if (!first) first = r->note;
-                n_at += (size_t)snprintf(at + n_at, sizeof at - n_at, "%s%s", n_at ? ", " : "",
-                                         ax->values[v]);
-            }
-            if (r->exceeds_memory && n_heavy < sizeof heavy)
-                n_heavy += (size_t)snprintf(heavy + n_heavy, sizeof heavy - n_heavy, "%s%s",
-                                            n_heavy ? ", " : "", ax->values[v]);
+            if (is_unfit(r) && !first) first = r->note;
+            has_heavy |= is_heavy(r);
         }
-        if (first) printf("  not run: %s at %s=%s: %s\n", name, ax->opt->name, at, first);
-        if (n_heavy)
-            printf("  warning: %s at %s=%s needs more memory per device than the simulated "
-                   "device has\n", name, ax->opt->name, heavy);
+        if (first) {
+            printf("  not run: %s at %s=", name, ax->opt->name);
+            print_values(ax, row, is_unfit);
+            printf(": %s\n", first);
+        }
+        if (has_heavy) {
+            printf("  warning: %s at %s=", name, ax->opt->name);
+            print_values(ax, row, is_heavy);
+            printf(" needs more memory per device than the simulated device has\n");
+        }
     }
 }
 
@@ -339,7 +345,6 @@ static int write_files(const struct config *cfg, const struct sweep *s, struct e
     return 0;
 }
 
-#if HAVE_PLOTS
 /* The speedup figure: one line per strategy over the varied option, the
  * ideal line (speedup = devices) on devices sweeps. */
 static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
@@ -366,7 +371,6 @@ static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
     if (rc < 0) err_prefix(e, cfg->plot_dir[0] ? "--plot" : "--plot-terminal");
     return rc;
 }
-#endif
 
 /* 1 when a run failed; 2 when nothing ran because nothing fit; else 0. */
 static int grid_status(const struct sweep *s)
@@ -388,7 +392,8 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     struct words w = {0};
     struct sweep s = {0};
     struct sweep_axis ax;
-    const struct strategy *list[64];
+    const struct strategy **list = NULL;     /* room for every strategy */
+    struct run_numerics *numerics = NULL;    /* what the points share */
     size_t n = 0;
     int status = 0;
 
@@ -397,11 +402,14 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     if (rc == CONFIG_HELP) goto out;
     if (rc == 0) rc = check_outputs(&sc.cfg, &e);
     if (rc == 0) rc = sweep_axis_parse(&sc.cfg, &ax, &e);
+    if (rc == 0 && !(list = XCALLOC(&e, strategy_count, sizeof *list))) rc = ERR_NOMEM;
     if (rc == 0) rc = strategy_parse_list(sc.cfg.strategies, list, &n, &e);
+    if (rc == 0 && !(numerics = run_numerics_create(&e))) rc = ERR_NOMEM;
     if (rc == 0) {
         struct progress p = {ax.opt->name, ax.is_real};
         bool show = isatty(STDERR_FILENO);
-        rc = sweep_run(&sc.cfg, sc.wl, &ax, list, (int)n, show ? show_progress : NULL, &p, &s, &e);
+        rc = sweep_run(&sc.cfg, sc.wl, &ax, list, (int)n, numerics,
+                       show ? show_progress : NULL, &p, &s, &e);
         if (show && !ax.is_real) fprintf(stderr, "\r%80s\r", "");
     }
     if (rc < 0) {
@@ -415,11 +423,11 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(s.baselines[0].sim);
     status = grid_status(&s);
     if (write_files(&sc.cfg, &s, &e) < 0) status = scenario_fail(self, &e);
-#if HAVE_PLOTS
     else if (plot(&sc.cfg, &s, &e) < 0) status = scenario_fail(self, &e);
-#endif
 out:
     sweep_release(&s);
+    run_numerics_free(numerics);
+    free(list);
     scenario_release(&sc);
     words_free(&w);
     return status;

@@ -242,7 +242,7 @@ static int run_cell(struct matrix_run *mr, const struct validate_axes *ax,
         int rc = validate_strategy(mr->cell_cfg, ax->workloads[mi], list[j], c->np, ax->repeat,
                                    NULL, v, &one);
         /* the largest job: its ranks still weigh in the load after the runs */
-        int servers = list[j]->policy == POLICY_NONE ? 0 : (int)cfg->servers;
+        int servers = strategy_has_servers(list[j]) ? (int)cfg->servers : 0;
         if (c->np + servers > m->load.own_ranks) m->load.own_ranks = c->np + servers;
         if (rc == 0) {
             m->rows[m->n_rows] = v->row;
@@ -268,7 +268,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     memset(&ax, 0, sizeof ax);
     struct matrix_run mr;
     memset(&mr, 0, sizeof mr);
-    const struct strategy *list[64];
+    const struct strategy **list = NULL;   /* room for every strategy */
     size_t n = 0;
     int status = 0;
 
@@ -277,6 +277,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     else memset(&s, 0, sizeof s);
     if (rc == 0) rc = check_options(&s.cfg, &e);
     if (rc == 0) rc = validate_axes_parse(&s.cfg, &ax, &e);
+    if (rc == 0 && !(list = XCALLOC(&e, strategy_count, sizeof *list))) rc = ERR_NOMEM;
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
     size_t n_cells = (size_t)ax.n_models * ax.n_np * ax.n_stragglers, cap = n_cells * n;
     if (rc == 0 && (!(mr.m.cells = XCALLOC(&e, n_cells, sizeof *mr.m.cells)) ||
@@ -339,6 +340,7 @@ out:
     free(mr.runs);
     free(mr.notes);
     free(mr.cell_cfg);
+    free(list);
     validate_axes_release(&ax);
     scenario_release(&s);
     words_free(&w);

@@ -142,6 +142,8 @@ const struct opt_spec config_options[] = {
      .help = "write the trace in Chrome trace-event format (Perfetto opens it)"},
     {.name = "timeline", FLAG(timeline), .def = "false", .groups = OPTG_OUTPUT,
      .help = "print an ASCII Gantt chart of the first steps"},
+    {.name = "explain", FLAG(explain), .def = "false", .groups = OPTG_SCHEDULE,
+     .help = "schedule: first say what each op kind of the plan, and its server policy, mean"},
 };
 const size_t config_n_options = sizeof config_options / sizeof config_options[0];
 

@@ -26,6 +26,7 @@ enum opt_group {
     OPTG_SWEEP = 1u << 10,    /* a grid of runs: --vary, --scaling */
     OPTG_CALIBRATE = 1u << 11, /* strata calibrate's profile file: -o */
     OPTG_VALIDATE = 1u << 12,  /* validate's matrix: --models, --np-list, --stragglers, --repeat */
+    OPTG_SCHEDULE = 1u << 13,  /* what strata schedule shows besides the program: --explain */
 };
 
 enum opt_type {
@@ -112,6 +113,8 @@ struct config {
     char csv_path[CONFIG_PATH_BYTES];   /* --csv: "" = none */
     char trace_path[CONFIG_PATH_BYTES]; /* --trace: Chrome trace-event JSON; "" = none */
     bool timeline;                      /* --timeline: ASCII Gantt chart of the first steps */
+    /* OPTG_SCHEDULE */
+    bool explain;               /* --explain: what each op kind and the server policy mean */
 
     /* Not options. */
     char scenario_path[CONFIG_PATH_BYTES];  /* -f FILE, "" when none */

@@ -33,7 +33,15 @@ cJSON *json_add(cJSON *parent, const char *key, cJSON *item, bool *ok)
 
 int json_write_atomic(cJSON *doc, const char *path, struct err *e)
 {
-    char *text = doc ? cJSON_Print(doc) : NULL;
+    return json_write_atomic_as(doc, JSON_PRETTY, path, e);
+}
+
+int json_write_atomic_as(cJSON *doc, enum json_layout layout, const char *path,
+                         struct err *e)
+{
+    char *text = !doc                    ? NULL
+                 : layout == JSON_PRETTY ? cJSON_Print(doc)
+                                         : cJSON_PrintUnformatted(doc);
     cJSON_Delete(doc);
     if (!text)
         return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory building the JSON",

@@ -42,6 +42,12 @@ cJSON *json_add(cJSON *parent, const char *key, cJSON *item, bool *ok);
  * formatted, with a newline at the end, to path whole or not at all. */
 int json_write_atomic(cJSON *doc, const char *path, struct err *e);
 
+/* The same in a chosen layout: JSON_COMPACT (one line, no indentation) for
+ * documents too big to read by eye, such as a trace of millions of events. */
+enum json_layout { JSON_PRETTY, JSON_COMPACT };
+int json_write_atomic_as(cJSON *doc, enum json_layout layout, const char *path,
+                         struct err *e);
+
 /* --- Where a reader is --------------------------------------------------------
  * A chain of frames on the stack, one per object member or array element,
  * turned into text only when a message needs it: reading a long array

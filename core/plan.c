@@ -15,8 +15,6 @@ const struct op_info op_infos[OP_N_KINDS] = {
 #undef PLAN_OP_INFO
 };
 
-const char *const policy_names[] = {"none", "sync", "async", "ssp", "backup"};
-
 struct plan *plan_create(const char *strategy, const struct workload *wl, int n_workers,
                          int n_servers, int batch, int n_microbatches, struct err *e)
 {
@@ -167,32 +165,36 @@ static int64_t activation_bytes(const struct workload *wl, int lo, int hi)
     return sum;
 }
 
+/* FORWARD or BACKWARD of layers [lo,hi): backward also reads what forward
+ * saved, and touches the weights twice (reads them, writes their gradients). */
+static int plan_pass(struct plan *p, enum op_kind kind, int rank, int lo, int hi, int mb,
+                     int n_samples, const int *deps, int n_deps)
+{
+    bool is_backward = kind == OP_BACKWARD;
+    if (p->build_rc || !layers_ok(p, lo, hi, op_infos[kind].name)) return -1;
+    struct op op = blank_op(kind);
+    op.lo = lo, op.hi = hi, op.mb = mb, op.n_samples = n_samples;
+    op.flops = (is_backward ? workload_bwd_flops : workload_fwd_flops)(p->wl, lo, hi) *
+               n_samples;
+    int64_t per_sample = activation_bytes(p->wl, lo, hi);
+    for (int i = lo; is_backward && i < hi; i++)
+        per_sample += p->wl->layers[i].saved_bytes_per_sample;
+    int64_t act = scaled_bytes(p, per_sample, n_samples);
+    if (act < 0) return -1;
+    op.bytes = (is_backward ? 2 : 1) * workload_param_bytes(p->wl, lo, hi) + act;
+    return plan_add(p, rank, op, deps, n_deps);
+}
+
 int plan_forward(struct plan *p, int rank, int lo, int hi, int mb, int n_samples,
                  const int *deps, int n_deps)
 {
-    if (p->build_rc || !layers_ok(p, lo, hi, "FORWARD")) return -1;
-    struct op op = blank_op(OP_FORWARD);
-    op.lo = lo, op.hi = hi, op.mb = mb, op.n_samples = n_samples;
-    op.flops = workload_fwd_flops(p->wl, lo, hi) * n_samples;
-    int64_t act = scaled_bytes(p, activation_bytes(p->wl, lo, hi), n_samples);
-    if (act < 0) return -1;
-    op.bytes = workload_param_bytes(p->wl, lo, hi) + act;
-    return plan_add(p, rank, op, deps, n_deps);
+    return plan_pass(p, OP_FORWARD, rank, lo, hi, mb, n_samples, deps, n_deps);
 }
 
 int plan_backward(struct plan *p, int rank, int lo, int hi, int mb, int n_samples,
                   const int *deps, int n_deps)
 {
-    if (p->build_rc || !layers_ok(p, lo, hi, "BACKWARD")) return -1;
-    struct op op = blank_op(OP_BACKWARD);
-    op.lo = lo, op.hi = hi, op.mb = mb, op.n_samples = n_samples;
-    op.flops = workload_bwd_flops(p->wl, lo, hi) * n_samples;
-    int64_t saved = 0;
-    for (int i = lo; i < hi; i++) saved += p->wl->layers[i].saved_bytes_per_sample;
-    int64_t act = scaled_bytes(p, saved + activation_bytes(p->wl, lo, hi), n_samples);
-    if (act < 0) return -1;
-    op.bytes = 2 * workload_param_bytes(p->wl, lo, hi) + act;
-    return plan_add(p, rank, op, deps, n_deps);
+    return plan_pass(p, OP_BACKWARD, rank, lo, hi, mb, n_samples, deps, n_deps);
 }
 
 struct op plan_update_op(const struct workload *wl, int lo, int hi)

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "ps_policy.h"   /* enum server_policy: a plan's servers run one */
 #include "vec.h"
 #include "workload.h"
 
@@ -132,22 +133,6 @@ struct plan_group {
     int *ranks;               /* ascending */
 };
 
-enum server_policy {
-    POLICY_NONE,    /* no parameter servers */
-    POLICY_SYNC,    /* wait for every worker's push, average, then answer pulls */
-    POLICY_ASYNC,   /* apply each push on arrival; pulls never wait */
-    POLICY_SSP,     /* async, but a pull waits while its worker is > policy_arg steps ahead of the slowest */
-    POLICY_BACKUP,  /* sync on the first n_workers - policy_arg pushes of a step; the rest are dropped */
-};
-
-/* Asynchronous policies (async, ssp): workers run at their own pace, so the
- * job's work (--steps S: S x n_workers pushes of batch / n_workers samples)
- * is shared out among them as they become free, not S steps each. */
-static inline bool policy_is_async(enum server_policy p)
-{
-    return p == POLICY_ASYNC || p == POLICY_SSP;
-}
-
 struct plan {
     char strategy[32];
     const struct workload *wl;   /* borrowed: outlives the plan */
@@ -158,15 +143,13 @@ struct plan {
     int n_microbatches;          /* per worker and step */
     struct plan_rank *ranks;     /* [n_ranks] */
     VEC(struct plan_group) groups;
-    enum server_policy policy;
-    int policy_arg;              /* SSP: bound K; BACKUP: dropped pushes B */
+    enum server_policy policy;   /* its properties: policy_infos[policy] */
+    int policy_arg;              /* policy_infos[policy].arg: SSP's bound K, BACKUP's dropped B */
     /* Sticky build error: the first failing builder call records it here and
      * returns -1; later calls do nothing. plan_build_status() reports it. */
     int build_rc;
     char build_msg[ERR_MSG_BYTES];
 };
-
-extern const char *const policy_names[];   /* "none", "sync", "async", "ssp", "backup" */
 
 /* A new plan with n_workers + n_servers ranks and no ops; NULL and e set on
  * failure. The workload is borrowed. */

@@ -26,11 +26,6 @@ static int cmp_rec(const void *a, const void *b)
     return (x->g > y->g) - (x->g < y->g);
 }
 
-static bool is_sync_policy(const struct plan *p)
-{
-    return p->policy == POLICY_SYNC || p->policy == POLICY_BACKUP;
-}
-
 static inline const struct op *op_at(const struct ck *c, int g)
 {
     return plan_index_op(c->ix, g);
@@ -200,7 +195,7 @@ static bool op_well_formed(const struct ck *c, struct plan_verdict *v, int g)
                 op_defect(c, v, g, "moves layers [%d,%d) but server %d holds only [%d,%d)",
                           op->lo, op->hi, op->peer, srv->shard_lo, srv->shard_hi);
         }
-        if (p->policy == POLICY_NONE)
+        if (!policy_infos[p->policy].has_servers)
             op_defect(c, v, g, "talks to a parameter server, but the plan has no server "
                       "policy (policy none)");
     }
@@ -458,7 +453,7 @@ done:
 static int check_servers(struct ck *c, struct plan_verdict *v, struct err *e)
 {
     const struct plan *p = c->p;
-    if (!is_sync_policy(p)) return 0;
+    if (!policy_infos[p->policy].has_rounds) return 0;
     size_t n_push = 0, n_pull = 0, ppos = 0, qpos = 0;
     struct rec *pushes = collect(c, OP_PUSH, false, &n_push, e);
     struct rec *pulls = collect(c, OP_PULL, false, &n_pull, e);
@@ -488,7 +483,7 @@ static int check_servers(struct ck *c, struct plan_verdict *v, struct err *e)
         if (rc < 0) goto done;
         if (n && ref < 0) continue;
         int n_rounds = n ? runs[ref].n : 0;
-        int need = n - (p->policy == POLICY_BACKUP ? p->policy_arg : 0);
+        int need = policy_round_quorum(p->policy, p->policy_arg, n);
         if (n && (need < 1 || need > n)) {
             defect(v, s, -1, "policy backup:%d with %d workers pushing to server %d keeps %d "
                    "pushes a step; it must keep 1 to %d", p->policy_arg, n, s, need, n);
@@ -511,7 +506,7 @@ static int check_servers(struct ck *c, struct plan_verdict *v, struct err *e)
                     op_defect(c, v, g, "is pull #%d of rank %d from server %d, but the workers "
                               "push to it %d time%s a step: under the %s policy it has no push "
                               "to wait for%s%s", j + 1, pull_runs[m].rank, s, n_rounds,
-                              n_rounds == 1 ? "" : "s", policy_names[p->policy],
+                              n_rounds == 1 ? "" : "s", policy_infos[p->policy].name,
                               n ? "; workers' last push is " : "",
                               n ? ck_op_name(c->ix, runs[0].items[n_rounds - 1].g, name) : "");
             }

@@ -53,7 +53,7 @@ cJSON *plan_to_json(const struct plan *p)
     cJSON_AddNumberToObject(root, "servers", p->n_servers);
     cJSON_AddNumberToObject(root, "batch", p->batch);
     cJSON_AddNumberToObject(root, "microbatches", p->n_microbatches);
-    cJSON_AddStringToObject(root, "policy", policy_names[p->policy]);
+    cJSON_AddStringToObject(root, "policy", policy_infos[p->policy].name);
     cJSON_AddNumberToObject(root, "policy_arg", p->policy_arg);
     cJSON *groups = cJSON_AddArrayToObject(root, "groups");
     for (size_t g = 0; groups && g < p->groups.len; g++)

@@ -16,6 +16,18 @@
 
 #include "ps_policy.h"
 
+const struct policy_info policy_infos[POLICY_N_KINDS] = {
+#define PS_POLICY_INFO(name, text, has_servers, is_async, has_rounds, is_exact, arg, meaning) \
+    {text, has_servers, is_async, has_rounds, is_exact, arg, meaning},
+    PS_POLICIES(PS_POLICY_INFO)
+#undef PS_POLICY_INFO
+};
+
+int policy_round_quorum(enum server_policy p, int arg, int n)
+{
+    return p == POLICY_BACKUP ? n - arg : n;
+}
+
 int ps_server_init(struct ps_server *s, enum server_policy policy, int arg, int n_workers,
                    struct err *e)
 {
@@ -74,7 +86,7 @@ void ps_server_release(struct ps_server *s)
  * n - B, but never more than the live workers can make. */
 static int round_quorum(const struct ps_server *s)
 {
-    int n = s->policy == POLICY_BACKUP ? s->n_workers - s->arg : s->n_workers;
+    int n = policy_round_quorum(s->policy, s->arg, s->n_workers);
     return n < s->n_live ? n : s->n_live;
 }
 
@@ -170,7 +182,7 @@ void ps_server_retire(struct ps_server *s, int w)
     if (w < 0 || w >= s->n_workers || s->is_retired[w]) return;
     s->is_retired[w] = true;
     s->n_live -= 1;
-    if (s->policy != POLICY_SYNC && s->policy != POLICY_BACKUP) return;
+    if (!policy_infos[s->policy].has_rounds) return;
     /* pushed[w] > round: w's push of the open round was counted; it counts no
      * more, and the round may now be full without it. */
     if (s->pushed[w] > s->round) s->n_in_round -= 1;

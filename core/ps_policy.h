@@ -1,4 +1,6 @@
-/* Parameter-server policy: the one piece of logic that decides, for a
+/* Parameter-server policies: their list and properties (PS_POLICIES, which
+ * every executor, the checker and the commands ask instead of naming
+ * policies), and the one piece of logic that decides, for a
  * server holding one shard, which pushes are applied, which dropped, and
  * when a pull may be answered. sim/ runs it in virtual time and real/ in an
  * MPI rank, so both mean the same thing by "sync", "async", "ssp:K" and
@@ -32,7 +34,56 @@
 #include <stdint.h>
 
 #include "err.h"
-#include "plan.h"
+
+/* ORDER POLICY: the one list of server policies and their properties.
+ * X(name, text, has_servers, is_async, has_rounds, is_exact, arg, meaning)
+ *   has_servers  the plan has parameter-server ranks (every policy but none)
+ *   is_async     workers run at their own pace: the job's work (--steps S:
+ *                S x n_workers pushes of batch / n_workers samples) is shared
+ *                out among them as they become free, not S steps each; a
+ *                failed worker's peers carry on
+ *   has_rounds   a pull waits for a round of pushes (one per worker, or the
+ *                first n - B of them): servers gather a round, then apply it
+ *   is_exact     every step applies the gradient of the whole global batch,
+ *                so training follows the one-device step sequence
+ *   arg          the name of plan->policy_arg in "ssp:K", or NULL: none */
+#define PS_POLICIES(X)                                                                      \
+    X(NONE, "none", false, false, false, true, NULL, "no parameter servers")                  \
+    X(SYNC, "sync", true, false, true, true, NULL,                                            \
+      "wait for every worker's push, average, then answer pulls")                             \
+    X(ASYNC, "async", true, true, false, false, NULL,                                         \
+      "apply each push on arrival; pulls never wait")                                         \
+    X(SSP, "ssp", true, true, false, false, "K",                                              \
+      "async, but a pull waits while its worker is more than K steps ahead of the slowest")   \
+    X(BACKUP, "backup", true, false, true, false, "B",                                        \
+      "sync on the first n_workers - B pushes of a step; the rest are dropped")
+
+enum server_policy {
+#define PS_POLICY_ENUM(name, text, has_servers, is_async, has_rounds, is_exact, arg, meaning) \
+    POLICY_##name,
+    PS_POLICIES(PS_POLICY_ENUM)
+#undef PS_POLICY_ENUM
+    POLICY_N_KINDS
+};
+
+struct policy_info {
+    const char *name;      /* "ssp": as plans, reports and `strata schedule` spell it */
+    bool has_servers, is_async, has_rounds, is_exact;   /* see PS_POLICIES */
+    const char *arg;       /* "K", or NULL when the policy takes no argument */
+    const char *meaning;   /* one line, for `strata schedule` and docs */
+};
+
+/* Indexed by enum server_policy; generated from PS_POLICIES so it cannot drift. */
+extern const struct policy_info policy_infos[POLICY_N_KINDS];
+
+static inline bool policy_is_async(enum server_policy p)
+{
+    return policy_infos[p].is_async;
+}
+
+/* Pushes a round of a has_rounds policy keeps when n workers push to the
+ * server: all n, or backup's first n - arg. */
+int policy_round_quorum(enum server_policy p, int arg, int n);
 
 struct ps_server {
     enum server_policy policy;

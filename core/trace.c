@@ -9,7 +9,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "fileio.h"
+#include "json_doc.h"
 #include "plan_json.h"
 #include "trace.h"
 
@@ -140,13 +140,11 @@ int trace_write_chrome(const struct trace *t, const struct plan *p, const char *
     }
     for (size_t i = 0; ok && i < t->spans.len; i++) add_span(events, &t->spans.items[i], &ok);
 
-    /* Unformatted: a trace can hold millions of events. */
-    char *text = ok ? cJSON_PrintUnformatted(doc) : NULL;
-    cJSON_Delete(doc);
-    if (!text)
+    if (!ok) {
+        cJSON_Delete(doc);
         return err_set(e, ERR_NOMEM, "cannot write the trace '%s': out of memory building "
                        "the JSON (%zu spans; keep fewer steps)", path, t->spans.len);
-    int rc = file_write_atomic(path, text, strlen(text), e);
-    cJSON_free(text);
-    return rc;
+    }
+    /* Compact: a trace can hold millions of events. */
+    return json_write_atomic_as(doc, JSON_COMPACT, path, e);
 }

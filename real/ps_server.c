@@ -134,7 +134,7 @@ static int take_push(struct server *S, int source, int w, const struct ps_msg *m
         return err_set(e, ERR_RUN, "server %d: a push from rank %d of %lld floats and %lld "
                        "samples; the shard has %lld floats", ctx->rank, source,
                        (long long)m->n_floats, (long long)m->n_samples, (long long)S->n);
-    bool is_sync = S->ps.policy == POLICY_SYNC || S->ps.policy == POLICY_BACKUP;
+    bool is_sync = policy_infos[S->ps.policy].has_rounds;
     if (is_sync && !S->round_grad[w] &&
         !(S->round_grad[w] = ctx->dev->alloc((size_t)S->n * sizeof(float), e)))
         return ERR_NOMEM;

@@ -9,7 +9,7 @@
  *                                parameters, once the policy allows the pull
  *   worker -> server   DONE      struct ps_msg: the worker ran its last step
  *
- * Asynchronous plans share the job's work out (core/plan.h, policy_is_async):
+ * Asynchronous plans share the job's work out (core/ps_policy.h, is_async):
  * worker w starts with item w; the first server (rank n_workers) hands out
  * the next item in its answer to each worker's last pull of a step, until
  * steps x n_workers items are given; a worker that gets -1 is done, says

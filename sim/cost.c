@@ -1,7 +1,6 @@
 /* Op times on a cluster: a roofline for compute, the alpha-beta model for
  * all-reduce. Formulas and sources are in sim/cost.h. */
 #include <math.h>
-#include <stddef.h>   /* core/err.h uses size_t without including it */
 
 #include "../core/plan_check.h"
 #include "cost.h"

@@ -15,7 +15,7 @@
  * (a = -1 - link, b = cookie), so each call returns at most one cookie. */
 #include <float.h>
 #include <math.h>
-#include <stddef.h>   /* core/err.h uses size_t without including it */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "network.h"

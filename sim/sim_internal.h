@@ -115,8 +115,8 @@ struct sim {
     int *node_busy;         /* [nodes] */
     VEC(int32_t) start_q;   /* compute ops starting at the current instant */
 
-    /* Asynchronous plans share the job's work out (core/plan.h,
-     * policy_is_async): work item k is replica k % n_workers of job step
+    /* Asynchronous plans share the job's work out (core/ps_policy.h,
+     * is_async): work item k is replica k % n_workers of job step
      * k / n_workers; a worker takes the next item when it starts a step, and
      * is done when none is left. A dead worker's unfinished item goes back
      * (work_free) for the others. */

@@ -36,6 +36,24 @@ const struct strategy *strategy_baseline(void)
     return &strategy_mirrored;
 }
 
+bool strategy_reads(const struct strategy *s, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *item = s->options; n && *item;) {
+        const char *comma = strchr(item, ',');
+        size_t len = comma ? (size_t)(comma - item) : strlen(item);
+        if (len == n && !strncmp(item, name, n)) return true;
+        if (!comma) break;
+        item = comma + 1;
+    }
+    return false;
+}
+
+bool strategy_has_servers(const struct strategy *s)
+{
+    return policy_infos[s->policy].has_servers;
+}
+
 const struct strategy *strategy_find(const char *name, struct err *e)
 {
     if (!name) name = "";

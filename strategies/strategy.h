@@ -5,6 +5,7 @@
 #ifndef STRATA_STRATEGY_H
 #define STRATA_STRATEGY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../core/config.h"
@@ -15,7 +16,8 @@
 struct strategy {
     const char *name;           /* "mirrored": what --strategy takes */
     const char *summary;        /* one line for --help, `schedule` and tables */
-    const char *options;        /* options it reads beyond devices/batch/model: "bucket-mb" */
+    const char *options;        /* options it reads beyond devices/batch/model: "bucket-mb";
+                                 * ask strategy_reads() rather than searching it */
     enum server_policy policy;  /* POLICY_NONE unless it uses parameter servers */
     /* Builds the plan of one step for c and wl; ERR_INPUT with a message that
      * names the option when the scenario does not fit (e.g. more stages than
@@ -32,6 +34,14 @@ extern const size_t strategy_count;
  * on one device with no servers, which every strategy becomes on one device;
  * mirrored's plan on one rank is exactly that. */
 const struct strategy *strategy_baseline(void);
+
+/* Does s read option `name` (one of its options, by whole name)? What a
+ * sweep asks to know whether varying an option changes s's runs. */
+bool strategy_reads(const struct strategy *s, const char *name);
+
+/* Does s run parameter servers, extra ranks beside the devices that compute
+ * (its policy's has_servers)? */
+bool strategy_has_servers(const struct strategy *s);
 
 /* The strategy called name, or NULL with ERR_INPUT naming the choices. */
 const struct strategy *strategy_find(const char *name, struct err *e);

@@ -433,3 +433,39 @@ Test(cli, help_metrics_defines_every_column)
                            terms[i]);
     run_free(&r);
 }
+
+/* `strata schedule --explain` is EXPLAIN's comment column: the meaning of
+ * each op kind the plan uses (op_infos, core/plan.h) and of its server
+ * policy (policy_infos, core/ps_policy.h), before the program; other
+ * commands refuse it. */
+Test(cli, schedule_explain_says_what_each_op_kind_and_the_policy_mean)
+{
+    struct run r = RUN("schedule", "--strategy", "ps-ssp", "--devices", "3", "--staleness", "2",
+                       "--explain");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    for (int k = 0; k < OP_N_KINDS; k++) {
+        bool is_in_plan = k == OP_FORWARD || k == OP_BACKWARD || k == OP_PUSH || k == OP_PULL;
+        const char *at = strstr(r.out, op_infos[k].meaning);
+        cr_expect_eq(at != NULL, is_in_plan, "%s's meaning %s", op_infos[k].name,
+                     is_in_plan ? "is missing" : "is shown, but the plan has none");
+        if (at) cr_expect_lt(at, strstr(r.out, "rank 0:"), "before the program");
+    }
+    cr_expect_not_null(strstr(r.out, "server policy ssp:2 (K = 2)"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, policy_infos[POLICY_SSP].meaning), "%s", r.out);
+    run_free(&r);
+    /* without --explain the program alone, as before */
+    r = RUN("schedule", "--strategy", "mirrored", "--devices", "2");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_null(strstr(r.out, op_infos[OP_ALLREDUCE].meaning), "%s", r.out);
+    run_free(&r);
+    r = RUN("schedule", "--strategy", "mirrored", "--devices", "2", "--explain");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, op_infos[OP_ALLREDUCE].meaning), "%s", r.out);
+    cr_expect_null(strstr(r.out, "server policy"), "mirrored has no servers:\n%s", r.out);
+    run_free(&r);
+    r = RUN("schedule", "--help");
+    cr_expect_not_null(strstr(r.out, "--explain"), "schedule --help lacks --explain");
+    run_free(&r);
+    expect_refused(RUN("schedule", "--explain=maybe"), "--explain", NULL);
+    expect_refused(RUN("compare", "--explain"), "--explain", "not an option");
+}

@@ -29,7 +29,7 @@ Test(compare, every_strategy_runs_with_its_speedup_over_the_simulated_baseline)
     struct err e = {0};
     struct compare c;
     cr_assert_eq(compare_run_sim(&cfg, wl, strategy_registry, (int)strategy_count, 0, NULL, NULL,
-                                 &c, &e), 0, "%s", e.msg);
+                                 NULL, &c, &e), 0, "%s", e.msg);
     cr_expect_eq(c.n, (int)strategy_count, "%d of %zu ran (notes: %s)", c.n, strategy_count,
                  c.n_notes ? c.notes[0] : "none");
     cr_expect_eq(c.n_notes, 0);
@@ -57,7 +57,7 @@ Test(compare, a_strategy_the_scenario_does_not_fit_is_a_note_counted_as_unfit)
     size_t n = 0;
     cr_assert_eq(strategy_parse_list("model,mirrored", list, &n, &e), 0, "%s", e.msg);
     struct compare c;
-    cr_assert_eq(compare_run_sim(&cfg, wl, list, (int)n, 0, NULL, NULL, &c, &e), 0, "%s", e.msg);
+    cr_assert_eq(compare_run_sim(&cfg, wl, list, (int)n, 0, NULL, NULL, NULL, &c, &e), 0, "%s", e.msg);
     cr_expect_eq(c.n, 1);
     cr_expect_str_eq(c.reports[0]->strategy, "mirrored");
     cr_expect_eq(c.n_notes, 1);

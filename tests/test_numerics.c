@@ -43,7 +43,7 @@ static void simulate_ok(const struct config *c, struct sim_run *run)
     cr_assert_eq(workload_parse(c->model, &wl, &e), 0, "%s", e.msg);
     const struct strategy *st = strategy_find(c->strategy, &e);
     cr_assert_not_null(st, "%s", e.msg);
-    int rc = run_simulate(c, st, wl, 0, run, &e);
+    int rc = run_simulate(c, st, wl, 0, NULL, run, &e);
     workload_free(wl);
     cr_assert_eq(rc, 0, "%s: %s", c->strategy, e.msg);
 }
@@ -109,7 +109,6 @@ Test(numerics, synchronous_strategies_share_one_loss_curve_and_time_it_their_own
         run_release(&r);
     }
     run_release(&one);
-    run_numerics_release();
 }
 
 Test(numerics, async_path_with_one_worker_is_the_synchronous_sequence)
@@ -122,7 +121,6 @@ Test(numerics, async_path_with_one_worker_is_the_synchronous_sequence)
     cr_assert_float_eq(a.report.final.test_accuracy, one.report.final.test_accuracy, 1e-9);
     run_release(&one);
     run_release(&a);
-    run_numerics_release();
 }
 
 Test(numerics, staleness_changes_the_arithmetic_and_training_still_learns)
@@ -136,7 +134,6 @@ Test(numerics, staleness_changes_the_arithmetic_and_training_still_learns)
     cr_assert_lt(last, first, "ps-async loss %g -> %g", first, last);
     run_release(&a);
     run_release(&s);
-    run_numerics_release();
 }
 
 Test(numerics, a_dropped_backup_push_is_really_dropped)
@@ -151,7 +148,6 @@ Test(numerics, a_dropped_backup_push_is_really_dropped)
               "dropping a worker's gradient must change the trajectory");
     run_release(&sync);
     run_release(&backup);
-    run_numerics_release();
 }
 
 Test(numerics, time_to_accuracy_is_the_first_evaluation_at_or_above_the_target)
@@ -169,7 +165,6 @@ Test(numerics, time_to_accuracy_is_the_first_evaluation_at_or_above_the_target)
     r = simulated("mirrored", 2, 60, WITH({"target-accuracy", "0.999"}));
     cr_assert(!r.report.has_time_to_accuracy, "0.999 is out of reach in 60 steps");
     run_release(&r);
-    run_numerics_release();
 }
 
 Test(numerics, too_many_workers_for_the_memory_budget_is_bad_input)
@@ -181,13 +176,12 @@ Test(numerics, too_many_workers_for_the_memory_budget_is_bad_input)
     struct workload *wl = test_workload(c.model);
     struct err e = {0};
     struct sim_run r;
-    int rc = run_simulate(&c, strategy_find("ps-async", &e), wl, 0, &r, &e);
+    int rc = run_simulate(&c, strategy_find("ps-async", &e), wl, 0, NULL, &r, &e);
     cr_assert_eq(rc, ERR_INPUT, "rc %d: %s", rc, e.msg);
     cr_assert_not_null(strstr(e.msg, "GiB"), "%s", e.msg);
     cr_assert_not_null(strstr(e.msg, "--devices"), "%s", e.msg);
     run_release(&r);
     workload_free(wl);
-    run_numerics_release();
 }
 
 /* ---- against a real run ------------------------------------------------------ */
@@ -232,4 +226,47 @@ Test(numerics, same_seed_same_report_bytes)
     cr_assert_str_eq(ta, tb);
     free(ta);
     free(tb);
+}
+
+/* ---- what one command's runs share (struct run_numerics) ------------------- */
+
+static void simulate_shared(const struct config *c, struct run_numerics *shared,
+                            struct sim_run *run)
+{
+    struct err e = {0};
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse(c->model, &wl, &e), 0, "%s", e.msg);
+    int rc = run_simulate(c, strategy_find(c->strategy, &e), wl, 0, shared, run, &e);
+    workload_free(wl);
+    cr_assert_eq(rc, 0, "%s: %s", c->strategy, e.msg);
+}
+
+/* A context shared by runs gives each the numbers it would compute alone,
+ * and an input the numerics read (--lr here) that differs between runs is
+ * seen, whichever option it is: the sequence is kept with its inputs. */
+Test(numerics, a_shared_context_gives_each_run_its_own_numbers)
+{
+    struct err e = {0};
+    struct run_numerics *shared = run_numerics_create(&e);
+    cr_assert_not_null(shared, "%s", e.msg);
+    struct config c;
+    scenario(&c, "mirrored", 2, 8);
+    struct sim_run alone, first, other_lr, again;
+    simulate_ok(&c, &alone);
+    simulate_shared(&c, shared, &first);
+    expect_same_curve(&first.report, &alone.report, 0, "shared, first run");
+    config_set(&c, "lr", "0.05", ~0u, &e);
+    simulate_shared(&c, shared, &other_lr);
+    cr_expect_neq(other_lr.report.loss_curve[other_lr.report.n_loss_curve - 1].loss,
+                  alone.report.loss_curve[alone.report.n_loss_curve - 1].loss,
+                  "--lr 0.05 must not reuse --lr 0.01's sequence");
+    scenario(&c, "pipeline-1f1b", 2, 8);   /* --lr 0.01 again; synchronous: the same sequence */
+    simulate_shared(&c, shared, &again);
+    expect_same_curve(&again.report, &alone.report, 0, "shared, back to --lr 0.01");
+    run_release(&alone);
+    run_release(&first);
+    run_release(&other_lr);
+    run_release(&again);
+    run_numerics_free(shared);
+    run_numerics_free(NULL);
 }

@@ -196,8 +196,8 @@ Test(plan, op_infos_match_the_enum)
     cr_assert_eq(op_infos[OP_PULL].cls, OPC_SERVER);
     cr_assert_eq(op_infos[OP_ALLREDUCE].cls, OPC_COLLECTIVE);
     cr_assert_eq(op_infos[OP_SEND].stream, STREAM_COMM);
-    cr_assert_str_eq(policy_names[POLICY_BACKUP], "backup");
-    cr_assert_str_eq(policy_names[POLICY_NONE], "none");
+    cr_assert_str_eq(policy_infos[POLICY_BACKUP].name, "backup");
+    cr_assert_str_eq(policy_infos[POLICY_NONE].name, "none");
 }
 
 Test(plan, free_accepts_null)

@@ -12,7 +12,7 @@ static void init_ok(struct ps_server *s, enum server_policy p, int arg, int n)
 {
     struct err e = {0};
     int rc = ps_server_init(s, p, arg, n, &e);
-    cr_assert_eq(rc, 0, "ps_server_init(%s:%d, %d workers): %s", policy_names[p], arg, n, e.msg);
+    cr_assert_eq(rc, 0, "ps_server_init(%s:%d, %d workers): %s", policy_infos[p].name, arg, n, e.msg);
 }
 
 /* ---- sync ------------------------------------------------------------ */
@@ -496,4 +496,45 @@ Test(ps_policy, valid_edges_are_accepted)
     cr_assert(ps_server_pull_ready(&s, 0, 0));
     ps_server_release(&s);
     ps_server_release(NULL);
+}
+
+/* The policy table (PS_POLICIES): the properties the executors, the checker
+ * and the commands ask, against the definitions in ps_policy.h. */
+Test(ps_policy, table_names_and_properties_follow_the_definitions)
+{
+    cr_assert_str_eq(policy_infos[POLICY_NONE].name, "none");
+    cr_assert_str_eq(policy_infos[POLICY_SYNC].name, "sync");
+    cr_assert_str_eq(policy_infos[POLICY_ASYNC].name, "async");
+    cr_assert_str_eq(policy_infos[POLICY_SSP].name, "ssp");
+    cr_assert_str_eq(policy_infos[POLICY_BACKUP].name, "backup");
+    /* async and ssp share the job's work out; sync and backup gather rounds */
+    for (int p = 0; p < POLICY_N_KINDS; p++) {
+        const struct policy_info *pi = &policy_infos[p];
+        bool is_async = p == POLICY_ASYNC || p == POLICY_SSP;
+        bool has_rounds = p == POLICY_SYNC || p == POLICY_BACKUP;
+        cr_expect_eq(pi->is_async, is_async, "%s: is_async", pi->name);
+        cr_expect_eq(policy_is_async((enum server_policy)p), is_async, "%s", pi->name);
+        cr_expect_eq(pi->has_rounds, has_rounds, "%s: has_rounds", pi->name);
+        cr_expect_eq(pi->has_servers, p != POLICY_NONE, "%s: has_servers", pi->name);
+        /* only sync without drops (and no servers) applies the whole batch */
+        cr_expect_eq(pi->is_exact, p == POLICY_NONE || p == POLICY_SYNC, "%s: is_exact", pi->name);
+        cr_expect_eq(pi->arg != NULL, p == POLICY_SSP || p == POLICY_BACKUP, "%s: arg", pi->name);
+        cr_expect(pi->meaning && pi->meaning[0], "%s: a meaning", pi->name);
+        for (int q = 0; q < p; q++)
+            cr_expect_str_neq(pi->name, policy_infos[q].name, "names are unique");
+    }
+}
+
+Test(ps_policy, round_quorum_is_every_push_or_backups_first_n_minus_B)
+{
+    cr_expect_eq(policy_round_quorum(POLICY_SYNC, 0, 4), 4);
+    cr_expect_eq(policy_round_quorum(POLICY_BACKUP, 1, 4), 3);
+    cr_expect_eq(policy_round_quorum(POLICY_BACKUP, 0, 4), 4);   /* backup:0 is sync */
+    /* the engine closes a backup:1 round of 4 at its third push, as the
+     * quorum says */
+    struct ps_server s;
+    init_ok(&s, POLICY_BACKUP, 1, 4);
+    for (int w = 0; w < 2; w++) cr_expect_eq(ps_server_push(&s, w, 0, 0).action, PS_GATHERED);
+    cr_expect_eq(ps_server_push(&s, 2, 0, 0).action, PS_ROUND);
+    ps_server_release(&s);
 }

@@ -1013,3 +1013,22 @@ Test(strategies, out_of_range_devices_batch_and_bucket_are_refused)
     c.bucket_mb = NAN;
     assert_input_error("mirrored", &c, "--bucket-mb");
 }
+
+/* What a sweep asks a strategy (strategies/strategy.h): whole option names
+ * of its .options list, and whether it has servers (its policy's). */
+Test(strategies, reads_matches_whole_option_names_and_servers_follow_the_policy)
+{
+    cr_expect(strategy_reads(find("mirrored"), "bucket-mb"));
+    cr_expect(strategy_reads(find("ps-sync"), "servers"));
+    cr_expect(strategy_reads(find("ps-sync"), "backup-workers"));
+    cr_expect(!strategy_reads(find("ps-sync"), "backup"), "a prefix is not the option");
+    cr_expect(!strategy_reads(find("ps-sync"), "workers"), "nor is a suffix");
+    cr_expect(!strategy_reads(find("mirrored"), "microbatches"));
+    cr_expect(!strategy_reads(find("model"), ""), "an empty list reads nothing");
+    for (size_t i = 0; i < strategy_count; i++) {
+        const struct strategy *s = strategy_registry[i];
+        cr_expect_eq(strategy_has_servers(s), s->policy != POLICY_NONE, "%s", s->name);
+    }
+    cr_expect(strategy_has_servers(find("ps-ssp")));
+    cr_expect(!strategy_has_servers(find("pipeline-1f1b")));
+}

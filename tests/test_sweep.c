@@ -192,11 +192,11 @@ Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput
     cr_assert_eq(workload_parse(cfg.model, &wl, &e), 0, "%s", e.msg);
     const struct strategy *m = strategy_find("mirrored", &e);
     struct sim_run base;
-    cr_assert_eq(run_baseline(&cfg, wl, &base, &e), 0, "%s", e.msg);
+    cr_assert_eq(run_baseline(&cfg, wl, NULL, &base, &e), 0, "%s", e.msg);
     for (int i = 0; i < 4; i++) {
         cfg.devices = 1 << i;
         struct sim_run one;
-        cr_assert_eq(run_simulate(&cfg, m, wl, 0, &one, &e), 0, "%s", e.msg);
+        cr_assert_eq(run_simulate(&cfg, m, wl, 0, NULL, &one, &e), 0, "%s", e.msg);
         double want = one.report.throughput_samples_per_s / base.report.throughput_samples_per_s;
         double got = num_field(c, i, F_SPEEDUP);
         cr_expect_eq(got, want, "devices %d: speedup %.17g, the simulator's ratio %.17g",
@@ -453,4 +453,64 @@ Test(sweep, real_mode_runs_an_mpi_job_a_point, .timeout = 300)
     }
     cJSON_Delete(doc);
     run_free(&r);
+}
+
+/* --- Sizes and limits ------------------------------------------------------- */
+
+/* "batch=1,2,...,n" */
+static void vary_batches(char *buf, size_t size, int n)
+{
+    size_t used = (size_t)snprintf(buf, size, "batch=");
+    for (int i = 1; i <= n; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%d", i > 1 ? "," : "", i);
+    cr_assert_lt(used, size);
+}
+
+/* --vary takes up to SWEEP_MAX_VALUES values; one more is bad input that
+ * names the limit, never a sweep silently cut short. */
+Test(sweep, vary_holds_the_named_limit_of_values_and_refuses_one_more)
+{
+    struct config cfg;
+    config_init(&cfg);
+    struct err e = {0};
+    char vary[1024];
+    struct sweep_axis ax;
+    vary_batches(vary, sizeof vary, SWEEP_MAX_VALUES);
+    cr_assert_eq(config_set(&cfg, "vary", vary, ~0u, &e), 0, "%s", e.msg);
+    cr_assert_eq(sweep_axis_parse(&cfg, &ax, &e), 0, "%s", e.msg);
+    cr_expect_eq(ax.n_values, SWEEP_MAX_VALUES);
+    cr_expect_str_eq(ax.values[SWEEP_MAX_VALUES - 1], "64");
+    vary_batches(vary, sizeof vary, SWEEP_MAX_VALUES + 1);
+    cr_assert_eq(config_set(&cfg, "vary", vary, ~0u, &e), 0, "%s", e.msg);
+    cr_expect_eq(sweep_axis_parse(&cfg, &ax, &e), ERR_INPUT);
+    char limit[48];
+    snprintf(limit, sizeof limit, "more than %d values", SWEEP_MAX_VALUES);
+    cr_expect_not_null(strstr(e.msg, limit), "%s", e.msg);
+    config_release(&cfg);
+}
+
+/* The grid's strategies are sized from the list: every registered strategy
+ * gets its row, in order (no fixed array to cut them short). */
+Test(sweep, grid_keeps_every_strategy_of_the_list)
+{
+    struct config cfg;
+    config_init(&cfg);
+    struct err e = {0};
+    cr_assert_eq(config_set(&cfg, "vary", "devices=1,2", ~0u, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&cfg, "steps", "2", ~0u, &e), 0, "%s", e.msg);
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse(cfg.model, &wl, &e), 0, "%s", e.msg);
+    struct sweep_axis ax;
+    cr_assert_eq(sweep_axis_parse(&cfg, &ax, &e), 0, "%s", e.msg);
+    struct sweep s;
+    cr_assert_eq(sweep_run(&cfg, wl, &ax, strategy_registry, (int)strategy_count, NULL, NULL,
+                           NULL, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(s.n_strategies, (int)strategy_count);
+    cr_expect_eq(s.n_points, (int)strategy_count * 2);
+    for (size_t i = 0; i < strategy_count; i++)
+        cr_expect_eq(s.strategies[i], strategy_registry[i], "row %zu", i);
+    sweep_release(&s);
+    cr_expect_null(s.strategies, "released");
+    workload_free(wl);
+    config_release(&cfg);
 }

@@ -54,7 +54,7 @@ static int run_one(const struct scenario *sc)
     }
     struct sim_run run;
     double t0 = now_s();
-    int rc = run_simulate(&cfg, st, wl, 0, &run, &e);
+    int rc = run_simulate(&cfg, st, wl, 0, NULL, &run, &e);
     double wall_s = now_s() - t0;
     if (rc < 0) {
         fprintf(stderr, "sim_speed: %s: %s\n", sc->name, e.msg);
