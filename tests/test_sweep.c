@@ -99,12 +99,20 @@ enum { F_STRATEGY, F_OPTION, F_VALUE, F_DEVICES, F_BATCH, F_STEP, F_THROUGHPUT, 
 /* Each test writes into a fresh test_tmp_dir. */
 TEST_SUITE_WITH_TMP_DIR(sweep);
 
-/* test_tmp_dir/name into path (capacity n). */
-static char *temp_path(char *path, size_t n, const char *name)
+/* strata sweep with args, which must succeed, writing its CSV to
+ * test_tmp_dir/name; the CSV read back, which must have n_rows rows (free it). */
+static struct csv *sweep_csv(const char *name, int n_rows, const char *const *args)
 {
-    snprintf(path, n, "%s", test_tmp_path(name));
-    return path;
+    struct run r = sweep_ok(args);
+    run_free(&r);
+    struct csv *c = read_csv(test_tmp_path(name));
+    cr_assert_eq(c->n_rows, n_rows, "%s", name);
+    return c;
 }
+
+#define SWEEP_CSV(name, n_rows, ...)                                                       \
+    sweep_csv(name, n_rows,                                                                \
+              (const char *const[]){"sweep", __VA_ARGS__, "--csv", test_tmp_path(name), NULL})
 
 /* --- The grid --------------------------------------------------------------- */
 
@@ -113,8 +121,7 @@ static char *temp_path(char *path, size_t n, const char *name)
  * loose for sanitizer builds). */
 Test(sweep, grid_has_a_row_per_strategy_and_value)
 {
-    char csv[128];
-    temp_path(csv, sizeof csv, "grid.csv");
+    const char *csv = test_tmp_path("grid.csv");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     struct run r = SWEEP("--devices", "1,2,4,8,16,32", "--csv", csv);
@@ -142,10 +149,9 @@ Test(sweep, grid_has_a_row_per_strategy_and_value)
 
 Test(sweep, devices_list_is_vary_devices)
 {
-    char a[128], b[128], c[128];
-    temp_path(a, sizeof a, "a.csv");
-    temp_path(b, sizeof b, "b.csv");
-    temp_path(c, sizeof c, "c.csv");
+    const char *a = test_tmp_path("a.csv");
+    const char *b = test_tmp_path("b.csv");
+    const char *c = test_tmp_path("c.csv");
     struct run ra = SWEEP("--devices", "1,2,4", "--csv", a);
     struct run rb = SWEEP("--vary", "devices=1,2,4", "--csv", b);
     struct run rc = SWEEP("--devices=1,2,4", "--csv", c);
@@ -164,12 +170,9 @@ Test(sweep, devices_list_is_vary_devices)
     run_free(&rb);
     run_free(&rc);
     /* and --devices N alone stays the option: devices 1, 2, 4, then 6 */
-    struct run rd = SWEEP_OK("--devices", "6", "--strategies", "mirrored", "--csv", a);
-    struct csv *cd = read_csv(a);
-    cr_expect_eq(cd->n_rows, 4);
+    struct csv *cd = SWEEP_CSV("d.csv", 4, "--devices", "6", "--strategies", "mirrored");
     cr_expect_str_eq(cd->field[3][F_DEVICES], "6");
     free(cd);
-    run_free(&rd);
 }
 
 /* Speedup is the simulator's own throughput over the one-device baseline's:
@@ -177,12 +180,8 @@ Test(sweep, devices_list_is_vary_devices)
  * run_baseline called here, bit for bit. */
 Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput_ratios)
 {
-    char csv[128];
-    temp_path(csv, sizeof csv, "ideal.csv");
-    struct run r = SWEEP_OK("--devices", "1,2,4,8", "--strategies", "mirrored", "--cluster",
-                            "ideal", "--csv", csv);
-    struct csv *c = read_csv(csv);
-    cr_assert_eq(c->n_rows, 4);
+    struct csv *c = SWEEP_CSV("ideal.csv", 4, "--devices", "1,2,4,8", "--strategies", "mirrored",
+                              "--cluster", "ideal");
 
     struct config cfg;
     config_init(&cfg);
@@ -209,7 +208,6 @@ Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput
     run_release(&base);
     workload_free(wl);
     free(c);
-    run_free(&r);
 }
 
 /* Weak scaling: batch = --batch x devices / the first devices value, so
@@ -217,8 +215,7 @@ Test(sweep, mirrored_speedups_on_the_ideal_cluster_are_the_simulators_throughput
  * device running 64 samples (within 1e-12: the JSON's numbers). */
 Test(sweep, weak_scaling_keeps_the_batch_per_device)
 {
-    char json[128];
-    temp_path(json, sizeof json, "weak.json");
+    const char *json = test_tmp_path("weak.json");
     struct run r = SWEEP_OK("--devices", "2,4,8", "--scaling", "weak", "--batch", "128",
                             "--strategies", "mirrored,ps-sync", "--json", json);
     cr_expect_not_null(strstr(r.out, "64 samples per device"), "%s", r.out);
@@ -255,12 +252,8 @@ Test(sweep, weak_scaling_keeps_the_batch_per_device)
  * the same value. */
 Test(sweep, another_option_is_measured_against_its_first_value)
 {
-    char csv[128];
-    temp_path(csv, sizeof csv, "batch.csv");
-    struct run r = SWEEP_OK("--vary", "batch=128,512", "--devices", "4", "--strategies",
-                            "mirrored,pipeline-gpipe", "--csv", csv);
-    struct csv *c = read_csv(csv);
-    cr_assert_eq(c->n_rows, 4);
+    struct csv *c = SWEEP_CSV("batch.csv", 4, "--vary", "batch=128,512", "--devices", "4",
+                              "--strategies", "mirrored,pipeline-gpipe");
     for (int s = 0; s < 2; s++) {
         int first = 2 * s, second = first + 1;
         cr_expect_eq(num_field(c, first, F_SPEEDUP), 1);
@@ -270,7 +263,6 @@ Test(sweep, another_option_is_measured_against_its_first_value)
         cr_expect_str_eq(c->field[second][F_DEVICES], "4");
     }
     free(c);
-    run_free(&r);
 }
 
 /* With --numerics the training options vary too, each value trains its own
@@ -278,8 +270,7 @@ Test(sweep, another_option_is_measured_against_its_first_value)
  * numerics, serves every value. */
 Test(sweep, numerics_sweeps_vary_the_learning_rate)
 {
-    char json[128];
-    temp_path(json, sizeof json, "lr.json");
+    const char *json = test_tmp_path("lr.json");
     struct run r = SWEEP_OK("--vary", "lr=0.01,0.1", "--numerics", "--data", "synthetic", "--steps",
                             "10", "--strategies", "mirrored", "--json", json);
     cr_expect_not_null(strstr(r.out, "accuracy"), "no accuracy column:\n%s", r.out);
@@ -365,9 +356,7 @@ Test(sweep, bad_vary_exits_2_naming_vary_and_the_value)
  * is a '-' row with a note; the sweep still succeeds. */
 Test(sweep, a_point_that_does_not_fit_is_a_dash_and_the_sweep_succeeds)
 {
-    char csv[128], json[128];
-    temp_path(csv, sizeof csv, "unfit.csv");
-    temp_path(json, sizeof json, "unfit.json");
+    const char *csv = test_tmp_path("unfit.csv"), *json = test_tmp_path("unfit.json");
     struct run r = SWEEP_OK("--devices", "2,8", "--strategies", "mirrored,pipeline-1f1b",
                             "--csv", csv, "--json", json);
     const char *row = strstr(r.out, "\npipeline-1f1b        8");
@@ -395,8 +384,7 @@ Test(sweep, a_point_that_does_not_fit_is_a_dash_and_the_sweep_succeeds)
 /* core/report_read.c reads a sweep document's points[].report. */
 Test(sweep, the_json_reads_back_as_report_documents)
 {
-    char json[128];
-    temp_path(json, sizeof json, "doc.json");
+    const char *json = test_tmp_path("doc.json");
     struct run r = SWEEP_OK("--vary", "straggler=none,exp:0.5", "--strategies", "mirrored,ps-async",
                             "--json", json);
     struct report_doc d;
@@ -431,8 +419,7 @@ Test(sweep, help_lists_vary_scaling_and_plot)
 /* Two MPI jobs (and the one-rank baseline), launched through real_job_run. */
 Test(sweep, real_mode_runs_an_mpi_job_a_point, .timeout = 300)
 {
-    char json[128];
-    temp_path(json, sizeof json, "real.json");
+    const char *json = test_tmp_path("real.json");
     struct run r = SWEEP("--mode", "real", "--vary", "devices=1,2", "--data", "synthetic",
                          "--steps", "5", "--strategies", "mirrored", "--json", json);
     cr_assert_eq(r.status, 0, "stdout: %s\nstderr: %s", r.out, r.err);
