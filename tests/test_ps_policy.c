@@ -15,6 +15,16 @@ static void init_ok(struct ps_server *s, enum server_policy p, int arg, int n)
     cr_assert_eq(rc, 0, "ps_server_init(%s:%d, %d workers): %s", policy_infos[p].name, arg, n, e.msg);
 }
 
+/* Worker w pushes the gradient of `step` computed from version `read`; the
+ * server must answer `want` (why: where the expectation comes from). */
+static void expect_push(struct ps_server *s, int w, int64_t step, int64_t read,
+                        enum ps_action want, const char *why)
+{
+    enum ps_action got = ps_server_push(s, w, step, read).action;
+    cr_assert_eq(got, want, "push of worker %d, step %lld, read at %lld: action %d, want %d (%s)",
+                 w, (long long)step, (long long)read, (int)got, (int)want, why);
+}
+
 /* ---- sync ------------------------------------------------------------ */
 
 Test(ps_policy, sync_round_of_3_closes_on_third_push_with_staleness_0)
@@ -116,7 +126,7 @@ Test(ps_policy, backup_0_is_sync)
     struct ps_server s;
     init_ok(&s, POLICY_BACKUP, 0, 3);
     for (int w = 0; w < 3; w++)
-        cr_assert_eq(ps_server_push(&s, w, 0, 0).action, w < 2 ? PS_GATHERED : PS_ROUND);
+        expect_push(&s, w, 0, 0, w < 2 ? PS_GATHERED : PS_ROUND, "backup:0 waits for all 3");
     ps_server_release(&s);
 }
 
@@ -130,7 +140,7 @@ Test(ps_policy, backup_straggler_left_behind_two_rounds_is_dropped)
         for (int w = 0; w < 2; w++) ps_server_push(&s, w, step, step);
     cr_assert_eq(s.round, 2);
     for (int64_t step = 0; step < 2; step++) {
-        cr_assert_eq(ps_server_push(&s, 2, step, 0).action, PS_DROPPED);
+        expect_push(&s, 2, step, 0, PS_DROPPED, "its round closed without it");
         cr_assert(ps_server_pull_ready(&s, 2, step));
     }
     cr_assert_eq(s.version, 2);
@@ -351,7 +361,7 @@ Test(ps_policy, ssp_retired_slowest_worker_lets_the_others_pulls_through)
     cr_assert(ps_server_pull_ready(&s, 1, 4));
     /* A push of the retired worker (one on its way) is dropped. */
     int64_t version = s.version;
-    cr_assert_eq(ps_server_push(&s, 0, 1, 0).action, PS_DROPPED);
+    expect_push(&s, 0, 1, 0, PS_DROPPED, "worker 0 is retired");
     cr_assert_eq(s.version, version);
     ps_server_release(&s);
 }
@@ -412,8 +422,8 @@ Test(ps_policy, sync_retired_workers_push_in_the_open_round_no_longer_counts)
     ps_server_push(&s, 0, 0, 0);
     ps_server_retire(&s, 0);
     cr_assert_eq(s.n_in_round, 0);
-    cr_assert_eq(ps_server_push(&s, 1, 0, 0).action, PS_GATHERED, "worker 2 still to come");
-    cr_assert_eq(ps_server_push(&s, 2, 0, 0).action, PS_ROUND);
+    expect_push(&s, 1, 0, 0, PS_GATHERED, "worker 2 still to come");
+    expect_push(&s, 2, 0, 0, PS_ROUND, "both live workers pushed");
     cr_assert_eq(s.version, 1);
     ps_server_release(&s);
 }
@@ -427,11 +437,10 @@ Test(ps_policy, backup_quorum_is_n_minus_B_or_every_live_worker)
     init_ok(&s, POLICY_BACKUP, 1, 4);
     ps_server_retire(&s, 3);
     for (int w = 0; w < 3; w++)
-        cr_assert_eq(ps_server_push(&s, w, 0, 0).action, w < 2 ? PS_GATHERED : PS_ROUND,
-                     "one retired: push %d", w);
+        expect_push(&s, w, 0, 0, w < 2 ? PS_GATHERED : PS_ROUND, "one retired: closes at 3");
     ps_server_retire(&s, 0);
-    cr_assert_eq(ps_server_push(&s, 1, 1, 1).action, PS_GATHERED);
-    cr_assert_eq(ps_server_push(&s, 2, 1, 1).action, PS_ROUND, "two retired: closes at 2");
+    expect_push(&s, 1, 1, 1, PS_GATHERED, "two retired");
+    expect_push(&s, 2, 1, 1, PS_ROUND, "two retired: closes at 2");
     cr_assert_eq(s.version, 2);
     ps_server_release(&s);
 }
@@ -487,8 +496,8 @@ Test(ps_policy, valid_edges_are_accepted)
 {
     struct ps_server s;
     init_ok(&s, POLICY_BACKUP, 3, 4);   /* one push closes a round */
-    cr_assert_eq(ps_server_push(&s, 2, 0, 0).action, PS_ROUND);
-    cr_assert_eq(ps_server_push(&s, 0, 0, 0).action, PS_DROPPED);
+    expect_push(&s, 2, 0, 0, PS_ROUND, "backup:3 of 4: the first push closes");
+    expect_push(&s, 0, 0, 0, PS_DROPPED, "round 0 is closed");
     ps_server_release(&s);
     init_ok(&s, POLICY_SSP, 0, 1);
     cr_assert(ps_server_pull_ready(&s, 0, -1), "nothing pushed, nothing to wait for");
