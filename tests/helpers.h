@@ -104,7 +104,7 @@ struct workload *test_workload(const char *spec);
  * includes core/workload.h). */
 #define TEST_SUITE_WITH_WORKLOAD(suite, var, spec)                                       \
     static struct workload *var;                                                         \
-    static void suite##_parse_workload(void) { var = test_workload(spec); }             \
+    static void suite##_parse_workload(void) { var = test_workload(spec); }              \
     static void suite##_free_workload(void) { workload_free(var); }                      \
     TestSuite(suite, .init = suite##_parse_workload, .fini = suite##_free_workload)
 
