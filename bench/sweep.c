@@ -314,17 +314,17 @@ int sweep_n_tasks(const struct sweep *s)
     return s->n_baselines + s->n_points;
 }
 
-/* Task t's point, t >= n_baselines: value-major over the strategy-major
- * points. */
-static struct sweep_point *task_point(struct sweep *s, int t)
+/* The index of task t's point, t >= n_baselines: tasks are value-major, the
+ * points strategy-major. */
+static int task_point(const struct sweep *s, int t)
 {
     int k = t - s->n_baselines, n = s->n_strategies;
-    return &s->points[(k % n) * s->axis.n_values + k / n];
+    return (k % n) * s->axis.n_values + k / n;
 }
 
 struct sweep_run *sweep_task_slot(struct sweep *s, int t)
 {
-    return t < s->n_baselines ? &s->baselines[t] : &task_point(s, t)->run;
+    return t < s->n_baselines ? &s->baselines[t] : &s->points[task_point(s, t)].run;
 }
 
 void sweep_task_name(const struct sweep *s, int t, const char **strategy, const char **value)
@@ -334,7 +334,7 @@ void sweep_task_name(const struct sweep *s, int t, const char **strategy, const 
         *value = s->n_baselines > 1 ? s->axis.values[t] : NULL;
         return;
     }
-    const struct sweep_point *p = task_point((struct sweep *)s, t);
+    const struct sweep_point *p = &s->points[task_point(s, t)];
     *strategy = p->strategy->name;
     *value = s->axis.values[p->value];
 }
@@ -345,7 +345,7 @@ int sweep_task_run(struct sweep *s, const struct config *cfg, const struct workl
     const struct sweep_axis *ax = &s->axis;
     struct config c;
     if (t >= s->n_baselines) {
-        struct sweep_point *p = task_point(s, t);
+        struct sweep_point *p = &s->points[task_point(s, t)];
         TRY(sweep_point_config(ax, cfg, p->value, &c, e));
         return run_one(&c, wl, p->strategy, ax, numerics, &p->run, e);
     }

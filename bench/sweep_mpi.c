@@ -104,11 +104,14 @@ int sweep_mpi_run(struct sweep *s, const struct config *cfg, const struct worklo
     struct err fatal = {0};
     int at = sweep_n_tasks(s) + 1;
     int rc = run_mine(s, cfg, wl, numerics, rank, n_ranks, progress, ctx, &out, &at, &fatal, e);
-    if (rc < 0) vec_free(&out);   /* send nothing: rank 0 then says a result is missing */
-    int rc_gather = gather(s, rank, n_ranks, &out, &at, &fatal, rc < 0 ? &fatal : e);
+    if (rc < 0) vec_free(&out);   /* a message may be half written: send none (rank 0 says so) */
+    /* Every rank gathers, whatever happened to it: one that left would hang
+     * the others. */
+    struct err gather_e = {0};
+    int rc_gather = gather(s, rank, n_ranks, &out, &at, &fatal, &gather_e);
     vec_free(&out);
     if (rc < 0) return rc;
-    TRY(rc_gather);
+    if (rc_gather < 0) return err_set(e, rc_gather, "%s", gather_e.msg);
     if (rank == 0 && at <= sweep_n_tasks(s)) return err_set(e, fatal.code, "%s", fatal.msg);
     return 0;
 }
