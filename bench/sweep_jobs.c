@@ -144,7 +144,7 @@ static bool receive(struct sweep *s, struct worker *w, struct shared *sh, int *a
 {
     size_t head_n = sweep_wire_head_bytes(), len = 0, used = 0;
     char head[256];
-    size_t got = read_full(w->fd, head, head_n);
+    size_t got = head_n <= sizeof head ? read_full(w->fd, head, head_n) : 0;
     if (got == 0) return false;
     struct err f = {0};
     char *msg = NULL;
