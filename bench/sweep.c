@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -14,6 +15,7 @@
 #include "run_numerics.h"
 #include "real_job.h"
 #include "sweep.h"
+#include "sweep_tasks.h"
 
 /* Options that shape a simulated run and a real one (bench/run.h's
  * RUN_CONFIG_GROUPS and bench/real_job.c's JOB_GROUPS, less the strategy,
@@ -307,9 +309,80 @@ static void fill_ratios(struct sweep *s)
     }
 }
 
-int sweep_run(const struct config *cfg, const struct workload *wl, const struct sweep_axis *ax,
-              const struct strategy *const *list, int n, struct run_numerics *numerics,
-              sweep_progress_fn progress, void *ctx, struct sweep *out, struct err *e)
+int sweep_n_tasks(const struct sweep *s)
+{
+    return s->n_baselines + s->n_points;
+}
+
+/* The index of task t's point, t >= n_baselines: tasks are value-major, the
+ * points strategy-major. */
+static int task_point(const struct sweep *s, int t)
+{
+    int k = t - s->n_baselines, n = s->n_strategies;
+    return (k % n) * s->axis.n_values + k / n;
+}
+
+struct sweep_run *sweep_task_slot(struct sweep *s, int t)
+{
+    return t < s->n_baselines ? &s->baselines[t] : &s->points[task_point(s, t)].run;
+}
+
+void sweep_task_name(const struct sweep *s, int t, const char **strategy, const char **value)
+{
+    if (t < s->n_baselines) {
+        *strategy = NULL;
+        *value = s->n_baselines > 1 ? s->axis.values[t] : NULL;
+        return;
+    }
+    const struct sweep_point *p = &s->points[task_point(s, t)];
+    *strategy = p->strategy->name;
+    *value = s->axis.values[p->value];
+}
+
+int sweep_task_run(struct sweep *s, const struct config *cfg, const struct workload *wl,
+                   struct run_numerics *numerics, int t, struct err *e)
+{
+    const struct sweep_axis *ax = &s->axis;
+    struct config c;
+    if (t >= s->n_baselines) {
+        struct sweep_point *p = &s->points[task_point(s, t)];
+        TRY(sweep_point_config(ax, cfg, p->value, &c, e));
+        return run_one(&c, wl, p->strategy, ax, numerics, &p->run, e);
+    }
+    TRY(sweep_point_config(ax, cfg, t, &c, e));
+    /* A devices sweep's baseline: one device with the global batch
+     * (strong) or one device's share of it (weak). Set as options, so
+     * that a real job is given them too (config_to_args). */
+    if (ax->is_devices) {
+        char batch[32];
+        snprintf(batch, sizeof batch, "%lld", ax->is_weak ? ax->batch_per_device : cfg->batch);
+        TRY(config_set(&c, "devices", "1", ~0u, e));
+        TRY(config_set(&c, "batch", batch, ~0u, e));
+    }
+    /* A baseline gives a speed: a simulated one skips the arithmetic. */
+    if (!ax->is_real) {
+        c.numerics = false;
+        c.target_accuracy = 0;
+    }
+    return run_one(&c, wl, NULL, ax, numerics, &s->baselines[t], e);
+}
+
+int sweep_check_baseline(const struct sweep *s, struct err *e)
+{
+    if (s->axis.is_devices && s->baselines[0].rc)
+        return err_set(e, s->baselines[0].rc, "the one-device baseline: %s", s->baselines[0].note);
+    return 0;
+}
+
+int sweep_default_jobs(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > SWEEP_MAX_JOBS ? SWEEP_MAX_JOBS : (int)n;
+}
+
+/* The grid's slots, every point's strategy and value set, nothing run. */
+static int sweep_alloc(struct sweep *out, const struct sweep_axis *ax,
+                       const struct strategy *const *list, int n, struct err *e)
 {
     memset(out, 0, sizeof *out);
     out->axis = *ax;
@@ -323,46 +396,59 @@ int sweep_run(const struct config *cfg, const struct workload *wl, const struct 
     out->baselines = XCALLOC(e, (size_t)out->n_baselines, sizeof *out->baselines);
     out->points = XCALLOC(e, (size_t)out->n_points, sizeof *out->points);
     if (!out->baselines || !out->points) return ERR_NOMEM;
-    int total = out->n_baselines + out->n_points, done = 0;
+    for (int i = 0; i < n; i++)
+        for (int v = 0; v < ax->n_values; v++) {
+            out->points[i * ax->n_values + v].strategy = list[i];
+            out->points[i * ax->n_values + v].value = v;
+        }
+    return 0;
+}
 
-    struct config c;
-    for (int b = 0; b < out->n_baselines; b++, done++) {
-        if (progress) progress(ctx, NULL, one_base ? NULL : ax->values[b], done, total);
-        TRY(sweep_point_config(ax, cfg, b, &c, e));
-        /* A devices sweep's baseline: one device with the global batch
-         * (strong) or one device's share of it (weak). Set as options, so
-         * that a real job is given them too (config_to_args). */
-        if (ax->is_devices) {
-            char batch[32];
-            snprintf(batch, sizeof batch, "%lld",
-                     ax->is_weak ? ax->batch_per_device : cfg->batch);
-            TRY(config_set(&c, "devices", "1", ~0u, e));
-            TRY(config_set(&c, "batch", batch, ~0u, e));
-        }
-        /* A baseline gives a speed: a simulated one skips the arithmetic. */
-        if (!ax->is_real) {
-            c.numerics = false;
-            c.target_accuracy = 0;
-        }
-        TRY(run_one(&c, wl, NULL, ax, numerics, &out->baselines[b], e));
-        if (ax->is_devices && out->baselines[b].rc)
-            return err_set(e, out->baselines[b].rc, "the one-device baseline: %s",
-                           out->baselines[b].note);
+/* Task 0 and then the rest, here or in n_jobs workers. */
+static int run_here(struct sweep *s, const struct config *cfg, const struct workload *wl,
+                    struct run_numerics *numerics, int n_jobs, sweep_progress_fn progress,
+                    void *ctx, struct err *e)
+{
+    int total = sweep_n_tasks(s);
+    /* Workers pay for themselves from two tasks after the first on. */
+    if (n_jobs > 1 && !s->axis.is_real && total > 2) {
+        const char *strategy, *value;
+        sweep_task_name(s, 0, &strategy, &value);
+        if (progress) progress(ctx, strategy, value, 0, total);
+        TRY(sweep_task_run(s, cfg, wl, numerics, 0, e));
+        TRY(sweep_check_baseline(s, e));
+        return sweep_jobs_run(s, cfg, wl, numerics, n_jobs, progress, ctx, e);
     }
-    /* Value-major: the strategies of one value run one after another, so
-     * what they share (numerics' synchronous step sequence, kept with the
-     * inputs it was computed from) is computed once a value. The points stay strategy-major. */
-    for (int v = 0; v < ax->n_values; v++)
-        for (int i = 0; i < n; i++, done++) {
-            struct sweep_point *p = &out->points[i * ax->n_values + v];
-            p->strategy = list[i];
-            p->value = v;
-            if (progress) progress(ctx, list[i]->name, ax->values[v], done, total);
-            TRY(sweep_point_config(ax, cfg, v, &c, e));
-            TRY(run_one(&c, wl, list[i], ax, numerics, &p->run, e));
-        }
+    for (int t = 0; t < total; t++) {
+        const char *strategy, *value;
+        sweep_task_name(s, t, &strategy, &value);
+        if (progress) progress(ctx, strategy, value, t, total);
+        TRY(sweep_task_run(s, cfg, wl, numerics, t, e));
+        if (t == 0) TRY(sweep_check_baseline(s, e));
+    }
+    return 0;
+}
+
+int sweep_run_spread(const struct config *cfg, const struct workload *wl,
+                     const struct sweep_axis *ax, const struct strategy *const *list, int n,
+                     struct run_numerics *numerics, const struct sweep_spread *sp,
+                     sweep_progress_fn progress, void *ctx, struct sweep *out, struct err *e)
+{
+    TRY(sweep_alloc(out, ax, list, n, e));
+    if (sp->n_ranks > 1)
+        TRY(sweep_mpi_run(out, cfg, wl, numerics, sp->rank, sp->n_ranks, progress, ctx, e));
+    else
+        TRY(run_here(out, cfg, wl, numerics, sp->n_jobs, progress, ctx, e));
     fill_ratios(out);
     return 0;
+}
+
+int sweep_run(const struct config *cfg, const struct workload *wl, const struct sweep_axis *ax,
+              const struct strategy *const *list, int n, struct run_numerics *numerics,
+              sweep_progress_fn progress, void *ctx, struct sweep *out, struct err *e)
+{
+    const struct sweep_spread here = {.n_jobs = 1, .rank = 0, .n_ranks = 1};
+    return sweep_run_spread(cfg, wl, ax, list, n, numerics, &here, progress, ctx, out, e);
 }
 
 void sweep_release(struct sweep *s)

@@ -97,6 +97,19 @@ int sweep_point_config(const struct sweep_axis *ax, const struct config *base, i
 typedef void (*sweep_progress_fn)(void *ctx, const char *strategy, const char *value, int done,
                                   int total);
 
+/* Where a sweep's runs go. */
+#define SWEEP_MAX_JOBS 1024   /* --jobs's bound */
+struct sweep_spread {
+    int n_jobs;         /* processes of this machine: 1 runs every point here, N > 1 forks
+                         * N workers (simulated sweeps only: a real one runs a job at a time) */
+    int rank, n_ranks;  /* this process's rank in the MPI job it belongs to, and the job's
+                         * size; n_ranks 1: no job. The ranks share the points out and rank 0
+                         * gathers them: only rank 0's sweep is whole. */
+};
+
+/* --jobs when not given: one worker per online core. */
+int sweep_default_jobs(void);
+
 /* Runs the baselines, then every strategy of list[0..n) at every value.
  * A point that does not fit its strategy, or whose run fails, is recorded in
  * its run (rc, note) and the sweep goes on. Fails (the message in e) only
@@ -106,6 +119,15 @@ typedef void (*sweep_progress_fn)(void *ctx, const char *strategy, const char *v
 int sweep_run(const struct config *cfg, const struct workload *wl, const struct sweep_axis *ax,
               const struct strategy *const *list, int n, struct run_numerics *numerics,
               sweep_progress_fn progress, void *ctx, struct sweep *out, struct err *e);
+
+/* As sweep_run, the runs spread as sp says, with the same result byte for
+ * byte (every output of a sweep comes from *out). With workers, progress is
+ * called as each run ends rather than before it. On an MPI rank other than
+ * 0, *out holds only that rank's runs: print nothing from it. */
+int sweep_run_spread(const struct config *cfg, const struct workload *wl,
+                     const struct sweep_axis *ax, const struct strategy *const *list, int n,
+                     struct run_numerics *numerics, const struct sweep_spread *sp,
+                     sweep_progress_fn progress, void *ctx, struct sweep *out, struct err *e);
 void sweep_release(struct sweep *s);
 
 /* The baseline point's value v is measured against. */

@@ -58,7 +58,9 @@ static const struct command commands[] = {
      "microbatches, bucket-mb, staleness, servers, straggler=exp:0.1,exp:0.5, ...), with\n"
      "speedup over its first value. A point a strategy does not fit is a '-'. Simulated by\n"
      "default; --mode real runs each point as an MPI job. --csv and --json write the points,\n"
-     "--plot DIR and --plot-terminal the speedup figure.",
+     "--plot DIR and --plot-terminal the speedup figure. A simulated sweep runs its points\n"
+     "in -j N processes (one per core by default), and under `mpirun -np R strata sweep`\n"
+     "over the ranks, rank 0 printing: the output is -j 1's, byte for byte.",
      STRATEGIES_GROUPS | OPTG_SWEEP, cmd_sweep},
     {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
      "Prints the program every rank runs for one training step (one op a line: index,\n"

@@ -12,6 +12,8 @@
 #include "../bench/run_numerics.h"
 #include "../bench/sweep.h"
 #include "../plots/plots.h"
+#include "../real/job.h"
+#include "../real/launch.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -385,6 +387,28 @@ static int grid_status(const struct sweep *s)
     return n_ran == 0 && n_unfit > 0 ? 2 : 0;
 }
 
+/* Under mpirun every rank runs this command; only rank 0 speaks. */
+static int fail(const struct command *self, int rank, const struct err *e)
+{
+    return rank == 0 ? scenario_fail(self, e) : err_exit_status(e->code);
+}
+
+/* Where the points run: -j workers here (one per core when not given), or
+ * the ranks of the MPI job this process is one of, one point at a time
+ * each. A real sweep starts an MPI job a point, so it is neither. */
+static int spread_of(const struct config *cfg, const struct sweep_axis *ax, int rank, int n_ranks,
+                     struct sweep_spread *sp, struct err *e)
+{
+    if (ax->is_real && n_ranks > 1)
+        return err_set(e, ERR_INPUT, "--mode real: a real sweep starts an MPI job for each "
+                       "point; run it without mpirun (strata sweep --mode real ...)");
+    sp->rank = rank;
+    sp->n_ranks = n_ranks;
+    sp->n_jobs = config_is_set(cfg, "jobs") ? (int)cfg->jobs : sweep_default_jobs();
+    if (ax->is_real || n_ranks > 1) sp->n_jobs = 1;
+    return 0;
+}
+
 int cmd_sweep(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
@@ -392,30 +416,35 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     struct words w = {0};
     struct sweep s = {0};
     struct sweep_axis ax;
+    struct sweep_spread spread;
     const struct strategy **list = NULL;     /* room for every strategy */
     struct run_numerics *numerics = NULL;    /* what the points share */
     size_t n = 0;
-    int status = 0;
+    int status = 0, rank = 0, n_ranks = 1;
 
+    const bool is_rank = launch_is_mpi_rank();
+    if (is_rank && job_init(&rank, &n_ranks, &e) < 0) return scenario_fail(self, &e);
     int rc = rewrite_devices(argc, argv, &w, &e);
     if (rc == 0) rc = scenario_load(&sc, self, argc, w.argv, &e);
     if (rc == CONFIG_HELP) goto out;
     if (rc == 0) rc = check_outputs(&sc.cfg, &e);
     if (rc == 0) rc = sweep_axis_parse(&sc.cfg, &ax, &e);
+    if (rc == 0) rc = spread_of(&sc.cfg, &ax, rank, n_ranks, &spread, &e);
     if (rc == 0 && !(list = XCALLOC(&e, strategy_count, sizeof *list))) rc = ERR_NOMEM;
     if (rc == 0) rc = strategy_parse_list(sc.cfg.strategies, list, &n, &e);
     if (rc == 0 && !(numerics = run_numerics_create(&e))) rc = ERR_NOMEM;
     if (rc == 0) {
         struct progress p = {ax.opt->name, ax.is_real};
-        bool show = isatty(STDERR_FILENO);
-        rc = sweep_run(&sc.cfg, sc.wl, &ax, list, (int)n, numerics,
-                       show ? show_progress : NULL, &p, &s, &e);
+        bool show = rank == 0 && isatty(STDERR_FILENO);
+        rc = sweep_run_spread(&sc.cfg, sc.wl, &ax, list, (int)n, numerics, &spread,
+                              show ? show_progress : NULL, &p, &s, &e);
         if (show && !ax.is_real) fprintf(stderr, "\r%80s\r", "");
     }
     if (rc < 0) {
-        status = scenario_fail(self, &e);
+        status = fail(self, rank, &e);
         goto out;
     }
+    if (rank != 0) goto out;   /* rank 0 holds the whole sweep and prints it */
     print_header(&sc, &s);
     print_table(&s);
     print_meaning(&s);
@@ -430,5 +459,6 @@ out:
     free(list);
     scenario_release(&sc);
     words_free(&w);
+    if (is_rank) job_finalize();
     return status;
 }

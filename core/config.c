@@ -120,6 +120,10 @@ const struct opt_spec config_options[] = {
     {.name = "scaling", CHOICE(scaling, "strong|weak"), .def = "strong", .groups = OPTG_SWEEP,
      .metavar = "KIND",
      .help = "strong: the global batch stays; weak: it grows with the devices (per-device batch stays)"},
+    {.name = "jobs", .short_name = 'j', INT(jobs, 1, 1024), .def = "1",
+     .def_shown = "one per online core", .groups = OPTG_SWEEP, .metavar = "N",
+     .help = "simulated sweeps: points run in N processes at once, same output as one; a real "
+             "sweep runs its jobs one at a time, and under mpirun each rank runs one point at a time"},
     {.name = "output", .short_name = 'o', STRING(output), .def = "", .groups = OPTG_CALIBRATE,
      .metavar = "FILE", .help = "write the measured cluster profile to FILE (--cluster FILE loads it)"},
     {.name = "models", STRING(models), .def = "", .groups = OPTG_VALIDATE, .metavar = "SPEC,...",
@@ -694,7 +698,8 @@ void config_print_help(FILE *out, unsigned groups)
         case OPT_INT:
         case OPT_REAL:
             format_range(o, allowed, sizeof allowed);
-            snprintf(tail, sizeof tail, " (default %s; %s)", o->def, allowed);
+            snprintf(tail, sizeof tail, " (default %s; %s)", o->def_shown ? o->def_shown : o->def,
+                     allowed);
             break;
         case OPT_CHOICE:
             format_choices(o, allowed, sizeof allowed);

@@ -44,6 +44,8 @@ struct opt_spec {
     size_t offset;        /* where the value lives in struct config */
     size_t size;          /* bytes of the field (strings: capacity incl. NUL) */
     const char *def;      /* default, as text (parsed like user input) */
+    const char *def_shown; /* --help's default when the command computes it (--jobs: "one per
+                            * online core"); NULL: def */
     double min, max;      /* OPT_INT, OPT_REAL */
     const char *choices;  /* OPT_CHOICE: "ring|tree|hierarchical" */
     unsigned groups;      /* the enum opt_group it belongs to */
@@ -99,6 +101,8 @@ struct config {
     /* OPTG_SWEEP */
     char vary[512];             /* --vary: OPTION=v1,v2,...; "" = the devices */
     char scaling[8];            /* --scaling: strong | weak */
+    long long jobs;             /* --jobs, -j: processes a simulated sweep runs its points in;
+                                 * not given: one per online core (bench/sweep.h sweep_default_jobs) */
     /* OPTG_CALIBRATE */
     char output[CONFIG_PATH_BYTES];     /* -o, --output: the profile file calibrate writes */
     /* OPTG_VALIDATE: lists, split and checked element by element by the command */

@@ -1,0 +1,213 @@
+/* strata sweep -j N and under mpirun (bench/sweep_jobs.c, bench/sweep_mpi.c,
+ * bench/sweep_wire.c): the points run in worker processes or on MPI ranks,
+ * and every output (the table on stdout, --json, --csv, the notes, the exit
+ * status) is the one -j 1 gives, byte for byte; --jobs is checked as every
+ * option is. Each test runs the built binary (STRATA_BIN). */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/untracked.h"
+
+TEST_SUITE_WITH_TMP_DIR(sweep_jobs);
+
+#define MAX_ARGS 48
+
+/* What one sweep gave: exit status, stdout, stderr, --json, --csv. */
+struct outputs {
+    int status;
+    char *out, *err, *json, *csv;
+};
+
+static void outputs_free(struct outputs *o)
+{
+    free(o->out);
+    free(o->err);
+    free(o->json);
+    free(o->csv);
+}
+
+/* Runs prefix (mpirun ..., or nothing) strata sweep args -j jobs (0: no
+ * -j), --json and --csv into the test's directory under tag. */
+static struct outputs sweep_as(const char *const *prefix, const char *const *args, int jobs,
+                               const char *tag)
+{
+    const char *argv[MAX_ARGS];
+    char j[16], json[256], csv[256], name[64];
+    int n = 0;
+    for (; prefix && prefix[n]; n++) argv[n] = prefix[n];
+    argv[n++] = STRATA_BIN;
+    argv[n++] = "sweep";
+    for (int i = 0; args[i]; i++) {
+        cr_assert_lt(n, MAX_ARGS - 8);
+        argv[n++] = args[i];
+    }
+    if (jobs) {
+        snprintf(j, sizeof j, "%d", jobs);
+        argv[n++] = "-j";
+        argv[n++] = j;
+    }
+    snprintf(name, sizeof name, "%s.json", tag);
+    snprintf(json, sizeof json, "%s", test_tmp_path(name));
+    snprintf(name, sizeof name, "%s.csv", tag);
+    snprintf(csv, sizeof csv, "%s", test_tmp_path(name));
+    argv[n++] = "--json";
+    argv[n++] = json;
+    argv[n++] = "--csv";
+    argv[n++] = csv;
+    argv[n] = NULL;
+    struct run r = run_argv(argv);
+    struct outputs o = {r.status, r.out, r.err, NULL, NULL};
+    if (access(json, F_OK) == 0) o.json = test_slurp(json);
+    if (access(csv, F_OK) == 0) o.csv = test_slurp(csv);
+    return o;
+}
+
+/* a and b must agree on everything; what says which runs they are. */
+static void expect_same(const struct outputs *a, const struct outputs *b, const char *what)
+{
+    cr_expect_eq(a->status, b->status, "%s: exit %d and %d; stderr:\n%s\n---\n%s", what,
+                 a->status, b->status, a->err, b->err);
+    cr_expect_str_eq(a->out, b->out, "%s: stdout differs", what);
+    cr_expect_str_eq(a->err, b->err, "%s: stderr differs", what);
+    cr_expect(a->json && b->json ? !strcmp(a->json, b->json) : a->json == b->json,
+              "%s: --json differs (or only one was written)", what);
+    cr_expect(a->csv && b->csv ? !strcmp(a->csv, b->csv) : a->csv == b->csv,
+              "%s: --csv differs (or only one was written)", what);
+}
+
+/* -j 1 against -j 2 and -j 3 on args. */
+static void expect_jobs_agree(const char *const *args, int status)
+{
+    struct outputs one = sweep_as(NULL, args, 1, "j1");
+    cr_assert_eq(one.status, status, "-j 1 exited %d, not %d; stderr:\n%s", one.status, status,
+                 one.err);
+    for (int jobs = 2; jobs <= 3; jobs++) {
+        char tag[16], what[32];
+        snprintf(tag, sizeof tag, "j%d", jobs);
+        snprintf(what, sizeof what, "-j 1 and -j %d", jobs);
+        struct outputs many = sweep_as(NULL, args, jobs, tag);
+        expect_same(&one, &many, what);
+        outputs_free(&many);
+    }
+    outputs_free(&one);
+}
+
+#define SMALL "--model", "mlp:784-32-32-10", "--steps", "4", "--batch", "64"
+
+Test(sweep_jobs, devices_sweep_gives_the_same_bytes_with_1_2_and_3_jobs)
+{
+    /* 3 values x 7 strategies: more tasks than workers, the ps-* ones with
+     * staleness histograms, the pipelines unfit at 4 devices of 3 layers */
+    expect_jobs_agree((const char *const[]){"--devices", "1,2,4", SMALL, "--straggler",
+                                            "exp:0.2", NULL}, 0);
+}
+
+Test(sweep_jobs, a_sweep_with_a_baseline_per_value_gives_the_same_bytes)
+{
+    /* --vary batch: every value has its own one-device baseline (tasks 0-2) */
+    expect_jobs_agree((const char *const[]){"--vary", "batch=32,64,128", "--devices", "2",
+                                            "--strategies", "mirrored,ps-ssp", "--model",
+                                            "mlp:784-32-10", "--steps", "3", NULL}, 0);
+}
+
+Test(sweep_jobs, a_numerics_sweep_gives_the_same_loss_and_accuracy)
+{
+    /* loss curves and final accuracy travel with each point's report */
+    expect_jobs_agree((const char *const[]){"--devices", "1,2", "--strategies",
+                                            "mirrored,ps-async", "--numerics", "--data",
+                                            "synthetic", "--model", "mlp:784-16-10", "--steps",
+                                            "6", "--batch", "32", NULL}, 0);
+}
+
+Test(sweep_jobs, unfit_points_are_reported_as_with_one_job)
+{
+    /* pipelines need a layer per stage: 2 layers, 4 and 8 devices do not fit;
+     * the notes under the table and the JSON's not_run are the same */
+    struct outputs o = sweep_as(NULL, (const char *const[]){"--devices", "2,4,8", "--strategies",
+                                                            "mirrored,pipeline-1f1b", "--model",
+                                                            "mlp:784-16-10", "--steps", "3",
+                                                            NULL}, 2, "unfit");
+    cr_expect_eq(o.status, 0, "stderr: %s", o.err);
+    cr_expect_not_null(strstr(o.out, "not run: pipeline-1f1b at devices=4, 8: --devices 4 "
+                                     "exceeds the model's 2 layers"), "stdout:\n%s", o.out);
+    outputs_free(&o);
+    expect_jobs_agree((const char *const[]){"--devices", "2,4,8", "--strategies",
+                                            "mirrored,pipeline-1f1b", "--model", "mlp:784-16-10",
+                                            "--steps", "3", NULL}, 0);
+}
+
+Test(sweep_jobs, a_sweep_where_nothing_fits_exits_2_with_any_jobs)
+{
+    /* grid_status: no point ran because none fit: exit 2, the reason printed */
+    expect_jobs_agree((const char *const[]){"--devices", "4,8", "--strategies",
+                                            "pipeline-gpipe,model", "--model", "mlp:784-16-10",
+                                            "--steps", "3", NULL}, 2);
+}
+
+Test(sweep_jobs, jobs_0_x_and_too_many_are_refused_naming_the_option_and_range)
+{
+    expect_refused(RUN("sweep", "-j", "0", "--devices", "1,2"), "--jobs: 0 is not allowed",
+                   "1 to 1024");
+    expect_refused(RUN("sweep", "-j", "x", "--devices", "1,2"), "--jobs: 'x' is not an integer",
+                   "1 to 1024");
+    expect_refused(RUN("sweep", "--jobs", "1025", "--devices", "1,2"), "--jobs: 1025",
+                   "1 to 1024");
+    expect_refused(RUN("sweep", "--jobs=-2", "--devices", "1,2"), "--jobs", "1 to 1024");
+}
+
+Test(sweep_jobs, help_lists_jobs_with_its_default_of_one_per_core)
+{
+    struct run r = RUN("sweep", "--help");
+    cr_expect_eq(r.status, 0);
+    cr_expect_not_null(strstr(r.out, "-j, --jobs N"), "no -j, --jobs in:\n%s", r.out);
+    cr_expect_not_null(strstr(r.out, "default one per online core; 1 to 1024"),
+                       "the default is not said:\n%s", r.out);
+    run_free(&r);
+}
+
+/* ---- under mpirun ------------------------------------------------------------ */
+
+/* mpirun --oversubscribe -np N, with what a root user needs (as
+ * tests/test_real.c runs it). */
+static void mpirun_env(void)
+{
+    if (geteuid() == 0) {
+        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    }
+    untracked_prepare_ranks_env();   /* these ranks are started here, not by strata */
+}
+
+Test(sweep_jobs, under_mpirun_np_2_rank_0_prints_what_one_process_does)
+{
+    mpirun_env();
+    const char *const args[] = {"--devices", "1,2,4", SMALL, "--strategies",
+                                "mirrored,ps-sync,ps-async,pipeline-1f1b", NULL};
+    struct outputs one = sweep_as(NULL, args, 1, "alone");
+    struct outputs job = sweep_as((const char *const[]){"mpirun", "--oversubscribe", "-np", "2",
+                                                        NULL}, args, 0, "mpirun");
+    cr_assert_eq(one.status, 0, "stderr: %s", one.err);
+    expect_same(&one, &job, "-j 1 and mpirun -np 2");
+    outputs_free(&one);
+    outputs_free(&job);
+}
+
+Test(sweep_jobs, under_mpirun_a_real_sweep_is_refused_once)
+{
+    mpirun_env();
+    struct run r = run_argv((const char *const[]){"mpirun", "--oversubscribe", "-np", "2",
+                                                  STRATA_BIN, "sweep", "--mode", "real",
+                                                  "--devices", "1,2", NULL});
+    cr_expect_neq(r.status, 0);
+    const char *said = strstr(r.err, "a real sweep starts an MPI job for each point");
+    cr_expect_not_null(said, "stderr:\n%s", r.err);
+    cr_expect(!said || !strstr(said + 1, "a real sweep starts"), "more than one rank said it:\n%s",
+              r.err);
+    run_free(&r);
+}
