@@ -100,6 +100,7 @@ static int index_servers(struct sim *m)
             S->is_used = false;
             return rc;
         }
+        S->n_push = m->slots[k].n_push;
         const struct plan_rank *sr = &p->ranks[p->n_workers + m->slots[k].server];
         struct op update = plan_update_op(p->wl, sr->shard_lo, sr->shard_hi);
         S->update_cost_s = cost_compute_s(m->cl, &update);
@@ -159,7 +160,7 @@ void sim_index_release(struct sim *m)
     free(m->coll_arrived);
     for (int s = 0; m->servers && s < m->p->n_servers; s++) {
         if (m->servers[s].is_used) ps_server_release(&m->servers[s].ps);
-        vec_free(&m->servers[s].waiting);
+        held_pulls_release(&m->servers[s].held);
     }
     free(m->servers);
     free(m->slots);
@@ -169,5 +170,6 @@ void sim_index_release(struct sim *m)
     free(m->is_done);
     free(m->work);
     vec_free(&m->work_free);
+    vec_free(&m->touched);
     plan_index_free(m->ix);
 }

@@ -17,6 +17,7 @@
 #include "../core/ps_policy.h"
 #include "../core/vec.h"
 #include "des.h"
+#include "held_pulls.h"
 #include "simulate.h"
 
 /* Everything about op g, what never changes and what one step changes, in
@@ -62,13 +63,15 @@ struct slot {
 struct server {
     bool is_used;          /* some worker pushes to it */
     struct ps_server ps;
-    VEC(int32_t) waiting;  /* PULL ops not yet answered, in arrival order */
+    struct held_pulls held; /* PULL ops the policy does not let be answered yet */
     int64_t ckpt_version;  /* version when the checkpoint step was complete */
     /* The server works through what arrives in order, one thing at a time,
      * as a real server rank does: each push costs it an update of its shard
      * (update_cost_s; a synchronous round thus costs the sum of its pushes),
      * and a pull's answer leaves once the updates before it are done. */
     double update_cost_s;  /* UPDATE of the shard on the server's rank */
+    int n_push;            /* rounds a step: its workers' pushes to it a step (the last
+                            * worker's; the policy's rounds need them equal) */
     double busy_until_s;
 };
 
@@ -97,6 +100,8 @@ struct sim {
 
     struct server *servers; /* [n_servers] */
     struct slot *slots;
+
+    VEC(int32_t) touched;   /* scratch: the servers a retiring worker pushes to */
 
     int64_t *step;          /* [n_ranks] */
     int *n_done;            /* ops of the current step ended */
@@ -161,7 +166,7 @@ struct sim {
  * holds what was made so far, for sim_index_release. */
 int sim_index_init(struct sim *m);
 
-/* Frees what sim_index_init made (and the servers' waiting lists the run
+/* Frees what sim_index_init made (and the servers' held pulls the run
  * grew) and m->ix; safe on a partly built or zeroed m. */
 void sim_index_release(struct sim *m);
 

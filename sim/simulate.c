@@ -18,7 +18,7 @@
  *             for cost_allreduce_s; one event ends every member
  *   PUSH      crosses the server's link; on arrival the server's policy takes
  *             it (ps_server_push) and the PUSH ends
- *   PULL      waits in the server's list until ps_server_pull_ready, then the
+ *   PULL      is held by its server until ps_server_pull_bound passes it, then the
  *             parameters cross the server's link; it ends on arrival
  *
  * An op that ends when it starts (free compute on the ideal cluster, a free
@@ -71,13 +71,14 @@
  * counted).
  *
  * Cost: O(log q) per event (q events pending), O(1) per op condition, no
- * allocation per event once the queue, the FIFO and the servers' waiting
- * lists have reached their peak. A server rechecks its waiting pulls when a
- * push changes its applied state (PS_APPLIED, PS_ROUND): O(waiting) policy
- * calls then, each O(workers) under ssp (ps_policy.c says so of itself):
- * fine for tens of workers held back, a running minimum beyond. When every
- * rank has completed one more step a pass over the ranks finds who is
- * already past it: O(ranks) a step. */
+ * allocation per event once the queue, the FIFO and the servers' held pulls
+ * have reached their peak. Nothing on an event scans the ranks: a server's
+ * policy finds its slowest worker in O(1) (core/min_clock.h), its held
+ * pulls are keyed by the round they wait for (held_pulls.h), so a push
+ * looks only at the pulls it frees, and a retiring worker rechecks only the
+ * servers it pushes to. When every rank has completed one more step a pass
+ * over the ranks finds who is already past it: O(ranks) a step, O(1) an
+ * event amortised over the step's events. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,20 +168,16 @@ static void send_pull(struct sim *m, int g)
     start_transfer(m, g, m->x[g].link, m->x[g].bytes);
 }
 
-/* Answers the waiting pulls the policy now allows, keeping the order of
- * the others. */
+/* Answers the held pulls the policy now allows, in the order they were
+ * held (a dead worker's are dropped). O(log h) per pull freed; nothing when
+ * none is. */
 static void recheck_pulls(struct sim *m, int srv)
 {
     struct server *S = &m->servers[srv];
-    size_t keep = 0;
-    for (size_t k = 0; k < S->waiting.len; k++) {
-        int g = S->waiting.items[k];
-        const struct xop *x = &m->x[g];
-        if (m->is_dead[x->rank]) continue;
-        if (ps_server_pull_ready(&S->ps, m->slots[x->aux].w, round_of(m, g))) answer_pull(m, g);
-        else S->waiting.items[keep++] = g;
-    }
-    S->waiting.len = keep;
+    const struct held_pull *freed;
+    size_t n = held_pulls_free_below(&S->held, ps_server_pull_bound(&S->ps), &freed);
+    for (size_t k = 0; k < n; k++)
+        if (!m->is_dead[m->x[freed[k].g].rank]) answer_pull(m, freed[k].g);
 }
 
 /* Compute op g runs now for cost_s before jitter and stragglers. */
@@ -249,10 +246,10 @@ static void op_ready(struct sim *m, int g)
         start_transfer(m, g, x->link, x->bytes);
         break;
     case OP_PULL: {
-        const struct slot *sl = &m->slots[x->aux];
-        struct server *S = &m->servers[sl->server];
-        if (ps_server_pull_ready(&S->ps, sl->w, round_of(m, g))) answer_pull(m, g);
-        else if (vec_push(&S->waiting, g) < 0) fail_nomem(m);
+        struct server *S = &m->servers[m->slots[x->aux].server];
+        int64_t round = round_of(m, g);
+        if (round < ps_server_pull_bound(&S->ps)) answer_pull(m, g);
+        else if (held_pulls_add(&S->held, round, g) < 0) fail_nomem(m);
         break;
     }
     case OP_N_KINDS:
@@ -431,19 +428,31 @@ static void arrived(struct sim *m, int g)
 
 /* ---- failures -------------------------------------------------------------- */
 
+static int by_int(const void *x, const void *y)
+{
+    int a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
 /* Worker r holds nothing back any more (it died, or no work is left for
- * it): it retires at every server it pushes to, and the pulls waiting there
- * are answered if they now may be. */
+ * it): it retires at every server it pushes to, and the pulls held there
+ * are answered if they now may be, server by server in ascending order.
+ * Only those servers: a server's bound moves on a push or a retirement at
+ * it, so the others free nothing. O(r's ops + its servers log its servers). */
 static void retire_worker(struct sim *m, int r)
 {
+    m->touched.len = 0;
     for (int g = m->off[r]; g < m->off[r + 1]; g++) {
         const struct xop *x = &m->x[g];
         if (x->kind != OP_PUSH) continue;
         const struct slot *sl = &m->slots[x->aux];
         ps_server_retire(&m->servers[sl->server].ps, sl->w);   /* per PUSH op: repeats are no-ops */
+        if (vec_push(&m->touched, sl->server) < 0) fail_nomem(m);
     }
-    for (int s = 0; s < m->p->n_servers; s++)
-        if (m->servers[s].is_used) recheck_pulls(m, s);
+    if (m->touched.len > 1) qsort(m->touched.items, m->touched.len, sizeof *m->touched.items, by_int);
+    for (size_t k = 0; k < m->touched.len; k++)
+        if (k == 0 || m->touched.items[k] != m->touched.items[k - 1])
+            recheck_pulls(m, m->touched.items[k]);
 }
 
 /* Async and ssp: rank R stops; what the servers accepted stays, its time
@@ -499,13 +508,11 @@ static void reset_to(struct sim *m, int64_t c)
     for (int s = 0; s < m->p->n_servers; s++) {
         struct server *S = &m->servers[s];
         if (!S->is_used) continue;
-        S->waiting.len = 0;
-        S->ps.version = S->ckpt_version;
-        S->ps.n_in_round = 0;
+        held_pulls_clear(&S->held);
         S->busy_until_s = 0;
-        /* workers that were done are back at work */
-        memset(S->ps.is_retired, 0, (size_t)S->ps.n_workers * sizeof *S->ps.is_retired);
-        S->ps.n_live = S->ps.n_workers;
+        /* the policy's clocks (rounds pushed) at step c; workers that were
+         * done are back at work */
+        ps_server_rewind(&S->ps, S->ckpt_version, c * S->n_push);
     }
     /* the job's work as it was at the checkpoint (c > 0 only once every
      * worker had completed c steps) */
@@ -522,10 +529,7 @@ static void reset_to(struct sim *m, int64_t c)
             m->x[g].is_waiting = false;
         } else if (x->kind == OP_PUSH) {
             struct slot *sl = &m->slots[x->aux];
-            struct server *S = &m->servers[sl->server];
-            S->ps.pushed[sl->w] = c * sl->n_push;   /* the policy's clocks: rounds pushed */
-            S->ps.round = c * sl->n_push;
-            sl->version_read = S->ckpt_version;
+            sl->version_read = m->servers[sl->server].ckpt_version;
         }
     }
     for (int k = 0; k < m->n_coll; k++) m->coll_arrived[k] = 0;
