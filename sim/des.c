@@ -1,4 +1,13 @@
-/* The event queue: a 4-ary min-heap in one growable array.
+/* The event queue: a FIFO ring for events that arrive in order, and a 4-ary
+ * min-heap in one growable array for the others.
+ *
+ * The FIFO takes an event when it is empty or the event is no earlier than
+ * its last one; the event's seq is larger than every seq before it, so the
+ * FIFO stays in (time, seq) order and its front is its earliest. A lock-step
+ * run (every rank ending an op at t and starting the next, to end at t + d)
+ * pushes in time order: its events never touch the heap. With 100,000 ranks
+ * of mirrored the heap had held 100,000 events at equal times, each pop
+ * walking its full depth (18% of the run under perf).
  *
  * Node i has children 4i+1 .. 4i+4. Four children instead of two halve the
  * depth a pop walks down, and the four are adjacent in memory (two cache
@@ -7,6 +16,7 @@
  * children that run went from 1.27 s to 1.17 s (build/sim_speed mirrored). Both sifts move a hole instead of swapping: the moving event
  * is held in a local and written once, where it lands. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "des.h"
 
@@ -24,6 +34,8 @@ void des_init(struct des *q)
 {
     q->heap.items = NULL;
     q->heap.len = q->heap.cap = 0;
+    q->fifo = NULL;
+    q->fifo_head = q->fifo_len = q->fifo_cap = 0;
     q->next_seq = 0;
     q->n_pushed = 0;
 }
@@ -31,8 +43,32 @@ void des_init(struct des *q)
 void des_release(struct des *q)
 {
     vec_free(&q->heap);
-    q->next_seq = 0;
-    q->n_pushed = 0;
+    free(q->fifo);
+    des_init(q);
+}
+
+/* Room in the FIFO ring for `need` events: the ring grows to a power of 2
+ * and is unwrapped into the new array. */
+static int fifo_reserve(struct des *q, size_t need)
+{
+    if (need <= q->fifo_cap) return 0;
+    size_t cap = q->fifo_cap ? q->fifo_cap : 64;
+    while (cap < need) cap *= 2;
+    struct des_event *f = malloc(cap * sizeof *f);
+    if (!f) return ERR_NOMEM;
+    for (size_t k = 0; k < q->fifo_len; k++)
+        f[k] = q->fifo[(q->fifo_head + k) & (q->fifo_cap - 1)];
+    free(q->fifo);
+    q->fifo = f;
+    q->fifo_cap = cap;
+    q->fifo_head = 0;
+    return 0;
+}
+
+int des_reserve(struct des *q, size_t n)
+{
+    if (vec_reserve(&q->heap, q->heap.len + n) < 0) return ERR_NOMEM;
+    return fifo_reserve(q, q->fifo_len + n);
 }
 
 int des_push(struct des *q, double time_s, int32_t kind, int32_t a, int64_t b)
@@ -40,12 +76,20 @@ int des_push(struct des *q, double time_s, int32_t kind, int32_t a, int64_t b)
     /* A NaN compares false with everything and would break the heap order
      * silently; it can only come from a bug in whoever computed the time. */
     if (isnan(time_s)) return ERR_RUN;
+    struct des_event ev = {.time_s = time_s, .seq = q->next_seq, .kind = kind, .a = a, .b = b};
+
+    if (q->fifo_len == 0 ||
+        time_s >= q->fifo[(q->fifo_head + q->fifo_len - 1) & (q->fifo_cap - 1)].time_s) {
+        if (q->fifo_len == q->fifo_cap && fifo_reserve(q, q->fifo_len + 1) < 0) return ERR_NOMEM;
+        q->fifo[(q->fifo_head + q->fifo_len++) & (q->fifo_cap - 1)] = ev;
+        q->next_seq++;
+        q->n_pushed++;
+        return 0;
+    }
+
     if (q->heap.len == q->heap.cap && vec_reserve(&q->heap, q->heap.len + 1) < 0)
         return ERR_NOMEM;
-
-    struct des_event ev = {
-        .time_s = time_s, .seq = q->next_seq++, .kind = kind, .a = a, .b = b,
-    };
+    q->next_seq++;
     q->n_pushed++;
 
     /* Sift up: move parents down into the hole until ev fits. */
@@ -64,8 +108,14 @@ int des_push(struct des *q, double time_s, int32_t kind, int32_t a, int64_t b)
 bool des_pop(struct des *q, struct des_event *out)
 {
     size_t n = q->heap.len;
-    if (n == 0) return false;
     struct des_event *h = q->heap.items;
+    if (q->fifo_len > 0 && (n == 0 || before(&q->fifo[q->fifo_head], &h[0]))) {
+        *out = q->fifo[q->fifo_head];
+        q->fifo_head = (q->fifo_head + 1) & (q->fifo_cap - 1);
+        q->fifo_len--;
+        return true;
+    }
+    if (n == 0) return false;
     *out = h[0];
     n = --q->heap.len;
     if (n == 0) return true;

@@ -1,8 +1,11 @@
-/* The event queue of the discrete-event simulator: a 4-ary min-heap ordered
- * by (time, insertion sequence), so events at equal times pop in the order
- * they were pushed and every run is deterministic. Events are small values
- * stored in the heap's array: no allocation per event once the array has
- * grown to the run's peak. */
+/* The event queue of the discrete-event simulator: events pop in (time,
+ * insertion sequence) order, so events at equal times pop in the order they
+ * were pushed and every run is deterministic. Two stores hold them: a FIFO
+ * of events pushed in that order already (each no earlier than the FIFO's
+ * last), which is how a simulation in lock-step pushes nearly all of its
+ * events, O(1) each; and a 4-ary min-heap for the rest. A pop takes the
+ * earlier of the two fronts. Events are small values stored in the two
+ * arrays: no allocation per event once they have grown to the run's peak. */
 #ifndef STRATA_DES_H
 #define STRATA_DES_H
 
@@ -21,6 +24,8 @@ struct des_event {
 
 struct des {
     VEC(struct des_event) heap;
+    struct des_event *fifo;   /* ring of fifo_cap (a power of 2, or 0) */
+    size_t fifo_head, fifo_len, fifo_cap;
     uint64_t next_seq;
     uint64_t n_pushed;
 };
@@ -32,6 +37,11 @@ void des_release(struct des *q);
 int des_push(struct des *q, double time_s, int32_t kind, int32_t a, int64_t b);
 /* Removes the earliest event into *out; false when empty. */
 bool des_pop(struct des *q, struct des_event *out);
-static inline bool des_empty(const struct des *q) { return q->heap.len == 0; }
+/* Room for n more pushes, so that none of them can fail for memory: 0 or
+ * ERR_NOMEM. */
+int des_reserve(struct des *q, size_t n);
+/* Events pending. */
+static inline size_t des_len(const struct des *q) { return q->heap.len + q->fifo_len; }
+static inline bool des_empty(const struct des *q) { return des_len(q) == 0; }
 
 #endif

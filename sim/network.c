@@ -195,7 +195,7 @@ int network_on_event(struct network *n, struct des *q, const struct des_event *e
     /* Room for every push below (one arrival per active transfer and the
      * next finish event), so none of them can fail half-way. */
     size_t n_active = l->active.len;
-    TRY(vec_reserve(&q->heap, q->heap.len + n_active + 1));
+    TRY(des_reserve(q, n_active + 1));
 
     /* The event is live, so nothing has changed on the link since it was
      * timed: the earliest transfer is done by definition. Set V to its
