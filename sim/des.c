@@ -38,6 +38,7 @@ void des_init(struct des *q)
     q->fifo_head = q->fifo_len = q->fifo_cap = 0;
     q->next_seq = 0;
     q->n_pushed = 0;
+    q->n_moves = 0;
 }
 
 void des_release(struct des *q)
@@ -100,6 +101,7 @@ int des_push(struct des *q, double time_s, int32_t kind, int32_t a, int64_t b)
         if (!before(&ev, &h[parent])) break;
         h[i] = h[parent];
         i = parent;
+        q->n_moves++;
     }
     h[i] = ev;
     return 0;
@@ -134,6 +136,7 @@ bool des_pop(struct des *q, struct des_event *out)
         if (!before(&h[c], &last)) break;
         h[i] = h[c];
         i = c;
+        q->n_moves++;
     }
     h[i] = last;
     return true;

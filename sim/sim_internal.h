@@ -157,6 +157,8 @@ struct sim {
     size_t now_head;
     double now_s, makespan_s;
     uint64_t n_events;
+    uint64_t n_scanned;     /* see struct sim_result */
+    uint64_t n_net_touched; /* network_touched of networks discarded in this pass */
     struct sim_result *res;
 };
 

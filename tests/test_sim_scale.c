@@ -2,7 +2,9 @@
  * the ranks: core/min_clock.c (ssp's slowest worker in O(1)), the policy
  * bound built on it (core/ps_policy.c), and sim/held_pulls.c. Each is held
  * against the brute force it replaced, on seeded random operations. */
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <criterion/criterion.h>
@@ -177,4 +179,100 @@ Test(held_pulls, agrees_with_a_scan_of_an_arrival_list)
         }
     }
     held_pulls_release(&h);
+}
+
+/* ---- the simulator's work per event does not grow with the ranks ---- */
+
+#include "../bench/run.h"
+
+struct work_per_event {
+    double scanned, heap_moves;
+    uint64_t n_events;
+};
+
+static struct work_per_event work_of(const char *strategy, const char *model, int devices,
+                                     int batch, int microbatches, int steps,
+                                     const char *straggler, int staleness)
+{
+    struct err e = {0};
+    struct config cfg;
+    config_init(&cfg);
+    snprintf(cfg.model, sizeof cfg.model, "%s", model);
+    snprintf(cfg.straggler, sizeof cfg.straggler, "%s", straggler);
+    cfg.devices = devices;
+    cfg.batch = batch;
+    cfg.microbatches = microbatches;
+    cfg.steps = steps;
+    cfg.staleness = staleness;
+    struct workload *wl = NULL;
+    const struct strategy *st = strategy_find(strategy, &e);
+    cr_assert(st, "%s", e.msg);
+    cr_assert_eq(workload_parse(cfg.model, &wl, &e), 0, "%s", e.msg);
+    struct sim_run run;
+    cr_assert_eq(run_simulate(&cfg, st, wl, 0, NULL, &run, &e), 0, "%s", e.msg);
+    const struct sim_result *r = &run.result;
+    struct work_per_event w = {(double)r->n_scanned / (double)r->n_events,
+                               (double)r->n_heap_moves / (double)r->n_events, r->n_events};
+    run_release(&run);
+    workload_free(wl);
+    return w;
+}
+
+#define STAGES_MODEL "transformer:layers=1600,hidden=64,seq=16,vocab=100"
+
+struct scale_case {
+    const char *strategy, *model;
+    int small, large;          /* devices (stages) */
+    int batch_per_device;      /* 0: 8 samples a microbatch */
+    int microbatches, steps;
+    const char *straggler;
+    int staleness;             /* ps-ssp's K */
+};
+
+/* 1k to 16k devices; model and pipelines 100 to 1,600 stages (a layer per
+ * stage, and a workload has at most 2,047 layers). Stragglers make the
+ * ranks drift apart, so the queues fill and the servers hold pulls. */
+static const struct scale_case scale_cases[] = {
+    {"mirrored", "fmnist-small", 1024, 16384, 4, 1, 3, "none", 0},
+    {"mirrored", "fmnist-small", 1024, 16384, 4, 1, 3, "exp:0.5", 0},
+    {"ps-sync", "fmnist-small", 1024, 16384, 4, 1, 3, "exp:0.5", 0},
+    {"ps-async", "fmnist-small", 1024, 16384, 4, 1, 3, "exp:0.5", 0},
+    {"ps-ssp", "fmnist-small", 1024, 16384, 4, 1, 4, "exp:0.5", 1},
+    {"ps-ssp", "fmnist-small", 1024, 16384, 4, 1, 4, "exp:0.5", 0},
+    {"ps-ssp", "gpt2-small", 1024, 16384, 32, 1, 3, "none", 4},
+    {"model", STAGES_MODEL, 100, 1600, 0, 1, 4, "exp:0.5", 0},
+    {"pipeline-gpipe", STAGES_MODEL, 100, 1600, 0, 8, 2, "exp:0.5", 0},
+    {"pipeline-1f1b", STAGES_MODEL, 100, 1600, 0, 8, 2, "none", 0},
+};
+
+/* The counters (struct sim_result) are exact, so this cannot flake. Loops
+ * over ranks, ops, collective members and held pulls must cost the same per
+ * event at 16x the ranks (within 10%: the edges of a run weigh a little
+ * differently). Heap sifts are O(log q) per event by nature, q the events
+ * pending (which grow with the ranks once stragglers spread them): they may
+ * grow as log2 of the ranks, 10 -> 14 from 1k to 16k, and no faster. */
+Test(sim_scale, work_per_event_does_not_grow_with_the_ranks, .timeout = 120)
+{
+    for (size_t i = 0; i < sizeof scale_cases / sizeof scale_cases[0]; i++) {
+        const struct scale_case *c = &scale_cases[i];
+        struct work_per_event w[2];
+        for (int k = 0; k < 2; k++) {
+            int n = k ? c->large : c->small;
+            int batch = c->batch_per_device ? c->batch_per_device * n : 8 * c->microbatches;
+            w[k] = work_of(c->strategy, c->model, n, batch, c->microbatches, c->steps,
+                           c->straggler, c->staleness);
+        }
+        cr_log_info("%-15s %-8s K=%d: scanned/event %.3f -> %.3f, heap moves/event %.3f -> "
+                    "%.3f (%llu -> %llu events)", c->strategy, c->straggler, c->staleness,
+                    w[0].scanned, w[1].scanned, w[0].heap_moves, w[1].heap_moves,
+                    (unsigned long long)w[0].n_events, (unsigned long long)w[1].n_events);
+        cr_expect_leq(w[1].scanned, 1.1 * w[0].scanned + 0.01,
+                      "%s, %s: %.3f items scanned per event at %d ranks, %.3f at %d",
+                      c->strategy, c->straggler, w[1].scanned, c->large, w[0].scanned, c->small);
+        double log_growth = log2((double)c->large) / log2((double)c->small);
+        cr_expect_leq(w[1].heap_moves, 1.1 * log_growth * w[0].heap_moves + 0.1,
+                      "%s, %s: %.3f heap moves per event at %d ranks, %.3f at %d (log2 "
+                      "growth allows %.2fx)", c->strategy, c->straggler, w[1].heap_moves,
+                      c->large, w[0].heap_moves, c->small, log_growth);
+    }
 }
