@@ -122,19 +122,6 @@ int analysis_set_down(struct analysis *a, int rank, double from_s)
     return 0;
 }
 
-void analysis_prefetch(const struct analysis *a, int rank, bool is_deep)
-{
-    if (rank < 0 || rank >= a->p->n_workers) return;
-    const struct worker *w = &a->workers[rank];
-    if (!is_deep) {
-        __builtin_prefetch(w);
-        __builtin_prefetch((const char *)w + 64);
-        return;
-    }
-    for (int k = 0; k < PLAN_N_STREAMS; k++)
-        __builtin_prefetch(&w->spans[k].items[w->spans[k].len]);
-}
-
 static int by_start(const void *x, const void *y)
 {
     const struct step_span *a = x, *b = y;

@@ -51,11 +51,6 @@ void analysis_free(struct analysis *a);
  * ranks may interleave freely. 0 or a negative code. */
 int analysis_add(struct analysis *a, const struct span *s);
 
-/* A hint: a span of `rank` comes soon, so its state is fetched into cache
- * now: its record, or (is_deep, once the record is in) the spans it
- * points at. Changes nothing. */
-void analysis_prefetch(const struct analysis *a, int rank, bool is_deep);
-
 /* Worker `rank` died at from_s: its time from then to the end is down, not
  * idle. 0, or ERR_INPUT for a rank that is not a worker or a bad time. */
 int analysis_set_down(struct analysis *a, int rank, double from_s);

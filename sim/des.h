@@ -41,12 +41,6 @@ bool des_pop(struct des *q, struct des_event *out);
 /* Room for n more pushes, so that none of them can fail for memory: 0 or
  * ERR_NOMEM. */
 int des_reserve(struct des *q, size_t n);
-/* The FIFO's k-th event from its front, or NULL: a look ahead, for
- * prefetching what it will touch (it may still pop after a heap event). */
-static inline const struct des_event *des_fifo_peek(const struct des *q, size_t k)
-{
-    return k < q->fifo_len ? &q->fifo[(q->fifo_head + k) & (q->fifo_cap - 1)] : NULL;
-}
 /* Events pending. */
 static inline size_t des_len(const struct des *q) { return q->heap.len + q->fifo_len; }
 static inline bool des_empty(const struct des *q) { return des_len(q) == 0; }

@@ -660,31 +660,6 @@ static int begin(struct sim *m)
     return m->rc;
 }
 
-/* Events in a lock-step run go round the ranks, each touching its rank's
- * op and analysis state: with 10^5 ranks none of it is in cache, and a
- * miss a line cost more than the event's work. The FIFO says which op ends
- * a few events from now, so its lines are asked for now. */
-enum { PREFETCH_FAR = 24, PREFETCH_NEAR = 8 };
-
-static inline void prefetch_ahead(const struct sim *m)
-{
-    /* far: the op's two lines and the rank's analysis record; near, once
-     * those are in: what they point at */
-    const struct des_event *far = des_fifo_peek(&m->q, PREFETCH_FAR);
-    if (far && far->kind == EV_OP_END) {
-        const struct xop *x = &m->x[far->b];
-        __builtin_prefetch(x);
-        __builtin_prefetch((const char *)x + 64);
-        if (m->a) analysis_prefetch(m->a, far->a, false);
-    }
-    const struct des_event *near = des_fifo_peek(&m->q, PREFETCH_NEAR);
-    if (near && near->kind == EV_OP_END) {
-        const struct xop *x = &m->x[near->b];
-        if (x->next >= 0) __builtin_prefetch(&m->x[x->next]);
-        if (m->a) analysis_prefetch(m->a, near->a, true);
-    }
-}
-
 /* Pops and handles events until none is left or an error stops the run. */
 static void run_loop(struct sim *m)
 {
@@ -703,7 +678,6 @@ static void run_loop(struct sim *m)
         }
         if (!des_pop(&m->q, &ev)) break;
         m->n_events++;
-        prefetch_ahead(m);
         m->now_s = ev.time_s;
         switch ((enum ev_kind)ev.kind) {
         case EV_NET: {
