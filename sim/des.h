@@ -1,11 +1,12 @@
 /* The event queue of the discrete-event simulator: events pop in (time,
  * insertion sequence) order, so events at equal times pop in the order they
- * were pushed and every run is deterministic. Two stores hold them: a FIFO
- * of events pushed in that order already (each no earlier than the FIFO's
- * last), which is how a simulation in lock-step pushes nearly all of its
- * events, O(1) each; and a 4-ary min-heap for the rest. A pop takes the
- * earlier of the two fronts. Events are small values stored in the two
- * arrays: no allocation per event once they have grown to the run's peak. */
+ * were pushed and every run is deterministic. Two kinds of store hold them:
+ * a few FIFO lanes, each holding events pushed in that order already (each
+ * no earlier than its lane's last), which is how a simulation in lock-step
+ * pushes nearly all of its events, O(1) each; and a 4-ary min-heap for the
+ * rest. A pop takes the earliest of the fronts. Events are small values
+ * stored in arrays: no allocation per event once they have grown to the
+ * run's peak. */
 #ifndef STRATA_DES_H
 #define STRATA_DES_H
 
@@ -22,10 +23,18 @@ struct des_event {
     int64_t b;        /* e.g. an op index, a flow, a generation */
 };
 
+/* A FIFO lane: a ring of cap events (a power of 2, or 0). */
+struct des_lane {
+    struct des_event *ev;
+    size_t head, len, cap;
+};
+
+enum { DES_LANES = 4 };
+
 struct des {
     VEC(struct des_event) heap;
-    struct des_event *fifo;   /* ring of fifo_cap (a power of 2, or 0) */
-    size_t fifo_head, fifo_len, fifo_cap;
+    struct des_lane lanes[DES_LANES];
+    size_t n_in_lanes;
     uint64_t next_seq;
     uint64_t n_pushed;
     uint64_t n_moves;         /* heap levels sifted through, for the scaling test */
@@ -42,7 +51,7 @@ bool des_pop(struct des *q, struct des_event *out);
  * ERR_NOMEM. */
 int des_reserve(struct des *q, size_t n);
 /* Events pending. */
-static inline size_t des_len(const struct des *q) { return q->heap.len + q->fifo_len; }
+static inline size_t des_len(const struct des *q) { return q->heap.len + q->n_in_lanes; }
 static inline bool des_empty(const struct des *q) { return des_len(q) == 0; }
 
 #endif
