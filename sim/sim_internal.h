@@ -20,15 +20,15 @@
 #include "held_pulls.h"
 #include "simulate.h"
 
-/* Everything about op g, what never changes and what one step changes, in
- * two cache lines: the first holds what scheduling reads, the second what
- * its span adds. An op's end touches little else, which is what keeps large
- * runs (10^5 ops and more, well beyond L2) fast. */
+/* What scheduling reads and writes of op g, in one cache line: an op's end
+ * touches little else, which is what keeps large runs (10^5 ops and more,
+ * well beyond L2) fast and a million ranks within memory. What only
+ * transfers need is in struct xcomm; what only a kept trace span needs
+ * (microbatch, layers, peer, flops) is read from the plan's op. */
 struct xop {
     int32_t rank;
     int16_t kind;          /* enum op_kind */
     int16_t stream;
-    int32_t index;         /* in its rank's program */
     int32_t next;          /* the next op on its stream, or -1 */
     int32_t dep_first;     /* ops naming it as a dep: dependents[dep_first .. + n_dependents) */
     int32_t n_dependents;
@@ -36,20 +36,22 @@ struct xop {
     int32_t pending;       /* of those, not met yet in the current step */
     int32_t aux;           /* SEND: its RECV; ALLREDUCE: its collective; PUSH/PULL: slot */
     int32_t link;          /* SEND, PUSH, PULL: the link it crosses */
-    int32_t j;             /* PUSH/PULL: index among its worker's pushes/pulls to the server */
+    int32_t comm;          /* SEND, RECV, PUSH, PULL: its struct xcomm; -1 otherwise */
     bool is_waiting;       /* RECV: posted, its data not there yet */
     double cost_s;         /* compute: time before stragglers */
     double start_s;        /* the current step's */
+};
 
-    int32_t mb, lo, hi, peer;
-    int64_t bytes;
-    double flops;
+_Static_assert(sizeof(struct xop) == 64, "struct xop is one cache line");
+
+/* A SEND, RECV, PUSH or PULL's own state. */
+struct xcomm {
+    int64_t bytes;         /* moved */
     int64_t ver_read, ver_applied;   /* PUSH, PULL */
     int64_t arrived;       /* RECV: SEND data instances arrived so far (a step count) */
     double send_start_s;   /* RECV: when the latest matching SEND started */
+    int32_t j;             /* PUSH/PULL: index among its worker's pushes/pulls to the server */
 };
-
-_Static_assert(sizeof(struct xop) == 128, "struct xop is two cache lines");
 
 /* One (server, worker that pushes to it) pair. */
 struct slot {
@@ -88,6 +90,8 @@ struct sim {
     int n_ranks, n_ops, n_links;
     const int *off;         /* [n_ranks + 1] */
     struct xop *x;          /* [n_ops], 64-byte aligned */
+    struct xcomm *xc;       /* [n_xcomm], by xop.comm */
+    int n_xcomm;
     const int *dependents;
     const int *roots;       /* ops with no condition, by rank: roots[root_first[r] ..) */
     const int *root_first;  /* [n_ranks + 1] */

@@ -126,7 +126,8 @@ static int64_t round_of(const struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
     const struct slot *sl = &m->slots[x->aux];
-    int j = x->j < sl->n_push ? x->j : sl->n_push - 1;
+    int32_t xj = m->xc[x->comm].j;
+    int j = xj < sl->n_push ? xj : sl->n_push - 1;
     return m->step[x->rank] * sl->n_push + j;
 }
 
@@ -152,20 +153,20 @@ static void answer_pull(struct sim *m, int g)
     const struct server *S = &m->servers[m->slots[x->aux].server];
     if (h && h->pull_answered)
         hooked(m, h->pull_answered(h->ctx, x->rank, m->p->n_workers + m->slots[x->aux].server));
-    m->x[g].ver_read = S->ps.version;
+    m->xc[x->comm].ver_read = S->ps.version;
     if (S->busy_until_s > m->now_s) {
         push_event(m, S->busy_until_s, EV_PULL_SEND, x->rank, g);
         return;
     }
     m->x[g].start_s = m->now_s;
-    start_transfer(m, g, x->link, x->bytes);
+    start_transfer(m, g, x->link, m->xc[x->comm].bytes);
 }
 
 static void send_pull(struct sim *m, int g)
 {
     if (m->is_dead[m->x[g].rank]) return;
     m->x[g].start_s = m->now_s;
-    start_transfer(m, g, m->x[g].link, m->x[g].bytes);
+    start_transfer(m, g, m->x[g].link, m->xc[m->x[g].comm].bytes);
 }
 
 /* Answers the held pulls the policy now allows, in the order they were
@@ -224,11 +225,11 @@ static void op_ready(struct sim *m, int g)
         break;
     case OP_SEND:
         /* eager: the data moves whether or not the RECV is posted */
-        m->x[x->aux].send_start_s = m->now_s;
-        start_transfer(m, g, x->link, x->bytes);
+        m->xc[m->x[x->aux].comm].send_start_s = m->now_s;
+        start_transfer(m, g, x->link, m->xc[x->comm].bytes);
         break;
     case OP_RECV:
-        if (m->x[g].arrived > m->step[x->rank]) end_now(m, g);
+        if (m->xc[x->comm].arrived > m->step[x->rank]) end_now(m, g);
         else m->x[g].is_waiting = true;
         break;
     case OP_ALLREDUCE: {
@@ -244,8 +245,8 @@ static void op_ready(struct sim *m, int g)
         break;
     }
     case OP_PUSH:
-        m->x[g].ver_read = m->slots[x->aux].version_read;
-        start_transfer(m, g, x->link, x->bytes);
+        m->xc[x->comm].ver_read = m->slots[x->aux].version_read;
+        start_transfer(m, g, x->link, m->xc[x->comm].bytes);
         break;
     case OP_PULL: {
         struct server *S = &m->servers[m->slots[x->aux].server];
@@ -349,23 +350,42 @@ static void step_done(struct sim *m, int r)
 static void record(struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
-    struct span sp;
-    memset(&sp, 0, sizeof sp);   /* no stray padding: traces compare byte for byte */
-    sp.rank = x->rank;
-    sp.stream = x->stream;
-    sp.kind = x->kind;
-    sp.step = (int32_t)m->step[x->rank];
-    sp.op = x->index;
-    sp.mb = x->mb;
-    sp.lo = x->lo;
-    sp.hi = x->hi;
-    sp.peer = x->peer;
-    sp.start_s = x->start_s;
-    sp.end_s = m->now_s;
-    sp.bytes = x->bytes;
-    sp.flops = x->flops;
-    sp.version_read = x->kind == OP_PUSH || x->kind == OP_PULL ? x->ver_read : -1;
-    sp.version_applied = x->kind == OP_PUSH ? x->ver_applied : -1;
+    int32_t step = (int32_t)m->step[x->rank];
+    bool is_kept = m->t && trace_keeps(m->t, step);
+    /* What the analysis reads; a span the trace keeps gets the rest (the
+     * op's second cache line, left alone otherwise) */
+    struct span sp = {
+        .rank = x->rank,
+        .stream = x->stream,
+        .kind = x->kind,
+        .step = step,
+        .start_s = x->start_s,
+        .end_s = m->now_s,
+        .version_read = x->kind == OP_PUSH || x->kind == OP_PULL ? m->xc[x->comm].ver_read : -1,
+        .version_applied = x->kind == OP_PUSH ? m->xc[x->comm].ver_applied : -1,
+    };
+    if (is_kept) {
+        const int index = g - m->off[x->rank];
+        const struct op *op = &m->p->ranks[x->rank].ops.items[index];
+        struct span whole;
+        memset(&whole, 0, sizeof whole);   /* no stray padding: traces compare byte for byte */
+        whole.rank = sp.rank;
+        whole.stream = sp.stream;
+        whole.kind = sp.kind;
+        whole.step = sp.step;
+        whole.op = index;
+        whole.mb = op->mb;
+        whole.lo = op->lo;
+        whole.hi = op->hi;
+        whole.peer = op->peer;
+        whole.start_s = sp.start_s;
+        whole.end_s = sp.end_s;
+        whole.bytes = op->bytes;
+        whole.flops = op->flops;
+        whole.version_read = sp.version_read;
+        whole.version_applied = sp.version_applied;
+        sp = whole;
+    }
     bool is_abandoned = !m->has_failed && m->lookahead_c >= 0 && sp.step > m->lookahead_c;
     int rc = 0;
     if (m->a && !is_abandoned) rc = analysis_add(m->a, &sp);
@@ -396,10 +416,11 @@ static void arrived(struct sim *m, int g)
     switch ((enum op_kind)x->kind) {
     case OP_SEND: {
         struct xop *recv = &m->x[x->aux];
-        recv->arrived++;
+        struct xcomm *rc = &m->xc[recv->comm];
+        rc->arrived++;
         if (recv->is_waiting) {
             recv->is_waiting = false;
-            if (recv->send_start_s > recv->start_s) recv->start_s = recv->send_start_s;
+            if (rc->send_start_s > recv->start_s) recv->start_s = rc->send_start_s;
             finish(m, x->aux);
         }
         finish(m, g);
@@ -409,8 +430,8 @@ static void arrived(struct sim *m, int g)
         const struct slot *sl = &m->slots[x->aux];
         struct server *S = &m->servers[sl->server];
         int64_t round = round_of(m, g);
-        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round, m->x[g].ver_read);
-        m->x[g].ver_applied = pr.version_applied;
+        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round, m->xc[x->comm].ver_read);
+        m->xc[x->comm].ver_applied = pr.version_applied;
         if (pr.action != PS_DROPPED)
             S->busy_until_s = fmax(S->busy_until_s, m->now_s) + S->update_cost_s;
         const struct sim_hooks *h = m->s->hooks;
@@ -422,7 +443,7 @@ static void arrived(struct sim *m, int g)
         break;
     }
     case OP_PULL:
-        m->slots[x->aux].version_read = m->x[g].ver_read;
+        m->slots[x->aux].version_read = m->xc[x->comm].ver_read;
         finish(m, g);
         break;
     default:
@@ -532,7 +553,7 @@ static void reset_to(struct sim *m, int64_t c)
     for (int g = 0; g < m->n_ops; g++) {
         const struct xop *x = &m->x[g];
         if (x->kind == OP_RECV) {
-            m->x[g].arrived = c;
+            m->xc[x->comm].arrived = c;
             m->x[g].is_waiting = false;
         } else if (x->kind == OP_PUSH) {
             struct slot *sl = &m->slots[x->aux];
