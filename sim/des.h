@@ -35,6 +35,7 @@ struct des {
     VEC(struct des_event) heap;
     struct des_lane lanes[DES_LANES];
     size_t n_in_lanes;
+    int last_lane;            /* the lane the last push went to */
     uint64_t next_seq;
     uint64_t n_pushed;
     uint64_t n_moves;         /* heap levels sifted through, for the scaling test */
