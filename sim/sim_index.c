@@ -55,6 +55,13 @@ static void index_ops(struct sim *m)
     }
 }
 
+/* Each SEND's RECV's transfer state, once every op has its own. */
+static void index_sends(struct sim *m)
+{
+    for (int g = 0; g < m->n_ops; g++)
+        if (m->x[g].kind == OP_SEND) m->xc[m->x[g].comm].recv_comm = m->x[m->x[g].aux].comm;
+}
+
 /* Each ALLREDUCE's collective, and what the collective costs. */
 static int index_collectives(struct sim *m)
 {
@@ -157,6 +164,7 @@ int sim_index_init(struct sim *m)
         m->n_working += m->off[r + 1] > m->off[r];
     }
     index_ops(m);
+    index_sends(m);
     TRY(index_collectives(m));
     return index_servers(m);
 }

@@ -51,6 +51,8 @@ struct xcomm {
     int64_t arrived;       /* RECV: SEND data instances arrived so far (a step count) */
     double send_start_s;   /* RECV: when the latest matching SEND started */
     int32_t j;             /* PUSH/PULL: index among its worker's pushes/pulls to the server */
+    int32_t recv_comm;     /* SEND: its RECV's xcomm, which it writes without
+                            * touching the RECV's xop (another rank's line) */
 };
 
 /* One (server, worker that pushes to it) pair. */

@@ -225,7 +225,7 @@ static void op_ready(struct sim *m, int g)
         break;
     case OP_SEND:
         /* eager: the data moves whether or not the RECV is posted */
-        m->xc[m->x[x->aux].comm].send_start_s = m->now_s;
+        m->xc[m->xc[x->comm].recv_comm].send_start_s = m->now_s;
         start_transfer(m, g, x->link, m->xc[x->comm].bytes);
         break;
     case OP_RECV:
