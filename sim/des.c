@@ -38,7 +38,10 @@ void des_init(struct des *q)
 {
     q->heap.items = NULL;
     q->heap.len = q->heap.cap = 0;
-    for (int k = 0; k < DES_LANES; k++) q->lanes[k] = (struct des_lane){0};
+    for (int k = 0; k < DES_LANES; k++) {
+        q->lanes[k] = (struct des_lane){0};
+        q->back_s[k] = -INFINITY;
+    }
     q->n_in_lanes = 0;
     q->last_lane = 0;
     q->next_seq = 0;
@@ -72,15 +75,13 @@ static int lane_reserve(struct des_lane *l, size_t need)
 
 int des_reserve(struct des *q, size_t n)
 {
-    if (vec_reserve(&q->heap, q->heap.len + n) < 0) return ERR_NOMEM;
-    for (int k = 0; k < DES_LANES; k++)
-        if (lane_reserve(&q->lanes[k], q->lanes[k].len + n) < 0) return ERR_NOMEM;
+    if (q->heap.len + n > q->heap.cap && vec_reserve(&q->heap, q->heap.len + n) < 0)
+        return ERR_NOMEM;
+    for (int k = 0; k < DES_LANES; k++) {
+        struct des_lane *l = &q->lanes[k];
+        if (l->len + n > l->cap && lane_reserve(l, l->len + n) < 0) return ERR_NOMEM;
+    }
     return 0;
-}
-
-static inline const struct des_event *lane_back(const struct des_lane *l)
-{
-    return &l->ev[(l->head + l->len - 1) & (l->cap - 1)];
 }
 
 int des_push(struct des *q, double time_s, int32_t kind, int32_t a, int64_t b)
@@ -92,29 +93,23 @@ int des_push(struct des *q, double time_s, int32_t kind, int32_t a, int64_t b)
 
     /* the lane the last push went to, when the event can follow there
      * (a wave of op ends: every push), else the lane whose last event is
-     * the latest at or before time_s, an empty lane only when none is */
-    int best = -1, empty = -1;
-    double best_s = 0;
-    const struct des_lane *hint = &q->lanes[q->last_lane];
-    bool is_hint = hint->len && lane_back(hint)->time_s <= time_s;
-    if (is_hint) best = q->last_lane;
-    for (int k = 0; k < DES_LANES && !is_hint; k++) {
-        const struct des_lane *l = &q->lanes[k];
-        if (l->len == 0) {
-            if (empty < 0) empty = k;
-            continue;
-        }
-        double last_s = lane_back(l)->time_s;
-        if (last_s <= time_s && (best < 0 || last_s > best_s)) {
-            best = k;
-            best_s = last_s;
-        }
+     * the latest at or before time_s (an empty one only when none is) */
+    int best = -1;
+    if (q->back_s[q->last_lane] <= time_s) {
+        best = q->last_lane;   /* an empty lane reads -INFINITY: it takes anything */
+    } else {
+        double best_s = -INFINITY;
+        for (int k = 0; k < DES_LANES; k++)
+            if (q->back_s[k] <= time_s && (best < 0 || q->back_s[k] > best_s)) {
+                best = k;
+                best_s = q->back_s[k];
+            }
     }
-    if (best < 0) best = empty;
     if (best >= 0) {
-        q->last_lane = best;
         struct des_lane *l = &q->lanes[best];
         if (l->len == l->cap && lane_reserve(l, l->len + 1) < 0) return ERR_NOMEM;
+        q->last_lane = best;
+        q->back_s[best] = time_s;
         l->ev[(l->head + l->len++) & (l->cap - 1)] = ev;
         q->n_in_lanes++;
         q->next_seq++;
@@ -155,7 +150,7 @@ bool des_pop(struct des *q, struct des_event *out)
         if (n == 0 || before(&first->ev[first->head], &h[0])) {
             *out = first->ev[first->head];
             first->head = (first->head + 1) & (first->cap - 1);
-            first->len--;
+            if (--first->len == 0) q->back_s[first - q->lanes] = -INFINITY;
             q->n_in_lanes--;
             return true;
         }

@@ -34,6 +34,7 @@ enum { DES_LANES = 4 };
 struct des {
     VEC(struct des_event) heap;
     struct des_lane lanes[DES_LANES];
+    double back_s[DES_LANES];   /* each lane's last time; -INFINITY when empty */
     size_t n_in_lanes;
     int last_lane;            /* the lane the last push went to */
     uint64_t next_seq;

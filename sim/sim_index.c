@@ -41,7 +41,7 @@ static void index_ops(struct sim *m)
         x->next = ix->next[g];
         x->dep_first = ix->dep_first[g];
         x->n_dependents = ix->dep_first[g + 1] - ix->dep_first[g];
-        x->pending0 = (ix->prev[g] >= 0) + op->n_deps;
+        m->pending0[g] = (ix->prev[g] >= 0) + op->n_deps;
         x->aux = x->link = x->comm = -1;
         x->cost_s = op_infos[op->kind].cls == OPC_COMPUTE ? cost_compute_s(m->cl, op) : 0;
         if (has_comm_state(op->kind)) {
@@ -153,6 +153,9 @@ int sim_index_init(struct sim *m)
             n_comm += has_comm_state(m->p->ranks[r].ops.items[i].kind);
     m->xc = XCALLOC(e, n_comm ? n_comm : 1, sizeof *m->xc);
     if (!m->xc) return ERR_NOMEM;
+    m->pending0 = XCALLOC(e, n ? n : 1, sizeof *m->pending0);
+    m->pending = XCALLOC(e, n ? n : 1, sizeof *m->pending);
+    if (!m->pending0 || !m->pending) return ERR_NOMEM;
     m->step = XCALLOC(e, nr, sizeof *m->step);
     m->n_done = XCALLOC(e, nr, sizeof *m->n_done);
     m->is_dead = XCALLOC(e, nr, sizeof *m->is_dead);
@@ -173,6 +176,8 @@ void sim_index_release(struct sim *m)
 {
     free(m->x);
     free(m->xc);
+    free(m->pending0);
+    free(m->pending);
     free(m->coll_cost_s);
     free(m->coll_arrived);
     for (int s = 0; m->servers && s < m->p->n_servers; s++) {

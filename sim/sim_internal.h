@@ -24,7 +24,9 @@
  * touches little else, which is what keeps large runs (10^5 ops and more,
  * well beyond L2) fast and a million ranks within memory. What only
  * transfers need is in struct xcomm; what only a kept trace span needs
- * (microbatch, layers, peer, flops) is read from the plan's op. */
+ * (microbatch, layers, peer, flops) is read from the plan's op. Its count
+ * of unmet conditions is in struct sim's pending[], 4 bytes an op: the
+ * ends that only count a condition down then touch no op line. */
 struct xop {
     int32_t rank;
     int16_t kind;          /* enum op_kind */
@@ -32,14 +34,13 @@ struct xop {
     int32_t next;          /* the next op on its stream, or -1 */
     int32_t dep_first;     /* ops naming it as a dep: dependents[dep_first .. + n_dependents) */
     int32_t n_dependents;
-    int32_t pending0;      /* stream and dep conditions at a step start */
-    int32_t pending;       /* of those, not met yet in the current step */
     int32_t aux;           /* SEND: its RECV; ALLREDUCE: its collective; PUSH/PULL: slot */
     int32_t link;          /* SEND, PUSH, PULL: the link it crosses */
     int32_t comm;          /* SEND, RECV, PUSH, PULL: its struct xcomm; -1 otherwise */
     bool is_waiting;       /* RECV: posted, its data not there yet */
     double cost_s;         /* compute: time before stragglers */
     double start_s;        /* the current step's */
+    char pad_[8];          /* to a whole line: no op straddles two */
 };
 
 _Static_assert(sizeof(struct xop) == 64, "struct xop is one cache line");
@@ -93,6 +94,8 @@ struct sim {
     const int *off;         /* [n_ranks + 1] */
     struct xop *x;          /* [n_ops], 64-byte aligned */
     struct xcomm *xc;       /* [n_xcomm], by xop.comm */
+    int32_t *pending0;      /* [n_ops]: stream and dep conditions at a step start */
+    int32_t *pending;       /* [n_ops]: of those, not met yet in the current step */
     int n_xcomm;
     const int *dependents;
     const int *roots;       /* ops with no condition, by rank: roots[root_first[r] ..) */

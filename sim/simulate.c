@@ -301,7 +301,8 @@ static void start_step(struct sim *m, int r)
         job_step_of(m, r, &job_step, &replica);
         hooked(m, h->step_start(h->ctx, r, job_step, replica));
     }
-    for (int g = m->off[r]; g < m->off[r + 1]; g++) m->x[g].pending = m->x[g].pending0;
+    memcpy(&m->pending[m->off[r]], &m->pending0[m->off[r]],
+           (size_t)(m->off[r + 1] - m->off[r]) * sizeof *m->pending);
     m->n_scanned += (uint64_t)(m->off[r + 1] - m->off[r]);
     m->n_done[r] = 0;
     double pause_s = m->strag ? straggler_pause_s(m->strag, r) : 0;
@@ -402,9 +403,9 @@ static void finish(struct sim *m, int g)
     if (m->is_dead[x->rank]) return;
     if (m->now_s > m->makespan_s) m->makespan_s = m->now_s;
     if (!m->is_lookahead && (m->a || m->t)) record(m, g);
-    if (x->next >= 0 && --m->x[x->next].pending == 0) op_ready(m, x->next);
+    if (x->next >= 0 && --m->pending[x->next] == 0) op_ready(m, x->next);
     for (int k = x->dep_first; k < x->dep_first + x->n_dependents; k++)
-        if (--m->x[m->dependents[k]].pending == 0) op_ready(m, m->dependents[k]);
+        if (--m->pending[m->dependents[k]] == 0) op_ready(m, m->dependents[k]);
     if (++m->n_done[x->rank] == m->off[x->rank + 1] - m->off[x->rank]) step_done(m, x->rank);
 }
 
