@@ -353,8 +353,8 @@ static void record(struct sim *m, int g)
     const struct xop *x = &m->x[g];
     int32_t step = (int32_t)m->step[x->rank];
     bool is_kept = m->t && trace_keeps(m->t, step);
-    /* What the analysis reads; a span the trace keeps gets the rest (the
-     * op's second cache line, left alone otherwise) */
+    /* What the analysis reads; a span the trace keeps gets the rest, from
+     * the plan's op (left alone otherwise: another cache line an event) */
     struct span sp = {
         .rank = x->rank,
         .stream = x->stream,
