@@ -231,7 +231,7 @@ int analysis_add(struct analysis *a, const struct span *s)
         return ERR_INPUT;   /* a push applied to a version older than it read */
     /* Servers are agents, not devices: should an executor record their
      * work, it is nobody's device time. */
-    if (a->p->ranks[s->rank].is_server) return 0;
+    if (s->rank >= a->p->n_workers) return 0;   /* is_server: the ranks after the workers */
 
     struct worker *w = &a->workers[s->rank];
     if (s->step < w->step) return ERR_INPUT;   /* steps of one rank must not go back */

@@ -60,9 +60,10 @@ int ps_server_init(struct ps_server *s, enum server_policy policy, int arg, int 
     }
     int64_t *pushed = XCALLOC(e, (size_t)n_workers, sizeof *pushed);
     bool *is_retired = XCALLOC(e, (size_t)n_workers, sizeof *is_retired);
-    if (!pushed || !is_retired) {
+    if (!pushed || !is_retired || min_clock_init(&s->slowest, n_workers, e) < 0) {
         free(pushed);
         free(is_retired);
+        min_clock_release(&s->slowest);
         return ERR_NOMEM;
     }
     s->policy = policy;
@@ -79,6 +80,7 @@ void ps_server_release(struct ps_server *s)
     if (!s) return;
     free(s->pushed);
     free(s->is_retired);
+    min_clock_release(&s->slowest);
     *s = (struct ps_server){0};
 }
 
@@ -116,6 +118,7 @@ struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
     case POLICY_SSP: {
         /* Applied on arrival, as its own update. */
         s->pushed[w] = step + 1;
+        min_clock_tick(&s->slowest, w);
         struct ps_push_result r = {PS_APPLIED, s->version};
         s->version += 1;
         return r;
@@ -125,6 +128,7 @@ struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
         assert(step <= s->round && "a push never runs ahead of the round (pull first)");
         if (step > s->round) return dropped;
         s->pushed[w] = step + 1;
+        min_clock_tick(&s->slowest, w);
         if (step < s->round) return dropped;   /* its round closed without it (backup) */
         /* Every push of a round is applied at the version before the round's
          * update, which stays put while the round gathers. */
@@ -141,38 +145,36 @@ struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
 bool ps_server_pull_ready(const struct ps_server *s, int w, int64_t step)
 {
     (void)w;   /* no policy treats workers differently */
+    return step < ps_server_pull_bound(s);
+}
+
+int64_t ps_server_pull_bound(const struct ps_server *s)
+{
     switch (s->policy) {
     case POLICY_ASYNC:
-        return true;
+        return INT64_MAX;
     case POLICY_SYNC:
     case POLICY_BACKUP:
         /* The step's round has closed: its update is in the parameters. */
-        return s->round > step;
+        return s->round;
     case POLICY_SSP: {
         /* Worker w, having pushed step s, may pull when every worker has
          * pushed step s - K, i.e. when
          *
          *     min_v pushed[v] >= s - K + 1        (pushed[v] counts steps)
          *
-         * The worker then computes step s + 1, so with clocks c_v = pushed[v]
-         * no worker ever computes a step more than K ahead of the slowest
-         * worker's clock: (s + 1) - min_v c_v <= K. K = 0 is lock-step:
-         * every worker must have pushed step s, exactly sync's round s.
-         * The minimum is over live workers; with none left nothing holds
-         * the pull back. O(n_workers) per pull: fine for the tens to
-         * thousands of workers of a server; a running minimum would beat it
-         * beyond. */
-        bool has_live = false;
-        int64_t min_pushed = 0;
-        for (int v = 0; v < s->n_workers; v++) {
-            if (s->is_retired[v]) continue;
-            if (!has_live || s->pushed[v] < min_pushed) min_pushed = s->pushed[v];
-            has_live = true;
-        }
-        return !has_live || min_pushed >= step - s->arg + 1;
+         * that is s < min_v pushed[v] + K. The worker then computes step
+         * s + 1, so with clocks c_v = pushed[v] no worker ever computes a
+         * step more than K ahead of the slowest worker's clock:
+         * (s + 1) - min_v c_v <= K. K = 0 is lock-step: every worker must
+         * have pushed step s, exactly sync's round s. The minimum is over
+         * live workers (min_clock, O(1)); with none left nothing holds the
+         * pull back. */
+        int64_t slowest = min_clock_min(&s->slowest);
+        return slowest == INT64_MAX ? INT64_MAX : slowest + s->arg;
     }
     default:
-        return false;
+        return INT64_MIN;   /* not initialised: never ready */
     }
 }
 
@@ -182,9 +184,23 @@ void ps_server_retire(struct ps_server *s, int w)
     if (w < 0 || w >= s->n_workers || s->is_retired[w]) return;
     s->is_retired[w] = true;
     s->n_live -= 1;
+    min_clock_remove(&s->slowest, w);
     if (!policy_infos[s->policy].has_rounds) return;
     /* pushed[w] > round: w's push of the open round was counted; it counts no
      * more, and the round may now be full without it. */
     if (s->pushed[w] > s->round) s->n_in_round -= 1;
     close_round_if_full(s);
+}
+
+void ps_server_rewind(struct ps_server *s, int64_t version, int64_t round)
+{
+    s->version = version;
+    s->round = round;
+    s->n_in_round = 0;
+    s->n_live = s->n_workers;
+    for (int w = 0; w < s->n_workers; w++) {
+        s->pushed[w] = round;
+        s->is_retired[w] = false;
+    }
+    min_clock_reset(&s->slowest, round);
 }

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "min_clock.h"
 
 /* ORDER POLICY: the one list of server policies and their properties.
  * X(name, text, has_servers, is_async, has_rounds, is_exact, arg, meaning)
@@ -95,6 +96,7 @@ struct ps_server {
     int n_live;               /* workers not retired */
     int64_t *pushed;          /* [n_workers]: steps each worker has pushed (its clock) */
     bool *is_retired;         /* [n_workers]: gone (ps_server_retire) */
+    struct min_clock slowest; /* the live workers' pushed[], for ssp's bound in O(1) */
 };
 
 enum ps_action {
@@ -118,8 +120,17 @@ void ps_server_release(struct ps_server *s);
 struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
                                      int64_t version_read);
 
-/* May worker w's pull that ends its step `step` be answered now? */
+/* May worker w's pull that ends its step `step` be answered now? The same
+ * as step < ps_server_pull_bound(s): no policy treats workers differently. */
 bool ps_server_pull_ready(const struct ps_server *s, int w, int64_t step);
+
+/* Pulls that end a step below the bound may be answered now, the others
+ * not yet: sync and backup, the round being gathered; ssp, the slowest live
+ * worker's clock + K; async (and ssp with no live worker), INT64_MAX. The
+ * bound only moves when a push is PS_APPLIED or PS_ROUND, on a retirement
+ * and on ps_server_rewind, so a caller holding pulls keyed by step answers
+ * them in order of key without asking again for each. O(1). */
+int64_t ps_server_pull_bound(const struct ps_server *s);
 
 /* Worker w is gone: it no longer holds back ssp pulls or sync rounds, and its
  * later pushes are dropped. A push it made to the open sync/backup round no
@@ -128,5 +139,10 @@ bool ps_server_pull_ready(const struct ps_server *s, int w, int64_t step);
  * PS_ROUND): answer waiting pulls again after a retirement. Retiring a worker
  * twice, or every worker, is allowed. */
 void ps_server_retire(struct ps_server *s, int w);
+
+/* Back to a checkpoint: version `version`, every worker live and at clock
+ * `round` (pushed that many rounds), the open round `round` with no push
+ * gathered. A synchronous restart (sim/) does this to every server. */
+void ps_server_rewind(struct ps_server *s, int64_t version, int64_t round);
 
 #endif

@@ -33,9 +33,7 @@ void trace_release(struct trace *t)
  * limit, so "unbounded" reads the same in both. */
 int trace_add(struct trace *t, const struct span *s)
 {
-    bool is_late = t->keep_steps >= 0 && s->step >= t->keep_steps;
-    bool is_full = t->max_spans >= 0 && (int64_t)t->spans.len >= t->max_spans;
-    if (is_late || is_full) {
+    if (!trace_keeps(t, s->step)) {
         t->n_dropped++;
         return 0;
     }

@@ -9,6 +9,7 @@
 #ifndef STRATA_TRACE_H
 #define STRATA_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -45,6 +46,14 @@ struct trace {
 };
 
 void trace_init(struct trace *t, int32_t keep_steps, int64_t max_spans);
+
+/* Would trace_add keep a span of step `step` now? (It counts it in
+ * n_dropped otherwise, whatever else the span holds.) */
+static inline bool trace_keeps(const struct trace *t, int32_t step)
+{
+    return !(t->keep_steps >= 0 && step >= t->keep_steps) &&
+           !(t->max_spans >= 0 && (int64_t)t->spans.len >= t->max_spans);
+}
 void trace_release(struct trace *t);
 /* Keeps s if it qualifies; 0 or ERR_NOMEM. */
 int trace_add(struct trace *t, const struct span *s);

@@ -39,6 +39,7 @@ struct network {
     int n_links;
     int32_t event_kind;
     uint64_t next_seq;
+    uint64_t n_touched;   /* per-link heap levels moved and transfers handed back */
     struct link *links;
 };
 
@@ -50,7 +51,7 @@ static inline bool xfer_before(const struct xfer *x, const struct xfer *y)
 }
 
 /* Capacity for one more must already be reserved. */
-static void xheap_push(struct link *l, struct xfer x)
+static void xheap_push(struct network *n, struct link *l, struct xfer x)
 {
     struct xfer *h = l->active.items;
     size_t i = l->active.len++;
@@ -59,6 +60,7 @@ static void xheap_push(struct link *l, struct xfer x)
         if (!xfer_before(&x, &h[parent])) break;
         h[i] = h[parent];
         i = parent;
+        n->n_touched++;
     }
     h[i] = x;
 }
@@ -66,7 +68,7 @@ static void xheap_push(struct link *l, struct xfer x)
 /* Removes the earliest transfer and parks it in the slot just vacated,
  * items[len] (still inside the array), so a run of pops leaves the popped
  * transfers in items[len .. old len), latest-popped first. */
-static void xheap_pop_to_tail(struct link *l)
+static void xheap_pop_to_tail(struct network *net, struct link *l)
 {
     struct xfer *h = l->active.items;
     size_t n = --l->active.len;
@@ -79,6 +81,7 @@ static void xheap_pop_to_tail(struct link *l)
         if (!xfer_before(&h[c], &last)) break;
         h[i] = h[c];
         i = c;
+        net->n_touched++;
     }
     if (n > 0) h[i] = last;
     h[n] = top;
@@ -120,6 +123,11 @@ void network_set_link(struct network *n, int link, double bw_bytes_per_s, double
     if (link < 0 || link >= n->n_links) return;
     n->links[link].bw_bytes_per_s = bw_bytes_per_s;
     n->links[link].latency_s = latency_s;
+}
+
+uint64_t network_touched(const struct network *n)
+{
+    return n ? n->n_touched : 0;
 }
 
 int network_active(const struct network *n, int link)
@@ -170,7 +178,7 @@ int network_start(struct network *n, struct des *q, double now_s, int link, int6
         first_v = l->active.items[0].finish_v;
     TRY(des_push(q, finish_time_s(l, first_v, n_active + 1), n->event_kind, link,
                  l->generation + 1));
-    xheap_push(l, x);
+    xheap_push(n, l, x);
     n->next_seq++;
     l->generation++;
     return 0;
@@ -195,7 +203,7 @@ int network_on_event(struct network *n, struct des *q, const struct des_event *e
     /* Room for every push below (one arrival per active transfer and the
      * next finish event), so none of them can fail half-way. */
     size_t n_active = l->active.len;
-    TRY(vec_reserve(&q->heap, q->heap.len + n_active + 1));
+    TRY(des_reserve(q, n_active + 1));
 
     /* The event is live, so nothing has changed on the link since it was
      * timed: the earliest transfer is done by definition. Set V to its
@@ -216,9 +224,9 @@ int network_on_event(struct network *n, struct des *q, const struct des_event *e
      * byte count that matters (V is at most one busy period's bytes). */
     double tol_bytes = 1e-12 * fabs(l->v)
                      + 4 * DBL_EPSILON * fabs(ev->time_s) * l->bw_bytes_per_s / (double)n_active;
-    xheap_pop_to_tail(l);
+    xheap_pop_to_tail(n, l);
     while (l->active.len > 0 && l->active.items[0].finish_v <= l->v + tol_bytes)
-        xheap_pop_to_tail(l);
+        xheap_pop_to_tail(n, l);
 
     /* The finished transfers sit in items[len .. n_active), latest-popped
      * first. Exact ties pop in start order, so the run is already in
@@ -226,6 +234,7 @@ int network_on_event(struct network *n, struct des *q, const struct des_event *e
      * near-ties agree, and the arrivals are pushed in start order. */
     struct xfer *done = l->active.items + l->active.len;
     size_t n_done = n_active - l->active.len;
+    n->n_touched += n_done;
     for (size_t i = 1; i < n_done; i++) {
         struct xfer x = done[i];
         size_t j = i;

@@ -54,6 +54,10 @@ int network_start(struct network *n, struct des *q, double now_s, int link, int6
 int network_on_event(struct network *n, struct des *q, const struct des_event *ev,
                      int64_t *cookie);
 
+/* Per-link heap levels moved and transfers handed back so far: the
+ * network's share of the simulator's work counter (simulate.h). */
+uint64_t network_touched(const struct network *n);
+
 /* Transfers currently sharing link (for tests and diagnostics). */
 int network_active(const struct network *n, int link);
 

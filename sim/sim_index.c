@@ -24,6 +24,11 @@ static int link_of(const struct sim *m, int rank, int peer, bool is_inbound)
     return 4 * rank + 2 * is_inter + is_inbound;
 }
 
+static bool has_comm_state(enum op_kind k)
+{
+    return k == OP_SEND || k == OP_RECV || k == OP_PUSH || k == OP_PULL;
+}
+
 /* The fixed fields of every op, its costs and the link each SEND crosses. */
 static void index_ops(struct sim *m)
 {
@@ -33,24 +38,28 @@ static void index_ops(struct sim *m)
         struct xop *x = &m->x[g];
         x->kind = (int16_t)op->kind;
         x->stream = (int16_t)op->stream;
-        x->index = g - m->off[x->rank];
         x->next = ix->next[g];
         x->dep_first = ix->dep_first[g];
         x->n_dependents = ix->dep_first[g + 1] - ix->dep_first[g];
-        x->pending0 = (ix->prev[g] >= 0) + op->n_deps;
-        x->aux = x->link = -1;
+        m->pending0[g] = (ix->prev[g] >= 0) + op->n_deps;
+        x->aux = x->link = x->comm = -1;
         x->cost_s = op_infos[op->kind].cls == OPC_COMPUTE ? cost_compute_s(m->cl, op) : 0;
-        x->mb = op->mb;
-        x->lo = op->lo;
-        x->hi = op->hi;
-        x->peer = op->peer;
-        x->bytes = op->bytes;
-        x->flops = op->flops;
+        if (has_comm_state(op->kind)) {
+            x->comm = m->n_xcomm++;
+            m->xc[x->comm] = (struct xcomm){.bytes = op->bytes};
+        }
         if (op->kind == OP_SEND) {
             x->aux = ix->partner[g];
             x->link = link_of(m, x->rank, op->peer, false);
         }
     }
+}
+
+/* Each SEND's RECV's transfer state, once every op has its own. */
+static void index_sends(struct sim *m)
+{
+    for (int g = 0; g < m->n_ops; g++)
+        if (m->x[g].kind == OP_SEND) m->xc[m->x[g].comm].recv_comm = m->x[m->x[g].aux].comm;
 }
 
 /* Each ALLREDUCE's collective, and what the collective costs. */
@@ -100,6 +109,7 @@ static int index_servers(struct sim *m)
             S->is_used = false;
             return rc;
         }
+        S->n_push = m->slots[k].n_push;
         const struct plan_rank *sr = &p->ranks[p->n_workers + m->slots[k].server];
         struct op update = plan_update_op(p->wl, sr->shard_lo, sr->shard_hi);
         S->update_cost_s = cost_compute_s(m->cl, &update);
@@ -112,9 +122,9 @@ static int index_servers(struct sim *m)
             return err_set(e, ERR_INPUT,
                            "rank %d op %d pulls from server %d, to which rank %d never pushes: "
                            "the simulated server knows its workers by their pushes",
-                           x->rank, g - m->off[x->rank], x->peer, x->rank);
-        x->j = ix->j[g];
-        x->link = link_of(m, x->peer, x->rank, x->kind == OP_PUSH);
+                           x->rank, g - m->off[x->rank], op_of(m, g)->peer, x->rank);
+        m->xc[x->comm].j = ix->j[g];
+        x->link = link_of(m, op_of(m, g)->peer, x->rank, x->kind == OP_PUSH);
     }
     return 0;
 }
@@ -137,6 +147,15 @@ int sim_index_init(struct sim *m)
     m->x = aligned_alloc(64, (n ? n : 1) * sizeof *m->x);
     if (!m->x) return err_set(e, ERR_NOMEM, "simulate: out of memory for %zu ops", n);
     memset(m->x, 0, n * sizeof *m->x);
+    size_t n_comm = 0;
+    for (int r = 0; r < m->n_ranks; r++)
+        for (size_t i = 0; i < m->p->ranks[r].ops.len; i++)
+            n_comm += has_comm_state(m->p->ranks[r].ops.items[i].kind);
+    m->xc = XCALLOC(e, n_comm ? n_comm : 1, sizeof *m->xc);
+    if (!m->xc) return ERR_NOMEM;
+    m->pending0 = XCALLOC(e, n ? n : 1, sizeof *m->pending0);
+    m->pending = XCALLOC(e, n ? n : 1, sizeof *m->pending);
+    if (!m->pending0 || !m->pending) return ERR_NOMEM;
     m->step = XCALLOC(e, nr, sizeof *m->step);
     m->n_done = XCALLOC(e, nr, sizeof *m->n_done);
     m->is_dead = XCALLOC(e, nr, sizeof *m->is_dead);
@@ -148,6 +167,7 @@ int sim_index_init(struct sim *m)
         m->n_working += m->off[r + 1] > m->off[r];
     }
     index_ops(m);
+    index_sends(m);
     TRY(index_collectives(m));
     return index_servers(m);
 }
@@ -155,11 +175,14 @@ int sim_index_init(struct sim *m)
 void sim_index_release(struct sim *m)
 {
     free(m->x);
+    free(m->xc);
+    free(m->pending0);
+    free(m->pending);
     free(m->coll_cost_s);
     free(m->coll_arrived);
     for (int s = 0; m->servers && s < m->p->n_servers; s++) {
         if (m->servers[s].is_used) ps_server_release(&m->servers[s].ps);
-        vec_free(&m->servers[s].waiting);
+        held_pulls_release(&m->servers[s].held);
     }
     free(m->servers);
     free(m->slots);
@@ -169,5 +192,6 @@ void sim_index_release(struct sim *m)
     free(m->is_done);
     free(m->work);
     vec_free(&m->work_free);
+    vec_free(&m->touched);
     plan_index_free(m->ix);
 }

@@ -17,38 +17,44 @@
 #include "../core/ps_policy.h"
 #include "../core/vec.h"
 #include "des.h"
+#include "held_pulls.h"
 #include "simulate.h"
 
-/* Everything about op g, what never changes and what one step changes, in
- * two cache lines: the first holds what scheduling reads, the second what
- * its span adds. An op's end touches little else, which is what keeps large
- * runs (10^5 ops and more, well beyond L2) fast. */
+/* What scheduling reads and writes of op g, in one cache line: an op's end
+ * touches little else, which is what keeps large runs (10^5 ops and more,
+ * well beyond L2) fast and a million ranks within memory. What only
+ * transfers need is in struct xcomm; what only a kept trace span needs
+ * (microbatch, layers, peer, flops) is read from the plan's op. Its count
+ * of unmet conditions is in struct sim's pending[], 4 bytes an op: the
+ * ends that only count a condition down then touch no op line. */
 struct xop {
     int32_t rank;
     int16_t kind;          /* enum op_kind */
     int16_t stream;
-    int32_t index;         /* in its rank's program */
     int32_t next;          /* the next op on its stream, or -1 */
     int32_t dep_first;     /* ops naming it as a dep: dependents[dep_first .. + n_dependents) */
     int32_t n_dependents;
-    int32_t pending0;      /* stream and dep conditions at a step start */
-    int32_t pending;       /* of those, not met yet in the current step */
     int32_t aux;           /* SEND: its RECV; ALLREDUCE: its collective; PUSH/PULL: slot */
     int32_t link;          /* SEND, PUSH, PULL: the link it crosses */
-    int32_t j;             /* PUSH/PULL: index among its worker's pushes/pulls to the server */
+    int32_t comm;          /* SEND, RECV, PUSH, PULL: its struct xcomm; -1 otherwise */
     bool is_waiting;       /* RECV: posted, its data not there yet */
     double cost_s;         /* compute: time before stragglers */
     double start_s;        /* the current step's */
+    char pad_[8];          /* to a whole line: no op straddles two */
+};
 
-    int32_t mb, lo, hi, peer;
-    int64_t bytes;
-    double flops;
+_Static_assert(sizeof(struct xop) == 64, "struct xop is one cache line");
+
+/* A SEND, RECV, PUSH or PULL's own state. */
+struct xcomm {
+    int64_t bytes;         /* moved */
     int64_t ver_read, ver_applied;   /* PUSH, PULL */
     int64_t arrived;       /* RECV: SEND data instances arrived so far (a step count) */
     double send_start_s;   /* RECV: when the latest matching SEND started */
+    int32_t j;             /* PUSH/PULL: index among its worker's pushes/pulls to the server */
+    int32_t recv_comm;     /* SEND: its RECV's xcomm, which it writes without
+                            * touching the RECV's xop (another rank's line) */
 };
-
-_Static_assert(sizeof(struct xop) == 128, "struct xop is two cache lines");
 
 /* One (server, worker that pushes to it) pair. */
 struct slot {
@@ -62,13 +68,15 @@ struct slot {
 struct server {
     bool is_used;          /* some worker pushes to it */
     struct ps_server ps;
-    VEC(int32_t) waiting;  /* PULL ops not yet answered, in arrival order */
+    struct held_pulls held; /* PULL ops the policy does not let be answered yet */
     int64_t ckpt_version;  /* version when the checkpoint step was complete */
     /* The server works through what arrives in order, one thing at a time,
      * as a real server rank does: each push costs it an update of its shard
      * (update_cost_s; a synchronous round thus costs the sum of its pushes),
      * and a pull's answer leaves once the updates before it are done. */
     double update_cost_s;  /* UPDATE of the shard on the server's rank */
+    int n_push;            /* rounds a step: its workers' pushes to it a step (the last
+                            * worker's; the policy's rounds need them equal) */
     double busy_until_s;
 };
 
@@ -85,6 +93,10 @@ struct sim {
     int n_ranks, n_ops, n_links;
     const int *off;         /* [n_ranks + 1] */
     struct xop *x;          /* [n_ops], 64-byte aligned */
+    struct xcomm *xc;       /* [n_xcomm], by xop.comm */
+    int32_t *pending0;      /* [n_ops]: stream and dep conditions at a step start */
+    int32_t *pending;       /* [n_ops]: of those, not met yet in the current step */
+    int n_xcomm;
     const int *dependents;
     const int *roots;       /* ops with no condition, by rank: roots[root_first[r] ..) */
     const int *root_first;  /* [n_ranks + 1] */
@@ -97,6 +109,8 @@ struct sim {
 
     struct server *servers; /* [n_servers] */
     struct slot *slots;
+
+    VEC(int32_t) touched;   /* scratch: the servers a retiring worker pushes to */
 
     int64_t *step;          /* [n_ranks] */
     int *n_done;            /* ops of the current step ended */
@@ -152,6 +166,8 @@ struct sim {
     size_t now_head;
     double now_s, makespan_s;
     uint64_t n_events;
+    uint64_t n_scanned;     /* see struct sim_result */
+    uint64_t n_net_touched; /* network_touched of networks discarded in this pass */
     struct sim_result *res;
 };
 
@@ -161,7 +177,7 @@ struct sim {
  * holds what was made so far, for sim_index_release. */
 int sim_index_init(struct sim *m);
 
-/* Frees what sim_index_init made (and the servers' waiting lists the run
+/* Frees what sim_index_init made (and the servers' held pulls the run
  * grew) and m->ix; safe on a partly built or zeroed m. */
 void sim_index_release(struct sim *m);
 

@@ -18,7 +18,7 @@
  *             for cost_allreduce_s; one event ends every member
  *   PUSH      crosses the server's link; on arrival the server's policy takes
  *             it (ps_server_push) and the PUSH ends
- *   PULL      waits in the server's list until ps_server_pull_ready, then the
+ *   PULL      is held by its server until ps_server_pull_bound passes it, then the
  *             parameters cross the server's link; it ends on arrival
  *
  * An op that ends when it starts (free compute on the ideal cluster, a free
@@ -71,13 +71,14 @@
  * counted).
  *
  * Cost: O(log q) per event (q events pending), O(1) per op condition, no
- * allocation per event once the queue, the FIFO and the servers' waiting
- * lists have reached their peak. A server rechecks its waiting pulls when a
- * push changes its applied state (PS_APPLIED, PS_ROUND): O(waiting) policy
- * calls then, each O(workers) under ssp (ps_policy.c says so of itself):
- * fine for tens of workers held back, a running minimum beyond. When every
- * rank has completed one more step a pass over the ranks finds who is
- * already past it: O(ranks) a step. */
+ * allocation per event once the queue, the FIFO and the servers' held pulls
+ * have reached their peak. Nothing on an event scans the ranks: a server's
+ * policy finds its slowest worker in O(1) (core/min_clock.h), its held
+ * pulls are keyed by the round they wait for (held_pulls.h), so a push
+ * looks only at the pulls it frees, and a retiring worker rechecks only the
+ * servers it pushes to. When every rank has completed one more step a pass
+ * over the ranks finds who is already past it: O(ranks) a step, O(1) an
+ * event amortised over the step's events. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,7 +126,8 @@ static int64_t round_of(const struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
     const struct slot *sl = &m->slots[x->aux];
-    int j = x->j < sl->n_push ? x->j : sl->n_push - 1;
+    int32_t xj = m->xc[x->comm].j;
+    int j = xj < sl->n_push ? xj : sl->n_push - 1;
     return m->step[x->rank] * sl->n_push + j;
 }
 
@@ -151,36 +153,33 @@ static void answer_pull(struct sim *m, int g)
     const struct server *S = &m->servers[m->slots[x->aux].server];
     if (h && h->pull_answered)
         hooked(m, h->pull_answered(h->ctx, x->rank, m->p->n_workers + m->slots[x->aux].server));
-    m->x[g].ver_read = S->ps.version;
+    m->xc[x->comm].ver_read = S->ps.version;
     if (S->busy_until_s > m->now_s) {
         push_event(m, S->busy_until_s, EV_PULL_SEND, x->rank, g);
         return;
     }
     m->x[g].start_s = m->now_s;
-    start_transfer(m, g, x->link, x->bytes);
+    start_transfer(m, g, x->link, m->xc[x->comm].bytes);
 }
 
 static void send_pull(struct sim *m, int g)
 {
     if (m->is_dead[m->x[g].rank]) return;
     m->x[g].start_s = m->now_s;
-    start_transfer(m, g, m->x[g].link, m->x[g].bytes);
+    start_transfer(m, g, m->x[g].link, m->xc[m->x[g].comm].bytes);
 }
 
-/* Answers the waiting pulls the policy now allows, keeping the order of
- * the others. */
+/* Answers the held pulls the policy now allows, in the order they were
+ * held (a dead worker's are dropped). O(log h) per pull freed; nothing when
+ * none is. */
 static void recheck_pulls(struct sim *m, int srv)
 {
     struct server *S = &m->servers[srv];
-    size_t keep = 0;
-    for (size_t k = 0; k < S->waiting.len; k++) {
-        int g = S->waiting.items[k];
-        const struct xop *x = &m->x[g];
-        if (m->is_dead[x->rank]) continue;
-        if (ps_server_pull_ready(&S->ps, m->slots[x->aux].w, round_of(m, g))) answer_pull(m, g);
-        else S->waiting.items[keep++] = g;
-    }
-    S->waiting.len = keep;
+    const struct held_pull *freed;
+    size_t n = held_pulls_free_below(&S->held, ps_server_pull_bound(&S->ps), &freed);
+    m->n_scanned += 1 + n;
+    for (size_t k = 0; k < n; k++)
+        if (!m->is_dead[m->x[freed[k].g].rank]) answer_pull(m, freed[k].g);
 }
 
 /* Compute op g runs now for cost_s before jitter and stragglers. */
@@ -226,11 +225,11 @@ static void op_ready(struct sim *m, int g)
         break;
     case OP_SEND:
         /* eager: the data moves whether or not the RECV is posted */
-        m->x[x->aux].send_start_s = m->now_s;
-        start_transfer(m, g, x->link, x->bytes);
+        m->xc[m->xc[x->comm].recv_comm].send_start_s = m->now_s;
+        start_transfer(m, g, x->link, m->xc[x->comm].bytes);
         break;
     case OP_RECV:
-        if (m->x[g].arrived > m->step[x->rank]) end_now(m, g);
+        if (m->xc[x->comm].arrived > m->step[x->rank]) end_now(m, g);
         else m->x[g].is_waiting = true;
         break;
     case OP_ALLREDUCE: {
@@ -238,6 +237,7 @@ static void op_ready(struct sim *m, int g)
         if (++m->coll_arrived[c] < n) break;
         /* the last member: the collective starts now for every member */
         m->coll_arrived[c] = 0;
+        m->n_scanned += (uint64_t)n;
         for (int k = first; k < first + n; k++) m->x[m->coll_ops[k]].start_s = m->now_s;
         if (m->coll_cost_s[c] > 0) push_event(m, m->now_s + m->coll_cost_s[c], EV_COLL_END, c, 0);
         else
@@ -245,14 +245,14 @@ static void op_ready(struct sim *m, int g)
         break;
     }
     case OP_PUSH:
-        m->x[g].ver_read = m->slots[x->aux].version_read;
-        start_transfer(m, g, x->link, x->bytes);
+        m->xc[x->comm].ver_read = m->slots[x->aux].version_read;
+        start_transfer(m, g, x->link, m->xc[x->comm].bytes);
         break;
     case OP_PULL: {
-        const struct slot *sl = &m->slots[x->aux];
-        struct server *S = &m->servers[sl->server];
-        if (ps_server_pull_ready(&S->ps, sl->w, round_of(m, g))) answer_pull(m, g);
-        else if (vec_push(&S->waiting, g) < 0) fail_nomem(m);
+        struct server *S = &m->servers[m->slots[x->aux].server];
+        int64_t round = round_of(m, g);
+        if (round < ps_server_pull_bound(&S->ps)) answer_pull(m, g);
+        else if (held_pulls_add(&S->held, round, g) < 0) fail_nomem(m);
         break;
     }
     case OP_N_KINDS:
@@ -301,7 +301,9 @@ static void start_step(struct sim *m, int r)
         job_step_of(m, r, &job_step, &replica);
         hooked(m, h->step_start(h->ctx, r, job_step, replica));
     }
-    for (int g = m->off[r]; g < m->off[r + 1]; g++) m->x[g].pending = m->x[g].pending0;
+    memcpy(&m->pending[m->off[r]], &m->pending0[m->off[r]],
+           (size_t)(m->off[r + 1] - m->off[r]) * sizeof *m->pending);
+    m->n_scanned += (uint64_t)(m->off[r + 1] - m->off[r]);
     m->n_done[r] = 0;
     double pause_s = m->strag ? straggler_pause_s(m->strag, r) : 0;
     if (pause_s > 0) {
@@ -331,6 +333,7 @@ static void step_done(struct sim *m, int r)
             m->s->step_end_s[m->n_complete] = m->now_s;
         m->n_complete++;
         m->n_past = 0;
+        m->n_scanned += (uint64_t)m->n_ranks;
         for (int k = 0; k < m->n_ranks; k++)
             m->n_past += m->off[k + 1] > m->off[k] && m->step[k] > m->n_complete;
         int every = m->s->checkpoint_every;
@@ -348,23 +351,42 @@ static void step_done(struct sim *m, int r)
 static void record(struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
-    struct span sp;
-    memset(&sp, 0, sizeof sp);   /* no stray padding: traces compare byte for byte */
-    sp.rank = x->rank;
-    sp.stream = x->stream;
-    sp.kind = x->kind;
-    sp.step = (int32_t)m->step[x->rank];
-    sp.op = x->index;
-    sp.mb = x->mb;
-    sp.lo = x->lo;
-    sp.hi = x->hi;
-    sp.peer = x->peer;
-    sp.start_s = x->start_s;
-    sp.end_s = m->now_s;
-    sp.bytes = x->bytes;
-    sp.flops = x->flops;
-    sp.version_read = x->kind == OP_PUSH || x->kind == OP_PULL ? x->ver_read : -1;
-    sp.version_applied = x->kind == OP_PUSH ? x->ver_applied : -1;
+    int32_t step = (int32_t)m->step[x->rank];
+    bool is_kept = m->t && trace_keeps(m->t, step);
+    /* What the analysis reads; a span the trace keeps gets the rest, from
+     * the plan's op (left alone otherwise: another cache line an event) */
+    struct span sp = {
+        .rank = x->rank,
+        .stream = x->stream,
+        .kind = x->kind,
+        .step = step,
+        .start_s = x->start_s,
+        .end_s = m->now_s,
+        .version_read = x->kind == OP_PUSH || x->kind == OP_PULL ? m->xc[x->comm].ver_read : -1,
+        .version_applied = x->kind == OP_PUSH ? m->xc[x->comm].ver_applied : -1,
+    };
+    if (is_kept) {
+        const int index = g - m->off[x->rank];
+        const struct op *op = &m->p->ranks[x->rank].ops.items[index];
+        struct span whole;
+        memset(&whole, 0, sizeof whole);   /* no stray padding: traces compare byte for byte */
+        whole.rank = sp.rank;
+        whole.stream = sp.stream;
+        whole.kind = sp.kind;
+        whole.step = sp.step;
+        whole.op = index;
+        whole.mb = op->mb;
+        whole.lo = op->lo;
+        whole.hi = op->hi;
+        whole.peer = op->peer;
+        whole.start_s = sp.start_s;
+        whole.end_s = sp.end_s;
+        whole.bytes = op->bytes;
+        whole.flops = op->flops;
+        whole.version_read = sp.version_read;
+        whole.version_applied = sp.version_applied;
+        sp = whole;
+    }
     bool is_abandoned = !m->has_failed && m->lookahead_c >= 0 && sp.step > m->lookahead_c;
     int rc = 0;
     if (m->a && !is_abandoned) rc = analysis_add(m->a, &sp);
@@ -381,9 +403,9 @@ static void finish(struct sim *m, int g)
     if (m->is_dead[x->rank]) return;
     if (m->now_s > m->makespan_s) m->makespan_s = m->now_s;
     if (!m->is_lookahead && (m->a || m->t)) record(m, g);
-    if (x->next >= 0 && --m->x[x->next].pending == 0) op_ready(m, x->next);
+    if (x->next >= 0 && --m->pending[x->next] == 0) op_ready(m, x->next);
     for (int k = x->dep_first; k < x->dep_first + x->n_dependents; k++)
-        if (--m->x[m->dependents[k]].pending == 0) op_ready(m, m->dependents[k]);
+        if (--m->pending[m->dependents[k]] == 0) op_ready(m, m->dependents[k]);
     if (++m->n_done[x->rank] == m->off[x->rank + 1] - m->off[x->rank]) step_done(m, x->rank);
 }
 
@@ -395,10 +417,11 @@ static void arrived(struct sim *m, int g)
     switch ((enum op_kind)x->kind) {
     case OP_SEND: {
         struct xop *recv = &m->x[x->aux];
-        recv->arrived++;
+        struct xcomm *rc = &m->xc[recv->comm];
+        rc->arrived++;
         if (recv->is_waiting) {
             recv->is_waiting = false;
-            if (recv->send_start_s > recv->start_s) recv->start_s = recv->send_start_s;
+            if (rc->send_start_s > recv->start_s) recv->start_s = rc->send_start_s;
             finish(m, x->aux);
         }
         finish(m, g);
@@ -408,8 +431,8 @@ static void arrived(struct sim *m, int g)
         const struct slot *sl = &m->slots[x->aux];
         struct server *S = &m->servers[sl->server];
         int64_t round = round_of(m, g);
-        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round, m->x[g].ver_read);
-        m->x[g].ver_applied = pr.version_applied;
+        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round, m->xc[x->comm].ver_read);
+        m->xc[x->comm].ver_applied = pr.version_applied;
         if (pr.action != PS_DROPPED)
             S->busy_until_s = fmax(S->busy_until_s, m->now_s) + S->update_cost_s;
         const struct sim_hooks *h = m->s->hooks;
@@ -421,7 +444,7 @@ static void arrived(struct sim *m, int g)
         break;
     }
     case OP_PULL:
-        m->slots[x->aux].version_read = m->x[g].ver_read;
+        m->slots[x->aux].version_read = m->xc[x->comm].ver_read;
         finish(m, g);
         break;
     default:
@@ -431,19 +454,32 @@ static void arrived(struct sim *m, int g)
 
 /* ---- failures -------------------------------------------------------------- */
 
+static int by_int(const void *x, const void *y)
+{
+    int a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
 /* Worker r holds nothing back any more (it died, or no work is left for
- * it): it retires at every server it pushes to, and the pulls waiting there
- * are answered if they now may be. */
+ * it): it retires at every server it pushes to, and the pulls held there
+ * are answered if they now may be, server by server in ascending order.
+ * Only those servers: a server's bound moves on a push or a retirement at
+ * it, so the others free nothing. O(r's ops + its servers log its servers). */
 static void retire_worker(struct sim *m, int r)
 {
+    m->touched.len = 0;
     for (int g = m->off[r]; g < m->off[r + 1]; g++) {
         const struct xop *x = &m->x[g];
         if (x->kind != OP_PUSH) continue;
         const struct slot *sl = &m->slots[x->aux];
         ps_server_retire(&m->servers[sl->server].ps, sl->w);   /* per PUSH op: repeats are no-ops */
+        if (vec_push(&m->touched, sl->server) < 0) fail_nomem(m);
     }
-    for (int s = 0; s < m->p->n_servers; s++)
-        if (m->servers[s].is_used) recheck_pulls(m, s);
+    m->n_scanned += (uint64_t)(m->off[r + 1] - m->off[r]) + m->touched.len;
+    if (m->touched.len > 1) qsort(m->touched.items, m->touched.len, sizeof *m->touched.items, by_int);
+    for (size_t k = 0; k < m->touched.len; k++)
+        if (k == 0 || m->touched.items[k] != m->touched.items[k - 1])
+            recheck_pulls(m, m->touched.items[k]);
 }
 
 /* Async and ssp: rank R stops; what the servers accepted stays, its time
@@ -484,6 +520,7 @@ static int new_network(struct sim *m)
  * forgotten wholesale. */
 static int fresh_queue(struct sim *m)
 {
+    m->n_net_touched += m->q.n_moves + network_touched(m->net);
     des_release(&m->q);
     des_init(&m->q);
     network_free(m->net);
@@ -499,13 +536,11 @@ static void reset_to(struct sim *m, int64_t c)
     for (int s = 0; s < m->p->n_servers; s++) {
         struct server *S = &m->servers[s];
         if (!S->is_used) continue;
-        S->waiting.len = 0;
-        S->ps.version = S->ckpt_version;
-        S->ps.n_in_round = 0;
+        held_pulls_clear(&S->held);
         S->busy_until_s = 0;
-        /* workers that were done are back at work */
-        memset(S->ps.is_retired, 0, (size_t)S->ps.n_workers * sizeof *S->ps.is_retired);
-        S->ps.n_live = S->ps.n_workers;
+        /* the policy's clocks (rounds pushed) at step c; workers that were
+         * done are back at work */
+        ps_server_rewind(&S->ps, S->ckpt_version, c * S->n_push);
     }
     /* the job's work as it was at the checkpoint (c > 0 only once every
      * worker had completed c steps) */
@@ -515,17 +550,15 @@ static void reset_to(struct sim *m, int64_t c)
         m->work[r] = -1;
         m->is_done[r] = false;
     }
+    m->n_scanned += (uint64_t)m->n_ops + (uint64_t)m->n_ranks;
     for (int g = 0; g < m->n_ops; g++) {
         const struct xop *x = &m->x[g];
         if (x->kind == OP_RECV) {
-            m->x[g].arrived = c;
+            m->xc[x->comm].arrived = c;
             m->x[g].is_waiting = false;
         } else if (x->kind == OP_PUSH) {
             struct slot *sl = &m->slots[x->aux];
-            struct server *S = &m->servers[sl->server];
-            S->ps.pushed[sl->w] = c * sl->n_push;   /* the policy's clocks: rounds pushed */
-            S->ps.round = c * sl->n_push;
-            sl->version_read = S->ckpt_version;
+            sl->version_read = m->servers[sl->server].ckpt_version;
         }
     }
     for (int k = 0; k < m->n_coll; k++) m->coll_arrived[k] = 0;
@@ -636,6 +669,7 @@ static int begin(struct sim *m)
     TRY(fresh_queue(m));
     m->now_s = m->makespan_s = 0;
     m->n_events = 0;
+    m->n_scanned = m->n_net_touched = 0;
     m->is_stopped = m->has_failed = false;
     m->ckpt_step = 0;
     m->ckpt_time_s = 0;
@@ -677,6 +711,7 @@ static void run_loop(struct sim *m)
             finish(m, (int)ev.b);
             break;
         case EV_COLL_END:
+            m->n_scanned += (uint64_t)(m->coll_first[ev.a + 1] - m->coll_first[ev.a]);
             for (int k = m->coll_first[ev.a]; k < m->coll_first[ev.a + 1]; k++)
                 finish(m, m->coll_ops[k]);
             break;
@@ -761,6 +796,8 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     if (rc == 0) rc = check_finished(&m);
     res->makespan_s = m.makespan_s;
     res->n_events = m.n_events;
+    res->n_scanned = m.n_scanned;
+    res->n_heap_moves = m.n_net_touched + m.q.n_moves + network_touched(m.net);
 done:
     free(m.node_busy);
     vec_free(&m.start_q);

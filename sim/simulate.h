@@ -59,6 +59,12 @@ struct sim_setup {
 struct sim_result {
     double makespan_s;         /* when the last op of the last step ended */
     uint64_t n_events;         /* events processed: the speed benchmark's unit */
+    /* Work beyond the events themselves, for the scaling test (each must
+     * stay a constant per event as the ranks grow): */
+    uint64_t n_scanned;        /* ranks, ops, collective members, held pulls and
+                                * servers visited by loops */
+    uint64_t n_heap_moves;     /* levels sifted in the event queue's and the
+                                * links' heaps, transfers handed back */
     bool failed;               /* a failure happened during the run */
     int failed_rank;
     double failure_time_s;
