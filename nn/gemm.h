@@ -6,10 +6,11 @@
  * reference.
  *
  * Chosen by measurement (one thread, this project's MLP shapes; the
- * numbers are in README's real_speed section): oneDNN 2.6's AVX-512
- * kernels beat OpenBLAS's where OPENBLAS_CORETYPE pins it to Haswell, and
- * are level with them on the narrow 10-class layer, so a build with oneDNN
- * uses it for every shape. */
+ * numbers are in README, "Against PyTorch, and the GEMM library"): oneDNN
+ * 2.6 runs the wide layers' shapes 10-25% faster than OpenBLAS (its AVX-512
+ * kernels or, where OPENBLAS_CORETYPE pins it, its Haswell ones); OpenBLAS's
+ * AVX-512 kernels win on the narrow 10-class layer, under 1% of a step's
+ * FLOPs, so a build with oneDNN uses it for every shape. */
 #ifndef STRATA_NN_GEMM_H
 #define STRATA_NN_GEMM_H
 
