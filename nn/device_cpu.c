@@ -160,7 +160,8 @@ static void cpu_bias_act_backward(const float *dy, const float *y, int n, int ou
         float *d = dy_out + (size_t)i * out;
         if (act == DEV_ACT_RELU) {
             for (int j = 0; j < out; j++) {
-                float v = yr[j] > 0 ? g[j] : 0;
+                float gj = g[j];   /* read unconditionally: a select vectorises, a branch does not */
+                float v = yr[j] > 0 ? gj : 0;
                 d[j] = v;
                 sum[j] += v;
             }
