@@ -28,6 +28,15 @@
 static int gemm_failure;
 static const struct gemm_lib *gemm_failed_lib;
 
+/* The hot loops in three builds, picked at load time for this CPU (GCC's
+ * function multi-versioning through an ifunc): the baseline x86-64 build
+ * has only 16-byte SSE2 vectors. Elsewhere, one plain build. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
+#define CPU_WIDE_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CPU_WIDE_VECTORS
+#endif
+
 /* ---- set-up ------------------------------------------------------------ */
 
 static int cpu_init(int n_threads, struct err *e)
@@ -130,6 +139,7 @@ static void cpu_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alp
 
 /* y (n, out) = act(y + b). `v < 0 ? 0 : v` rather than fmaxf so that a NaN
  * stays NaN: a diverging run should show it, not hide it behind zeros. */
+CPU_WIDE_VECTORS
 static void cpu_bias_act_forward(float *y, const float *b, int n, int out, enum dev_act act)
 {
     for (int i = 0; i < n; i++) {
@@ -150,6 +160,7 @@ static void cpu_bias_act_forward(float *y, const float *b, int n, int out, enum 
  * order, so the sums are the same for every run (and every split of the
  * rows into calls adds the same numbers, up to the order of the final
  * additions). dy_out may be dy: each element is read before it is written. */
+CPU_WIDE_VECTORS
 static void cpu_bias_act_backward(const float *dy, const float *y, int n, int out,
                                   enum dev_act act, float *dy_out, float *db)
 {
@@ -208,6 +219,7 @@ static void cpu_softmax_xent(const float *logits, const int32_t *labels, int n, 
 
 /* ---- optimizer --------------------------------------------------------- */
 
+CPU_WIDE_VECTORS
 static void cpu_sgd_momentum(float *restrict w, float *restrict v, const float *restrict g,
                              size_t n, float lr, float momentum, float weight_decay,
                              float g_scale)
