@@ -2,9 +2,10 @@
  * (nn/gemm.h: oneDNN when built with it, else OpenBLAS), plain loops for
  * the rest. The loops are memory-bound and short (a layer's bias pass
  * touches n*out floats once, against the 2*n*in*out FLOPs of its sgemm),
- * but at batch 64 they were a fifth of a step: each is one pass, written
- * with restrict pointers so that the compiler vectorises it (this file is
- * built at -O3, see CMakeLists.txt). Everything runs at once on the calling
+ * but at batch 64, scalar, they took 40% as long as the GEMMs (perf, issue
+ * 13): each is one pass, written with restrict pointers and selects rather
+ * than branches so that the compiler vectorises it (this file is built at
+ * -O3, see CMakeLists.txt). Everything runs at once on the calling
  * thread; the one thing that can fail after alloc is the GEMM library
  * (oneDNN returns a status), and sync reports the first such failure.
  *
