@@ -3,14 +3,15 @@
  * same few functions; the loop never asks which one it runs on). The MLP and
  * the executors call through the table and never test `if (cuda)`.
  *
- *   cpu   host memory, OpenBLAS cblas_sgemm, plain loops (nn/device_cpu.c)
+ *   cpu   host memory, sgemm from oneDNN or OpenBLAS (nn/gemm.h: the build
+ *         picks), plain loops (nn/device_cpu.c)
  *   cuda  device memory, cuBLAS and a few kernels on one CUDA stream
  *         (nn/device_cuda.cu; only in builds with the CUDA toolkit, and
  *         asking for it elsewhere is a clear error). Its init takes the GPU
  *         local rank % GPUs (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or
  *         SLURM_LOCALID; 0 outside MPI) and reads STRATA_TF32=1 for TF32
  *         tensor-core sgemm (real runs set it from --tf32), as cpu reads
- *         OPENBLAS_NUM_THREADS.
+ *         OPENBLAS_NUM_THREADS and OMP_NUM_THREADS (oneDNN's).
  *
  * Conventions every backend keeps:
  *   - Matrices are row-major, float32. "(n, out)" is n rows of out floats.
@@ -18,7 +19,8 @@
  *     crosses between host and device. For cpu the two are the same memory.
  *   - Compute functions return nothing: like CUDA work queued on a stream,
  *     they may run later, and a failure is reported by the next `sync`. On
- *     cpu they run at once and cannot fail, and `sync` returns 0.
+ *     cpu they run at once, and only sgemm can fail (oneDNN returns a
+ *     status: bad arguments, no memory), which `sync` then reports.
  *   - Gradients are SUMS over samples, never means (see softmax_xent): a
  *     microbatch's gradient, a rank's and a pushed one all add up to the
  *     global batch's by plain addition (all-reduce SUM, += across
@@ -62,13 +64,15 @@ struct device {
     int (*probe)(struct err *e);
 
     /* Prepares the device for this process; call once at start-up, before
-     * any other function. cpu: n_threads BLAS threads; n_threads 0 means 1
+     * any other function. cpu: n_threads GEMM threads; n_threads 0 means 1
      * per process (one MPI rank per core: more would oversubscribe the
-     * cores), unless OPENBLAS_NUM_THREADS is set, in which case OpenBLAS's
-     * own reading of it stands. 0 or ERR_INPUT (n_threads < 0). */
+     * cores), unless OPENBLAS_NUM_THREADS (OMP_NUM_THREADS for oneDNN) is
+     * set, in which case the library's own reading of it stands. 0 or
+     * ERR_INPUT (n_threads < 0). */
     int (*init)(int n_threads, struct err *e);
 
-    /* One line for reports: "cpu (OpenBLAS 0.3.21 ... Haswell ..., 1 BLAS thread)". */
+    /* One line for reports: "cpu (oneDNN 2.6.3, avx512_core, 1 thread)",
+     * "cpu (OpenBLAS 0.3.21, Haswell, 1 thread)": library, kernels, threads. */
     void (*describe)(char *buf, size_t n);
 
     /* Waits for queued work; returns 0 or the first failure since the last

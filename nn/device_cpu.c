@@ -1,21 +1,42 @@
-/* The cpu device: host memory, OpenBLAS for sgemm, plain loops for the rest
- * (they are memory-bound and short: a layer's bias pass touches n*out floats
- * once, against the 2*n*in*out FLOPs of its sgemm). Everything runs at once
- * on the calling thread, so nothing can fail after alloc and sync is 0.
+/* The cpu device: host memory, sgemm from the library the build picked
+ * (nn/gemm.h: oneDNN when built with it, else OpenBLAS), plain loops for
+ * the rest. The loops are memory-bound and short (a layer's bias pass
+ * touches n*out floats once, against the 2*n*in*out FLOPs of its sgemm),
+ * but at batch 64, scalar, they took 40% as long as the GEMMs (perf, issue
+ * 13): each is one pass, written with restrict pointers and selects rather
+ * than branches so that the compiler vectorises it (this file is built at
+ * -O3, see CMakeLists.txt). Everything runs at once on the calling
+ * thread; the one thing that can fail after alloc is the GEMM library
+ * (oneDNN returns a status), and sync reports the first such failure.
  *
- * Threads: one BLAS thread per process by default. strata runs one MPI rank
- * per core, and OpenBLAS's default (a thread per core in every rank) would
- * put p ranks x p threads on p cores, which is slower than one each. init's
- * n_threads, or OPENBLAS_NUM_THREADS in the environment, say otherwise.
+ * Threads: one GEMM thread per process by default. strata runs one MPI rank
+ * per core, and the libraries' default (a thread per core in every rank)
+ * would put p ranks x p threads on p cores, which is slower than one each.
+ * init's n_threads, or OPENBLAS_NUM_THREADS / OMP_NUM_THREADS in the
+ * environment, say otherwise.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
-
 #include "device_backends.h"
+#include "gemm.h"
+
+/* The first GEMM failure since the last sync (0: none), and its library:
+ * compute functions cannot return one (device.h), sync does. One process
+ * runs one device, so this is the process's. */
+static int gemm_failure;
+static const struct gemm_lib *gemm_failed_lib;
+
+/* The hot loops in three builds, picked at load time for this CPU (GCC's
+ * function multi-versioning through an ifunc): the baseline x86-64 build
+ * has only 16-byte SSE2 vectors. Elsewhere, one plain build. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
+#define CPU_WIDE_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CPU_WIDE_VECTORS
+#endif
 
 /* ---- set-up ------------------------------------------------------------ */
 
@@ -25,20 +46,19 @@ static int cpu_init(int n_threads, struct err *e)
         return err_set(e, ERR_INPUT, "cpu device: %d BLAS threads is not allowed "
                                      "(0 for the default of one per process, or 1 and up)",
                        n_threads);
-    if (n_threads > 0)
-        openblas_set_num_threads(n_threads);
-    else if (!getenv("OPENBLAS_NUM_THREADS"))
-        openblas_set_num_threads(1);
+    /* every library built, not only the default: tests and benchmarks
+     * call the others (nn/gemm.h gemm_at) */
+    for (int i = 0; i < gemm_count(); i++) gemm_at(i)->set_threads(n_threads);
     return 0;
 }
 
 static void cpu_describe(char *buf, size_t n)
 {
-    int threads = openblas_get_num_threads();
-    /* openblas_get_config names the version and, with DYNAMIC_ARCH, the
-     * kernels chosen for this CPU: "OpenBLAS 0.3.21 ... DYNAMIC_ARCH ... Haswell ..." */
-    snprintf(buf, n, "cpu (%s, %d BLAS thread%s)", openblas_get_config(), threads,
-             threads == 1 ? "" : "s");
+    const struct gemm_lib *g = gemm_default();
+    char lib[96];
+    g->describe(lib, sizeof lib);
+    int threads = g->threads();
+    snprintf(buf, n, "cpu (%s, %d thread%s)", lib, threads, threads == 1 ? "" : "s");
 }
 
 static int cpu_probe(struct err *e)
@@ -49,8 +69,11 @@ static int cpu_probe(struct err *e)
 
 static int cpu_sync(struct err *e)
 {
-    (void)e;
-    return 0;
+    if (!gemm_failure) return 0;
+    int status = gemm_failure;
+    gemm_failure = 0;
+    return err_set(e, ERR_RUN, "cpu device: %s sgemm failed: %s (status %d)",
+                   gemm_failed_lib->name, gemm_failed_lib->status_name(status), status);
 }
 
 /* ---- memory ------------------------------------------------------------ */
@@ -81,6 +104,11 @@ static void cpu_copy(void *dst, const void *src, size_t bytes, enum dev_copy kin
 
 static void cpu_fill(float *x, size_t n, float value)
 {
+    /* zero (every step's gradients) is memset: all-zero bits are +0.0f */
+    if (value == 0 && !signbit(value)) {
+        memset(x, 0, n * sizeof *x);
+        return;
+    }
     for (size_t i = 0; i < n; i++) x[i] = value;
 }
 
@@ -89,7 +117,7 @@ static void cpu_scale(float *x, size_t n, float alpha)
     for (size_t i = 0; i < n; i++) x[i] *= alpha;
 }
 
-static void cpu_axpy(size_t n, float alpha, const float *x, float *y)
+static void cpu_axpy(size_t n, float alpha, const float *restrict x, float *restrict y)
 {
     for (size_t i = 0; i < n; i++) y[i] += alpha * x[i];
 }
@@ -100,46 +128,62 @@ static void cpu_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alp
                       const float *a, int lda, const float *b, int ldb, float beta,
                       float *c, int ldc)
 {
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta,
-                c, ldc);
+    const struct gemm_lib *g = gemm_default();
+    int status = g->sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (status && !gemm_failure) {
+        gemm_failure = status;
+        gemm_failed_lib = g;
+    }
 }
 
 /* ---- layers ------------------------------------------------------------ */
 
 /* y (n, out) = act(y + b). `v < 0 ? 0 : v` rather than fmaxf so that a NaN
  * stays NaN: a diverging run should show it, not hide it behind zeros. */
+CPU_WIDE_VECTORS
 static void cpu_bias_act_forward(float *y, const float *b, int n, int out, enum dev_act act)
 {
     for (int i = 0; i < n; i++) {
-        float *row = y + (size_t)i * out;
+        float *restrict row = y + (size_t)i * out;
+        const float *restrict bias = b;
         if (act == DEV_ACT_RELU) {
             for (int j = 0; j < out; j++) {
-                float v = row[j] + b[j];
+                float v = row[j] + bias[j];
                 row[j] = v < 0 ? 0 : v;
             }
         } else {
-            for (int j = 0; j < out; j++) row[j] += b[j];
+            for (int j = 0; j < out; j++) row[j] += bias[j];
         }
     }
 }
 
-/* dy_out = dy * act'(y); db += column sums of dy_out. Rows in order, so the
- * sums are the same for every run (and every split of the rows into calls
- * adds the same numbers, up to the order of the final additions). */
+/* dy_out = dy * act'(y); db += column sums of dy_out, in one pass. Rows in
+ * order, so the sums are the same for every run (and every split of the
+ * rows into calls adds the same numbers, up to the order of the final
+ * additions). dy_out may be dy: each element is read before it is written. */
+CPU_WIDE_VECTORS
 static void cpu_bias_act_backward(const float *dy, const float *y, int n, int out,
                                   enum dev_act act, float *dy_out, float *db)
 {
+    float *restrict sum = db;
     for (int i = 0; i < n; i++) {
         const float *g = dy + (size_t)i * out;
-        const float *yr = y + (size_t)i * out;
+        const float *restrict yr = y + (size_t)i * out;
         float *d = dy_out + (size_t)i * out;
         if (act == DEV_ACT_RELU) {
-            for (int j = 0; j < out; j++) d[j] = yr[j] > 0 ? g[j] : 0;
-        } else if (d != g) {
-            memcpy(d, g, (size_t)out * sizeof *d);
+            for (int j = 0; j < out; j++) {
+                float gj = g[j];   /* read unconditionally: a select vectorises, a branch does not */
+                float v = yr[j] > 0 ? gj : 0;
+                d[j] = v;
+                sum[j] += v;
+            }
+        } else {
+            for (int j = 0; j < out; j++) {
+                float v = g[j];
+                d[j] = v;
+                sum[j] += v;
+            }
         }
-        for (int j = 0; j < out; j++) db[j] += d[j];
     }
 }
 
@@ -176,8 +220,10 @@ static void cpu_softmax_xent(const float *logits, const int32_t *labels, int n, 
 
 /* ---- optimizer --------------------------------------------------------- */
 
-static void cpu_sgd_momentum(float *w, float *v, const float *g, size_t n, float lr,
-                             float momentum, float weight_decay, float g_scale)
+CPU_WIDE_VECTORS
+static void cpu_sgd_momentum(float *restrict w, float *restrict v, const float *restrict g,
+                             size_t n, float lr, float momentum, float weight_decay,
+                             float g_scale)
 {
     for (size_t i = 0; i < n; i++) {
         float gi = g_scale * g[i] + weight_decay * w[i];

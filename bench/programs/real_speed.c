@@ -8,20 +8,37 @@
  *      of `strata real` whose report gives samples/s over the whole run;
  *      the ratio to one rank is printed beside it;
  *   3. test accuracy of mirrored on 2 ranks after 10 epochs (target 0.87),
- *      with --lr 0.1 (momentum 0.9, batch 256): the recipe of the figure.
+ *      with --lr 0.1 (momentum 0.9, batch 256): the recipe of the figure;
+ *   4. strata against PyTorch (issue 13): mirrored on 1 and 2 ranks at
+ *      batch 64 and 256 against the same training in PyTorch
+ *      (bench/peers/torch_mlp.py: same data, model, batch, seed, one thread
+ *      per process, DDP over gloo for 2 ranks), for mlp:784-256-128-10 and
+ *      mlp:784-4096-4096-4096-10; 3 repeats, the two alternating (which goes
+ *      first alternates too), medians; the ratio strata / PyTorch, and
+ *      strata's share of the one-core GEMM peak (a 2048^3 SGEMM of the
+ *      library strata's cpu device uses, on one thread) for the MLP's
+ *      FLOPs: 6 in out per sample per layer (forward, weight and input
+ *      gradients), less the first layer's input gradient, which no one
+ *      computes. PyTorch runs when some python3 imports torch (Debian's
+ *      python3-torch; $STRATA_PYTHON, python3, then /usr/bin/python3 are
+ *      tried); without it, strata's figures and shares print alone.
  *
  * Run by hand from the build directory, not by ctest:
  *
- *   build/real_speed             all three (about two minutes)
+ *   build/real_speed             all four (about six minutes)
  *   build/real_speed gemm        1 only
  *   build/real_speed throughput  2 only
  *   build/real_speed accuracy    3 only
+ *   build/real_speed peer        4 only
  *
  * Targets: one rank >= 40,000 samples/s at batch 64 and >= 55,000 at 256;
- * mirrored on 2 ranks >= 85,000 at 256; accuracy >= 0.87. Each line says
- * whether it met its target; the exit status is 0 whatever the figures
- * (a benchmark reports, it does not judge a noisy machine). */
+ * mirrored on 2 ranks >= 85,000 at 256; accuracy >= 0.87; against PyTorch
+ * (issue 13) >= 1.5x on one process, >= 2x on two ranks, and >= 0.8 of the
+ * GEMM peak on one process. Each line says whether it met its target; the
+ * exit status is 0 whatever the figures (a benchmark reports, it does not
+ * judge a noisy machine: the load average is printed with section 4). */
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,8 +121,8 @@ static void strata_path(char *buf, size_t n)
 
 /* 0, or the job's error: ERR_INPUT when the scenario does not fit the
  * strategy (quietly: the table says so), another code printed. */
-static int job(const char *strategy, int np, long long batch, long long steps, long long epochs,
-               const char *data, struct report_doc *out)
+static int job_of(const char *model, const char *strategy, int np, long long batch,
+                  long long steps, long long epochs, const char *data, struct report_doc *out)
 {
     struct err e = {0};
     int rc = 0;
@@ -119,11 +136,11 @@ static int job(const char *strategy, int np, long long batch, long long steps, l
     snprintf(batch_s, sizeof batch_s, "%lld", batch);
     snprintf(steps_s, sizeof steps_s, "%lld", steps);
     snprintf(epochs_s, sizeof epochs_s, "%lld", epochs);
-    if (config_set(&cfg, "model", MODEL, ~0u, &e) < 0 ||
+    if (config_set(&cfg, "model", model, ~0u, &e) < 0 ||
         (epochs && config_set(&cfg, "lr", "0.1", ~0u, &e) < 0) ||
         config_set(&cfg, "batch", batch_s, ~0u, &e) < 0 ||
         config_set(&cfg, epochs ? "epochs" : "steps", epochs ? epochs_s : steps_s, ~0u, &e) < 0 ||
-        config_set(&cfg, "data", data, ~0u, &e) < 0 || workload_parse(MODEL, &wl, &e) < 0 ||
+        config_set(&cfg, "data", data, ~0u, &e) < 0 || workload_parse(model, &wl, &e) < 0 ||
         (rc = real_job_run(&cfg, wl, strategy, np, bin, out, &e)) < 0) {
         if (rc != ERR_INPUT) fprintf(stderr, "real_speed: %s on %d: %s\n", strategy, np, e.msg);
         workload_free(wl);
@@ -131,6 +148,12 @@ static int job(const char *strategy, int np, long long batch, long long steps, l
     }
     workload_free(wl);
     return 0;
+}
+
+static int job(const char *strategy, int np, long long batch, long long steps, long long epochs,
+               const char *data, struct report_doc *out)
+{
+    return job_of(MODEL, strategy, np, batch, steps, epochs, data, out);
 }
 
 /* samples/s; -1 when the strategy does not fit np ranks, 0 when it failed */
@@ -189,11 +212,171 @@ static void bench_accuracy(void)
     report_doc_release(&d);
 }
 
+/* ---- 4. strata against PyTorch -------------------------------------------- */
+
+/* A python3 that imports torch, or NULL: $STRATA_PYTHON, python3 (which may
+ * be a virtual environment's, without Debian's packages), /usr/bin/python3. */
+static const char *python_with_torch(void)
+{
+    static char found[256];
+    const char *candidates[] = {getenv("STRATA_PYTHON"), "python3", "/usr/bin/python3"};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        if (!candidates[i] || !*candidates[i] || strchr(candidates[i], '\'')) continue;
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "'%s' -c 'import torch' >/dev/null 2>&1", candidates[i]);
+        if (system(cmd) == 0) {
+            snprintf(found, sizeof found, "%s", candidates[i]);
+            return found;
+        }
+    }
+    return NULL;
+}
+
+/* The peer's samples/s (its one JSON line on stdout), 0 when it failed; its
+ * torch version into version (n bytes) the first time. */
+static double peer_throughput(const char *python, const char *model, int np, int batch,
+                              long long steps, char *version, size_t n)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "'%s' '%s/bench/peers/torch_mlp.py' --model %s --batch %d --steps %lld --ranks %d "
+             "--seed 1 --lr 0.02 --momentum 0.9",
+             python, STRATA_SOURCE_DIR, model, batch, steps, np);
+    FILE *f = popen(cmd, "r");
+    if (!f) return 0;
+    char line[1024];
+    double x = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, "\"samples_per_s\": ");
+        if (at) x = strtod(at + strlen("\"samples_per_s\": "), NULL);
+        const char *v = strstr(line, "\"torch\": \"");
+        if (v && !*version) {
+            v += strlen("\"torch\": \"");
+            snprintf(version, n, "%.*s", (int)strcspn(v, "\""), v);
+        }
+    }
+    if (pclose(f) != 0) x = 0;
+    return x;
+}
+
+static double strata_throughput(const char *model, int np, int batch, long long steps)
+{
+    struct report_doc d;
+    if (job_of(model, "mirrored", np, batch, steps, 0, "fashion-mnist", &d) < 0) return 0;
+    double x = d.reports[0].throughput_samples_per_s;
+    report_doc_release(&d);
+    return x;
+}
+
+static double median3(const double x[3])
+{
+    double a = x[0], b = x[1], c = x[2];
+    if (a > b) { double t = a; a = b; b = t; }
+    if (b > c) b = c;
+    return a > b ? a : b;
+}
+
+/* Training FLOPs of one sample as the MLP computes them: per dense layer
+ * 2 in out forward, as many for the weight gradient and for the input
+ * gradient, except the first layer's input gradient (its input is data). */
+static double mlp_step_flops_per_sample(const char *model)
+{
+    struct err e = {0};
+    struct workload *wl = NULL;
+    if (workload_parse(model, &wl, &e) < 0) return 0;
+    double flops = 0;
+    for (int l = 0; l < wl->n_layers; l++) {
+        double mac = (double)wl->layers[l].in * (double)wl->layers[l].out;
+        flops += (l == 0 ? 4 : 6) * mac;
+    }
+    workload_free(wl);
+    return flops;
+}
+
+/* The 1-minute load average (/proc/loadavg), -1 where there is none. */
+static double load_average(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double x = -1;
+    if (f) {
+        if (fscanf(f, "%lf", &x) != 1) x = -1;
+        fclose(f);
+    }
+    return x;
+}
+
+static void bench_peer(void)
+{
+    struct err e = {0};
+    const struct device *dev = device_find("cpu", &e);
+    if (!dev || dev->init(0, &e) < 0) {
+        fprintf(stderr, "real_speed: %s\n", e.msg);
+        return;
+    }
+    char desc[256];
+    dev->describe(desc, sizeof desc);
+    double peak_gflops = gemm_gflops(dev, false, false, 2048, 2048, 2048);
+    const char *python = python_with_torch();
+    printf("strata (mirrored) against PyTorch (DDP over gloo for 2 ranks), one thread per process, "
+           "Fashion-MNIST, seed 1, lr 0.02, momentum 0.9; samples/s, median of 3 alternating "
+           "repeats\n  strata's %s; one-core GEMM peak %.1f GFLOP/s (2048^3 SGEMM)\n", desc,
+           peak_gflops);
+    if (!python)
+        printf("  no python3 imports torch (install python3-torch, or point STRATA_PYTHON at "
+               "one that does): strata alone\n");
+    printf("  load average %.2f at the start: a busy machine makes every figure lower and "
+           "noisier\n\n", load_average());
+    printf("  %-26s %5s %5s %10s %10s %7s %8s\n", "model", "ranks", "batch", "strata",
+           "pytorch", "ratio", "of peak");
+    static const struct {
+        const char *model;
+        long long samples;   /* per run: one epoch of the small model, 1024 of the large */
+    } models[] = {{"mlp:784-256-128-10", 60000}, {"mlp:784-4096-4096-4096-10", 1024}};
+    char version[64] = "";
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        double flops = mlp_step_flops_per_sample(models[mi].model);
+        for (int np = 1; np <= 2; np++)
+            for (int batch = 64; batch <= 256; batch *= 4) {
+                long long steps = models[mi].samples / batch;
+                double ours[3] = {0}, theirs[3] = {0};
+                for (int rep = 0; rep < 3; rep++) {
+                    bool peer_first = python && rep % 2;   /* alternate who goes first */
+                    if (peer_first)
+                        theirs[rep] = peer_throughput(python, models[mi].model, np, batch, steps,
+                                                      version, sizeof version);
+                    ours[rep] = strata_throughput(models[mi].model, np, batch, steps);
+                    if (python && !peer_first)
+                        theirs[rep] = peer_throughput(python, models[mi].model, np, batch, steps,
+                                                      version, sizeof version);
+                }
+                double s = median3(ours), t = median3(theirs);
+                /* each rank has its own core, hence np cores' peak */
+                double share = peak_gflops > 0 ? s * flops / (peak_gflops * 1e9 * np) : 0;
+                printf("  %-26s %5d %5d %10.0f ", models[mi].model, np, batch, s);
+                if (python) printf("%10.0f %6.2fx", t, t > 0 ? s / t : 0);
+                else printf("%10s %7s", "-", "-");
+                printf(" %8.2f", share);
+                if (python && t > 0) {
+                    double target = np == 1 ? 1.5 : 2.0;
+                    printf("  %s", s / t >= target ? "meets" : "BELOW");
+                    printf(" %.1fx", target);
+                    if (np == 1) printf(", %s 0.8 of peak", share >= 0.8 ? "meets" : "BELOW");
+                }
+                putchar('\n');
+                fflush(stdout);
+            }
+    }
+    if (python) printf("  (PyTorch %s, %s)\n", version, python);
+    printf("  of peak: samples/s x training FLOPs per sample (first layer's input gradient "
+           "not counted) / (ranks x one-core peak)\n\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : "";
     if (!*only || !strcmp(only, "gemm")) bench_gemm();
     if (!*only || !strcmp(only, "throughput")) bench_throughput();
     if (!*only || !strcmp(only, "accuracy")) bench_accuracy();
+    if (!*only || !strcmp(only, "peer")) bench_peer();
     return 0;
 }
