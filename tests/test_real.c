@@ -391,6 +391,9 @@ Test(real, a_slow_rank_computes_three_times_as_long)
     struct args a = real_args();
     ADD(&a, "--strategy", "mirrored", "--np", "2", "--batch", "256", "--steps", "20",
         "--straggler", "slow:1=3",
+        /* ops of milliseconds (MODEL's are ~0.1 ms with oneDNN), so that a
+         * sleep's overshoot and a time slice are small beside them */
+        "--model", "mlp:784-512-512-10",
         /* not pinned: under a parallel ctest other tests' ranks are pinned
          * to the same two cores, and a pinned rank that sleeps then waits
          * for its core (measured 13x) */
@@ -567,7 +570,8 @@ Test(real, under_mpirun_a_wrong_process_count_fails_naming_it)
 /* ---- the job's accounting (docs/metrics.md) ---------------------------------- */
 
 /* ps-async shares the job's 3 x 30 worker steps out: rank 0, 100x slower,
- * runs fewer than either other worker, and they all add up to the job. */
+ * runs fewer than its fair third and than the busiest worker, and they all add
+ * up to the job. */
 Test(real, ps_async_shares_the_jobs_work_and_a_slow_worker_does_less)
 {
     struct args a = real_args();
@@ -578,8 +582,13 @@ Test(real, ps_async_shares_the_jobs_work_and_a_slow_worker_does_less)
     double steps[3], total = 0;
     for (int w = 0; w < 3; w++) total += steps[w] = cJSON_GetArrayItem(spw, w)->valuedouble;
     cr_assert_eq(total, 90, "the job is 3 x 30 worker steps, they ran %g", total);
-    cr_expect_lt(steps[0], steps[1], "the slow rank 0 ran %g steps, rank 1 %g", steps[0], steps[1]);
-    cr_expect_lt(steps[0], steps[2], "the slow rank 0 ran %g steps, rank 2 %g", steps[0], steps[2]);
+    /* Work goes to whoever asks first, so a fast worker that starts late (its
+     * core busy with the others) may get little of it: compare the slow rank
+     * with the busiest one and with its fair third, not with each. */
+    double busiest = steps[1] > steps[2] ? steps[1] : steps[2];
+    cr_expect_lt(steps[0], busiest, "the slow rank 0 ran %g steps, ranks 1 and 2 %g and %g",
+                 steps[0], steps[1], steps[2]);
+    cr_expect_lt(steps[0], total / 3, "the slow rank 0 ran %g of %g steps", steps[0], total);
     cr_assert_eq(num_at(rep, "samples_applied", NULL), 30 * 64);
     cJSON_Delete(rep);
 }
