@@ -84,16 +84,25 @@ static double gemm_gflops(const struct device *dev, bool ta, bool tb, int m, int
     return flops / best_s / 1e9;
 }
 
-static void bench_gemm(void)
+/* The cpu device, ready, and its description; NULL (said on stderr) when
+ * it cannot start. */
+static const struct device *open_cpu(char *desc, size_t desc_bytes)
 {
     struct err e = {0};
     const struct device *dev = device_find("cpu", &e);
     if (!dev || dev->init(0, &e) < 0) {
         fprintf(stderr, "real_speed: %s\n", e.msg);
-        return;
+        return NULL;
     }
+    dev->describe(desc, desc_bytes);
+    return dev;
+}
+
+static void bench_gemm(void)
+{
     char desc[256];
-    dev->describe(desc, sizeof desc);
+    const struct device *dev = open_cpu(desc, sizeof desc);
+    if (!dev) return;
     printf("SGEMM on %s, layer shapes of %s:\n", desc, MODEL);
     printf("  %5s %-10s %14s %14s %14s\n", "batch", "layer", "forward", "weight grad", "input grad");
     const int sizes[] = {784, 256, 128, 10}, batches[] = {64, 256};
@@ -307,14 +316,9 @@ static double load_average(void)
 
 static void bench_peer(void)
 {
-    struct err e = {0};
-    const struct device *dev = device_find("cpu", &e);
-    if (!dev || dev->init(0, &e) < 0) {
-        fprintf(stderr, "real_speed: %s\n", e.msg);
-        return;
-    }
     char desc[256];
-    dev->describe(desc, sizeof desc);
+    const struct device *dev = open_cpu(desc, sizeof desc);
+    if (!dev) return;
     double peak_gflops = gemm_gflops(dev, false, false, 2048, 2048, 2048);
     const char *python = python_with_torch();
     printf("strata (mirrored) against PyTorch (DDP over gloo for 2 ranks), one thread per process, "
@@ -374,6 +378,14 @@ static void bench_peer(void)
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : "";
+    const char *const parts[] = {"", "gemm", "throughput", "accuracy", "peer"};
+    bool is_known = false;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) is_known |= !strcmp(only, parts[i]);
+    if (argc > 2 || !is_known) {
+        fprintf(stderr, "real_speed: '%s' is not a part (use gemm, throughput, accuracy or "
+                "peer, or nothing for all)\n", argc > 2 ? argv[2] : only);
+        return 2;
+    }
     if (!*only || !strcmp(only, "gemm")) bench_gemm();
     if (!*only || !strcmp(only, "throughput")) bench_throughput();
     if (!*only || !strcmp(only, "accuracy")) bench_accuracy();
