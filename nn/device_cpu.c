@@ -49,6 +49,16 @@ static int cpu_init(int n_threads, struct err *e)
     /* every library built, not only the default: tests and benchmarks
      * call the others (nn/gemm.h gemm_at) */
     for (int i = 0; i < gemm_count(); i++) gemm_at(i)->set_threads(n_threads);
+    /* One small product in each transpose now: oneDNN generates its kernels
+     * at its first call (about 40 ms here, far more under a sanitizer), and
+     * a run must not time that as its first step's compute, which a
+     * straggler's slow factor would then multiply. */
+    float a[8 * 8] = {0}, b[8 * 8] = {0}, c[8 * 8];
+    for (int i = 0; i < gemm_count(); i++)
+        for (int t = 0; t < 4; t++)
+            if (gemm_at(i)->sgemm(t & 1, t >> 1, 8, 8, 8, 1.0f, a, 8, b, 8, 0.0f, c, 8) != 0)
+                return err_set(e, ERR_RUN, "cpu device: %s sgemm failed on an 8x8 product",
+                               gemm_at(i)->name);
     return 0;
 }
 
