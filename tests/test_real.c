@@ -384,8 +384,8 @@ Test(real, report_of_pipeline_1f1b_has_every_step)
 /* The simulator's straggler models delay real compute ops: slow:1=3 makes
  * rank 1's compute take 3x its own measured time (the draw adds 2x as a
  * sleep), so its compute time is about 3x rank 0's, which does the same
- * work. The upper bound is loose: under a parallel ctest on 2 cores a rank
- * that sleeps is descheduled for longer than it asked (measured up to 7x). */
+ * work. The bounds are loose (see below); the simulator's own tests hold
+ * the model to the closed form. */
 Test(real, a_slow_rank_computes_three_times_as_long)
 {
     struct args a = real_args();
@@ -404,7 +404,11 @@ Test(real, a_slow_rank_computes_three_times_as_long)
     double c0 = cJSON_GetObjectItem(cJSON_GetArrayItem(per_rank, 0), "compute_s")->valuedouble;
     double c1 = cJSON_GetObjectItem(cJSON_GetArrayItem(per_rank, 1), "compute_s")->valuedouble;
     cr_assert_gt(c0, 0);
-    cr_assert(c1 / c0 > 2.2 && c1 / c0 < 12, "rank 1 computes %.4g s, rank 0 %.4g s: ratio %.2f, "
+    /* Only that the straggler is applied, not how well: other tests' ranks
+     * share the 2 cores and stretch either rank's compute (ratios of 1.7
+     * and 12 measured under a parallel ctest; 3.07-3.24 alone). An unapplied
+     * straggler gives 1. */
+    cr_assert(c1 / c0 > 1.4 && c1 / c0 < 15, "rank 1 computes %.4g s, rank 0 %.4g s: ratio %.2f, "
               "want about 3", c1, c0, c1 / c0);
     cJSON_Delete(rep);
 }
