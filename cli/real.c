@@ -104,7 +104,7 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
 {
     const char *progress = getenv("STRATA_PROGRESS");
     struct real_setup setup = {
-        .cfg = &s->cfg, .wl = s->wl, .plan = p, .ix = ix, .keep_steps = outputs_keep_steps(&s->cfg),
+        .cfg = &s->cfg, .wl = s->wl, .ix = ix, .keep_steps = outputs_keep_steps(&s->cfg),
         .show_progress = (progress && !strcmp(progress, "1")) || isatty(STDERR_FILENO),
     };
     struct real_result res = {0};

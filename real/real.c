@@ -369,13 +369,13 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
 {
     memset(res, 0, sizeof *res);
     const struct config *cfg = s->cfg;
-    struct real_ctx ctx = {.cfg = cfg, .wl = s->wl, .p = s->plan, .ix = s->ix,
+    if (!s->ix)
+        return err_set(e, ERR_INPUT, "real_run: the setup needs its plan's index (real_prepare "
+                       "makes it)");
+    struct real_ctx ctx = {.cfg = cfg, .wl = s->wl, .p = s->ix->p, .ix = s->ix,
                            .ps_comm = MPI_COMM_NULL, .params_comm = MPI_COMM_NULL,
                            .lr = (float)cfg->lr, .momentum = (float)cfg->momentum,
                            .weight_decay = (float)cfg->weight_decay};
-    if (!s->ix || s->ix->p != s->plan)
-        return err_set(e, ERR_INPUT, "real_run: the setup needs its plan's index (real_prepare "
-                       "makes it)");
     TRY(join_world(&ctx, e));
     if (!(ctx.comm.ops = comm_find("mpi", e))) return e->code;
     report_init(&res->report);

@@ -38,8 +38,9 @@ struct real_result {                /* filled on rank 0 only */
 struct real_setup {
     const struct config *cfg;       /* lr, momentum, data, device, seed, straggler ... */
     const struct workload *wl;      /* an mlp: workload */
-    const struct plan *plan;        /* checked; one rank per MPI process */
-    const struct plan_index *ix;    /* plan's index (real_prepare): ix->p is plan */
+    /* the checked plan's index (real_prepare); ix->p is the plan, one rank
+     * per MPI process */
+    const struct plan_index *ix;
     int keep_steps;                 /* spans kept in the result's trace; -1 = all */
     bool show_progress;             /* a progress line on stderr */
 };
