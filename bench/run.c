@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include "../core/analysis.h"
+#include "../core/failure_policy.h"
 #include "../core/straggler.h"
 #include "run.h"
 #include "run_numerics.h"
@@ -61,6 +62,16 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     r->failure.time_s = run->result.failure_time_s;
     r->failure.lost_s = run->result.lost_s;
     r->failure.steps_redone = run->result.steps_redone;
+    if (r->failure.happened) {
+        /* the simulator's one failure, before detection and relaunch costs:
+         * what is lost is the work redone */
+        r->failure.policy = failure_policy_names[policy_is_async(run->plan->policy)
+                                                     ? FAILURE_CONTINUE : FAILURE_RESTART];
+        r->failure.n_failures = 1;
+        r->failure.redone_s = run->result.lost_s;
+        double t = run->result.makespan_s;
+        r->failure.goodput = t > 0 ? (t - run->result.lost_s) / t : 0;
+    }
     return 0;
 }
 

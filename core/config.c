@@ -72,11 +72,25 @@ const struct opt_spec config_options[] = {
     {.name = "straggler", STRING(straggler), .def = "none", .groups = OPTG_DISTURB,
      .metavar = "MODEL",
      .help = "slowdowns: none, exp:F, lognormal:SIGMA, slow:R=X[,R=X], pause:P:D"},
-    {.name = "fail", STRING(fail), .def = "", .groups = OPTG_SIM, .metavar = "R@T",
-     .help = "rank R dies T seconds into the run"},
+    {.name = "fail", STRING(fail), .def = "", .groups = OPTG_DISTURB, .metavar = "R@STEP",
+     .help = "rank R dies as it starts step STEP (R@Ts: T seconds into the run), as a crashed "
+             "process would"},
+    {.name = "on-failure", CHOICE(on_failure, "auto|restart|shrink|continue"), .def = "auto",
+     .groups = OPTG_DISTURB, .metavar = "POLICY",
+     .help = "what the job does when a rank dies: restart every rank from the last checkpoint, "
+             "shrink to the survivors from the last commit, or continue without it (parameter "
+             "servers); auto = continue for ps-async and ps-ssp, restart otherwise"},
     {.name = "checkpoint-every", INT(checkpoint_every, 0, 1000000000), .def = "0",
-     .groups = OPTG_SIM, .metavar = "STEPS",
-     .help = "steps between checkpoints that a failed synchronous run restarts from; 0 = never"},
+     .groups = OPTG_DISTURB, .metavar = "STEPS",
+     .help = "steps between checkpoints, the state a restart goes back to; 0 = never (a restart "
+             "starts over)"},
+    {.name = "commit-every", INT(commit_every, 1, 1000000000), .def = "1",
+     .groups = OPTG_DISTURB, .metavar = "STEPS",
+     .help = "--on-failure shrink: steps between in-memory commits the survivors go back to"},
+    {.name = "mtbf", REAL(mtbf_hours, 0, 1e9), .def = "0", .groups = OPTG_SIM,
+     .metavar = "HOURS",
+     .help = "mean time between failures of one device, exponential, drawn from --seed; 0 = "
+             "none"},
     {.name = "epochs", INT(epochs, 0, 1000000), .def = "0", .groups = OPTG_TRAIN,
      .metavar = "E", .help = "passes over the training set (sets the steps); 0 = run --steps"},
     {.name = "lr", REAL(lr, 0, 1000), .def = "0.02", .groups = OPTG_TRAIN, .metavar = "RATE",
@@ -111,6 +125,15 @@ const struct opt_spec config_options[] = {
      .metavar = "HOW",
      .help = "real runs: pin each rank to a core (Open MPI's --bind-to core); auto = core when "
              "the ranks fit the cores, else none"},
+    {.name = "checkpoint-dir", STRING(checkpoint_dir), .def = "", .groups = OPTG_LAUNCH,
+     .metavar = "DIR",
+     .help = "real runs: where --checkpoint-every writes checkpoints; \"\" = a temporary "
+             "directory removed at the end"},
+    {.name = "resume", STRING(resume), .def = "", .groups = OPTG_LAUNCH, .metavar = "DIR",
+     .help = "real runs: continue from the newest whole checkpoint in DIR"},
+    {.name = "timeout", REAL(timeout_s, 0, 1e6), .def = "0", .groups = OPTG_LAUNCH,
+     .metavar = "S", .def_shown = "derived from the measured step time",
+     .help = "real runs: a rank that shows no progress for S seconds is taken as failed"},
     {.name = "plot", STRING(plot_dir), .def = "", .groups = OPTG_PLOT, .metavar = "DIR",
      .help = "write PNG and SVG plots (and their data and gnuplot scripts) into DIR"},
     {.name = "plot-terminal", FLAG(plot_terminal), .def = "false", .groups = OPTG_PLOT,

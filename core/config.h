@@ -76,8 +76,12 @@ struct config {
     char allreduce[16];         /* --allreduce: ring | tree | hierarchical */
     char jitter[8];             /* --jitter: auto | on | off, the profile's op-time spread */
     char straggler[256];        /* --straggler: none | exp:F | lognormal:S | slow:R=X,... | pause:P:D */
-    char fail[64];              /* --fail: R@T, rank R dies at T seconds; "" = none */
+    double mtbf_hours;          /* --mtbf: per-device mean time between failures, hours; 0 = none */
+    /* OPTG_DISTURB (with straggler above) */
+    char fail[64];              /* --fail: R@STEP or R@Ts (core/straggler.h); "" = none */
+    char on_failure[16];        /* --on-failure: auto | restart | shrink | continue */
     long long checkpoint_every; /* --checkpoint-every: steps between checkpoints; 0 = never */
+    long long commit_every;     /* --commit-every: steps between in-memory commits (shrink) */
     /* OPTG_TRAIN */
     long long epochs;           /* --epochs: passes over the training set; 0 = run --steps */
     double lr;                  /* --lr: SGD learning rate */
@@ -95,6 +99,9 @@ struct config {
     char mode[8];               /* --mode: sim | real */
     long long np;               /* --np: processes that compute (real runs); 0 = --devices */
     char bind[8];               /* --bind: auto | core | none, ranks pinned to cores (real/launch.h) */
+    char checkpoint_dir[CONFIG_PATH_BYTES]; /* --checkpoint-dir: "" = a temporary one */
+    char resume[CONFIG_PATH_BYTES];         /* --resume: a checkpoint directory; "" = none */
+    double timeout_s;           /* --timeout: no progress for S s = a failed rank; 0 = derived */
     /* OPTG_PLOT */
     char plot_dir[CONFIG_PATH_BYTES];   /* --plot: PNG and SVG plots into DIR; "" = none */
     bool plot_terminal;                 /* --plot-terminal: draw them in the terminal */

@@ -145,6 +145,9 @@ struct plan {
     VEC(struct plan_group) groups;
     enum server_policy policy;   /* its properties: policy_infos[policy] */
     int policy_arg;              /* policy_infos[policy].arg: SSP's bound K, BACKUP's dropped B */
+    bool data_parallel;          /* every worker runs the whole model on its share of the
+                                  * batch, so the same plan for fewer workers is the job
+                                  * without one (--on-failure shrink); false for stages */
     /* Sticky build error: the first failing builder call records it here and
      * returns -1; later calls do nothing. plan_build_status() reports it. */
     int build_rc;

@@ -76,12 +76,19 @@ struct report {
     double time_to_accuracy_s;
     struct rank_time *per_rank;      /* [n_per_rank], owned */
     int n_per_rank;
-    struct {                         /* "failure": null, or what a --fail cost */
+    struct {                         /* "failure": null, or what failures cost (--fail, --mtbf) */
         bool happened;
-        int rank;
+        int rank;                    /* the first failure's rank and time */
         double time_s;
-        double lost_s;               /* work redone after a synchronous restart */
+        const char *policy;          /* "restart", "shrink", "continue" (core/failure_policy.h) */
+        int n_failures;              /* failures in the run (1 for --fail) */
+        double lost_s;               /* detect_s + relaunch_s + redone_s */
+        double detect_s;             /* from each death to its noticing */
+        double relaunch_s;           /* starting the ranks again and loading the state */
+        double redone_s;             /* work since the last checkpoint or commit, done again */
         int steps_redone;
+        double checkpoint_s;         /* spent writing checkpoints (and commits), failure or not */
+        double goodput;              /* share of the run's time on work that survives */
     } failure;
 };
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "failure_policy.h"
 #include "json_doc.h"
 #include "report.h"
 
@@ -266,11 +267,43 @@ static const struct json_field rank_time_fields[] = {
 };
 static const struct json_table rank_times =
     JSON_ITEMS(JSON_SHAPE_OBJECT, rank_time_fields, struct rank_time);
+static int read_failure_policy(const cJSON *v, const struct json_at *at, void *base, void *ctx)
+{
+    (void)ctx;
+    struct report *r = base;
+    r->failure.policy = NULL;
+    if (cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsString(v))
+        return json_bad(at, "is %s, not a policy name (restart, shrink, continue)",
+                        json_type_name(v));
+    for (size_t k = 0; k < 3; k++)
+        if (!strcmp(v->valuestring, failure_policy_names[k])) {
+            r->failure.policy = failure_policy_names[k];
+            return 0;
+        }
+    return json_bad(at, "is \"%.40s\", not restart, shrink or continue", v->valuestring);
+}
+
+static cJSON *write_failure_policy(const void *base)
+{
+    const struct report *r = base;
+    return r->failure.policy ? cJSON_CreateString(r->failure.policy) : cJSON_CreateNull();
+}
+
+/* The fields after steps_redone came with issue 14: optional, so reports
+ * written before still read. */
 static const struct json_field failure_fields[] = {
     R("rank", JSON_INT, failure.rank),
     R("time_s", JSON_REAL, failure.time_s),
     R("lost_s", JSON_REAL, failure.lost_s),
     R("steps_redone", JSON_INT, failure.steps_redone),
+    CUSTOM("policy", read_failure_policy, write_failure_policy, .flags = JSON_OPTIONAL),
+    R("n_failures", JSON_INT, failure.n_failures, .flags = JSON_OPTIONAL),
+    R("detect_s", JSON_REAL, failure.detect_s, .flags = JSON_OPTIONAL),
+    R("relaunch_s", JSON_REAL, failure.relaunch_s, .flags = JSON_OPTIONAL),
+    R("redone_s", JSON_REAL, failure.redone_s, .flags = JSON_OPTIONAL),
+    R("checkpoint_s", JSON_REAL, failure.checkpoint_s, .flags = JSON_OPTIONAL),
+    R("goodput", JSON_REAL, failure.goodput, .flags = JSON_OPTIONAL),
 };
 
 static const struct json_table step_time = JSON_TABLE(JSON_SHAPE_OBJECT, step_time_fields);

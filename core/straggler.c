@@ -368,26 +368,46 @@ double straggler_pause_s(struct straggler *g, int rank)
 
 /* ---- --fail ------------------------------------------------------------ */
 
-#define FAIL_FORM "R@T: rank R dies T seconds into the run, e.g. 2@10.5"
+#define FAIL_FORM                                                                          \
+    "R@STEP: rank R dies as it starts step STEP, e.g. 1@20; R@Ts: T seconds into the run, " \
+    "e.g. 2@10.5s"
 
 int failure_parse(const char *text, struct failure_spec *out, struct err *e)
 {
     if (!text || !*text) {
-        *out = (struct failure_spec){.is_set = false};
+        *out = (struct failure_spec){.is_set = false, .step = -1};
         return 0;
     }
     long long rank;
-    double time_s;
     const char *p = scan_int(text, &rank);
-    if (!p || *p++ != '@' || !(p = scan_double(p, &time_s)) || *p)
-        return err_set(e, ERR_INPUT, "--fail: '%s' is not R@T (" FAIL_FORM ")", text);
+    if (!p || *p++ != '@')
+        return err_set(e, ERR_INPUT, "--fail: '%s' is not R@STEP or R@Ts (" FAIL_FORM ")", text);
     if (rank < 0 || rank > INT_MAX)
         return err_set(e, ERR_INPUT, "--fail: '%s': R must be a rank from 0 to %d (" FAIL_FORM ")",
                        text, INT_MAX);
-    if (!(isfinite(time_s) && time_s >= 0))
+    const char *when = p;
+    double time_s;
+    if (!(p = scan_double(when, &time_s)))
+        return err_set(e, ERR_INPUT, "--fail: '%s' is not R@STEP or R@Ts (" FAIL_FORM ")", text);
+    if (p[0] == 's' && p[1] == '\0') {
+        if (!(isfinite(time_s) && time_s >= 0))
+            return err_set(e, ERR_INPUT,
+                           "--fail: '%s': T must be a finite number of seconds >= 0 (" FAIL_FORM ")",
+                           text);
+        *out = (struct failure_spec){.is_set = true, .rank = (int)rank, .step = -1,
+                                     .time_s = time_s};
+        return 0;
+    }
+    long long step;
+    if (!(p = scan_int(when, &step)) || *p) {
+        /* "1@0.5" was the form before steps: say how to write seconds now */
         return err_set(e, ERR_INPUT,
-                       "--fail: '%s': T must be a finite number of seconds >= 0 (" FAIL_FORM ")",
-                       text);
-    *out = (struct failure_spec){.is_set = true, .rank = (int)rank, .time_s = time_s};
+                       "--fail: '%s': after '@' comes a whole step, or seconds ending in 's' "
+                       "(" FAIL_FORM ")", text);
+    }
+    if (step < 0 || step > 1000000000)
+        return err_set(e, ERR_INPUT, "--fail: '%s': STEP must be from 0 to 1000000000 (" FAIL_FORM
+                       ")", text);
+    *out = (struct failure_spec){.is_set = true, .rank = (int)rank, .step = step, .time_s = 0};
     return 0;
 }

@@ -63,13 +63,16 @@ double straggler_compute_s(struct straggler *g, int rank, double base_s);
  * once per rank and step, in step order. */
 double straggler_pause_s(struct straggler *g, int rank);
 
+/* --fail: one rank dies, as a crashed process would, either as it starts a
+ * step (R@STEP) or at a moment of the run (R@Ts). */
 struct failure_spec {
     bool is_set;
     int rank;
-    double time_s;
+    int64_t step;      /* >= 0: dies as it starts this step (0-based); -1: at time_s */
+    double time_s;     /* seconds into the run, when step is -1 */
 };
 
-/* Parses --fail R@T ("" = none); ERR_INPUT naming --fail. */
+/* Parses --fail R@STEP or R@Ts ("" = none); ERR_INPUT naming --fail. */
 int failure_parse(const char *text, struct failure_spec *f, struct err *e);
 
 #endif

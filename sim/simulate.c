@@ -629,6 +629,9 @@ static int check_setup(const struct sim_setup *s, struct plan_index **ix, struct
     if (s->failure.is_set && (s->failure.rank < 0 || s->failure.rank >= s->plan->n_ranks))
         return err_set(e, ERR_INPUT, "--fail: rank %d is not a rank of the %s plan (0 to %d)",
                        s->failure.rank, s->plan->strategy, s->plan->n_ranks - 1);
+    if (s->failure.is_set && s->failure.step >= 0)
+        return err_set(e, ERR_INPUT, "--fail %d@%lld: the simulator takes a failure's time "
+                       "(R@Ts) only, so far", s->failure.rank, (long long)s->failure.step);
     if (s->failure.is_set && !(s->failure.time_s >= 0 && isfinite(s->failure.time_s)))
         return err_set(e, ERR_INPUT, "--fail: time %g s is not allowed (0 or more seconds)",
                        s->failure.time_s);

@@ -46,6 +46,7 @@ static int build_mirrored(const struct config *c, const struct workload *wl, str
     struct plan *p = plan_create("mirrored", wl, n, 0, batch, 1, e);
     int *members = XCALLOC(e, (size_t)n, sizeof *members);
     if (!p || !members) goto fail;
+    p->data_parallel = true;
     for (int r = 0; r < n; r++) members[r] = r;
     int everyone = n > 1 ? plan_add_group(p, members, n) : -1;
 

@@ -33,6 +33,7 @@ static int build_ps(const struct config *c, const struct workload *wl, const cha
     if (!shard || !push || partition_shards(wl, n_servers, shard, e) < 0) goto fail;
     p = plan_create(name, wl, n, n_servers, batch, 1, e);
     if (!p) goto fail;
+    p->data_parallel = true;
     p->policy = policy;
     p->policy_arg = policy_arg;
     for (int s = 0; s < n_servers; s++) {

@@ -53,6 +53,13 @@ static void fill(struct report *r, const struct config *c)
     r->failure.time_s = 3.5;
     r->failure.lost_s = 0.75;
     r->failure.steps_redone = 6;
+    r->failure.policy = "shrink";
+    r->failure.n_failures = 2;
+    r->failure.detect_s = 0.125;
+    r->failure.relaunch_s = 0.25;
+    r->failure.redone_s = 0.375;
+    r->failure.checkpoint_s = 0.5;
+    r->failure.goodput = 0.625;
 }
 
 /* report_to_json as text (caller frees with cJSON_free). */
@@ -166,6 +173,15 @@ static void expect_same_report(const struct report *a, const struct report *b)
         EXPECT_REAL(failure.time_s);
         EXPECT_REAL(failure.lost_s);
         EXPECT_EQ(failure.steps_redone);
+        EXPECT_EQ(failure.n_failures);
+        EXPECT_REAL(failure.detect_s);
+        EXPECT_REAL(failure.relaunch_s);
+        EXPECT_REAL(failure.redone_s);
+        EXPECT_REAL(failure.checkpoint_s);
+        EXPECT_REAL(failure.goodput);
+        cr_assert((!a->failure.policy && !b->failure.policy) ||
+                  (a->failure.policy && b->failure.policy &&
+                   !strcmp(a->failure.policy, b->failure.policy)));
     }
     /* Fields compared one by one can all agree while the JSON does not (a
      * config option read as set that was not); the text settles it. */
@@ -651,7 +667,10 @@ static void expect_member_required(const char *parent, int elem, int k)
 static bool is_later_field(const char *key)
 {
     static const char *const later[] = {"accuracy_curve", "samples_applied", "steps_per_worker",
-                                        "down", "down_s"};
+                                        "down", "down_s",
+                                        /* failure's, from issue 14 */
+                                        "policy", "n_failures", "detect_s", "relaunch_s",
+                                        "redone_s", "checkpoint_s", "goodput"};
     for (size_t i = 0; i < sizeof later / sizeof *later; i++)
         if (!strcmp(key, later[i])) return true;
     return false;

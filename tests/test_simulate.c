@@ -418,7 +418,7 @@ Test(simulate, ps_ssp_never_answers_a_pull_more_than_k_steps_ahead)
     run_release(&r);
 
     /* A dead worker's clock stops; ssp must not wait for it forever. */
-    r = run(j.p, &j.c, S, (struct opts){.straggler = "exp:1", .seed = 11, .fail = "1@40"}, NULL);
+    r = run(j.p, &j.c, S, (struct opts){.straggler = "exp:1", .seed = 11, .fail = "1@40s"}, NULL);
     cr_assert(r.res.failed);
     cr_assert_gt(r.res.makespan_s, 40);
     cr_assert_leq(r.report.staleness.max, (2 * K + 1) * (N - 1), "max staleness %lld",
@@ -527,7 +527,7 @@ Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
     struct job j = job_open("ps-async", scenario(UNIFORM_4, N, 64, 1), "ideal", 0);
     struct trace t;
     trace_init(&t, -1, 100000);
-    struct sim_run r = run(j.p, &j.c, S, (struct opts){.fail = "2@100", .straggler = "exp:0.2",
+    struct sim_run r = run(j.p, &j.c, S, (struct opts){.fail = "2@100s", .straggler = "exp:0.2",
                                                .seed = 5}, &t);
     cr_assert(r.res.failed);
     cr_assert_eq(r.res.failed_rank, 2);
@@ -579,7 +579,7 @@ Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
     /* A server cannot be replaced by carrying on: its death restarts every
      * rank, like a synchronous run's. No noise: a step is 12 units, so at 30
      * two steps are done and, without checkpoints, redone from the start. */
-    r = run(j.p, &j.c, S, (struct opts){.fail = "4@30"}, NULL);
+    r = run(j.p, &j.c, S, (struct opts){.fail = "4@30s"}, NULL);
     cr_assert(r.res.failed);
     cr_assert_float_eq(r.res.lost_s, 30, 1e-9);
     cr_assert_eq(r.res.steps_redone, 2);
@@ -602,10 +602,10 @@ Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
         double lost;
         int redone, c;
     } cases[] = {
-        {"1@40", 2, 16, 1, 2},   /* 3 steps done (36): checkpoint 2 (24) */
-        {"1@50", 2, 2, 0, 4},    /* 4 done (48): checkpoint 4 */
-        {"0@40", 0, 40, 3, 0},   /* no checkpoints: from the start */
-        {"3@5", 3, 5, 0, 0},     /* before the first step ends */
+        {"1@40s", 2, 16, 1, 2},   /* 3 steps done (36): checkpoint 2 (24) */
+        {"1@50s", 2, 2, 0, 4},    /* 4 done (48): checkpoint 4 */
+        {"0@40s", 0, 40, 3, 0},   /* no checkpoints: from the start */
+        {"3@5s", 3, 5, 0, 0},     /* before the first step ends */
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         struct sim_run r = run(j.p, &j.c, S, (struct opts){.fail = cases[k].fail,
@@ -624,7 +624,7 @@ Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
      * before the failure at 40, and again from 40 to 52 after it. */
     struct trace t;
     trace_init(&t, -1, 100000);
-    struct sim_run r = run(j.p, &j.c, S, (struct opts){.fail = "1@40", .checkpoint_every = 2}, &t);
+    struct sim_run r = run(j.p, &j.c, S, (struct opts){.fail = "1@40s", .checkpoint_every = 2}, &t);
     double first = INFINITY, last = 0;
     for (size_t k = 0; k < t.spans.len; k++) {
         const struct span *sp = &t.spans.items[k];
@@ -639,7 +639,7 @@ Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
 
     /* With noise the look-ahead pass and the real one must agree on the
      * checkpoint, or the analysis would see a step go back and refuse it. */
-    r = run(j.p, &j.c, S, (struct opts){.fail = "2@60", .checkpoint_every = 3,
+    r = run(j.p, &j.c, S, (struct opts){.fail = "2@60s", .checkpoint_every = 3,
                                     .straggler = "exp:0.3", .seed = 9}, NULL);
     cr_assert(r.res.failed);
     cr_assert_gt(r.res.lost_s, 0);
@@ -647,7 +647,7 @@ Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
     run_release(&r);
 
     /* a failure after the run changes nothing */
-    r = run(j.p, &j.c, S, (struct opts){.fail = "0@1000"}, NULL);
+    r = run(j.p, &j.c, S, (struct opts){.fail = "0@1000s"}, NULL);
     cr_assert(!r.res.failed);
     cr_assert_float_eq(r.res.makespan_s, 12.0 * S, 1e-9);
     run_release(&r);
@@ -692,7 +692,7 @@ Test(simulate, refuses_a_failure_of_a_rank_the_plan_lacks_and_zero_steps)
     struct job j = job_open("mirrored", scenario(UNIFORM_4, 2, 64, 1), "ideal", 0);
     struct err e = {0};
     struct sim_run r;
-    cr_assert_eq(try_run(j.p, &j.c, 3, (struct opts){.fail = "5@1"}, NULL, &r, &e), ERR_INPUT);
+    cr_assert_eq(try_run(j.p, &j.c, 3, (struct opts){.fail = "5@1s"}, NULL, &r, &e), ERR_INPUT);
     cr_assert(strstr(e.msg, "--fail") && strstr(e.msg, "5"), "%s", e.msg);
     run_release(&r);
     cr_assert_eq(try_run(j.p, &j.c, 0, (struct opts){0}, NULL, &r, &e), ERR_INPUT);

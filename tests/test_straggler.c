@@ -386,45 +386,51 @@ Test(straggler, create_rejects_ranks_outside_the_run)
 
 /* ---- --fail ----------------------------------------------------------- */
 
-Test(straggler, failure_parse_accepts_R_at_T)
+Test(straggler, failure_parse_accepts_R_at_STEP_and_R_at_T_seconds)
 {
-    struct failure_spec f = {.is_set = true, .rank = 9, .time_s = 9};
+    struct failure_spec f = {.is_set = true, .rank = 9, .step = 9, .time_s = 9};
     struct err e = {0};
     cr_assert_eq(failure_parse("", &f, &e), 0);
     cr_assert(!f.is_set, "\"\" is no failure");
 
-    cr_assert_eq(failure_parse("2@10.5", &f, &e), 0, "%s", e.msg);
+    cr_assert_eq(failure_parse("2@10.5s", &f, &e), 0, "%s", e.msg);
     cr_assert(f.is_set);
     cr_assert_eq(f.rank, 2);
+    cr_assert_eq(f.step, -1, "seconds are no step");
     cr_assert_eq(f.time_s, 10.5);
 
-    cr_assert_eq(failure_parse("0@0", &f, &e), 0, "%s", e.msg);
-    cr_assert(f.is_set);
-    cr_assert_eq(f.rank, 0);
-    cr_assert_eq(f.time_s, 0.0);
+    cr_assert_eq(failure_parse("0@0s", &f, &e), 0, "%s", e.msg);
+    cr_assert(f.is_set && f.rank == 0 && f.step == -1 && f.time_s == 0.0);
 
-    cr_assert_eq(failure_parse("17@1e3", &f, &e), 0, "%s", e.msg);
+    cr_assert_eq(failure_parse("17@1e3s", &f, &e), 0, "%s", e.msg);
     cr_assert_eq(f.rank, 17);
     cr_assert_eq(f.time_s, 1000.0);
+
+    cr_assert_eq(failure_parse("1@20", &f, &e), 0, "%s", e.msg);
+    cr_assert(f.is_set && f.rank == 1 && f.step == 20, "1@20: rank %d step %lld", f.rank,
+              (long long)f.step);
+    cr_assert_eq(failure_parse("0@0", &f, &e), 0, "%s", e.msg);
+    cr_assert(f.is_set && f.rank == 0 && f.step == 0);
 }
 
 Test(straggler, failure_parse_rejects_everything_else)
 {
     const char *bad[] = {
         "2", "@1", "2@", "2@@1", "a@1", "2@x", "2@1x", "2@1 ", " 2@1", "2 @1", "2@ 1",
-        "+2@1", "1.5@3", "-1@3", "99999999999@1", "2@-1", "2@-0.001", "2@inf", "2@nan",
-        "2@1e999", "none",
+        "+2@1", "1.5@3", "-1@3", "99999999999@1", "2@-1", "2@-0.001s", "2@infs", "2@nans",
+        "2@1e999s", "none", "2@10.5", "2@1e3", "2@1ss", "2@s", "2@-3", "2@99999999999",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        struct failure_spec f = {.is_set = true, .rank = 9, .time_s = 9};
+        struct failure_spec f = {.is_set = true, .rank = 9, .step = 9, .time_s = 9};
         struct err e = {0};
         int rc = failure_parse(bad[i], &f, &e);
         cr_assert_eq(rc, ERR_INPUT, "'%s' was accepted", bad[i]);
         char quoted[64];
         snprintf(quoted, sizeof quoted, "--fail: '%s'", bad[i]);
         cr_assert_not_null(strstr(e.msg, quoted), "'%s': message '%s'", bad[i], e.msg);
-        cr_assert_not_null(strstr(e.msg, "R@T"), "'%s': message '%s' lacks the form", bad[i],
+        cr_assert_not_null(strstr(e.msg, "R@STEP"), "'%s': message '%s' lacks the form", bad[i],
                            e.msg);
-        cr_assert(f.is_set && f.rank == 9 && f.time_s == 9, "'%s' changed the spec", bad[i]);
+        cr_assert(f.is_set && f.rank == 9 && f.step == 9 && f.time_s == 9,
+                  "'%s' changed the spec", bad[i]);
     }
 }

@@ -1,0 +1,85 @@
+/* core/failure_policy.c: --on-failure's default and what each policy
+ * needs of a plan (core/failure_policy.h), on plans the strategies build. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../core/failure_policy.h"
+#include "../core/workload.h"
+#include "../strategies/strategy.h"
+
+static struct plan *build(const char *strategy, int devices)
+{
+    static struct workload *wl;   /* borrowed by the plans; one for the process */
+    struct err e = {0};
+    if (!wl) cr_assert_eq(workload_parse("mlp:16-8-8-4", &wl, &e), 0, "%s", e.msg);
+    struct config c;
+    config_init(&c);
+    snprintf(c.strategy, sizeof c.strategy, "%s", strategy);
+    c.devices = devices;
+    c.batch = 32;
+    c.microbatches = 2;
+    const struct strategy *st = strategy_find(strategy, &e);
+    cr_assert_not_null(st, "%s", e.msg);
+    struct plan *p = NULL;
+    cr_assert_eq(strategy_build(st, &c, wl, &p, &e), 0, "%s: %s", strategy, e.msg);
+    return p;
+}
+
+/* want: the policy, or -1 = refused with a message naming --on-failure,
+ * the value and the strategy */
+static void expect(const char *strategy, int devices, const char *text, int want)
+{
+    struct plan *p = build(strategy, devices);
+    enum failure_policy got = FAILURE_RESTART;
+    struct err e = {0};
+    int rc = failure_policy_resolve(text, p, &got, &e);
+    if (want < 0) {
+        cr_expect_eq(rc, ERR_INPUT, "%s, %d devices, --on-failure %s was accepted", strategy,
+                     devices, text);
+        cr_expect(strstr(e.msg, "--on-failure") && strstr(e.msg, text) && strstr(e.msg, strategy),
+                  "%s: message '%s'", strategy, e.msg);
+    } else {
+        cr_expect_eq(rc, 0, "%s --on-failure %s: %s", strategy, text, e.msg);
+        cr_expect_eq((int)got, want, "%s --on-failure %s: %s, want %s", strategy, text,
+                     failure_policy_names[got], failure_policy_names[want]);
+    }
+    plan_free(p);
+}
+
+Test(failure_policy, auto_is_continue_for_asynchronous_servers_and_restart_otherwise)
+{
+    expect("ps-async", 2, "auto", FAILURE_CONTINUE);
+    expect("ps-ssp", 2, "", FAILURE_CONTINUE);
+    const char *sync[] = {"mirrored", "ps-sync", "model", "pipeline-gpipe", "pipeline-1f1b"};
+    for (size_t i = 0; i < sizeof sync / sizeof *sync; i++) expect(sync[i], 2, "auto", FAILURE_RESTART);
+}
+
+Test(failure_policy, continue_needs_asynchronous_servers)
+{
+    const char *sync[] = {"mirrored", "ps-sync", "model", "pipeline-gpipe", "pipeline-1f1b"};
+    for (size_t i = 0; i < sizeof sync / sizeof *sync; i++) expect(sync[i], 2, "continue", -1);
+    expect("ps-async", 2, "continue", FAILURE_CONTINUE);
+}
+
+Test(failure_policy, shrink_needs_replicas_and_a_survivor)
+{
+    expect("mirrored", 2, "shrink", FAILURE_SHRINK);
+    expect("ps-sync", 3, "shrink", FAILURE_SHRINK);
+    expect("ps-async", 2, "shrink", FAILURE_SHRINK);
+    expect("model", 2, "shrink", -1);
+    expect("pipeline-gpipe", 2, "shrink", -1);
+    expect("pipeline-1f1b", 2, "shrink", -1);
+    expect("mirrored", 1, "shrink", -1);
+}
+
+Test(failure_policy, restart_applies_to_every_strategy_and_other_words_are_refused)
+{
+    const char *all[] = {"mirrored", "ps-sync", "ps-async", "ps-ssp", "model", "pipeline-gpipe", "pipeline-1f1b"};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) expect(all[i], 2, "restart", FAILURE_RESTART);
+    struct plan *p = build("mirrored", 2);
+    enum failure_policy got;
+    struct err e = {0};
+    cr_expect_eq(failure_policy_resolve("reboot", p, &got, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "'reboot'") && strstr(e.msg, "restart, shrink, continue"), "%s", e.msg);
+    plan_free(p);
+}
