@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/fileio.h"
 #include "../plots/timeline_text.h"
 #include "outputs.h"
 
@@ -10,6 +11,23 @@ int outputs_keep_steps(const struct config *cfg)
     if (cfg->trace_path[0]) return -1;
     bool is_plotted = cfg->plot_dir[0] || cfg->plot_terminal;
     return cfg->timeline || is_plotted ? OUTPUTS_TIMELINE_STEPS : 0;
+}
+
+int outputs_check(const struct config *cfg, struct err *e)
+{
+    /* The file outputs, each with the option that names it. */
+    const struct {
+        const char *option, *path;
+    } files[] = {
+        {"--json", cfg->json_path},        {"--csv", cfg->csv_path},
+        {"--trace", cfg->trace_path},      {"--save-params", cfg->save_params},
+        {"--output", cfg->output},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        if (files[i].path[0])
+            TRY_CTX(e, file_check_writable(files[i].path, e), "%s", files[i].option);
+    if (cfg->plot_dir[0]) TRY_CTX(e, file_check_dir_writable(cfg->plot_dir, true, e), "--plot");
+    return 0;
 }
 
 /* "out/t.json" + "mirrored" -> "out/t.mirrored.json" */

@@ -5,6 +5,12 @@
 
 #include "../bench/run.h"
 
+/* Checks, before any work, that every file cfg asks for can be written
+ * (--json, --csv, --trace, --save-params, -o) and that --plot's directory
+ * can be made or written: a long run must not end in "cannot write".
+ * ERR_INPUT naming the option. Every command calls it after parsing. */
+int outputs_check(const struct config *cfg, struct err *e);
+
 /* Writes runs[0..n) (one: a report; several: a compare document) to the
  * files cfg asks for; the trace of each run goes to cfg->trace_path, with the
  * strategy's name before the extension when there are several runs. */

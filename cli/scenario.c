@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "../strategies/strategy.h"
+#include "outputs.h"
 #include "scenario.h"
 
 int scenario_load(struct scenario *s, const struct command *cmd, int argc, char **argv,
@@ -19,7 +20,7 @@ int scenario_load(struct scenario *s, const struct command *cmd, int argc, char 
         return err_set(e, ERR_INPUT, "unexpected argument '%s' (options start with --; see "
                        "strata %s --help)", s->cfg.positional[0], cmd->name);
     TRY_CTX(e, workload_parse(s->cfg.model, &s->wl, e), "--model");
-    return 0;
+    return outputs_check(&s->cfg, e);
 }
 
 void scenario_release(struct scenario *s)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "faults.h"
 
 int err_set(struct err *e, int code, const char *fmt, ...)
 {
@@ -46,7 +47,7 @@ int err_exit_status(int code)
 
 void *err_calloc_(struct err *e, size_t n, size_t size, const char *file, int line)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    void *p = fault_hit(FAULT_ALLOC) ? NULL : calloc(n ? n : 1, size ? size : 1);
     if (!p)
         err_set(e, ERR_NOMEM, "out of memory allocating %zu x %zu bytes (%s:%d)",
                 n, size, file, line);

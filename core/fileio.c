@@ -3,7 +3,13 @@
  * rename(2) within one directory replaces the target atomically, so a reader
  * (or a crash) sees either the old file or the complete new one, never half
  * of a report. The temporary lives beside the target for that reason: a
- * rename across file systems would fail with EXDEV. */
+ * rename across file systems would fail with EXDEV.
+ *
+ * The target is checked before the work (file_check_writable) and again
+ * just before the rename; between that check and the rename another
+ * process could still swap the target, which no rename-based write can
+ * exclude: the checks are for mistakes, not for a hostile process that
+ * already may write in the directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "faults.h"
 #include "fileio.h"
+#include "temp_files.h"
 
 #define TMP_SUFFIX ".tmp.XXXXXX"
 
@@ -47,6 +55,10 @@ static int write_all(int fd, const unsigned char *p, size_t n)
 {
     while (n > 0) {
         size_t chunk = n < (size_t)SSIZE_MAX ? n : (size_t)SSIZE_MAX;
+        if (fault_hit(FAULT_WRITE)) {
+            errno = ENOSPC;
+            return -1;
+        }
         ssize_t w = write(fd, p, chunk);
         if (w < 0) {
             if (errno == EINTR) continue;
@@ -69,76 +81,185 @@ static int fsync_retry(int fd)
     return rc;
 }
 
-int file_write_atomic(const char *path, const void *data, size_t n, struct err *e)
+static int check_name(const char *path, struct err *e)
 {
     if (!path || !*path)
         return err_set(e, ERR_INPUT, "cannot write a file with an empty name");
-    size_t len = strlen(path);
-    if (path[len - 1] == '/')
+    if (path[strlen(path) - 1] == '/')
         return err_set(e, ERR_INPUT, "cannot write '%s': that names a directory; "
                        "give a file name", path);
+    return 0;
+}
 
-    char *dir = dir_of(path);
-    char *tmp = malloc(len + sizeof TMP_SUFFIX);
-    if (!dir || !tmp) {
-        free(dir);
-        free(tmp);
-        return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
+/* dir exists, is a directory, and we may create files in it. */
+static int check_dir(const char *dir, const char *path, struct err *e)
+{
+    struct stat st;
+    if (stat(dir, &st) < 0) {
+        if (errno == ENOENT)
+            return err_set(e, ERR_INPUT, "cannot write '%s': directory '%s' does not "
+                           "exist (create it first)", path, dir);
+        if (errno == ENOTDIR)
+            return err_set(e, ERR_INPUT, "cannot write '%s': '%s' is not a directory",
+                           path, dir);
+        return err_set(e, ERR_INPUT, "cannot write '%s': cannot reach directory '%s': %s",
+                       path, dir, strerror(errno));
     }
+    if (!S_ISDIR(st.st_mode))
+        return err_set(e, ERR_INPUT, "cannot write '%s': '%s' is not a directory", path, dir);
+    if (access(dir, W_OK | X_OK) < 0)
+        return err_set(e, ERR_INPUT, "cannot write '%s': cannot create files in '%s': %s "
+                       "(give a directory you can write to)", path, dir, strerror(errno));
+    return 0;
+}
+
+/* The target is absent, or a regular file we may write (see fileio.h). */
+static int check_target(const char *path, struct err *e)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        if (errno == ENOENT) return 0;
+        if (errno == ENOTDIR)
+            return err_set(e, ERR_INPUT, "cannot write '%s': a part of its path is not a "
+                           "directory", path);
+        return err_set(e, ERR_INPUT, "cannot write '%s': %s", path, strerror(errno));
+    }
+    if (S_ISLNK(st.st_mode)) {
+        char to[512];
+        ssize_t n = readlink(path, to, sizeof to - 1);
+        to[n < 0 ? 0 : n] = '\0';
+        return err_set(e, ERR_INPUT, "cannot write '%s': it is a symbolic link (to '%s'), which "
+                       "strata would replace rather than write through; give the path it "
+                       "points to", path, to);
+    }
+    if (S_ISDIR(st.st_mode))
+        return err_set(e, ERR_INPUT, "cannot write '%s': it is a directory; give a file name",
+                       path);
+    if (!S_ISREG(st.st_mode))
+        return err_set(e, ERR_INPUT, "cannot write '%s': it exists and is not a regular file "
+                       "(a device, FIFO or socket), which strata would replace with a file; "
+                       "give the path of a file", path);
+    if ((st.st_mode & 0222) == 0 || access(path, W_OK) < 0)
+        return err_set(e, ERR_INPUT, "cannot write '%s': it is read-only, and strata does not "
+                       "replace a protected file (make it writable or remove it first)", path);
+    return 0;
+}
+
+int file_check_writable(const char *path, struct err *e)
+{
+    TRY(check_name(path, e));
+    char *dir = dir_of(path);
+    if (!dir) return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
+    int rc = check_dir(dir, path, e);
+    free(dir);
+    TRY(rc);
+    return check_target(path, e);
+}
+
+int file_check_dir_writable(const char *dir, bool is_made_when_missing, struct err *e)
+{
+    if (!dir || !*dir) return err_set(e, ERR_INPUT, "a directory with an empty name");
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return err_set(e, ERR_INPUT, "'%s' exists and is not a directory: give a directory",
+                           dir);
+        if (access(dir, W_OK | X_OK) < 0)
+            return err_set(e, ERR_INPUT, "cannot write in directory '%s': %s (give a directory "
+                           "you can write to)", dir, strerror(errno));
+        return 0;
+    }
+    if (errno != ENOENT || !is_made_when_missing)
+        return err_set(e, ERR_INPUT, "cannot use directory '%s': %s", dir, strerror(errno));
+    /* It will be made: its parent must allow that ("a/b/" -> "a"). */
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/') len--;
+    char *trimmed = strndup(dir, len);
+    char *parent = trimmed ? dir_of(trimmed) : NULL;
+    free(trimmed);
+    if (!parent) return err_set(e, ERR_NOMEM, "out of memory");
+    int rc = 0;
+    if (stat(parent, &st) < 0 || !S_ISDIR(st.st_mode))
+        rc = err_set(e, ERR_INPUT, "cannot create directory '%s': its parent '%s' does not "
+                     "exist (strata makes one level; create the parent first)", dir, parent);
+    else if (access(parent, W_OK | X_OK) < 0)
+        rc = err_set(e, ERR_INPUT, "cannot create directory '%s': %s (give a directory you can "
+                     "write to)", dir, strerror(errno));
+    free(parent);
+    return rc;
+}
+
+/* The last step of both writers: the target checked again (it may have
+ * changed during the work), then the rename, then the directory's fsync. */
+static int put_in_place(const char *tmp, const char *path, struct err *e)
+{
+    TRY(check_target(path, e));
+    if (fault_hit(FAULT_RENAME)) errno = EIO;
+    else if (rename(tmp, path) == 0) {
+        /* Make the rename itself durable. Best effort: the new file is
+         * already in place, and some file systems refuse fsync on a
+         * directory. */
+        char *dir = dir_of(path);
+        int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (dfd >= 0) {
+            fsync_retry(dfd);
+            close(dfd);
+        }
+        free(dir);
+        return 0;
+    }
+    return err_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+}
+
+int file_write_atomic(const char *path, const void *data, size_t n, struct err *e)
+{
+    TRY(file_check_writable(path, e));
+    size_t len = strlen(path);
+    char *tmp = malloc(len + sizeof TMP_SUFFIX);
+    if (!tmp) return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
     memcpy(tmp, path, len);
     memcpy(tmp + len, TMP_SUFFIX, sizeof TMP_SUFFIX);
 
     int rc = 0;
-    int fd = mkstemp(tmp);
+    int fd = fault_hit(FAULT_OPEN) ? (errno = EIO, -1) : mkstemp(tmp);
     if (fd < 0) {
-        /* Missing or non-directory parents are the user's typo, not a
-         * failing disk: say which directory and what to do. */
-        if (errno == ENOENT)
-            rc = err_set(e, ERR_INPUT, "cannot write '%s': directory '%s' does not "
-                         "exist (create it first)", path, dir);
-        else if (errno == ENOTDIR)
-            rc = err_set(e, ERR_INPUT, "cannot write '%s': '%s' is not a directory",
-                         path, dir);
-        else
-            rc = err_set(e, ERR_IO, "cannot write '%s': cannot create a temporary "
-                         "file in '%s': %s", path, dir, strerror(errno));
-        goto out;
+        rc = err_set(e, errno == EACCES || errno == EROFS ? ERR_INPUT : ERR_IO,
+                     "cannot write '%s': cannot create a temporary file beside it: %s", path,
+                     strerror(errno));
+        free(tmp);
+        return rc;
     }
+    int slot = temp_files_track(tmp, false);
 
     /* mkstemp makes the file 0600; a report is for sharing, so give it what
      * open(path, O_CREAT, 0644) would have: 0644 less the umask. */
     if (fchmod(fd, (mode_t)0644 & ~current_umask()) < 0
         || write_all(fd, data, n) < 0
-        || fsync_retry(fd) < 0) {
+        || (fault_hit(FAULT_FSYNC) ? (errno = EIO, -1) : fsync_retry(fd)) < 0) {
         rc = err_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
         close(fd);
-        unlink(tmp);
-        goto out;
-    }
-    /* close reports delayed write errors on some file systems (NFS); it is
-     * not retried on EINTR because Linux has closed the descriptor anyway. */
-    if (close(fd) < 0) {
+    } else if (close(fd) < 0) {
+        /* close reports delayed write errors on some file systems (NFS);
+         * it is not retried on EINTR because Linux has closed it anyway. */
         rc = err_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        unlink(tmp);
-        goto out;
+    } else {
+        rc = put_in_place(tmp, path, e);
     }
-    if (rename(tmp, path) < 0) {
-        rc = err_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-
-    /* Make the rename itself durable. Best effort: the new file is already
-     * in place, and some file systems refuse fsync on a directory. */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        fsync_retry(dfd);
-        close(dfd);
-    }
-
-out:
-    free(dir);
+    if (rc < 0) unlink(tmp);
+    temp_files_forget(slot);
     free(tmp);
+    return rc;
+}
+
+int file_publish(const char *tmp, const char *path, struct err *e)
+{
+    int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+    int rc = 0;
+    if (fd < 0 || (fault_hit(FAULT_FSYNC) ? (errno = EIO, -1) : fsync_retry(fd)) < 0)
+        rc = err_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    if (rc == 0) rc = put_in_place(tmp, path, e);
+    if (rc < 0) unlink(tmp);
     return rc;
 }
 

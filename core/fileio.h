@@ -1,16 +1,47 @@
-/* Files are written whole or not at all: data goes to a temporary file in
- * the target's directory, which is then renamed over the target. */
+/* Every file strata writes goes through here, whole or not at all: data goes
+ * to a temporary file in the target's directory, which is then renamed over
+ * the target.
+ *
+ * The discipline, for every output (reports, CSV, traces, plots, profiles,
+ * parameters):
+ *  - file_check_writable before the work starts, so a typo fails at once
+ *    rather than after a long run;
+ *  - a target that exists must be a regular file the user may write: a
+ *    directory, device, FIFO or socket is refused (rename would replace it
+ *    with a file: `--json /dev/null` would replace /dev/null), and so is a
+ *    symbolic link (rename replaces the link, not what it points to, and in
+ *    a shared directory a planted link would aim our write at another file:
+ *    give the path it points to) and a read-only file (someone protected it);
+ *  - the temporary is removed on every path, SIGINT and SIGTERM included
+ *    (core/temp_files).
+ * Errors the user can fix (a path that is wrong, refused or not writable)
+ * are ERR_INPUT (exit 2); a failing disk is ERR_IO (exit 1). */
 #ifndef STRATA_FILEIO_H
 #define STRATA_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "err.h"
 
-/* Writes n bytes to path atomically. ERR_IO naming the path and the reason
- * (and ERR_INPUT when the directory does not exist: a user's typo). */
+/* Checks, writing nothing, that file_write_atomic(path) could succeed: the
+ * name, the target (absent, or a regular writable file) and its directory
+ * (exists, writable). ERR_INPUT naming the path and what to do. */
+int file_check_writable(const char *path, struct err *e);
+
+/* Checks a directory that plots go into: an existing writable directory,
+ * or (is_made_when_missing) one whose parent exists and is writable. */
+int file_check_dir_writable(const char *dir, bool is_made_when_missing, struct err *e);
+
+/* Writes n bytes to path atomically, after the checks of
+ * file_check_writable. ERR_IO naming the path and the reason. */
 int file_write_atomic(const char *path, const void *data, size_t n, struct err *e);
+
+/* Puts the finished file tmp (written by another program, in path's
+ * directory) in place of path: fsync, the checks on the target, rename.
+ * tmp is removed when anything fails. */
+int file_publish(const char *tmp, const char *path, struct err *e);
 
 /* Text built in memory and then written whole: file_stream_open gives a
  * stream writing to memory, file_stream_commit closes it and writes what it
