@@ -46,6 +46,16 @@ int cmd_compare(const struct command *self, int argc, char **argv)
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
         goto out;
     }
+    /* Nothing ran: the reasons are the whole answer, on stderr, and there
+     * is no report to write (an empty document would only mislead). Every
+     * strategy unfit means the scenario is the problem (2); else a run
+     * failed (1). */
+    if (c.n == 0) {
+        fprintf(stderr, "strata %s: no strategy ran; nothing written:\n", self->name);
+        for (int i = 0; i < c.n_notes; i++) fprintf(stderr, "  not run: %s\n", c.notes[i]);
+        status = c.n_failed ? 1 : 2;
+        goto out;
+    }
     /* A strategy whose run failed (not one the scenario does not fit) fails the command. */
     if (c.n_failed) status = 1;
 
@@ -66,8 +76,6 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     if (outputs_write(&s.cfg, c.sim_runs, c.n, c.speedup, &e) < 0) status = scenario_fail(self, &e);
     else if (plot_wanted(&s.cfg) && plot_sim_runs(&s.cfg, c.sim_runs, c.n, &e) < 0)
         status = scenario_fail(self, &e);
-    /* Every strategy unfit for this scenario means the scenario is the problem. */
-    if (status == 0 && c.n == 0 && c.n_unfit > 0) status = 2;
 out:
     compare_release(&c);
     run_numerics_free(numerics);

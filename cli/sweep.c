@@ -293,13 +293,13 @@ static void print_meaning(const struct sweep *s)
 
 /* Prints ", "-separated the values v of row whose run is_listed says, all of
  * them: no buffer to cut the list short. */
-static void print_values(const struct sweep_axis *ax, const struct sweep_point *row,
+static void print_values(FILE *out, const struct sweep_axis *ax, const struct sweep_point *row,
                          bool (*is_listed)(const struct sweep_run *))
 {
     bool is_first = true;
     for (int v = 0; v < ax->n_values; v++)
         if (is_listed(&row[v].run)) {
-            printf("%s%s", is_first ? "" : ", ", ax->values[v]);
+            fprintf(out, "%s%s", is_first ? "" : ", ", ax->values[v]);
             is_first = false;
         }
 }
@@ -308,13 +308,14 @@ static bool is_unfit(const struct sweep_run *r) { return r->rc == ERR_INPUT; }
 static bool is_heavy(const struct sweep_run *r) { return r->exceeds_memory; }
 
 /* One line per strategy for the points that did not fit (the first reason,
- * the values it held at), one per failed run, one per memory warning. */
-static void print_notes(const struct sweep *s)
+ * the values it held at), one per failed run, one per memory warning; on
+ * out (stdout, or stderr when nothing ran and the notes are the answer). */
+static void print_notes(FILE *out, const struct sweep *s)
 {
     const struct sweep_axis *ax = &s->axis;
     for (int b = 0; b < s->n_baselines; b++)
         if (s->baselines[b].rc)
-            printf("  no baseline at %s=%s: %s\n", ax->opt->name, ax->values[b],
+            fprintf(out, "  no baseline at %s=%s: %s\n", ax->opt->name, ax->values[b],
                    s->baselines[b].note);
     for (int k = 0; k < s->n_strategies; k++) {
         const struct sweep_point *row = &s->points[k * ax->n_values];
@@ -323,19 +324,19 @@ static void print_notes(const struct sweep *s)
         for (int v = 0; v < ax->n_values; v++) {
             const struct sweep_run *r = &row[v].run;
             if (r->rc && r->rc != ERR_INPUT)
-                printf("  failed: %s at %s=%s: %s\n", name, ax->opt->name, ax->values[v], r->note);
+                fprintf(out, "  failed: %s at %s=%s: %s\n", name, ax->opt->name, ax->values[v], r->note);
             if (is_unfit(r) && !first) first = r->note;
             has_heavy |= is_heavy(r);
         }
         if (first) {
-            printf("  not run: %s at %s=", name, ax->opt->name);
-            print_values(ax, row, is_unfit);
-            printf(": %s\n", first);
+            fprintf(out, "  not run: %s at %s=", name, ax->opt->name);
+            print_values(out, ax, row, is_unfit);
+            fprintf(out, ": %s\n", first);
         }
         if (has_heavy) {
-            printf("  warning: %s at %s=", name, ax->opt->name);
-            print_values(ax, row, is_heavy);
-            printf(" needs more memory per device than the simulated device has\n");
+            fprintf(out, "  warning: %s at %s=", name, ax->opt->name);
+            print_values(out, ax, row, is_heavy);
+            fprintf(out, " needs more memory per device than the simulated device has\n");
         }
     }
 }
@@ -445,12 +446,19 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
         goto out;
     }
     if (rank != 0) goto out;   /* rank 0 holds the whole sweep and prints it */
+    status = grid_status(&s);
+    /* Nothing ran because nothing fit: the reasons are the answer, on
+     * stderr, and no file is written (a refused run writes nothing). */
+    if (status == 2) {
+        fprintf(stderr, "strata %s: no point ran; nothing written:\n", self->name);
+        print_notes(stderr, &s);
+        goto out;
+    }
     print_header(&sc, &s);
     print_table(&s);
     print_meaning(&s);
-    print_notes(&s);
+    print_notes(stdout, &s);
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(s.baselines[0].sim);
-    status = grid_status(&s);
     if (write_files(&sc.cfg, &s, &e) < 0) status = scenario_fail(self, &e);
     else if (plot(&sc.cfg, &s, &e) < 0) status = scenario_fail(self, &e);
 out:
