@@ -56,8 +56,16 @@ int cmd_compare(const struct command *self, int argc, char **argv)
         status = c.n_failed ? 1 : 2;
         goto out;
     }
-    /* A strategy whose run failed (not one the scenario does not fit) fails the command. */
-    if (c.n_failed) status = 1;
+    /* A strategy whose run failed (not one the scenario does not fit) fails
+     * the command, which then writes no file: a document missing a
+     * strategy for a reason that is not the scenario's would read as
+     * complete. */
+    if (c.n_failed) {
+        status = 1;
+        fprintf(stderr, "strata %s: %d of %d strategies failed; no file written:\n", self->name,
+                c.n_failed, c.n + c.n_notes);
+        for (int i = 0; i < c.n_notes; i++) fprintf(stderr, "  not run: %s\n", c.notes[i]);
+    }
 
     char desc[512];
     workload_describe(s.wl, desc, sizeof desc);
@@ -73,7 +81,10 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     outputs_note_ideal(&c.sim_base);
     if (s.cfg.timeline)
         for (int i = 0; i < c.n; i++) outputs_timeline(c.sim_runs[i]);
-    if (outputs_write(&s.cfg, c.sim_runs, c.n, c.speedup, &e) < 0) status = scenario_fail(self, &e);
+    if (status != 0)
+        ;
+    else if (outputs_write(&s.cfg, c.sim_runs, c.n, c.speedup, &e) < 0)
+        status = scenario_fail(self, &e);
     else if (plot_wanted(&s.cfg) && plot_sim_runs(&s.cfg, c.sim_runs, c.n, &e) < 0)
         status = scenario_fail(self, &e);
 out:

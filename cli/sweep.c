@@ -459,8 +459,14 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     print_meaning(&s);
     print_notes(stdout, &s);
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(s.baselines[0].sim);
-    if (write_files(&sc.cfg, &s, &e) < 0) status = scenario_fail(self, &e);
-    else if (plot(&sc.cfg, &s, &e) < 0) status = scenario_fail(self, &e);
+    /* A failed point fails the sweep, which then writes no file (as
+     * compare): the failures again on stderr, where scripts look. */
+    if (status != 0) {
+        fprintf(stderr, "strata %s: a point failed; no file written:\n", self->name);
+        print_notes(stderr, &s);
+    } else if (write_files(&sc.cfg, &s, &e) < 0 || plot(&sc.cfg, &s, &e) < 0) {
+        status = scenario_fail(self, &e);
+    }
 out:
     sweep_release(&s);
     run_numerics_free(numerics);

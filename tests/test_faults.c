@@ -1,0 +1,295 @@
+/* tests for the output discipline under injected faults (core/faults): every
+ * command that writes a file is run with the Nth allocation, temporary-file
+ * open, write, fsync or rename failing, for every N up to the count the
+ * command makes (a run in which no fault fires ends the count). Each faulty
+ * run must exit non-zero with a message, leave no file at its targets and
+ * no temporary beside them; the clean run must write them all.
+ * And the exit-code table of README: one case of each code. */
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+
+TEST_SUITE_WITH_TMP_DIR(faults, .timeout = 600);
+
+/* Beyond any count a command below makes (the largest, a small sweep's
+ * allocations, is about 350): reaching it means the loop never ended. */
+#define MAX_N 2000
+
+/* The files a faulty run must not leave: targets (names in test_tmp_dir,
+ * "DIR/" for the figures of a plot directory) and temporaries. */
+struct targets {
+    const char *files[4];
+    const char *plot_dir;  /* NULL or a directory whose PNG/SVG figures count */
+};
+
+static bool exists(const char *name)
+{
+    struct stat st;
+    return stat(test_tmp_path(name), &st) == 0;
+}
+
+/* Temporaries in dir (NULL: test_tmp_dir); the first in *what. */
+static int count_in(const char *dir, char *what, size_t n)
+{
+    DIR *d = opendir(dir ? test_tmp_path(dir) : test_tmp_dir);
+    if (!d) return 0;
+    int k = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *nm = de->d_name;
+        bool is_tmp = strstr(nm, ".tmp.") != NULL;
+        if (is_tmp && k++ == 0) snprintf(what, n, "%s", nm);
+    }
+    closedir(d);
+    return k;
+}
+
+/* Figures in dir that are not whole: a PNG must end with its IEND chunk,
+ * an SVG with </svg>. A command that draws several plots keeps those
+ * drawn before the fault; the one it was drawing must leave nothing. */
+static int count_broken_figures(const char *dir, char *what, size_t n)
+{
+    DIR *d = opendir(test_tmp_path(dir));
+    if (!d) return 0;
+    int k = 0;
+    struct dirent *de;
+    char path[512];
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        bool is_png = len > 4 && !strcmp(de->d_name + len - 4, ".png");
+        bool is_svg = len > 4 && !strcmp(de->d_name + len - 4, ".svg");
+        if (!is_png && !is_svg) continue;
+        snprintf(path, sizeof path, "%s/%s/%s", test_tmp_dir, dir, de->d_name);
+        size_t got;
+        char *text = test_slurp_n(path, &got);
+        bool is_whole = is_png ? got >= 8 && !memcmp(text + got - 8, "IEND\xae\x42\x60\x82", 8)
+                               : got >= 7 && strstr(text + (got > 64 ? got - 64 : 0), "</svg>");
+        free(text);
+        if (!is_whole && k++ == 0) snprintf(what, n, "%s", de->d_name);
+    }
+    closedir(d);
+    return k;
+}
+
+static void remove_targets(const struct targets *t)
+{
+    for (int i = 0; i < 4 && t->files[i]; i++) unlink(test_tmp_path(t->files[i]));
+    if (t->plot_dir) test_remove_dir(test_tmp_path(t->plot_dir));
+}
+
+/* Runs args with fault kind:n; returns whether the fault fired, after the
+ * checks of a faulty or a clean run. */
+static bool run_with_fault(const char *kind, int n, const char *const *args,
+                           const struct targets *t, int n_fault_ok)
+{
+    char fault[64];
+    snprintf(fault, sizeof fault, "%s:%d", kind, n);
+    setenv("STRATA_FAULT", fault, 1);
+    struct run r = run_strata(args);
+    unsetenv("STRATA_FAULT");
+    bool fired = strstr(r.err, "strata: injected fault:") != NULL;
+    char what[256] = "";
+    if (fired) {
+        cr_assert(r.status > 0 && r.status < 128, "%s %s: exit %d (not 1 or 2), stderr:\n%s",
+                  args[0], fault, r.status, r.err);
+        /* the message: a "strata CMD: ..." line after the injection's */
+        char lead[64];
+        snprintf(lead, sizeof lead, "strata %s: ", args[0]);
+        const char *msg = strstr(r.err, lead);
+        cr_assert(msg && strlen(msg) > strlen(lead) + 8, "%s %s: no message, stderr:\n%s",
+                  args[0], fault, r.err);
+        for (int i = 0; i < 4 && t->files[i]; i++)
+            cr_assert(!exists(t->files[i]) || i < n_fault_ok, "%s %s: '%s' written", args[0],
+                      fault, t->files[i]);
+        if (t->plot_dir)
+            cr_assert_eq(count_broken_figures(t->plot_dir, what, sizeof what), 0,
+                         "%s %s: '%s' left incomplete in %s", args[0], fault, what, t->plot_dir);
+    } else {
+        cr_assert_eq(r.status, 0, "%s %s (no fault fired): exit %d, stderr:\n%s", args[0], fault,
+                     r.status, r.err);
+        for (int i = 0; i < 4 && t->files[i]; i++)
+            cr_assert(exists(t->files[i]), "%s: '%s' not written", args[0], t->files[i]);
+    }
+    cr_assert_eq(count_in(NULL, what, sizeof what), 0, "%s %s: temporary '%s' left",
+                 args[0], fault, what);
+    if (t->plot_dir)
+        cr_assert_eq(count_in(t->plot_dir, what, sizeof what), 0,
+                     "%s %s: temporary '%s' left in %s", args[0], fault, what, t->plot_dir);
+    run_free(&r);
+    return fired;
+}
+
+/* Every kind at every N until a run goes by without a fault. A file the
+ * command writes before a later one fails is whole and may stay; a command
+ * with several targets leaves none only when the fault hits the first. */
+static void every_fault(const char *const *args, const struct targets *t, bool with_alloc)
+{
+    cr_assert_eq(chdir(test_tmp_dir), 0);
+    static const char *const kinds[] = {"alloc", "open", "write", "fsync", "rename"};
+    for (size_t k = with_alloc ? 0 : 1; k < sizeof kinds / sizeof kinds[0]; k++) {
+        int n = 1;
+        int n_written = 0;  /* targets an earlier fault-free step wrote */
+        for (; n <= MAX_N; n++) {
+            remove_targets(t);
+            /* File faults past the first file: the files written before
+             * the fault are whole and may stay (n - 1 of them for open). */
+            n_written = strcmp(kinds[k], "alloc") ? n - 1 : 0;
+            if (!run_with_fault(kinds[k], n, args, t, n_written)) break;
+        }
+        cr_assert_leq(n, MAX_N, "%s: a %s fault still fired at N = %d", args[0], kinds[k], MAX_N);
+        cr_log_info("%s: %s faults at N = 1..%d", args[0], kinds[k], n - 1);
+    }
+    remove_targets(t);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+Test(faults, sim_json_and_trace)
+{
+    struct targets t = {{"a.json", "t.json"}, NULL};
+    every_fault(ARGS("sim", "--steps", "2", "--devices", "2", "--json", "a.json", "--trace",
+                     "t.json"),
+                &t, true);
+}
+
+Test(faults, compare_json_and_csv)
+{
+    struct targets t = {{"c.json", "c.csv"}, NULL};
+    every_fault(ARGS("compare", "--steps", "2", "--devices", "2", "--strategies",
+                     "mirrored,ps-async", "--json", "c.json", "--csv", "c.csv"),
+                &t, true);
+}
+
+Test(faults, sweep_json_and_csv)
+{
+    struct targets t = {{"s.csv", "s.json"}, NULL};
+    every_fault(ARGS("sweep", "--steps", "2", "--devices", "1,2", "--strategies",
+                     "mirrored,ps-async", "-j", "1", "--json", "s.json", "--csv", "s.csv"),
+                &t, true);
+}
+
+Test(faults, schedule_json)
+{
+    struct targets t = {{"p.json"}, NULL};
+    every_fault(ARGS("schedule", "--strategy", "pipeline-1f1b", "--devices", "2", "--json",
+                     "p.json"),
+                &t, true);
+}
+
+Test(faults, compare_plot)
+{
+    /* The figures are the targets; NAME.dat and NAME.gp are whole files of
+     * their own, written before gnuplot runs, and may stay. */
+    struct targets t = {{NULL}, "pd"};
+    every_fault(ARGS("compare", "--steps", "2", "--devices", "2", "--strategies", "mirrored",
+                     "--plot", "pd"),
+                &t, true);
+}
+
+Test(faults, plot_of_a_report)
+{
+    cr_assert_eq(chdir(test_tmp_dir), 0);
+    struct run r = RUN("sim", "--steps", "2", "--strategy", "ps-async", "--devices", "2",
+                       "--json", "r.json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    struct targets t = {{NULL}, "pp"};
+    every_fault(ARGS("plot", "r.json", "--plot", "pp"), &t, true);
+}
+
+/* ---- the exit-code table (README) ---------------------------------------- */
+
+Test(faults, exit_0_for_a_run_that_worked)
+{
+    struct run r = RUN("sim", "--steps", "2");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+}
+
+Test(faults, exit_1_for_a_run_that_failed)
+{
+    /* a disk that fails under the report: not the user's input */
+    cr_assert_eq(chdir(test_tmp_dir), 0);
+    setenv("STRATA_FAULT", "write:1", 1);
+    struct run r = RUN("sim", "--steps", "2", "--json", "x.json");
+    unsetenv("STRATA_FAULT");
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "cannot write 'x.json'"), "%s", r.err);
+    run_free(&r);
+}
+
+Test(faults, exit_2_for_bad_input)
+{
+    expect_refused(RUN("sim", "--devices", "0"), "--devices", NULL);
+}
+
+/* issue 15, findings 6 and 7: every output option refuses a directory or a
+ * missing one with exit 2, before any work (no "simulated" line on stdout). */
+Test(faults, every_output_option_refuses_a_bad_path_before_the_work)
+{
+    cr_assert_eq(chdir(test_tmp_dir), 0);
+    cr_assert_eq(mkdir("adir", 0755), 0);
+    static const char *const options[] = {"--json", "--csv", "--trace"};
+    static const char *const paths[] = {"adir", "nodir/x.json", "/dev/null"};
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+        for (size_t j = 0; j < sizeof paths / sizeof paths[0]; j++) {
+            struct run r = RUN("compare", "--steps", "2", options[i], paths[j]);
+            cr_assert_eq(r.status, 2, "%s %s: exit %d, %s", options[i], paths[j], r.status, r.err);
+            cr_assert_not_null(strstr(r.err, options[i]), "%s", r.err);
+            cr_assert_eq(r.out[0], '\0', "%s %s: work done before the refusal:\n%s", options[i],
+                         paths[j], r.out);
+            run_free(&r);
+        }
+    struct run r = RUN("compare", "--steps", "2", "--plot", "nodir/p");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "--plot"), "%s", r.err);
+    run_free(&r);
+    r = RUN("real", "--np", "2", "--steps", "2", "--json", "nodir/x.json");
+    cr_assert_eq(r.status, 2, "real: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "directory 'nodir' does not exist"), "%s", r.err);
+    run_free(&r);
+    r = RUN("real", "--np", "2", "--steps", "2", "--save-params", "adir");
+    cr_assert_eq(r.status, 2, "real: %s", r.err);
+    run_free(&r);
+    r = RUN("calibrate", "-o", "nodir/c.prof");
+    cr_assert_eq(r.status, 2, "calibrate: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "--output"), "%s", r.err);
+    run_free(&r);
+}
+
+/* issue 15, finding 2: a run that was refused writes nothing, and says
+ * why on stderr. */
+Test(faults, a_refused_run_writes_nothing_and_says_why_on_stderr)
+{
+    cr_assert_eq(chdir(test_tmp_dir), 0);
+    struct run r = RUN("sweep", "--steps", "2", "--fail", "x", "--json", "o.json", "--csv",
+                       "o.csv", "-j", "1");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "--fail"), "the reason on stderr: %s", r.err);
+    cr_assert(!exists("o.json") && !exists("o.csv"), "a refused sweep wrote its files");
+    run_free(&r);
+    r = RUN("compare", "--steps", "2", "--fail", "x", "--json", "c.json");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "--fail"), "the reason on stderr: %s", r.err);
+    cr_assert(!exists("c.json"), "a refused compare wrote its report");
+    run_free(&r);
+}
+
+/* issue 15, finding 4: as root, --json /dev/null replaced /dev/null. */
+Test(faults, a_device_target_is_left_alone)
+{
+    struct run r = RUN("sim", "--steps", "2", "--json", "/dev/null");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    run_free(&r);
+    struct stat st;
+    cr_assert_eq(stat("/dev/null", &st), 0);
+    cr_assert(S_ISCHR(st.st_mode), "/dev/null is no longer a device");
+}
