@@ -61,8 +61,10 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
         status = scenario_fail(self, &e);
         goto out;
     }
-    /* A strategy whose job failed (not one the scenario does not fit) fails the command. */
+    /* A strategy whose job failed (not one the scenario does not fit) fails
+     * the command; every strategy unfit means the scenario is the problem. */
     if (c.n_failed) status = 1;
+    else if (c.n == 0 && c.n_unfit > 0) status = 2;
 
     char desc[512];
     workload_describe(s->wl, desc, sizeof desc);
@@ -72,7 +74,13 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
     report_print_table(stdout, c.reports, c.n, c.speedup);
     run_print_baseline_note(stdout, cfg, c.base->step_time_s.mean, true);
     for (int i = 0; i < c.n_notes; i++) printf("  not run: %s\n", c.notes[i]);
-    if (write_outputs(cfg, c.reports, c.n, c.speedup, &e) < 0) {
+    /* Then no file is written, as for a simulated compare, and the reasons
+     * go to stderr too. */
+    if (status != 0) {
+        fprintf(stderr, "strata %s: %s; no file written:\n", self->name,
+                status == 1 ? "a strategy failed" : "no strategy ran");
+        for (int i = 0; i < c.n_notes; i++) fprintf(stderr, "  not run: %s\n", c.notes[i]);
+    } else if (write_outputs(cfg, c.reports, c.n, c.speedup, &e) < 0) {
         status = scenario_fail(self, &e);
     } else if (plot_wanted(cfg)) {
         char title[512];
@@ -80,7 +88,6 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
                  p.np, cfg->device, cfg->batch, cfg->model);
         if (plot_real_reports(cfg, c.reports, c.n, title, &e) < 0) status = scenario_fail(self, &e);
     }
-    if (status == 0 && c.n == 0 && c.n_unfit > 0) status = 2;
 out:
     compare_release(&c);
     free(list);

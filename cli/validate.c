@@ -323,6 +323,15 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     print_summary(m);
     for (int i = 0; i < mr.n_notes; i++) printf("  not run: %s\n", mr.notes[i]);
     if (mr.n_failed > 0) status = 1;
+    else if (m->n_rows == 0 && mr.n_unfit > 0) status = 2;
+    /* A failed or refused validation writes no file (as compare and
+     * sweep), and says why on stderr. */
+    if (status != 0) {
+        fprintf(stderr, "strata %s: %s; no file written:\n", self->name,
+                status == 1 ? "a run failed" : "nothing ran");
+        for (int i = 0; i < mr.n_notes; i++) fprintf(stderr, "  not run: %s\n", mr.notes[i]);
+        goto out;
+    }
     if (cfg->json_path[0] && validate_write_json(m, cfg->json_path, &e) < 0) {
         err_prefix(&e, "--json");
         status = scenario_fail(self, &e);
@@ -330,7 +339,6 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     if (status == 0 && m->n_rows > 0 && (cfg->plot_dir[0] || cfg->plot_terminal) &&
         plot(cfg, m, &e) < 0)
         status = scenario_fail(self, &e);
-    if (status == 0 && m->n_rows == 0 && mr.n_unfit > 0) status = 2;
 
 out:
     for (int i = 0; i < mr.m.n_rows; i++) validate_run_release(&mr.runs[i]);

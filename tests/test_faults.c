@@ -293,3 +293,43 @@ Test(faults, a_device_target_is_left_alone)
     cr_assert_eq(stat("/dev/null", &st), 0);
     cr_assert(S_ISCHR(st.st_mode), "/dev/null is no longer a device");
 }
+
+/* A gnuplot that leaves its figures cut, then exits with status. */
+static const char *fake_gnuplot(int status)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "#!/bin/sh\n"
+             "for last; do :; done\n"          /* the script is the last argument */
+             "name=${last%%.gp}\n"
+             "printf '\\211PNG\\r\\n' > \"$name.png\"\n"  /* 8 bytes of a PNG, no IEND */
+             ": > \"$name.svg\"\n"
+             "exit %d\n", status);
+    const char *path = test_tmp_file(status ? "gnuplot-fails" : "gnuplot-disk-full", text);
+    cr_assert_eq(chmod(path, 0755), 0);
+    return path;
+}
+
+/* issue 15, finding 5: on a full disk gnuplot exits 0 leaving a PNG cut
+ * at 4,096 bytes and an empty SVG; a failing gnuplot leaves half a PNG. */
+Test(faults, a_cut_or_failed_gnuplot_figure_is_never_kept)
+{
+    cr_assert_eq(chdir(test_tmp_dir), 0);
+    struct run r = RUN("sim", "--steps", "2", "--json", "r.json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    for (int status = 0; status <= 1; status++) {
+        setenv("STRATA_GNUPLOT", fake_gnuplot(status), 1);
+        r = RUN("plot", "r.json", "--plot", "pd");
+        unsetenv("STRATA_GNUPLOT");
+        cr_assert_eq(r.status, 1, "gnuplot exiting %d: exit %d, %s", status, r.status, r.err);
+        cr_assert_not_null(strstr(r.err, status ? "gnuplot failed" : "incomplete"), "%s", r.err);
+        char what[256] = "";
+        cr_assert_eq(count_broken_figures("pd", what, sizeof what), 0, "'%s' kept", what);
+        cr_assert(!exists("pd/convergence.png") && !exists("pd/convergence.svg"));
+        cr_assert_eq(count_in("pd", what, sizeof what), 0, "temporary '%s' left", what);
+        /* the data and the script stay, to draw it again by hand */
+        cr_assert(exists("pd/convergence.dat") && exists("pd/convergence.gp"));
+        run_free(&r);
+    }
+}
