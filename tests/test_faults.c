@@ -127,25 +127,28 @@ static bool run_with_fault(const char *kind, int n, const char *const *args,
     return fired;
 }
 
-/* Every kind at every N until a run goes by without a fault. A file the
- * command writes before a later one fails is whole and may stay; a command
- * with several targets leaves none only when the fault hits the first. */
-static void every_fault(const char *const *args, const struct targets *t, bool with_alloc)
+/* The kinds of fault, as bits for every_fault. */
+enum { ALLOC = 1, OPEN = 2, WRITE = 4, FSYNC = 8, RENAME = 16, ALL = 31 };
+
+/* Every kind of kinds at every N until a run goes by without a fault. A
+ * file the command wrote before the fault is whole and may stay: a file
+ * fault at N comes after N - 1 files were written, an allocation fault
+ * (kinds & ALLOC) before any. Slow commands (MPI jobs) take the file
+ * faults that matter most, write and rename. */
+static void every_fault(const char *const *args, const struct targets *t, unsigned kinds)
 {
     cr_assert_eq(chdir(test_tmp_dir), 0);
-    static const char *const kinds[] = {"alloc", "open", "write", "fsync", "rename"};
-    for (size_t k = with_alloc ? 0 : 1; k < sizeof kinds / sizeof kinds[0]; k++) {
+    static const char *const names[] = {"alloc", "open", "write", "fsync", "rename"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        if (!(kinds & (1u << k))) continue;
         int n = 1;
-        int n_written = 0;  /* targets an earlier fault-free step wrote */
         for (; n <= MAX_N; n++) {
             remove_targets(t);
-            /* File faults past the first file: the files written before
-             * the fault are whole and may stay (n - 1 of them for open). */
-            n_written = strcmp(kinds[k], "alloc") ? n - 1 : 0;
-            if (!run_with_fault(kinds[k], n, args, t, n_written)) break;
+            int n_written = k == 0 ? 0 : n - 1;
+            if (!run_with_fault(names[k], n, args, t, n_written)) break;
         }
-        cr_assert_leq(n, MAX_N, "%s: a %s fault still fired at N = %d", args[0], kinds[k], MAX_N);
-        cr_log_info("%s: %s faults at N = 1..%d", args[0], kinds[k], n - 1);
+        cr_assert_leq(n, MAX_N, "%s: a %s fault still fired at N = %d", args[0], names[k], MAX_N);
+        cr_log_info("%s: %s faults at N = 1..%d", args[0], names[k], n - 1);
     }
     remove_targets(t);
 }
@@ -157,7 +160,7 @@ Test(faults, sim_json_and_trace)
     struct targets t = {{"a.json", "t.json"}, NULL};
     every_fault(ARGS("sim", "--steps", "2", "--devices", "2", "--json", "a.json", "--trace",
                      "t.json"),
-                &t, true);
+                &t, ALL);
 }
 
 Test(faults, compare_json_and_csv)
@@ -165,7 +168,7 @@ Test(faults, compare_json_and_csv)
     struct targets t = {{"c.json", "c.csv"}, NULL};
     every_fault(ARGS("compare", "--steps", "2", "--devices", "2", "--strategies",
                      "mirrored,ps-async", "--json", "c.json", "--csv", "c.csv"),
-                &t, true);
+                &t, ALL);
 }
 
 Test(faults, sweep_json_and_csv)
@@ -173,7 +176,7 @@ Test(faults, sweep_json_and_csv)
     struct targets t = {{"s.csv", "s.json"}, NULL};
     every_fault(ARGS("sweep", "--steps", "2", "--devices", "1,2", "--strategies",
                      "mirrored,ps-async", "-j", "1", "--json", "s.json", "--csv", "s.csv"),
-                &t, true);
+                &t, ALL);
 }
 
 Test(faults, schedule_json)
@@ -181,7 +184,7 @@ Test(faults, schedule_json)
     struct targets t = {{"p.json"}, NULL};
     every_fault(ARGS("schedule", "--strategy", "pipeline-1f1b", "--devices", "2", "--json",
                      "p.json"),
-                &t, true);
+                &t, ALL);
 }
 
 Test(faults, compare_plot)
@@ -191,7 +194,7 @@ Test(faults, compare_plot)
     struct targets t = {{NULL}, "pd"};
     every_fault(ARGS("compare", "--steps", "2", "--devices", "2", "--strategies", "mirrored",
                      "--plot", "pd"),
-                &t, true);
+                &t, ALL);
 }
 
 Test(faults, plot_of_a_report)
@@ -202,7 +205,34 @@ Test(faults, plot_of_a_report)
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
     struct targets t = {{NULL}, "pp"};
-    every_fault(ARGS("plot", "r.json", "--plot", "pp"), &t, true);
+    every_fault(ARGS("plot", "r.json", "--plot", "pp"), &t, ALL);
+}
+
+Test(faults, real_save_params_and_json)
+{
+    /* The parameters are written first (real/real.c), then the report. */
+    struct targets t = {{"p.bin", "r.json"}, NULL};
+    every_fault(ARGS("real", "--np", "2", "--steps", "2", "--data", "synthetic", "--model",
+                     "mlp:784-16-10", "--batch", "16", "--save-params", "p.bin", "--json",
+                     "r.json"),
+                &t, WRITE | RENAME);
+}
+
+Test(faults, validate_json)
+{
+    struct targets t = {{"v.json"}, NULL};
+    every_fault(ARGS("validate", "--strategies", "mirrored", "--np", "2", "--cluster",
+                     "cpu-loopback", "--steps", "2", "--data", "synthetic", "--model",
+                     "mlp:784-16-10", "--batch", "16", "--repeat", "1", "--json", "v.json"),
+                &t, WRITE | RENAME);
+}
+
+Test(faults, calibrate_output)
+{
+    struct targets t = {{"c.profile"}, NULL};
+    every_fault(ARGS("calibrate", "--model", "mlp:784-32-10", "--batch", "32", "--data",
+                     "synthetic", "-o", "c.profile"),
+                &t, WRITE);
 }
 
 /* ---- the exit-code table (README) ---------------------------------------- */
