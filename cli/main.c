@@ -138,7 +138,8 @@ static void print_main_help(FILE *out)
     fputs("\n`strata COMMAND --help` lists a command's options. Every option:\n", out);
     config_print_help(out, ~0u);
     print_list(out);
-    fputs("\nExit status: 0 success, 1 a run failed, 2 bad input.\n", out);
+    fputs("\nExit status: 0 success; 1 a run failed (a rank died, a disk failed, out of memory);"
+          "\n2 bad input or a refused scenario (README: exit codes).\n", out);
 }
 
 /* Seconds bare `strata` may take: a first look, not a wait. */
