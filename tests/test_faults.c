@@ -96,6 +96,10 @@ static bool run_with_fault(const char *kind, int n, const char *const *args,
     struct run r = run_strata(args);
     unsetenv("STRATA_FAULT");
     bool fired = strstr(r.err, "strata: injected fault:") != NULL;
+    /* Under the sanitizer build an error path that leaks or misbehaves is
+     * reported here, even where the exit status alone would pass. */
+    cr_assert(!strstr(r.err, "Sanitizer") && !strstr(r.err, "runtime error:"),
+              "%s %s: a sanitizer report:\n%s", args[0], fault, r.err);
     char what[256] = "";
     if (fired) {
         cr_assert(r.status > 0 && r.status < 128, "%s %s: exit %d (not 1 or 2), stderr:\n%s",
