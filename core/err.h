@@ -65,7 +65,7 @@ int err_exit_status(int code);
     } while (0)
 
 /* Checked allocation: returns NULL and sets ERR_NOMEM naming the caller's
- * file and line. */
+ * file and line. Tests can make the Nth one fail (core/faults.h: alloc). */
 #define XCALLOC(e, n, size) err_calloc_((e), (n), (size), __FILE__, __LINE__)
 void *err_calloc_(struct err *e, size_t n, size_t size, const char *file, int line);
 
