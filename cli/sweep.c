@@ -347,8 +347,29 @@ static int write_files(const struct config *cfg, const struct sweep *s, struct e
     return 0;
 }
 
+/* A sweep of --checkpoint-every: goodput against the interval, with the
+ * model's optimum, when its runs failed (--fail, --mtbf). */
+static int plot_goodput_of(const struct sweep *s, const struct plot_opts *o, struct err *e)
+{
+    const struct report **rs = XCALLOC(e, (size_t)s->n_points + 1, sizeof *rs);
+    if (!rs) return ERR_NOMEM;
+    int n = 0;
+    bool any_failure = false;
+    for (int i = 0; i < s->n_points; i++)
+        if (s->points[i].run.report) {
+            rs[n] = s->points[i].run.report;
+            any_failure |= rs[n++]->failure.happened;
+        }
+    int rc = 0;
+    if (any_failure) rc = plot_goodput(rs, n, o, e);
+    else printf("  note: no goodput plot: no run failed (give --fail R@T or --mtbf HOURS)\n");
+    free(rs);
+    return rc;
+}
+
 /* The speedup figure: one line per strategy over the varied option, the
- * ideal line (speedup = devices) on devices sweeps. */
+ * ideal line (speedup = devices) on devices sweeps; goodput too on a sweep
+ * of --checkpoint-every. */
 static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
 {
     if (!cfg->plot_dir[0] && !cfg->plot_terminal) return 0;
@@ -370,6 +391,7 @@ static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
     if (rc == 0) rc = plot_speedup(pts, n, x_label, s->axis.is_devices, &o, e);
     free(xy);
     free(pts);
+    if (rc == 0 && !strcmp(s->axis.opt->name, "checkpoint-every")) rc = plot_goodput_of(s, &o, e);
     if (rc < 0) err_prefix(e, cfg->plot_dir[0] ? "--plot" : "--plot-terminal");
     return rc;
 }
