@@ -56,7 +56,7 @@ double goodput_s_to_steps(double interval_s, double step_s);
 /* The model a set of reports (one strategy's points, say) implies. */
 struct goodput_model {
     double step_s;           /* one step without failures: the least of the reports' p50s */
-    double checkpoint_s;     /* C per checkpoint: checkpoint time over checkpoints written; 0 = none measured */
+    double checkpoint_s;     /* C: checkpoint time over checkpoints written; 0 = none measured */
     double restart_s;        /* R per failure: detection + relaunch */
     double job_mtbf_s;       /* M; NaN when unknown (no --mtbf and no failure seen) */
     bool is_mtbf_observed;   /* M is the run time over the failures seen, not --mtbf */

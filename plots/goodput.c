@@ -63,6 +63,23 @@ struct series {
     double optimum_s, optimum_goodput;
 };
 
+/* s from one strategy's points mine[0..m), m >= 1: its model, and Young's
+ * optimum when a checkpoint cost something. */
+static void series_of(struct series *s, const struct report *const *mine, int m)
+{
+    s->strategy = mine[0]->strategy;
+    s->mode = mine[0]->mode ? mine[0]->mode : "sim";
+    goodput_model_of(mine, m, &s->model);
+    s->has_curve = isfinite(s->model.job_mtbf_s) && isfinite(s->model.step_s);
+    s->optimum_steps = NAN;
+    if (!s->has_curve || !(s->model.checkpoint_s > 0)) return;
+    const struct goodput_model *g = &s->model;
+    s->optimum_s = goodput_young_interval_s(g->checkpoint_s, g->job_mtbf_s);
+    s->optimum_steps = goodput_s_to_steps(s->optimum_s, g->step_s);
+    s->optimum_goodput = goodput_first_order(s->optimum_s, g->checkpoint_s, g->restart_s,
+                                             g->job_mtbf_s);
+}
+
 /* The model's line in the data file: where every number of the curve and
  * the optimum comes from. */
 static void describe_model(struct text *dat, const struct series *s)
@@ -170,19 +187,11 @@ int plot_goodput(const struct report *const *rs, int n, const struct plot_opts *
         int m = points_of(rs, n, i, idx);
         for (int k = 0; k < m; k++) mine[k] = rs[idx[k]];
         struct series *s = &ss[n_series++];
-        s->strategy = rs[i]->strategy;
-        s->mode = rs[i]->mode ? rs[i]->mode : "sim";
-        goodput_model_of(mine, m, &s->model);
-        s->has_curve = isfinite(s->model.job_mtbf_s) && isfinite(s->model.step_s);
-        s->optimum_steps = NAN;
+        series_of(s, mine, m);
         x_lo = fmin(x_lo, (double)interval_of(mine[0]));
         x_hi = fmax(x_hi, (double)interval_of(mine[m - 1]));
         for (int k = 0; k < m; k++) y_lo = fmin(y_lo, mine[k]->failure.goodput);
-        if (s->has_curve && s->model.checkpoint_s > 0) {
-            s->optimum_s = goodput_young_interval_s(s->model.checkpoint_s, s->model.job_mtbf_s);
-            s->optimum_steps = goodput_s_to_steps(s->optimum_s, s->model.step_s);
-            s->optimum_goodput = goodput_first_order(s->optimum_s, s->model.checkpoint_s,
-                                                     s->model.restart_s, s->model.job_mtbf_s);
+        if (isfinite(s->optimum_steps)) {
             x_lo = fmin(x_lo, s->optimum_steps);
             x_hi = fmax(x_hi, s->optimum_steps);
             y_lo = fmin(y_lo, s->optimum_goodput);
