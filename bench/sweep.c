@@ -508,11 +508,14 @@ static void csv_num(FILE *f, double x)
 
 int sweep_write_csv(const struct sweep *s, const char *path, struct err *e)
 {
+    bool any_failure = false;
+    for (int i = 0; i < s->n_points; i++)
+        any_failure |= s->points[i].run.report && s->points[i].run.report->failure.happened;
     struct file_stream out;
     TRY(file_stream_open(&out, path, e));
     FILE *f = out.f;
-    fputs("strategy,option,value,devices,batch,step_time_s,throughput_samples_per_s,speedup,"
-          "efficiency,note\n", f);
+    fprintf(f, "strategy,option,value,devices,batch,step_time_s,throughput_samples_per_s,speedup,"
+            "efficiency,%snote\n", any_failure ? "lost_s,goodput," : "");
     for (int i = 0; i < s->n_points; i++) {
         const struct sweep_point *p = &s->points[i];
         const struct report *r = p->run.report;
@@ -523,6 +526,11 @@ int sweep_write_csv(const struct sweep *s, const char *path, struct err *e)
         csv_num(f, r ? r->throughput_samples_per_s : NAN);
         csv_num(f, p->speedup);
         csv_num(f, p->efficiency);
+        if (any_failure) {
+            bool failed = r && r->failure.happened;
+            csv_num(f, failed ? r->failure.lost_s : NAN);
+            csv_num(f, failed ? r->failure.goodput : NAN);
+        }
         fputc(',', f);
         csv_text(f, p->run.note);
         fputc('\n', f);

@@ -144,7 +144,8 @@ int sweep_xy(const struct sweep *s, struct sweep_xy *out);
 
 /* One row per point, unfit ones included with empty numbers and the reason:
  * strategy,option,value,devices,batch,step_time_s,throughput_samples_per_s,
- * speedup,efficiency,note. Atomic. */
+ * speedup,efficiency,note; lost_s,goodput before the note when any run
+ * failed (empty for one that did not). Atomic. */
 int sweep_write_csv(const struct sweep *s, const char *path, struct err *e);
 
 /* { "strata_sweep": 1, "mode", "option", "scaling", "values", "points": [ {

@@ -185,6 +185,21 @@ static bool varies_devices(const struct extras *x)
     return false;
 }
 
+/* A goodput plot is worth drawing when a strategy's runs failed at two
+ * checkpoint intervals (a sweep of --checkpoint-every, say). */
+static bool varies_checkpoint_interval(const struct report *const *rs, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            const struct report *a = rs[i], *b = rs[j];
+            if (a->failure.happened && b->failure.happened && a->config && b->config &&
+                !strcmp(a->strategy, b->strategy) &&
+                a->config->checkpoint_every != b->config->checkpoint_every)
+                return true;
+        }
+    return false;
+}
+
 int cmd_plot(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
@@ -231,6 +246,10 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     if (rc == 0 && varies_devices(&x)) {
         rc = plot_speedup(x.speedup, x.n_speedup, "devices", true, &o, &e);
         if (rc == 0) append(names, sizeof names, "speedup, efficiency");
+    }
+    if (rc == 0 && varies_checkpoint_interval(rs, n)) {
+        rc = plot_goodput(rs, n, &o, &e);
+        if (rc == 0) append(names, sizeof names, "goodput");
     }
     if (rc == 0 && x.n_validation > 0) {
         rc = plot_validation(x.validation, x.n_validation, &o, &e);

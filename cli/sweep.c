@@ -11,6 +11,7 @@
 
 #include "../bench/run_numerics.h"
 #include "../bench/sweep.h"
+#include "../core/goodput.h"
 #include "../plots/plots.h"
 #include "../real/job.h"
 #include "../real/launch.h"
@@ -111,7 +112,8 @@ static void show_progress(void *ctx, const char *strategy, const char *value, in
 /* --- The table --------------------------------------------------------------- */
 
 enum col { COL_STRATEGY, COL_VALUE, COL_DEVICES, COL_BATCH, COL_STEP, COL_THROUGHPUT,
-           COL_SPEEDUP, COL_EFFICIENCY, COL_COMM, COL_LOSS, COL_ACCURACY, N_COLS };
+           COL_SPEEDUP, COL_EFFICIENCY, COL_COMM, COL_LOST, COL_GOODPUT, COL_LOSS, COL_ACCURACY,
+           N_COLS };
 
 #define CELL_BYTES 64
 #define TIMES "\xc3\x97"   /* "×" in UTF-8 */
@@ -121,6 +123,7 @@ enum col { COL_STRATEGY, COL_VALUE, COL_DEVICES, COL_BATCH, COL_STEP, COL_THROUG
 static void fmt_seconds(char *buf, double s)
 {
     if (!isfinite(s)) snprintf(buf, CELL_BYTES, "-");
+    else if (s == 0) snprintf(buf, CELL_BYTES, "0 s");
     else if (fabs(s) >= 1 - 0.5e-3) snprintf(buf, CELL_BYTES, "%.3f s", s);
     else if (fabs(s) >= 1e-3 - 0.5e-6) snprintf(buf, CELL_BYTES, "%.3f ms", s * 1e3);
     else snprintf(buf, CELL_BYTES, "%.3f us", s * 1e6);
@@ -154,6 +157,10 @@ static void fmt_cell(char *buf, const struct sweep *s, const struct sweep_point 
     case COL_SPEEDUP: fmt_number(buf, "%.2f" TIMES, p->speedup); return;
     case COL_EFFICIENCY: fmt_number(buf, "%.1f%%", 100 * p->efficiency); return;
     case COL_COMM: fmt_number(buf, "%.1f%%", 100 * r->breakdown.comm); return;
+    case COL_LOST: fmt_seconds(buf, r->failure.happened ? r->failure.lost_s : NAN); return;
+    case COL_GOODPUT:
+        fmt_number(buf, "%.1f%%", r->failure.happened ? 100 * r->failure.goodput : NAN);
+        return;
     case COL_LOSS: fmt_number(buf, "%.4f", r->has_final ? r->final.loss : NAN); return;
     case COL_ACCURACY:
         fmt_number(buf, "%.1f%%", r->has_final ? 100 * r->final.test_accuracy : NAN);
@@ -180,21 +187,28 @@ static void put_cell(const char *text, int width, bool left, bool first)
 }
 
 /* A block of rows per strategy, a blank line between blocks. Text columns
- * are left-aligned, numbers right-aligned. Loss and accuracy when numerics
- * ran (--numerics, or a real sweep). */
+ * are left-aligned, numbers right-aligned. Time lost and goodput when a run
+ * failed (--fail, --mtbf); loss and accuracy when numerics ran (--numerics,
+ * or a real sweep). */
 static void print_table(const struct sweep *s)
 {
     const char *title[N_COLS] = {"strategy", s->axis.opt->name, "devices", "batch",
                                  "step time", "samples/s", "speedup", "efficiency", "comm",
-                                 "loss", "accuracy"};
+                                 "time lost", "goodput", "loss", "accuracy"};
     bool shown[N_COLS], left[N_COLS] = {[COL_STRATEGY] = true}, any_final = false;
+    bool any_failure = false;
     int width[N_COLS];
     left[COL_VALUE] = !sweep_is_numeric(&s->axis);
     char cell[CELL_BYTES];
-    for (int i = 0; i < s->n_points; i++)
-        any_final |= s->points[i].run.report && s->points[i].run.report->has_final;
+    for (int i = 0; i < s->n_points; i++) {
+        const struct report *r = s->points[i].run.report;
+        any_final |= r && r->has_final;
+        any_failure |= r && r->failure.happened;
+    }
     for (int c = 0; c < N_COLS; c++) {
-        shown[c] = (c != COL_VALUE || !s->axis.is_devices) && (c < COL_LOSS || any_final);
+        bool is_failure = c == COL_LOST || c == COL_GOODPUT, is_final = c >= COL_LOSS;
+        shown[c] = (c != COL_VALUE || !s->axis.is_devices) && (!is_failure || any_failure) &&
+                   (!is_final || any_final);
         width[c] = display_width(title[c]);
         for (int i = 0; i < s->n_points; i++) {
             fmt_cell(cell, s, &s->points[i], (enum col)c);
@@ -291,6 +305,43 @@ static void print_meaning(const struct sweep *s)
         }
 }
 
+/* Under a sweep of --checkpoint-every whose runs failed: each strategy's
+ * model (core/goodput.h) and Young's optimum interval, the plan the sweep
+ * is for. */
+static void print_goodput_note(const struct sweep *s)
+{
+    const struct sweep_axis *ax = &s->axis;
+    if (strcmp(ax->opt->name, "checkpoint-every")) return;
+    const struct report *rs[SWEEP_MAX_VALUES];
+    bool is_first = true;
+    for (int k = 0; k < s->n_strategies; k++) {
+        int n = 0;
+        for (int v = 0; v < ax->n_values; v++) {
+            const struct report *r = s->points[k * ax->n_values + v].run.report;
+            if (r && r->failure.happened) rs[n++] = r;
+        }
+        struct goodput_model m;
+        if (n == 0 || !goodput_model_of(rs, n, &m) || !isfinite(m.job_mtbf_s)) continue;
+        if (is_first)
+            printf("goodput: the share of the time spent on work that survives; Young-Daly "
+                   "optimum interval sqrt(2 C M) (C a checkpoint, M the job's MTBF):\n");
+        is_first = false;
+        char c[CELL_BYTES], mtbf[CELL_BYTES];
+        fmt_seconds(c, m.checkpoint_s);
+        fmt_seconds(mtbf, m.job_mtbf_s);
+        printf("  %s: C = %s, M = %s (%s)", s->strategies[k]->name, c, mtbf,
+               m.is_mtbf_observed ? "observed" : "--mtbf / devices");
+        if (m.checkpoint_s > 0) {
+            double tau = goodput_young_interval_s(m.checkpoint_s, m.job_mtbf_s);
+            printf(": every %.3g steps, first-order goodput %.1f%%\n",
+                   goodput_s_to_steps(tau, m.step_s),
+                   100 * goodput_first_order(tau, m.checkpoint_s, m.restart_s, m.job_mtbf_s));
+        } else {
+            printf(": checkpoints cost nothing, so no optimum\n");
+        }
+    }
+}
+
 /* Prints ", "-separated the values v of row whose run is_listed says, all of
  * them: no buffer to cut the list short. */
 static void print_values(FILE *out, const struct sweep_axis *ax, const struct sweep_point *row,
@@ -348,8 +399,29 @@ static int write_files(const struct config *cfg, const struct sweep *s, struct e
     return 0;
 }
 
+/* A sweep of --checkpoint-every: goodput against the interval, with the
+ * model's optimum, when its runs failed (--fail, --mtbf). */
+static int plot_goodput_of(const struct sweep *s, const struct plot_opts *o, struct err *e)
+{
+    const struct report **rs = XCALLOC(e, (size_t)s->n_points + 1, sizeof *rs);
+    if (!rs) return ERR_NOMEM;
+    int n = 0;
+    bool any_failure = false;
+    for (int i = 0; i < s->n_points; i++)
+        if (s->points[i].run.report) {
+            rs[n] = s->points[i].run.report;
+            any_failure |= rs[n++]->failure.happened;
+        }
+    int rc = 0;
+    if (any_failure) rc = plot_goodput(rs, n, o, e);
+    else printf("  note: no goodput plot: no run failed (give --fail R@T or --mtbf HOURS)\n");
+    free(rs);
+    return rc;
+}
+
 /* The speedup figure: one line per strategy over the varied option, the
- * ideal line (speedup = devices) on devices sweeps. */
+ * ideal line (speedup = devices) on devices sweeps; goodput too on a sweep
+ * of --checkpoint-every. */
 static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
 {
     if (!cfg->plot_dir[0] && !cfg->plot_terminal) return 0;
@@ -371,6 +443,7 @@ static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
     if (rc == 0) rc = plot_speedup(pts, n, x_label, s->axis.is_devices, &o, e);
     free(xy);
     free(pts);
+    if (rc == 0 && !strcmp(s->axis.opt->name, "checkpoint-every")) rc = plot_goodput_of(s, &o, e);
     if (rc < 0) err_prefix(e, cfg->plot_dir[0] ? "--plot" : "--plot-terminal");
     return rc;
 }
@@ -457,6 +530,7 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     print_header(&sc, &s);
     print_table(&s);
     print_meaning(&s);
+    print_goodput_note(&s);
     print_notes(stdout, &s);
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(s.baselines[0].sim);
     /* A failed point fails the sweep, which then writes no file (as

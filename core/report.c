@@ -37,6 +37,7 @@ void report_release(struct report *r)
 enum col {
     COL_STRATEGY, COL_DEVICES, COL_STEP, COL_THROUGHPUT, COL_SPEEDUP,
     COL_COMPUTE, COL_COMM, COL_IDLE, COL_BUBBLE, COL_STALENESS, COL_PEAK,
+    COL_FAILURES, COL_LOST, COL_GOODPUT,
     COL_LOSS, COL_ACCURACY, COL_TIME_TO_ACCURACY,
     N_COLS
 };
@@ -44,6 +45,7 @@ enum col {
 static const char *const col_title[N_COLS] = {
     "strategy", "devices", "step time", "samples/s", "speedup",
     "compute", "comm", "idle", "bubble", "staleness", "peak mem",
+    "failures", "time lost", "goodput",
     "loss", "accuracy", "time to acc",
 };
 
@@ -116,6 +118,18 @@ static void fmt_cell(char *buf, const struct report *r, enum col c, const double
             snprintf(buf, CELL_BYTES, "-/%lld", (long long)r->staleness.max);
         break;
     case COL_PEAK: fmt_bytes(buf, r->memory_bytes_per_device.peak); break;
+    case COL_FAILURES:
+        if (r->failure.happened) snprintf(buf, CELL_BYTES, "%d", r->failure.n_failures);
+        else snprintf(buf, CELL_BYTES, "0");
+        break;
+    case COL_LOST:
+        if (r->failure.happened) fmt_seconds(buf, r->failure.lost_s);
+        else snprintf(buf, CELL_BYTES, "-");
+        break;
+    case COL_GOODPUT:
+        if (r->failure.happened) fmt_percent(buf, r->failure.goodput);
+        else snprintf(buf, CELL_BYTES, "-");
+        break;
     case COL_LOSS:
         if (r->has_final) fmt_real(buf, "%.4f", r->final.loss);
         else snprintf(buf, CELL_BYTES, "-");
@@ -159,16 +173,22 @@ static void put_cell(FILE *out, const char *text, int width, bool left, bool fir
 void report_print_table(FILE *out, const struct report *const *rs, int n,
                         const double *speedup)
 {
-    bool any_final = false, any_target = false;
+    bool any_final = false, any_target = false, any_failure = false;
     for (int i = 0; i < n; i++) {
         any_final |= rs[i]->has_final;
         any_target |= has_target(rs[i]);
+        any_failure |= rs[i]->failure.happened;
     }
-    int n_cols = !any_final ? COL_LOSS : any_target ? N_COLS : COL_TIME_TO_ACCURACY;
+    /* The columns of what a run may not have (failures, numerics, a target
+     * accuracy) only when some run has it. */
+    bool shown[N_COLS];
+    for (int c = 0; c < N_COLS; c++)
+        shown[c] = c < COL_FAILURES || (c < COL_LOSS && any_failure) ||
+                   (c >= COL_LOSS && any_final && (c != COL_TIME_TO_ACCURACY || any_target));
 
     int width[N_COLS];
     char cell[CELL_BYTES];
-    for (int c = 0; c < n_cols; c++) {
+    for (int c = 0; c < N_COLS; c++) {
         width[c] = display_width(col_title[c]);
         for (int i = 0; i < n; i++) {
             fmt_cell(cell, rs[i], (enum col)c, speedup ? &speedup[i] : NULL);
@@ -180,7 +200,8 @@ void report_print_table(FILE *out, const struct report *const *rs, int n,
     /* The strategy column is left-aligned and padded; every other column is
      * right-aligned, so no line ends in spaces. */
     int total = 0;
-    for (int c = 0; c < n_cols; c++) {
+    for (int c = 0; c < N_COLS; c++) {
+        if (!shown[c]) continue;
         put_cell(out, col_title[c], width[c], c == COL_STRATEGY, c == 0);
         total += width[c] + (c ? 2 : 0);
     }
@@ -189,7 +210,8 @@ void report_print_table(FILE *out, const struct report *const *rs, int n,
     fputc('\n', out);
 
     for (int i = 0; i < n; i++) {
-        for (int c = 0; c < n_cols; c++) {
+        for (int c = 0; c < N_COLS; c++) {
+            if (!shown[c]) continue;
             fmt_cell(cell, rs[i], (enum col)c, speedup ? &speedup[i] : NULL);
             put_cell(out, cell, width[c], c == COL_STRATEGY, c == 0);
         }
@@ -202,12 +224,18 @@ void report_print_table(FILE *out, const struct report *const *rs, int n,
 int report_write_csv(const struct report *const *rs, int n, const double *speedup,
                      const char *path, struct err *e)
 {
+    bool any_failure = false;
+    for (int i = 0; i < n; i++) any_failure |= rs[i]->failure.happened;
     struct file_stream out;
     TRY(file_stream_open(&out, path, e));
     FILE *f = out.f;
     fputs("strategy,devices,step_time_mean_s,step_time_p50_s,step_time_p99_s,"
           "throughput_samples_per_s,speedup,compute,comm,idle,bubble_fraction,"
-          "staleness_mean,staleness_max,peak_bytes,final_loss,test_accuracy\n", f);
+          "staleness_mean,staleness_max,peak_bytes,final_loss,test_accuracy", f);
+    if (any_failure)
+        fputs(",failure_policy,n_failures,lost_s,detect_s,relaunch_s,redone_s,steps_redone,"
+              "checkpoint_s,goodput", f);
+    fputc('\n', f);
     for (int i = 0; i < n; i++) {
         const struct report *r = rs[i];
         fprintf(f, "%s,%d,%.17g,%.17g,%.17g,%.17g,", r->strategy, r->devices,
@@ -219,6 +247,14 @@ int report_write_csv(const struct report *const *rs, int n, const double *speedu
                 (long long)r->staleness.max, (long long)r->memory_bytes_per_device.peak);
         if (r->has_final) fprintf(f, "%.17g,%.17g", r->final.loss, r->final.test_accuracy);
         else fputs(",", f);
+        if (r->failure.happened)
+            fprintf(f, ",%s,%d,%.17g,%.17g,%.17g,%.17g,%d,%.17g,%.17g",
+                    r->failure.policy ? r->failure.policy : "", r->failure.n_failures,
+                    r->failure.lost_s, r->failure.detect_s, r->failure.relaunch_s,
+                    r->failure.redone_s, r->failure.steps_redone, r->failure.checkpoint_s,
+                    r->failure.goodput);
+        else if (any_failure)
+            fputs(",,,,,,,,,", f);
         fputc('\n', f);
     }
     return file_stream_commit(&out, path, e);

@@ -126,13 +126,17 @@ int report_write_compare_json(const struct report *const *rs, int n, const char 
 /* One CSV row per report (a header line first): strategy, devices, step time
  * mean/p50/p99, throughput, speedup (empty when speedup is NULL), breakdown,
  * bubble, staleness mean/max, peak memory, final loss and accuracy (empty
- * when not run). Atomic. */
+ * when not run); when any report's run failed, then its failure section:
+ * failure_policy, n_failures, lost_s, detect_s, relaunch_s, redone_s,
+ * steps_redone, checkpoint_s, goodput (empty for a run that did not).
+ * Atomic. */
 int report_write_csv(const struct report *const *rs, int n, const double *speedup,
                      const char *path, struct err *e);
 
 /* One row per report: strategy, devices, step time, throughput, speedup
  * (speedup[i], or "-" when speedup is NULL), compute/comm/idle, bubble,
- * staleness, peak memory, final loss and accuracy when present. */
+ * staleness, peak memory; failures, time lost and goodput when any run
+ * failed; final loss and accuracy when present. */
 void report_print_table(FILE *out, const struct report *const *rs, int n,
                         const double *speedup);
 

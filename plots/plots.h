@@ -47,6 +47,17 @@ int plot_timeline(const struct span *spans, size_t n, int n_ranks, const char *s
 int plot_staleness(const struct report *const *rs, int n, const struct plot_opts *o,
                    struct err *e);
 
+/* goodput.*: goodput against the checkpoint interval (--checkpoint-every,
+ * in steps), a line per strategy of the reports that have a failure section
+ * and a --checkpoint-every (others are left out; ERR_INPUT when none has
+ * both); beside each, dashed, the first-order goodput 1 - C/tau - tau/2M -
+ * R/M of the model its reports imply (core/goodput.h: C and R measured, M
+ * from --mtbf or the failures seen), and, when a checkpoint cost was
+ * measured, Young's optimum sqrt(2 C M) as a vertical line with a label.
+ * The data file's comments state each model and optimum. */
+int plot_goodput(const struct report *const *rs, int n, const struct plot_opts *o,
+                 struct err *e);
+
 struct speedup_point {
     const char *strategy;
     double x;               /* the varied value: devices, say */

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/config.h"
 #include "../core/report.h"
 #include "../plots/gnuplot.h"
 #include "../plots/plots.h"
@@ -394,6 +395,104 @@ Test(plots, validation_has_a_labelled_point_per_run_and_the_diagonal)
     expect_figure(test_tmp_dir, "validation", "validation");
 }
 
+/* --- Goodput --------------------------------------------------------------- */
+
+/* Three points of a checkpoint sweep of mirrored, built so that the model
+ * is round: each run 200 steps of 64 samples at 640 samples/s (20 s), one
+ * failure each (M = 60 s / 3 = 20 s), 0.1 s a checkpoint (200/5 + 200/20 +
+ * 200/50 = 54 checkpoints, 5.4 s), 0.1 s a step. Young's optimum is then
+ * sqrt(2 x 0.1 x 20) = 2 s = 20 steps, where the first-order goodput is
+ * 1 - 0.1/2 - 2/40 = 0.9. A ps-async point with no checkpoint cost has a
+ * curve but no optimum, and a report that did not fail is left out. */
+#define N_GOODPUT 5
+static const long long goodput_every[N_GOODPUT] = {50, 5, 20, 10, 10};
+
+static void make_goodput_reports(struct report r[N_GOODPUT], struct config c[N_GOODPUT])
+{
+    for (int i = 0; i < N_GOODPUT; i++) {
+        config_init(&c[i]);
+        c[i].steps = 200;
+        c[i].batch = 64;
+        c[i].checkpoint_every = goodput_every[i];
+        report_init(&r[i]);
+        r[i].mode = "sim";
+        r[i].devices = 4;
+        r[i].config = &c[i];
+        r[i].throughput_samples_per_s = 640;
+        r[i].step_time_s.p50 = 0.1;
+        snprintf(r[i].strategy, sizeof r[i].strategy, i < 3 ? "mirrored" : "ps-async");
+        r[i].failure.happened = i < 4;
+        r[i].failure.n_failures = 1;
+        r[i].failure.checkpoint_s = i < 3 ? 0.1 * (double)(200 / goodput_every[i]) : 0;
+    }
+    r[0].failure.goodput = 0.75;   /* out of order: the plot sorts by interval */
+    r[1].failure.goodput = 0.85;
+    r[2].failure.goodput = 0.875;
+    r[3].failure.goodput = 0.5;
+    r[4].failure.goodput = 0.25;
+}
+
+static void free_goodput_reports(struct report r[N_GOODPUT], struct config c[N_GOODPUT])
+{
+    for (int i = 0; i < N_GOODPUT; i++) {
+        report_release(&r[i]);
+        config_release(&c[i]);
+    }
+}
+
+Test(plots, goodput_marks_young_daly_optimum_beside_the_points_and_the_curve)
+{
+    struct report r[N_GOODPUT];
+    struct config c[N_GOODPUT];
+    make_goodput_reports(r, c);
+    const struct report *rs[N_GOODPUT];
+    for (int i = 0; i < N_GOODPUT; i++) rs[i] = &r[i];
+    struct plot_opts o = {test_tmp_dir, false, "4 devices"};
+    struct err e = {0};
+    cr_assert_eq(plot_goodput(rs, N_GOODPUT, &o, &e), 0, "%s", e.msg);
+    int data, headers;
+    count_lines(test_tmp_path("goodput.dat"), &data, &headers);
+    /* mirrored's 3 points and ps-async's 1 (the report that did not fail is
+     * left out), and a 121-point curve each: ps-async's M is observed too. */
+    cr_expect_eq(data, 3 + 1 + 2 * 121);
+    char *dat = test_slurp(test_tmp_path("goodput.dat"));
+    cr_expect_not_null(strstr(dat, "5 0.5 0.85\n20 2 0.875\n50 5 0.75\n"),
+                       "mirrored's points, by interval, in steps and seconds: %s", dat);
+    cr_expect_not_null(strstr(dat, "C = 0.1 s a checkpoint, R = 0 s a failure, M = 20 s"), "%s",
+                       dat);
+    cr_expect_not_null(strstr(dat, "tau* = sqrt(2 C M) = 2 s = 20 steps, first-order goodput "
+                                   "0.9 there"), "%s", dat);
+    cr_expect_not_null(strstr(dat, "optimum ps-async: none marked"), "%s", dat);
+    /* Intervals over a decade: the curve's samples are log-spaced from
+     * 5/1.5 to 50 x 1.5 steps, the first at 1/3 s: 1 - 0.1/(1/3) -
+     * (1/3)/40 = 0.691666... */
+    cr_expect_not_null(strstr(dat, "3.333333333 0.3333333333 0.6916666667\n"), "%s", dat);
+    free(dat);
+    char *gp = test_slurp(test_tmp_path("goodput.gp"));
+    cr_expect_not_null(strstr(gp, "set arrow from 20, graph 0 to 20, graph 1 nohead"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "mirrored: Young-Daly sqrt(2CM) = 20 steps (2 s), 90.0%"),
+                       "%s", gp);
+    cr_expect_null(strstr(gp, "ps-async: sqrt"), "no cost, no optimum: %s", gp);
+    cr_expect_not_null(strstr(gp, "set logscale x\n    set xtics (50, 5, 20, 10)"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "'goodput.dat' index 2 using 1:3 with lines"), "%s", gp);
+    free(gp);
+    expect_figure(test_tmp_dir, "goodput", "goodput");
+    free_goodput_reports(r, c);
+}
+
+Test(plots, goodput_without_failures_is_an_input_error)
+{
+    struct report r[N_GOODPUT];
+    struct config c[N_GOODPUT];
+    make_goodput_reports(r, c);
+    const struct report *rs[] = {&r[4]};   /* the one that did not fail */
+    struct plot_opts o = {test_tmp_dir, false, NULL};
+    struct err e = {0};
+    cr_expect_eq(plot_goodput(rs, 1, &o, &e), ERR_INPUT);
+    cr_expect_not_null(strstr(e.msg, "failure section"), "%s", e.msg);
+    free_goodput_reports(r, c);
+}
+
 /* --- Terminal, missing gnuplot, directories -------------------------------- */
 
 struct call {
@@ -577,4 +676,34 @@ Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
     free(sweep);
     free(val);
     free(out);
+}
+
+/* A checkpoint sweep with a failure: `sweep --plot` draws goodput, and so
+ * does `strata plot` of its --json, a point per interval. */
+Test(plots, strata_sweep_of_checkpoint_every_draws_goodput_and_plot_draws_it_again)
+{
+    char *json = strdup(test_tmp_path("sweep.json")), *out = strdup(test_tmp_path("figs"));
+    char *again = strdup(test_tmp_path("again"));
+    struct run r = RUN("sweep", "--strategies", "mirrored", "--devices", "4", "--cluster",
+                       "cpu-loopback", "--fail", "1@0.05s", "--steps", "40", "--vary",
+                       "checkpoint-every=2,5,10,20", "--json", json, "--plot", out);
+    cr_assert_eq(r.status, 0, "strata sweep: %s", r.err);
+    expect_figure(out, "goodput", "goodput");
+    /* The table's failure columns, and the model under it: the old
+     * simulator's checkpoints cost nothing, so no optimum is named. */
+    cr_expect_not_null(strstr(r.out, "time lost  goodput"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "Young-Daly optimum interval"), "%s", r.out);
+    run_free(&r);
+    r = RUN("plot", json, "--plot", again);
+    cr_assert_eq(r.status, 0, "strata plot: %s", r.err);
+    expect_figure(again, "goodput", "goodput");
+    cr_expect_not_null(strstr(r.out, "goodput"), "stdout does not name the goodput plot: %s",
+                       r.out);
+    int data, headers;
+    count_lines(file_in(again, "goodput.dat"), &data, &headers);
+    cr_expect_geq(data, 4, "the sweep's four points, and the curve");
+    run_free(&r);
+    free(json);
+    free(out);
+    free(again);
 }

@@ -618,3 +618,68 @@ Test(report, table_shows_time_to_accuracy_reached_or_not)
     report_release(&a);
     report_release(&b);
 }
+
+/* A run that failed: the table gains its failures, time lost and goodput;
+ * a run that did not shows 0 and dashes; without any failure, no such
+ * columns (the reference outputs of runs without --fail stay as they are). */
+Test(report, table_failure_columns_appear_when_any_report_failed)
+{
+    struct report a, b;
+    fill(&a);
+    fill(&b);
+    a.has_final = b.has_final = false;
+    const struct report *rs[] = {&a, &b};
+    char *t = table(rs, 2, NULL);
+    cr_assert_null(strstr(t, "goodput"), "no run failed:\n%s", t);
+    free(t);
+    a.failure.happened = true;
+    a.failure.n_failures = 3;
+    a.failure.lost_s = 2.5;
+    a.failure.goodput = 0.9375;
+    t = table(rs, 2, NULL);
+    EXPECT_IN(t, "failures", "time lost", "goodput", "2.500 s", "93.8%");
+    cr_assert_not_null(strstr(t, "3    2.500 s    93.8%\n"), "a's cells:\n%s", t);
+    cr_assert_not_null(strstr(t, "0          -        -\n"), "b's cells:\n%s", t);
+    assert_aligned(t, 4);
+    free(t);
+    report_release(&a);
+    report_release(&b);
+}
+
+Test(report, csv_has_the_failure_fields_when_any_report_failed,
+     .init = report_files_make_tmp_dir, .fini = test_tmp_dir_remove)
+{
+    struct report a, b;
+    fill(&a);
+    fill(&b);
+    a.failure.happened = true;
+    a.failure.policy = "restart";
+    a.failure.n_failures = 2;
+    a.failure.lost_s = 1.5;
+    a.failure.detect_s = 0.25;
+    a.failure.relaunch_s = 0.5;
+    a.failure.redone_s = 0.75;
+    a.failure.steps_redone = 6;
+    a.failure.checkpoint_s = 0.125;
+    a.failure.goodput = 0.875;
+    const struct report *rs[] = {&a, &b};
+    const char *path = test_tmp_path("f.csv");
+    struct err e = {0};
+    cr_assert_eq(report_write_csv(rs, 2, NULL, path, &e), 0, "%s", e.msg);
+    char *text = test_slurp(path);
+    cr_expect_not_null(strstr(text, ",test_accuracy,failure_policy,n_failures,lost_s,detect_s,"
+                                    "relaunch_s,redone_s,steps_redone,checkpoint_s,goodput\n"),
+                       "%s", text);
+    cr_expect_not_null(strstr(text, ",restart,2,1.5,0.25,0.5,0.75,6,0.125,0.875\n"), "%s", text);
+    cr_expect_not_null(strstr(text, ",,,,,,,,,\n"), "b did not fail: empty fields\n%s", text);
+    /* every line has the header's 25 fields */
+    for (char *line = text; *line; line = strchr(line, '\n') + 1) {
+        int n = 1;
+        for (const char *c = line; *c != '\n'; c++) n += *c == ',';
+        cr_expect_eq(n, 25, "%d fields in: %.80s", n, line);
+    }
+    free(text);
+    report_release(&a);
+    report_release(&b);
+}
+
