@@ -414,3 +414,39 @@ Test(faults, sigterm_during_a_large_write_leaves_no_temporary)
     }
     if (!is_seen) cr_log_warn("the trace was written before its temporary could be seen");
 }
+
+/* As another user (root drops to nobody with setpriv): issue 15, findings 4
+ * and 6. An unwritable directory is exit 2 for every output option (it was
+ * 1 for --json, --csv and --trace, 2 for --plot), and a file of root's in a
+ * world-writable directory is refused, not replaced by rename. */
+Test(faults, another_users_file_and_an_unwritable_directory_are_refused_with_2)
+{
+    if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+        cr_skip_test("needs root and setpriv to act as another user");
+    cr_assert_eq(chdir(test_tmp_dir), 0);
+    cr_assert_eq(chmod(test_tmp_dir, 0755), 0);
+    cr_assert_eq(mkdir("ro", 0555), 0);
+    cr_assert_eq(mkdir("rw", 0777), 0);
+    cr_assert_eq(chmod("rw", 0777), 0);  /* whatever the umask */
+    test_tmp_file("rw/roots.json", "root's");
+    static const char *const options[] = {"--json", "--csv", "--trace", "--plot"};
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const char *path = i == 3 ? "ro/plots" : "ro/x.out";
+        struct run r = run_argv((const char *const[]){"setpriv", "--reuid=65534",
+                                                      "--regid=65534", "--clear-groups",
+                                                      STRATA_BIN, "compare", "--steps", "2",
+                                                      options[i], path, NULL});
+        cr_assert_eq(r.status, 2, "%s %s: exit %d, %s", options[i], path, r.status, r.err);
+        cr_assert_not_null(strstr(r.err, "Permission denied"), "%s", r.err);
+        run_free(&r);
+    }
+    struct run r = run_argv((const char *const[]){"setpriv", "--reuid=65534", "--regid=65534",
+                                                  "--clear-groups", STRATA_BIN, "sim", "--steps",
+                                                  "2", "--json", "rw/roots.json", NULL});
+    cr_assert_eq(r.status, 2, "exit %d, %s", r.status, r.err);
+    cr_assert_not_null(strstr(r.err, "read-only"), "%s", r.err);
+    run_free(&r);
+    char *back = test_slurp(test_tmp_path("rw/roots.json"));
+    cr_assert_str_eq(back, "root's", "another user replaced root's file");
+    free(back);
+}
