@@ -10,8 +10,11 @@ int run_failures_prepare(const struct config *cfg, struct sim_setup *setup,
 {
     memset(rf, 0, sizeof *rf);
     TRY(failure_parse(cfg->fail, &rf->spec, e));
-    TRY(failure_policy_resolve(cfg->on_failure, setup->plan, &rf->policy, e));
     rf->has_failures = rf->spec.is_set || cfg->mtbf_hours > 0;
+    /* a policy that nothing will use is not refused (a sweep's one-device
+     * point under --on-failure shrink) */
+    bool is_used = rf->has_failures || cfg->checkpoint_every > 0;
+    TRY(failure_policy_resolve(is_used ? cfg->on_failure : "auto", setup->plan, &rf->policy, e));
     if (rf->has_failures && cfg->numerics)
         return err_set(e, ERR_INPUT, "--fail or --mtbf with --numerics is not supported: the "
                        "arithmetic of work that a failure throws away cannot be taken back");

@@ -15,7 +15,7 @@ static void print_failures(const struct sim_run *run)
     if (!r->failure.happened) return;
     printf("\nfailures (--on-failure %s", r->failure.policy);
     if (c->mtbf_hours > 0)
-        printf(", --mtbf %.4g h a device: %.4g h for the job's %d", c->mtbf_hours,
+        printf(", --mtbf %.6g h a device: %.4g h for the job's %d", c->mtbf_hours,
                c->mtbf_hours / run->plan->n_workers, run->plan->n_workers);
     printf("): %d", r->failure.n_failures);
     if (r->failure.n_failures > 0)

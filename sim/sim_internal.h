@@ -161,7 +161,7 @@ struct sim {
     double now_s, makespan_s;
     uint64_t n_events;
     uint64_t n_scanned;     /* see struct sim_result */
-    uint64_t n_net_touched; /* network_touched of networks discarded in this pass */
+    uint64_t n_net_touched; /* network_touched of networks discarded in this run */
     struct sim_result *res;
 };
 

@@ -589,7 +589,7 @@ static void on_failure(struct sim *m, int w)
 
 /* ---- the run ------------------------------------------------------------------ */
 
-/* What a pass makes: the event queue, the network, the stragglers, the FIFO
+/* What the run makes: the event queue, the network, the stragglers, the FIFO
  * of the current instant. */
 static void free_run(struct sim *m)
 {
