@@ -143,7 +143,7 @@ enum key_type {
     KEY_COUNT0,   /* integer 0 .. KEY_COUNT_MAX */
     KEY_SIGMA,    /* finite, 0 .. JITTER_MAX_SIGMA */
     KEY_TIMESHARE, /* timeshare_slowdown: 1 to CLUSTER_MAX_TIMESHARE numbers > 0, commas */
-    KEY_COST_BW,  /* > 0, or inf; 0 (absent) = free, and written only when finite */
+    KEY_COST_BW,  /* > 0, or inf; 0 (absent) = free, and not written */
     KEY_COST_S,   /* as KEY_SECONDS, written only when > 0 */
 };
 #define KEY_COUNT_MAX 1024   /* as --devices-per-node */
@@ -553,9 +553,10 @@ static size_t format_key(const struct cluster *c, const struct key_spec *k, char
         return (size_t)snprintf(buf, n, "%s = %.17g\n", k->name, d);
     case KEY_COST_BW:
     case KEY_COST_S:
-        /* absent = free: a profile that prices no failure is written as before */
+        /* absent (0) = free: a profile that prices no failure is written as
+         * before; inf, free too, is written as given */
         memcpy(&d, field, sizeof d);
-        if (!(d > 0 && isfinite(d))) return 0;
+        if (!(d > 0)) return 0;
         return (size_t)snprintf(buf, n, "%s = %.17g\n", k->name, d);
     case KEY_SECONDS:
     case KEY_RATE:
