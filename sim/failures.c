@@ -15,6 +15,11 @@
  * this is the fraction of sqrt(3), SHA-2's second constant. */
 #define FAILURE_SEED_SALT 0xbb67ae8584caa73bull
 
+/* Failures a run may have before the timeline gives up: a job whose
+ * failures come much faster than a step would otherwise take e^(step /
+ * gap) tries per step. 10^7 failures take about a second to replay. */
+#define FAILURE_MAX_FAILURES 10000000
+
 struct failure_draws {
     gsl_rng **rng;   /* one stream */
 };
@@ -109,6 +114,13 @@ static bool run_phase(struct timeline *tl, double dur_s, double *acc)
 static int on_failure(struct timeline *tl, int rank)
 {
     struct failure_outcome *o = tl->out;
+    if (o->n_failures == FAILURE_MAX_FAILURES)
+        return err_set(tl->e, ERR_RUN, "--mtbf: %d failures, and the job is at step %d of %d "
+                       "at %.6g s: a failure every %.4g s on average leaves too little time "
+                       "for steps of about %.4g s and their recovery (a longer --mtbf, more "
+                       "frequent checkpoints or a cheaper restart would)", o->n_failures,
+                       tl->k, tl->s->steps, tl->t, tl->s->mtbf_s / tl->n,
+                       tl->step_s[tl->k < tl->s->steps ? tl->k : 0]);
     if (tl->is_next_the_spec && tl->t == tl->next_fail_s) tl->is_spec_fired = true;
     if (o->n_failures++ == 0) {
         o->first_rank = rank;

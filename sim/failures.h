@@ -90,9 +90,11 @@ struct failure_outcome {
 };
 
 /* Replays the run's steps through its failures (above). ERR_INPUT for a
- * setup that cannot be (a --fail rank outside the job, a policy other than
- * restart or shrink); ERR_RUN when shrink has no worker left. Deterministic:
- * the same setup gives the same outcome, bit for bit. */
+ * setup that cannot be (a policy other than restart or shrink, no steps'
+ * durations); ERR_RUN when shrink has no worker left, or after 10^7
+ * failures (failures so frequent that the job would not finish). The
+ * caller checks --fail's rank against its plan. Deterministic: the same
+ * setup gives the same outcome, bit for bit. */
 int failure_timeline(const struct failure_setup *s, struct failure_outcome *out, struct err *e);
 
 /* The time lost, detect + relaunch + redone. */

@@ -205,6 +205,18 @@ Test(sim_failures, mtbf_draws_are_reproducible)
     cr_assert(c.total_s != a.total_s || c.first_time_s != a.first_time_s);
 }
 
+/* Failures far faster than a step: the timeline gives up with a message
+ * rather than replay e^(step / gap) tries a step. */
+Test(sim_failures, hopeless_mtbf_is_a_run_error_not_a_hang)
+{
+    struct failure_setup s = setup_of(FAILURE_RESTART, "", 0);
+    s.mtbf_s = 4 * 0.01;   /* a failure every 0.01 s against steps of 12 s */
+    struct failure_outcome o;
+    struct err e = {0};
+    cr_assert_eq(failure_timeline(&s, &o, &e), ERR_RUN);
+    cr_assert(strstr(e.msg, "--mtbf") && strstr(e.msg, "step 0 of 10"), "%s", e.msg);
+}
+
 /* Through bench/run.c: mirrored on the ideal cluster takes 12 units a
  * step with UNIFORM_4's sizes; a failure at 40 with checkpoints every 2 is
  * the first case above, and it shows in the report. */
