@@ -4,6 +4,7 @@
 #include "../core/failure_policy.h"
 #include "../core/straggler.h"
 #include "run.h"
+#include "run_failures.h"
 #include "run_numerics.h"
 
 /* Spans kept at most, whatever keep_steps says: a bound on memory (80 bytes a
@@ -23,11 +24,11 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     trace_init(&run->trace, keep_steps, keep_steps ? RUN_MAX_KEPT_SPANS : 0);
 
     struct straggler_spec strag;
+    struct failure_spec fail;
     struct sim_setup setup = {.cluster = &run->cluster, .steps = (int)cfg->steps,
-                              .seed = (uint64_t)cfg->seed, .straggler = &strag,
-                              .checkpoint_every = (int)cfg->checkpoint_every};
+                              .seed = (uint64_t)cfg->seed, .straggler = &strag};
     TRY(straggler_parse(cfg->straggler, &strag, e));
-    TRY(failure_parse(cfg->fail, &setup.failure, e));
+    TRY(failure_parse(cfg->fail, &fail, e));
     TRY(cluster_load(cfg->cluster, &run->cluster, e));
     TRY(cluster_set_jitter(&run->cluster, cfg->jitter, e));
     /* the report says what ran: auto becomes on or off */
@@ -36,19 +37,26 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     TRY(strategy_build(st, &run->cfg, wl, &run->plan, e));
     TRY(cluster_layout(&run->cluster, run->plan->n_ranks, cfg->nodes, cfg->devices_per_node,
                        cfg->allreduce, e));
-    if (setup.failure.is_set && setup.failure.rank >= run->plan->n_ranks)
+    if (fail.is_set && fail.rank >= run->plan->n_ranks)
         return err_set(e, ERR_INPUT, "--fail: rank %d does not exist (the plan has ranks 0 to %d)",
-                       setup.failure.rank, run->plan->n_ranks - 1);
+                       fail.rank, run->plan->n_ranks - 1);
     setup.plan = run->plan;
-
-    struct analysis *a = analysis_create(run->plan, setup.steps, e);
-    if (!a) return e->code;
-    int rc = run_wants_numerics(cfg)
+    struct run_failures rf;
+    int rc = run_failures_prepare(cfg, &setup, &rf, e);
+    struct analysis *a = rc == 0 ? analysis_create(run->plan, setup.steps, e) : NULL;
+    if (rc == 0 && !a) rc = e->code;
+    if (rc == 0)
+        rc = run_wants_numerics(cfg)
                  ? run_simulate_numerics(numerics, cfg, wl, &setup, a, &run->trace,
                                          &run->result, &run->report, e)
                  : simulate(&setup, a, &run->trace, &run->result, e);
-    if (rc == 0) rc = analysis_finish(a, run->result.makespan_s, &run->report, e);
+    /* restart and shrink: the run ends when the timeline says, its lost
+     * time and checkpoints in the step time (idle in the breakdown) */
+    if (rc == 0) rc = run_failures_replay(&rf, cfg, st, wl, &setup, &run->result, e);
+    if (rc == 0) rc = analysis_finish(a, run_failures_end_s(&rf, &run->result), &run->report, e);
     analysis_free(a);
+    if (rc == 0) run_failures_report(&rf, &run->result, cfg, &run->report);
+    run_failures_release(&rf);
     TRY(rc);
 
     struct report *r = &run->report;
@@ -57,21 +65,6 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     r->devices = run->plan->n_workers;
     r->config = &run->cfg;
     r->config_groups = RUN_CONFIG_GROUPS | (run_wants_numerics(cfg) ? OPTG_TRAIN : 0u);
-    r->failure.happened = run->result.failed;
-    r->failure.rank = run->result.failed_rank;
-    r->failure.time_s = run->result.failure_time_s;
-    r->failure.lost_s = run->result.lost_s;
-    r->failure.steps_redone = run->result.steps_redone;
-    if (r->failure.happened) {
-        /* the simulator's one failure, before detection and relaunch costs:
-         * what is lost is the work redone */
-        r->failure.policy = failure_policy_names[policy_is_async(run->plan->policy)
-                                                     ? FAILURE_CONTINUE : FAILURE_RESTART];
-        r->failure.n_failures = 1;
-        r->failure.redone_s = run->result.lost_s;
-        double t = run->result.makespan_s;
-        r->failure.goodput = t > 0 ? (t - run->result.lost_s) / t : 0;
-    }
     return 0;
 }
 
@@ -92,6 +85,8 @@ int run_baseline_config(const struct config *cfg, struct config *one, struct err
     /* The baseline has only rank 0: a failure of another rank does not
      * happen there, and of the slow ranks only rank 0 stays slow. */
     one->fail[0] = '\0';
+    one->mtbf_hours = 0;
+    snprintf(one->on_failure, sizeof one->on_failure, "auto");
     struct straggler_spec strag;
     TRY(straggler_parse(cfg->straggler, &strag, e));
     if (strag.kind == STRAG_SLOW) {

@@ -41,7 +41,7 @@ void run_release(struct sim_run *run);
 
 /* The baseline's scenario (docs/metrics.md): cfg on one device (--devices
  * and --np 1) with strategy_baseline(), the same model, batch and cluster,
- * no failure, and of the slow ranks of --straggler only rank 0's. */
+ * no failure (no --fail, no --mtbf, --on-failure auto), and of the slow ranks of --straggler only rank 0's. */
 int run_baseline_config(const struct config *cfg, struct config *one, struct err *e);
 
 /* The baseline every speedup is measured against: the same scenario on one

@@ -112,13 +112,16 @@ static int simulate_with(struct run_numerics *n, const struct config *cfg,
     int rc = 0;
     if (policy_infos[p->policy].is_exact) {
         TRY(sync_sequence(n, &ns, e));
-        double *ends = XCALLOC(e, (size_t)setup->steps + 1, sizeof *ends);
+        /* the caller's step ends when it wants them too (run_failures) */
+        double *callers = setup->step_end_s;
+        double *own = callers ? NULL : XCALLOC(e, (size_t)setup->steps + 1, sizeof *own);
+        double *ends = callers ? callers : own;
         if (!ends) return ERR_NOMEM;
         setup->step_end_s = ends;
         rc = simulate(setup, a, t, res, e);
-        setup->step_end_s = NULL;
+        setup->step_end_s = callers;
         if (rc == 0) rc = numerics_sync_report(&n->sync, ends, r, e);
-        free(ends);
+        free(own);
     } else {
         struct numerics *num = NULL;
         TRY(numerics_create(&ns, p, &num, e));

@@ -31,8 +31,10 @@ static const char glossary[] =
     "compute      share of the workers' time their compute stream is busy.\n"
     "comm         share their communication is busy while compute is not\n"
     "             (communication hidden under compute is not counted).\n"
-    "down         share after a rank died (--fail on an asynchronous worker).\n"
-    "idle         the rest: waiting for peers, servers, data, the pipeline.\n"
+    "down         share after a rank died (--fail or --mtbf on an asynchronous\n"
+    "             worker, --on-failure continue).\n"
+    "idle         the rest: waiting for peers, servers, data, the pipeline; under\n"
+    "             restart and shrink also the time lost and the checkpoints.\n"
     "             compute + comm + down + idle = 1, over each worker's time from\n"
     "             0 to T, less the time an asynchronous worker was done.\n"
     "bubble       pipeline and model ranks: 1 - compute / T, averaged; equal\n"
@@ -44,7 +46,12 @@ static const char glossary[] =
     "             work through pushes in order: each costs an update of the shard,\n"
     "             a synchronous round the sum of its pushes'.\n"
     "peak mem     the largest per-device memory of the plan: parameters,\n"
-    "             gradients, optimizer state and live activations.\n";
+    "             gradients, optimizer state and live activations.\n"
+    "failures     (--fail, --mtbf) lost = detection + relaunch (and loading) +\n"
+    "             redone work since the checkpoint or commit gone back to;\n"
+    "             checkpoint_s: every rank stopped to write checkpoints (and\n"
+    "             shrink's commits); goodput: the share of T spent on work that\n"
+    "             survived, (T - lost - checkpoints) / T (continue: 1).\n";
 
 int cmd_help_metrics(void)
 {

@@ -1,10 +1,44 @@
 /* strata sim: one strategy, simulated. */
 #include <stdio.h>
+#include <string.h>
 
 #include "../bench/run.h"
 #include "../bench/run_numerics.h"
 #include "outputs.h"
 #include "scenario.h"
+
+/* The failure section in words (docs/metrics.md, "Failures"). */
+static void print_failures(const struct sim_run *run)
+{
+    const struct report *r = &run->report;
+    const struct config *c = &run->cfg;
+    if (!r->failure.happened) return;
+    printf("\nfailures (--on-failure %s", r->failure.policy);
+    if (c->mtbf_hours > 0)
+        printf(", --mtbf %.6g h a device: %.4g h for the job's %d", c->mtbf_hours,
+               c->mtbf_hours / run->plan->n_workers, run->plan->n_workers);
+    printf("): %d", r->failure.n_failures);
+    if (r->failure.n_failures > 0)
+        printf(", the first of rank %d at %.4g s", r->failure.rank, r->failure.time_s);
+    printf(".\n");
+    if (!strcmp(r->failure.policy, "continue")) {
+        if (r->failure.n_failures > 0)
+            printf("The other workers carried on, and the servers kept every update they had "
+                   "accepted.\n");
+        return;
+    }
+    if (r->failure.n_failures > 0)
+        printf("%s\n", !strcmp(r->failure.policy, "shrink")
+                           ? "The survivors went back to their last commit and went on without "
+                             "the dead worker."
+                           : "Every rank went back to the last checkpoint, the dead one replaced.");
+    printf("Time lost %.4g s: detection %.4g s, relaunch and loading %.4g s, redone work %.4g s "
+           "(%d step%s); checkpoints%s %.4g s. Goodput %.2f%%.\n",
+           r->failure.lost_s, r->failure.detect_s, r->failure.relaunch_s, r->failure.redone_s,
+           r->failure.steps_redone, r->failure.steps_redone == 1 ? "" : "s",
+           !strcmp(r->failure.policy, "shrink") ? " and commits" : "", r->failure.checkpoint_s,
+           100 * r->failure.goodput);
+}
 
 /* Where the run's time went, beyond the table's one line. */
 static void print_details(const struct sim_run *run)
@@ -13,7 +47,7 @@ static void print_details(const struct sim_run *run)
     char peak[32];
     format_bytes((double)r->memory_bytes_per_device.peak, peak, sizeof peak);
     printf("\n%d steps in %.4g s simulated (%llu events). Memory per device: %s at peak.\n",
-           (int)run->cfg.steps, run->result.makespan_s,
+           (int)run->cfg.steps, r->step_time_s.mean * (double)run->cfg.steps,
            (unsigned long long)run->result.n_events, peak);
     if (run_exceeds_memory(run)) {
         char cap[32];
@@ -30,15 +64,7 @@ static void print_details(const struct sim_run *run)
             if (r->staleness.histogram[i])
                 printf("  %3d: %6.2f%%\n", i, 100.0 * (double)r->staleness.histogram[i] / (double)total);
     }
-    if (!r->failure.happened) return;
-    if (policy_is_async(run->plan->policy) && r->failure.steps_redone == 0)
-        printf("rank %d failed at %.4g s; the other workers carried on, and the servers kept "
-               "every update they had accepted.\n", r->failure.rank, r->failure.time_s);
-    else
-        printf("rank %d failed at %.4g s: every rank restarted from the last checkpoint, "
-               "%.4g s of work lost, %d step%s redone (--checkpoint-every %lld).\n",
-               r->failure.rank, r->failure.time_s, r->failure.lost_s, r->failure.steps_redone,
-               r->failure.steps_redone == 1 ? "" : "s", run->cfg.checkpoint_every);
+    print_failures(run);
 }
 
 int cmd_sim(const struct command *self, int argc, char **argv)

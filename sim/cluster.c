@@ -143,6 +143,8 @@ enum key_type {
     KEY_COUNT0,   /* integer 0 .. KEY_COUNT_MAX */
     KEY_SIGMA,    /* finite, 0 .. JITTER_MAX_SIGMA */
     KEY_TIMESHARE, /* timeshare_slowdown: 1 to CLUSTER_MAX_TIMESHARE numbers > 0, commas */
+    KEY_COST_BW,  /* > 0, or inf; 0 (absent) = free, and not written */
+    KEY_COST_S,   /* as KEY_SECONDS, written only when > 0 */
 };
 #define KEY_COUNT_MAX 1024   /* as --devices-per-node */
 
@@ -172,6 +174,10 @@ static const struct key_spec keys[] = {
     KEY("jitter_backward_sigma", KEY_SIGMA, jitter.backward_sigma, false),
     KEY("jitter_update_sigma", KEY_SIGMA, jitter.update_sigma, false),
     KEY("timeshare_slowdown", KEY_TIMESHARE, timeshare_slowdown, false),
+    KEY("ckpt_write_bw_bytes_per_s", KEY_COST_BW, ckpt_write_bw_bytes_per_s, false),
+    KEY("ckpt_read_bw_bytes_per_s", KEY_COST_BW, ckpt_read_bw_bytes_per_s, false),
+    KEY("restart_s", KEY_COST_S, restart_s, false),
+    KEY("detect_s", KEY_COST_S, detect_s, false),
 };
 #undef KEY
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
@@ -184,6 +190,8 @@ static const char *allowed_of(enum key_type t)
     case KEY_SECONDS: return "a number of seconds >= 0";
     case KEY_RATE: return "a number > 0";
     case KEY_BW: return "a number > 0, or inf for a free link";
+    case KEY_COST_BW: return "bytes/s > 0, or inf for free";
+    case KEY_COST_S: return "a number of seconds >= 0";
     case KEY_BYTES: return "an integer > 0";
     case KEY_COUNT: return "an integer from 1 to 1024";
     case KEY_COUNT0: return "an integer from 0 to 1024";
@@ -235,12 +243,14 @@ static int set_key(struct cluster *c, const struct key_spec *k, const char *text
     case KEY_RATE:
     case KEY_BW:
     case KEY_SIGMA:
-        if (k->type == KEY_BW && !strcmp(text, "inf")) {
+    case KEY_COST_BW:
+    case KEY_COST_S:
+        if ((k->type == KEY_BW || k->type == KEY_COST_BW) && !strcmp(text, "inf")) {
             d = INFINITY;
         } else {
             if (!parse_real(text, &d)) break;
             /* !isfinite: 1e999 overflowed */
-            ok = isfinite(d) && (k->type == KEY_SECONDS ? d >= 0
+            ok = isfinite(d) && (k->type == KEY_SECONDS || k->type == KEY_COST_S ? d >= 0
                                  : k->type == KEY_SIGMA ? d >= 0 && d <= JITTER_MAX_SIGMA
                                                         : d > 0);
             if (!ok) break;
@@ -488,6 +498,23 @@ double cluster_timeshare_of(const struct cluster *c, int k)
     return c->timeshare_slowdown[K - 1] * fmax(1, (double)k / even_from);
 }
 
+/* bytes at bw_bytes_per_s, where 0 and inf are free */
+static double transfer_s(int64_t bytes, double bw_bytes_per_s)
+{
+    return bw_bytes_per_s > 0 && isfinite(bw_bytes_per_s) ? (double)bytes / bw_bytes_per_s : 0;
+}
+
+struct failure_costs cluster_failure_costs(const struct cluster *c, int64_t state_bytes)
+{
+    return (struct failure_costs){
+        .checkpoint_s = transfer_s(state_bytes, c->ckpt_write_bw_bytes_per_s),
+        .load_s = transfer_s(state_bytes, c->ckpt_read_bw_bytes_per_s),
+        .commit_s = transfer_s(2 * state_bytes, c->device.mem_bw_bytes_per_s),
+        .detect_s = c->detect_s,
+        .relaunch_s = c->restart_s,
+    };
+}
+
 /* ---- writing ---------------------------------------------------------- */
 
 /* Appends `key = value` for k to buf. Doubles as %.17g: strtod of that text
@@ -523,6 +550,13 @@ static size_t format_key(const struct cluster *c, const struct key_spec *k, char
         /* absent = 0: a profile without spread is written as before */
         memcpy(&d, field, sizeof d);
         if (d == 0) return 0;
+        return (size_t)snprintf(buf, n, "%s = %.17g\n", k->name, d);
+    case KEY_COST_BW:
+    case KEY_COST_S:
+        /* absent (0) = free: a profile that prices no failure is written as
+         * before; inf, free too, is written as given */
+        memcpy(&d, field, sizeof d);
+        if (!(d > 0)) return 0;
         return (size_t)snprintf(buf, n, "%s = %.17g\n", k->name, d);
     case KEY_SECONDS:
     case KEY_RATE:

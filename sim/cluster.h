@@ -10,6 +10,7 @@
 
 #include "../core/err.h"
 #include "../core/jitter.h"
+#include "failures.h"
 
 enum allreduce_algo { ALLREDUCE_RING, ALLREDUCE_TREE, ALLREDUCE_HIERARCHICAL };
 
@@ -55,6 +56,16 @@ struct cluster {
      * cluster_layout holds. */
     int n_timeshare;
     double timeshare_slowdown[CLUSTER_MAX_TIMESHARE];
+    /* What failures cost (sim/failures.h), all 0 in the presets and when a
+     * profile leaves them out: checkpoints and restarts free, as they were
+     * before the simulator priced them. A device writes (reads back) its
+     * checkpoint at ckpt_write (ckpt_read) bytes/s, 0 or inf = free;
+     * restart_s starts the job's processes again (or re-forms the group
+     * after a shrink); detect_s passes between a death and its noticing. */
+    double ckpt_write_bw_bytes_per_s;
+    double ckpt_read_bw_bytes_per_s;
+    double restart_s;
+    double detect_s;
     /* Set by cluster_layout, not a key of a file: */
     int nodes;
     enum allreduce_algo allreduce;
@@ -73,7 +84,9 @@ extern const char *const allreduce_names[];   /* "ring", "tree", "hierarchical" 
  * and optional ones: cores_per_node (0 when absent), allreduce_gamma_s_per_byte
  * (0), jitter_forward_sigma, jitter_backward_sigma, jitter_update_sigma (0:
  * from 0 to JITTER_MAX_SIGMA), timeshare_slowdown (a comma list of 1 to
- * CLUSTER_MAX_TIMESHARE numbers > 0; absent: not measured) ('#' comments; unknown keys, bad numbers and
+ * CLUSTER_MAX_TIMESHARE numbers > 0; absent: not measured),
+ * ckpt_write_bw_bytes_per_s, ckpt_read_bw_bytes_per_s (0 = free: > 0 or
+ * inf), restart_s, detect_s (0) ('#' comments; unknown keys, bad numbers and
  * missing keys are ERR_INPUT naming the file and line). Neither: ERR_INPUT
  * naming --cluster and the presets. */
 int cluster_load(const char *name_or_path, struct cluster *c, struct err *e);
@@ -105,6 +118,12 @@ static inline int cluster_node_of(const struct cluster *c, int rank)
 {
     return rank / c->devices_per_node;
 }
+
+/* What recovering costs on c for a device state (parameters and optimizer)
+ * of state_bytes: a checkpoint written and read at the profile's
+ * bandwidths, a commit a copy in memory (read and write: 2 x state_bytes at
+ * mem_bw), restart_s and detect_s as they are. */
+struct failure_costs cluster_failure_costs(const struct cluster *c, int64_t state_bytes);
 
 /* Bytes that hold any profile's text. */
 #define CLUSTER_TEXT_BYTES 8192

@@ -69,7 +69,6 @@ struct server {
     bool is_used;          /* some worker pushes to it */
     struct ps_server ps;
     struct held_pulls held; /* PULL ops the policy does not let be answered yet */
-    int64_t ckpt_version;  /* version when the checkpoint step was complete */
     /* The server works through what arrives in order, one thing at a time,
      * as a real server rank does: each push costs it an update of its shard
      * (update_cost_s; a synchronous round thus costs the sum of its pushes),
@@ -140,23 +139,18 @@ struct sim {
     VEC(int64_t) work_free; /* items given back, taken first */
     int64_t *work;          /* [n_ranks]: the item each worker is on, -1 none */
     int64_t work_completed; /* items whose worker step has ended */
-    int64_t ckpt_work;      /* work_completed at the checkpoint */
     bool *is_done;          /* [n_ranks]: no work was left for it */
 
-    /* steps every working rank has completed, and the checkpoint */
+    /* steps every working rank has completed */
     int64_t n_complete;
     int n_past;             /* working ranks whose step > n_complete */
-    int64_t ckpt_step;
-    double ckpt_time_s;
-
-    /* A synchronous failure sends ranks back to step c, but an analysis
-     * takes each rank's steps in order: a look-ahead run to the failure
-     * finds c first, and the real run then gives the spans of steps > c that
-     * end before the failure (abandoned work) to the trace only. */
-    bool is_lookahead;      /* this pass only finds c: it records nothing */
     bool is_stopped;
-    bool has_failed;        /* the failure has happened in this pass */
-    int64_t lookahead_c;    /* the checkpoint the failure returns to; -1 = none */
+
+    /* Failures (continue): workers die at --fail's moment and at --mtbf's
+     * draws, one at a time, until none is left. */
+    struct failure_draws *draws;   /* --mtbf's stream; NULL = none */
+    bool is_spec_fired;     /* --fail has happened */
+    int n_dead;             /* workers dead */
 
     struct des q;
     struct network *net;
@@ -167,7 +161,7 @@ struct sim {
     double now_s, makespan_s;
     uint64_t n_events;
     uint64_t n_scanned;     /* see struct sim_result */
-    uint64_t n_net_touched; /* network_touched of networks discarded in this pass */
+    uint64_t n_net_touched; /* network_touched of networks discarded in this run */
     struct sim_result *res;
 };
 

@@ -49,26 +49,15 @@
  * steps. A PUSH records the version its worker last pulled from that server
  * (0 before any pull) and the version the policy applied it to.
  *
- * Failures (simulate.h): under async and ssp a dead worker's pending ops,
- * transfers and waiting pulls are dropped, and it retires at each server
- * (ps_server_retire) so that ssp's slowest-worker bound ignores it. Otherwise
- * (and when a server dies) the event queue and the network are discarded,
- * every rank and server goes back to the last checkpoint c (the largest
- * multiple of checkpoint_every not above the steps every rank completed; 0
- * when none) and starts step c at the failure time. lost_s = T - the time
- * step c was complete (T when c = 0); steps_redone = steps every rank had
- * completed beyond c. Ops running at T never end and leave no span. Ops of
- * steps > c that ended before T were done and then thrown away: their spans
- * go to the trace, with their real times, but not to the analysis, which
- * takes each rank's steps in nondecreasing order; it sees step c + 1 end
- * after the restart, so its step time holds the time lost. To know c before
- * T the run is simulated twice up to T: a look-ahead pass that records
- * nothing finds c, and the real pass, identical up to T, routes the spans.
+ * Failures (simulate.h: continue only): a dead worker's pending ops,
+ * transfers and waiting pulls are dropped, its time from then on is down,
+ * and it retires at each server (ps_server_retire) so that ssp's
+ * slowest-worker bound ignores it. Ops running at its death never end and
+ * leave no span.
  *
  * n_events counts events handled: those popped from the event queue (op and
  * collective ends, network events, delayed step starts) and ends taken from
- * the FIFO of the current instant, in the real pass (a look-ahead's are not
- * counted).
+ * the FIFO of the current instant.
  *
  * Cost: O(log q) per event (q events pending), O(1) per op condition, no
  * allocation per event once the queue, the FIFO and the servers' held pulls
@@ -88,6 +77,7 @@
 #include "../core/ps_policy.h"
 #include "cost.h"
 #include "des.h"
+#include "failures.h"
 #include "network.h"
 #include "sim_internal.h"
 #include "simulate.h"
@@ -97,7 +87,7 @@ enum ev_kind {
     EV_OP_END,      /* a = rank, b = op g */
     EV_COLL_END,    /* a = collective */
     EV_STEP_START,  /* a = rank, after its pause */
-    EV_FAIL,        /* the failure */
+    EV_FAIL,        /* a = the worker that dies, -1 = an --mtbf draw picks it */
     EV_PULL_SEND,   /* b = PULL op g: its server has worked through what came before */
 };
 
@@ -291,9 +281,18 @@ static void job_step_of(const struct sim *m, int r, int64_t *job_step, int *repl
     }
 }
 
+static void kill_worker(struct sim *m, int r);
+
 static void start_step(struct sim *m, int r)
 {
     const struct sim_hooks *h = m->s->hooks;
+    const struct failure_spec *f = &m->s->failure;
+    if (f->is_set && f->step >= 0 && r == f->rank && m->step[r] == f->step && !m->is_spec_fired) {
+        /* R@STEP: it dies as it starts its own step STEP */
+        m->is_spec_fired = true;
+        kill_worker(m, r);
+        return;
+    }
     if (m->is_async && r < m->p->n_workers && !take_work(m, r)) return;
     if (h && h->step_start) {
         int64_t job_step;
@@ -336,14 +335,6 @@ static void step_done(struct sim *m, int r)
         m->n_scanned += (uint64_t)m->n_ranks;
         for (int k = 0; k < m->n_ranks; k++)
             m->n_past += m->off[k + 1] > m->off[k] && m->step[k] > m->n_complete;
-        int every = m->s->checkpoint_every;
-        if (every > 0 && m->n_complete % every == 0) {
-            m->ckpt_step = m->n_complete;
-            m->ckpt_time_s = m->now_s;
-            for (int s = 0; s < m->p->n_servers; s++)
-                m->servers[s].ckpt_version = m->servers[s].ps.version;
-            m->ckpt_work = m->work_completed;
-        }
     }
     if (m->is_async || m->step[r] < m->s->steps) start_step(m, r);
 }
@@ -387,9 +378,8 @@ static void record(struct sim *m, int g)
         whole.version_applied = sp.version_applied;
         sp = whole;
     }
-    bool is_abandoned = !m->has_failed && m->lookahead_c >= 0 && sp.step > m->lookahead_c;
     int rc = 0;
-    if (m->a && !is_abandoned) rc = analysis_add(m->a, &sp);
+    if (m->a) rc = analysis_add(m->a, &sp);
     if (rc == 0 && m->t) rc = trace_add(m->t, &sp);
     if (rc < 0 && !m->rc) m->rc = rc;
 }
@@ -402,7 +392,7 @@ static void finish(struct sim *m, int g)
         m->node_busy[cluster_node_of(m->cl, x->rank)]--;   /* a dead rank's core is free too */
     if (m->is_dead[x->rank]) return;
     if (m->now_s > m->makespan_s) m->makespan_s = m->now_s;
-    if (!m->is_lookahead && (m->a || m->t)) record(m, g);
+    if (m->a || m->t) record(m, g);
     if (x->next >= 0 && --m->pending[x->next] == 0) op_ready(m, x->next);
     for (int k = x->dep_first; k < x->dep_first + x->n_dependents; k++)
         if (--m->pending[m->dependents[k]] == 0) op_ready(m, m->dependents[k]);
@@ -436,7 +426,7 @@ static void arrived(struct sim *m, int g)
         if (pr.action != PS_DROPPED)
             S->busy_until_s = fmax(S->busy_until_s, m->now_s) + S->update_cost_s;
         const struct sim_hooks *h = m->s->hooks;
-        if (h && h->push_arrived && !m->is_lookahead)
+        if (h && h->push_arrived)
             hooked(m, h->push_arrived(h->ctx, x->rank, m->p->n_workers + sl->server, round, &pr));
         /* only an applied update can change what a pull may see */
         if (pr.action == PS_APPLIED || pr.action == PS_ROUND) recheck_pulls(m, sl->server);
@@ -482,12 +472,19 @@ static void retire_worker(struct sim *m, int r)
             recheck_pulls(m, m->touched.items[k]);
 }
 
-/* Async and ssp: rank R stops; what the servers accepted stays, its time
+/* Async and ssp: worker r stops; what the servers accepted stays, its time
  * from now on is down, and the work item it was on goes back to the job for
  * a live worker to take. When every other worker is done already, nobody
  * takes it: that work is lost, and not counted (docs/metrics.md). */
 static void kill_worker(struct sim *m, int r)
 {
+    if (!m->res->failed) {
+        m->res->failed = true;
+        m->res->failed_rank = r;
+        m->res->failure_time_s = m->now_s;
+    }
+    m->res->n_failures++;
+    m->n_dead++;
     m->is_dead[r] = true;
     if (m->a && analysis_set_down(m->a, r, m->now_s) < 0 && !m->rc)
         m->rc = err_set(m->e, ERR_RUN, "simulate: rank %d cannot be marked down", r);
@@ -529,22 +526,18 @@ static int fresh_queue(struct sim *m)
     return new_network(m);
 }
 
-/* Every rank and server back to checkpoint c (the servers to the version
- * they had when step c was complete); every rank starts step c now. */
-static void reset_to(struct sim *m, int64_t c)
+/* Every rank and server at the start: the servers at version 0, every
+ * rank starts step 0 now. */
+static void reset(struct sim *m)
 {
     for (int s = 0; s < m->p->n_servers; s++) {
         struct server *S = &m->servers[s];
         if (!S->is_used) continue;
         held_pulls_clear(&S->held);
         S->busy_until_s = 0;
-        /* the policy's clocks (rounds pushed) at step c; workers that were
-         * done are back at work */
-        ps_server_rewind(&S->ps, S->ckpt_version, c * S->n_push);
+        ps_server_rewind(&S->ps, 0, 0);
     }
-    /* the job's work as it was at the checkpoint (c > 0 only once every
-     * worker had completed c steps) */
-    m->work_next = m->work_completed = c > 0 ? m->ckpt_work : 0;
+    m->work_next = m->work_completed = 0;
     m->work_free.len = 0;
     for (int r = 0; r < m->n_ranks; r++) {
         m->work[r] = -1;
@@ -554,58 +547,49 @@ static void reset_to(struct sim *m, int64_t c)
     for (int g = 0; g < m->n_ops; g++) {
         const struct xop *x = &m->x[g];
         if (x->kind == OP_RECV) {
-            m->xc[x->comm].arrived = c;
+            m->xc[x->comm].arrived = 0;
             m->x[g].is_waiting = false;
         } else if (x->kind == OP_PUSH) {
-            struct slot *sl = &m->slots[x->aux];
-            sl->version_read = m->servers[sl->server].ckpt_version;
+            m->slots[x->aux].version_read = 0;
         }
     }
     for (int k = 0; k < m->n_coll; k++) m->coll_arrived[k] = 0;
     if (m->is_timeshared) memset(m->node_busy, 0, (size_t)m->cl->nodes * sizeof *m->node_busy);
     m->start_q.len = 0;
-    m->n_complete = c;
+    m->n_complete = 0;
     m->n_past = 0;
     for (int r = 0; r < m->n_ranks; r++) {
-        m->step[r] = c;
-        if (m->off[r + 1] > m->off[r] && c < m->s->steps) start_step(m, r);
+        m->step[r] = 0;
+        if (m->off[r + 1] > m->off[r]) start_step(m, r);
     }
 }
 
-/* Synchronous failure: everything restarts from the last checkpoint. */
-static void restart(struct sim *m)
+/* A failure now: worker w dies (w < 0: one that --mtbf's draw picks among
+ * the live workers, and the next draw is scheduled over those left), unless
+ * the job's work is all done: after the run, nothing happens. O(workers) a
+ * failure. */
+static void on_failure(struct sim *m, int w)
 {
-    int64_t c = m->ckpt_step;
-    m->res->lost_s = m->now_s - (c > 0 ? m->ckpt_time_s : 0);
-    m->res->steps_redone = (int)(m->n_complete - c);
-    int rc = fresh_queue(m);
-    if (rc < 0) m->rc = rc;
-    else reset_to(m, c);
-}
-
-static void on_failure(struct sim *m)
-{
-    const struct failure_spec *f = &m->s->failure;
+    int n_workers = m->p->n_workers, live = n_workers - m->n_dead;
     bool is_running = false;
-    for (int r = 0; r < m->n_ranks && !is_running; r++)
-        is_running = m->off[r + 1] > m->off[r] && m->step[r] < m->s->steps;
-    if (!is_running) return;   /* after the run: nothing happened */
-    m->has_failed = true;
-    if (m->is_lookahead) {
-        m->lookahead_c = m->ckpt_step;
-        m->is_stopped = true;
-        return;
+    for (int r = 0; r < n_workers && !is_running; r++)
+        is_running = !m->is_dead[r] && !m->is_done[r];
+    m->n_scanned += (uint64_t)n_workers;
+    if (!is_running) return;
+    if (w < 0) {
+        int k = failure_draws_pick(m->draws, live);
+        for (w = 0; w < n_workers; w++)
+            if (!m->is_dead[w] && k-- == 0) break;
+        if (live > 1)
+            push_event(m, m->now_s + failure_draws_gap_s(m->draws, m->s->mtbf_s, live - 1),
+                       EV_FAIL, -1, 0);
     }
-    m->res->failed = true;
-    m->res->failed_rank = f->rank;
-    m->res->failure_time_s = f->time_s;
-    if (m->is_async && f->rank < m->p->n_workers) kill_worker(m, f->rank);
-    else restart(m);
+    if (!m->is_dead[w]) kill_worker(m, w);
 }
 
 /* ---- the run ------------------------------------------------------------------ */
 
-/* What a pass makes: the event queue, the network, the stragglers, the FIFO
+/* What the run makes: the event queue, the network, the stragglers, the FIFO
  * of the current instant. */
 static void free_run(struct sim *m)
 {
@@ -623,18 +607,25 @@ static int check_setup(const struct sim_setup *s, struct plan_index **ix, struct
         return err_set(e, ERR_INPUT, "simulate: a setup needs a plan and a cluster");
     if (s->steps < 1)
         return err_set(e, ERR_INPUT, "--steps: %d is not allowed (1 or more)", s->steps);
-    if (s->checkpoint_every < 0)
-        return err_set(e, ERR_INPUT, "--checkpoint-every: %d is not allowed (0 = never, or more)",
-                       s->checkpoint_every);
-    if (s->failure.is_set && (s->failure.rank < 0 || s->failure.rank >= s->plan->n_ranks))
+    const struct failure_spec *f = &s->failure;
+    bool has_failures = f->is_set || s->mtbf_s > 0;
+    if (f->is_set && (f->rank < 0 || f->rank >= s->plan->n_ranks))
         return err_set(e, ERR_INPUT, "--fail: rank %d is not a rank of the %s plan (0 to %d)",
-                       s->failure.rank, s->plan->strategy, s->plan->n_ranks - 1);
-    if (s->failure.is_set && s->failure.step >= 0)
-        return err_set(e, ERR_INPUT, "--fail %d@%lld: the simulator takes a failure's time "
-                       "(R@Ts) only, so far", s->failure.rank, (long long)s->failure.step);
-    if (s->failure.is_set && !(s->failure.time_s >= 0 && isfinite(s->failure.time_s)))
+                       f->rank, s->plan->strategy, s->plan->n_ranks - 1);
+    if (f->is_set && f->step < 0 && !(f->time_s >= 0 && isfinite(f->time_s)))
         return err_set(e, ERR_INPUT, "--fail: time %g s is not allowed (0 or more seconds)",
-                       s->failure.time_s);
+                       f->time_s);
+    if (!(s->mtbf_s >= 0 && isfinite(s->mtbf_s)))
+        return err_set(e, ERR_INPUT, "--mtbf: %g s is not allowed (0 = none, or more)", s->mtbf_s);
+    if (has_failures && !policy_is_async(s->plan->policy))
+        return err_set(e, ERR_INPUT, "simulate: the %s plan is synchronous, so a failure stops "
+                       "every rank (restart or shrink), which sim/failures.h replays; the event "
+                       "loop carries on after an asynchronous worker's death only", s->plan->strategy);
+    if (f->is_set && f->rank >= s->plan->n_workers)
+        return err_set(e, ERR_INPUT, "--fail: rank %d is a parameter server of the %s plan "
+                       "(its workers are 0 to %d): a server alone holds its shard, so the job "
+                       "cannot carry on without it (--on-failure restart can)", f->rank,
+                       s->plan->strategy, s->plan->n_workers - 1);
     if (s->cluster->devices_per_node < 1 ||
         (long long)s->cluster->nodes * s->cluster->devices_per_node < s->plan->n_ranks)
         return err_set(e, ERR_INPUT, "simulate: cluster %s has %d x %d places for %d ranks; "
@@ -646,14 +637,14 @@ static int check_setup(const struct sim_setup *s, struct plan_index **ix, struct
         return err_set(e, ERR_INPUT, "the %s plan cannot be simulated: %s%s", s->plan->strategy,
                        v.defects[0].msg,
                        v.n_defects > 1 ? " (and more; `strata schedule` lists them)" : "");
-    if (s->hooks && s->failure.is_set)
-        return err_set(e, ERR_INPUT, "--fail and --numerics together are not supported: a "
-                       "failure's restart would redo arithmetic the hooks cannot undo");
+    if (s->hooks && has_failures)
+        return err_set(e, ERR_INPUT, "--fail or --mtbf with --numerics is not supported: the "
+                       "arithmetic of a dead worker's step cannot be taken back");
     return 0;
 }
 
-/* A pass from time 0: fresh random streams, queue and network, the
- * servers at version 0, the failure pending, every rank at step 0. */
+/* The run from time 0: fresh random streams, queue and network, the
+ * servers at version 0, the failures pending, every rank at step 0. */
 static int begin(struct sim *m)
 {
     straggler_free(m->strag);
@@ -673,15 +664,14 @@ static int begin(struct sim *m)
     m->now_s = m->makespan_s = 0;
     m->n_events = 0;
     m->n_scanned = m->n_net_touched = 0;
-    m->is_stopped = m->has_failed = false;
-    m->ckpt_step = 0;
-    m->ckpt_time_s = 0;
-    m->ckpt_work = 0;
-    for (int s = 0; s < m->p->n_servers; s++) m->servers[s].ckpt_version = 0;
+    m->is_stopped = m->is_spec_fired = false;
+    m->n_dead = 0;
     memset(m->is_dead, 0, (size_t)m->n_ranks * sizeof *m->is_dead);
     const struct failure_spec *f = &m->s->failure;
-    if (f->is_set) push_event(m, f->time_s, EV_FAIL, f->rank, 0);
-    reset_to(m, 0);
+    if (f->is_set && f->step < 0) push_event(m, f->time_s, EV_FAIL, f->rank, 0);
+    if (m->draws)
+        push_event(m, failure_draws_gap_s(m->draws, m->s->mtbf_s, m->p->n_workers), EV_FAIL, -1, 0);
+    reset(m);
     return m->rc;
 }
 
@@ -723,7 +713,7 @@ static void run_loop(struct sim *m)
                 op_ready(m, m->roots[k]);
             break;
         case EV_FAIL:
-            on_failure(m);
+            on_failure(m, ev.a);
             break;
         case EV_PULL_SEND:
             send_pull(m, (int)ev.b);
@@ -736,6 +726,10 @@ static void run_loop(struct sim *m)
  * be done, with no work left). */
 static int check_finished(const struct sim *m)
 {
+    if (m->n_dead > 0 && m->n_dead == m->p->n_workers && m->work_completed < m->work_total)
+        return err_set(m->e, ERR_RUN, "every one of the %d workers failed before the job's work "
+                       "was done (%lld of %lld worker steps): nobody is left to carry on",
+                       m->p->n_workers, (long long)m->work_completed, (long long)m->work_total);
     for (int r = 0; r < m->n_ranks; r++) {
         if (m->off[r + 1] == m->off[r] || m->is_dead[r]) continue;
         if (m->is_async ? m->is_done[r] : m->step[r] >= m->s->steps) continue;
@@ -771,7 +765,6 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     m.t = t;
     m.e = e;
     m.res = res;
-    m.lookahead_c = -1;
     m.is_async = policy_is_async(s->plan->policy);
     m.is_timeshared = s->cluster->n_timeshare > 0 && s->cluster->time_share_stretch > 0 &&
                       s->cluster->nodes > 0;
@@ -783,14 +776,9 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
         goto done;
     rc = sim_index_init(&m);
     if (rc < 0) goto done;
-    const struct failure_spec *f = &s->failure;
-    if (f->is_set && !(m.is_async && f->rank < m.p->n_workers)) {
-        m.is_lookahead = true;
-        rc = begin(&m);
-        if (rc < 0) goto done;
-        run_loop(&m);
-        if ((rc = m.rc) < 0) goto done;
-        m.is_lookahead = false;
+    if (s->mtbf_s > 0 && !(m.draws = failure_draws_create(s->seed, e))) {
+        rc = e->code;
+        goto done;
     }
     rc = begin(&m);
     if (rc < 0) goto done;
@@ -802,6 +790,7 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     res->n_scanned = m.n_scanned;
     res->n_heap_moves = m.n_net_touched + m.q.n_moves + network_touched(m.net);
 done:
+    failure_draws_free(m.draws);
     free(m.node_busy);
     vec_free(&m.start_q);
     free_run(&m);

@@ -2,15 +2,19 @@
  * cluster: each rank's streams in program order, deps, SEND -> RECV
  * through the network's shared links, collectives that start when their last
  * member arrives, parameter-server agents running core/ps_policy, stragglers
- * and a failure. Every executed op becomes a span for the analysis and, if
+ * and failures. Every executed op becomes a span for the analysis and, if
  * asked, the kept trace. One switch over op kinds; no strategy is named.
  *
- * Failures: when rank R dies at T, an asynchronous parameter-server run
- * (async, ssp) carries on with the other workers: what the servers accepted
- * stays; R's unfinished work is lost. Any other run restarts every rank at T
- * from the last checkpoint (--checkpoint-every steps; step 0 when none),
- * redoing the steps since: the time lost is T minus the time that checkpoint
- * was complete. */
+ * Failures: the event loop carries out --on-failure continue, the policy
+ * that changes what happens inside steps: a worker of an asynchronous
+ * parameter-server run (async, ssp) dies at --fail's moment (R@Ts at T,
+ * R@STEP as R starts its own step STEP) or, with mtbf_s, each worker after
+ * an exponential time (sim/failures.h's draws: the job's next failure
+ * after Exponential(mtbf_s / live workers), the victim uniform among them);
+ * the others carry on: what the servers accepted stays, the dead worker's
+ * unfinished item goes back to the job. Restart and shrink stop every rank
+ * and go back to a saved step: sim/failures.h replays the steps this loop
+ * runs without a failure, so a setup for them has no failure here. */
 #ifndef STRATA_SIMULATE_H
 #define STRATA_SIMULATE_H
 
@@ -33,7 +37,7 @@
  * synchronous plans, replica = the rank in its own step; asynchronous ones,
  * the work item it took (simulate.c). A nonzero return stops the run with
  * that error. NULL members are
- * skipped. Runs with a --fail take no hooks (simulate refuses them). */
+ * skipped. Runs with failures take no hooks (simulate refuses them). */
 struct sim_hooks {
     void *ctx;
     int (*step_start)(void *ctx, int rank, int64_t job_step, int replica);
@@ -49,8 +53,8 @@ struct sim_setup {
     int steps;
     uint64_t seed;
     const struct straggler_spec *straggler;   /* NULL = none */
-    struct failure_spec failure;
-    int checkpoint_every;                 /* 0 = never */
+    struct failure_spec failure;          /* continue: an asynchronous worker's */
+    double mtbf_s;                        /* continue: per worker, 0 = none */
     const struct sim_hooks *hooks;        /* NULL = timing only */
     double *step_end_s;                   /* [steps] or NULL: filled with when every rank had
                                            * ended step s (the caller's buffer) */
@@ -66,10 +70,9 @@ struct sim_result {
     uint64_t n_heap_moves;     /* levels sifted in the event queue's and the
                                 * links' heaps, transfers handed back */
     bool failed;               /* a failure happened during the run */
-    int failed_rank;
+    int failed_rank;           /* the first one's */
     double failure_time_s;
-    double lost_s;             /* synchronous restart: time of the work redone */
-    int steps_redone;
+    int n_failures;            /* workers that died while the run went on */
 };
 
 /* Runs the setup; spans go to a (may be NULL) and t (may be NULL). */

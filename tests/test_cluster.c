@@ -90,6 +90,10 @@ static void expect_same_profile(const struct cluster *a, const struct cluster *b
     cr_expect(same_bits(a->jitter.forward_sigma, b->jitter.forward_sigma));
     cr_expect(same_bits(a->jitter.backward_sigma, b->jitter.backward_sigma));
     cr_expect(same_bits(a->jitter.update_sigma, b->jitter.update_sigma));
+    cr_expect(same_bits(a->ckpt_write_bw_bytes_per_s, b->ckpt_write_bw_bytes_per_s));
+    cr_expect(same_bits(a->ckpt_read_bw_bytes_per_s, b->ckpt_read_bw_bytes_per_s));
+    cr_expect(same_bits(a->restart_s, b->restart_s));
+    cr_expect(same_bits(a->detect_s, b->detect_s));
 }
 
 /* ---- presets --------------------------------------------------------- */
@@ -552,6 +556,45 @@ Test(cluster, optional_keys_load_and_bad_ones_name_file_and_line)
     expect_bad_line(7, "cores_per_node = 1025", "an integer from 0 to 1024");
     expect_bad_line(7, "allreduce_gamma_s_per_byte = -1e-9",
                     "allreduce_gamma_s_per_byte: '-1e-9' is not allowed");
+}
+
+/* ---- what failures cost (optional keys) -------------------------------- */
+
+/* Absent, the costs are free (every preset's), and a profile that prices
+ * nothing is written without them; present, they load, price a state of
+ * given bytes (a commit is a read and a write at memory bandwidth) and
+ * round-trip bit for bit. */
+Test(cluster, failure_cost_keys_default_to_free_and_round_trip)
+{
+    for (size_t i = 0; i < cluster_n_presets; i++) {
+        struct failure_costs f = cluster_failure_costs(&cluster_presets[i], 1 << 30);
+        cr_expect(f.checkpoint_s == 0 && f.load_s == 0 && f.detect_s == 0 &&
+                  f.relaunch_s == 0, "%s prices failures", cluster_presets[i].name);
+        char text[CLUSTER_TEXT_BYTES];
+        cluster_format(&cluster_presets[i], text, sizeof text);
+        cr_expect_null(strstr(text, "ckpt_"), "%s", text);
+    }
+    char text[2048] = "";
+    for (int i = 0; i < N_VALID; i++) {
+        strcat(text, valid_lines[i]);
+        strcat(text, "\n");
+    }
+    strcat(text, "ckpt_write_bw_bytes_per_s = 2e9\nckpt_read_bw_bytes_per_s = inf\n"
+                 "restart_s = 300\ndetect_s = 1.5\n");
+    const char *path = test_tmp_file("costs.conf", text);
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    struct failure_costs f = cluster_failure_costs(&c, 4000000000);
+    cr_expect_float_eq(f.checkpoint_s, 2, 1e-12);
+    cr_expect_eq(f.load_s, 0, "inf reads for free");
+    cr_expect_float_eq(f.commit_s, 2 * 4e9 / 2e11, 1e-12, "commit %g", f.commit_s);
+    cr_expect_eq(f.relaunch_s, 300);
+    cr_expect_eq(f.detect_s, 1.5);
+    struct cluster back = round_trip(&c, "costs-back.conf");
+    expect_same_profile(&c, &back);
+    expect_bad_line(7, "restart_s = -1", "restart_s: '-1' is not allowed");
+    expect_bad_line(7, "ckpt_write_bw_bytes_per_s = 0", "bytes/s > 0, or inf");
 }
 
 /* The fullest node's ranks over its cores: ps-sync on 2 workers and a

@@ -95,7 +95,7 @@ struct sim_run {
 struct opts {
     const char *straggler;   /* NULL = none */
     const char *fail;        /* NULL = none */
-    int checkpoint_every;
+    double mtbf_s;           /* per worker; 0 = none */
     uint64_t seed;
     double *step_end_s;      /* [steps] or NULL: when every rank had ended each step */
 };
@@ -108,7 +108,7 @@ static int try_run(const struct plan *p, const struct cluster *c, int steps, str
     out->report.mode = "sim";
     struct straggler_spec strag;
     struct sim_setup s = {.plan = p, .cluster = c, .steps = steps, .seed = o.seed,
-                          .checkpoint_every = o.checkpoint_every, .step_end_s = o.step_end_s};
+                          .mtbf_s = o.mtbf_s, .step_end_s = o.step_end_s};
     if (o.straggler) {
         TRY(straggler_parse(o.straggler, &strag, e));
         s.straggler = &strag;
@@ -576,80 +576,64 @@ Test(simulate, ps_async_failure_keeps_accepted_pushes_and_survivors_finish)
     run_release(&r);
     trace_release(&t);
 
-    /* A server cannot be replaced by carrying on: its death restarts every
-     * rank, like a synchronous run's. No noise: a step is 12 units, so at 30
-     * two steps are done and, without checkpoints, redone from the start. */
-    r = run(j.p, &j.c, S, (struct opts){.fail = "4@30s"}, NULL);
+    /* A server cannot be replaced by carrying on: the event loop refuses
+     * it (restart, sim/failures.h, replays it) and says why. */
+    struct err e = {0};
+    cr_assert_eq(try_run(j.p, &j.c, S, (struct opts){.fail = "4@30s"}, NULL, &r, &e), ERR_INPUT);
+    cr_assert(strstr(e.msg, "parameter server") && strstr(e.msg, "restart"), "%s", e.msg);
+    run_release(&r);
+
+    /* R@STEP: worker 1 dies as it starts its own step 3 (0-based), so it
+     * completes exactly 3 steps and the others do the rest. */
+    r = run(j.p, &j.c, S, (struct opts){.fail = "1@3", .straggler = "exp:0.2", .seed = 5}, NULL);
     cr_assert(r.res.failed);
-    cr_assert_float_eq(r.res.lost_s, 30, 1e-9);
-    cr_assert_eq(r.res.steps_redone, 2);
-    cr_assert_float_eq(r.res.makespan_s, 30 + 12.0 * S, 1e-9, "makespan %g", r.res.makespan_s);
+    cr_assert_eq(r.res.failed_rank, 1);
+    cr_assert_eq(r.report.per_rank[1].steps, 3, "the dead worker completed %lld steps",
+                 (long long)r.report.per_rank[1].steps);
+    cr_assert_eq(r.report.samples_applied, (int64_t)S * N * 64 / N, "every sample applied");
     run_release(&r);
     job_close(&j);
 }
 
-/* mirrored on the ideal cluster: a step is 12 units (4 layers x 3, the
- * all-reduces and the update free), so step k completes at 12k. A failure
- * at T restarts every rank from the last checkpoint c <= the steps done,
- * losing T - 12c, and the run ends at T + 12 (S - c). */
-Test(simulate, mirrored_failure_restarts_from_the_last_checkpoint)
+/* --mtbf under continue: workers die one after another at exponential
+ * times (mean mtbf / live workers) until the work is done; the same seed
+ * gives the same deaths, and when every worker dies the run says so. */
+Test(simulate, ps_async_mtbf_kills_workers_reproducibly)
+{
+    const int N = 4, S = 40;
+    struct job j = job_open("ps-async", scenario(UNIFORM_4, N, 64, 1), "ideal", 0);
+    /* a worker step is 12 units: S x N of them on N workers take 480 units
+     * without a failure; a per-worker mean of 500 kills some of them */
+    struct sim_run a = run(j.p, &j.c, S, (struct opts){.mtbf_s = 500, .seed = 3}, NULL);
+    struct sim_run b = run(j.p, &j.c, S, (struct opts){.mtbf_s = 500, .seed = 3}, NULL);
+    cr_assert(a.res.n_failures >= 1 && a.res.n_failures < N, "%d failures", a.res.n_failures);
+    cr_assert_eq(a.res.n_failures, b.res.n_failures);
+    cr_assert_eq(a.res.failed_rank, b.res.failed_rank);
+    cr_assert(a.res.failure_time_s == b.res.failure_time_s && a.res.makespan_s == b.res.makespan_s,
+              "same seed, same run");
+    cr_assert_gt(a.res.makespan_s, 480, "fewer workers take longer: %g", a.res.makespan_s);
+    run_release(&a);
+    run_release(&b);
+    struct err e = {0};
+    cr_assert_eq(try_run(j.p, &j.c, S, (struct opts){.mtbf_s = 1, .seed = 3}, NULL, &a, &e),
+                 ERR_RUN);
+    cr_assert(strstr(e.msg, "every one of the 4 workers failed"), "%s", e.msg);
+    run_release(&a);
+    job_close(&j);
+}
+
+/* A synchronous plan's failure stops every rank: restart and shrink are
+ * sim/failures.h's (tests/test_sim_failures.c), and the event loop refuses
+ * it rather than carry on without a member of an all-reduce. */
+Test(simulate, refuses_a_synchronous_failure_in_the_event_loop)
 {
     struct job j = job_open("mirrored", scenario(UNIFORM_4, 4, 64, 1), "ideal", 0);
-    const int S = 10;
-    struct {
-        const char *fail;
-        int every;
-        double lost;
-        int redone, c;
-    } cases[] = {
-        {"1@40s", 2, 16, 1, 2},   /* 3 steps done (36): checkpoint 2 (24) */
-        {"1@50s", 2, 2, 0, 4},    /* 4 done (48): checkpoint 4 */
-        {"0@40s", 0, 40, 3, 0},   /* no checkpoints: from the start */
-        {"3@5s", 3, 5, 0, 0},     /* before the first step ends */
-    };
-    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        struct sim_run r = run(j.p, &j.c, S, (struct opts){.fail = cases[k].fail,
-                                                   .checkpoint_every = cases[k].every}, NULL);
-        double T = atof(strchr(cases[k].fail, '@') + 1);
-        cr_assert(r.res.failed, "%s", cases[k].fail);
-        cr_assert_float_eq(r.res.lost_s, cases[k].lost, 1e-9, "%s: lost %g", cases[k].fail,
-                           r.res.lost_s);
-        cr_assert_eq(r.res.steps_redone, cases[k].redone, "%s", cases[k].fail);
-        cr_assert_float_eq(r.res.makespan_s, T + 12.0 * (S - cases[k].c), 1e-9,
-                           "%s: makespan %g", cases[k].fail, r.res.makespan_s);
-        run_release(&r);
-    }
-    /* The work thrown away is in the trace with its real times: step 2
-     * (the third; checkpoint 2 holds steps 0 and 1) ran from 24 to 36
-     * before the failure at 40, and again from 40 to 52 after it. */
-    struct trace t;
-    trace_init(&t, -1, 100000);
-    struct sim_run r = run(j.p, &j.c, S, (struct opts){.fail = "1@40s", .checkpoint_every = 2}, &t);
-    double first = INFINITY, last = 0;
-    for (size_t k = 0; k < t.spans.len; k++) {
-        const struct span *sp = &t.spans.items[k];
-        if (sp->rank != 0 || sp->step != 2 || sp->kind != OP_FORWARD) continue;
-        first = fmin(first, sp->start_s);
-        last = fmax(last, sp->start_s);
-    }
-    cr_assert_float_eq(first, 24, 1e-9, "the abandoned forward of step 2 started at %g", first);
-    cr_assert_float_eq(last, 40, 1e-9, "the redone forward of step 2 started at %g", last);
+    struct sim_run r;
+    struct err e = {0};
+    cr_assert_eq(try_run(j.p, &j.c, 10, (struct opts){.fail = "1@40s"}, NULL, &r, &e), ERR_INPUT);
+    cr_assert(strstr(e.msg, "synchronous") && strstr(e.msg, "sim/failures.h"), "%s", e.msg);
     run_release(&r);
-    trace_release(&t);
-
-    /* With noise the look-ahead pass and the real one must agree on the
-     * checkpoint, or the analysis would see a step go back and refuse it. */
-    r = run(j.p, &j.c, S, (struct opts){.fail = "2@60s", .checkpoint_every = 3,
-                                    .straggler = "exp:0.3", .seed = 9}, NULL);
-    cr_assert(r.res.failed);
-    cr_assert_gt(r.res.lost_s, 0);
-    cr_assert_gt(r.res.makespan_s, 60);
-    run_release(&r);
-
-    /* a failure after the run changes nothing */
-    r = run(j.p, &j.c, S, (struct opts){.fail = "0@1000s"}, NULL);
-    cr_assert(!r.res.failed);
-    cr_assert_float_eq(r.res.makespan_s, 12.0 * S, 1e-9);
+    cr_assert_eq(try_run(j.p, &j.c, 10, (struct opts){.mtbf_s = 100}, NULL, &r, &e), ERR_INPUT);
     run_release(&r);
     job_close(&j);
 }

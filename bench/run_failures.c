@@ -1,0 +1,156 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/plan_memory.h"
+#include "../sim/cluster.h"
+#include "run_failures.h"
+
+int run_failures_prepare(const struct config *cfg, struct sim_setup *setup,
+                         struct run_failures *rf, struct err *e)
+{
+    memset(rf, 0, sizeof *rf);
+    TRY(failure_parse(cfg->fail, &rf->spec, e));
+    rf->has_failures = rf->spec.is_set || cfg->mtbf_hours > 0;
+    /* a policy that nothing will use is not refused (a sweep's one-device
+     * point under --on-failure shrink) */
+    bool is_used = rf->has_failures || cfg->checkpoint_every > 0;
+    TRY(failure_policy_resolve(is_used ? cfg->on_failure : "auto", setup->plan, &rf->policy, e));
+    if (rf->has_failures && cfg->numerics)
+        return err_set(e, ERR_INPUT, "--fail or --mtbf with --numerics is not supported: the "
+                       "arithmetic of work that a failure throws away cannot be taken back");
+    if (rf->policy == FAILURE_CONTINUE) {
+        setup->failure = rf->spec;
+        setup->mtbf_s = cfg->mtbf_hours * 3600;
+        return 0;
+    }
+    rf->is_timeline = rf->has_failures || cfg->checkpoint_every > 0;
+    if (rf->is_timeline &&
+        !(rf->step_end_s = XCALLOC(e, (size_t)setup->steps + 1, sizeof *rf->step_end_s)))
+        return e->code;
+    setup->step_end_s = rf->step_end_s;
+    return 0;
+}
+
+/* ends[k] -> the duration of step k, in place */
+static void ends_to_durations(double *t, int steps)
+{
+    for (int k = steps - 1; k > 0; k--) t[k] -= t[k - 1];
+}
+
+/* Shrink: the same scenario on n workers, simulated without failures. */
+struct shrunk {
+    const struct config *cfg;
+    const struct strategy *st;
+    const struct workload *wl;
+    const struct sim_setup *setup;   /* the first run's: steps, seed, stragglers */
+    double *step_s;                  /* [steps], owned */
+};
+
+static int shrunk_step_times(void *ctx, int n_workers, const double **step_s, struct err *e)
+{
+    struct shrunk *sh = ctx;
+    struct config c = *sh->cfg;
+    c.devices = n_workers;
+    c.positional = NULL;
+    c.n_positional = 0;
+    struct plan *p = NULL;
+    struct cluster cl;
+    struct sim_result res;
+    struct sim_setup s = *sh->setup;
+    s.failure.is_set = false;
+    s.mtbf_s = 0;
+    s.step_end_s = sh->step_s;
+    int rc = cluster_load(c.cluster, &cl, e);
+    if (rc == 0) rc = cluster_set_jitter(&cl, c.jitter, e);
+    if (rc == 0) rc = strategy_build(sh->st, &c, sh->wl, &p, e);
+    if (rc == 0) rc = cluster_layout(&cl, p->n_ranks, c.nodes, c.devices_per_node, c.allreduce, e);
+    if (rc == 0) {
+        s.plan = p;
+        s.cluster = &cl;
+        rc = simulate(&s, NULL, NULL, &res, e);
+    }
+    plan_free(p);
+    TRY(rc);
+    ends_to_durations(sh->step_s, s.steps);
+    *step_s = sh->step_s;
+    return 0;
+}
+
+int run_failures_replay(struct run_failures *rf, const struct config *cfg,
+                        const struct strategy *st, const struct workload *wl,
+                        const struct sim_setup *setup, const struct sim_result *res,
+                        struct err *e)
+{
+    if (!rf->is_timeline) return 0;
+    const struct plan *p = setup->plan;
+    int steps = setup->steps;
+    if (policy_is_async(p->policy)) {
+        /* asynchronous workers are not in lockstep: the job's steps take
+         * the mean */
+        for (int k = 0; k < steps; k++) rf->step_end_s[k] = res->makespan_s / steps;
+    } else {
+        ends_to_durations(rf->step_end_s, steps);
+    }
+    struct plan_memory mem;
+    plan_memory_max(p, &mem);
+    struct shrunk sh = {.cfg = cfg, .st = st, .wl = wl, .setup = setup};
+    if (rf->policy == FAILURE_SHRINK &&
+        !(sh.step_s = XCALLOC(e, (size_t)steps, sizeof *sh.step_s)))
+        return e->code;
+    struct failure_setup fs = {
+        .policy = rf->policy,
+        .failure = rf->spec,
+        .mtbf_s = cfg->mtbf_hours * 3600,
+        .seed = setup->seed,
+        .n_workers = p->n_workers,
+        .steps = steps,
+        .checkpoint_every = (int)cfg->checkpoint_every,
+        .commit_every = (int)cfg->commit_every,
+        .costs = cluster_failure_costs(setup->cluster, mem.params + mem.optimizer),
+        .step_s = rf->step_end_s,
+        .step_times = rf->policy == FAILURE_SHRINK ? shrunk_step_times : NULL,
+        .ctx = &sh,
+    };
+    int rc = failure_timeline(&fs, &rf->outcome, e);
+    free(sh.step_s);
+    return rc;
+}
+
+double run_failures_end_s(const struct run_failures *rf, const struct sim_result *res)
+{
+    return rf->is_timeline ? rf->outcome.total_s : res->makespan_s;
+}
+
+void run_failures_report(const struct run_failures *rf, const struct sim_result *res,
+                         const struct config *cfg, struct report *r)
+{
+    r->failure.policy = failure_policy_names[rf->policy];
+    if (!rf->is_timeline) {
+        /* continue: the dead workers' time is down; nothing is redone in the
+         * job's time (a dead worker's item goes to another) */
+        r->failure.happened = res->failed || cfg->mtbf_hours > 0;
+        r->failure.rank = res->failed_rank;
+        r->failure.time_s = res->failure_time_s;
+        r->failure.n_failures = res->n_failures;
+        r->failure.goodput = 1;
+        return;
+    }
+    const struct failure_outcome *o = &rf->outcome;
+    r->failure.happened = o->n_failures > 0 || cfg->mtbf_hours > 0;
+    r->failure.rank = o->first_rank;
+    r->failure.time_s = o->n_failures > 0 ? o->first_time_s : 0;
+    r->failure.n_failures = o->n_failures;
+    r->failure.detect_s = o->detect_s;
+    r->failure.relaunch_s = o->relaunch_s;
+    r->failure.redone_s = o->redone_s;
+    r->failure.lost_s = failure_lost_s(o);
+    r->failure.steps_redone = o->steps_redone;
+    r->failure.checkpoint_s = o->checkpoint_s;
+    r->failure.goodput = failure_goodput(o);
+}
+
+void run_failures_release(struct run_failures *rf)
+{
+    free(rf->step_end_s);
+    rf->step_end_s = NULL;
+}

@@ -1,0 +1,48 @@
+/* The failure side of a simulated run (docs/metrics.md, "Failures"): the
+ * --on-failure policy made concrete, what the event loop carries out
+ * (continue: simulate.h) and what the step timeline replays (restart and
+ * shrink, with the checkpoints' and commits' cost: sim/failures.h). */
+#ifndef STRATA_BENCH_RUN_FAILURES_H
+#define STRATA_BENCH_RUN_FAILURES_H
+
+#include <stdbool.h>
+
+#include "../core/config.h"
+#include "../core/failure_policy.h"
+#include "../sim/failures.h"
+#include "../sim/simulate.h"
+#include "../strategies/strategy.h"
+
+struct run_failures {
+    enum failure_policy policy;
+    bool has_failures;        /* --fail or --mtbf */
+    bool is_timeline;         /* restart or shrink, with failures or checkpoints */
+    struct failure_spec spec; /* --fail */
+    double *step_end_s;       /* [steps + 1] (what numerics wants), owned: the step ends */
+    struct failure_outcome outcome;   /* the timeline's, when is_timeline */
+};
+
+/* Resolves --on-failure for the plan in setup and sets the setup's
+ * failures: continue's go to the event loop, the others to the timeline
+ * (setup then has none, and step_end_s to fill). ERR_INPUT from
+ * failure_policy_resolve, and for --fail or --mtbf with --numerics. */
+int run_failures_prepare(const struct config *cfg, struct sim_setup *setup,
+                         struct run_failures *rf, struct err *e);
+
+/* After the event loop: the timeline (when is_timeline) over its step
+ * times; shrink simulates the plan of st again on fewer workers. */
+int run_failures_replay(struct run_failures *rf, const struct config *cfg,
+                        const struct strategy *st, const struct workload *wl,
+                        const struct sim_setup *setup, const struct sim_result *res,
+                        struct err *e);
+
+/* The run's end: the timeline's, else the event loop's makespan. */
+double run_failures_end_s(const struct run_failures *rf, const struct sim_result *res);
+
+/* r's failure section (null unless a failure happened or --mtbf is set). */
+void run_failures_report(const struct run_failures *rf, const struct sim_result *res,
+                         const struct config *cfg, struct report *r);
+
+void run_failures_release(struct run_failures *rf);
+
+#endif

@@ -1,0 +1,234 @@
+/* The failure timeline (failures.h): one pass over the job's steps, each
+ * phase (a step, a checkpoint or commit, a recovery) run until it ends or
+ * the next failure cuts it. O(steps + failures); nothing allocated but the
+ * random stream. */
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "failures.h"
+
+/* Added to the run seed for the failure stream: another SplitMix64 sequence
+ * than the stragglers' (seed) and the jitter's (the fraction of sqrt(2));
+ * this is the fraction of sqrt(3), SHA-2's second constant. */
+#define FAILURE_SEED_SALT 0xbb67ae8584caa73bull
+
+/* Failures a run may have before the timeline gives up: a job whose
+ * failures come much faster than a step would otherwise take e^(step /
+ * gap) tries per step. 10^7 failures take about a second to replay. */
+#define FAILURE_MAX_FAILURES 10000000
+
+struct failure_draws {
+    gsl_rng **rng;   /* one stream */
+};
+
+struct failure_draws *failure_draws_create(uint64_t seed, struct err *e)
+{
+    struct failure_draws *d = XCALLOC(e, 1, sizeof *d);
+    if (!d) return NULL;
+    if (!(d->rng = straggler_streams_create(seed + FAILURE_SEED_SALT, 1, "failure", e))) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void failure_draws_free(struct failure_draws *d)
+{
+    if (!d) return;
+    straggler_streams_free(d->rng, 1);
+    free(d);
+}
+
+/* The minimum of n independent Exponential(mtbf_s) lifetimes is
+ * Exponential(mtbf_s / n): one draw for the whole job. */
+double failure_draws_gap_s(struct failure_draws *d, double mtbf_s, int n_devices)
+{
+    return gsl_ran_exponential(d->rng[0], mtbf_s / n_devices);
+}
+
+int failure_draws_pick(struct failure_draws *d, int n_devices)
+{
+    return (int)gsl_rng_uniform_int(d->rng[0], (unsigned long)n_devices);
+}
+
+/* ---- the timeline ------------------------------------------------------- */
+
+struct timeline {
+    const struct failure_setup *s;
+    struct failure_outcome *out;
+    struct failure_draws *draws;   /* NULL without --mtbf */
+    struct err *e;
+    const double *step_s;          /* on n workers */
+    int n;                         /* workers now */
+    double t;                      /* now */
+    int k;                         /* steps complete (the next step to run) */
+    int safe_k;                    /* the step a failure goes back to */
+    double work_since_safe_s;      /* step time since then: redone on a failure */
+    double next_fail_s;            /* INFINITY = none to come */
+    int next_rank;
+    bool is_next_the_spec;         /* the next failure is --fail's R@Ts */
+    bool is_spec_fired;            /* --fail has happened */
+};
+
+/* The next failure after the one at t: a --fail time still ahead, or the
+ * next --mtbf draw (the earlier). */
+static void schedule_next(struct timeline *tl)
+{
+    const struct failure_spec *f = &tl->s->failure;
+    tl->next_fail_s = INFINITY;
+    tl->is_next_the_spec = f->is_set && f->step < 0 && !tl->is_spec_fired;
+    if (tl->is_next_the_spec) {
+        tl->next_fail_s = f->time_s;
+        tl->next_rank = f->rank;
+    }
+    if (tl->draws) {
+        double at = tl->t + failure_draws_gap_s(tl->draws, tl->s->mtbf_s, tl->n);
+        int rank = failure_draws_pick(tl->draws, tl->n);
+        if (at < tl->next_fail_s) {
+            tl->next_fail_s = at;
+            tl->next_rank = rank;
+            tl->is_next_the_spec = false;
+        }
+    }
+}
+
+/* Runs a phase of dur_s into *acc unless the next failure cuts it; true
+ * when it ended whole (tl->t is then its end, else the failure's time). */
+static bool run_phase(struct timeline *tl, double dur_s, double *acc)
+{
+    if (tl->t + dur_s <= tl->next_fail_s) {
+        tl->t += dur_s;
+        *acc += dur_s;
+        return true;
+    }
+    *acc += tl->next_fail_s - tl->t;
+    tl->t = tl->next_fail_s;
+    return false;
+}
+
+/* A device fails now: the work since the rollback point is lost, shrink
+ * loses the device, and the next failure is drawn. */
+static int on_failure(struct timeline *tl, int rank)
+{
+    struct failure_outcome *o = tl->out;
+    if (o->n_failures == FAILURE_MAX_FAILURES)
+        return err_set(tl->e, ERR_RUN, "--mtbf: %d failures, and the job is at step %d of %d "
+                       "at %.6g s: a failure every %.4g s on average leaves too little time "
+                       "for steps of about %.4g s and their recovery (a longer --mtbf, more "
+                       "frequent checkpoints or a cheaper restart would)", o->n_failures,
+                       tl->k, tl->s->steps, tl->t, tl->s->mtbf_s / tl->n,
+                       tl->step_s[tl->k < tl->s->steps ? tl->k : 0]);
+    if (tl->is_next_the_spec && tl->t == tl->next_fail_s) tl->is_spec_fired = true;
+    if (o->n_failures++ == 0) {
+        o->first_rank = rank;
+        o->first_time_s = tl->t;
+    }
+    o->redone_s += tl->work_since_safe_s;
+    o->steps_redone += tl->k - tl->safe_k;
+    tl->work_since_safe_s = 0;
+    tl->k = tl->safe_k;
+    if (tl->s->policy == FAILURE_SHRINK) {
+        if (tl->n <= 1)
+            return err_set(tl->e, ERR_RUN, "--on-failure shrink: the last worker failed at "
+                           "%.6g s, with no survivor to go on (%d failures)", tl->t,
+                           o->n_failures);
+        tl->n--;
+        if (tl->s->step_times)
+            TRY_CTX(tl->e, tl->s->step_times(tl->s->ctx, tl->n, &tl->step_s, tl->e),
+                    "the job shrunk to %d workers", tl->n);
+    }
+    schedule_next(tl);
+    return 0;
+}
+
+/* Detection, then relaunch (and, for restart, loading the checkpoint), until
+ * they run without a failure. */
+static int recover(struct timeline *tl)
+{
+    const struct failure_costs *c = &tl->s->costs;
+    double relaunch_s = c->relaunch_s + (tl->s->policy == FAILURE_RESTART ? c->load_s : 0);
+    for (;;) {
+        if (run_phase(tl, c->detect_s, &tl->out->detect_s) &&
+            run_phase(tl, relaunch_s, &tl->out->relaunch_s))
+            return 0;
+        TRY(on_failure(tl, tl->next_rank));
+    }
+}
+
+/* A phase that saves the state (a checkpoint or a commit) after step k:
+ * false when a failure cut it (recovered from already). */
+static int save(struct timeline *tl, double dur_s, bool is_rollback_point, bool *is_whole)
+{
+    *is_whole = run_phase(tl, dur_s, &tl->out->checkpoint_s);
+    if (!*is_whole) {
+        TRY(on_failure(tl, tl->next_rank));
+        return recover(tl);
+    }
+    if (is_rollback_point) {
+        tl->safe_k = tl->k;
+        tl->work_since_safe_s = 0;
+    }
+    return 0;
+}
+
+int failure_timeline(const struct failure_setup *s, struct failure_outcome *out, struct err *e)
+{
+    *out = (struct failure_outcome){.first_rank = -1, .n_workers_end = s->n_workers};
+    if (s->policy != FAILURE_RESTART && s->policy != FAILURE_SHRINK)
+        return err_set(e, ERR_INPUT, "failure_timeline: policy %s is the event loop's "
+                       "(simulate.h), not the timeline's", failure_policy_names[s->policy]);
+    if (s->steps < 0 || s->n_workers < 1 || !s->step_s || !(s->mtbf_s >= 0))
+        return err_set(e, ERR_INPUT, "failure_timeline: %d steps on %d workers, mtbf %g s: "
+                       "not a run", s->steps, s->n_workers, s->mtbf_s);
+    struct timeline tl = {.s = s, .out = out, .e = e, .step_s = s->step_s, .n = s->n_workers};
+    if (s->mtbf_s > 0 && !(tl.draws = failure_draws_create(s->seed, e))) return e->code;
+    schedule_next(&tl);
+    bool is_shrink = s->policy == FAILURE_SHRINK;
+    int rc = 0;
+    while (rc == 0 && tl.k < s->steps) {
+        const struct failure_spec *f = &s->failure;
+        if (f->is_set && f->step == tl.k && !tl.is_spec_fired) {
+            /* R@STEP: rank R dies as it starts the step, the first time */
+            tl.is_spec_fired = true;
+            tl.is_next_the_spec = false;
+            if ((rc = on_failure(&tl, f->rank)) == 0) rc = recover(&tl);
+            continue;
+        }
+        double d = tl.step_s[tl.k];
+        double before = tl.t;
+        if (!run_phase(&tl, d, &out->work_s)) {
+            tl.work_since_safe_s += tl.t - before;
+            if ((rc = on_failure(&tl, tl.next_rank)) == 0) rc = recover(&tl);
+            continue;
+        }
+        tl.work_since_safe_s += d;
+        tl.k++;
+        bool is_whole = true;
+        if (tl.k < s->steps && is_shrink && s->commit_every > 0 && tl.k % s->commit_every == 0)
+            rc = save(&tl, s->costs.commit_s, true, &is_whole);
+        if (rc == 0 && is_whole && tl.k < s->steps && s->checkpoint_every > 0 &&
+            tl.k % s->checkpoint_every == 0) {
+            rc = save(&tl, s->costs.checkpoint_s, !is_shrink, &is_whole);
+        }
+    }
+    /* work_s counted every step run, the redone ones too: what survived is
+     * the rest */
+    out->work_s -= out->redone_s;
+    out->total_s = tl.t;
+    out->n_workers_end = tl.n;
+    failure_draws_free(tl.draws);
+    return rc;
+}
+
+double failure_lost_s(const struct failure_outcome *o)
+{
+    return o->detect_s + o->relaunch_s + o->redone_s;
+}
+
+double failure_goodput(const struct failure_outcome *o)
+{
+    return o->total_s > 0 ? o->work_s / o->total_s : 1;
+}

@@ -1,0 +1,116 @@
+/* Failures at the scale of a job's steps: the timeline of a run whose ranks
+ * die and come back (--on-failure restart) or go on without the dead one
+ * (shrink), with the time checkpoints and commits cost, failure or not.
+ *
+ * The event loop (simulate.h) runs the plan's steps without a failure; this
+ * module replays their durations through the failures, as a discrete-event
+ * simulation at step granularity. That is exact for what restart and shrink
+ * do: every rank stops, goes back to a saved step and runs the same steps
+ * again (taking, the second time, the time they took the first), so what
+ * happens inside a step does not change what a failure costs. And it is what
+ * lets a run of 10^4 devices over days with hundreds of failures take
+ * seconds (README, "Failures at scale"). The event loop keeps the failures
+ * that change what happens inside steps: continue's (an asynchronous worker
+ * retires, the others take its work).
+ *
+ * The timeline, in virtual seconds from 0:
+ *   step k      takes step_s[k] on the job's current workers (shrink: the
+ *               durations on n workers, from the caller's step_times)
+ *   checkpoint  after steps K, 2K, ... below S (K = checkpoint_every): every
+ *               rank stops for checkpoint_s (synchronous checkpointing);
+ *               restart goes back to the newest whole one (step 0 if none)
+ *   commit      shrink only: after every commit_every steps below S, commit_s
+ *               (an in-memory copy of the state); shrink goes back to it
+ *   failure     at a --fail time, as step STEP starts (--fail R@STEP), or,
+ *               with --mtbf, each device after an exponential time: the job's
+ *               failures are then a Poisson process of rate n / mtbf_s (n
+ *               devices, each replaced device starting afresh: memoryless),
+ *               the failed device uniform among the n, drawn from the seed's
+ *               own stream. A failure interrupts whatever runs (a step, a
+ *               checkpoint or commit being written, a recovery); the work
+ *               since the rollback point is redone, then detection and
+ *               relaunch (restart adds loading the checkpoint) take their
+ *               time, and a failure during them starts them over.
+ *   restart     keeps n (the failed device is replaced); shrink goes on with
+ *               n - 1 workers, and a job down to no worker fails (ERR_RUN).
+ *
+ * What it leaves out: storage is per device (a shared file system's total
+ * bandwidth is not a bottleneck), a redone step takes exactly the time it
+ * took the first time, and a failure of a parameter server is one more
+ * device failing (restart replaces it like any other). */
+#ifndef STRATA_FAILURES_H
+#define STRATA_FAILURES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/err.h"
+#include "../core/failure_policy.h"
+#include "../core/straggler.h"
+
+/* What each part of recovering costs, in seconds (cluster_failure_costs). */
+struct failure_costs {
+    double checkpoint_s;   /* writing one checkpoint: every rank its state */
+    double load_s;         /* reading it back on a restart */
+    double commit_s;       /* one in-memory commit (shrink) */
+    double detect_s;       /* from a death to the job noticing it */
+    double relaunch_s;     /* starting the processes again / re-forming the group */
+};
+
+/* The job's step durations on n workers: *step_s = [steps] seconds (the
+ * callee's array, alive until the timeline returns). 0 or a negative code. */
+typedef int (*failure_step_times_fn)(void *ctx, int n_workers, const double **step_s,
+                                     struct err *e);
+
+struct failure_setup {
+    enum failure_policy policy;      /* restart or shrink */
+    struct failure_spec failure;     /* --fail; is_set false = none */
+    double mtbf_s;                   /* per device; 0 = none */
+    uint64_t seed;
+    int n_workers;
+    int steps;
+    int checkpoint_every;            /* 0 = never */
+    int commit_every;                /* shrink; 0 = never (back to the start) */
+    struct failure_costs costs;
+    const double *step_s;            /* [steps] on n_workers */
+    failure_step_times_fn step_times;   /* shrink: the durations on fewer workers */
+    void *ctx;
+};
+
+struct failure_outcome {
+    double total_s;        /* the run's end, failures and checkpoints included */
+    double work_s;         /* steps whose work survived: sum of their last durations */
+    int n_failures;
+    int first_rank;        /* -1 when none happened */
+    double first_time_s;
+    double detect_s, relaunch_s, redone_s;   /* lost = their sum; relaunch includes loading */
+    int steps_redone;
+    double checkpoint_s;   /* writing checkpoints and commits, interrupted ones too */
+    int n_workers_end;     /* shrink: the workers left */
+};
+
+/* Replays the run's steps through its failures (above). ERR_INPUT for a
+ * setup that cannot be (a policy other than restart or shrink, no steps'
+ * durations); ERR_RUN when shrink has no worker left, or after 10^7
+ * failures (failures so frequent that the job would not finish). The
+ * caller checks --fail's rank against its plan. Deterministic: the same
+ * setup gives the same outcome, bit for bit. */
+int failure_timeline(const struct failure_setup *s, struct failure_outcome *out, struct err *e);
+
+/* The time lost, detect + relaunch + redone. */
+double failure_lost_s(const struct failure_outcome *o);
+
+/* Share of the run's time on work that survives: work_s / total_s (1 for an
+ * empty run). */
+double failure_goodput(const struct failure_outcome *o);
+
+/* The exponential draws of --mtbf: one stream from the run's seed (salted:
+ * not the stragglers' nor the jitter's), next_gap_s the time to the next
+ * failure of n devices each of mean mtbf_s, pick the failed one. */
+struct failure_draws;
+struct failure_draws *failure_draws_create(uint64_t seed, struct err *e);
+void failure_draws_free(struct failure_draws *d);
+double failure_draws_gap_s(struct failure_draws *d, double mtbf_s, int n_devices);
+int failure_draws_pick(struct failure_draws *d, int n_devices);
+
+#endif

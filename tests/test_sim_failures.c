@@ -1,0 +1,283 @@
+/* sim/failures.c: the failure timeline (restart and shrink), step-exact on
+ * constant steps, against Young and Daly's first-order goodput, and through
+ * bench/run.c on the ideal cluster. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bench/run.h"
+#include "../core/config.h"
+#include "../sim/failures.h"
+#include "helpers.h"
+
+/* Steps of 12 s, as mirrored's on the ideal cluster with UNIFORM_4 (4
+ * layers x 3 units); after a shrink, 16 s. */
+#define STEPS 10
+static double twelve[STEPS] = {12, 12, 12, 12, 12, 12, 12, 12, 12, 12};
+static double sixteen[STEPS] = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
+
+static int on_fewer(void *ctx, int n_workers, const double **step_s, struct err *e)
+{
+    (void)ctx;
+    (void)e;
+    cr_assert_eq(n_workers, 3, "shrunk from 4 to %d", n_workers);
+    *step_s = sixteen;
+    return 0;
+}
+
+static struct failure_setup setup_of(enum failure_policy policy, const char *fail, int every)
+{
+    struct failure_setup s = {.policy = policy, .n_workers = 4, .steps = STEPS,
+                              .checkpoint_every = every, .step_s = twelve,
+                              .step_times = on_fewer};
+    struct err e = {0};
+    cr_assert_eq(failure_parse(fail, &s.failure, &e), 0, "%s", e.msg);
+    return s;
+}
+
+static struct failure_outcome timeline(const struct failure_setup *s)
+{
+    struct failure_outcome o;
+    struct err e = {0};
+    cr_assert_eq(failure_timeline(s, &o, &e), 0, "%s", e.msg);
+    /* every second of the run is surviving work, checkpoints or lost */
+    cr_assert_float_eq(o.total_s, o.work_s + o.checkpoint_s + failure_lost_s(&o),
+                       1e-12 * fmax(1, o.total_s),
+                       "total %g = work %g + checkpoints %g + lost %g", o.total_s, o.work_s,
+                       o.checkpoint_s, failure_lost_s(&o));
+    return o;
+}
+
+/* Restart, free costs: step k ends at 12k; a failure at T goes back to the
+ * last checkpoint c, losing T - 12c, and the run ends at T + 12 (S - c). */
+Test(sim_failures, restart_loses_the_work_since_the_last_checkpoint)
+{
+    struct {
+        const char *fail;
+        int every;
+        double redone;
+        int steps_redone, c;
+    } cases[] = {
+        {"1@40s", 2, 16, 1, 2},   /* 3 steps done (36): checkpoint 2 (24) */
+        {"1@50s", 2, 2, 0, 4},    /* 4 done (48): checkpoint 4 */
+        {"0@40s", 0, 40, 3, 0},   /* no checkpoints: from the start */
+        {"3@5s", 3, 5, 0, 0},     /* before the first step ends */
+        {"1@3", 2, 12, 1, 2},     /* as step 3 starts (36): checkpoint 2 */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        struct failure_setup s = setup_of(FAILURE_RESTART, cases[k].fail, cases[k].every);
+        struct failure_outcome o = timeline(&s);
+        double T = strchr(cases[k].fail, 's') ? atof(strchr(cases[k].fail, '@') + 1) : 36;
+        cr_assert_eq(o.n_failures, 1, "%s", cases[k].fail);
+        cr_assert_float_eq(o.first_time_s, T, 1e-12, "%s", cases[k].fail);
+        cr_assert_float_eq(o.redone_s, cases[k].redone, 1e-9, "%s: redone %g", cases[k].fail,
+                           o.redone_s);
+        cr_assert_eq(o.steps_redone, cases[k].steps_redone, "%s", cases[k].fail);
+        cr_assert_float_eq(o.total_s, T + 12.0 * (STEPS - cases[k].c), 1e-9, "%s: end %g",
+                           cases[k].fail, o.total_s);
+        cr_assert_float_eq(o.work_s, 12.0 * STEPS, 1e-9);
+    }
+    /* a failure after the run changes nothing */
+    struct failure_setup s = setup_of(FAILURE_RESTART, "0@1000s", 0);
+    struct failure_outcome o = timeline(&s);
+    cr_assert_eq(o.n_failures, 0);
+    cr_assert_float_eq(o.total_s, 12.0 * STEPS, 1e-12);
+    cr_assert_eq(o.first_rank, -1);
+}
+
+/* Restart with every cost: checkpoints of 1 s after steps 2, 4, 6, 8,
+ * detection 2 s, relaunch 3 s, loading 4 s. Step 3 runs 37 to 49 and is cut
+ * at 40; 40 - 25 (checkpoint 2 complete) is redone; the ranks are back at
+ * 40 + 2 + 7 = 49 and run steps 2 to 9 with checkpoints 4, 6, 8: 148. */
+Test(sim_failures, restart_pays_checkpoints_detection_relaunch_and_loading)
+{
+    struct failure_setup s = setup_of(FAILURE_RESTART, "1@40s", 2);
+    s.costs = (struct failure_costs){.checkpoint_s = 1, .load_s = 4, .commit_s = 100,
+                                     .detect_s = 2, .relaunch_s = 3};
+    struct failure_outcome o = timeline(&s);
+    cr_assert_float_eq(o.redone_s, 15, 1e-9, "redone %g", o.redone_s);
+    cr_assert_eq(o.steps_redone, 1);
+    cr_assert_float_eq(o.detect_s, 2, 1e-12);
+    cr_assert_float_eq(o.relaunch_s, 7, 1e-12, "relaunch and loading %g", o.relaunch_s);
+    cr_assert_float_eq(o.checkpoint_s, 4, 1e-12, "checkpoints %g (commits are shrink's)",
+                       o.checkpoint_s);
+    cr_assert_float_eq(o.total_s, 148, 1e-9, "end %g", o.total_s);
+    cr_assert_float_eq(failure_goodput(&o), 120.0 / 148, 1e-12);
+
+    /* without a failure, the checkpoints alone: 120 + 4 */
+    s = setup_of(FAILURE_RESTART, "", 2);
+    s.costs.checkpoint_s = 1;
+    o = timeline(&s);
+    cr_assert_eq(o.n_failures, 0);
+    cr_assert_float_eq(o.total_s, 124, 1e-12);
+
+    /* A failure while checkpoint 2 is written (24 to 34, cut at 30): the
+     * 6 s written are spent, steps 0 and 1 are redone from the start. */
+    s = setup_of(FAILURE_RESTART, "2@30s", 2);
+    s.costs.checkpoint_s = 10;
+    o = timeline(&s);
+    cr_assert_float_eq(o.redone_s, 24, 1e-9);
+    cr_assert_eq(o.steps_redone, 2);
+    cr_assert_float_eq(o.checkpoint_s, 6 + 40, 1e-9);
+    cr_assert_float_eq(o.total_s, 30 + 120 + 40, 1e-9);
+}
+
+/* Shrink: commits of 0.5 s after every step; the failure at 40 cuts step 3
+ * (37.5 to 49.5) 2.5 s in; back to commit 3 at 40 + 2 + 3 (no loading: the
+ * state is in memory), then steps 3 to 9 on 3 workers at 16 s, commits
+ * after 4 to 9: 45 + 112 + 3 = 160. */
+Test(sim_failures, shrink_goes_back_to_the_last_commit_on_fewer_workers)
+{
+    struct failure_setup s = setup_of(FAILURE_SHRINK, "1@40s", 0);
+    s.commit_every = 1;
+    s.costs = (struct failure_costs){.checkpoint_s = 100, .load_s = 100, .commit_s = 0.5,
+                                     .detect_s = 2, .relaunch_s = 3};
+    struct failure_outcome o = timeline(&s);
+    cr_assert_float_eq(o.redone_s, 2.5, 1e-9, "redone %g", o.redone_s);
+    cr_assert_eq(o.steps_redone, 0);
+    cr_assert_float_eq(o.relaunch_s, 3, 1e-12);
+    cr_assert_float_eq(o.checkpoint_s, 4.5, 1e-12, "commits %g", o.checkpoint_s);
+    cr_assert_float_eq(o.total_s, 160, 1e-9, "end %g", o.total_s);
+    cr_assert_float_eq(o.work_s, 3 * 12 + 7 * 16, 1e-9);
+    cr_assert_eq(o.n_workers_end, 3);
+
+    /* one worker has no survivor to shrink to */
+    s.n_workers = 1;
+    struct err e = {0};
+    cr_assert_eq(failure_timeline(&s, &o, &e), ERR_RUN);
+    cr_assert(strstr(e.msg, "shrink") && strstr(e.msg, "no survivor"), "%s", e.msg);
+}
+
+/* Young (1974) and Daly (2006): a checkpoint of cost C every tau of work,
+ * failures at rate 1/M, restart free: goodput ~ 1 - C/tau - tau/(2M) to
+ * first order in tau/M and C/tau, best at tau* = sqrt(2 C M). With C = 10 s
+ * and M = 10^4 s (8 devices of 8 x 10^4 s each), tau* = 447 s: steps of 10 s,
+ * every 45 steps, and half and twice that. The run spans 10^7 s, about 1000
+ * failures. Tolerance 0.005: the first-order formula leaves out terms of
+ * order (tau/M)^2 and C tau / M^2, about 0.001 here (the exact renewal value
+ * at tau* is tau / ((e^{(tau + C)/M} - 1) M) = 0.9560 against 0.9553), and
+ * 1000 failures' draws spread the goodput by about 0.001, which is also the
+ * tolerance against the exact value (0.002). */
+Test(sim_failures, goodput_matches_young_daly_near_the_optimum)
+{
+    const int steps = 1000000;
+    double *step_s = malloc(steps * sizeof *step_s);
+    cr_assert(step_s);
+    for (int k = 0; k < steps; k++) step_s[k] = 10;
+    const double C = 10, M = 1e4;
+    const int every[] = {22, 45, 90};
+    double g[3];
+    for (int i = 0; i < 3; i++) {
+        struct failure_setup s = {.policy = FAILURE_RESTART, .n_workers = 8, .steps = steps,
+                                  .mtbf_s = 8 * M, .seed = 42, .checkpoint_every = every[i],
+                                  .costs = {.checkpoint_s = C}, .step_s = step_s};
+        struct failure_outcome o = timeline(&s);
+        double tau = every[i] * 10.0, first_order = 1 - C / tau - tau / (2 * M);
+        /* the exact renewal value: a segment of tau + C takes, failures
+         * included, (e^{(tau + C)/M} - 1) M on average (restart free) */
+        double exact = tau / (expm1((tau + C) / M) * M);
+        g[i] = failure_goodput(&o);
+        fprintf(stderr, "tau = %4.0f s: goodput %.4f, first order %.4f (%+.4f, tolerance "
+                "0.005), exact %.4f (%+.4f, tolerance 0.002), %d failures\n", tau, g[i],
+                first_order, g[i] - first_order, exact, g[i] - exact, o.n_failures);
+        cr_assert_float_eq(g[i], first_order, 0.005, "tau %g: %g vs %g", tau, g[i], first_order);
+        cr_assert_float_eq(g[i], exact, 0.002, "tau %g: %g vs exact %g", tau, g[i], exact);
+        cr_assert(o.n_failures > 800 && o.n_failures < 1200, "%d failures", o.n_failures);
+    }
+    cr_assert(g[1] > g[0] && g[1] > g[2], "the optimum is best: %g %g %g", g[0], g[1], g[2]);
+    free(step_s);
+}
+
+/* The same seed gives the same failures, bit for bit; another seed others. */
+Test(sim_failures, mtbf_draws_are_reproducible)
+{
+    struct failure_setup s = setup_of(FAILURE_RESTART, "", 2);
+    s.mtbf_s = 4 * 50;
+    s.seed = 7;
+    s.costs.detect_s = 1;
+    struct failure_outcome a = timeline(&s), b = timeline(&s);
+    cr_assert(a.n_failures > 0);
+    cr_assert(!memcmp(&a, &b, sizeof a), "same seed, same outcome");
+    s.seed = 8;
+    struct failure_outcome c = timeline(&s);
+    cr_assert(c.total_s != a.total_s || c.first_time_s != a.first_time_s);
+}
+
+/* Failures far faster than a step: the timeline gives up with a message
+ * rather than replay e^(step / gap) tries a step. */
+Test(sim_failures, hopeless_mtbf_is_a_run_error_not_a_hang)
+{
+    struct failure_setup s = setup_of(FAILURE_RESTART, "", 0);
+    s.mtbf_s = 4 * 0.01;   /* a failure every 0.01 s against steps of 12 s */
+    struct failure_outcome o;
+    struct err e = {0};
+    cr_assert_eq(failure_timeline(&s, &o, &e), ERR_RUN);
+    cr_assert(strstr(e.msg, "--mtbf") && strstr(e.msg, "step 0 of 10"), "%s", e.msg);
+}
+
+/* Through bench/run.c: mirrored on the ideal cluster takes 12 units a
+ * step with UNIFORM_4's sizes; a failure at 40 with checkpoints every 2 is
+ * the first case above, and it shows in the report. */
+static struct sim_run simulated(const char *strategy, const char *cluster, const char *fail,
+                                const char *policy, int every, struct err *e, int *rc)
+{
+    struct config cfg;
+    config_init(&cfg);
+    snprintf(cfg.model, sizeof cfg.model, "mlp:64-64-64-64-64");
+    snprintf(cfg.cluster, sizeof cfg.cluster, "%s", cluster);
+    snprintf(cfg.fail, sizeof cfg.fail, "%s", fail);
+    snprintf(cfg.on_failure, sizeof cfg.on_failure, "%s", policy);
+    cfg.devices = 4;
+    cfg.batch = 64;
+    cfg.steps = STEPS;
+    cfg.checkpoint_every = every;
+    struct workload *wl = test_workload(cfg.model);
+    const struct strategy *st = strategy_find(strategy, e);
+    cr_assert(st, "%s", e->msg);
+    struct sim_run run;
+    *rc = run_simulate(&cfg, st, wl, 0, NULL, &run, e);
+    workload_free(wl);
+    return run;
+}
+
+Test(sim_failures, strata_sim_reports_the_policy_and_its_cost)
+{
+    struct err e = {0};
+    int rc;
+    struct sim_run run = simulated("mirrored", "ideal", "1@3", "auto", 2, &e, &rc);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    const struct report *r = &run.report;
+    double step = run.result.makespan_s / STEPS;   /* the event loop's, failure-free */
+    cr_assert(r->failure.happened);
+    cr_assert_str_eq(r->failure.policy, "restart");
+    cr_assert_eq(r->failure.rank, 1);
+    cr_assert_float_eq(r->failure.time_s, 3 * step, 1e-9);
+    cr_assert_float_eq(r->failure.redone_s, step, 1e-9);
+    cr_assert_eq(r->failure.steps_redone, 1);
+    /* the step time holds the redone step */
+    cr_assert_float_eq(r->step_time_s.mean, step * (STEPS + 1) / STEPS, 1e-9, "%g",
+                       r->step_time_s.mean);
+    run_release(&run);
+
+    /* shrink refuses a pipeline, with the policy's reason */
+    run = simulated("pipeline-1f1b", "ideal", "1@3", "shrink", 0, &e, &rc);
+    cr_assert_eq(rc, ERR_INPUT);
+    cr_assert(strstr(e.msg, "--on-failure"), "%s", e.msg);
+    run_release(&run);
+
+    /* shrink of mirrored where compute has a cost: 3 workers after the
+     * failure, each with a third of the batch, slower than 4 */
+    struct sim_run whole = simulated("mirrored", "cpu-loopback", "", "auto", 0, &e, &rc);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    run = simulated("mirrored", "cpu-loopback", "1@3", "shrink", 0, &e, &rc);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    cr_assert_str_eq(run.report.failure.policy, "shrink");
+    cr_assert_eq(run.report.failure.steps_redone, 0, "commits every step: nothing redone");
+    cr_assert_gt(run.report.step_time_s.mean, whole.report.step_time_s.mean,
+                 "3 workers are slower than 4: %g vs %g s a step", run.report.step_time_s.mean,
+                 whole.report.step_time_s.mean);
+    run_release(&run);
+    run_release(&whole);
+}
