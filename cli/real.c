@@ -56,6 +56,8 @@ static void print_details(const struct real_result *res)
         printf("%s step %lld: %.4f", i ? "," : "\n  accuracy during training:",
                (long long)r->accuracy_curve[i].step, r->accuracy_curve[i].accuracy);
     putchar('\n');
+    if (res->n_checkpoints > 0)
+        printf("checkpoints: %d written, %.3f s\n", res->n_checkpoints, res->checkpoint_s);
     if (r->staleness.n_histogram > 0)
         printf("staleness of applied pushes: mean %.2f, max %lld\n", r->staleness.mean,
                (long long)r->staleness.max);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../core/ps_policy.h"
+#include "checkpoint.h"
 #include "mpi_check.h"
 #include "ps_server.h"
 #include "ps_wire.h"
@@ -40,6 +41,7 @@ struct server {
     /* the first server of an asynchronous plan hands the job's work out */
     bool is_work_server;
     int64_t work_next, work_total;
+    int n_checkpoint;              /* workers that asked for the coming checkpoint */
 };
 
 static int server_init(struct server *S, struct real_ctx *ctx, struct err *e)
@@ -74,7 +76,27 @@ static int server_init(struct server *S, struct real_ctx *ctx, struct err *e)
     S->is_work_server = policy_is_async(p->policy) && ctx->rank == p->n_workers;
     S->work_next = n_workers;
     S->work_total = ctx->steps * n_workers;
-    return n_workers ? ps_server_init(&S->ps, p->policy, p->policy_arg, n_workers, e) : 0;
+    if (n_workers) TRY(ps_server_init(&S->ps, p->policy, p->policy_arg, n_workers, e));
+    /* --resume: back to the checkpoint's round, which every worker had pushed */
+    const struct checkpoint_server *was = checkpoint_resumed_server(ctx);
+    if (was && n_workers) {
+        ps_server_rewind(&S->ps, was->version, was->round);
+        for (int w = 0; w < n_workers && w < was->n_workers; w++)
+            S->last_applied[w] = was->last_applied[w];
+    }
+    return 0;
+}
+
+/* A worker's CHECKPOINT: once every worker sent it, this server's part. */
+static int take_checkpoint(struct server *S, const struct ps_msg *m, struct err *e)
+{
+    if (++S->n_checkpoint < S->n_workers) return 0;
+    S->n_checkpoint = 0;
+    struct checkpoint_server state = {.version = S->ps.version, .round = S->ps.round,
+                                      .n_workers = S->n_workers,
+                                      .last_applied = S->last_applied};
+    struct checkpoint_extra x = {.server = &state};
+    return checkpoint_save(S->ctx, m->round, &x, e);
 }
 
 static void server_release(struct server *S)
@@ -196,6 +218,7 @@ int ps_serve(struct real_ctx *ctx, struct err *e)
             else if (vec_push(&S.pending, q) < 0) rc = err_set(e, ERR_NOMEM, "out of memory");
             break;
         }
+        case PS_CHECKPOINT: rc = take_checkpoint(&S, &m, e); break;
         case PS_DONE:
             n_done++;
             /* a worker with no work left holds ssp's bound back no more */

@@ -8,6 +8,10 @@
  *   server -> worker   PULL_HDR  struct ps_reply, then PULL_DATA: the shard's
  *                                parameters, once the policy allows the pull
  *   worker -> server   DONE      struct ps_msg: the worker ran its last step
+ *   worker -> server   CHECKPOINT struct ps_msg, round = the next step: the
+ *                                worker's steps before it are done; once every
+ *                                worker said so the server joins the checkpoint
+ *                                (real/checkpoint.h)
  *
  * Asynchronous plans share the job's work out (core/ps_policy.h, is_async):
  * worker w starts with item w; the first server (rank n_workers) hands out
@@ -24,7 +28,8 @@
 
 #include <stdint.h>
 
-enum ps_tag { PS_PUSH_HDR = 1, PS_PUSH_DATA, PS_PULL_REQ, PS_PULL_HDR, PS_PULL_DATA, PS_DONE };
+enum ps_tag { PS_PUSH_HDR = 1, PS_PUSH_DATA, PS_PULL_REQ, PS_PULL_HDR, PS_PULL_DATA, PS_DONE,
+              PS_CHECKPOINT };
 
 struct ps_msg {
     int64_t round;          /* the policy's round: step x pushes per step + j */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/analysis.h"
+#include "checkpoint.h"
 #include "host_copy.h"
 #include "mpi_check.h"
 #include "params.h"
@@ -127,11 +128,13 @@ static int train(struct real_ctx *ctx, bool show_progress, struct real_result *r
      * plans rank 0 holds every parameter it evaluates (params_owner), so
      * evaluating at its own job steps needs no other rank. */
     const bool is_async = policy_is_async(ctx->p->policy);
-    int64_t work = ctx->rank, next_eval = every;
-    for (int64_t step = 0; rc == 0 && (is_async ? work >= 0 : step < ctx->steps); step++) {
+    int64_t work = ctx->rank, next_eval = every > 0 ? (ctx->first_step / every + 1) * every : 0;
+    for (int64_t step = ctx->first_step; rc == 0 && (is_async ? work >= 0 : step < ctx->steps);
+         step++) {
         rc = worker_step(w, step, work, e);
         if (rc < 0) break;
         int64_t job_done = (is_async ? work / ctx->p->n_workers : step) + 1;
+        if (checkpoint_is_due(ctx, job_done) && (rc = worker_checkpoint(w, job_done, e)) < 0) break;
         work = worker_next_work(w);
         bool is_last = is_async ? work < 0 : step + 1 == ctx->steps;
         if (shows_progress) progress(ctx, w, job_done - 1, is_last, &last_s);
@@ -383,6 +386,7 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
 
     int rc = mpi_check_agree(setup(&ctx, e), e);
     if (rc == 0) rc = connect(&ctx, e);
+    if (rc == 0) rc = mpi_check_agree(checkpoint_open(&ctx, e), e);
     if (rc == 0) {
         rc = ctx.rank < ctx.p->n_workers ? train(&ctx, s->show_progress, res, e)
                                          : ps_serve(&ctx, e);
@@ -394,6 +398,8 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
         }
         rc = mpi_check_agree(finish(&ctx, res, e), e);
     }
+    checkpoint_stats(&ctx, &res->checkpoint_s, &res->n_checkpoints);
+    checkpoint_close(&ctx, rc == 0);
     teardown(&ctx);
     if (rc < 0 || ctx.rank != 0) {
         real_result_release(res);

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "../core/ps_policy.h"
+#include "checkpoint.h"
 #include "host_copy.h"
 #include "mpi_check.h"
 #include "ps_wire.h"
@@ -217,6 +218,8 @@ int worker_create(struct real_ctx *ctx, struct worker **out, struct err *e)
         return ERR_NOMEM;
     }
     int rc = index_program(w, e);
+    for (int k = 0; k < w->n_links; k++)   /* --resume: the versions last read */
+        w->links[k].version_read = checkpoint_resumed_link(ctx, w->links[k].rank, 0);
     w->is_async = policy_is_async(p->policy);
     w->work_link = -1;
     for (int k = 0; k < w->n_links; k++)
@@ -664,6 +667,23 @@ int worker_finish(struct worker *w, struct err *e)
         MPI_TRY(e, MPI_Send(&done, sizeof done, MPI_BYTE, w->links[k].rank, PS_DONE,
                             w->ctx->ps_comm));
     return 0;
+}
+
+int worker_checkpoint(struct worker *w, int64_t next_step, struct err *e)
+{
+    struct ps_msg m = {.round = next_step};
+    for (int k = 0; k < w->n_links; k++)
+        MPI_TRY(e, MPI_Send(&m, sizeof m, MPI_BYTE, w->links[k].rank, PS_CHECKPOINT,
+                            w->ctx->ps_comm));
+    struct checkpoint_link *links = XCALLOC(e, (size_t)w->n_links + 1, sizeof *links);
+    if (!links) return ERR_NOMEM;
+    for (int k = 0; k < w->n_links; k++)
+        links[k] = (struct checkpoint_link){w->links[k].rank - w->ctx->p->n_workers,
+                                            w->links[k].version_read};
+    struct checkpoint_extra x = {.links = links, .n_links = w->n_links};
+    int rc = checkpoint_save(w->ctx, next_step, &x, e);
+    free(links);
+    return rc;
 }
 
 bool worker_is_first_loss(const struct worker *w)
