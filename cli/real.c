@@ -47,7 +47,8 @@ static void print_details(const struct real_result *res)
     const struct report *r = &res->report;
     printf("\nwall time %.3g s", res->makespan_s);
     if (r->n_loss_curve > 0)
-        printf("; training loss %.4f at step 1, %.4f at step %lld", r->loss_curve[0].loss,
+        printf("; training loss %.4f at step %lld, %.4f at step %lld", r->loss_curve[0].loss,
+               (long long)r->loss_curve[0].step + 1,
                r->loss_curve[r->n_loss_curve - 1].loss,
                (long long)r->loss_curve[r->n_loss_curve - 1].step + 1);
     if (r->has_final)

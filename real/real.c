@@ -257,6 +257,10 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
 {
     const struct plan *p = ctx->p;
     TRY(align_starts(ctx->ix, spans, n_spans, e));
+    /* a resumed run's analysis covers the steps it ran, counted from the
+     * resume point; its loss curve keeps the job's step numbers */
+    const int64_t steps_run = ctx->steps - ctx->first_step;
+    for (size_t i = 0; i < n_spans; i++) spans[i].step -= (int32_t)ctx->first_step;
     double makespan_s = 0;
     for (size_t i = 0; i < n_spans; i++)
         if (spans[i].end_s > makespan_s) makespan_s = spans[i].end_s;
@@ -266,7 +270,7 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
     size_t len = strlen(res->device);
     snprintf(res->device + len, sizeof res->device - len, ", comm %s", ctx->comm.ops->name);
 
-    struct analysis *a = analysis_create(p, (int)ctx->steps, e);
+    struct analysis *a = analysis_create(p, (int)steps_run, e);
     if (!a) return e->code;
     int rc = 0;
     for (size_t i = 0; i < n_spans && rc == 0; i++) {
