@@ -443,9 +443,8 @@ static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
     }
     if (!cfg->resume[0]) return 0;
     int rc = checkpoint_newest(cfg->resume, sh->resume, sizeof sh->resume, &sh->resume_step, e);
-    if (rc == 1)
-        return err_set(e, ERR_INPUT, "--resume %s: no whole checkpoint there (a step-N "
-                       "directory with its " MANIFEST_NAME ")", cfg->resume);
+    if (rc == 1)   /* gone since checkpoint_check looked */
+        return err_set(e, ERR_INPUT, "--resume %s: no whole checkpoint there", cfg->resume);
     TRY(rc);
     int64_t ranks = 0;
     TRY(read_manifest(sh->resume, &ranks, e));
@@ -460,15 +459,29 @@ static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
     return 0;
 }
 
+int checkpoint_check(const struct config *cfg, const struct plan *p, struct err *e)
+{
+    if (cfg->checkpoint_every <= 0 && !cfg->resume[0]) return 0;
+    if (policy_is_async(p->policy))
+        return err_set(e, ERR_INPUT, "--checkpoint-every/--resume: %s's workers are never at one "
+                       "step together, so real runs cannot checkpoint it yet (its servers carry "
+                       "on without a failed worker: --on-failure continue)", p->strategy);
+    if (!cfg->resume[0]) return 0;
+    char path[CKPT_PATH_BYTES + 32];
+    int64_t step = 0;
+    int rc = checkpoint_newest(cfg->resume, path, sizeof path, &step, e);
+    if (rc == 1)
+        return err_set(e, ERR_INPUT, "--resume %s: no whole checkpoint there (a step-N "
+                       "directory with its " MANIFEST_NAME ")", cfg->resume);
+    return rc;
+}
+
 int checkpoint_open(struct real_ctx *ctx, struct err *e)
 {
     const struct config *cfg = ctx->cfg;
     ctx->first_step = 0;
     if (cfg->checkpoint_every <= 0 && !cfg->resume[0]) return 0;
-    if (policy_is_async(ctx->p->policy))
-        return err_set(e, ERR_INPUT, "--checkpoint-every/--resume: %s's workers are never at one "
-                       "step together, so real runs cannot checkpoint it yet (its servers carry "
-                       "on without a failed worker: --on-failure continue)", ctx->p->strategy);
+    TRY(checkpoint_check(cfg, ctx->p, e));
     struct checkpointer *c = XCALLOC(e, 1, sizeof *c);
     if (!c) return ERR_NOMEM;
     ctx->ckpt = c;

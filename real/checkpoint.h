@@ -39,6 +39,11 @@
  * when path does not fit. No MPI: the supervisor calls it. */
 int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, struct err *e);
 
+/* What can be checked before the MPI job (no MPI): checkpoints of a plan
+ * that has step boundaries, and a whole checkpoint in --resume's
+ * directory. ERR_INPUT naming the option. */
+int checkpoint_check(const struct config *cfg, const struct plan *p, struct err *e);
+
 /* Collective, after set-up: the directory checkpoints go to (made, or a
  * temporary one), and with --resume this rank's state read back, checked
  * against this run and restored (ctx->first_step, the model's blocks, the
