@@ -489,10 +489,10 @@ int checkpoint_open(struct real_ctx *ctx, struct err *e)
     struct shared sh = {.resume_step = 0};
     if (ctx->rank == 0) sh.rc = rank0_plan(ctx, &sh, e);
     MPI_TRY(e, MPI_Bcast(&sh, (int)sizeof sh, MPI_BYTE, 0, MPI_COMM_WORLD));
-    if (sh.rc < 0)
-        return ctx->rank == 0 ? sh.rc : err_set(e, sh.rc, "rank 0 could not open the checkpoints");
     snprintf(c->dir, sizeof c->dir, "%s", sh.dir);
     c->is_temporary = cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0];
+    if (sh.rc < 0)
+        return ctx->rank == 0 ? sh.rc : err_set(e, sh.rc, "rank 0 could not open the checkpoints");
     if (!sh.resume[0]) return 0;
     ctx->first_step = sh.resume_step;
     if (ctx->p->n_workers != sh.file_workers && !ctx->p->data_parallel)
@@ -506,7 +506,13 @@ void checkpoint_close(struct real_ctx *ctx, bool is_success)
 {
     struct checkpointer *c = ctx->ckpt;
     if (!c) return;
-    if (is_success && c->is_temporary && ctx->rank == 0 && c->dir[0]) remove_tree(c->dir, 1);
+    /* a failed run's temporary checkpoints are kept, and said where, for a
+     * --resume; with none written there is nothing to keep */
+    if (c->is_temporary && ctx->rank == 0 && c->dir[0]) {
+        if (is_success || c->n_written == 0) remove_tree(c->dir, 1);
+        else fprintf(stderr, "strata real: the checkpoints stay in %s (--resume %s)\n", c->dir,
+                     c->dir);
+    }
     free(c->links);
     free(c->last_applied);
     free(c);

@@ -51,8 +51,9 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
  * for worker_create and ps_serve). ERR_INPUT naming the file and what is
  * wrong. Follow with mpi_check_agree. */
 int checkpoint_open(struct real_ctx *ctx, struct err *e);
-/* The end of the run (on every rank): frees ctx->ckpt; on success, rank 0
- * removes a temporary directory. */
+/* The end of the run (on every rank): frees ctx->ckpt; rank 0 removes a
+ * temporary directory after a success (or when nothing was written), and
+ * after a failure says where it stays. */
 void checkpoint_close(struct real_ctx *ctx, bool is_success);
 
 /* Is a checkpoint due once `steps_done` job steps are done? */
