@@ -459,6 +459,15 @@ static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
     return 0;
 }
 
+static bool server_has_workers(const struct plan *p, int server)
+{
+    for (int r = 0; r < p->n_workers; r++)
+        for (size_t i = 0; i < p->ranks[r].ops.len; i++)
+            if (p->ranks[r].ops.items[i].kind == OP_PUSH && p->ranks[r].ops.items[i].peer == server)
+                return true;
+    return false;
+}
+
 int checkpoint_check(const struct config *cfg, const struct plan *p, struct err *e)
 {
     if (cfg->checkpoint_every <= 0 && !cfg->resume[0]) return 0;
@@ -466,6 +475,12 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
         return err_set(e, ERR_INPUT, "--checkpoint-every/--resume: %s's workers are never at one "
                        "step together, so real runs cannot checkpoint it yet (its servers carry "
                        "on without a failed worker: --on-failure continue)", p->strategy);
+    /* a server joins a checkpoint when its workers ask it to: one that no
+     * worker pushes to would never join */
+    for (int r = p->n_workers; r < p->n_ranks; r++)
+        if (!server_has_workers(p, r))
+            return err_set(e, ERR_INPUT, "--checkpoint-every/--resume: server rank %d holds no "
+                           "layer any worker pushes (fewer --servers)", r);
     if (!cfg->resume[0]) return 0;
     char path[CKPT_PATH_BYTES + 32];
     int64_t step = 0;
