@@ -39,6 +39,19 @@ static void step_dir(char *out, size_t n, const char *dir, int64_t step)
     snprintf(out, n, "%s/step-%010" PRId64, dir, step);
 }
 
+/* mkdir -p path: 0, or -1 with errno. */
+static int make_dirs(char *path)
+{
+    for (char *s = path + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = '\0';
+        int rc = mkdir(path, 0755);
+        *s = '/';
+        if (rc != 0 && errno != EEXIST) return -1;
+    }
+    return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 /* "step-N" -> N, or -1. */
 static int64_t step_of_name(const char *name)
 {
@@ -430,7 +443,7 @@ static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
     if (cfg->checkpoint_every > 0) {
         if (cfg->checkpoint_dir[0]) {
             snprintf(sh->dir, sizeof sh->dir, "%s", cfg->checkpoint_dir);
-            if (mkdir(sh->dir, 0755) != 0 && errno != EEXIST)
+            if (make_dirs(sh->dir) != 0)
                 return err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot make it (%s)", sh->dir,
                                strerror(errno));
         } else {
