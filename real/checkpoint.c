@@ -78,8 +78,8 @@ static bool is_whole(const char *dir, const char *name, int64_t step)
 
 int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, struct err *e)
 {
+    /* path is written only at the end: it may be dir's own buffer */
     *step = -1;
-    if (n) path[0] = '\0';
     DIR *d = opendir(dir);
     if (!d) {
         if (errno == ENOENT || errno == ENOTDIR) return 1;
@@ -93,7 +93,7 @@ int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, stru
     }
     closedir(d);
     if (best < 0) return 1;
-    char p[CKPT_PATH_BYTES + 32];
+    char p[2 * CKPT_PATH_BYTES];
     step_dir(p, sizeof p, dir, best);
     if (strlen(p) >= n) return err_set(e, ERR_INPUT, "%s: the checkpoint path is too long", p);
     memcpy(path, p, strlen(p) + 1);

@@ -243,3 +243,25 @@ Test(resume, an_empty_directory_is_refused)
                        "--steps", "20", "--resume", dir),
                    dir, "no whole checkpoint");
 }
+
+/* ---- compare --mode real ---------------------------------------------------- */
+
+Test(resume, compare_real_keeps_each_jobs_checkpoints_apart_and_resumes_each)
+{
+    char *dir = test_tmp_path("ckpt");
+    run_ok(RUN("compare", "--mode", "real", "--strategies", "model,pipeline-1f1b", "--np", "2",
+               "--model", MODEL, SAME, "--steps", "4", "--checkpoint-every", "4",
+               "--checkpoint-dir", dir), "the compare with checkpoints");
+    const char *jobs[] = {"mirrored-np1", "model-np2", "pipeline-1f1b-np2"};
+    for (int k = 0; k < 3; k++) {
+        char job[1024], newest[1024];
+        int64_t step = -1;
+        struct err e = {0};
+        snprintf(job, sizeof job, "%s/%s", dir, jobs[k]);
+        cr_expect_eq(checkpoint_newest(job, newest, sizeof newest, &step, &e), 0,
+                     "%s/%s: no whole checkpoint", dir, jobs[k]);
+        cr_expect_eq(step, 4);
+    }
+    run_ok(RUN("compare", "--mode", "real", "--strategies", "model,pipeline-1f1b", "--np", "2",
+               "--model", MODEL, SAME, "--steps", "8", "--resume", dir), "the compare resumed");
+}
