@@ -34,10 +34,10 @@
 #include "real_ctx.h"
 
 /* The newest whole checkpoint in dir: 0 with its directory in path
- * (capacity n; it may be dir's own buffer) and its step (the next step to run) in
- * *step; 1 when dir
- * holds none or does not exist; ERR_IO when dir cannot be read, ERR_INPUT
- * when path does not fit. No MPI: the supervisor calls it. */
+ * (capacity n; it may be dir's own buffer) and its step (the next step to
+ * run) in *step; 1 when dir holds none or does not exist; ERR_IO when dir
+ * cannot be read, ERR_INPUT when path does not fit. No MPI: the supervisor
+ * calls it. */
 int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, struct err *e);
 
 /* What can be checked before the MPI job (no MPI): checkpoints of a plan
