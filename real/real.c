@@ -106,7 +106,7 @@ static void progress(struct real_ctx *ctx, struct worker *w, int64_t step, bool 
     fprintf(stderr, "\rstep %lld/%lld  epoch %lld  loss %.4f  %.0f samples/s   ",
             (long long)(step + 1), (long long)ctx->steps,
             (long long)(per_epoch ? step / per_epoch + 1 : 1), n ? loss_sum / (double)n : 0.0,
-            (double)(step + 1) * ctx->p->batch / (now > 0 ? now : 1e-9));
+            (double)(step + 1 - ctx->first_step) * ctx->p->batch / (now > 0 ? now : 1e-9));
     if (is_last) fputc('\n', stderr);
     fflush(stderr);
 }
