@@ -484,10 +484,6 @@ static bool server_has_workers(const struct plan *p, int server)
 int checkpoint_check(const struct config *cfg, const struct plan *p, struct err *e)
 {
     if (cfg->checkpoint_every <= 0 && !cfg->resume[0]) return 0;
-    if (policy_is_async(p->policy))
-        return err_set(e, ERR_INPUT, "--checkpoint-every/--resume: %s's workers are never at one "
-                       "step together, so real runs cannot checkpoint it yet (its servers carry "
-                       "on without a failed worker: --on-failure continue)", p->strategy);
     /* a server joins a checkpoint when its workers ask it to: one that no
      * worker pushes to would never join */
     for (int r = p->n_workers; r < p->n_ranks; r++)

@@ -16,9 +16,16 @@
  * straggler stream, the sampler's position (checked: the sampler is a pure
  * function of the step, nn/data.h), a worker's shard versions read from
  * each server, and a server's policy state (version, round, each worker's
- * last applied version). Checkpoints are taken at step boundaries of
- * synchronous plans, where nothing is in flight; asynchronous plans (whose
- * workers are at different steps) are refused for now.
+ * last applied version). Checkpoints are taken at job step boundaries,
+ * where nothing is in flight: a synchronous plan's every K-th step; an
+ * asynchronous plan's workers are at different steps, so its first server
+ * holds the work of step c (a multiple of K) back until every worker asked
+ * for it (real/ps_wire.h), and the job checkpoints there. Its last step
+ * has no such boundary: an asynchronous job writes none at its end. A
+ * resumed asynchronous job starts every worker at the checkpoint's step
+ * (their lags before it are not kept), so it is not bit-identical to one
+ * never stopped; nor is the straight run to itself, whose updates depend
+ * on timing.
  *
  * A data-parallel plan (plan->data_parallel) may resume on fewer workers
  * (--on-failure shrink): its replicas are identical, so every worker of the

@@ -17,7 +17,12 @@
  * worker w starts with item w; the first server (rank n_workers) hands out
  * the next item in its answer to each worker's last pull of a step, until
  * steps x n_workers items are given; a worker that gets -1 is done, says
- * DONE, and every server retires it (ssp waits for it no more).
+ * DONE, and every server retires it (ssp waits for it no more). With
+ * --checkpoint-every K, the first server holds the requests for item
+ * c x n_workers (c a multiple of K) until every worker asked, so that none
+ * is inside a step; then worker w gets item c x n_workers + w and
+ * checkpoint_step c: every rank joins the checkpoint of job step c
+ * (real/checkpoint.h) before going on.
  *
  * All on one communicator of their own, so they never meet the plan's
  * messages. A server receives from any source with any tag; MPI delivers a
@@ -47,6 +52,8 @@ struct ps_reply {
     double answer_s;          /* when the server answered, on the run's aligned clock */
     int64_t next_work;        /* asked for: the job's next work item (step k / n of
                                * replica k % n), -1 when none is left; else -1 */
+    int64_t checkpoint_step;  /* asked for at a checkpoint's boundary: the job step
+                               * of the checkpoint to join before that item; else -1 */
 };
 
 #endif

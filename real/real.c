@@ -128,13 +128,14 @@ static int train(struct real_ctx *ctx, bool show_progress, struct real_result *r
      * plans rank 0 holds every parameter it evaluates (params_owner), so
      * evaluating at its own job steps needs no other rank. */
     const bool is_async = policy_is_async(ctx->p->policy);
-    int64_t work = ctx->rank, next_eval = every > 0 ? (ctx->first_step / every + 1) * every : 0;
+    int64_t work = ctx->first_step * ctx->p->n_workers + ctx->rank, next_eval = every > 0 ? (ctx->first_step / every + 1) * every : 0;
     for (int64_t step = ctx->first_step; rc == 0 && (is_async ? work >= 0 : step < ctx->steps);
          step++) {
         rc = worker_step(w, step, work, e);
         if (rc < 0) break;
         int64_t job_done = (is_async ? work / ctx->p->n_workers : step) + 1;
-        if (checkpoint_is_due(ctx, job_done) && (rc = worker_checkpoint(w, job_done, e)) < 0) break;
+        int64_t ckpt_step = worker_checkpoint_due(w, job_done);
+        if (ckpt_step >= 0 && (rc = worker_checkpoint(w, ckpt_step, e)) < 0) break;
         work = worker_next_work(w);
         bool is_last = is_async ? work < 0 : step + 1 == ctx->steps;
         if (shows_progress) progress(ctx, w, job_done - 1, is_last, &last_s);

@@ -96,6 +96,7 @@ struct worker {
     bool is_async;                /* the job's work is shared out (core/plan.h) */
     int64_t work;                 /* asynchronous: the item this step computes */
     int64_t next_work;            /* asynchronous: the next, from the first server; -1 none */
+    int64_t checkpoint_step;      /* asynchronous: the checkpoint to join first; -1 none */
     int item_samples;             /* asynchronous: samples of that item's replica */
     double loss_sum;              /* this step's, over its last-layer microbatches */
     int64_t loss_samples;
@@ -527,7 +528,10 @@ static int test_comm(struct worker *w, int i, bool *done, struct err *e)
         host_copy_in_done(ctx->dev, &w->copy[i], ctx->m->params + off, (size_t)n * sizeof(float));
         struct server_link *l = &w->links[w->link_of_op[i]];
         l->version_read = r->ver_read = r->reply.version;
-        if (r->msg.wants_work) w->next_work = r->reply.next_work;
+        if (r->msg.wants_work) {
+            w->next_work = r->reply.next_work;
+            w->checkpoint_step = r->reply.checkpoint_step;
+        }
         if (l->last_push >= 0) w->run[l->last_push].ver_applied = r->reply.version_applied;
         /* the server's clock is aligned only to within the start barrier's
          * skew: an answer cannot come after its arrival */
@@ -593,6 +597,7 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
     w->step = step;
     w->work = work;
     w->next_work = -1;
+    w->checkpoint_step = -1;
     if (w->is_async) {
         int64_t count = 0;
         TRY(sampler_indices(&w->sampler, job_step(w), (int)(work % w->n_replicas_in),
@@ -647,6 +652,12 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
         if (vec_push(&ctx->losses, l) < 0) return err_set(e, ERR_NOMEM, "out of memory");
     }
     return 0;
+}
+
+int64_t worker_checkpoint_due(const struct worker *w, int64_t job_done)
+{
+    if (w->is_async) return w->checkpoint_step;
+    return checkpoint_is_due(w->ctx, job_done) ? job_done : -1;
 }
 
 int64_t worker_next_work(const struct worker *w)

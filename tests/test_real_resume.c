@@ -265,3 +265,35 @@ Test(resume, compare_real_keeps_each_jobs_checkpoints_apart_and_resumes_each)
     run_ok(RUN("compare", "--mode", "real", "--strategies", "model,pipeline-1f1b", "--np", "2",
                "--model", MODEL, SAME, "--steps", "8", "--resume", dir), "the compare resumed");
 }
+
+/* ---- asynchronous plans ----------------------------------------------------- */
+
+/* The first loss the report's curve holds: its (0-based) step. */
+static int64_t first_step_of(const char *json)
+{
+    cJSON *doc = read_json(json);
+    const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "loss_curve"), 0);
+    cr_assert_not_null(first, "%s: no loss curve", json);
+    int64_t step = (int64_t)cJSON_GetArrayItem(first, 0)->valuedouble;
+    cJSON_Delete(doc);
+    return step;
+}
+
+/* ps-async's workers are at different steps: the first server holds the
+ * work of step 5 back until every worker asked for it, they checkpoint,
+ * and a resume (here on fewer workers, as a shrunk job) goes on from step 5.
+ * Not bit-identical: asynchronous updates depend on timing. */
+Test(resume, ps_async_checkpoints_at_a_step_every_worker_reached_and_resumes_shrunk)
+{
+    char *dir = test_tmp_path("ckpt"), *json = test_tmp_path("resumed.json");
+    run_ok(RUN("real", "--strategy", "ps-async", "--np", "2", "--model", MODEL, SAME, "--steps",
+               "10", "--checkpoint-every", "5", "--checkpoint-dir", dir), "the checkpointed run");
+    char newest[1024];
+    int64_t step = -1;
+    struct err e = {0};
+    cr_assert_eq(checkpoint_newest(dir, newest, sizeof newest, &step, &e), 0, "%s", e.msg);
+    cr_expect_eq(step, 5, "an asynchronous job checkpoints before its last step, not at its end");
+    run_ok(RUN("real", "--strategy", "ps-async", "--np", "1", "--model", MODEL, SAME, "--steps",
+               "10", "--resume", dir, "--json", json), "the resumed run on 1 worker");
+    cr_expect_eq(first_step_of(json), 5);
+}
