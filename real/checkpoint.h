@@ -47,8 +47,8 @@
  * calls it. */
 int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, struct err *e);
 
-/* What can be checked before the MPI job (no MPI): checkpoints of a plan
- * that has step boundaries, and a whole checkpoint in --resume's
+/* What can be checked before the MPI job (no MPI): that every server has
+ * workers to call it to a checkpoint, and a whole checkpoint in --resume's
  * directory. ERR_INPUT naming the option. */
 int checkpoint_check(const struct config *cfg, const struct plan *p, struct err *e);
 
