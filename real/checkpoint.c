@@ -441,8 +441,10 @@ static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
 {
     const struct config *cfg = ctx->cfg;
     if (cfg->checkpoint_every > 0) {
-        if (cfg->checkpoint_dir[0]) {
-            snprintf(sh->dir, sizeof sh->dir, "%s", cfg->checkpoint_dir);
+        /* a resumed run's checkpoints go on where it resumed from, by default */
+        const char *dir = cfg->checkpoint_dir[0] ? cfg->checkpoint_dir : cfg->resume;
+        if (dir[0]) {
+            snprintf(sh->dir, sizeof sh->dir, "%s", dir);
             if (make_dirs(sh->dir) != 0)
                 return err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot make it (%s)", sh->dir,
                                strerror(errno));
@@ -514,7 +516,7 @@ int checkpoint_open(struct real_ctx *ctx, struct err *e)
     if (ctx->rank == 0) sh.rc = rank0_plan(ctx, &sh, e);
     MPI_TRY(e, MPI_Bcast(&sh, (int)sizeof sh, MPI_BYTE, 0, MPI_COMM_WORLD));
     snprintf(c->dir, sizeof c->dir, "%s", sh.dir);
-    c->is_temporary = cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0];
+    c->is_temporary = cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0] && !cfg->resume[0];
     if (sh.rc < 0)
         return ctx->rank == 0 ? sh.rc : err_set(e, sh.rc, "rank 0 could not open the checkpoints");
     if (!sh.resume[0]) return 0;
