@@ -1,7 +1,7 @@
 /* Checkpoints of real runs: --checkpoint-every STEPS writes, at the end of
- * every STEPS-th step, each rank's state to --checkpoint-dir DIR ("" = a
- * temporary directory a successful run removes, or --resume's DIR when
- * given); --resume DIR continues from the newest whole checkpoint there.
+ * every STEPS-th step, each rank's state to --checkpoint-dir DIR ("" =
+ * --resume's DIR when given, else a temporary directory a successful run
+ * removes); --resume DIR continues from the newest whole checkpoint there.
  *
  * Layout:   DIR/step-0000000010/rank-0.ckpt ... rank-(N-1).ckpt   (core/ckpt_file.h)
  *           DIR/step-0000000010/MANIFEST   "strata-checkpoint 1\nstep 10\nranks N\n"
