@@ -17,10 +17,19 @@ static bool is_kept(const char *word)
     return strcmp(word, "--devices") && strcmp(word, "--save-params") && strcmp(word, "--np");
 }
 
+/* --checkpoint-dir and --resume name a directory per job, DIR/STRATEGY-npN,
+ * so that the jobs of one compare or sweep keep their checkpoints apart and
+ * the same command with --resume DIR finds each its own. */
+static bool is_per_job_dir(const char *word)
+{
+    return !strcmp(word, "--checkpoint-dir") || !strcmp(word, "--resume");
+}
+
 /* argv of `strata real` for the job; NULL-terminated, the strings borrowed
- * from self, opts, np_text and json except the array itself. */
+ * from self, opts, np_text, json and dirs (room for 2 paths of
+ * LAUNCH_PATH_BYTES) except the array itself. */
 static char **job_argv(char *self, char *strategy, char *np_text, char **opts, int n_opts,
-                       char *json, struct err *e)
+                       char *json, char (*dirs)[LAUNCH_PATH_BYTES], struct err *e)
 {
     char **argv = XCALLOC(e, (size_t)n_opts + 10, sizeof *argv);
     if (!argv) return NULL;
@@ -32,10 +41,16 @@ static char **job_argv(char *self, char *strategy, char *np_text, char **opts, i
     argv[k++] = (char *)"--np";
     argv[k++] = np_text;
     /* JOB_GROUPS hold no flags: the words come in (--name, value) pairs */
+    int n_dirs = 0;
     for (int i = 0; i + 1 < n_opts; i += 2)
         if (is_kept(opts[i])) {
             argv[k++] = opts[i];
             argv[k++] = opts[i + 1];
+            if (is_per_job_dir(opts[i]) && opts[i + 1][0] && n_dirs < 2) {
+                snprintf(dirs[n_dirs], LAUNCH_PATH_BYTES, "%s/%s-np%s", opts[i + 1], strategy,
+                         np_text);
+                argv[k - 1] = dirs[n_dirs++];
+            }
         }
     argv[k++] = (char *)"--json";
     argv[k++] = json;
@@ -71,10 +86,11 @@ int real_job_run(const struct config *cfg, const struct workload *wl, const char
     snprintf(np_text, sizeof np_text, "%d", np);
     snprintf(name, sizeof name, "%s", strategy);
 
-    char **opts = NULL, **argv = NULL;
+    char **opts = NULL, **argv = NULL, dirs[2][LAUNCH_PATH_BYTES];
     int n_opts = 0, exit_code = 0;
     int rc = config_to_args(cfg, JOB_GROUPS, &opts, &n_opts, e);
-    if (rc == 0 && !(argv = job_argv(self, name, np_text, opts, n_opts, json, e))) rc = ERR_NOMEM;
+    if (rc == 0 && !(argv = job_argv(self, name, np_text, opts, n_opts, json, dirs, e)))
+        rc = ERR_NOMEM;
     if (rc == 0) rc = launch_run(argv, "/dev/null", &exit_code, e);
     if (rc == 0 && exit_code != 0)
         rc = err_set(e, exit_code == 2 ? ERR_INPUT : ERR_RUN,

@@ -10,6 +10,7 @@
 #include "../nn/data.h"
 #include "../nn/device.h"
 #include "../plots/timeline_text.h"
+#include "../real/checkpoint.h"
 #include "../real/job.h"
 #include "../real/launch.h"
 #include "../real/real.h"
@@ -47,7 +48,8 @@ static void print_details(const struct real_result *res)
     const struct report *r = &res->report;
     printf("\nwall time %.3g s", res->makespan_s);
     if (r->n_loss_curve > 0)
-        printf("; training loss %.4f at step 1, %.4f at step %lld", r->loss_curve[0].loss,
+        printf("; training loss %.4f at step %lld, %.4f at step %lld", r->loss_curve[0].loss,
+               (long long)r->loss_curve[0].step + 1,
                r->loss_curve[r->n_loss_curve - 1].loss,
                (long long)r->loss_curve[r->n_loss_curve - 1].step + 1);
     if (r->has_final)
@@ -56,6 +58,8 @@ static void print_details(const struct real_result *res)
         printf("%s step %lld: %.4f", i ? "," : "\n  accuracy during training:",
                (long long)r->accuracy_curve[i].step, r->accuracy_curve[i].accuracy);
     putchar('\n');
+    if (res->n_checkpoints > 0)
+        printf("checkpoints: %d written, %.3f s\n", res->n_checkpoints, res->checkpoint_s);
     if (r->staleness.n_histogram > 0)
         printf("staleness of applied pushes: mean %.2f, max %lld\n", r->staleness.mean,
                (long long)r->staleness.max);
@@ -138,7 +142,8 @@ static int launch(const struct command *self, struct scenario *s, const struct p
     struct err e = {0};
     struct data d = {0};
     /* a missing data set says so once, here, not once per rank */
-    if (device_check(s->cfg.device, &e) < 0 || data_load(s->cfg.data, (uint64_t)s->cfg.seed, &d, &e) < 0 ||
+    if (device_check(s->cfg.device, &e) < 0 || checkpoint_check(&s->cfg, p, &e) < 0 ||
+        data_load(s->cfg.data, (uint64_t)s->cfg.seed, &d, &e) < 0 ||
         data_check_model(&d, s->wl->layers[0].in, (int)s->wl->n_classes, &e) < 0) {
         data_release(&d);
         return scenario_fail(self, &e);

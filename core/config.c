@@ -127,8 +127,8 @@ const struct opt_spec config_options[] = {
              "the ranks fit the cores, else none"},
     {.name = "checkpoint-dir", STRING(checkpoint_dir), .def = "", .groups = OPTG_LAUNCH,
      .metavar = "DIR",
-     .help = "real runs: where --checkpoint-every writes checkpoints; \"\" = a temporary "
-             "directory removed at the end"},
+     .help = "real runs: where --checkpoint-every writes checkpoints; \"\" = --resume's DIR "
+             "when given, else a temporary directory removed at the end"},
     {.name = "resume", STRING(resume), .def = "", .groups = OPTG_LAUNCH, .metavar = "DIR",
      .help = "real runs: continue from the newest whole checkpoint in DIR"},
     {.name = "timeout", REAL(timeout_s, 0, 1e6), .def = "0", .groups = OPTG_LAUNCH,

@@ -366,6 +366,14 @@ double straggler_pause_s(struct straggler *g, int rank)
     return gsl_rng_uniform(g->rng[rank]) < g->spec.pause_p ? g->spec.pause_s : 0;
 }
 
+void *straggler_stream_state(struct straggler *g, int rank, size_t *bytes)
+{
+    *bytes = 0;
+    if (!g || rank < 0 || rank >= g->n_ranks) return NULL;
+    *bytes = gsl_rng_size(g->rng[rank]);
+    return gsl_rng_state(g->rng[rank]);
+}
+
 /* ---- --fail ------------------------------------------------------------ */
 
 #define FAIL_FORM                                                                          \

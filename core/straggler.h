@@ -63,6 +63,11 @@ double straggler_compute_s(struct straggler *g, int rank, double base_s);
  * once per rank and step, in step order. */
 double straggler_pause_s(struct straggler *g, int rank);
 
+/* Rank's stream, as bytes a checkpoint saves and copies back (GSL's
+ * gsl_rng_state, *bytes of it): a resumed run draws what the uninterrupted
+ * one would have. NULL (and 0) for a rank out of range or g NULL. */
+void *straggler_stream_state(struct straggler *g, int rank, size_t *bytes);
+
 /* --fail: one rank dies, as a crashed process would, either as it starts a
  * step (R@STEP) or at a moment of the run (R@Ts). */
 struct failure_spec {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../core/ps_policy.h"
+#include "checkpoint.h"
 #include "mpi_check.h"
 #include "ps_server.h"
 #include "ps_wire.h"
@@ -40,6 +41,9 @@ struct server {
     /* the first server of an asynchronous plan hands the job's work out */
     bool is_work_server;
     int64_t work_next, work_total;
+    int n_checkpoint;              /* workers that asked for the coming checkpoint */
+    int n_push;                    /* pushes a worker makes to this server per step */
+    VEC(struct pending_pull) held; /* asynchronous: work asked for at a checkpoint's boundary */
 };
 
 static int server_init(struct server *S, struct real_ctx *ctx, struct err *e)
@@ -57,8 +61,8 @@ static int server_init(struct server *S, struct real_ctx *ctx, struct err *e)
         const struct plan_rank *pr = &p->ranks[r];
         for (size_t i = 0; i < pr->ops.len; i++)
             if (pr->ops.items[i].kind == OP_PUSH && pr->ops.items[i].peer == ctx->rank) {
-                S->w_of_rank[r] = n_workers++;
-                break;
+                if (S->w_of_rank[r] < 0) S->w_of_rank[r] = n_workers++;
+                if (n_workers == 1) S->n_push++;
             }
     }
     S->n_workers = n_workers;
@@ -70,11 +74,34 @@ static int server_init(struct server *S, struct real_ctx *ctx, struct err *e)
     if (!S->last_applied || !S->round_grad || !S->in_round || !S->grad || !S->round_sum)
         return ERR_NOMEM;
     for (int w = 0; w < n_workers; w++) S->last_applied[w] = -1;
-    /* items 0 .. n_workers - 1 are the workers' first steps */
+    /* items 0 .. n_workers - 1 are the workers' first steps (after a
+     * --resume at job step c: c x n_workers + w) */
     S->is_work_server = policy_is_async(p->policy) && ctx->rank == p->n_workers;
-    S->work_next = n_workers;
+    S->work_next = (ctx->first_step + 1) * n_workers;
     S->work_total = ctx->steps * n_workers;
-    return n_workers ? ps_server_init(&S->ps, p->policy, p->policy_arg, n_workers, e) : 0;
+    if (n_workers) TRY(ps_server_init(&S->ps, p->policy, p->policy_arg, n_workers, e));
+    /* --resume: back to the checkpoint's round, which every worker had pushed */
+    const struct checkpoint_server *was = checkpoint_resumed_server(ctx);
+    if (was && n_workers) {
+        /* the checkpoint's round; an asynchronous job's workers all go on
+         * from the checkpoint's step, their lags before it forgotten */
+        ps_server_rewind(&S->ps, was->version, ctx->first_step * S->n_push);
+        for (int w = 0; w < n_workers && w < was->n_workers; w++)
+            S->last_applied[w] = was->last_applied[w];
+    }
+    return 0;
+}
+
+/* A worker's CHECKPOINT: once every worker sent it, this server's part. */
+static int take_checkpoint(struct server *S, const struct ps_msg *m, struct err *e)
+{
+    if (++S->n_checkpoint < S->n_workers) return 0;
+    S->n_checkpoint = 0;
+    struct checkpoint_server state = {.version = S->ps.version, .round = m->round * S->n_push,
+                                      .n_workers = S->n_workers,
+                                      .last_applied = S->last_applied};
+    struct checkpoint_extra x = {.server = &state};
+    return checkpoint_save(S->ctx, m->round, &x, e);
 }
 
 static void server_release(struct server *S)
@@ -90,6 +117,7 @@ static void server_release(struct server *S)
         S->ctx->dev->free(S->round_sum);
     }
     vec_free(&S->pending);
+    vec_free(&S->held);
 }
 
 static void sgd(struct server *S, const float *g, int64_t samples)
@@ -99,19 +127,47 @@ static void sgd(struct server *S, const float *g, int64_t samples)
                            ctx->momentum, ctx->weight_decay, 1.0f / (float)samples);
 }
 
-static int answer(struct server *S, const struct pending_pull *q, struct err *e)
+static int reply_to(struct server *S, const struct pending_pull *q, int64_t next_work,
+                    int64_t checkpoint_step, struct err *e)
 {
     struct real_ctx *ctx = S->ctx;
     int source = q->source, w = q->w;
     struct ps_reply reply = {.version = S->ps.version, .version_applied = S->last_applied[w],
-                             .answer_s = real_now(ctx), .next_work = -1};
-    if (q->wants_work && S->is_work_server && S->work_next < S->work_total)
-        reply.next_work = S->work_next++;
+                             .answer_s = real_now(ctx), .next_work = next_work,
+                             .checkpoint_step = checkpoint_step};
     /* the worker posted both receives before asking */
     MPI_TRY(e, MPI_Send(&reply, sizeof reply, MPI_BYTE, source, PS_PULL_HDR, ctx->ps_comm));
     MPI_TRY(e, MPI_Send(ctx->m->params + S->off, (int)S->n, MPI_FLOAT, source, PS_PULL_DATA,
                         ctx->ps_comm));
     return 0;
+}
+
+/* Asynchronous, at a checkpoint's boundary (ps_wire.h): once every worker
+ * asked for work, each gets its item and the checkpoint to join first. */
+static int release_held(struct server *S, struct err *e)
+{
+    if ((int)S->held.len < S->ps.n_live) return 0;
+    int64_t base = S->work_next, step = base / S->n_workers;
+    for (size_t k = 0; k < S->held.len; k++)
+        TRY(reply_to(S, &S->held.items[k], base + S->held.items[k].w, step, e));
+    S->work_next = base + S->n_workers;
+    S->held.len = 0;
+    return 0;
+}
+
+static int answer(struct server *S, const struct pending_pull *q, struct err *e)
+{
+    int64_t next_work = -1;
+    if (q->wants_work && S->is_work_server && S->work_next < S->work_total) {
+        bool is_boundary = S->work_next % S->n_workers == 0 &&
+                           checkpoint_is_due(S->ctx, S->work_next / S->n_workers);
+        if (is_boundary) {
+            if (vec_push(&S->held, *q) < 0) return err_set(e, ERR_NOMEM, "out of memory");
+            return release_held(S, e);
+        }
+        next_work = S->work_next++;
+    }
+    return reply_to(S, q, next_work, -1, e);
 }
 
 /* Answers the waiting pulls an applied update now allows, in arrival order. */
@@ -196,6 +252,7 @@ int ps_serve(struct real_ctx *ctx, struct err *e)
             else if (vec_push(&S.pending, q) < 0) rc = err_set(e, ERR_NOMEM, "out of memory");
             break;
         }
+        case PS_CHECKPOINT: rc = take_checkpoint(&S, &m, e); break;
         case PS_DONE:
             n_done++;
             /* a worker with no work left holds ssp's bound back no more */

@@ -8,12 +8,21 @@
  *   server -> worker   PULL_HDR  struct ps_reply, then PULL_DATA: the shard's
  *                                parameters, once the policy allows the pull
  *   worker -> server   DONE      struct ps_msg: the worker ran its last step
+ *   worker -> server   CHECKPOINT struct ps_msg, round = the next step: the
+ *                                worker's steps before it are done; once every
+ *                                worker said so the server joins the checkpoint
+ *                                (real/checkpoint.h)
  *
  * Asynchronous plans share the job's work out (core/ps_policy.h, is_async):
  * worker w starts with item w; the first server (rank n_workers) hands out
  * the next item in its answer to each worker's last pull of a step, until
  * steps x n_workers items are given; a worker that gets -1 is done, says
- * DONE, and every server retires it (ssp waits for it no more).
+ * DONE, and every server retires it (ssp waits for it no more). With
+ * --checkpoint-every K, the first server holds the requests for item
+ * c x n_workers (c a multiple of K) until every worker asked, so that none
+ * is inside a step; then worker w gets item c x n_workers + w and
+ * checkpoint_step c: every rank joins the checkpoint of job step c
+ * (real/checkpoint.h) before going on.
  *
  * All on one communicator of their own, so they never meet the plan's
  * messages. A server receives from any source with any tag; MPI delivers a
@@ -24,7 +33,8 @@
 
 #include <stdint.h>
 
-enum ps_tag { PS_PUSH_HDR = 1, PS_PUSH_DATA, PS_PULL_REQ, PS_PULL_HDR, PS_PULL_DATA, PS_DONE };
+enum ps_tag { PS_PUSH_HDR = 1, PS_PUSH_DATA, PS_PULL_REQ, PS_PULL_HDR, PS_PULL_DATA, PS_DONE,
+              PS_CHECKPOINT };
 
 struct ps_msg {
     int64_t round;          /* the policy's round: step x pushes per step + j */
@@ -42,6 +52,8 @@ struct ps_reply {
     double answer_s;          /* when the server answered, on the run's aligned clock */
     int64_t next_work;        /* asked for: the job's next work item (step k / n of
                                * replica k % n), -1 when none is left; else -1 */
+    int64_t checkpoint_step;  /* asked for at a checkpoint's boundary: the job step
+                               * of the checkpoint to join before that item; else -1 */
 };
 
 #endif

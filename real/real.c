@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/analysis.h"
+#include "checkpoint.h"
 #include "host_copy.h"
 #include "mpi_check.h"
 #include "params.h"
@@ -105,7 +106,7 @@ static void progress(struct real_ctx *ctx, struct worker *w, int64_t step, bool 
     fprintf(stderr, "\rstep %lld/%lld  epoch %lld  loss %.4f  %.0f samples/s   ",
             (long long)(step + 1), (long long)ctx->steps,
             (long long)(per_epoch ? step / per_epoch + 1 : 1), n ? loss_sum / (double)n : 0.0,
-            (double)(step + 1) * ctx->p->batch / (now > 0 ? now : 1e-9));
+            (double)(step + 1 - ctx->first_step) * ctx->p->batch / (now > 0 ? now : 1e-9));
     if (is_last) fputc('\n', stderr);
     fflush(stderr);
 }
@@ -127,11 +128,14 @@ static int train(struct real_ctx *ctx, bool show_progress, struct real_result *r
      * plans rank 0 holds every parameter it evaluates (params_owner), so
      * evaluating at its own job steps needs no other rank. */
     const bool is_async = policy_is_async(ctx->p->policy);
-    int64_t work = ctx->rank, next_eval = every;
-    for (int64_t step = 0; rc == 0 && (is_async ? work >= 0 : step < ctx->steps); step++) {
+    int64_t work = ctx->first_step * ctx->p->n_workers + ctx->rank, next_eval = every > 0 ? (ctx->first_step / every + 1) * every : 0;
+    for (int64_t step = ctx->first_step; rc == 0 && (is_async ? work >= 0 : step < ctx->steps);
+         step++) {
         rc = worker_step(w, step, work, e);
         if (rc < 0) break;
         int64_t job_done = (is_async ? work / ctx->p->n_workers : step) + 1;
+        int64_t ckpt_step = worker_checkpoint_due(w, job_done);
+        if (ckpt_step >= 0 && (rc = worker_checkpoint(w, ckpt_step, e)) < 0) break;
         work = worker_next_work(w);
         bool is_last = is_async ? work < 0 : step + 1 == ctx->steps;
         if (shows_progress) progress(ctx, w, job_done - 1, is_last, &last_s);
@@ -254,6 +258,10 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
 {
     const struct plan *p = ctx->p;
     TRY(align_starts(ctx->ix, spans, n_spans, e));
+    /* a resumed run's analysis covers the steps it ran, counted from the
+     * resume point; its loss curve keeps the job's step numbers */
+    const int64_t steps_run = ctx->steps - ctx->first_step;
+    for (size_t i = 0; i < n_spans; i++) spans[i].step -= (int32_t)ctx->first_step;
     double makespan_s = 0;
     for (size_t i = 0; i < n_spans; i++)
         if (spans[i].end_s > makespan_s) makespan_s = spans[i].end_s;
@@ -263,7 +271,7 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
     size_t len = strlen(res->device);
     snprintf(res->device + len, sizeof res->device - len, ", comm %s", ctx->comm.ops->name);
 
-    struct analysis *a = analysis_create(p, (int)ctx->steps, e);
+    struct analysis *a = analysis_create(p, (int)steps_run, e);
     if (!a) return e->code;
     int rc = 0;
     for (size_t i = 0; i < n_spans && rc == 0; i++) {
@@ -383,6 +391,7 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
 
     int rc = mpi_check_agree(setup(&ctx, e), e);
     if (rc == 0) rc = connect(&ctx, e);
+    if (rc == 0) rc = mpi_check_agree(checkpoint_open(&ctx, e), e);
     if (rc == 0) {
         rc = ctx.rank < ctx.p->n_workers ? train(&ctx, s->show_progress, res, e)
                                          : ps_serve(&ctx, e);
@@ -394,6 +403,8 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
         }
         rc = mpi_check_agree(finish(&ctx, res, e), e);
     }
+    checkpoint_stats(&ctx, &res->checkpoint_s, &res->n_checkpoints);
+    checkpoint_close(&ctx, rc == 0);
     teardown(&ctx);
     if (rc < 0 || ctx.rank != 0) {
         real_result_release(res);

@@ -33,6 +33,8 @@ struct real_result {                /* filled on rank 0 only */
     double makespan_s;
     int64_t steps;
     char device[160];               /* the device's own description */
+    double checkpoint_s;            /* spent writing checkpoints (rank 0's time) */
+    int n_checkpoints;              /* checkpoints written (--checkpoint-every) */
 };
 
 struct real_setup {

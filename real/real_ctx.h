@@ -33,6 +33,8 @@ struct real_ctx {
     MPI_Comm params_comm;        /* gathering parameters on rank 0 */
     double t0;                   /* MPI_Wtime of the aligned start */
     float lr, momentum, weight_decay;
+    int64_t first_step;          /* 0, or the step --resume continues at */
+    struct checkpointer *ckpt;   /* --checkpoint-every, --resume (real/checkpoint.h); NULL none */
 
     VEC(struct span) spans;      /* this rank's, all steps, in step order */
     VEC(struct step_loss) losses;

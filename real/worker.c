@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "../core/ps_policy.h"
+#include "checkpoint.h"
 #include "host_copy.h"
 #include "mpi_check.h"
 #include "ps_wire.h"
@@ -95,6 +96,7 @@ struct worker {
     bool is_async;                /* the job's work is shared out (core/plan.h) */
     int64_t work;                 /* asynchronous: the item this step computes */
     int64_t next_work;            /* asynchronous: the next, from the first server; -1 none */
+    int64_t checkpoint_step;      /* asynchronous: the checkpoint to join first; -1 none */
     int item_samples;             /* asynchronous: samples of that item's replica */
     double loss_sum;              /* this step's, over its last-layer microbatches */
     int64_t loss_samples;
@@ -217,6 +219,8 @@ int worker_create(struct real_ctx *ctx, struct worker **out, struct err *e)
         return ERR_NOMEM;
     }
     int rc = index_program(w, e);
+    for (int k = 0; k < w->n_links; k++)   /* --resume: the versions last read */
+        w->links[k].version_read = checkpoint_resumed_link(ctx, w->links[k].rank, 0);
     w->is_async = policy_is_async(p->policy);
     w->work_link = -1;
     for (int k = 0; k < w->n_links; k++)
@@ -524,7 +528,10 @@ static int test_comm(struct worker *w, int i, bool *done, struct err *e)
         host_copy_in_done(ctx->dev, &w->copy[i], ctx->m->params + off, (size_t)n * sizeof(float));
         struct server_link *l = &w->links[w->link_of_op[i]];
         l->version_read = r->ver_read = r->reply.version;
-        if (r->msg.wants_work) w->next_work = r->reply.next_work;
+        if (r->msg.wants_work) {
+            w->next_work = r->reply.next_work;
+            w->checkpoint_step = r->reply.checkpoint_step;
+        }
         if (l->last_push >= 0) w->run[l->last_push].ver_applied = r->reply.version_applied;
         /* the server's clock is aligned only to within the start barrier's
          * skew: an answer cannot come after its arrival */
@@ -590,6 +597,7 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
     w->step = step;
     w->work = work;
     w->next_work = -1;
+    w->checkpoint_step = -1;
     if (w->is_async) {
         int64_t count = 0;
         TRY(sampler_indices(&w->sampler, job_step(w), (int)(work % w->n_replicas_in),
@@ -646,6 +654,12 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
     return 0;
 }
 
+int64_t worker_checkpoint_due(const struct worker *w, int64_t job_done)
+{
+    if (w->is_async) return w->checkpoint_step;
+    return checkpoint_is_due(w->ctx, job_done) ? job_done : -1;
+}
+
 int64_t worker_next_work(const struct worker *w)
 {
     return w->is_async ? w->next_work : -1;
@@ -664,6 +678,23 @@ int worker_finish(struct worker *w, struct err *e)
         MPI_TRY(e, MPI_Send(&done, sizeof done, MPI_BYTE, w->links[k].rank, PS_DONE,
                             w->ctx->ps_comm));
     return 0;
+}
+
+int worker_checkpoint(struct worker *w, int64_t next_step, struct err *e)
+{
+    struct ps_msg m = {.round = next_step};
+    for (int k = 0; k < w->n_links; k++)
+        MPI_TRY(e, MPI_Send(&m, sizeof m, MPI_BYTE, w->links[k].rank, PS_CHECKPOINT,
+                            w->ctx->ps_comm));
+    struct checkpoint_link *links = XCALLOC(e, (size_t)w->n_links + 1, sizeof *links);
+    if (!links) return ERR_NOMEM;
+    for (int k = 0; k < w->n_links; k++)
+        links[k] = (struct checkpoint_link){w->links[k].rank - w->ctx->p->n_workers,
+                                            w->links[k].version_read};
+    struct checkpoint_extra x = {.links = links, .n_links = w->n_links};
+    int rc = checkpoint_save(w->ctx, next_step, &x, e);
+    free(links);
+    return rc;
 }
 
 bool worker_is_first_loss(const struct worker *w)

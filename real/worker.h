@@ -19,6 +19,13 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e);
 /* Asynchronous: the item the first server gave for the next step, -1 when
  * the job's work is all given out (this worker is done); else -1. */
 int64_t worker_next_work(const struct worker *w);
+/* The job step of the checkpoint to join after this step, -1 none: every
+ * --checkpoint-every steps (synchronous), or when the first server says
+ * (asynchronous, real/ps_wire.h). job_done: the job's steps done. */
+int64_t worker_checkpoint_due(const struct worker *w, int64_t job_done);
+/* Collective: the checkpoint after the job's steps before next_step
+ * (real/checkpoint.h); tells the servers to join it. */
+int worker_checkpoint(struct worker *w, int64_t next_step, struct err *e);
 /* Is this the first data-parallel replica's rank computing the loss? */
 bool worker_is_first_loss(const struct worker *w);
 /* Tells every server this worker pushes to that it is done. */

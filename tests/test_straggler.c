@@ -7,6 +7,7 @@
 #include <criterion/logging.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/straggler.h"
@@ -433,4 +434,33 @@ Test(straggler, failure_parse_rejects_everything_else)
         cr_assert(f.is_set && f.rank == 9 && f.step == 9 && f.time_s == 9,
                   "'%s' changed the spec", bad[i]);
     }
+}
+
+/* A checkpoint saves a rank's stream and a resumed run copies it back
+ * (real/checkpoint.c): the draws after the copy are the draws the saved
+ * stream would have made, and another rank's stream is left alone. */
+Test(straggler, a_saved_stream_copied_back_repeats_its_draws)
+{
+    struct straggler_spec spec;
+    struct err e = {0};
+    cr_assert_eq(straggler_parse("exp:0.5", &spec, &e), 0, "%s", e.msg);
+    struct straggler *g = straggler_create(&spec, 42, 2, &e);
+    cr_assert_not_null(g, "%s", e.msg);
+    for (int i = 0; i < 5; i++) straggler_compute_s(g, 1, 1.0);
+    size_t bytes = 0;
+    void *state = straggler_stream_state(g, 1, &bytes);
+    cr_assert(state && bytes > 0);
+    unsigned char *saved = malloc(bytes);
+    cr_assert_not_null(saved);
+    memcpy(saved, state, bytes);
+    double first[4], other = straggler_compute_s(g, 0, 1.0);
+    for (int i = 0; i < 4; i++) first[i] = straggler_compute_s(g, 1, 1.0);
+    memcpy(straggler_stream_state(g, 1, &bytes), saved, bytes);
+    for (int i = 0; i < 4; i++)
+        cr_expect_eq(straggler_compute_s(g, 1, 1.0), first[i], "draw %d after the copy", i);
+    cr_expect_neq(straggler_compute_s(g, 0, 1.0), other, "rank 0's stream moved on by itself");
+    cr_expect_null(straggler_stream_state(g, 2, &bytes), "rank 2 of 2 has no stream");
+    cr_expect_eq(bytes, 0);
+    free(saved);
+    straggler_free(g);
 }

@@ -1,0 +1,164 @@
+/* core/ckpt_file: the checkpoint format written and read back, and every
+ * damaged form of it refused: each truncation, each single-byte change of
+ * the header and of the records (the CRC-32 catches any one changed byte),
+ * trailing bytes, and identities that differ from the run's. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/ckpt_file.h"
+
+static struct ckpt_ident sample_ident(void)
+{
+    struct ckpt_ident id = {.workers = 2, .servers = 1, .batch = 64, .microbatches = 4,
+                            .seed = 7, .lr = 0.05, .momentum = 0.9, .weight_decay = 1e-4,
+                            .n_params = 6, .rank = 1, .n_ranks = 3, .step = 10};
+    strcpy(id.strategy, "ps-sync");
+    strcpy(id.model, "mlp:2-2");
+    strcpy(id.data, "synthetic");
+    return id;
+}
+
+/* A small file: identity, 6 params, 6 momentum values, 3 odd-sized bytes. */
+static void make_file(struct ckpt_writer *w)
+{
+    struct err e = {0};
+    const float params[6] = {1, 2, 3, 4, 5, 6}, momentum[6] = {-1, -2, -3, -4, -5, -6};
+    struct ckpt_ident id = sample_ident();
+    ckpt_writer_init(w);
+    cr_assert_eq(ckpt_writer_add_ident(w, &id, &e), 0, "%s", e.msg);
+    cr_assert_eq(ckpt_writer_add(w, CKPT_PARAMS, params, sizeof params, &e), 0, "%s", e.msg);
+    cr_assert_eq(ckpt_writer_add(w, CKPT_MOMENTUM, momentum, sizeof momentum, &e), 0, "%s", e.msg);
+    cr_assert_eq(ckpt_writer_add(w, CKPT_RNG, "abc", 3, &e), 0, "%s", e.msg);
+    cr_assert_eq(ckpt_writer_finish(w, &e), 0, "%s", e.msg);
+}
+
+Test(ckpt_file, crc32_matches_the_standard_check_value)
+{
+    /* the CRC-32 check value of "123456789" (IEEE 802.3, as zlib's crc32) */
+    cr_expect_eq(ckpt_crc32(0, "123456789", 9), 0xCBF43926u);
+    /* continuing a CRC over two pieces gives the whole's */
+    cr_expect_eq(ckpt_crc32(ckpt_crc32(0, "1234", 4), "56789", 5), 0xCBF43926u);
+}
+
+Test(ckpt_file, round_trip_gives_back_every_record_and_the_identity)
+{
+    struct ckpt_writer w;
+    make_file(&w);
+    struct ckpt_view v;
+    struct err e = {0};
+    cr_assert_eq(ckpt_parse(w.buf, w.len, "f.ckpt", &v, &e), 0, "%s", e.msg);
+    cr_assert_eq(v.len[CKPT_PARAMS], 6 * sizeof(float));
+    cr_expect_eq(((const float *)(const void *)v.data[CKPT_PARAMS])[5], 6.0f);
+    cr_expect_eq(((const float *)(const void *)v.data[CKPT_MOMENTUM])[0], -1.0f);
+    cr_assert_eq(v.len[CKPT_RNG], 3);
+    cr_expect_eq(memcmp(v.data[CKPT_RNG], "abc", 3), 0);
+    cr_expect_null(v.data[CKPT_SERVER], "a record never written is absent");
+    struct ckpt_ident id, want = sample_ident();
+    cr_assert_eq(ckpt_ident_read(&v, "f.ckpt", &id, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(id.strategy, "ps-sync");
+    cr_expect_str_eq(id.model, "mlp:2-2");
+    cr_expect_eq(id.lr, want.lr, "lr round-trips exactly (%%.17g)");
+    cr_expect_eq(id.weight_decay, want.weight_decay);
+    cr_expect_eq(id.step, 10);
+    cr_expect_eq(id.rank, 1);
+    cr_expect_eq(ckpt_ident_match(&id, &want, false, "f.ckpt", &e), 0, "%s", e.msg);
+    ckpt_writer_release(&w);
+}
+
+Test(ckpt_file, every_truncation_is_refused_as_truncated_or_not_a_checkpoint)
+{
+    struct ckpt_writer w;
+    make_file(&w);
+    for (size_t n = 0; n < w.len; n++) {
+        struct ckpt_view v;
+        struct err e = {0};
+        int rc = ckpt_parse(w.buf, n, "f.ckpt", &v, &e);
+        cr_assert_eq(rc, ERR_INPUT, "a file cut to %zu of %zu bytes was accepted", n, w.len);
+        cr_assert(strstr(e.msg, "f.ckpt") && (strstr(e.msg, "truncated") || strstr(e.msg, "magic")),
+                  "cut to %zu bytes: %s", n, e.msg);
+    }
+    ckpt_writer_release(&w);
+}
+
+Test(ckpt_file, every_single_byte_change_is_refused)
+{
+    struct ckpt_writer w;
+    make_file(&w);
+    unsigned char *copy = malloc(w.len);
+    cr_assert_not_null(copy);
+    /* every byte (header, records, CRC), each changed by two patterns */
+    const unsigned char flips[] = {0x01, 0xFF};
+    for (size_t i = 0; i < w.len; i++)
+        for (int k = 0; k < 2; k++) {
+            memcpy(copy, w.buf, w.len);
+            copy[i] ^= flips[k];
+            struct ckpt_view v;
+            struct err e = {0};
+            cr_assert_eq(ckpt_parse(copy, w.len, "f.ckpt", &v, &e), ERR_INPUT,
+                         "byte %zu of %zu xor 0x%02x was accepted", i, w.len, flips[k]);
+            cr_assert(strstr(e.msg, "f.ckpt"), "%s", e.msg);
+        }
+    free(copy);
+    ckpt_writer_release(&w);
+}
+
+Test(ckpt_file, trailing_bytes_are_refused)
+{
+    struct ckpt_writer w;
+    make_file(&w);
+    unsigned char *longer = calloc(w.len + 8, 1);
+    cr_assert_not_null(longer);
+    memcpy(longer, w.buf, w.len);
+    struct ckpt_view v;
+    struct err e = {0};
+    cr_expect_eq(ckpt_parse(longer, w.len + 8, "f.ckpt", &v, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "trailing"), "%s", e.msg);
+    free(longer);
+    ckpt_writer_release(&w);
+}
+
+Test(ckpt_file, another_version_is_refused_naming_both)
+{
+    struct ckpt_writer w;
+    make_file(&w);
+    uint32_t version = CKPT_VERSION + 1;
+    memcpy(w.buf + 8, &version, 4);
+    struct ckpt_view v;
+    struct err e = {0};
+    cr_expect_eq(ckpt_parse(w.buf, w.len, "f.ckpt", &v, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "version 2") && strstr(e.msg, "version 1"), "%s", e.msg);
+    ckpt_writer_release(&w);
+}
+
+Test(ckpt_file, a_record_written_twice_is_a_writer_error)
+{
+    struct ckpt_writer w;
+    ckpt_writer_init(&w);
+    struct err e = {0};
+    cr_assert_eq(ckpt_writer_add(&w, CKPT_RNG, "x", 1, &e), 0);
+    cr_expect_lt(ckpt_writer_add(&w, CKPT_RNG, "y", 1, &e), 0);
+    ckpt_writer_release(&w);
+}
+
+Test(ckpt_file, a_mismatched_identity_names_the_option_and_both_values)
+{
+    struct ckpt_ident file = sample_ident(), run = sample_ident();
+    struct err e = {0};
+    strcpy(run.strategy, "mirrored");
+    cr_expect_eq(ckpt_ident_match(&file, &run, true, "f.ckpt", &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "f.ckpt") && strstr(e.msg, "--strategy ps-sync") &&
+              strstr(e.msg, "mirrored"), "%s", e.msg);
+    run = sample_ident();
+    run.seed = 8;
+    cr_expect_eq(ckpt_ident_match(&file, &run, true, "f.ckpt", &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "--seed 7"), "%s", e.msg);
+    /* fewer workers: only when the plan may shrink; more: never */
+    run = sample_ident();
+    run.workers = 1;
+    cr_expect_eq(ckpt_ident_match(&file, &run, true, "f.ckpt", &e), 0, "%s", e.msg);
+    cr_expect_eq(ckpt_ident_match(&file, &run, false, "f.ckpt", &e), ERR_INPUT);
+    run.workers = 3;
+    cr_expect_eq(ckpt_ident_match(&file, &run, true, "f.ckpt", &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "2 workers"), "%s", e.msg);
+}

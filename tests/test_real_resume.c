@@ -1,0 +1,299 @@
+/* Checkpoints of real runs (real/checkpoint), end to end through the built
+ * binary: a synchronous run stopped at a checkpoint and resumed ends with
+ * the very bytes of one never stopped, for every synchronous strategy on 2
+ * ranks; a data-parallel checkpoint resumes on fewer workers; damaged,
+ * foreign or missing checkpoints exit 2 naming the file and what is wrong.
+ *
+ * Stopping: a run of --steps 10 with --checkpoint-every 10 writes its
+ * checkpoint at its end, as it would mid-way through a longer run: nothing
+ * a synchronous step computes depends on --steps (the sampler is a
+ * function of the step, real/checkpoint.h), so resuming it with --steps 20
+ * is the second half of a 20-step run.
+ *
+ * Small model and synthetic data as tests/test_real.c: about a second a run. */
+#include <criterion/criterion.h>
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../real/checkpoint.h"
+#include "helpers.h"
+
+#define MODEL "mlp:784-64-32-16-10"
+#define SAME "--data", "synthetic", "--seed", "7", "--batch", "64", "--microbatches", "4"
+
+TEST_SUITE_WITH_TMP_DIR(resume, .timeout = 180);
+
+static void run_ok(struct run r, const char *what)
+{
+    int status = r.status;
+    cr_expect_eq(status, 0, "%s exited %d; stderr:\n%s", what, status, r.err);
+    run_free(&r);
+    cr_assert_eq(status, 0);
+}
+
+static bool same_bytes(const char *a, const char *b)
+{
+    size_t na = 0, nb = 0;
+    char *x = test_slurp_n(a, &na), *y = test_slurp_n(b, &nb);
+    bool same = na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* 20 steps straight vs 10, a checkpoint, and a resume to 20. */
+static void expect_resume_bit_identical(const char *strategy)
+{
+    char *a = test_tmp_path("straight.params"), *b = test_tmp_path("resumed.params"),
+         *dir = test_tmp_path("ckpt");
+    run_ok(RUN("real", "--strategy", strategy, "--np", "2", "--model", MODEL, SAME, "--steps",
+               "20", "--save-params", a), "the straight run");
+    run_ok(RUN("real", "--strategy", strategy, "--np", "2", "--model", MODEL, SAME, "--steps",
+               "10", "--checkpoint-every", "10", "--checkpoint-dir", dir), "the first half");
+    run_ok(RUN("real", "--strategy", strategy, "--np", "2", "--model", MODEL, SAME, "--steps",
+               "20", "--resume", dir, "--save-params", b), "the resumed half");
+    cr_expect(same_bytes(a, b), "%s: resumed parameters differ from the straight run's", strategy);
+}
+
+Test(resume, mirrored_stopped_and_resumed_is_bit_identical)
+{
+    expect_resume_bit_identical("mirrored");
+}
+
+Test(resume, ps_sync_stopped_and_resumed_is_bit_identical)
+{
+    expect_resume_bit_identical("ps-sync");
+}
+
+Test(resume, model_stopped_and_resumed_is_bit_identical)
+{
+    expect_resume_bit_identical("model");
+}
+
+Test(resume, pipeline_gpipe_stopped_and_resumed_is_bit_identical)
+{
+    expect_resume_bit_identical("pipeline-gpipe");
+}
+
+Test(resume, pipeline_1f1b_stopped_and_resumed_is_bit_identical)
+{
+    expect_resume_bit_identical("pipeline-1f1b");
+}
+
+/* The loss the report's loss curve gives at (0-based) step. */
+static double loss_at(const char *json, int64_t step)
+{
+    cJSON *doc = read_json(json);
+    const cJSON *curve = cJSON_GetObjectItem(doc, "loss_curve"), *pt;
+    double loss = NAN;
+    cJSON_ArrayForEach(pt, curve)
+        if ((int64_t)cJSON_GetArrayItem(pt, 0)->valuedouble == step)
+            loss = cJSON_GetArrayItem(pt, 2)->valuedouble;
+    cJSON_Delete(doc);
+    cr_assert(!isnan(loss), "%s: no loss at step %lld", json, (long long)step);
+    return loss;
+}
+
+Test(resume, mirrored_on_2_resumes_on_1_worker_with_the_same_global_batch)
+{
+    char *big = test_tmp_path("big.json"), *small = test_tmp_path("small.json"),
+         *dir = test_tmp_path("ckpt");
+    run_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+               "12", "--json", big), "the 2-worker run");
+    run_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+               "10", "--checkpoint-every", "10", "--checkpoint-dir", dir), "the 2-worker half");
+    run_ok(RUN("real", "--strategy", "mirrored", "--np", "1", "--model", MODEL, SAME, "--steps",
+               "12", "--resume", dir, "--json", small), "the 1-worker resume");
+    /* the same global batch from the same parameters: one worker sums what
+     * two all-reduced, so the loss may differ by float reordering only */
+    double want = loss_at(big, 10), got = loss_at(small, 10);
+    double rel = fabs(got - want) / fabs(want);
+    cr_expect_lt(rel, 1e-5, "step 11's loss: %.9g on 1 worker, %.9g on 2 (relative %.3g)", got,
+                 want, rel);
+    cr_log_info("shrunk resume: step 11's loss differs by %.3g relative", rel);
+}
+
+Test(resume, the_newest_two_whole_checkpoints_are_kept_and_found)
+{
+    char *dir = test_tmp_path("ckpt");
+    char path[1024];
+    int64_t step = -1;
+    struct err e = {0};
+    cr_expect_eq(checkpoint_newest(dir, path, sizeof path, &step, &e), 1, "no directory: none");
+    run_ok(RUN("real", "--strategy", "model", "--np", "2", "--model", MODEL, SAME, "--steps",
+               "20", "--checkpoint-every", "5", "--checkpoint-dir", dir), "the run");
+    const char *names[] = {"step-0000000005", "step-0000000010", "step-0000000015",
+                           "step-0000000020"};
+    for (int k = 0; k < 4; k++) {
+        char p[1024];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", dir, names[k]);
+        cr_expect_eq(stat(p, &st) == 0, k >= 2, "%s %s", p, k >= 2 ? "missing" : "not deleted");
+    }
+    cr_assert_eq(checkpoint_newest(dir, path, sizeof path, &step, &e), 0, "%s", e.msg);
+    cr_expect_eq(step, 20);
+    cr_expect(strstr(path, "step-0000000020"), "%s", path);
+    /* a step directory without its MANIFEST is not whole */
+    char partial[1024];
+    snprintf(partial, sizeof partial, "%s/step-0000000025", dir);
+    cr_assert_eq(mkdir(partial, 0755), 0);
+    cr_expect_eq(checkpoint_newest(dir, path, sizeof path, &step, &e), 0);
+    cr_expect_eq(step, 20, "a partial checkpoint was taken for whole");
+}
+
+Test(resume, a_temporary_checkpoint_directory_is_removed_after_a_successful_run)
+{
+    cr_assert_eq(setenv("TMPDIR", test_tmp_dir, 1), 0);
+    struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "6", "--checkpoint-every", "2");
+    cr_expect(strstr(r.out, "checkpoints: 3 written"), "%s", r.out);
+    run_ok(r, "the run");
+    DIR *d = opendir(test_tmp_dir);
+    cr_assert_not_null(d);
+    for (struct dirent *de; (de = readdir(d));)
+        cr_expect(strncmp(de->d_name, "strata-ckpt-", 12) != 0, "%s/%s left behind", test_tmp_dir,
+                  de->d_name);
+    closedir(d);
+}
+
+/* ---- refused checkpoints -------------------------------------------------- */
+
+/* A whole mirrored checkpoint at step 10 in test_tmp_dir/ckpt; returns the
+ * path of its rank-1 file. */
+static const char *make_checkpoint(void)
+{
+    char *dir = test_tmp_path("ckpt");
+    run_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+               "10", "--checkpoint-every", "10", "--checkpoint-dir", dir), "the checkpointed run");
+    return test_tmp_path("ckpt/step-0000000010/rank-1.ckpt");
+}
+
+static struct run resume_mirrored(const char *model)
+{
+    return RUN("real", "--strategy", "mirrored", "--np", "2", "--model", model, SAME, "--steps",
+               "20", "--resume", test_tmp_path("ckpt"));
+}
+
+static void rewrite(const char *path, long at, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f, "%s", path);
+    cr_assert_eq(fseek(f, at, SEEK_SET), 0);
+    cr_assert_eq(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+Test(resume, a_flipped_byte_is_refused_as_corrupt)
+{
+    const char *file = make_checkpoint();
+    char path[1024];
+    snprintf(path, sizeof path, "%s", file);
+    size_t n = 0;
+    char *bytes = test_slurp_n(path, &n);
+    unsigned char flipped = (unsigned char)(bytes[n / 2] ^ 0x40);
+    free(bytes);
+    rewrite(path, (long)(n / 2), &flipped, 1);
+    expect_refused(resume_mirrored(MODEL), path, "corrupt");
+}
+
+Test(resume, a_truncated_file_is_refused)
+{
+    const char *file = make_checkpoint();
+    char path[1024];
+    snprintf(path, sizeof path, "%s", file);
+    cr_assert_eq(truncate(path, 1000), 0);
+    expect_refused(resume_mirrored(MODEL), path, "truncated");
+}
+
+Test(resume, a_bad_magic_is_refused)
+{
+    const char *file = make_checkpoint();
+    char path[1024];
+    snprintf(path, sizeof path, "%s", file);
+    rewrite(path, 0, "NOTSTRAT", 8);
+    expect_refused(resume_mirrored(MODEL), path, "not a strata checkpoint");
+}
+
+Test(resume, another_model_is_refused_naming_both)
+{
+    make_checkpoint();
+    expect_refused(resume_mirrored("mlp:784-32-10"), "--model " MODEL, "mlp:784-32-10");
+}
+
+Test(resume, another_strategy_is_refused_naming_both)
+{
+    make_checkpoint();
+    expect_refused(RUN("real", "--strategy", "model", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "20", "--resume", test_tmp_path("ckpt")),
+                   "--strategy mirrored", "this run has model");
+}
+
+Test(resume, an_empty_directory_is_refused)
+{
+    char *dir = test_tmp_path("empty");
+    cr_assert_eq(mkdir(dir, 0755), 0);
+    expect_refused(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "20", "--resume", dir),
+                   dir, "no whole checkpoint");
+}
+
+/* ---- compare --mode real ---------------------------------------------------- */
+
+Test(resume, compare_real_keeps_each_jobs_checkpoints_apart_and_resumes_each)
+{
+    char *dir = test_tmp_path("ckpt");
+    run_ok(RUN("compare", "--mode", "real", "--strategies", "model,pipeline-1f1b", "--np", "2",
+               "--model", MODEL, SAME, "--steps", "4", "--checkpoint-every", "4",
+               "--checkpoint-dir", dir), "the compare with checkpoints");
+    const char *jobs[] = {"mirrored-np1", "model-np2", "pipeline-1f1b-np2"};
+    for (int k = 0; k < 3; k++) {
+        char job[1024], newest[1024];
+        int64_t step = -1;
+        struct err e = {0};
+        snprintf(job, sizeof job, "%s/%s", dir, jobs[k]);
+        cr_expect_eq(checkpoint_newest(job, newest, sizeof newest, &step, &e), 0,
+                     "%s/%s: no whole checkpoint", dir, jobs[k]);
+        cr_expect_eq(step, 4);
+    }
+    run_ok(RUN("compare", "--mode", "real", "--strategies", "model,pipeline-1f1b", "--np", "2",
+               "--model", MODEL, SAME, "--steps", "8", "--resume", dir), "the compare resumed");
+}
+
+/* ---- asynchronous plans ----------------------------------------------------- */
+
+/* The first loss the report's curve holds: its (0-based) step. */
+static int64_t first_step_of(const char *json)
+{
+    cJSON *doc = read_json(json);
+    const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "loss_curve"), 0);
+    cr_assert_not_null(first, "%s: no loss curve", json);
+    int64_t step = (int64_t)cJSON_GetArrayItem(first, 0)->valuedouble;
+    cJSON_Delete(doc);
+    return step;
+}
+
+/* ps-async's workers are at different steps: the first server holds the
+ * work of step 5 back until every worker asked for it, they checkpoint,
+ * and a resume (here on fewer workers, as a shrunk job) goes on from step 5.
+ * Not bit-identical: asynchronous updates depend on timing. */
+Test(resume, ps_async_checkpoints_at_a_step_every_worker_reached_and_resumes_shrunk)
+{
+    char *dir = test_tmp_path("ckpt"), *json = test_tmp_path("resumed.json");
+    run_ok(RUN("real", "--strategy", "ps-async", "--np", "2", "--model", MODEL, SAME, "--steps",
+               "10", "--checkpoint-every", "5", "--checkpoint-dir", dir), "the checkpointed run");
+    char newest[1024];
+    int64_t step = -1;
+    struct err e = {0};
+    cr_assert_eq(checkpoint_newest(dir, newest, sizeof newest, &step, &e), 0, "%s", e.msg);
+    cr_expect_eq(step, 5, "an asynchronous job checkpoints before its last step, not at its end");
+    run_ok(RUN("real", "--strategy", "ps-async", "--np", "1", "--model", MODEL, SAME, "--steps",
+               "10", "--resume", dir, "--json", json), "the resumed run on 1 worker");
+    cr_expect_eq(first_step_of(json), 5);
+}
