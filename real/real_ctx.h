@@ -16,6 +16,7 @@
 #include "../nn/data.h"
 #include "../nn/mlp.h"
 #include "comm.h"
+#include "heartbeat.h"
 
 struct real_ctx {
     const struct config *cfg;    /* lr, momentum, seed, --eval-every, --save-params ... */
@@ -33,6 +34,7 @@ struct real_ctx {
     MPI_Comm params_comm;        /* gathering parameters on rank 0 */
     double t0;                   /* MPI_Wtime of the aligned start */
     float lr, momentum, weight_decay;
+    struct heartbeat *hb;        /* progress for the supervisor, and --fail (heartbeat.h) */
 
     VEC(struct span) spans;      /* this rank's, all steps, in step order */
     VEC(struct step_loss) losses;
