@@ -233,6 +233,26 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
     return true;
 }
 
+/* The launcher reported a death by signal (Open MPI exits 128 + the signal
+ * of the first rank that died) that no look caught: a rank killed before
+ * its first heartbeat, or between two polls in the job's last moments. The
+ * first rank that never said it was done takes the blame. */
+static void blame_silent(struct watch *w, double now_s, struct watch_result *out)
+{
+    for (int r = 0; r < w->j->n_ranks; r++) {
+        const struct seen *s = &w->ranks[r];
+        if (s->has && s->rec.state == HEARTBEAT_DONE) continue;
+        char cause[320];
+        snprintf(cause, sizeof cause, "died %s without a word (the launcher saw a death by "
+                 "signal %d)", s->has && s->rec.step >= 0 ? "while stepping" : "in start-up",
+                 out->exit_code - 128);
+        struct seen none = {.rec.step = -1};
+        fail(out, r, s->has ? s : &none, s->has && s->alive_s > 0 ? s->alive_s : now_s, now_s,
+             cause);
+        return;
+    }
+}
+
 /* The launcher as a child in a process group of its own (a Ctrl-C at the
  * terminal reaches us, and we decide), with the default dispositions. */
 static int spawn(const struct watch_job *j, pid_t *pid, struct err *e)
@@ -300,6 +320,7 @@ int watch_run(const struct watch_job *j, struct watch_result *out, struct err *e
         if (done == w.launcher) {
             out->end = WATCH_EXITED;
             out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            if (out->exit_code > 128 && !is_erring) blame_silent(&w, heartbeat_clock_s(), out);
             char key[4200];
             snprintf(key, sizeof key, "%s=%s", HEARTBEAT_DIR_ENV, j->hb_dir);
             kill_marked(key);   /* nothing, normally: no rank outlives its launcher */
