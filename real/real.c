@@ -382,8 +382,8 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
                            .lr = (float)cfg->lr, .momentum = (float)cfg->momentum,
                            .weight_decay = (float)cfg->weight_decay};
     TRY(join_world(&ctx, e));
-    TRY(heartbeat_open(ctx.rank, cfg->fail, &ctx.hb, e));
     if (!(ctx.comm.ops = comm_find("mpi", e))) return e->code;
+    TRY(heartbeat_open(ctx.rank, cfg->fail, &ctx.hb, e));
     report_init(&res->report);
     trace_init(&res->trace, s->keep_steps, s->keep_steps ? REAL_MAX_KEPT_SPANS : 0);
 
