@@ -110,6 +110,13 @@ void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s)
     put(hb, offsetof(struct heartbeat_record, state), offsetof(struct heartbeat_record, start_s));
 }
 
+void heartbeat_finishing(struct heartbeat *hb)
+{
+    hb->rec.state = HEARTBEAT_FINISHING;
+    hb->rec.progress_s = heartbeat_clock_s();
+    put(hb, offsetof(struct heartbeat_record, state), offsetof(struct heartbeat_record, start_s));
+}
+
 void heartbeat_say(struct heartbeat *hb, const char *words)
 {
     if (!hb) return;

@@ -24,6 +24,8 @@
 enum heartbeat_state {
     HEARTBEAT_STARTING,   /* set-up: MPI, data, model; no step yet */
     HEARTBEAT_RUNNING,    /* stepping (workers) or serving (servers) */
+    HEARTBEAT_FINISHING,  /* gathering the report: waits on the slowest rank,
+                             so only its death counts, not its silence */
     HEARTBEAT_DONE,       /* its part is over, or it returned with an error:
                              its exit from here on is no death */
     HEARTBEAT_DYING,      /* --fail: it kills itself right after writing this */
@@ -62,6 +64,9 @@ double heartbeat_start_s(const struct heartbeat *hb);
  * this rank and this step (or a time now_s has reached), it writes its last
  * words and dies by SIGKILL, as a crashed process would: no return. */
 void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s);
+
+/* Its steps are over; the report is being gathered (state FINISHING). */
+void heartbeat_finishing(struct heartbeat *hb);
 
 /* Last words (an error message) and state DONE: what comes next is no death. */
 void heartbeat_say(struct heartbeat *hb, const char *words);

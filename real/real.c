@@ -399,6 +399,7 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
             heartbeat_say(ctx.hb, e->msg);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+        heartbeat_finishing(ctx.hb);
         rc = mpi_check_agree(finish(&ctx, res, e), e);
     }
     teardown(&ctx);

@@ -236,6 +236,10 @@ static int supervise(struct supervisor *S, int *exit_code, struct err *e)
             break;
         }
         watch_result_release(&res);
+        if (again && signalled) {   /* asked to stop while it recovered */
+            *exit_code = 128 + signalled;
+            again = false;
+        }
         if (!again) return 0;
     }
 }
