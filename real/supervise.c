@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../core/failure_policy.h"
+#include "../core/ps_policy.h"
 #include "../core/straggler.h"
 #include "../core/untracked.h"
 #include "checkpoint.h"
@@ -250,7 +251,11 @@ static void choose_dirs(struct supervisor *S)
     const struct config *cfg = S->job->cfg;
     bool wants_commits = config_is_set(cfg, "fail") || config_is_set(cfg, "on-failure") ||
                          config_is_set(cfg, "commit-every");
-    if (S->policy != FAILURE_RESTART && wants_commits) {
+    /* an asynchronous plan's workers are never at one step together, so
+     * real/checkpoint.h cannot checkpoint it (yet): continue relaunches the
+     * survivors from scratch */
+    bool can_commit = !policy_is_async(S->job->p->policy);
+    if (S->policy != FAILURE_RESTART && wants_commits && can_commit) {
         snprintf(S->commit_dir, sizeof S->commit_dir, "%s/commit", S->run_dir);
     } else if (cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0]) {
         snprintf(S->checkpoint_dir, sizeof S->checkpoint_dir, "%s/checkpoints", S->run_dir);

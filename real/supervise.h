@@ -11,11 +11,15 @@
  *   shrink    the job again with one worker fewer, the same global batch,
  *             from the last commit
  *   continue  (asynchronous parameter servers) the job again with the
- *             surviving workers, from the servers' last commit. An MPI job
- *             cannot outlive a dead rank, so "carry on" is a relaunch of the
- *             survivors here; its cost is measured like the others'.
+ *             surviving workers. An MPI job cannot outlive a dead rank, so
+ *             "carry on" is a relaunch of the survivors here; its cost is
+ *             measured like the others'. It starts from scratch: the
+ *             checkpoints (real/checkpoint.h) cannot yet take an
+ *             asynchronous plan, whose workers are never at one step
+ *             together, so there is no commit of the servers to go back to.
  *
- * Commits are checkpoints (--checkpoint-every = --commit-every) written in
+ * Commits (shrink of a synchronous plan) are checkpoints
+ * (--checkpoint-every = --commit-every) written in
  * the run directory, which lives on /dev/shm when the machine has one: that
  * is how a commit "in memory" outlives the processes that made it. They are
  * written only when the user asked for failure handling (--fail,
