@@ -7,7 +7,14 @@
  *            its last words, when it wrote any (--fail), say why
  *   hung     a rank that started stepping shows no progress for the timeout
  *            (stopped, /proc state T, is said as such); one still starting
- *            gets WATCH_STARTUP_S, or the timeout when that is longer
+ *            gets WATCH_STARTUP_S, or the timeout when that is longer; one
+ *            gathering the report (it waits on the slowest) is not judged
+ *            by its silence, and a hang there is not caught
+ *
+ * The blame for a hang goes to the rank whose last progress is oldest: when
+ * one rank stops, its peers soon wait on it and fall silent too, later. A
+ * rank that said an error (real.c's MPI_Abort path) ends the job itself;
+ * its peers' deaths are then no failures.
  *
  * A failed or interrupted job is ended whole: SIGKILL to the launcher's
  * process group, to every rank's pid (Open MPI puts each rank in a process
