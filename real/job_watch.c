@@ -29,6 +29,8 @@ struct seen {
     bool has;                    /* a record was read */
     struct heartbeat_record rec;
     double alive_s;              /* last poll that found its process */
+    bool is_watched;             /* judged by its silence (starting or stepping) */
+    bool is_over;                /* silent past its allowance */
     int64_t last_step;
     double last_t_s;
     watch_history history;
@@ -175,16 +177,49 @@ static void fail(struct watch_result *out, int r, const struct seen *s, double d
     snprintf(out->cause, sizeof out->cause, "%s", cause);
 }
 
+static bool is_stopped(char state)
+{
+    return state == 'T' || state == 't';
+}
+
+/* Whom a stalled job blames, among the ranks watched for silence: a stopped rank first, even one not yet past
+ * it (its peers, waiting on it, fell silent earlier: they had started the
+ * step before it); else, among the silent workers, the one furthest behind
+ * (lowest step), then the one silent longest; servers last. A rank hung
+ * (not stopped) at the same step as its waiting peers cannot be told from
+ * them: the message names the step, and the blame may fall on a peer. */
+static int blame(const struct watch *w)
+{
+    int best = -1;
+    for (int r = 0; r < w->j->n_ranks; r++)
+        if (w->ranks[r].is_watched && is_stopped(proc_state(w->ranks[r].rec.pid))) return r;
+    for (int r = 0; r < w->j->n_ranks; r++) {
+        if (!w->ranks[r].is_over) continue;
+        const struct heartbeat_record *a = &w->ranks[r].rec;
+        if (best < 0) {
+            best = r;
+            continue;
+        }
+        const struct heartbeat_record *b = &w->ranks[best].rec;
+        bool is_worker = r < w->j->n_workers, best_is_worker = best < w->j->n_workers;
+        if (is_worker != best_is_worker) {
+            if (is_worker) best = r;
+        } else if (a->step != b->step ? a->step < b->step : a->progress_s < b->progress_s) {
+            best = r;
+        }
+    }
+    return best;
+}
+
 /* One look at every rank: true when one failed (out filled). Deaths come
  * before hangs: a dead rank also stops making progress. */
 static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_result *out)
 {
-    int oldest = -1;
-    double oldest_s = 0;
-    double timeout_s = timeout_now(w);
+    double timeout_s = timeout_now(w), silent_s = 0;
     char cause[320];
     for (int r = 0; r < w->j->n_ranks; r++) {
         struct seen *s = &w->ranks[r];
+        s->is_watched = s->is_over = false;
         if (heartbeat_read(w->j->hb_dir, r, &s->rec) < 0) continue;
         s->has = true;
         if (s->rec.start_s > 0 && out->start_s == 0) out->start_s = s->rec.start_s;
@@ -210,26 +245,22 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
             fail(out, r, s, s->alive_s > 0 ? s->alive_s : rec->progress_s, now_s, cause);
             return true;
         }
-        bool is_watched = rec->state == HEARTBEAT_RUNNING || rec->state == HEARTBEAT_STARTING;
+        s->is_watched = rec->state == HEARTBEAT_RUNNING || rec->state == HEARTBEAT_STARTING;
         double allowed_s = rec->state == HEARTBEAT_STARTING && timeout_s < WATCH_STARTUP_S
                                ? WATCH_STARTUP_S : timeout_s;
-        if (is_watched && now_s - rec->progress_s > allowed_s &&
-            (oldest < 0 || rec->progress_s < oldest_s)) {
-            oldest = r;
-            oldest_s = rec->progress_s;
-        }
+        s->is_over = s->is_watched && now_s - rec->progress_s > allowed_s;
+        if (s->is_over && now_s - rec->progress_s > silent_s) silent_s = now_s - rec->progress_s;
     }
-    if (oldest < 0 || *is_erring) return false;
-    const struct seen *s = &w->ranks[oldest];
-    char state = proc_state(s->rec.pid);
-    const char *what = state == 'T' || state == 't' ? "stopped (SIGSTOP)" : "hung";
+    if (silent_s == 0 || *is_erring) return false;
+    int r = blame(w);
+    const struct seen *s = &w->ranks[r];
+    const char *what = is_stopped(proc_state(s->rec.pid)) ? "stopped (SIGSTOP)" : "hung";
     if (s->rec.step >= 0)
         snprintf(cause, sizeof cause, "%s at step %lld: no progress for %.1f s (--timeout %.1f s)",
-                 what, (long long)s->rec.step, now_s - s->rec.progress_s, timeout_s);
+                 what, (long long)s->rec.step, silent_s, timeout_s);
     else
-        snprintf(cause, sizeof cause, "%s in start-up: no progress for %.1f s", what,
-                 now_s - s->rec.progress_s);
-    fail(out, oldest, s, s->rec.progress_s, now_s, cause);
+        snprintf(cause, sizeof cause, "%s in start-up: no progress for %.1f s", what, silent_s);
+    fail(out, r, s, s->rec.progress_s, now_s, cause);
     return true;
 }
 
