@@ -229,6 +229,31 @@ Test(real_failure, fail_restart_relaunches_every_rank_and_reports_the_cost)
     cJSON_Delete(doc);
 }
 
+/* The issue's own command: a restart goes back to the last checkpoint (or to
+ * the start: either way the same arithmetic again), so the trained
+ * parameters are bit for bit those of a run that never failed. */
+Test(real_failure, fail_1_at_20_with_checkpoints_restarts_to_the_same_parameters)
+{
+    run_argv_ok((const char *const[]){STRATA_BIN, "real", "--data", "synthetic", "--model",
+                                      MODEL, "--np", "2", "--steps", "30", "--save-params",
+                                      test_tmp_path("straight.params"), NULL});
+    struct bg b = start((const char *const[]){"--steps", "30", "--fail", "1@20",
+                                              "--checkpoint-every", "10", "--save-params",
+                                              test_tmp_path("failed.params"), NULL});
+    int status = finish(&b, 120, NULL);
+    char *err = stderr_of(&b);
+    cr_expect_eq(status, 0, "stderr:\n%s", err);
+    free(err);
+    expect_failure("restart", 1, 2);
+    size_t n_straight = 0, n_failed = 0;
+    char *straight = test_slurp_n(test_tmp_path("straight.params"), &n_straight);
+    char *failed = test_slurp_n(test_tmp_path("failed.params"), &n_failed);
+    cr_expect(n_straight == n_failed && !memcmp(straight, failed, n_straight),
+              "the restarted run's parameters differ from the straight run's");
+    free(straight);
+    free(failed);
+}
+
 Test(real_failure, fail_shrink_finishes_on_the_survivor)
 {
     struct bg b = start((const char *const[]){"--steps", "20", "--fail", "1@5", "--on-failure",
