@@ -14,6 +14,7 @@
 #include "../real/job.h"
 #include "../real/launch.h"
 #include "../real/real.h"
+#include "../real/supervise.h"
 #include "../strategies/strategy.h"
 #include "outputs.h"
 #include "scenario.h"
@@ -63,6 +64,22 @@ static void print_details(const struct real_result *res)
     if (r->staleness.n_histogram > 0)
         printf("staleness of applied pushes: mean %.2f, max %lld\n", r->staleness.mean,
                (long long)r->staleness.max);
+}
+
+/* What the failures cost (real/supervise.h measured them; the makespan
+ * above is the last job's). */
+static void print_failure(const struct report *r)
+{
+    if (!r->failure.happened) return;
+    printf("failure: rank %d, %.3g s into its job; --on-failure %s; %d failure%s; time lost "
+           "%.3g s (detection %.3g s, relaunch %.3g s, redone work %.3g s, %d step%s redone); "
+           "goodput %.1f%%", r->failure.rank, r->failure.time_s, r->failure.policy,
+           r->failure.n_failures, r->failure.n_failures == 1 ? "" : "s", r->failure.lost_s,
+           r->failure.detect_s, r->failure.relaunch_s, r->failure.redone_s,
+           r->failure.steps_redone, r->failure.steps_redone == 1 ? "" : "s",
+           100 * r->failure.goodput);
+    if (r->has_final) printf("; test accuracy still reached %.4f", r->final.test_accuracy);
+    putchar('\n');
 }
 
 static int write_outputs(const struct config *cfg, const struct plan *p,
@@ -123,6 +140,7 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
             const struct report *rows[] = {&res.report};
             report_print_table(stdout, rows, 1, NULL);
             print_details(&res);
+            print_failure(&res.report);
             if (s->cfg.timeline) print_timeline(p, &res);
             rc = write_outputs(&s->cfg, p, &res, &e);
         }
@@ -150,9 +168,9 @@ static int launch(const struct command *self, struct scenario *s, const struct p
     }
     data_release(&d);
     int exit_code = 0;
-    if (launch_self_as_job(self->name, argc, argv, p->n_ranks, s->cfg.bind,
-                           isatty(STDERR_FILENO), &exit_code, &e) < 0)
-        return scenario_fail(self, &e);
+    struct supervise_job job = {.command = self->name, .argc = argc, .argv = argv,
+                                .cfg = &s->cfg, .p = p, .show_progress = isatty(STDERR_FILENO)};
+    if (supervise_run(&job, &exit_code, &e) < 0) return scenario_fail(self, &e);
     return exit_code;
 }
 
@@ -173,6 +191,7 @@ int cmd_real(const struct command *self, int argc, char **argv)
     }
     if (is_rank) rc = take_job_size(&s.cfg, n_ranks, &e);
     if (rc == 0) rc = real_prepare(&s.cfg, s.wl, &p, &ix, &e);
+    if (rc == 0) rc = supervise_check_fail(s.cfg.fail, p, &e);
     if (rc != 0)
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
     else if (is_rank)

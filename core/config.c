@@ -132,8 +132,9 @@ const struct opt_spec config_options[] = {
     {.name = "resume", STRING(resume), .def = "", .groups = OPTG_LAUNCH, .metavar = "DIR",
      .help = "real runs: continue from the newest whole checkpoint in DIR"},
     {.name = "timeout", REAL(timeout_s, 0, 1e6), .def = "0", .groups = OPTG_LAUNCH,
-     .metavar = "S", .def_shown = "derived from the measured step time",
-     .help = "real runs: a rank that shows no progress for S seconds is taken as failed"},
+     .metavar = "S", .def_shown = "max(10 s, 20 x the median step time seen)",
+     .help = "real runs: a rank that shows no progress for S seconds is taken as failed; "
+             "one still starting (MPI, data, checkpoint) gets at least 60 s"},
     {.name = "plot", STRING(plot_dir), .def = "", .groups = OPTG_PLOT, .metavar = "DIR",
      .help = "write PNG and SVG plots (and their data and gnuplot scripts) into DIR"},
     {.name = "plot-terminal", FLAG(plot_terminal), .def = "false", .groups = OPTG_PLOT,

@@ -515,9 +515,7 @@ int launch_job(char **argv, int *exit_code, struct err *e)
     return rc;
 }
 
-/* The job's argv: `mpirun ... self command args...`, for a launcher found
- * and a binding resolved. */
-static char **self_job_argv(const char *command, int argc, char **argv, int n_ranks,
+char **launch_self_job_argv(const char *command, int argc, char **argv, int n_ranks,
                             const char *bind, bool *is_openmpi, struct err *e)
 {
     char mpirun[LAUNCH_PATH_BYTES], self[LAUNCH_PATH_BYTES];
@@ -544,7 +542,7 @@ int launch_self_as_job(const char *command, int argc, char **argv, int n_ranks,
 {
     *exit_code = -1;
     bool is_openmpi = false;
-    char **job = self_job_argv(command, argc, argv, n_ranks, bind, &is_openmpi, e);
+    char **job = launch_self_job_argv(command, argc, argv, n_ranks, bind, &is_openmpi, e);
     if (!job) return e->code;
     int rc = launch_prepare_env(is_openmpi, show_progress, e);
     if (rc == 0) {

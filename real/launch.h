@@ -124,6 +124,13 @@ int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err 
  * at a fresh directory under $TMPDIR or /tmp, removed afterwards. */
 int launch_job(char **argv, int *exit_code, struct err *e);
 
+/* The argv of this program as an MPI job of n_ranks ranks running
+ * `strata command argv[0..argc)`: the launcher found, bind resolved for this
+ * machine's online cores (launch_build_argv's form); *is_openmpi says whose
+ * launcher it is. NULL with e set on failure; free with launch_argv_free. */
+char **launch_self_job_argv(const char *command, int argc, char **argv, int n_ranks,
+                            const char *bind, bool *is_openmpi, struct err *e);
+
 /* This program relaunched as an MPI job of n_ranks ranks, each running
  * `strata command argv[0..argc)`, and waited for: the launcher found
  * (launch_find_mpirun), bind (--bind's text, NULL = auto) resolved for this

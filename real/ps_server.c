@@ -236,6 +236,7 @@ int ps_serve(struct real_ctx *ctx, struct err *e)
     while (rc == 0 && n_done < n_workers) {
         struct ps_msg m;
         MPI_Status st;
+        heartbeat_step(ctx->hb, S.ps.version, real_now(ctx));
         if ((rc = receive(&S, &m, &st, e)) < 0) break;
         int w = st.MPI_SOURCE >= 0 && st.MPI_SOURCE < ctx->p->n_ranks ? S.w_of_rank[st.MPI_SOURCE] : -1;
         if (w < 0) {

@@ -9,6 +9,7 @@
 
 #include "../core/analysis.h"
 #include "checkpoint.h"
+#include "failure_env.h"
 #include "host_copy.h"
 #include "mpi_check.h"
 #include "params.h"
@@ -62,6 +63,7 @@ static void teardown(struct real_ctx *ctx)
     if (ctx->ps_comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->ps_comm);
     if (ctx->params_comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->params_comm);
     straggler_free(ctx->strag);
+    heartbeat_close(ctx->hb);
     mlp_free(ctx->m);
     data_release(&ctx->data);
     vec_free(&ctx->spans);
@@ -128,9 +130,11 @@ static int train(struct real_ctx *ctx, bool show_progress, struct real_result *r
      * plans rank 0 holds every parameter it evaluates (params_owner), so
      * evaluating at its own job steps needs no other rank. */
     const bool is_async = policy_is_async(ctx->p->policy);
-    int64_t work = ctx->first_step * ctx->p->n_workers + ctx->rank, next_eval = every > 0 ? (ctx->first_step / every + 1) * every : 0;
+    int64_t work = ctx->first_step * ctx->p->n_workers + ctx->rank;
+    int64_t next_eval = every > 0 ? (ctx->first_step / every + 1) * every : 0;
     for (int64_t step = ctx->first_step; rc == 0 && (is_async ? work >= 0 : step < ctx->steps);
          step++) {
+        heartbeat_step(ctx->hb, step, real_now(ctx));
         rc = worker_step(w, step, work, e);
         if (rc < 0) break;
         int64_t job_done = (is_async ? work / ctx->p->n_workers : step) + 1;
@@ -290,6 +294,7 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
     r->devices = p->n_workers;
     r->config = ctx->cfg;
     r->config_groups = REAL_CONFIG_GROUPS;
+    TRY(failure_env_report(r, heartbeat_start_s(ctx->hb), makespan_s, e));
     return report_set_loss_curve(r, losses, n_losses, ctx->steps, e);
 }
 
@@ -370,6 +375,7 @@ static int connect(struct real_ctx *ctx, struct err *e)
     MPI_TRY(e, MPI_Comm_dup(MPI_COMM_WORLD, &ctx->params_comm));
     MPI_TRY(e, MPI_Barrier(MPI_COMM_WORLD));   /* the aligned start: every clock's zero */
     ctx->t0 = MPI_Wtime();
+    heartbeat_start(ctx->hb);
     return 0;
 }
 
@@ -386,6 +392,7 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
                            .weight_decay = (float)cfg->weight_decay};
     TRY(join_world(&ctx, e));
     if (!(ctx.comm.ops = comm_find("mpi", e))) return e->code;
+    TRY(heartbeat_open(ctx.rank, cfg->fail, &ctx.hb, e));
     report_init(&res->report);
     trace_init(&res->trace, s->keep_steps, s->keep_steps ? REAL_MAX_KEPT_SPANS : 0);
 
@@ -399,8 +406,10 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
          * nothing short of ending the job frees them. */
         if (rc < 0) {
             fprintf(stderr, "strata real: rank %d: %s\n", ctx.rank, e->msg);
+            heartbeat_say(ctx.hb, e->msg);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+        heartbeat_finishing(ctx.hb);
         rc = mpi_check_agree(finish(&ctx, res, e), e);
     }
     checkpoint_stats(&ctx, &res->checkpoint_s, &res->n_checkpoints);

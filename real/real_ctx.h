@@ -16,6 +16,7 @@
 #include "../nn/data.h"
 #include "../nn/mlp.h"
 #include "comm.h"
+#include "heartbeat.h"
 
 struct real_ctx {
     const struct config *cfg;    /* lr, momentum, seed, --eval-every, --save-params ... */
@@ -35,6 +36,7 @@ struct real_ctx {
     float lr, momentum, weight_decay;
     int64_t first_step;          /* 0, or the step --resume continues at */
     struct checkpointer *ckpt;   /* --checkpoint-every, --resume (real/checkpoint.h); NULL none */
+    struct heartbeat *hb;        /* progress for the supervisor, and --fail (heartbeat.h) */
 
     VEC(struct span) spans;      /* this rank's, all steps, in step order */
     VEC(struct step_loss) losses;

@@ -1,0 +1,51 @@
+/* What the supervisor of `strata real` (real/supervise.h) measured about the
+ * failures before the job it relaunched, handed to that job's rank 0 in the
+ * environment variable STRATA_FAILURE, so that its report's failure section
+ * says what happened. The text is `key=value` pairs separated by ';':
+ *
+ *   rank=1;time_s=0.84;policy=restart;n_failures=1;detect_s=0.06;
+ *   relaunch_s=0;redone_s=0.81;steps_redone=5;relaunch_at_s=1234.5;
+ *   first_start_s=1233.1
+ *
+ * rank and time_s: the first failure (seconds after its job's aligned
+ * start); detect_s, redone_s, steps_redone: sums over the failures;
+ * relaunch_s: the relaunches before the last one (the supervisor saw those
+ * jobs start); relaunch_at_s: CLOCK_MONOTONIC when the last relaunch began,
+ * so that rank 0 measures that one to its own aligned start; first_start_s:
+ * CLOCK_MONOTONIC of the first job's aligned start, for goodput. Unknown
+ * keys are ignored (a newer supervisor may say more). */
+#ifndef STRATA_FAILURE_ENV_H
+#define STRATA_FAILURE_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/err.h"
+#include "../core/failure_policy.h"
+#include "../core/report.h"
+
+#define FAILURE_ENV "STRATA_FAILURE"
+
+struct failure_note {
+    int rank;
+    double time_s;
+    enum failure_policy policy;
+    int n_failures;
+    double detect_s, relaunch_s, redone_s;
+    int64_t steps_redone;
+    double relaunch_at_s, first_start_s;
+};
+
+/* n as text into buf[0..len); ERR_INPUT when it does not fit. */
+int failure_env_format(const struct failure_note *n, char *buf, size_t len, struct err *e);
+
+/* The text back; ERR_INPUT naming STRATA_FAILURE and the bad pair. */
+int failure_env_parse(const char *text, struct failure_note *n, struct err *e);
+
+/* When $STRATA_FAILURE is set: r's failure section from it, the last
+ * relaunch measured to start_s (CLOCK_MONOTONIC of this job's aligned
+ * start), goodput over this job's makespan_s and everything before it.
+ * Nothing when unset; ERR_INPUT when malformed. */
+int failure_env_report(struct report *r, double start_s, double makespan_s, struct err *e);
+
+#endif

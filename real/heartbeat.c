@@ -1,0 +1,161 @@
+/* A rank's heartbeat file (heartbeat.h): written with pwrite at fixed
+ * offsets, so that a step costs one system call and no allocation. */
+#include "heartbeat.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/straggler.h"
+
+struct heartbeat {
+    int fd;                        /* -1 outside a supervised job */
+    struct heartbeat_record rec;
+    struct failure_spec fail;      /* for this rank only (is_set false otherwise) */
+    char fail_text[64];
+};
+
+double heartbeat_clock_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* bytes [lo, hi) of the record to the file; a failed write is ignored: the
+ * run does not depend on being watched, and a missing beat at worst makes
+ * the watchdog judge on older news. */
+static void put(struct heartbeat *hb, size_t lo, size_t hi)
+{
+    if (hb->fd < 0) return;
+    ssize_t w = pwrite(hb->fd, (const char *)&hb->rec + lo, hi - lo, (off_t)lo);
+    (void)w;
+}
+
+static void put_all(struct heartbeat *hb)
+{
+    put(hb, 0, sizeof hb->rec);
+}
+
+int heartbeat_open(int rank, const char *fail, struct heartbeat **out, struct err *e)
+{
+    *out = NULL;
+    struct heartbeat *hb = XCALLOC(e, 1, sizeof *hb);
+    if (!hb) return ERR_NOMEM;
+    hb->fd = -1;
+    int rc = failure_parse(fail ? fail : "", &hb->fail, e);
+    if (rc < 0) {
+        free(hb);
+        return rc;
+    }
+    if (hb->fail.rank != rank) hb->fail.is_set = false;
+    snprintf(hb->fail_text, sizeof hb->fail_text, "%s", fail ? fail : "");
+    hb->rec = (struct heartbeat_record){.magic = HEARTBEAT_MAGIC, .pid = (int32_t)getpid(),
+                                        .rank = rank, .state = HEARTBEAT_STARTING, .step = -1,
+                                        .progress_s = heartbeat_clock_s()};
+    const char *dir = getenv(HEARTBEAT_DIR_ENV);
+    if (dir && *dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/rank-%d", dir, rank);
+        hb->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (hb->fd < 0) {
+            rc = err_set(e, ERR_IO, "%s: cannot write this rank's heartbeat: %s", path,
+                         strerror(errno));
+            free(hb);
+            return rc;
+        }
+        put_all(hb);
+    }
+    *out = hb;
+    return 0;
+}
+
+void heartbeat_start(struct heartbeat *hb)
+{
+    hb->rec.start_s = heartbeat_clock_s();
+    hb->rec.progress_s = hb->rec.start_s;
+    put_all(hb);
+}
+
+double heartbeat_start_s(const struct heartbeat *hb)
+{
+    return hb->rec.start_s;
+}
+
+/* --fail's moment: this step, or the first step at or after its time. */
+static bool is_doomed(const struct heartbeat *hb, int64_t step, double now_s)
+{
+    if (!hb->fail.is_set) return false;
+    return hb->fail.step >= 0 ? step == hb->fail.step : now_s >= hb->fail.time_s;
+}
+
+void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s)
+{
+    hb->rec.step = step;
+    hb->rec.progress_s = heartbeat_clock_s();
+    if (is_doomed(hb, step, now_s)) {
+        hb->rec.state = HEARTBEAT_DYING;
+        snprintf(hb->rec.words, sizeof hb->rec.words, "killed by --fail %s", hb->fail_text);
+        put_all(hb);
+        /* as abruptly as a crash: no MPI_Finalize, no atexit, no flush */
+        raise(SIGKILL);
+    }
+    hb->rec.state = HEARTBEAT_RUNNING;
+    put(hb, offsetof(struct heartbeat_record, state), offsetof(struct heartbeat_record, start_s));
+}
+
+void heartbeat_finishing(struct heartbeat *hb)
+{
+    hb->rec.state = HEARTBEAT_FINISHING;
+    hb->rec.progress_s = heartbeat_clock_s();
+    put(hb, offsetof(struct heartbeat_record, state), offsetof(struct heartbeat_record, start_s));
+}
+
+void heartbeat_say(struct heartbeat *hb, const char *words)
+{
+    if (!hb) return;
+    hb->rec.state = HEARTBEAT_DONE;
+    snprintf(hb->rec.words, sizeof hb->rec.words, "%s", words);
+    put_all(hb);
+}
+
+void heartbeat_close(struct heartbeat *hb)
+{
+    if (!hb) return;
+    if (hb->fd >= 0) {
+        hb->rec.state = HEARTBEAT_DONE;
+        put(hb, offsetof(struct heartbeat_record, state),
+            offsetof(struct heartbeat_record, start_s));
+        close(hb->fd);
+    }
+    free(hb);
+}
+
+int heartbeat_read(const char *dir, int rank, struct heartbeat_record *out)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank-%d", dir, rank);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    /* A read may meet a write half done: two alike reads in a row make a
+     * record that was not being written. */
+    struct heartbeat_record a, b;
+    int rc = -1;
+    for (int tries = 0; tries < 4 && rc < 0; tries++) {
+        if (pread(fd, &a, sizeof a, 0) != (ssize_t)sizeof a) break;
+        if (pread(fd, &b, sizeof b, 0) != (ssize_t)sizeof b) break;
+        if (!memcmp(&a, &b, sizeof a) && a.magic == HEARTBEAT_MAGIC) rc = 0;
+    }
+    close(fd);
+    if (rc == 0) {
+        *out = a;
+        out->words[sizeof out->words - 1] = '\0';
+    }
+    return rc;
+}

@@ -1,0 +1,388 @@
+/* Running and watching one MPI job (job_watch.h). */
+#include "job_watch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "heartbeat.h"
+
+extern char **environ;
+
+#define POLL_S 0.1
+/* SIGTERM's grace: the launcher forwards it to the ranks and exits */
+#define GRACE_S 1.0
+/* step times kept for the derived timeout: the recent ones */
+#define MAX_STEP_TIMES 256
+
+/* What the poll knows of one rank. */
+struct seen {
+    bool has;                    /* a record was read */
+    struct heartbeat_record rec;
+    double alive_s;              /* last poll that found its process */
+    bool is_watched;             /* judged by its silence (starting or stepping) */
+    bool is_over;                /* silent past its allowance */
+    int64_t last_step;
+    double last_t_s;
+    watch_history history;
+};
+
+struct watch {
+    const struct watch_job *j;
+    pid_t launcher;
+    struct seen *ranks;          /* [n_ranks] */
+    double step_times[MAX_STEP_TIMES];
+    int n_step_times, next_step_time;
+};
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);   /* a signal cuts it short: the loop looks at once */
+}
+
+/* The state letter of pid in /proc/PID/stat (R, S, D, T, t, Z, X ...), or 0
+ * when there is no such process. */
+static char proc_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    /* "pid (comm) S ...": comm may hold spaces and parentheses, the last ')' ends it */
+    char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+static bool is_gone(char state)
+{
+    return state == 0 || state == 'Z' || state == 'X';
+}
+
+/* Whether pid's environment holds `key` exactly (NAME=value). */
+static bool env_has(pid_t pid, const char *key)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/environ", (long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return false;
+    size_t len = strlen(key), at = 0;
+    bool found = false, is_start = true;
+    int c;
+    /* compare each NUL-terminated entry with key as it streams by */
+    while (!found && (c = fgetc(f)) != EOF) {
+        if (c == '\0') {
+            found = is_start && at == len;
+            at = 0;
+            is_start = true;
+            continue;
+        }
+        if (is_start && at < len && key[at] == (char)c) at++;
+        else is_start = false;
+    }
+    fclose(f);
+    return found;
+}
+
+/* SIGKILLs every process but this one whose environment names this job's
+ * heartbeat directory; how many it found. O(processes of the machine). */
+static int kill_marked(const char *key)
+{
+    DIR *d = opendir("/proc");
+    if (!d) return 0;
+    int n = 0;
+    pid_t me = getpid();
+    for (struct dirent *de; (de = readdir(d));) {
+        char *end = NULL;
+        long pid = strtol(de->d_name, &end, 10);
+        if (!end || *end || pid <= 0 || pid == me) continue;
+        if (is_gone(proc_state((pid_t)pid)) || !env_has((pid_t)pid, key)) continue;
+        kill((pid_t)pid, SIGKILL);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Ends the whole job: the launcher's group, every rank, every process marked
+ * with this job's heartbeat directory, until none is left (SIGKILL ends a
+ * stopped process too). Reaps the launcher. */
+static void end_job(struct watch *w)
+{
+    kill(-w->launcher, SIGKILL);
+    kill(w->launcher, SIGKILL);
+    for (int r = 0; r < w->j->n_ranks; r++)
+        if (w->ranks[r].has && w->ranks[r].rec.pid > 0) kill(w->ranks[r].rec.pid, SIGKILL);
+    while (waitpid(w->launcher, NULL, 0) < 0 && errno == EINTR) {}
+    char key[4200];
+    snprintf(key, sizeof key, "%s=%s", HEARTBEAT_DIR_ENV, w->j->hb_dir);
+    for (int tries = 0; tries < 50 && kill_marked(key) > 0; tries++) sleep_s(POLL_S);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The timeout now: --timeout, or derived from the step times seen. */
+static double timeout_now(const struct watch *w)
+{
+    if (w->j->timeout_s > 0) return w->j->timeout_s;
+    if (w->n_step_times == 0) return WATCH_STARTUP_S;
+    double sorted[MAX_STEP_TIMES];
+    memcpy(sorted, w->step_times, (size_t)w->n_step_times * sizeof *sorted);
+    qsort(sorted, (size_t)w->n_step_times, sizeof *sorted, by_value);
+    double t = WATCH_STEPS_TIMEOUT * sorted[w->n_step_times / 2];
+    return t > WATCH_MIN_TIMEOUT_S ? t : WATCH_MIN_TIMEOUT_S;
+}
+
+/* A worker's new step: its time per step since the last one seen. */
+static void note_step(struct watch *w, int r, struct seen *s)
+{
+    const struct heartbeat_record *rec = &s->rec;
+    if (rec->step == s->last_step) return;
+    if (r < w->j->n_workers && s->last_step >= 0 && rec->step > s->last_step) {
+        w->step_times[w->next_step_time] =
+            (rec->progress_s - s->last_t_s) / (double)(rec->step - s->last_step);
+        w->next_step_time = (w->next_step_time + 1) % MAX_STEP_TIMES;
+        if (w->n_step_times < MAX_STEP_TIMES) w->n_step_times++;
+    }
+    s->last_step = rec->step;
+    s->last_t_s = rec->progress_s;
+    vec_push(&s->history, ((struct watch_sample){rec->step, rec->progress_s}));
+}
+
+static void fail(struct watch_result *out, int r, const struct seen *s, double died_s,
+                 double now_s, const char *cause)
+{
+    out->end = WATCH_FAILED;
+    out->rank = r;
+    out->step = s->rec.step;
+    out->died_s = died_s;
+    out->noticed_s = now_s;
+    snprintf(out->cause, sizeof out->cause, "%s", cause);
+}
+
+static bool is_stopped(char state)
+{
+    return state == 'T' || state == 't';
+}
+
+/* Whom a stalled job blames, among the ranks watched for silence: a stopped rank first, even one not yet past
+ * it (its peers, waiting on it, fell silent earlier: they had started the
+ * step before it); else, among the silent workers, the one furthest behind
+ * (lowest step), then the one silent longest; servers last. A rank hung
+ * (not stopped) at the same step as its waiting peers cannot be told from
+ * them: the message names the step, and the blame may fall on a peer. */
+static int blame(const struct watch *w)
+{
+    int best = -1;
+    for (int r = 0; r < w->j->n_ranks; r++)
+        if (w->ranks[r].is_watched && is_stopped(proc_state(w->ranks[r].rec.pid))) return r;
+    for (int r = 0; r < w->j->n_ranks; r++) {
+        if (!w->ranks[r].is_over) continue;
+        const struct heartbeat_record *a = &w->ranks[r].rec;
+        if (best < 0) {
+            best = r;
+            continue;
+        }
+        const struct heartbeat_record *b = &w->ranks[best].rec;
+        bool is_worker = r < w->j->n_workers, best_is_worker = best < w->j->n_workers;
+        if (is_worker != best_is_worker) {
+            if (is_worker) best = r;
+        } else if (a->step != b->step ? a->step < b->step : a->progress_s < b->progress_s) {
+            best = r;
+        }
+    }
+    return best;
+}
+
+/* One look at every rank: true when one failed (out filled). Deaths come
+ * before hangs: a dead rank also stops making progress. */
+static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_result *out)
+{
+    double timeout_s = timeout_now(w), silent_s = 0;
+    char cause[320];
+    for (int r = 0; r < w->j->n_ranks; r++) {
+        struct seen *s = &w->ranks[r];
+        s->is_watched = s->is_over = false;
+        if (heartbeat_read(w->j->hb_dir, r, &s->rec) < 0) continue;
+        s->has = true;
+        if (s->rec.start_s > 0 && out->start_s == 0) out->start_s = s->rec.start_s;
+        note_step(w, r, s);
+        const struct heartbeat_record *rec = &s->rec;
+        /* a rank that said an error brings the job down itself (MPI_Abort):
+         * its peers' ends are no failures of their own */
+        if (rec->state == HEARTBEAT_DONE && rec->words[0]) *is_erring = true;
+        char state = proc_state(rec->pid);
+        if (!is_gone(state)) {
+            s->alive_s = now_s;
+        } else if (rec->state == HEARTBEAT_DYING) {
+            snprintf(cause, sizeof cause, "died at step %lld: %s", (long long)rec->step, rec->words);
+            fail(out, r, s, rec->progress_s, now_s, cause);
+            return true;
+        } else if (rec->state != HEARTBEAT_DONE && !*is_erring) {
+            if (rec->step >= 0)
+                snprintf(cause, sizeof cause, "died at step %lld without a word (killed by a "
+                         "signal or crashed)", (long long)rec->step);
+            else
+                snprintf(cause, sizeof cause, "died in start-up without a word (killed by a "
+                         "signal or crashed)");
+            fail(out, r, s, s->alive_s > 0 ? s->alive_s : rec->progress_s, now_s, cause);
+            return true;
+        }
+        s->is_watched = rec->state == HEARTBEAT_RUNNING || rec->state == HEARTBEAT_STARTING;
+        double allowed_s = rec->state == HEARTBEAT_STARTING && timeout_s < WATCH_STARTUP_S
+                               ? WATCH_STARTUP_S : timeout_s;
+        s->is_over = s->is_watched && now_s - rec->progress_s > allowed_s;
+        if (s->is_over && now_s - rec->progress_s > silent_s) silent_s = now_s - rec->progress_s;
+    }
+    if (silent_s == 0 || *is_erring) return false;
+    int r = blame(w);
+    const struct seen *s = &w->ranks[r];
+    const char *what = is_stopped(proc_state(s->rec.pid)) ? "stopped (SIGSTOP)" : "hung";
+    if (s->rec.step >= 0)
+        snprintf(cause, sizeof cause, "%s at step %lld: no progress for %.1f s (--timeout %.1f s)",
+                 what, (long long)s->rec.step, silent_s, timeout_s);
+    else
+        snprintf(cause, sizeof cause, "%s in start-up: no progress for %.1f s", what, silent_s);
+    fail(out, r, s, s->rec.progress_s, now_s, cause);
+    return true;
+}
+
+/* The launcher reported a death by signal (Open MPI exits 128 + the signal
+ * of the first rank that died) that no look caught: a rank killed before
+ * its first heartbeat, or between two polls in the job's last moments. The
+ * first rank that never said it was done takes the blame. */
+static void blame_silent(struct watch *w, double now_s, struct watch_result *out)
+{
+    for (int r = 0; r < w->j->n_ranks; r++) {
+        const struct seen *s = &w->ranks[r];
+        if (s->has && s->rec.state == HEARTBEAT_DONE) continue;
+        char cause[320];
+        snprintf(cause, sizeof cause, "died %s without a word (the launcher saw a death by "
+                 "signal %d)", s->has && s->rec.step >= 0 ? "while stepping" : "in start-up",
+                 out->exit_code - 128);
+        struct seen none = {.rec.step = -1};
+        fail(out, r, s->has ? s : &none, s->has && s->alive_s > 0 ? s->alive_s : now_s, now_s,
+             cause);
+        return;
+    }
+}
+
+/* The launcher as a child in a process group of its own (a Ctrl-C at the
+ * terminal reaches us, and we decide), with the default dispositions. */
+static int spawn(const struct watch_job *j, pid_t *pid, struct err *e)
+{
+    posix_spawnattr_t attr;
+    int rc = posix_spawnattr_init(&attr);
+    if (rc) return err_set(e, ERR_NOMEM, "cannot start %s: %s", j->argv[0], strerror(rc));
+    sigset_t defaults, none;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGTERM);
+    sigaddset(&defaults, SIGQUIT);
+    sigemptyset(&none);
+    rc = posix_spawnattr_setsigdefault(&attr, &defaults);
+    if (!rc) rc = posix_spawnattr_setsigmask(&attr, &none);
+    if (!rc) rc = posix_spawnattr_setpgroup(&attr, 0);
+    if (!rc)
+        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+                                                 POSIX_SPAWN_SETPGROUP);
+    if (!rc) {
+        fflush(NULL);   /* our output before the job's */
+        rc = posix_spawn(pid, j->argv[0], NULL, &attr, j->argv, environ);
+    }
+    posix_spawnattr_destroy(&attr);
+    if (rc) return err_set(e, ERR_RUN, "cannot start %s: %s", j->argv[0], strerror(rc));
+    return 0;
+}
+
+int watch_run(const struct watch_job *j, struct watch_result *out, struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    struct watch w = {.j = j};
+    w.ranks = XCALLOC(e, (size_t)j->n_ranks, sizeof *w.ranks);
+    if (!w.ranks) return ERR_NOMEM;
+    for (int r = 0; r < j->n_ranks; r++) w.ranks[r].last_step = -1;
+    int rc = spawn(j, &w.launcher, e);
+    bool is_erring = false;
+    while (rc == 0) {
+        sleep_s(POLL_S);
+        if (*j->signalled) {
+            /* the launcher forwards SIGTERM to the ranks; what stays is killed */
+            kill(w.launcher, SIGTERM);
+            for (double t = 0; t < GRACE_S && waitpid(w.launcher, NULL, WNOHANG) == 0; t += POLL_S)
+                sleep_s(POLL_S);
+            end_job(&w);
+            out->end = WATCH_SIGNALLED;
+            break;
+        }
+        int status = 0;
+        pid_t done = waitpid(w.launcher, &status, WNOHANG);
+        if (done < 0 && errno != EINTR) {
+            rc = err_set(e, ERR_RUN, "lost track of %s (pid %ld): waitpid: %s", j->argv[0],
+                         (long)w.launcher, strerror(errno));
+            break;
+        }
+        /* looked at after the launcher's exit too: a rank may have died first */
+        if (look(&w, heartbeat_clock_s(), &is_erring, out)) {
+            if (done != w.launcher) end_job(&w);
+            struct seen *s = &w.ranks[out->rank];
+            out->history = s->history;   /* moved: the result owns it now */
+            s->history = (watch_history){0};
+            break;
+        }
+        if (done == w.launcher) {
+            out->end = WATCH_EXITED;
+            out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            if (out->exit_code > 128 && !is_erring) blame_silent(&w, heartbeat_clock_s(), out);
+            char key[4200];
+            snprintf(key, sizeof key, "%s=%s", HEARTBEAT_DIR_ENV, j->hb_dir);
+            kill_marked(key);   /* nothing, normally: no rank outlives its launcher */
+            break;
+        }
+    }
+    for (int r = 0; r < j->n_ranks; r++) vec_free(&w.ranks[r].history);
+    free(w.ranks);
+    return rc;
+}
+
+void watch_result_release(struct watch_result *r)
+{
+    vec_free(&r->history);
+}
+
+double watch_time_at_step(const struct watch_result *r, int64_t step)
+{
+    /* the samples around step: exact when the poll saw it start, else
+     * between its neighbours in proportion (steps of one job take alike
+     * times); before the first sample the job began there, at its start */
+    const struct watch_sample *before = NULL, *after = NULL;
+    for (size_t i = 0; i < r->history.len; i++) {
+        const struct watch_sample *s = &r->history.items[i];
+        if (s->step < 0) continue;
+        if (s->step < step) before = s;
+        else if (!after) after = s;
+    }
+    if (after && after->step == step) return after->t_s;
+    if (!before) return r->start_s;
+    if (!after) return before->t_s;
+    return before->t_s + (after->t_s - before->t_s) * (double)(step - before->step) /
+                             (double)(after->step - before->step);
+}

@@ -1,0 +1,80 @@
+/* One MPI job run and watched by the supervisor of `strata real`
+ * (real/supervise.h): the launcher started as a child in a process group of
+ * its own, then polled every 100 ms until it ends by itself, a rank fails,
+ * or a signal asks the supervisor to stop:
+ *
+ *   died     a rank's pid is gone (or a zombie) before it said it was done;
+ *            its last words, when it wrote any (--fail), say why
+ *   hung     a rank that started stepping shows no progress for the timeout
+ *            (stopped, /proc state T, is said as such); one still starting
+ *            gets WATCH_STARTUP_S, or the timeout when that is longer; one
+ *            gathering the report (it waits on the slowest) is not judged
+ *            by its silence, and a hang there is not caught
+ *
+ * The blame for a hang goes to the rank whose last progress is oldest: when
+ * one rank stops, its peers soon wait on it and fall silent too, later. A
+ * rank that said an error (real.c's MPI_Abort path) ends the job itself;
+ * its peers' deaths are then no failures.
+ *
+ * A failed or interrupted job is ended whole: SIGKILL to the launcher's
+ * process group, to every rank's pid (Open MPI puts each rank in a process
+ * group of its own) and to any process whose environment carries this job's
+ * heartbeat directory, until none is left. Linux only (/proc). */
+#ifndef STRATA_JOB_WATCH_H
+#define STRATA_JOB_WATCH_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "../core/err.h"
+#include "../core/vec.h"
+
+/* The start-up allowance: MPI start, data and checkpoint load, before a
+ * rank's first step, on a loaded machine. */
+#define WATCH_STARTUP_S 60.0
+/* --timeout 0: max(WATCH_MIN_TIMEOUT_S, WATCH_STEPS_TIMEOUT x the median
+ * step time seen so far), as NCCL's and Gloo's collective timeouts are a
+ * generous multiple of an operation's time; WATCH_STARTUP_S before any step
+ * was timed. */
+#define WATCH_MIN_TIMEOUT_S 10.0
+#define WATCH_STEPS_TIMEOUT 20.0
+
+struct watch_job {
+    char **argv;                 /* the launcher's argv (real/launch.h) */
+    const char *hb_dir;          /* the ranks' heartbeats (real/heartbeat.h), already made */
+    int n_ranks, n_workers;
+    double timeout_s;            /* --timeout; 0 = derived */
+    volatile sig_atomic_t *signalled;   /* set by a signal handler: end the job now */
+};
+
+enum watch_end { WATCH_EXITED, WATCH_FAILED, WATCH_SIGNALLED };
+
+struct watch_sample {            /* a step a rank was seen to start, and when */
+    int64_t step;
+    double t_s;                  /* CLOCK_MONOTONIC */
+};
+
+typedef VEC(struct watch_sample) watch_history;
+
+struct watch_result {
+    enum watch_end end;
+    int exit_code;               /* EXITED: the launcher's status (128 + signal when killed) */
+    double start_s;              /* the job's aligned start (CLOCK_MONOTONIC), 0 if never */
+    /* FAILED: who, when, why */
+    int rank;
+    int64_t step;                /* the step it had started; -1 in start-up */
+    double died_s, noticed_s;    /* CLOCK_MONOTONIC: its last sign of life, our noticing */
+    char cause[320];             /* "died at step 5: killed by --fail 1@5" */
+    watch_history history;       /* the failed rank's steps, in order */
+};
+
+/* Runs and watches the job to its end (above). 0, or ERR_RUN when the
+ * launcher cannot be started or waited for. */
+int watch_run(const struct watch_job *j, struct watch_result *out, struct err *e);
+void watch_result_release(struct watch_result *r);
+
+/* When the failed rank started step `step` (the first sample at or after
+ * it), else the job's start. */
+double watch_time_at_step(const struct watch_result *r, int64_t step);
+
+#endif

@@ -1,0 +1,309 @@
+/* The supervisor of `strata real` (supervise.h): the run directory, the
+ * signals, and the policy loop around real/job_watch.h's one job. */
+#include "supervise.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/failure_policy.h"
+#include "../core/ps_policy.h"
+#include "../core/straggler.h"
+#include "../core/untracked.h"
+#include "checkpoint.h"
+#include "failure_env.h"
+#include "heartbeat.h"
+#include "job_watch.h"
+#include "launch.h"
+
+#define PATH_BYTES 4096
+
+static volatile sig_atomic_t signalled;
+
+static void on_signal(int sig)
+{
+    signalled = sig;
+}
+
+int supervise_check_fail(const char *fail, const struct plan *p, struct err *e)
+{
+    struct failure_spec f;
+    TRY(failure_parse(fail, &f, e));
+    if (f.is_set && (f.rank < 0 || f.rank >= p->n_ranks))
+        return err_set(e, ERR_INPUT, "--fail %s: rank %d does not exist: %s has %d rank%s "
+                       "(0 to %d%s)", fail, f.rank, p->strategy, p->n_ranks,
+                       p->n_ranks == 1 ? "" : "s", p->n_ranks - 1,
+                       p->n_servers ? ", servers last" : "");
+    return 0;
+}
+
+/* Removes path and everything below it; errors are ignored (best effort:
+ * what cannot be removed is left, never fatal). Not through symbolic links. */
+static void remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        for (struct dirent *de; d && (de = readdir(d));) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+            char child[PATH_BYTES];
+            if ((size_t)snprintf(child, sizeof child, "%s/%s", path, de->d_name) < sizeof child)
+                remove_tree(child);
+        }
+        if (d) closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* The run directory: on /dev/shm when there is one (memory: the commits are
+ * "in memory" there), else $TMPDIR or /tmp. */
+static int make_run_dir(char *dir, size_t n, struct err *e)
+{
+    const char *tmp = getenv("TMPDIR");
+    const char *base = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
+                       : tmp && *tmp                       ? tmp
+                                                           : "/tmp";
+    if ((size_t)snprintf(dir, n, "%s/strata-run-XXXXXX", base) >= n || !mkdtemp(dir))
+        return err_set(e, ERR_IO, "%s: cannot make the run's directory there: %s", base,
+                       strerror(errno));
+    return 0;
+}
+
+/* What the loop carries from one job to the next. */
+struct supervisor {
+    const struct supervise_job *job;
+    enum failure_policy policy;
+    char run_dir[PATH_BYTES - 64];   /* room for "/checkpoints", "/job-N" below it */
+    char commit_dir[PATH_BYTES];     /* "" when no commits are written */
+    char checkpoint_dir[PATH_BYTES]; /* restart's: the user's or ours; "" = none */
+    bool is_own_checkpoint_dir;
+    int n_workers;
+    struct failure_note note;
+    char resume[PATH_BYTES];         /* the relaunch's --resume; "" = from scratch */
+};
+
+/* The options of a launch: the user's, then what overrides them (the last
+ * of an option wins, core/config.h). extra[] holds the texts. */
+enum { MAX_EXTRA = 8, EXTRA_BYTES = PATH_BYTES + 32 };
+
+static int launch_args(const struct supervisor *S, int attempt, char extra[][EXTRA_BYTES],
+                       char ***out, int *n_out, struct err *e)
+{
+    const struct supervise_job *j = S->job;
+    int k = 0;
+    if (S->commit_dir[0]) {
+        snprintf(extra[k++], EXTRA_BYTES, "--checkpoint-every=%lld", j->cfg->commit_every);
+        snprintf(extra[k++], EXTRA_BYTES, "--checkpoint-dir=%s", S->commit_dir);
+    } else if (S->is_own_checkpoint_dir) {
+        snprintf(extra[k++], EXTRA_BYTES, "--checkpoint-dir=%s", S->checkpoint_dir);
+    }
+    if (attempt > 0) {
+        snprintf(extra[k++], EXTRA_BYTES, "--fail=");
+        snprintf(extra[k++], EXTRA_BYTES, "--np=%d", S->n_workers);
+        snprintf(extra[k++], EXTRA_BYTES, "--devices=%d", S->n_workers);
+        if (S->resume[0]) snprintf(extra[k++], EXTRA_BYTES, "--resume=%s", S->resume);
+    }
+    char **args = XCALLOC(e, (size_t)j->argc + MAX_EXTRA + 1, sizeof *args);
+    if (!args) return ERR_NOMEM;
+    for (int i = 0; i < j->argc; i++) args[i] = j->argv[i];
+    for (int i = 0; i < k; i++) args[j->argc + i] = extra[i];
+    *out = args;
+    *n_out = j->argc + k;
+    return 0;
+}
+
+/* Runs attempt `attempt` to its end. */
+static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
+                   double *launched_s, struct err *e)
+{
+    const struct supervise_job *j = S->job;
+    char hb_dir[PATH_BYTES];
+    snprintf(hb_dir, sizeof hb_dir, "%s/job-%d", S->run_dir, attempt);
+    if (mkdir(hb_dir, 0700) < 0)
+        return err_set(e, ERR_IO, "%s: cannot make it: %s", hb_dir, strerror(errno));
+    char extra[MAX_EXTRA][EXTRA_BYTES];
+    char **args = NULL;
+    int n_args = 0;
+    TRY(launch_args(S, attempt, extra, &args, &n_args, e));
+    int n_ranks = S->n_workers + j->p->n_servers;
+    bool is_openmpi = false;
+    char **argv = launch_self_job_argv(j->command, n_args, args, n_ranks, j->cfg->bind,
+                                       &is_openmpi, e);
+    free(args);
+    if (!argv) return e->code;
+    int rc = launch_prepare_env(is_openmpi, j->show_progress, e);
+    char note[1024] = "";
+    /* the relaunch starts now: the new job's rank 0 measures to its start */
+    S->note.relaunch_at_s = heartbeat_clock_s();
+    if (rc == 0 && attempt > 0) rc = failure_env_format(&S->note, note, sizeof note, e);
+    if (rc == 0 && (setenv(HEARTBEAT_DIR_ENV, hb_dir, 1) < 0 ||
+                    (attempt > 0 && setenv(FAILURE_ENV, note, 1) < 0)))
+        rc = err_set(e, ERR_NOMEM, "out of memory for the environment");
+    if (rc == 0) {
+        untracked_prepare_ranks_env();
+        struct watch_job wj = {.argv = argv, .hb_dir = hb_dir, .n_ranks = n_ranks,
+                               .n_workers = S->n_workers, .timeout_s = j->cfg->timeout_s,
+                               .signalled = &signalled};
+        *launched_s = heartbeat_clock_s();
+        rc = watch_run(&wj, res, e);
+    }
+    unsetenv(HEARTBEAT_DIR_ENV);
+    unsetenv(FAILURE_ENV);
+    launch_argv_free(argv);
+    return rc;
+}
+
+/* After a failure: what it cost, and the next job's shape. false when no
+ * policy can go on (the message is printed). */
+static bool recover(struct supervisor *S, const struct watch_result *res, double launched_s,
+                    int attempt, struct err *e)
+{
+    const struct plan *p = S->job->p;
+    struct failure_note *n = &S->note;
+    const char *policy = failure_policy_names[S->policy];
+    if (n->n_failures == 0) {
+        n->rank = res->rank;
+        n->time_s = res->start_s > 0 && res->died_s > res->start_s ? res->died_s - res->start_s : 0;
+        n->policy = S->policy;
+    }
+    /* a relaunched job that failed: its relaunch was measured here */
+    if (attempt > 0 && res->start_s > launched_s) n->relaunch_s += res->start_s - launched_s;
+    n->n_failures++;
+    n->detect_s += res->noticed_s > res->died_s ? res->noticed_s - res->died_s : 0;
+    bool is_worker = res->rank < S->n_workers;
+    if (S->policy != FAILURE_RESTART && is_worker) S->n_workers--;
+    if (S->n_workers < 1 || n->n_failures > SUPERVISE_MAX_FAILURES) {
+        fprintf(stderr, "strata real: --on-failure %s: %s; the run failed\n", policy,
+                S->n_workers < 1 ? "no worker is left" : "too many failures");
+        return false;
+    }
+    const char *from = S->commit_dir[0] ? S->commit_dir : S->checkpoint_dir;
+    int64_t step = 0;
+    int found = from[0] ? checkpoint_newest(from, S->resume, sizeof S->resume, &step, e) : 1;
+    if (found < 0) {
+        fprintf(stderr, "strata real: %s; the run failed\n", e->msg);
+        return false;
+    }
+    if (found != 0) {
+        S->resume[0] = '\0';
+        step = 0;
+    } else {
+        snprintf(S->resume, sizeof S->resume, "%s", from);   /* --resume takes the directory */
+    }
+    if (res->step > step) n->steps_redone += res->step - step;
+    double since_s = res->start_s > 0 ? watch_time_at_step(res, step) : res->died_s;
+    if (res->died_s > since_s) n->redone_s += res->died_s - since_s;
+    char whence[64];
+    if (found == 0) snprintf(whence, sizeof whence, "the %s of step %lld",
+                             S->commit_dir[0] ? "commit" : "checkpoint", (long long)step);
+    else snprintf(whence, sizeof whence, "scratch (no %s)",
+                  S->commit_dir[0] ? "commit" : "checkpoint");
+    fprintf(stderr, "strata real: --on-failure %s: relaunching %d worker%s%s from %s\n", policy,
+            S->n_workers, S->n_workers == 1 ? "" : "s",
+            p->n_servers ? " and the servers" : "", whence);
+    return true;
+}
+
+static int supervise(struct supervisor *S, int *exit_code, struct err *e)
+{
+    for (int attempt = 0;; attempt++) {
+        struct watch_result res;
+        double launched_s = 0;
+        int rc = run_one(S, attempt, &res, &launched_s, e);
+        if (rc < 0) {
+            watch_result_release(&res);
+            return rc;
+        }
+        if (attempt == 0) S->note.first_start_s = res.start_s > 0 ? res.start_s : launched_s;
+        bool again = false;
+        switch (res.end) {
+        case WATCH_EXITED: *exit_code = res.exit_code; break;
+        case WATCH_SIGNALLED:
+            fprintf(stderr, "strata real: %s: the job was ended\n", strsignal(signalled));
+            *exit_code = 128 + signalled;
+            break;
+        case WATCH_FAILED:
+            fprintf(stderr, "strata real: rank %d %s\n", res.rank, res.cause);
+            again = recover(S, &res, launched_s, attempt, e);
+            *exit_code = 1;
+            break;
+        }
+        watch_result_release(&res);
+        if (again && signalled) {   /* asked to stop while it recovered */
+            *exit_code = 128 + signalled;
+            again = false;
+        }
+        if (!again) return 0;
+    }
+}
+
+/* Where the commits and restart's checkpoints go, as supervise.h says. */
+static void choose_dirs(struct supervisor *S)
+{
+    const struct config *cfg = S->job->cfg;
+    bool wants_commits = config_is_set(cfg, "fail") || config_is_set(cfg, "on-failure") ||
+                         config_is_set(cfg, "commit-every");
+    /* an asynchronous plan's workers are never at one step together, so
+     * real/checkpoint.h cannot checkpoint it (yet): continue relaunches the
+     * survivors from scratch */
+    bool can_commit = !policy_is_async(S->job->p->policy);
+    if (S->policy != FAILURE_RESTART && wants_commits && can_commit) {
+        snprintf(S->commit_dir, sizeof S->commit_dir, "%s/commit", S->run_dir);
+    } else if (cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0]) {
+        snprintf(S->checkpoint_dir, sizeof S->checkpoint_dir, "%s/checkpoints", S->run_dir);
+        S->is_own_checkpoint_dir = true;
+    } else if (cfg->checkpoint_every > 0) {
+        snprintf(S->checkpoint_dir, sizeof S->checkpoint_dir, "%s", cfg->checkpoint_dir);
+    }
+}
+
+int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e)
+{
+    *exit_code = -1;
+    struct supervisor *S = XCALLOC(e, 1, sizeof *S);
+    if (!S) return ERR_NOMEM;
+    S->job = job;
+    S->n_workers = job->p->n_workers;
+    int rc = failure_policy_resolve(job->cfg->on_failure, job->p, &S->policy, e);
+    if (rc == 0) rc = supervise_check_fail(job->cfg->fail, job->p, e);
+    if (rc == 0) rc = make_run_dir(S->run_dir, sizeof S->run_dir, e);
+    if (rc < 0) {
+        free(S);
+        return rc;
+    }
+    choose_dirs(S);
+    /* Open MPI's session files and its shared-memory segments (vader, in
+     * /dev/shm by default) in the run directory: removed with it even when
+     * the ranks were killed, and two jobs at once never race on a shared
+     * session directory (real/launch.h) */
+    static const char *const ompi_dirs[] = {"OMPI_MCA_orte_tmpdir_base",
+                                            "OMPI_MCA_btl_vader_backing_directory"};
+    bool is_own[2];
+    for (int i = 0; i < 2; i++)
+        if ((is_own[i] = !getenv(ompi_dirs[i]))) setenv(ompi_dirs[i], S->run_dir, 1);
+    struct sigaction on, old_int, old_term;
+    memset(&on, 0, sizeof on);
+    on.sa_handler = on_signal;   /* no SA_RESTART: the poll's sleep ends at once */
+    sigemptyset(&on.sa_mask);
+    signalled = 0;
+    sigaction(SIGINT, &on, &old_int);
+    sigaction(SIGTERM, &on, &old_term);
+
+    rc = supervise(S, exit_code, e);
+
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    for (int i = 0; i < 2; i++)
+        if (is_own[i]) unsetenv(ompi_dirs[i]);
+    remove_tree(S->run_dir);
+    free(S);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/* `strata real --np N` as the supervisor of its MPI job: it starts the job
+ * (mpirun -np N strata real ...) and watches it (real/job_watch.h) through
+ * the ranks' heartbeats (real/heartbeat.h), so that a rank that dies, is
+ * killed, or stops making progress is noticed within the poll or the
+ * timeout, named in a message, and answered by the --on-failure policy:
+ *
+ *   restart   the job again with the same ranks, from the newest whole
+ *             checkpoint in --checkpoint-dir (or in the temporary one the
+ *             supervisor passes down when the user gave none), from scratch
+ *             when there is none
+ *   shrink    the job again with one worker fewer, the same global batch,
+ *             from the last commit
+ *   continue  (asynchronous parameter servers) the job again with the
+ *             surviving workers. An MPI job cannot outlive a dead rank, so
+ *             "carry on" is a relaunch of the survivors here; its cost is
+ *             measured like the others'. It starts from scratch: the
+ *             checkpoints (real/checkpoint.h) cannot yet take an
+ *             asynchronous plan, whose workers are never at one step
+ *             together, so there is no commit of the servers to go back to.
+ *
+ * Commits (shrink of a synchronous plan) are checkpoints
+ * (--checkpoint-every = --commit-every) written in
+ * the run directory, which lives on /dev/shm when the machine has one: that
+ * is how a commit "in memory" outlives the processes that made it. They are
+ * written only when the user asked for failure handling (--fail,
+ * --on-failure or --commit-every given), so that a plain run costs what it
+ * did. Relaunches never pass --fail again.
+ *
+ * The run directory (heartbeats, commits, the temporary checkpoints, Open
+ * MPI's session files) is removed at the end, whatever happened. SIGINT and
+ * SIGTERM end the whole job (SIGTERM forwarded, then SIGKILL after a second)
+ * and the exit status is 130 or 143. A failure no policy recovers from
+ * exits 1; a recovered run exits with the last job's status, and that job's
+ * rank 0 reports the failures (STRATA_FAILURE, real/failure_env.h). */
+#ifndef STRATA_SUPERVISE_H
+#define STRATA_SUPERVISE_H
+
+#include <stdbool.h>
+
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/plan.h"
+
+/* Relaunches at most: a job that keeps failing is not worth more. */
+#define SUPERVISE_MAX_FAILURES 8
+
+struct supervise_job {
+    const char *command;        /* the subcommand the ranks run: "real" */
+    int argc;
+    char **argv;                /* the user's options, given to every launch */
+    const struct config *cfg;   /* --fail, --on-failure, --checkpoint-*, --commit-every, --timeout, --bind */
+    const struct plan *p;       /* the checked plan: its ranks, workers, servers */
+    bool show_progress;         /* a terminal watches (launch_prepare_env) */
+};
+
+/* --fail's rank must be one of p's; ERR_INPUT naming --fail. "" passes. */
+int supervise_check_fail(const char *fail, const struct plan *p, struct err *e);
+
+/* Runs the job under supervision to its end (above); *exit_code is what
+ * strata exits with. < 0 when it could not start: ERR_INPUT for a policy
+ * that cannot apply (core/failure_policy.h) or a bad --fail, ERR_RUN or
+ * ERR_IO when the launcher or the run directory cannot be had. */
+int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e);
+
+#endif
