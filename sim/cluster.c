@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../core/fileio.h"
+#include "../core/lines.h"
 #include "cluster.h"
 
 const char *const allreduce_names[] = {
@@ -352,25 +353,22 @@ static int load_line(struct cluster *c, char *line, long line_of[], long lineno,
 static int load_file(FILE *f, const char *path, struct cluster *c, struct err *e)
 {
     long line_of[N_KEYS] = {0};
-    char *line = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    /* getline: lines of any length, so a huge one is an error, not a crash. */
-    for (long lineno = 1; getline(&line, &cap, f) >= 0; lineno++) {
+    /* Bounded lines: /dev/zero or a binary file is an error naming the
+     * line, not a read without end. */
+    struct lines *r = malloc(sizeof *r);
+    if (!r) return err_set(e, ERR_NOMEM, "%s: out of memory", path);
+    lines_open(r, f);
+    char *line;
+    int rc;
+    while ((rc = lines_next(r, &line, e)) > 0) {
         char *hash = strchr(line, '#');
         if (hash) *hash = '\0';
         char *s = trim(line);
         if (!*s) continue;
-        rc = load_line(c, s, line_of, lineno, e);
-        if (rc < 0) {
-            err_prefix(e, "%s:%ld", path, lineno);
-            break;
-        }
+        if ((rc = load_line(c, s, line_of, r->lineno, e)) < 0) break;
     }
-    if (rc == 0 && ferror(f))   /* a directory opens, then fails here: the user's typo */
-        rc = err_set(e, errno == EISDIR ? ERR_INPUT : ERR_IO, "%s: cannot read: %s", path,
-                     strerror(errno));
-    free(line);
+    if (rc < 0) err_prefix(e, "%s:%ld", path, r->lineno);
+    free(r);
     if (rc < 0) return rc;
 
     char missing[512];

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/lines.h"
 #include "../sim/cluster.h"
 
 /* ---- helpers --------------------------------------------------------- */
@@ -425,6 +426,26 @@ Test(cluster, negative_values_are_refused) { expect_bad_lines(NEGATIVE); }
 Test(cluster, key_without_value_and_key_set_twice) { expect_bad_lines(NO_VALUE_OR_TWICE); }
 
 Test(cluster, values_that_would_overflow_a_time_are_refused) { expect_bad_lines(OVERFLOW); }
+
+/* issue 15, finding 8: --cluster /dev/zero read without end, then said
+ * "missing flops_per_s"; a line past the limit is named. */
+Test(cluster, endless_binary_or_long_lines_are_refused_naming_the_line)
+{
+    struct cluster c;
+    struct err e = {0};
+    expect_input_error(cluster_load("/dev/zero", &c, &e), &e, "/dev/zero:1: a NUL byte", NULL);
+    char *text = malloc(LINES_MAX_BYTES + 64);
+    cr_assert_not_null(text);
+    strcpy(text, "# profile\n\nname = ");
+    size_t at = strlen(text);
+    memset(text + at, 'n', LINES_MAX_BYTES);
+    strcpy(text + at + LINES_MAX_BYTES, "\n");
+    const char *path = test_tmp_file("long.conf", text);
+    e = (struct err){0};
+    expect_input_error(cluster_load(path, &c, &e), &e, ":3: the line is longer than 4096 bytes",
+                       NULL);
+    free(text);
+}
 
 Test(cluster, failed_load_leaves_the_cluster_unchanged)
 {
