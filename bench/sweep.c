@@ -243,6 +243,8 @@ static int run_one(const struct config *cfg, const struct workload *wl,
         if (rc == 0)
             rc = real_job_run(st ? cfg : &base, wl, st ? st->name : strategy_baseline()->name, np,
                               NULL, &r->real, &one);
+        /* a baseline's note says what failed, as run_baseline's does */
+        if (rc < 0 && !st) err_prefix(&one, "the one-device baseline");
         if (rc == 0) r->report = &r->real.reports[0];
     } else {
         r->devices = st ? cfg->devices : 1;
@@ -370,7 +372,7 @@ int sweep_task_run(struct sweep *s, const struct config *cfg, const struct workl
 int sweep_check_baseline(const struct sweep *s, struct err *e)
 {
     if (s->axis.is_devices && s->baselines[0].rc)
-        return err_set(e, s->baselines[0].rc, "the one-device baseline: %s", s->baselines[0].note);
+        return err_set(e, s->baselines[0].rc, "%s", s->baselines[0].note);   /* it names the baseline */
     return 0;
 }
 
