@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/budget.h"
 #include "../strategies/strategy.h"
 #include "scenario.h"
 
@@ -19,7 +20,8 @@ int scenario_load(struct scenario *s, const struct command *cmd, int argc, char 
         return err_set(e, ERR_INPUT, "unexpected argument '%s' (options start with --; see "
                        "strata %s --help)", s->cfg.positional[0], cmd->name);
     TRY_CTX(e, workload_parse(s->cfg.model, &s->wl, e), "--model");
-    return 0;
+    /* Before anything is built: a run the machine cannot hold is refused now. */
+    return budget_check(&s->cfg, s->wl, cmd->groups, e);
 }
 
 void scenario_release(struct scenario *s)

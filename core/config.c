@@ -56,6 +56,10 @@ const struct opt_spec config_options[] = {
      .metavar = "S", .help = "training steps every compute rank runs"},
     {.name = "seed", INT(seed, 0, 4294967295LL), .def = "1", .groups = OPTG_RUN,
      .metavar = "N", .help = "seed of every random draw: the same seed gives the same run"},
+    {.name = "max-memory", REAL(max_memory_gib, 0.001, 1048576), .def = "4", .groups = OPTG_LIMITS,
+     .metavar = "GIB",
+     .help = "refuse a run whose estimated memory (plan, steps, arithmetic, real ranks) is above "
+             "GIB gibibytes"},
     {.name = "cluster", STRING(cluster), .def = "h100-nvlink-ib", .groups = OPTG_SIM,
      .metavar = "NAME|FILE",
      .help = "simulated hardware: a preset (ideal, h100-nvlink-ib, a100-pcie-eth, "
