@@ -120,3 +120,30 @@ Test(findings, a_failed_baseline_is_named_once)
     cr_assert_eq(sweep_check_baseline(&s, &e), ERR_RUN);
     cr_expect_str_eq(e.msg, "the one-device baseline: simulate: it failed");
 }
+
+/* Finding 8: nothing bounded what a run would take. gpt3-175b 1F1B with
+ * --microbatches 1048575 passed 8 GiB, --steps 1000000000 grew toward
+ * 30 GB, `real --np 65536` went to mpirun (~4 TB). Each is refused before
+ * anything is built or launched, naming the figure, the option that drives
+ * it and --max-memory; --max-memory raises the budget. */
+Test(findings, runs_over_the_memory_budget_are_refused_before_the_work)
+{
+    expect_refused(RUN("sim", "--strategy", "pipeline-1f1b", "--model", "gpt3-175b", "--batch",
+                       "1048575", "--microbatches", "1048575"),
+                   "most of it from --microbatches 1048575", "--max-memory");
+    expect_refused(RUN("sim", "--steps", "1000000000"), "most of it from --steps 1000000000",
+                   "GiB");
+    expect_refused(RUN("real", "--np", "65536", "--steps", "2"), "most of it from --np 65536",
+                   "--max-memory");
+    expect_refused(RUN("compare", "--devices", "1048576", "--batch", "1048576"),
+                   "most of it from --devices 1048576", "--max-memory");
+
+    /* a run that fits, refused under a lower budget and run under a higher */
+    const char *small[] = {"sim", "--devices", "256", "--batch", "1024", "--steps", "2",
+                           "--max-memory", "0.001", NULL};
+    expect_refused(run_strata(small), "--max-memory 0.001", "most of it from --devices 256");
+    small[8] = "1";
+    struct run r = run_strata(small);
+    cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+    run_free(&r);
+}
