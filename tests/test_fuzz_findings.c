@@ -138,6 +138,10 @@ Test(findings, runs_over_the_memory_budget_are_refused_before_the_work)
     expect_refused(RUN("compare", "--devices", "1048576", "--batch", "1048576"),
                    "most of it from --devices 1048576", "--max-memory");
 
+    /* a sweep checks every value before its first point runs */
+    expect_refused(RUN("sweep", "--devices", "1,2,1048576", "--batch", "1048576", "--steps", "2"),
+                   "--vary devices=1048576: the run would take about", "--max-memory");
+
     /* a run that fits, refused under a lower budget and run under a higher */
     const char *small[] = {"sim", "--devices", "256", "--batch", "1024", "--steps", "2",
                            "--max-memory", "0.001", NULL};
