@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../core/budget.h"
 #include "../core/fileio.h"
 #include "../core/json_doc.h"
 #include "../core/straggler.h"
@@ -243,6 +244,8 @@ static int run_one(const struct config *cfg, const struct workload *wl,
         if (rc == 0)
             rc = real_job_run(st ? cfg : &base, wl, st ? st->name : strategy_baseline()->name, np,
                               NULL, &r->real, &one);
+        /* a baseline's note says what failed, as run_baseline's does */
+        if (rc < 0 && !st) err_prefix(&one, "the one-device baseline");
         if (rc == 0) r->report = &r->real.reports[0];
     } else {
         r->devices = st ? cfg->devices : 1;
@@ -370,7 +373,7 @@ int sweep_task_run(struct sweep *s, const struct config *cfg, const struct workl
 int sweep_check_baseline(const struct sweep *s, struct err *e)
 {
     if (s->axis.is_devices && s->baselines[0].rc)
-        return err_set(e, s->baselines[0].rc, "the one-device baseline: %s", s->baselines[0].note);
+        return err_set(e, s->baselines[0].rc, "%s", s->baselines[0].note);   /* it names the baseline */
     return 0;
 }
 
@@ -429,12 +432,29 @@ static int run_here(struct sweep *s, const struct config *cfg, const struct work
     return 0;
 }
 
+/* Bounds before work: every value's run must fit --max-memory
+ * (core/budget.h), checked before the first point runs, not when the
+ * largest one would exhaust the machine. */
+static int check_budgets(const struct config *cfg, const struct workload *wl,
+                         const struct sweep_axis *ax, struct err *e)
+{
+    for (int v = 0; v < ax->n_values; v++) {
+        struct config c;
+        TRY(sweep_point_config(ax, cfg, v, &c, e));
+        unsigned groups = ax->is_real ? OPTG_LAUNCH : OPTG_COMPARE;   /* real ranks, or plans */
+        TRY_CTX(e, budget_check(&c, wl, groups, e), "--vary %s=%.60s", ax->opt->name,
+                ax->values[v]);
+    }
+    return 0;
+}
+
 int sweep_run_spread(const struct config *cfg, const struct workload *wl,
                      const struct sweep_axis *ax, const struct strategy *const *list, int n,
                      struct run_numerics *numerics, const struct sweep_spread *sp,
                      sweep_progress_fn progress, void *ctx, struct sweep *out, struct err *e)
 {
     TRY(sweep_alloc(out, ax, list, n, e));
+    TRY(check_budgets(cfg, wl, ax, e));
     if (sp->n_ranks > 1)
         TRY(sweep_mpi_run(out, cfg, wl, numerics, sp->rank, sp->n_ranks, progress, ctx, e));
     else

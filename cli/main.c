@@ -18,7 +18,7 @@
  * on one scenario, simulated or for real (compare, sweep, validate). */
 #define STRATEGIES_GROUPS                                                                   \
     (OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |        \
-     OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT)
+     OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_LIMITS)
 
 static const struct command commands[] = {
     {"compare", "several strategies on one scenario, simulated or real: one table (the default)",
@@ -37,7 +37,7 @@ static const struct command commands[] = {
      "and prints its report. --json writes the report, --trace the Chrome trace-event\n"
      "file (Perfetto opens it), --timeline an ASCII chart of the first steps.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
-         OPTG_OUTPUT,
+         OPTG_OUTPUT | OPTG_LIMITS,
      cmd_sim},
     {"real", "one strategy, executed on CPU ranks under MPI: measured report, loss, accuracy",
      "Trains --model on --data with one strategy for real: one MPI process per device\n"
@@ -47,7 +47,7 @@ static const struct command commands[] = {
      "curve and the test accuracy; --straggler delays real compute ops as the simulator\n"
      "would. --save-params writes the trained parameters.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_LAUNCH | OPTG_DISTURB |
-         OPTG_OUTPUT,
+         OPTG_OUTPUT | OPTG_LIMITS,
      cmd_real},
     {"sweep", "vary the devices (or another option): speedup and scaling efficiency",
      "Runs every strategy (or --strategies) at every value of one option and prints a\n"
@@ -68,7 +68,7 @@ static const struct command commands[] = {
      "and a timeline at unit cost (forward one unit per layer, backward two, communication\n"
      "free), strata's EXPLAIN. --explain first says what each op kind of the plan and its\n"
      "server policy mean; --json FILE writes the plan as JSON.",
-     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE, cmd_schedule},
+     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE | OPTG_LIMITS, cmd_schedule},
     {"plot", "figures of saved reports: convergence, staleness, speedup, validation",
      "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
      "Reads reports saved with --json (by sim, real, compare, sweep or validate) and draws\n"

@@ -225,6 +225,11 @@ int cmd_plot(const struct command *self, int argc, char **argv)
             n_docs++;
             n += docs[i].n;
         }
+        /* A document may list no reports (a compare or sweep that ran
+         * nothing): it has nothing to draw, and the title needs a report. */
+        if (rc == 0 && docs[i].n == 0)
+            rc = err_set(&e, ERR_INPUT, "%s: the %s document holds no reports: nothing to plot",
+                         cfg.positional[i], docs[i].kind);
     }
     if (rc == 0 && !(rs = XCALLOC(&e, (size_t)n + 1, sizeof *rs))) rc = ERR_NOMEM;
     if (rc == 0) rc = collect_extras(docs, n_docs, &x, &e);

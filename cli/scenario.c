@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/budget.h"
 #include "../strategies/strategy.h"
 #include "outputs.h"
 #include "scenario.h"
@@ -20,6 +21,9 @@ int scenario_load(struct scenario *s, const struct command *cmd, int argc, char 
         return err_set(e, ERR_INPUT, "unexpected argument '%s' (options start with --; see "
                        "strata %s --help)", s->cfg.positional[0], cmd->name);
     TRY_CTX(e, workload_parse(s->cfg.model, &s->wl, e), "--model");
+    /* Before anything is built: a run the machine cannot hold is refused now,
+     * and so is an output that could not be written at the end. */
+    TRY(budget_check(&s->cfg, s->wl, cmd->groups, e));
     return outputs_check(&s->cfg, e);
 }
 
@@ -43,6 +47,13 @@ int scenario_start(struct scenario *s, const struct command *cmd, int argc, char
 
 int scenario_fail(const struct command *cmd, const struct err *e)
 {
+    /* A failure that set no error (a code passed up without err_set) is
+     * still a failure: never exit 0, never print an empty reason. */
+    if (e->code == ERR_OK || !e->msg[0]) {
+        fprintf(stderr, "strata %s: failed without saying why (a bug in strata: please report "
+                "the command)%s%s\n", cmd->name, e->msg[0] ? ": " : "", e->msg);
+        return e->code == ERR_OK ? 1 : err_exit_status(e->code);
+    }
     fprintf(stderr, "strata %s: %s\n", cmd->name, e->msg);
     return err_exit_status(e->code);
 }

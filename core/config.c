@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "lines.h"
 #include "vec.h"
 
 /* Where a row's value lives. The _Generic fails to compile when the row's
@@ -55,6 +56,10 @@ const struct opt_spec config_options[] = {
      .metavar = "S", .help = "training steps every compute rank runs"},
     {.name = "seed", INT(seed, 0, 4294967295LL), .def = "1", .groups = OPTG_RUN,
      .metavar = "N", .help = "seed of every random draw: the same seed gives the same run"},
+    {.name = "max-memory", REAL(max_memory_gib, 0.001, 1048576), .def = "4", .groups = OPTG_LIMITS,
+     .metavar = "GIB",
+     .help = "refuse a run whose estimated memory (plan, steps, arithmetic, real ranks) is above "
+             "GIB gibibytes"},
     {.name = "cluster", STRING(cluster), .def = "h100-nvlink-ib", .groups = OPTG_SIM,
      .metavar = "NAME|FILE",
      .help = "simulated hardware: a preset (ideal, h100-nvlink-ib, a100-pcie-eth, "
@@ -540,25 +545,26 @@ int config_load_file(struct config *c, const char *path, unsigned groups, struct
         return err_set(e, ERR_INPUT, "scenario file '%s': cannot open: %s", path,
                        strerror(errno));
     snprintf(c->scenario_path, sizeof c->scenario_path, "%s", path);
-    char *line = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    /* getline: lines of any length, so a huge one is an error, not a crash. */
-    for (long lineno = 1; getline(&line, &cap, f) >= 0; lineno++) {
+    /* Bounded lines: /dev/zero or a binary file is an error naming the
+     * line, not a read without end. */
+    struct lines *r = malloc(sizeof *r);
+    if (!r) {
+        fclose(f);
+        return err_set(e, ERR_NOMEM, "scenario file '%s': out of memory", path);
+    }
+    lines_open(r, f);
+    char *line;
+    int rc;
+    while ((rc = lines_next(r, &line, e)) > 0) {
         cut_comment(line);
         char *s = trim(line);
         if (!*s) continue;
-        rc = load_line(c, s, groups, e);
-        if (rc < 0) {
-            err_prefix(e, "%s:%ld", path, lineno);
-            break;
-        }
+        if ((rc = load_line(c, s, groups, e)) < 0) break;
     }
-    if (rc == 0 && ferror(f))
-        rc = err_set(e, ERR_IO, "scenario file '%s': cannot read: %s", path, strerror(errno));
-    free(line);
+    if (rc < 0) err_prefix(e, "%s:%ld", path, r->lineno);
+    free(r);
     fclose(f);
-    return rc;
+    return rc < 0 ? rc : 0;
 }
 
 /* ---- argv ------------------------------------------------------------ */

@@ -27,6 +27,7 @@ enum opt_group {
     OPTG_CALIBRATE = 1u << 11, /* strata calibrate's profile file: -o */
     OPTG_VALIDATE = 1u << 12,  /* validate's matrix: --models, --np-list, --stragglers, --repeat */
     OPTG_SCHEDULE = 1u << 13,  /* what strata schedule shows besides the program: --explain */
+    OPTG_LIMITS = 1u << 14,    /* what a run may take: --max-memory (not part of a report's config) */
 };
 
 enum opt_type {
@@ -69,6 +70,8 @@ struct config {
     /* OPTG_RUN */
     long long steps;            /* --steps: steps every compute rank runs */
     long long seed;             /* --seed: every random draw of the run derives from it */
+    /* OPTG_LIMITS */
+    double max_memory_gib;      /* --max-memory: a run estimated above it is refused (core/budget.h) */
     /* OPTG_SIM */
     char cluster[CONFIG_PATH_BYTES];  /* --cluster: preset name or profile file */
     long long nodes;            /* --nodes: 0 = as many as the ranks need */

@@ -6,14 +6,40 @@
 #include "err.h"
 #include "faults.h"
 
+/* Copies text into out[0..n) with every control character spelled as C
+ * would ("\n", "\t", "\r", else "\x1b"), cut at a whole escape so the
+ * result stays terminated: messages quote what users typed and what files
+ * hold, and an escape sequence echoed raw would be run by the terminal.
+ * Returns the bytes written. */
+static size_t copy_escaped(char *out, size_t n, const char *text)
+{
+    size_t used = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        char esc[5] = {(char)*p, '\0'};
+        if (*p < 0x20 || *p == 0x7f) {
+            char c = *p == '\n' ? 'n' : *p == '\t' ? 't' : *p == '\r' ? 'r' : 0;
+            if (c) snprintf(esc, sizeof esc, "\\%c", c);
+            else snprintf(esc, sizeof esc, "\\x%02x", *p);
+        }
+        size_t len = strlen(esc);
+        if (used + len >= n) break;
+        memcpy(out + used, esc, len);
+        used += len;
+    }
+    if (n) out[used] = '\0';
+    return used;
+}
+
 int err_set(struct err *e, int code, const char *fmt, ...)
 {
     if (!e) return code;
     e->code = code;
+    char raw[ERR_MSG_BYTES];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    copy_escaped(e->msg, sizeof e->msg, raw);
     return code;
 }
 
@@ -22,13 +48,13 @@ int err_prefix(struct err *e, const char *fmt, ...)
     if (!e) return ERR_RUN;
     /* Build "head: old" in place: the head first, then the old message
      * after it, cut to fit (a long message loses its tail, not its start). */
-    char old[ERR_MSG_BYTES];
+    char old[ERR_MSG_BYTES], head[ERR_MSG_BYTES];
     memcpy(old, e->msg, sizeof old);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    vsnprintf(head, sizeof head, fmt, ap);
     va_end(ap);
-    size_t used = n < 0 ? 0 : (size_t)n < sizeof e->msg ? (size_t)n : sizeof e->msg - 1;
+    size_t used = copy_escaped(e->msg, sizeof e->msg, head);
     size_t left = sizeof e->msg - used;
     if (left > 2) {
         memcpy(e->msg + used, ": ", 2);

@@ -22,12 +22,16 @@ struct err {
 };
 
 /* Records code and a printf-style message; returns code so that callers can
- * write `return err_set(e, ERR_INPUT, "...")`. e may be NULL. */
+ * write `return err_set(e, ERR_INPUT, "...")`. e may be NULL. Control
+ * characters in the message (from what users typed or files hold) are
+ * written escaped, "\x1b", "\n": a message never drives the terminal. The
+ * arguments may point into e->msg. */
 int err_set(struct err *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Prepends "context: " to the message already in e, the way a short stack
- * reads ("scenario.conf:3: --devices: ..."). Returns e->code. */
+ * reads ("scenario.conf:3: --devices: ..."), escaped as err_set's. Returns
+ * e->code. */
 int err_prefix(struct err *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -20,6 +20,15 @@
 
 #define STRAGGLER_FORMS "none, exp:F, lognormal:SIGMA, slow:R=X[,R=X], pause:P:D"
 
+/* Bounds that keep every disturbed time finite: a run's time is a sum of
+ * at most ~1e9 steps of ops whose base time is finite, so factors up to a
+ * million, a LogNormal sigma up to 10 (exp(10 Z) stays finite for any draw
+ * GSL makes) and pauses up to a million seconds (11.6 days) cannot reach
+ * infinity, yet cover every slowdown worth simulating. */
+#define STRAGGLER_MAX_FACTOR 1e6
+#define STRAGGLER_MAX_SIGMA 10.0
+#define STRAGGLER_MAX_PAUSE_S 1e6
+
 /* ---- numbers ---------------------------------------------------------- */
 
 /* A finite or non-finite double spelled with nothing around it: no leading
@@ -78,17 +87,18 @@ static int check_spec(const struct straggler_spec *s, const char *text, struct e
     case STRAG_NONE:
         return 0;
     case STRAG_EXP:
-        if (!(isfinite(s->exp_factor) && s->exp_factor >= 0))
+        if (!(s->exp_factor >= 0 && s->exp_factor <= STRAGGLER_MAX_FACTOR))
             return err_set(e, ERR_INPUT,
-                           "--straggler: '%s': F must be a finite number >= 0 (exp:F adds an "
-                           "Exponential delay of mean F x the op's time)", text);
+                           "--straggler: '%s': F must be a number from 0 to %.15g (exp:F adds an "
+                           "Exponential delay of mean F x the op's time)", text,
+                           STRAGGLER_MAX_FACTOR);
         return 0;
     case STRAG_LOGNORMAL:
-        if (!(isfinite(s->sigma) && s->sigma >= 0))
+        if (!(s->sigma >= 0 && s->sigma <= STRAGGLER_MAX_SIGMA))
             return err_set(e, ERR_INPUT,
-                           "--straggler: '%s': SIGMA must be a finite number >= 0 "
+                           "--straggler: '%s': SIGMA must be a number from 0 to %.15g "
                            "(lognormal:SIGMA multiplies op times by LogNormal(-SIGMA^2/2, SIGMA); "
-                           "0 = no noise)", text);
+                           "0 = no noise)", text, STRAGGLER_MAX_SIGMA);
         return 0;
     case STRAG_SLOW:
         if (s->n_slow < 1 || s->n_slow > STRAGGLER_MAX_SLOW)
@@ -100,11 +110,11 @@ static int check_spec(const struct straggler_spec *s, const char *text, struct e
                 return err_set(e, ERR_INPUT,
                                "--straggler: '%s': rank %d does not exist (ranks are >= 0)",
                                text, s->slow_rank[i]);
-            if (!(isfinite(s->slow_factor[i]) && s->slow_factor[i] >= 1))
+            if (!(s->slow_factor[i] >= 1 && s->slow_factor[i] <= STRAGGLER_MAX_FACTOR))
                 return err_set(e, ERR_INPUT,
-                               "--straggler: '%s': rank %d's factor X must be a finite number "
-                               ">= 1 (slow:R=X makes rank R X times slower)", text,
-                               s->slow_rank[i]);
+                               "--straggler: '%s': rank %d's factor X must be a number from 1 "
+                               "to %.15g (slow:R=X makes rank R X times slower)", text,
+                               s->slow_rank[i], STRAGGLER_MAX_FACTOR);
             /* O(n_slow^2), n_slow <= 64. */
             for (int j = 0; j < i; j++)
                 if (s->slow_rank[j] == s->slow_rank[i])
@@ -118,11 +128,11 @@ static int check_spec(const struct straggler_spec *s, const char *text, struct e
             return err_set(e, ERR_INPUT,
                            "--straggler: '%s': P must be a probability from 0 to 1 (pause:P:D "
                            "stalls a rank D seconds with probability P each step)", text);
-        if (!(isfinite(s->pause_s) && s->pause_s >= 0))
+        if (!(s->pause_s >= 0 && s->pause_s <= STRAGGLER_MAX_PAUSE_S))
             return err_set(e, ERR_INPUT,
-                           "--straggler: '%s': D must be a finite number of seconds >= 0 "
+                           "--straggler: '%s': D must be a number of seconds from 0 to %.15g "
                            "(pause:P:D stalls a rank D seconds with probability P each step)",
-                           text);
+                           text, STRAGGLER_MAX_PAUSE_S);
         return 0;
     }
     return err_set(e, ERR_INPUT, "--straggler: kind %d is not a model (" STRAGGLER_FORMS ")",

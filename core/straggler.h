@@ -6,10 +6,14 @@
  *
  *   none             no disturbance
  *   exp:F            each compute op takes an extra Exponential delay of mean F x its time
+ *                    (F from 0 to 1e6)
  *   lognormal:SIGMA  each compute op's time is multiplied by LogNormal(-SIGMA^2/2, SIGMA),
- *                    whose mean is 1: noise without a change of the average
- *   slow:R=X[,R=X]   rank R is always X times slower (X >= 1)
- *   pause:P:D        at the start of each step, with probability P, a rank stalls D seconds */
+ *                    whose mean is 1: noise without a change of the average (SIGMA from 0
+ *                    to 10)
+ *   slow:R=X[,R=X]   rank R is always X times slower (X from 1 to 1e6)
+ *   pause:P:D        at the start of each step, with probability P, a rank stalls D seconds
+ *                    (D from 0 to 1e6)
+ * The bounds keep every disturbed time finite (straggler.c says why). */
 #ifndef STRATA_STRAGGLER_H
 #define STRATA_STRAGGLER_H
 

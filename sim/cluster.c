@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../core/fileio.h"
+#include "../core/lines.h"
 #include "cluster.h"
 
 const char *const allreduce_names[] = {
@@ -135,18 +136,30 @@ const size_t cluster_n_presets = sizeof cluster_presets / sizeof cluster_presets
 enum key_type {
     KEY_NAME,     /* text, kept only in the file (see cluster_load) */
     KEY_BOOL,     /* true | false */
-    KEY_SECONDS,  /* finite, >= 0 */
-    KEY_RATE,     /* finite, > 0 */
-    KEY_BW,       /* > 0, or inf: free */
+    KEY_SECONDS,  /* 0 .. KEY_MAX_SECONDS */
+    KEY_RATE,     /* KEY_MIN_RATE .. KEY_MAX_RATE */
+    KEY_BW,       /* KEY_MIN_RATE .. KEY_MAX_RATE, or inf: free */
     KEY_BYTES,    /* integer > 0 */
     KEY_COUNT,    /* integer 1 .. KEY_COUNT_MAX */
     KEY_COUNT0,   /* integer 0 .. KEY_COUNT_MAX */
     KEY_SIGMA,    /* finite, 0 .. JITTER_MAX_SIGMA */
-    KEY_TIMESHARE, /* timeshare_slowdown: 1 to CLUSTER_MAX_TIMESHARE numbers > 0, commas */
-    KEY_COST_BW,  /* > 0, or inf; 0 (absent) = free, and not written */
+    KEY_TIMESHARE, /* timeshare_slowdown: 1 to CLUSTER_MAX_TIMESHARE numbers in
+                    * (0, KEY_MAX_SLOWDOWN], commas */
+    KEY_COST_BW,  /* KEY_RATE's range, or inf; 0 (absent) = free, and not written */
     KEY_COST_S,   /* as KEY_SECONDS, written only when > 0 */
 };
 #define KEY_COUNT_MAX 1024   /* as --devices-per-node */
+/* Bounds that keep every simulated time finite: an op's time is its FLOPs
+ * or bytes (below 1e30 for any model and batch the options take) over a
+ * rate of at least 1 per second, plus overheads and latencies of at most a
+ * million seconds, each stretched at most a million times; a run sums at
+ * most ~1e15 of them, far below the 1.8e308 where doubles end. 1e-300
+ * FLOP/s or 1e308 s of overhead make op times infinite, and then the
+ * run's times NaN. */
+#define KEY_MIN_RATE 1.0
+#define KEY_MAX_RATE 1e30
+#define KEY_MAX_SECONDS 1e6
+#define KEY_MAX_SLOWDOWN 1e6
 
 struct key_spec {
     const char *name;
@@ -187,17 +200,18 @@ static const char *allowed_of(enum key_type t)
     switch (t) {
     case KEY_NAME: return "any text";
     case KEY_BOOL: return "true or false";
-    case KEY_SECONDS: return "a number of seconds >= 0";
-    case KEY_RATE: return "a number > 0";
-    case KEY_BW: return "a number > 0, or inf for a free link";
-    case KEY_COST_BW: return "bytes/s > 0, or inf for free";
-    case KEY_COST_S: return "a number of seconds >= 0";
+    case KEY_SECONDS: return "a number of seconds from 0 to 1e6";
+    case KEY_RATE: return "a number from 1 to 1e30";
+    case KEY_BW: return "a number from 1 to 1e30, or inf for a free link";
+    case KEY_COST_BW: return "bytes/s from 1 to 1e30, or inf for free";
+    case KEY_COST_S: return "a number of seconds from 0 to 1e6";
     case KEY_BYTES: return "an integer > 0";
     case KEY_COUNT: return "an integer from 1 to 1024";
     case KEY_COUNT0: return "an integer from 0 to 1024";
     case KEY_SIGMA: return "a log-normal sigma from 0 to 2; 0 = no spread";
     case KEY_TIMESHARE:
-        return "1 to 128 numbers > 0 separated by commas: the slowdown of 1, 2, ... ranks";
+        return "1 to 128 numbers > 0 and at most 1e6, separated by commas: the slowdown of 1, "
+               "2, ... ranks";
     }
     return "?";
 }
@@ -250,9 +264,10 @@ static int set_key(struct cluster *c, const struct key_spec *k, const char *text
         } else {
             if (!parse_real(text, &d)) break;
             /* !isfinite: 1e999 overflowed */
-            ok = isfinite(d) && (k->type == KEY_SECONDS || k->type == KEY_COST_S ? d >= 0
-                                 : k->type == KEY_SIGMA ? d >= 0 && d <= JITTER_MAX_SIGMA
-                                                        : d > 0);
+            ok = k->type == KEY_SECONDS || k->type == KEY_COST_S
+                     ? d >= 0 && d <= KEY_MAX_SECONDS
+                 : k->type == KEY_SIGMA ? d >= 0 && d <= JITTER_MAX_SIGMA
+                                        : d >= KEY_MIN_RATE && d <= KEY_MAX_RATE;
             if (!ok) break;
         }
         memcpy(field, &d, sizeof d);
@@ -268,7 +283,7 @@ static int set_key(struct cluster *c, const struct key_spec *k, const char *text
             memcpy(item, p, len);
             item[len] = '\0';
             char *it = trim(item);
-            if (!parse_real(it, &d) || !isfinite(d) || !(d > 0)) break;
+            if (!parse_real(it, &d) || !(d > 0 && d <= KEY_MAX_SLOWDOWN)) break;
             c->timeshare_slowdown[n++] = d;
             if (p[len] == '\0') {
                 c->n_timeshare = n;
@@ -349,25 +364,22 @@ static int load_line(struct cluster *c, char *line, long line_of[], long lineno,
 static int load_file(FILE *f, const char *path, struct cluster *c, struct err *e)
 {
     long line_of[N_KEYS] = {0};
-    char *line = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    /* getline: lines of any length, so a huge one is an error, not a crash. */
-    for (long lineno = 1; getline(&line, &cap, f) >= 0; lineno++) {
+    /* Bounded lines: /dev/zero or a binary file is an error naming the
+     * line, not a read without end. */
+    struct lines *r = malloc(sizeof *r);
+    if (!r) return err_set(e, ERR_NOMEM, "%s: out of memory", path);
+    lines_open(r, f);
+    char *line;
+    int rc;
+    while ((rc = lines_next(r, &line, e)) > 0) {
         char *hash = strchr(line, '#');
         if (hash) *hash = '\0';
         char *s = trim(line);
         if (!*s) continue;
-        rc = load_line(c, s, line_of, lineno, e);
-        if (rc < 0) {
-            err_prefix(e, "%s:%ld", path, lineno);
-            break;
-        }
+        if ((rc = load_line(c, s, line_of, r->lineno, e)) < 0) break;
     }
-    if (rc == 0 && ferror(f))   /* a directory opens, then fails here: the user's typo */
-        rc = err_set(e, errno == EISDIR ? ERR_INPUT : ERR_IO, "%s: cannot read: %s", path,
-                     strerror(errno));
-    free(line);
+    if (rc < 0) err_prefix(e, "%s:%ld", path, r->lineno);
+    free(r);
     if (rc < 0) return rc;
 
     char missing[512];

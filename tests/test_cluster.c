@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/lines.h"
 #include "../sim/cluster.h"
 
 /* ---- helpers --------------------------------------------------------- */
@@ -268,7 +269,7 @@ Test(cluster, awkward_numbers_round_trip_bit_for_bit)
     c.device.op_overhead_s = 4.9406564584124654e-324;   /* the smallest subnormal */
     c.device.mem_bytes = INT64_MAX;
     c.intra.latency_s = 0.1 + 0.2;
-    c.intra.bw_bytes_per_s = 1.7976931348623157e308;    /* DBL_MAX */
+    c.intra.bw_bytes_per_s = nextafter(1e30, 0);        /* just below the largest rate */
     c.inter.latency_s = 0;
     c.inter.bw_bytes_per_s = INFINITY;
     c.devices_per_node = 1024;
@@ -366,7 +367,7 @@ Test(cluster, empty_file_names_every_missing_key)
 /* Malformed lines, each put in place of one line of the valid profile: the
  * error must name FILE:line and say what was wrong. The tests below each run
  * the rows of one kind of fault. */
-enum bad_line_fault { UNKNOWN_KEY, NO_EQUALS, BAD_NUMBER, NEGATIVE, NO_VALUE_OR_TWICE };
+enum bad_line_fault { UNKNOWN_KEY, NO_EQUALS, BAD_NUMBER, NEGATIVE, NO_VALUE_OR_TWICE, OVERFLOW };
 
 static const struct bad_line {
     enum bad_line_fault fault;
@@ -377,7 +378,7 @@ static const struct bad_line {
     {UNKNOWN_KEY, 5, "op_overhead = 4e-6", "keys: name, ideal, flops_per_s"},
     {NO_EQUALS, 3, "flops_per_s 1e12", "expected 'key = value', got 'flops_per_s 1e12'"},
     {NO_EQUALS, 3, "= 1e12", "expected 'key = value'"},
-    {BAD_NUMBER, 3, "flops_per_s = fast", "flops_per_s: 'fast' is not allowed (a number > 0)"},
+    {BAD_NUMBER, 3, "flops_per_s = fast", "flops_per_s: 'fast' is not allowed (a number from 1 to 1e30)"},
     {BAD_NUMBER, 3, "flops_per_s = nan", "flops_per_s: 'nan' is not allowed"},
     {BAD_NUMBER, 3, "flops_per_s = inf", "flops_per_s: 'inf' is not allowed"},
     {BAD_NUMBER, 3, "flops_per_s = 1e999", "flops_per_s: '1e999' is not allowed"},
@@ -395,6 +396,13 @@ static const struct bad_line {
     {NEGATIVE, 5, "op_overhead_s = -0.5", "op_overhead_s: '-0.5' is not allowed"},
     {NO_VALUE_OR_TWICE, 4, "mem_bw_bytes_per_s =", "mem_bw_bytes_per_s: no value"},
     {NO_VALUE_OR_TWICE, 4, "flops_per_s = 2e12", "flops_per_s: set twice (first on line 3)"},
+    /* issue 15, finding 3: values that made op times infinite and the run's NaN */
+    {OVERFLOW, 3, "flops_per_s = 1e-300", "flops_per_s: '1e-300' is not allowed (a number from 1 to"},
+    {OVERFLOW, 4, "mem_bw_bytes_per_s = 5e-324", "mem_bw_bytes_per_s: '5e-324' is not allowed"},
+    {OVERFLOW, 5, "op_overhead_s = 1e308", "op_overhead_s: '1e308' is not allowed (a number of "
+                                           "seconds from 0 to 1e6)"},
+    {OVERFLOW, 9, "intra_bw_bytes_per_s = 1e31", "intra_bw_bytes_per_s: '1e31' is not allowed"},
+    {OVERFLOW, 10, "inter_latency_s = 1000001", "inter_latency_s: '1000001' is not allowed"},
 };
 
 /* expect_bad_line on every row of `fault`. */
@@ -420,6 +428,28 @@ Test(cluster, bad_numbers_name_file_line_and_key) { expect_bad_lines(BAD_NUMBER)
 Test(cluster, negative_values_are_refused) { expect_bad_lines(NEGATIVE); }
 
 Test(cluster, key_without_value_and_key_set_twice) { expect_bad_lines(NO_VALUE_OR_TWICE); }
+
+Test(cluster, values_that_would_overflow_a_time_are_refused) { expect_bad_lines(OVERFLOW); }
+
+/* issue 15, finding 8: --cluster /dev/zero read without end, then said
+ * "missing flops_per_s"; a line past the limit is named. */
+Test(cluster, endless_binary_or_long_lines_are_refused_naming_the_line)
+{
+    struct cluster c;
+    struct err e = {0};
+    expect_input_error(cluster_load("/dev/zero", &c, &e), &e, "/dev/zero:1: a NUL byte", NULL);
+    char *text = malloc(LINES_MAX_BYTES + 64);
+    cr_assert_not_null(text);
+    strcpy(text, "# profile\n\nname = ");
+    size_t at = strlen(text);
+    memset(text + at, 'n', LINES_MAX_BYTES);
+    strcpy(text + at + LINES_MAX_BYTES, "\n");
+    const char *path = test_tmp_file("long.conf", text);
+    e = (struct err){0};
+    expect_input_error(cluster_load(path, &c, &e), &e, ":3: the line is longer than 4096 bytes",
+                       NULL);
+    free(text);
+}
 
 Test(cluster, failed_load_leaves_the_cluster_unchanged)
 {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../core/config.h"
+#include "../core/lines.h"
 
 #define ALL_GROUPS (~0u)
 
@@ -518,25 +519,45 @@ Test(config, file_error_through_argv_keeps_line_number)
 
 Test(config, very_long_lines_do_not_crash)
 {
-    /* 1 MiB lines: a value too long for its field, a malformed line, a key. */
-    size_t n = 1u << 20;
+    /* Lines up to the limit (core/lines.h): a value too long for its
+     * field, a malformed line, a key. */
+    size_t n = 1u << 20, fits = LINES_MAX_BYTES - 8;
     char *text = malloc(n + 64);
     cr_assert_not_null(text);
     struct config c;
     struct err e = {0};
 
     strcpy(text, "model = ");
-    memset(text + 8, 'x', n);
-    strcpy(text + 8 + n, "\n");
+    memset(text + 8, 'x', fits);
+    strcpy(text + 8 + fits, "\n");
     expect_file_refused(&c, &e, "long1.conf", text, ":1: --model:", "at most 255 characters");
 
-    memset(text, 'y', n);
-    strcpy(text + n, "\n");
+    memset(text, 'y', fits);
+    strcpy(text + fits, "\n");
     expect_file_refused(&c, &e, "long2.conf", text, ":1: expected 'key = value'", NULL);
 
-    memset(text, 'k', n);
-    strcpy(text + n, " = 1\n");
+    memset(text, 'k', fits);
+    strcpy(text + fits, " = 1\n");
     expect_file_refused(&c, &e, "long3.conf", text, ":1: --kkkk", "unknown option");
+
+    /* issue 15, finding 8: a longer line is an error naming it, not a
+     * read that grows without end (strata sim -f /dev/zero read 2.1 GB) */
+    strcpy(text, "# fine\nmodel = ");
+    memset(text + 15, 'x', n);
+    strcpy(text + 15 + n, "\n");
+    expect_file_refused(&c, &e, "long4.conf", text, ":2: the line is longer than 4096 bytes",
+                        NULL);
+    const char *nul_path = test_tmp_path("nul.conf");
+    FILE *f = fopen(nul_path, "wb");
+    cr_assert_not_null(f);
+    fwrite("devices = 4\nsteps = 2\0\n", 1, 23, f);
+    fclose(f);
+    config_init(&c);
+    expect_input_error(config_load_file(&c, nul_path, ALL_GROUPS, &e), &e, ":2: a NUL byte",
+                       "not a text file");
+    config_init(&c);
+    expect_input_error(config_load_file(&c, "/dev/zero", ALL_GROUPS, &e), &e, "/dev/zero:1: ",
+                       "NUL byte");
 
     /* The same through argv. */
     memcpy(text, "--devices=", 10);

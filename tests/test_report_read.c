@@ -830,7 +830,7 @@ Test(report_read, strategy_must_be_a_name_that_fits)
                      "\"strategy\" has 64 characters, not 1 to 63");
     expect_bad_value("strategy", cJSON_CreateString(""), "\"strategy\" has 0 characters");
     expect_bad_value("strategy", cJSON_CreateString("a,b\n"),
-                     "\"strategy\" is \"a,b\n\": a strategy name has only letters");
+                     "\"strategy\" is \"a,b\\n\": a strategy name has only letters");
     expect_bad_value("strategy", cJSON_CreateNumber(3), "\"strategy\" is a number, not a string");
 }
 

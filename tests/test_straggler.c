@@ -107,8 +107,13 @@ static void expect_rejected(const char *text, const char *needle)
     cr_assert_eq(rc, ERR_INPUT, "'%s' was accepted (rc %d)", text, rc);
     cr_assert_eq(e.code, ERR_INPUT);
     cr_assert_not_null(strstr(e.msg, "--straggler"), "'%s': message '%s'", text, e.msg);
+    /* messages show a control character escaped (core/err.h): "\n" */
     char quoted[1100];
-    snprintf(quoted, sizeof quoted, "'%s'", text);
+    size_t q = 0;
+    quoted[q++] = '\'';
+    for (const char *p = text; *p && q < sizeof quoted - 8; p++)
+        q += (size_t)(*p == '\n' ? snprintf(quoted + q, 3, "\\n") : snprintf(quoted + q, 2, "%c", *p));
+    snprintf(quoted + q, sizeof quoted - q, "'");
     cr_assert_not_null(strstr(e.msg, quoted), "'%s': message '%s' lacks the text", text, e.msg);
     cr_assert_not_null(strstr(e.msg, needle), "'%s': message '%s' lacks '%s'", text, e.msg,
                        needle);
@@ -133,13 +138,13 @@ Test(straggler, syntax_errors_name_the_forms)
 
 Test(straggler, out_of_range_values_get_their_own_messages)
 {
-    expect_rejected("exp:-0.1", "F must be a finite number >= 0");
-    expect_rejected("exp:inf", "F must be a finite number >= 0");
-    expect_rejected("exp:nan", "F must be a finite number >= 0");
-    expect_rejected("exp:1e999", "F must be a finite number >= 0");
-    expect_rejected("lognormal:-1", "SIGMA must be a finite number >= 0");
-    expect_rejected("lognormal:infinity", "SIGMA must be a finite number >= 0");
-    expect_rejected("slow:1=0.5", "rank 1's factor X must be a finite number >= 1");
+    expect_rejected("exp:-0.1", "F must be a number from 0 to 1000000");
+    expect_rejected("exp:inf", "F must be a number from 0 to 1000000");
+    expect_rejected("exp:nan", "F must be a number from 0 to 1000000");
+    expect_rejected("exp:1e999", "F must be a number from 0 to 1000000");
+    expect_rejected("lognormal:-1", "SIGMA must be a number from 0 to 10");
+    expect_rejected("lognormal:infinity", "SIGMA must be a number from 0 to 10");
+    expect_rejected("slow:1=0.5", "rank 1's factor X must be a number from 1 to 1000000");
     expect_rejected("slow:1=0", "rank 1's factor X must be");
     expect_rejected("slow:2=inf", "rank 2's factor X must be");
     expect_rejected("slow:0=2,4=nan", "rank 4's factor X must be");
@@ -150,8 +155,19 @@ Test(straggler, out_of_range_values_get_their_own_messages)
     expect_rejected("pause:-0.1:1", "P must be a probability from 0 to 1");
     expect_rejected("pause:1.01:1", "P must be a probability from 0 to 1");
     expect_rejected("pause:nan:1", "P must be a probability from 0 to 1");
-    expect_rejected("pause:0.5:-1", "D must be a finite number of seconds >= 0");
-    expect_rejected("pause:0.5:inf", "D must be a finite number of seconds >= 0");
+    expect_rejected("pause:0.5:-1", "D must be a number of seconds from 0 to 1000000");
+    expect_rejected("pause:0.5:inf", "D must be a number of seconds from 0 to 1000000");
+    /* issue 15, finding 3: values that made the run's times overflow */
+    expect_rejected("exp:1e308", "F must be a number from 0 to 1000000");
+    expect_rejected("exp:1000001", "F must be a number from 0 to 1000000");
+    expect_rejected("slow:0=1e308", "rank 0's factor X must be a number from 1 to 1000000");
+    expect_rejected("pause:1:1e308", "D must be a number of seconds from 0 to 1000000");
+    expect_rejected("lognormal:1e3", "SIGMA must be a number from 0 to 10");
+    /* and the bounds themselves are allowed */
+    cr_assert_eq(parse_ok("exp:1000000").exp_factor, 1e6);
+    cr_assert_eq(parse_ok("slow:0=1e6").slow_factor[0], 1e6);
+    cr_assert_eq(parse_ok("pause:1:1e6").pause_s, 1e6);
+    cr_assert_eq(parse_ok("lognormal:10").sigma, 10.0);
 
     char text[1024] = "slow:";
     for (int r = 0; r <= STRAGGLER_MAX_SLOW; r++)

@@ -1,0 +1,45 @@
+/* What a run will take, estimated from its options before anything is
+ * built: the memory of the simulator's plan, of its per-step records and of
+ * the arithmetic, and of a real run's ranks. A run over --max-memory is
+ * refused with the figure and the option that drives it, so nothing the
+ * option table allows (1048576 devices, 1048575 microbatches, 10^9 steps,
+ * 65536 ranks) can exhaust the machine.
+ *
+ * The figures are upper bounds from the shape of plans (BUDGET_* in
+ * budget.c, measured on strata's own runs), not a model of the allocator:
+ * a run under the budget may still take less, never much more. */
+#ifndef STRATA_BUDGET_H
+#define STRATA_BUDGET_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "err.h"
+#include "workload.h"
+
+/* One part of the estimate: bytes, and the option that drives them. */
+struct budget_part {
+    double bytes;
+    const char *option;   /* "microbatches", "devices", "steps", "model", "np" */
+    char why[200];        /* "4 ranks x 4194312 ops a step x 512 B" */
+};
+
+enum { BUDGET_PLAN, BUDGET_STEPS, BUDGET_NUMERICS, BUDGET_REAL, BUDGET_N_PARTS };
+
+struct budget {
+    struct budget_part parts[BUDGET_N_PARTS];   /* 0 bytes where it does not apply */
+    double total_bytes;
+};
+
+/* The estimate of a run of c on w by a command of `groups` (the simulator's
+ * parts when it simulates or builds plans, the real part when it launches
+ * ranks: OPTG_LAUNCH and --mode real, or a command without --mode). */
+void budget_estimate(const struct config *c, const struct workload *w, unsigned groups,
+                     struct budget *out);
+
+/* 0 when the estimate fits c->max_memory_gib; else ERR_INPUT saying the
+ * figure, the part that drives it, its option, and --max-memory. */
+int budget_check(const struct config *c, const struct workload *w, unsigned groups,
+                 struct err *e);
+
+#endif

@@ -1,0 +1,51 @@
+/* What the libFuzzer entry points (tests/fuzz/fuzz_*.c) share: an input
+ * put where a parser that reads files finds it, and the check every case
+ * makes (0, or a clean error: the test suite's test_fuzz.c makes the same).
+ * Built only with -DSTRATA_LIBFUZZER=ON and clang (CMakeLists.txt):
+ *
+ *   CC=clang cmake -S . -B build-libfuzzer -DSTRATA_LIBFUZZER=ON
+ *   cmake --build build-libfuzzer --target fuzz_report
+ *   build-libfuzzer/fuzz_report tests/corpus/report -max_total_time=60
+ */
+#ifndef STRATA_TESTS_FUZZ_ENTRY_H
+#define STRATA_TESTS_FUZZ_ENTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../../core/err.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* data[0..size) into the file at path (created or truncated); aborts when
+ * it cannot, which libFuzzer reports. */
+static inline void fuzz_entry_write(const char *path, const uint8_t *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0) abort();
+}
+
+/* A copy of data[0..size) with a NUL after it (caller frees). */
+static inline char *fuzz_entry_text(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    if (!s) abort();
+    for (size_t i = 0; i < size; i++) s[i] = (char)data[i];
+    s[size] = '\0';
+    return s;
+}
+
+/* A parser's result must be 0 or a clean error: a code a parser may give,
+ * the same code in e, a message with no control character. */
+static inline void fuzz_entry_check(int rc, const struct err *e)
+{
+    if (rc >= 0) return;
+    if (!(rc == ERR_INPUT || rc == ERR_NOMEM || rc == ERR_IO) || e->code != rc || !e->msg[0])
+        abort();
+    for (const unsigned char *p = (const unsigned char *)e->msg; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) abort();
+}
+
+#endif
