@@ -19,6 +19,8 @@
  * failures come much faster than a step would otherwise take e^(step /
  * gap) tries per step. 10^7 failures take about a second to replay. */
 #define FAILURE_MAX_FAILURES 10000000
+/* a step's length over the job MTBF beyond which it never completes (ln 10^6) */
+#define FAILURE_MAX_EXPONENT 14.0
 
 struct failure_draws {
     gsl_rng **rng;   /* one stream */
@@ -183,6 +185,34 @@ int failure_timeline(const struct failure_setup *s, struct failure_outcome *out,
     if (s->steps < 0 || s->n_workers < 1 || !s->step_s || !(s->mtbf_s >= 0))
         return err_set(e, ERR_INPUT, "failure_timeline: %d steps on %d workers, mtbf %g s: "
                        "not a run", s->steps, s->n_workers, s->mtbf_s);
+    /* Progress survives a failure only at a rollback point (a checkpoint,
+     * or a commit for shrink; the start when there are none), so the K steps
+     * between two of them, the save and a recovery must all fit between
+     * failures: with job MTBF M, a span of d seconds takes e^(d/M) tries on
+     * average. Past e^14 (about a million tries a span) the run would not
+     * end in any time worth simulating: refuse it now, not after 10^7
+     * failures. */
+    if (s->mtbf_s > 0) {
+        double longest_s = 0;
+        for (int k = 0; k < s->steps; k++)
+            if (s->step_s[k] > longest_s) longest_s = s->step_s[k];
+        const bool is_shrink = s->policy == FAILURE_SHRINK;
+        int every = is_shrink ? s->commit_every : s->checkpoint_every;
+        if (every <= 0 || every > s->steps) every = s->steps;
+        double save_s = is_shrink ? s->costs.commit_s : s->costs.checkpoint_s;
+        double recovery_s = s->costs.detect_s + s->costs.relaunch_s + s->costs.load_s;
+        double span_s = every * longest_s + save_s + recovery_s;
+        double job_mtbf_s = s->mtbf_s / s->n_workers;
+        if (span_s / job_mtbf_s > FAILURE_MAX_EXPONENT)
+            return err_set(e, ERR_INPUT,
+                           "--mtbf: %.4g h per device is a failure every %.4g s for the job's %d "
+                           "devices, while %d step%s of up to %.4g s, a save and a recovery "
+                           "(%.4g s in all) must pass without one: the run would never finish; "
+                           "give a longer --mtbf or save more often (--%s)",
+                           s->mtbf_s / 3600, job_mtbf_s, s->n_workers, every,
+                           every == 1 ? "" : "s", longest_s, span_s,
+                           is_shrink ? "commit-every" : "checkpoint-every");
+    }
     struct timeline tl = {.s = s, .out = out, .e = e, .step_s = s->step_s, .n = s->n_workers};
     if (s->mtbf_s > 0 && !(tl.draws = failure_draws_create(s->seed, e))) return e->code;
     schedule_next(&tl);

@@ -624,7 +624,7 @@ Test(cluster, failure_cost_keys_default_to_free_and_round_trip)
     struct cluster back = round_trip(&c, "costs-back.conf");
     expect_same_profile(&c, &back);
     expect_bad_line(7, "restart_s = -1", "restart_s: '-1' is not allowed");
-    expect_bad_line(7, "ckpt_write_bw_bytes_per_s = 0", "bytes/s > 0, or inf");
+    expect_bad_line(7, "ckpt_write_bw_bytes_per_s = 0", "bytes/s from 1 to 1e30, or inf");
 }
 
 /* The fullest node's ranks over its cores: ps-sync on 2 workers and a

@@ -205,16 +205,22 @@ Test(sim_failures, mtbf_draws_are_reproducible)
     cr_assert(c.total_s != a.total_s || c.first_time_s != a.first_time_s);
 }
 
-/* Failures far faster than a step: the timeline gives up with a message
- * rather than replay e^(step / gap) tries a step. */
-Test(sim_failures, hopeless_mtbf_is_a_run_error_not_a_hang)
+/* Failures far faster than a step: refused before any replay, rather than
+ * replaying e^(step / gap) tries a step. */
+Test(sim_failures, hopeless_mtbf_is_refused_up_front_not_a_hang)
 {
     struct failure_setup s = setup_of(FAILURE_RESTART, "", 0);
     s.mtbf_s = 4 * 0.01;   /* a failure every 0.01 s against steps of 12 s */
     struct failure_outcome o;
     struct err e = {0};
-    cr_assert_eq(failure_timeline(&s, &o, &e), ERR_RUN);
-    cr_assert(strstr(e.msg, "--mtbf") && strstr(e.msg, "step 0 of 10"), "%s", e.msg);
+    cr_assert_eq(failure_timeline(&s, &o, &e), ERR_INPUT);
+    cr_assert(strstr(e.msg, "--mtbf") && strstr(e.msg, "never finish"), "%s", e.msg);
+    /* frequent but hopeful: a failure every 6 s against 12 s steps, each
+     * checkpointed, finishes after many failures */
+    s.mtbf_s = 4 * 6.0;
+    s.checkpoint_every = 1;
+    cr_assert_eq(failure_timeline(&s, &o, &e), 0, "%s", e.msg);
+    cr_assert_gt(o.n_failures, 10);
 }
 
 /* Through bench/run.c: mirrored on the ideal cluster takes 12 units a
