@@ -15,6 +15,21 @@
     (OPTG_SCENARIO | OPTG_COMPARE | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB |      \
      OPTG_TRAIN | OPTG_LAUNCH | OPTG_LIMITS)
 
+/* A cluster profile named without a directory ("cluster = wan.profile")
+ * lies beside the lab file, wherever strata is run from. */
+static const char *option_value(const struct lab *lab, const struct lab_option *o, char *buf,
+                                size_t n)
+{
+    size_t len = strlen(o->value);
+    if (strcmp(o->key, "cluster") || strchr(o->value, '/') || len < 8 ||
+        strcmp(o->value + len - 8, ".profile"))
+        return o->value;
+    const char *slash = strrchr(lab->path, '/');
+    int dir_len = slash ? (int)(slash - lab->path) : 1;
+    snprintf(buf, n, "%.*s/%s", dir_len, slash ? lab->path : ".", o->value);
+    return buf;
+}
+
 /* The run's options into r->cfg, each error naming the lab file's line. */
 static int load_config(const struct lab *lab, const struct lab_run *run, struct config *cfg,
                        struct err *e)
@@ -22,8 +37,10 @@ static int load_config(const struct lab *lab, const struct lab_run *run, struct 
     config_init(cfg);
     for (size_t i = 0; i < run->options.len; i++) {
         const struct lab_option *o = &run->options.items[i];
-        TRY_CTX(e, config_set(cfg, o->key, o->value, LAB_GROUPS, e), "lab file %s:%ld",
-                lab->path, o->lineno);
+        char path[4096];
+        TRY_CTX(e, config_set(cfg, o->key, option_value(lab, o, path, sizeof path), LAB_GROUPS,
+                              e),
+                "lab file %s:%ld", lab->path, o->lineno);
     }
     return 0;
 }

@@ -208,6 +208,9 @@ int lab_load(const char *path, struct lab *lab, struct err *e)
     int rc;
     while ((rc = lines_next(r, &line, e)) > 0)
         if ((rc = load_line(lab, line, r->lineno, &sec, e)) < 0) break;
+    /* Blank lines before the next section are spacing, not text. */
+    while (lab->explain.len && !lab->explain.items[lab->explain.len - 1].text[0])
+        free(lab->explain.items[--lab->explain.len].text);
     if (rc < 0)
         err_prefix(e, "lab file %s:%ld", path, r->lineno);
     else if ((rc = check_complete(lab, e)) < 0)
