@@ -15,9 +15,7 @@
     (OPTG_SCENARIO | OPTG_COMPARE | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB |      \
      OPTG_TRAIN | OPTG_LAUNCH | OPTG_LIMITS)
 
-/* A cluster profile named without a directory ("cluster = wan.profile")
- * lies beside the lab file, wherever strata is run from. */
-static const char *option_value(const struct lab *lab, const struct lab_option *o, char *buf,
+const char *lab_option_value(const struct lab *lab, const struct lab_option *o, char *buf,
                                 size_t n)
 {
     size_t len = strlen(o->value);
@@ -38,7 +36,7 @@ static int load_config(const struct lab *lab, const struct lab_run *run, struct 
     for (size_t i = 0; i < run->options.len; i++) {
         const struct lab_option *o = &run->options.items[i];
         char path[4096];
-        TRY_CTX(e, config_set(cfg, o->key, option_value(lab, o, path, sizeof path), LAB_GROUPS,
+        TRY_CTX(e, config_set(cfg, o->key, lab_option_value(lab, o, path, sizeof path), LAB_GROUPS,
                               e),
                 "lab file %s:%ld", lab->path, o->lineno);
     }

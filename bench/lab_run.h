@@ -54,6 +54,12 @@ int lab_run(const struct lab *lab, bool is_real, lab_progress_fn progress, void 
             struct lab_result *out, struct err *e);
 void lab_result_release(struct lab_result *r);
 
+/* The value of option o of lab as a run uses it: a cluster profile named
+ * without a directory ("cluster = wan.profile") lies beside the lab file,
+ * wherever strata is run from, so it becomes that path (in buf, n bytes). */
+const char *lab_option_value(const struct lab *lab, const struct lab_option *o, char *buf,
+                             size_t n);
+
 /* The lab_lookup_fn (core/lab_expr.h) over a result: ctx is the result. */
 int lab_result_lookup(void *ctx, const char *name, double *value, struct err *e);
 

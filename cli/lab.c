@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../bench/lab_run.h"
+#include "../core/config.h"
 #include "../core/lab_expr.h"
 #include "../core/lab_file.h"
 #include "commands.h"
@@ -141,14 +142,22 @@ static int list_labs(const struct lab_args *a, struct err *e)
 }
 
 /* The command that runs one scenario of the lab by hand. */
-static void print_run_command(const struct lab_run *run)
+static void print_run_command(const struct lab *lab, const struct lab_run *run)
 {
     printf("run %s: strata compare", run->name);
     for (size_t i = 0; i < run->options.len; i++) {
         const struct lab_option *o = &run->options.items[i];
-        bool needs_quotes = strpbrk(o->value, " ;|&") != NULL;
-        printf(" --%s %s%s%s", o->key, needs_quotes ? "'" : "", o->value,
-               needs_quotes ? "'" : "");
+        /* A flag takes no value on the command line: "--numerics", or
+         * nothing when the file says false. */
+        const struct opt_spec *spec = config_find(o->key);
+        if (spec && spec->type == OPT_FLAG) {
+            if (strcmp(o->value, "false")) printf(" --%s", o->key);
+            continue;
+        }
+        char buf[4096];
+        const char *value = lab_option_value(lab, o, buf, sizeof buf);
+        const char *quote = strpbrk(value, " ;|&") ? "'" : "";
+        printf(" --%s %s%s%s", o->key, quote, value, quote);
     }
     putchar('\n');
 }
@@ -200,7 +209,7 @@ static int run_lab(const struct lab_args *a, const struct lab *lab, struct err *
     bool holds = false;
     for (int i = 0; rc == 0 && !a->is_check && i < res.n; i++) {
         const struct lab_run_result *r = &res.runs[i];
-        print_run_command(r->run);
+        print_run_command(lab, r->run);
         report_print_table(stdout, r->c.reports, r->c.n, r->c.speedup);
         putchar('\n');
     }
