@@ -18,6 +18,8 @@ int cmd_calibrate(const struct command *self, int argc, char **argv);
 /* `strata help metrics`: the glossary of every figure (docs/metrics.md). */
 int cmd_help_metrics(void);
 int cmd_compare(const struct command *self, int argc, char **argv);
+/* `strata lab [NAME] [--check]`: the course of labs/ (cli/lab.c). */
+int cmd_lab(const struct command *self, int argc, char **argv);
 int cmd_plot(const struct command *self, int argc, char **argv);
 int cmd_real(const struct command *self, int argc, char **argv);
 int cmd_schedule(const struct command *self, int argc, char **argv);

@@ -102,6 +102,16 @@ static const struct command commands[] = {
      "all-reduce's per-byte reduction (gamma) to the all-reduce; the cores the ranks share.\n"
      "Prints the profile; -o FILE writes it (nothing is written without -o).",
      OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_LAUNCH | OPTG_CALIBRATE, cmd_calibrate},
+    {"lab", "the course: one lab per tradeoff, its claim tested on a run (--check)",
+     "Without NAME, lists the labs of labs/ in course order, one line each. With NAME (the\n"
+     "file's name, its number, or its name without the number), prints the lab's claim and\n"
+     "a question to answer before reading on, runs its scenarios (simulated, in seconds;\n"
+     "--mode real where the lab has a real version), prints each scenario's table and the\n"
+     "command that reproduces it, explains the result with this run's numbers, and checks\n"
+     "the claim. --check prints only the claim and its checks: exit 0 when this run shows\n"
+     "the claim, 1 when not, 2 for a malformed lab. --labs DIR reads labs from DIR (default:\n"
+     "./labs, else the source tree's). labs/README.md says how to write one.",
+     0, cmd_lab},
 };
 static const size_t n_commands = sizeof commands / sizeof commands[0];
 

@@ -1,0 +1,227 @@
+/* Running a lab's scenarios and reading their reports (bench/lab_run.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/budget.h"
+#include "lab_run.h"
+#include "run.h"
+#include "run_numerics.h"
+
+/* The options a lab's scenario may set: those of `strata compare` and
+ * `strata sim`, without files written (a lab prints, it does not save). */
+#define LAB_GROUPS                                                                          \
+    (OPTG_SCENARIO | OPTG_COMPARE | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB |      \
+     OPTG_TRAIN | OPTG_LAUNCH | OPTG_LIMITS)
+
+const char *lab_option_value(const struct lab *lab, const struct lab_option *o, char *buf,
+                                size_t n)
+{
+    size_t len = strlen(o->value);
+    if (strcmp(o->key, "cluster") || strchr(o->value, '/') || len < 8 ||
+        strcmp(o->value + len - 8, ".profile"))
+        return o->value;
+    const char *slash = strrchr(lab->path, '/');
+    int dir_len = slash ? (int)(slash - lab->path) : 1;
+    snprintf(buf, n, "%.*s/%s", dir_len, slash ? lab->path : ".", o->value);
+    return buf;
+}
+
+/* The run's options into r->cfg, each error naming the lab file's line. */
+static int load_config(const struct lab *lab, const struct lab_run *run, struct config *cfg,
+                       struct err *e)
+{
+    config_init(cfg);
+    for (size_t i = 0; i < run->options.len; i++) {
+        const struct lab_option *o = &run->options.items[i];
+        char path[4096];
+        TRY_CTX(e, config_set(cfg, o->key, lab_option_value(lab, o, path, sizeof path), LAB_GROUPS,
+                              e),
+                "lab file %s:%ld", lab->path, o->lineno);
+    }
+    return 0;
+}
+
+/* Every report of the run as JSON, for lookups by path. */
+static int keep_json(struct lab_run_result *r, struct err *e)
+{
+    if (!(r->reports = XCALLOC(e, (size_t)r->c.n + 1, sizeof *r->reports))) return ERR_NOMEM;
+    for (int i = 0; i < r->c.n; i++)
+        if (!(r->reports[i] = report_to_json(r->c.reports[i])))
+            return err_set(e, ERR_NOMEM, "out of memory");
+    if (!(r->baseline = report_to_json(r->c.base))) return err_set(e, ERR_NOMEM, "out of memory");
+    return 0;
+}
+
+static int run_one(const struct lab *lab, const struct lab_run *run, bool is_real,
+                   struct run_numerics *numerics, struct lab_run_result *r, struct err *e)
+{
+    r->run = run;
+    r->is_real = is_real;
+    TRY(load_config(lab, run, &r->cfg, e));
+    TRY_CTX(e, workload_parse(r->cfg.model, &r->wl, e), "lab %s, [run %s]: --model", lab->name,
+            run->name);
+    TRY_CTX(e, budget_check(&r->cfg, r->wl, LAB_GROUPS, e), "lab %s, [run %s]", lab->name,
+            run->name);
+    /* One strategy named by strategy = ... runs alone; else the list. */
+    const char *spec = config_is_set(&r->cfg, "strategy") && !config_is_set(&r->cfg, "strategies")
+                           ? r->cfg.strategy
+                           : r->cfg.strategies;
+    const struct strategy **list = XCALLOC(e, strategy_count, sizeof *list);
+    if (!list) return ERR_NOMEM;
+    size_t n = 0;
+    int rc = strategy_parse_list(spec, list, &n, e);
+    if (rc == 0 && is_real) {
+        int np = (int)(config_is_set(&r->cfg, "np") ? r->cfg.np : r->cfg.devices);
+        rc = compare_run_real(&r->cfg, r->wl, list, (int)n, np, NULL, NULL, &r->c, e);
+    } else if (rc == 0) {
+        rc = compare_run_sim(&r->cfg, r->wl, list, (int)n, 0, numerics, NULL, NULL, &r->c, e);
+    }
+    free(list);
+    if (rc < 0) return err_prefix(e, "lab %s, [run %s]", lab->name, run->name), rc;
+    /* A lab's figures come from every strategy it names: one that did not
+     * run leaves its expressions nothing to read, so the lab fails here,
+     * with the reason, rather than later with "unknown strategy". */
+    if (r->c.n_notes)
+        return err_set(e, r->c.n_failed ? ERR_RUN : ERR_INPUT, "lab %s, [run %s]: %s", lab->name,
+                       run->name, r->c.notes[0]);
+    return keep_json(r, e);
+}
+
+int lab_run(const struct lab *lab, bool is_real, lab_progress_fn progress, void *ctx,
+            struct lab_result *out, struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->lab = lab;
+    if (is_real && !lab->has_real)
+        return err_set(e, ERR_INPUT, "lab %s has no real version (--mode sim only; labs with "
+                       "'real = yes' run for real)", lab->name);
+    if (!(out->runs = XCALLOC(e, lab->runs.len, sizeof *out->runs))) return ERR_NOMEM;
+    struct run_numerics *numerics = run_numerics_create(e);
+    if (!numerics) return ERR_NOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < lab->runs.len && rc == 0; i++) {
+        if (progress) progress(ctx, lab->runs.items[i].name, (int)i, (int)lab->runs.len);
+        out->n++;
+        rc = run_one(lab, &lab->runs.items[i], is_real, numerics, &out->runs[i], e);
+    }
+    run_numerics_free(numerics);
+    return rc;
+}
+
+void lab_result_release(struct lab_result *r)
+{
+    if (!r) return;
+    for (int i = 0; i < r->n; i++) {
+        struct lab_run_result *x = &r->runs[i];
+        for (int j = 0; x->reports && j < x->c.n; j++) cJSON_Delete(x->reports[j]);
+        free(x->reports);
+        cJSON_Delete(x->baseline);
+        compare_release(&x->c);
+        workload_free(x->wl);
+        config_release(&x->cfg);
+    }
+    free(r->runs);
+    memset(r, 0, sizeof *r);
+}
+
+/* --- lookups ---------------------------------------------------------- */
+
+/* The next '.'-separated word of *rest into buf; false at the end. */
+static bool next_word(const char **rest, char *buf, size_t n)
+{
+    if (!**rest) return false;
+    const char *dot = strchr(*rest, '.');
+    size_t len = dot ? (size_t)(dot - *rest) : strlen(*rest);
+    snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), *rest);
+    *rest += len + (dot ? 1 : 0);
+    return true;
+}
+
+/* The figures a report's JSON does not hold (bench/lab_run.h). */
+static bool derived(const struct lab_run_result *r, int who, const char *field, double *v)
+{
+    if (!strcmp(field, "speedup")) {
+        *v = who < 0 ? 1.0 : r->c.speedup[who];
+        return true;
+    }
+    if (!strcmp(field, "exceeds_memory")) {
+        const struct sim_run *s = who < 0 ? &r->c.sim_base : r->c.sim_runs ? r->c.sim_runs[who]
+                                                                          : NULL;
+        *v = s ? (double)run_exceeds_memory(s) : NAN;
+        return true;
+    }
+    if (!strcmp(field, "pushes")) {
+        const struct report *rep = who < 0 ? r->c.base : r->c.reports[who];
+        double total = 0;
+        for (int i = 0; i < rep->staleness.n_histogram; i++)
+            total += (double)rep->staleness.histogram[i];
+        *v = total;
+        return true;
+    }
+    return false;
+}
+
+/* Follows path (words joined by '.') from j: object keys, or array
+ * indices (negative from the end). */
+static int follow(const cJSON *j, const char *path, const char *name, double *v, struct err *e)
+{
+    char word[128];
+    const char *rest = path;
+    while (next_word(&rest, word, sizeof word)) {
+        if (cJSON_IsArray(j)) {
+            char *end;
+            errno = 0;
+            long i = strtol(word, &end, 10);
+            int len = cJSON_GetArraySize(j);
+            if (*end || end == word)
+                return err_set(e, ERR_INPUT, "%s: '%s' indexes an array: a number", name, word);
+            if (i < 0) i += len;
+            if (i < 0 || i >= len)
+                return err_set(e, ERR_INPUT, "%s: index %s outside the %d elements", name, word,
+                               len);
+            j = cJSON_GetArrayItem(j, (int)i);
+        } else if (cJSON_IsObject(j)) {
+            const cJSON *k = cJSON_GetObjectItemCaseSensitive(j, word);
+            /* A null section ("failure": null, "final": null) has no fields:
+             * its figures are NaN, not unknown. */
+            if (!k && cJSON_IsNull(j)) break;
+            if (!k) return err_set(e, ERR_INPUT, "%s: the report has no field '%s'", name, word);
+            j = k;
+        } else if (cJSON_IsNull(j)) {
+            break;
+        } else {
+            return err_set(e, ERR_INPUT, "%s: '%s' is below a number", name, word);
+        }
+    }
+    if (cJSON_IsNull(j)) *v = NAN;
+    else if (cJSON_IsNumber(j)) *v = j->valuedouble;
+    else if (cJSON_IsBool(j)) *v = cJSON_IsTrue(j) ? 1 : 0;
+    else return err_set(e, ERR_INPUT, "%s: not a number (an object, list or text)", name);
+    return 0;
+}
+
+int lab_result_lookup(void *ctx, const char *name, double *value, struct err *e)
+{
+    const struct lab_result *res = ctx;
+    char run_name[128], who[128];
+    const char *rest = name;
+    if (!next_word(&rest, run_name, sizeof run_name) || !next_word(&rest, who, sizeof who) ||
+        !*rest)
+        return err_set(e, ERR_INPUT, "%s: a figure is RUN.STRATEGY.FIELD "
+                       "(eight.mirrored.step_time_s.mean)", name);
+    const struct lab_run_result *r = NULL;
+    for (int i = 0; i < res->n && !r; i++)
+        if (!strcmp(res->runs[i].run->name, run_name)) r = &res->runs[i];
+    if (!r) return err_set(e, ERR_INPUT, "%s: the lab has no [run %s]", name, run_name);
+    int idx = -2;
+    if (!strcmp(who, "baseline")) idx = -1;
+    for (int i = 0; i < r->c.n && idx == -2; i++)
+        if (!strcmp(r->c.reports[i]->strategy, who)) idx = i;
+    if (idx == -2)
+        return err_set(e, ERR_INPUT, "%s: [run %s] ran no strategy '%s' (add it to its "
+                       "strategies, or name 'baseline')", name, run_name, who);
+    if (derived(r, idx, rest, value)) return 0;
+    return follow(idx < 0 ? r->baseline : r->reports[idx], rest, name, value, e);
+}

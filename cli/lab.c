@@ -1,0 +1,250 @@
+/* strata lab: the course. Lists the labs of labs/ in course order, runs one
+ * (its claim, the question to answer first, its scenarios, an explanation
+ * computed from this run), or checks its claim for an autograder (--check:
+ * exit 0 when this run shows it, 1 when not). The labs are files
+ * (core/lab_file.h, labs/README.md); bench/lab_run runs them. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../bench/lab_run.h"
+#include "../core/config.h"
+#include "../core/lab_expr.h"
+#include "../core/lab_file.h"
+#include "commands.h"
+#include "scenario.h"
+
+#ifndef STRATA_LABS_DIR
+#define STRATA_LABS_DIR "labs"
+#endif
+
+struct lab_args {
+    const char *name;      /* NULL: list the labs */
+    const char *dir;       /* --labs DIR */
+    bool is_check;
+    bool is_real;
+};
+
+static void print_usage(const struct command *self, FILE *out)
+{
+    fprintf(out, "usage: strata lab [NAME] [--check] [--mode sim|real] [--labs DIR]\n\n%s\n",
+            self->about);
+}
+
+static int parse_args(const struct command *self, int argc, char **argv, struct lab_args *a,
+                      struct err *e)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < argc; i++) {
+        const char *w = argv[i];
+        if (!strcmp(w, "--help") || !strcmp(w, "-h")) {
+            print_usage(self, stdout);
+            return CONFIG_HELP;
+        } else if (!strcmp(w, "--check")) {
+            a->is_check = true;
+        } else if (!strcmp(w, "--mode") || !strcmp(w, "--labs")) {
+            if (i + 1 >= argc) return err_set(e, ERR_INPUT, "%s needs a value", w);
+            const char *v = argv[++i];
+            if (!strcmp(w, "--labs")) {
+                a->dir = v;
+            } else if (!strcmp(v, "real") || !strcmp(v, "sim")) {
+                a->is_real = !strcmp(v, "real");
+            } else {
+                return err_set(e, ERR_INPUT, "--mode: '%s' is not allowed (sim, real)", v);
+            }
+        } else if (w[0] == '-') {
+            return err_set(e, ERR_INPUT, "unknown option '%s' (--check, --mode, --labs; a lab's "
+                           "scenario options live in its file)", w);
+        } else if (a->name) {
+            return err_set(e, ERR_INPUT, "one lab at a time ('%s' and '%s')", a->name, w);
+        } else {
+            a->name = w;
+        }
+    }
+    return 0;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* --labs, else ./labs (a checkout's), else the source tree's. */
+static const char *labs_dir(const struct lab_args *a)
+{
+    if (a->dir) return a->dir;
+    return is_dir("labs") ? "labs" : STRATA_LABS_DIR;
+}
+
+/* "03-stragglers" for "03-stragglers", "stragglers" or "3". */
+static bool matches(const char *path, const char *want)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base) - 4;   /* without ".lab" */
+    const char *dash = strchr(base, '-');
+    const char *tail = dash && (size_t)(dash - base) < n ? dash + 1 : base;
+    size_t tail_n = n - (size_t)(tail - base);
+    if (strlen(want) == n && !strncmp(base, want, n)) return true;
+    if (strlen(want) == tail_n && !strncmp(tail, want, tail_n)) return true;
+    /* "3" or "03": the course number */
+    char *end;
+    long k = strtol(want, &end, 10);
+    return !*end && end != want && dash && strtol(base, NULL, 10) == k;
+}
+
+/* The lab file NAME names: a path to a .lab file, or a lab of the dir. */
+static int find_lab(const struct lab_args *a, char **path, struct err *e)
+{
+    size_t len = strlen(a->name);
+    if (strchr(a->name, '/') || (len > 4 && !strcmp(a->name + len - 4, ".lab"))) {
+        *path = strdup(a->name);
+        return *path ? 0 : err_set(e, ERR_NOMEM, "out of memory");
+    }
+    char **paths;
+    size_t n;
+    TRY(lab_list_dir(labs_dir(a), &paths, &n, e));
+    *path = NULL;
+    for (size_t i = 0; i < n && !*path; i++)
+        if (matches(paths[i], a->name) && !(*path = strdup(paths[i])))
+            err_set(e, ERR_NOMEM, "out of memory");
+    lab_paths_free(paths, n);
+    if (*path) return 0;
+    return e->code == ERR_NOMEM ? ERR_NOMEM
+                                : err_set(e, ERR_INPUT, "no lab '%s' in %s (`strata lab` lists "
+                                          "them)", a->name, labs_dir(a));
+}
+
+static int list_labs(const struct lab_args *a, struct err *e)
+{
+    char **paths;
+    size_t n;
+    TRY(lab_list_dir(labs_dir(a), &paths, &n, e));
+    printf("The course: each lab states a claim, asks you to predict, runs it and explains\n"
+           "the result from the run's own numbers (%s, in course order).\n\n", labs_dir(a));
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct lab lab;
+        if ((rc = lab_load(paths[i], &lab, e)) == 0)
+            printf("  %-22s %s%s\n", lab.name, lab.title, lab.has_real ? " (also --mode real)"
+                                                                        : "");
+        lab_free(&lab);
+    }
+    lab_paths_free(paths, n);
+    if (rc == 0)
+        printf("\n`strata lab NAME` runs one (NAME, its number or its name without the\n"
+               "number); `strata lab NAME --check` tests its claim on this run (exit 0 or 1).\n");
+    return rc;
+}
+
+/* The command that runs one scenario of the lab by hand. */
+static void print_run_command(const struct lab *lab, const struct lab_run *run)
+{
+    printf("run %s: strata compare", run->name);
+    for (size_t i = 0; i < run->options.len; i++) {
+        const struct lab_option *o = &run->options.items[i];
+        /* A flag takes no value on the command line: "--numerics", or
+         * nothing when the file says false. */
+        const struct opt_spec *spec = config_find(o->key);
+        if (spec && spec->type == OPT_FLAG) {
+            if (strcmp(o->value, "false")) printf(" --%s", o->key);
+            continue;
+        }
+        char buf[4096];
+        const char *value = lab_option_value(lab, o, buf, sizeof buf);
+        const char *quote = strpbrk(value, " ;|&") ? "'" : "";
+        printf(" --%s %s%s%s", o->key, quote, value, quote);
+    }
+    putchar('\n');
+}
+
+static void show_progress(void *ctx, const char *run, int i, int n)
+{
+    (void)ctx;
+    fprintf(stderr, "\rrunning %-16s (%d of %d)", run, i + 1, n);
+}
+
+static int print_explanation(const struct lab *lab, struct lab_result *res, struct err *e)
+{
+    for (size_t i = 0; i < lab->explain.len; i++) {
+        char *text;
+        TRY_CTX(e, lab_render(lab->explain.items[i].text, lab_result_lookup, res, &text, e),
+                "lab file %s:%ld", lab->path, lab->explain.items[i].lineno);
+        printf("%s\n", text);
+        free(text);
+    }
+    return 0;
+}
+
+/* Each check with both sides' values; *holds = all hold. */
+static int print_checks(const struct lab *lab, struct lab_result *res, bool *holds,
+                        struct err *e)
+{
+    *holds = true;
+    for (size_t i = 0; i < lab->checks.len; i++) {
+        struct lab_check c;
+        TRY_CTX(e, lab_check_eval(lab->checks.items[i].text, lab_result_lookup, res, &c, e),
+                "lab file %s:%ld", lab->path, lab->checks.items[i].lineno);
+        printf("  %-4s %s   (%.4g %s %.4g)\n", c.holds ? "ok" : "FAIL",
+               lab->checks.items[i].text, c.lhs, c.op, c.rhs);
+        *holds = *holds && c.holds;
+    }
+    return 0;
+}
+
+static int run_lab(const struct lab_args *a, const struct lab *lab, struct err *e)
+{
+    printf("lab %s: %s\n\nclaim: %s\n", lab->name, lab->title, lab->claim);
+    if (!a->is_check) printf("predict: %s\n", lab->predict);
+    putchar('\n');
+    fflush(stdout);
+    struct lab_result res;
+    bool progress = isatty(STDERR_FILENO);
+    int rc = lab_run(lab, a->is_real, progress ? show_progress : NULL, NULL, &res, e);
+    if (progress) fprintf(stderr, "\r%40s\r", "");
+    bool holds = false;
+    for (int i = 0; rc == 0 && !a->is_check && i < res.n; i++) {
+        const struct lab_run_result *r = &res.runs[i];
+        print_run_command(lab, r->run);
+        report_print_table(stdout, r->c.reports, r->c.n, r->c.speedup);
+        putchar('\n');
+    }
+    if (rc == 0 && !a->is_check) {
+        fputs("what happened:\n", stdout);
+        rc = print_explanation(lab, &res, e);
+        putchar('\n');
+    }
+    if (rc == 0) {
+        printf("check (%s):\n", a->is_real ? "measured" : "simulated");
+        rc = print_checks(lab, &res, &holds, e);
+    }
+    if (rc == 0)
+        printf("%s\n", holds ? "the claim holds on this run." : "the claim does NOT hold on this run.");
+    lab_result_release(&res);
+    return rc < 0 ? rc : holds ? 0 : 1;
+}
+
+int cmd_lab(const struct command *self, int argc, char **argv)
+{
+    struct err e = {0};
+    struct lab_args a;
+    int rc = parse_args(self, argc, argv, &a, &e);
+    if (rc == CONFIG_HELP) return 0;
+    if (rc == 0 && !a.name) rc = list_labs(&a, &e);
+    if (rc < 0 || !a.name) return rc < 0 ? scenario_fail(self, &e) : 0;
+    char *path = NULL;
+    struct lab lab = {0};
+    int status;
+    if ((rc = find_lab(&a, &path, &e)) == 0 && (rc = lab_load(path, &lab, &e)) == 0)
+        rc = run_lab(&a, &lab, &e);
+    fflush(stdout);
+    /* 1: the claim did not hold (an autograder's "fail"), not an error */
+    status = rc < 0 ? scenario_fail(self, &e) : rc;
+    lab_free(&lab);
+    free(path);
+    return status;
+}

@@ -1,0 +1,267 @@
+/* A recursive-descent evaluator for lab expressions (core/lab_expr.h):
+ * one function per grammar rule, values computed while parsing. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab_expr.h"
+
+#define NAME_BYTES 256
+
+struct parser {
+    const char *text;   /* the whole expression, for messages */
+    const char *at;
+    lab_lookup_fn lookup;
+    void *ctx;
+    struct err *e;
+};
+
+static int syntax(struct parser *p, const char *what)
+{
+    return err_set(p->e, ERR_INPUT, "'%s': %s at column %d", p->text, what,
+                   (int)(p->at - p->text) + 1);
+}
+
+static void skip_space(struct parser *p)
+{
+    while (isspace((unsigned char)*p->at)) p->at++;
+}
+
+static bool is_word_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+static int expr(struct parser *p, double *v);
+
+/* A name: words joined by '.', a '-' inside a word ("ps-async") is part of
+ * it, which is why a binary minus needs spaces. */
+static int name(struct parser *p, char *buf)
+{
+    size_t n = 0;
+    while (is_word_char(*p->at) || *p->at == '.' ||
+           (*p->at == '-' && n && is_word_char(p->at[-1]) && is_word_char(p->at[1]))) {
+        if (n + 1 >= NAME_BYTES) return syntax(p, "a name too long");
+        buf[n++] = *p->at++;
+    }
+    buf[n] = '\0';
+    return n ? 0 : syntax(p, "a number, name or '(' expected");
+}
+
+/* FUNC '(' expr [, expr] ')' */
+static int call(struct parser *p, const char *fn, double *v)
+{
+    int arity = !strcmp(fn, "min") || !strcmp(fn, "max") ? 2
+                : !strcmp(fn, "abs") || !strcmp(fn, "harmonic") ? 1
+                                                                 : 0;
+    if (!arity)
+        return err_set(p->e, ERR_INPUT, "'%s': unknown function %s (min, max, abs, harmonic)",
+                       p->text, fn);
+    p->at++;   /* '(' */
+    double a, b = 0;
+    TRY(expr(p, &a));
+    if (arity == 2) {
+        skip_space(p);
+        if (*p->at != ',') return syntax(p, "',' expected");
+        p->at++;
+        TRY(expr(p, &b));
+    }
+    skip_space(p);
+    if (*p->at != ')') return syntax(p, "')' expected");
+    p->at++;
+    if (!strcmp(fn, "min")) *v = fmin(a, b);
+    else if (!strcmp(fn, "max")) *v = fmax(a, b);
+    else if (!strcmp(fn, "abs")) *v = fabs(a);
+    else {
+        /* H_n, the expected maximum of n unit exponentials over their mean */
+        double h = 0;
+        for (long k = 1; k <= (long)a && k <= 1000000; k++) h += 1.0 / (double)k;
+        *v = a >= 1 ? h : NAN;
+    }
+    return 0;
+}
+
+static int unary(struct parser *p, double *v)
+{
+    skip_space(p);
+    if (*p->at == '-') {
+        p->at++;
+        TRY(unary(p, v));
+        *v = -*v;
+        return 0;
+    }
+    if (*p->at == '(') {
+        p->at++;
+        TRY(expr(p, v));
+        skip_space(p);
+        if (*p->at != ')') return syntax(p, "')' expected");
+        p->at++;
+        return 0;
+    }
+    if (isdigit((unsigned char)*p->at) || *p->at == '.') {
+        char *end;
+        *v = strtod(p->at, &end);
+        p->at = end;
+        return 0;
+    }
+    char buf[NAME_BYTES];
+    TRY(name(p, buf));
+    skip_space(p);
+    if (*p->at == '(') return call(p, buf, v);
+    int rc = p->lookup(p->ctx, buf, v, p->e);
+    if (rc < 0) err_prefix(p->e, "'%s'", p->text);
+    return rc;
+}
+
+static int term(struct parser *p, double *v)
+{
+    TRY(unary(p, v));
+    for (;;) {
+        skip_space(p);
+        char op = *p->at;
+        if (op != '*' && op != '/') return 0;
+        p->at++;
+        double r;
+        TRY(unary(p, &r));
+        *v = op == '*' ? *v * r : *v / r;
+    }
+}
+
+static int expr(struct parser *p, double *v)
+{
+    TRY(term(p, v));
+    for (;;) {
+        skip_space(p);
+        char op = *p->at;
+        if (op != '+' && op != '-') return 0;
+        p->at++;
+        double r;
+        TRY(term(p, &r));
+        *v = op == '+' ? *v + r : *v - r;
+    }
+}
+
+static void start(struct parser *p, const char *text, lab_lookup_fn lookup, void *ctx,
+                  struct err *e)
+{
+    *p = (struct parser){.text = text, .at = text, .lookup = lookup, .ctx = ctx, .e = e};
+}
+
+static int finish(struct parser *p)
+{
+    skip_space(p);
+    return *p->at ? syntax(p, "unexpected text") : 0;
+}
+
+int lab_expr_eval(const char *text, lab_lookup_fn lookup, void *ctx, double *value,
+                  struct err *e)
+{
+    struct parser p;
+    start(&p, text, lookup, ctx, e);
+    TRY(expr(&p, value));
+    return finish(&p);
+}
+
+int lab_check_eval(const char *text, lab_lookup_fn lookup, void *ctx, struct lab_check *out,
+                   struct err *e)
+{
+    struct parser p;
+    start(&p, text, lookup, ctx, e);
+    memset(out, 0, sizeof *out);
+    TRY(expr(&p, &out->lhs));
+    skip_space(&p);
+    static const char *const ops[] = {"<=", ">=", "==", "!=", "<", ">"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0] && !out->op[0]; i++)
+        if (!strncmp(p.at, ops[i], strlen(ops[i]))) {
+            snprintf(out->op, sizeof out->op, "%s", ops[i]);
+            p.at += strlen(ops[i]);
+        }
+    if (!out->op[0]) return syntax(&p, "a comparison (<, <=, >, >=, ==, !=) expected");
+    TRY(expr(&p, &out->rhs));
+    TRY(finish(&p));
+    double l = out->lhs, r = out->rhs;
+    /* NaN compares false everywhere, "!=" included: a missing figure never
+     * passes a check. */
+    bool any_nan = isnan(l) || isnan(r);
+    out->holds = !any_nan && (!strcmp(out->op, "<")    ? l < r
+                              : !strcmp(out->op, "<=") ? l <= r
+                              : !strcmp(out->op, ">")  ? l > r
+                              : !strcmp(out->op, ">=") ? l >= r
+                              : !strcmp(out->op, "==") ? l == r
+                                                       : l != r);
+    return 0;
+}
+
+/* Prints v by fmt (".2f", ".0%", ".3g"; NULL = ".3g") to f. */
+static int print_value(FILE *f, double v, const char *fmt, const char *tmpl, struct err *e)
+{
+    if (!fmt) fmt = ".3g";
+    char *end;
+    long digits = fmt[0] == '.' ? strtol(fmt + 1, &end, 10) : -1;
+    if (digits < 0 || digits > 12 || end == fmt + 1 || (end[0] != 'f' && end[0] != 'g' &&
+                                                         end[0] != '%') || end[1])
+        return err_set(e, ERR_INPUT, "'%s': format ':%s' is not .Nf, .Ng or .N%%", tmpl, fmt);
+    if (isnan(v)) {
+        fputs("n/a", f);
+        return 0;
+    }
+    if (end[0] == '%')
+        fprintf(f, "%.*f%%", (int)digits, 100 * v);
+    else if (end[0] == 'f')
+        fprintf(f, "%.*f", (int)digits, v);
+    else
+        fprintf(f, "%.*g", (int)digits, v);
+    return 0;
+}
+
+/* One placeholder's inside, "EXPR" or "EXPR:FMT", printed to f. */
+static int render_one(FILE *f, char *inside, const char *tmpl, lab_lookup_fn lookup, void *ctx,
+                      struct err *e)
+{
+    char *colon = strrchr(inside, ':');
+    const char *fmt = NULL;
+    if (colon && colon[1] == '.') {
+        *colon = '\0';
+        fmt = colon + 1;
+    }
+    double v;
+    TRY(lab_expr_eval(inside, lookup, ctx, &v, e));
+    return print_value(f, v, fmt, tmpl, e);
+}
+
+int lab_render(const char *tmpl, lab_lookup_fn lookup, void *ctx, char **out, struct err *e)
+{
+    *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(out, &size);
+    if (!f) return err_set(e, ERR_NOMEM, "out of memory");
+    int rc = 0;
+    for (const char *s = tmpl; *s && rc == 0; s++) {
+        if (*s != '{') {
+            fputc(*s, f);
+            continue;
+        }
+        const char *close = strchr(s, '}');
+        if (!close) {
+            rc = err_set(e, ERR_INPUT, "'%s': '{' without its '}'", tmpl);
+            break;
+        }
+        char inside[NAME_BYTES * 2];
+        if ((size_t)(close - s - 1) >= sizeof inside) {
+            rc = err_set(e, ERR_INPUT, "'%s': a placeholder too long", tmpl);
+            break;
+        }
+        memcpy(inside, s + 1, (size_t)(close - s - 1));
+        inside[close - s - 1] = '\0';
+        rc = render_one(f, inside, tmpl, lookup, ctx, e);
+        s = close;
+    }
+    if (fclose(f) != 0 && rc == 0) rc = err_set(e, ERR_NOMEM, "out of memory");
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}

@@ -1,0 +1,230 @@
+/* strata lab and its parts: lab files (core/lab_file), their expressions
+ * (core/lab_expr), and the course of labs/: every lab's claim must hold on
+ * its own run (`strata lab NAME --check` exits 0), as an autograder would
+ * ask. */
+#include <criterion/criterion.h>
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/lab_expr.h"
+#include "../core/lab_file.h"
+#include "helpers.h"
+
+#define LABS STRATA_SOURCE_DIR "/labs"
+
+TEST_SUITE_WITH_TMP_DIR(lab, .timeout = 120);
+
+/* --- expressions ------------------------------------------------------ */
+
+/* Names resolve to fixed values: "a.b" = 2, "ps-async.x" = 10, "nan.x" = NaN. */
+static int fixed_lookup(void *ctx, const char *name, double *value, struct err *e)
+{
+    (void)ctx;
+    if (!strcmp(name, "a.b")) *value = 2;
+    else if (!strcmp(name, "ps-async.x")) *value = 10;
+    else if (!strcmp(name, "nan.x")) *value = NAN;
+    else return err_set(e, ERR_INPUT, "%s: unknown", name);
+    return 0;
+}
+
+static double eval(const char *text)
+{
+    double v = NAN;
+    struct err e = {0};
+    cr_assert_eq(lab_expr_eval(text, fixed_lookup, NULL, &v, &e), 0, "%s: %s", text, e.msg);
+    return v;
+}
+
+Test(lab, expressions_follow_precedence_and_take_hyphenated_names)
+{
+    cr_expect_eq(eval("1 + 2 * 3"), 7);
+    cr_expect_eq(eval("(1 + 2) * 3"), 9);
+    cr_expect_eq(eval("ps-async.x - a.b"), 8, "a '-' inside a name is part of it");
+    cr_expect_eq(eval("-a.b / 4"), -0.5);
+    cr_expect_eq(eval("max(a.b, 3) + min(1, a.b) + abs(-2)"), 6);
+    /* H_4 = 1 + 1/2 + 1/3 + 1/4 = 25/12 */
+    cr_expect_float_eq(eval("harmonic(4)"), 25.0 / 12, 1e-12);
+}
+
+Test(lab, malformed_expressions_and_unknown_names_are_input_errors)
+{
+    const char *bad[] = {"1 +", "(1", "a.b a.b", "sqrt(4)", "nothing.here", "1 + * 2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        double v;
+        struct err e = {0};
+        cr_expect_eq(lab_expr_eval(bad[i], fixed_lookup, NULL, &v, &e), ERR_INPUT, "%s", bad[i]);
+        cr_expect(strstr(e.msg, bad[i]) != NULL, "the message quotes the text: %s", e.msg);
+    }
+}
+
+Test(lab, a_check_on_a_missing_figure_never_holds)
+{
+    struct lab_check c;
+    struct err e = {0};
+    cr_assert_eq(lab_check_eval("ps-async.x >= 2 * a.b", fixed_lookup, NULL, &c, &e), 0);
+    cr_expect(c.holds);
+    cr_expect_eq(c.lhs, 10);
+    cr_expect_eq(c.rhs, 4);
+    cr_expect_str_eq(c.op, ">=");
+    cr_assert_eq(lab_check_eval("nan.x != 1", fixed_lookup, NULL, &c, &e), 0);
+    cr_expect_not(c.holds, "NaN (a figure the run has not) fails even !=");
+    cr_expect_eq(lab_check_eval("a.b", fixed_lookup, NULL, &c, &e), ERR_INPUT);
+}
+
+Test(lab, templates_fill_placeholders_with_their_formats)
+{
+    char *out;
+    struct err e = {0};
+    cr_assert_eq(lab_render("x {a.b} y {ps-async.x / 3:.2f} z {a.b / 8:.0%} w {nan.x}",
+                            fixed_lookup, NULL, &out, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(out, "x 2 y 3.33 z 25% w n/a");
+    free(out);
+    cr_expect_eq(lab_render("{a.b", fixed_lookup, NULL, &out, &e), ERR_INPUT);
+    cr_expect_eq(lab_render("{a.b:.2q}", fixed_lookup, NULL, &out, &e), ERR_INPUT);
+}
+
+/* --- lab files -------------------------------------------------------- */
+
+static const char *const good_lab =
+    "title = t\nclaim = c\npredict = p\n"
+    "[run one]\nstrategies = mirrored\ndevices = 2\nsteps = 2\n"
+    "[explain]\nspeedup {one.mirrored.speedup:.2f}\n\n"
+    "[check]\none.mirrored.speedup > 0   # any speedup\n";
+
+Test(lab, a_lab_file_loads_with_its_runs_explanation_and_checks)
+{
+    struct lab lab;
+    struct err e = {0};
+    cr_assert_eq(lab_load(test_tmp_file("x.lab", good_lab), &lab, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(lab.name, "x");
+    cr_expect_str_eq(lab.title, "t");
+    cr_assert_eq(lab.runs.len, 1);
+    cr_expect_str_eq(lab.runs.items[0].name, "one");
+    cr_expect_eq(lab.runs.items[0].options.len, 3);
+    cr_expect_eq(lab.explain.len, 1, "the blank line before [check] is not text");
+    cr_assert_eq(lab.checks.len, 1);
+    cr_expect_str_eq(lab.checks.items[0].text, "one.mirrored.speedup > 0", "comment cut");
+    lab_free(&lab);
+}
+
+/* Each malformed file is refused naming the file and what is wrong. */
+Test(lab, malformed_lab_files_are_refused_with_exit_2)
+{
+    struct { const char *text, *says; } bad[] = {
+        {"title = t\nclaim = c\npredict = p\n[run one]\ndevices = 2\n", "no [check]"},
+        {"claim = c\npredict = p\n[run one]\ndevices = 2\n[check]\n1 < 2\n", "title"},
+        {"title = t\nclaim = c\npredict = p\ncolour = red\n", "unknown key 'colour'"},
+        {"title = t\nclaim = c\npredict = p\n[runs one]\n", "unknown section"},
+        {"title = t\nclaim = c\npredict = p\n[run one]\ndevices = 2\n[run one]\n", "twice"},
+        {"title = t\nclaim = c\npredict = p\n[run one]\ndevices = zero\n[check]\n1 < 2\n",
+         "--devices"},
+        {"title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\n"
+         "steps = 2\n[check]\none.mirrored.no_such > 1\n", "no_such"},
+        {"title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\n"
+         "steps = 2\n[check]\none.mirrored.speedup >\n", "expected"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bad%zu.lab", i);
+        const char *path = test_tmp_file(name, bad[i].text);
+        expect_refused(RUN("lab", path, "--check"), name, bad[i].says);
+    }
+    expect_refused(RUN("lab", "no-such-lab", "--labs", LABS), "no lab 'no-such-lab'", NULL);
+    expect_refused(RUN("lab", "1", "--mode", "real", "--labs", LABS), "no real version", NULL);
+}
+
+Test(lab, a_claim_that_does_not_hold_exits_1)
+{
+    const char *path = test_tmp_file("wrong.lab",
+        "title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\nsteps = 2\n"
+        "[check]\none.mirrored.speedup > 1000\n");
+    struct run r = RUN("lab", path, "--check");
+    cr_expect_eq(r.status, 1, "stdout: %s stderr: %s", r.out, r.err);
+    cr_expect(strstr(r.out, "FAIL") && strstr(r.out, "does NOT hold"), "%s", r.out);
+    run_free(&r);
+}
+
+Test(lab, a_profile_named_alone_is_read_beside_the_lab_file)
+{
+    test_tmp_file("slow.profile", "name = slow\nflops_per_s = 1e9\nmem_bw_bytes_per_s = 1e9\n"
+                  "op_overhead_s = 1e-6\nmem_bytes = 8589934592\ndevices_per_node = 1\n"
+                  "intra_latency_s = 1e-6\nintra_bw_bytes_per_s = 1e9\n"
+                  "inter_latency_s = 1e-6\ninter_bw_bytes_per_s = 1e9\n");
+    const char *path = test_tmp_file("p.lab",
+        "title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\nsteps = 2\n"
+        "cluster = slow.profile\n[check]\none.mirrored.speedup > 0\n");
+    struct run r = RUN("lab", path, "--check");
+    cr_expect_eq(r.status, 0, "stdout: %s stderr: %s", r.out, r.err);
+    run_free(&r);
+}
+
+/* --- the course ------------------------------------------------------- */
+
+Test(lab, the_course_lists_at_least_12_labs_in_order_one_line_each)
+{
+    struct run r = RUN("lab", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    int n = 0, last = 0;
+    for (const char *line = r.out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        int k;
+        /* "  NN-name  title": sscanf's blanks would also skip a newline */
+        if (strncmp(line, "  ", 2) || !isdigit((unsigned char)line[2]) ||
+            sscanf(line, "%d-", &k) != 1)
+            continue;
+        cr_expect_gt(k, last, "course order: lab %d after %d", k, last);
+        last = k;
+        n++;
+    }
+    cr_expect_geq(n, 12, "%d labs listed:\n%s", n, r.out);
+    run_free(&r);
+}
+
+Test(lab, a_lab_prints_claim_question_tables_and_an_explanation_from_the_run)
+{
+    struct run r = RUN("lab", "data-parallel", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    const char *parts[] = {"claim: ", "predict: ", "run eight: strata compare", "samples/s",
+                           "what happened:", "check (simulated):", "the claim holds"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        cr_expect(strstr(r.out, parts[i]) != NULL, "no '%s' in:\n%s", parts[i], r.out);
+    cr_expect_null(strchr(r.out, '{'), "a placeholder left unfilled:\n%s", r.out);
+    cr_expect_null(strstr(r.out, "n/a"), "a figure missing:\n%s", r.out);
+    run_free(&r);
+}
+
+/* One test per lab, so ctest's jobs run them side by side. */
+#define LAB_CHECK(num)                                                                   \
+    Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
+    {                                                                                    \
+        struct run r = RUN("lab", #num, "--check", "--labs", LABS);                      \
+        cr_expect_eq(r.status, 0, "lab %s --check:\n%s%s", #num, r.out, r.err);          \
+        cr_expect(strstr(r.out, "the claim holds on this run") != NULL, "%s", r.out);    \
+        run_free(&r);                                                                    \
+    }
+LAB_CHECK(1)
+LAB_CHECK(2)
+LAB_CHECK(3)
+LAB_CHECK(4)
+LAB_CHECK(5)
+LAB_CHECK(6)
+LAB_CHECK(7)
+LAB_CHECK(8)
+LAB_CHECK(9)
+LAB_CHECK(10)
+LAB_CHECK(11)
+LAB_CHECK(12)
+LAB_CHECK(13)
+
+Test(lab, every_lab_file_of_the_course_has_a_check_test)
+{
+    char **paths;
+    size_t n;
+    struct err e = {0};
+    cr_assert_eq(lab_list_dir(LABS, &paths, &n, &e), 0, "%s", e.msg);
+    cr_expect_eq(n, 13, "a new lab needs its LAB_CHECK line above");
+    lab_paths_free(paths, n);
+}
