@@ -11,8 +11,29 @@
 #include "../strategies/strategy.h"
 #include "scenario.h"
 
+/* Does some rank of p run an op of kind k? */
+static bool plan_uses(const struct plan *p, enum op_kind k)
+{
+    for (int r = 0; r < p->n_ranks; r++)
+        for (size_t i = 0; i < p->ranks[r].ops.len; i++)
+            if (p->ranks[r].ops.items[i].kind == k) return true;
+    return false;
+}
+
+/* The op column's width: the longest name of the kinds p uses, 9 at least
+ * ("ALLREDUCE"), so that the common plans keep their columns. */
+static int name_width(const struct plan *p)
+{
+    int width = 9;
+    for (int k = 0; k < OP_N_KINDS; k++) {
+        int n = (int)strlen(op_infos[k].name);
+        if (n > width && plan_uses(p, (enum op_kind)k)) width = n;
+    }
+    return width;
+}
+
 /* One line per op: what it does, to what, and what it waits for. */
-static void print_op(FILE *out, const struct plan *p, int r, int i)
+static void print_op(FILE *out, const struct plan *p, int r, int i, int width)
 {
     const struct op *op = &p->ranks[r].ops.items[i];
     char where[48] = "-", peer[32] = "-", bytes[32], deps[96] = "-", mb[16] = "-";
@@ -32,8 +53,8 @@ static void print_op(FILE *out, const struct plan *p, int r, int i)
     size_t used = 0;
     for (int k = 0; k < op->n_deps && used < sizeof deps - 12; k++)
         used += (size_t)snprintf(deps + used, sizeof deps - used, "%s%d", k ? "," : "", d[k]);
-    fprintf(out, "  %4d  %-7s  %-9s  %-9s  %4s  %7d  %-14s  %10s%s  %s\n", i,
-            plan_stream_name(op->stream), op_infos[op->kind].name, where, mb, op->n_samples, peer,
+    fprintf(out, "  %4d  %-7s  %-*s  %-9s  %4s  %7d  %-14s  %10s%s  %s\n", i,
+            plan_stream_name(op->stream), width, op_infos[op->kind].name, where, mb, op->n_samples, peer,
             bytes, op_infos[op->kind].cls == OPC_COMPUTE ? " touched" : " moved  ", deps);
 }
 
@@ -50,7 +71,7 @@ static void print_explain(FILE *out, const struct plan *p)
           "columns of the\nprogram below):\n", out);
     for (int k = 0; k < OP_N_KINDS; k++)
         if (is_used[k])
-            fprintf(out, "  %-9s  %-7s  %s\n", op_infos[k].name,
+            fprintf(out, "  %-*s  %-7s  %s\n", name_width(p), op_infos[k].name,
                     plan_stream_name(op_infos[k].stream), op_infos[k].meaning);
     const struct policy_info *pi = &policy_infos[p->policy];
     if (!pi->has_servers) return;
@@ -77,9 +98,10 @@ static void print_rank(FILE *out, const struct plan *p, int r)
             if (pr->ops.items[i].hi > hi) hi = pr->ops.items[i].hi;
         }
     fprintf(out, "\nrank %d: worker, layers [%d,%d), %zu ops\n", r, lo, hi, pr->ops.len);
-    fprintf(out, "  %4s  %-7s  %-9s  %-9s  %4s  %7s  %-14s  %18s  %s\n", "#", "stream", "op",
-            "layers", "mb", "samples", "peer/group", "bytes", "deps");
-    for (size_t i = 0; i < pr->ops.len; i++) print_op(out, p, r, (int)i);
+    int width = name_width(p);
+    fprintf(out, "  %4s  %-7s  %-*s  %-9s  %4s  %7s  %-14s  %18s  %s\n", "#", "stream", width,
+            "op", "layers", "mb", "samples", "peer/group", "bytes", "deps");
+    for (size_t i = 0; i < pr->ops.len; i++) print_op(out, p, r, (int)i, width);
 }
 
 static int write_json(const struct plan *p, const struct plan_verdict *v, const char *path,
@@ -145,7 +167,8 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
         /* One unit a column when the step fits the terminal: the textbook picture. */
         int cols = timeline_width();
         if (t.makespan + 18 < cols) cols = (int)t.makespan + 18;
-        printf("At unit cost: forward 1 unit per layer, backward 2, communication free.\n");
+        printf("At unit cost: forward 1 unit per layer, backward 2%s, communication free.\n",
+               plan_uses(p, OP_BACKWARD_INPUT) ? " (its input and weight halves 1 each)" : "");
         timeline_print(stdout, spans, n_spans, p->n_ranks, t.makespan, cols, 64, "units");
         free(spans);
         format_bytes((double)plan_comm_bytes(p), comm, sizeof comm);

@@ -45,10 +45,15 @@ void budget_estimate(const struct config *c, const struct workload *w, unsigned 
     double servers = has_servers ? (double)c->servers : 0;
     double ranks = (double)c->devices + servers;
     /* Ops a rank runs in a step, at most: a forward, a backward, a send
-     * and a receive per microbatch (pipelines), a collective or a push and
-     * a pull per layer (buckets), the update and a few more. */
-    double ops = 4.0 * (double)c->microbatches + 2.0 * w->n_layers + 8;
-    bool drives_micro = 4.0 * (double)c->microbatches > 2.0 * w->n_layers + 8;
+     * and a receive per microbatch (pipelines) and per chunk of layers it
+     * holds (pipeline-interleaved's --chunks; a compare's estimate leaves
+     * them out, as it leaves out that most strategies hold one), a
+     * collective or a push and a pull per layer (buckets), the update and
+     * a few more. */
+    bool is_chunked = !strcmp(c->strategy, "pipeline-interleaved") && !(groups & OPTG_COMPARE);
+    double per_micro = 4.0 * (is_chunked && c->chunks > 1 ? (double)c->chunks : 1);
+    double ops = per_micro * (double)c->microbatches + 2.0 * w->n_layers + 8;
+    bool drives_micro = per_micro * (double)c->microbatches > 2.0 * w->n_layers + 8;
     double steps = c->epochs > 0
                        ? (double)c->epochs * (BUDGET_EPOCH_SAMPLES / (double)c->batch + 1)
                        : (double)c->steps;

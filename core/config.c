@@ -42,6 +42,10 @@ const struct opt_spec config_options[] = {
      .metavar = "N", .help = "global batch: samples per step over all devices"},
     {.name = "microbatches", INT(microbatches, 1, 1048575), .def = "4", .groups = OPTG_SCENARIO,
      .metavar = "M", .help = "microbatches per step (pipelines)"},
+    {.name = "chunks", INT(chunks, 1, 2047), .def = "2", .groups = OPTG_SCENARIO,
+     .metavar = "V",
+     .help = "pipeline-interleaved: chunks of layers per device (device d holds chunks d, "
+             "d+N, ...)"},
     {.name = "bucket-mb", REAL(bucket_mb, 0, 1048576), .def = "25", .groups = OPTG_SCENARIO,
      .metavar = "MB",
      .help = "mirrored: all-reduce bucket size in MiB, as PyTorch DDP; 0 = one all-reduce "

@@ -64,6 +64,7 @@ struct config {
     long long servers;          /* --servers: parameter-server ranks (ps-*) */
     long long batch;            /* --batch: global samples per step */
     long long microbatches;     /* --microbatches: per step (pipelines) */
+    long long chunks;           /* --chunks: pipeline-interleaved's chunks of layers per device */
     double bucket_mb;           /* --bucket-mb: mirrored all-reduce bucket, MiB; 0 = one after backward */
     long long staleness;        /* --staleness: ps-ssp bound K */
     long long backup_workers;   /* --backup-workers: ps-sync drops the last B pushes of a step */

@@ -69,10 +69,13 @@ double jitter_compute_s(struct jitter *j, int rank, enum op_kind kind, double ba
     if (!j) return base_s;
     assert(rank >= 0 && rank < j->n_ranks && "jitter: rank outside the run");
     if (rank < 0 || rank >= j->n_ranks) return base_s;
-    double sigma = kind == OP_FORWARD    ? j->spec.forward_sigma
-                   : kind == OP_BACKWARD ? j->spec.backward_sigma
-                   : kind == OP_UPDATE   ? j->spec.update_sigma
-                                         : 0;
+    /* zero-bubble's halves of a backward are backward work */
+    bool is_backward = kind == OP_BACKWARD || kind == OP_BACKWARD_INPUT ||
+                       kind == OP_BACKWARD_WEIGHT;
+    double sigma = kind == OP_FORWARD ? j->spec.forward_sigma
+                   : is_backward      ? j->spec.backward_sigma
+                   : kind == OP_UPDATE ? j->spec.update_sigma
+                                       : 0;
     if (!(sigma > 0)) return base_s;
     /* E[LogNormal(zeta, sigma)] = exp(zeta + sigma^2/2) = 1 for zeta = -sigma^2/2 */
     return base_s * gsl_ran_lognormal(j->rng[rank], -0.5 * sigma * sigma, sigma);

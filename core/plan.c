@@ -165,23 +165,40 @@ static int64_t activation_bytes(const struct workload *wl, int lo, int hi)
     return sum;
 }
 
-/* FORWARD or BACKWARD of layers [lo,hi): backward also reads what forward
- * saved, and touches the weights twice (reads them, writes their gradients). */
+/* FLOPs per sample of kind over [lo,hi): a backward split in two gives W
+ * the forward's FLOPs (dW = x^T dy is the forward's GEMM transposed; db
+ * sums what the bias added) and B the rest (dx = dy W^T, none for layer 0
+ * of an mlp, whose input gradient no one needs). */
+static double pass_flops(const struct workload *wl, enum op_kind kind, int lo, int hi)
+{
+    double fwd = workload_fwd_flops(wl, lo, hi), bwd = workload_bwd_flops(wl, lo, hi);
+    double weight = fwd < bwd ? fwd : bwd;
+    switch (kind) {
+    case OP_FORWARD: return fwd;
+    case OP_BACKWARD_INPUT: return bwd - weight;
+    case OP_BACKWARD_WEIGHT: return weight;
+    default: return bwd;
+    }
+}
+
+/* FORWARD, BACKWARD or a half of it, of layers [lo,hi): backward also reads
+ * what forward saved, and touches the weights twice (reads them, writes
+ * their gradients); each half touches them once (B reads W, W writes dW),
+ * and W reads the saved inputs and output gradients, not the outputs. */
 static int plan_pass(struct plan *p, enum op_kind kind, int rank, int lo, int hi, int mb,
                      int n_samples, const int *deps, int n_deps)
 {
-    bool is_backward = kind == OP_BACKWARD;
+    bool is_backward = kind != OP_FORWARD;
     if (p->build_rc || !layers_ok(p, lo, hi, op_infos[kind].name)) return -1;
     struct op op = blank_op(kind);
     op.lo = lo, op.hi = hi, op.mb = mb, op.n_samples = n_samples;
-    op.flops = (is_backward ? workload_bwd_flops : workload_fwd_flops)(p->wl, lo, hi) *
-               n_samples;
-    int64_t per_sample = activation_bytes(p->wl, lo, hi);
+    op.flops = pass_flops(p->wl, kind, lo, hi) * n_samples;
+    int64_t per_sample = kind == OP_BACKWARD_WEIGHT ? 0 : activation_bytes(p->wl, lo, hi);
     for (int i = lo; is_backward && i < hi; i++)
         per_sample += p->wl->layers[i].saved_bytes_per_sample;
     int64_t act = scaled_bytes(p, per_sample, n_samples);
     if (act < 0) return -1;
-    op.bytes = (is_backward ? 2 : 1) * workload_param_bytes(p->wl, lo, hi) + act;
+    op.bytes = (kind == OP_BACKWARD ? 2 : 1) * workload_param_bytes(p->wl, lo, hi) + act;
     return plan_add(p, rank, op, deps, n_deps);
 }
 
@@ -195,6 +212,18 @@ int plan_backward(struct plan *p, int rank, int lo, int hi, int mb, int n_sample
                   const int *deps, int n_deps)
 {
     return plan_pass(p, OP_BACKWARD, rank, lo, hi, mb, n_samples, deps, n_deps);
+}
+
+int plan_backward_input(struct plan *p, int rank, int lo, int hi, int mb, int n_samples,
+                        const int *deps, int n_deps)
+{
+    return plan_pass(p, OP_BACKWARD_INPUT, rank, lo, hi, mb, n_samples, deps, n_deps);
+}
+
+int plan_backward_weight(struct plan *p, int rank, int lo, int hi, int mb, int n_samples,
+                         const int *deps, int n_deps)
+{
+    return plan_pass(p, OP_BACKWARD_WEIGHT, rank, lo, hi, mb, n_samples, deps, n_deps);
 }
 
 struct op plan_update_op(const struct workload *wl, int lo, int hi)

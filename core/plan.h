@@ -69,7 +69,15 @@ enum op_class {
     X(PULL, STREAM_COMM, OPC_SERVER, "from", "L", "pull", "#9c755f",                       \
       "parameters of layers [lo,hi) from server peer, once its policy allows")             \
     X(UPDATE, STREAM_COMPUTE, OPC_COMPUTE, NULL, "U", "update", "#59a14f",                 \
-      "optimizer step on the local parameters of [lo,hi)")
+      "optimizer step on the local parameters of [lo,hi)")                                 \
+    X(BACKWARD_INPUT, STREAM_COMPUTE, OPC_COMPUTE, NULL, "Ii", "backward (input)",          \
+      "#ff9d9a",                                                                           \
+      "zero-bubble's B: backward of [lo,hi) on mb for the input gradient only; keeps "     \
+      "what BACKWARD_WEIGHT needs")                                                        \
+    X(BACKWARD_WEIGHT, STREAM_COMPUTE, OPC_COMPUTE, NULL, "Ww", "backward (weights)",       \
+      "#b6992d",                                                                           \
+      "zero-bubble's W: weight gradients of [lo,hi) on mb from what BACKWARD_INPUT kept; " \
+      "accumulates them")
 
 enum op_kind {
 #define PLAN_OP_ENUM(name, stream, cls, dir, letters, label, colour, meaning) OP_##name,
@@ -179,6 +187,14 @@ int plan_forward(struct plan *p, int rank, int lo, int hi, int mb, int n_samples
                  const int *deps, int n_deps);
 int plan_backward(struct plan *p, int rank, int lo, int hi, int mb, int n_samples,
                   const int *deps, int n_deps);
+/* BACKWARD split in two (Qi et al., ICLR 2024): the input gradient (B, what
+ * the previous stage waits for) and the weight gradients (W, which can wait).
+ * W costs what FORWARD costs (one GEMM of the forward's shape per weight),
+ * B the rest of the backward, so B + W = BACKWARD in FLOPs. */
+int plan_backward_input(struct plan *p, int rank, int lo, int hi, int mb, int n_samples,
+                        const int *deps, int n_deps);
+int plan_backward_weight(struct plan *p, int rank, int lo, int hi, int mb, int n_samples,
+                         const int *deps, int n_deps);
 int plan_update(struct plan *p, int rank, int lo, int hi, const int *deps, int n_deps);
 /* The UPDATE op of layers [lo,hi) of wl, its flops and bytes filled, for no
  * rank (a parameter server's update of its shard is costed with it). */

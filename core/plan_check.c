@@ -134,6 +134,22 @@ static bool in_group(const struct plan_group *grp, int rank)
     return false;
 }
 
+/* Does BACKWARD_WEIGHT op of rank pr wait for the BACKWARD_INPUT of its
+ * microbatch and layers? That input half keeps what the weight half reads
+ * (nn/mlp.h), so the dep must be explicit, not merely implied by stream
+ * order. O(deps). */
+static bool waits_for_its_input_half(const struct plan_rank *pr, const struct op *op)
+{
+    const int *deps = pr->deps.items + op->dep_first;
+    for (int k = 0; k < op->n_deps; k++) {
+        const struct op *d = &pr->ops.items[deps[k]];
+        if (d->kind == OP_BACKWARD_INPUT && d->mb == op->mb && d->lo == op->lo &&
+            d->hi == op->hi)
+            return true;
+    }
+    return false;
+}
+
 /* Checks one op's own fields; true when it is well formed. */
 static bool op_well_formed(const struct ck *c, struct plan_verdict *v, int g)
 {
@@ -158,10 +174,18 @@ static bool op_well_formed(const struct ck *c, struct plan_verdict *v, int g)
                   op->dep_first, op->n_deps, pr->deps.len);
     } else {
         const int *deps = pr->deps.items + op->dep_first;
+        bool are_deps_earlier = true;
         for (int k = 0; k < op->n_deps; k++)
-            if (deps[k] < 0 || deps[k] >= i)
+            if (deps[k] < 0 || deps[k] >= i) {
                 op_defect(c, v, g, "depends on op %d, which is not an earlier op of rank %d",
                           deps[k], r);
+                are_deps_earlier = false;
+            }
+        if (are_deps_earlier && op->kind == OP_BACKWARD_WEIGHT &&
+            !waits_for_its_input_half(pr, op))
+            op_defect(c, v, g, "waits for no BACKWARD_INPUT of mb %d and layers [%d,%d): the "
+                      "weight half needs what that input half keeps",
+                      op->mb, op->lo, op->hi);
     }
 
     enum op_class cls = op_infos[op->kind].cls;

@@ -53,8 +53,9 @@ int plan_prepare(const struct plan *p, struct plan_verdict *v, struct plan_index
 int plan_check(const struct plan *p, struct plan_verdict *v, struct err *e);
 
 /* Unit cost, the textbook picture: FORWARD takes hi-lo time units (one per
- * layer, whatever the microbatch size), BACKWARD twice that, everything
- * else is free. */
+ * layer, whatever the microbatch size), BACKWARD twice that, each of its
+ * zero-bubble halves (BACKWARD_INPUT, BACKWARD_WEIGHT) as much as FORWARD,
+ * everything else is free. */
 double plan_unit_cost(const struct op *op);
 
 struct plan_times {

@@ -17,10 +17,10 @@ static bool forwards_layer(const struct plan_rank *pr, int l)
 
 /* Parameters of the layers rank r runs forward on, each layer once (a
  * pipeline stage forwards its layers once per microbatch). Only layers
- * inside the span of its forwards are looked at, and a stage's first
- * forward covers all of them, so this is O(ops + layers) for every
- * strategy's plans; O(ops x layers) only for a rank whose forwards leave
- * holes, which none does. */
+ * inside the span of its forwards are looked at; a stage's first forward
+ * covers all of them, so this is O(ops + layers) for most plans, and
+ * O(ops x layers) for a rank whose forwards leave holes: an interleaved
+ * pipeline's device, whose chunks are p stages apart. */
 static int64_t forward_params(const struct plan *p, const struct plan_rank *pr)
 {
     int lo = p->wl->n_layers, hi = 0;
@@ -57,7 +57,10 @@ void plan_memory_rank(const struct plan *p, int rank, struct plan_memory *m)
     m->grads = m->params;
 
     /* In program order: a FORWARD saves its activations until the BACKWARD
-     * of the same microbatch and layers frees them. Executors may reorder
+     * of the same microbatch and layers frees them; split in two, until its
+     * weight half (BACKWARD_WEIGHT), which still reads each layer's input.
+     * (The output gradients the input half keeps for it are left out: the
+     * weight half usually follows soon.) Executors may reorder
      * ops of different streams, never those of the compute stream, where
      * both live, so program order is the order they happen in. */
     bool is_updating = false;
@@ -67,7 +70,7 @@ void plan_memory_rank(const struct plan *p, int rank, struct plan_memory *m)
         if (op->kind == OP_FORWARD) {
             held += saved_bytes(p->wl, op->lo, op->hi, op->n_samples);
             if (held > m->activations) m->activations = held;
-        } else if (op->kind == OP_BACKWARD) {
+        } else if (op->kind == OP_BACKWARD || op->kind == OP_BACKWARD_WEIGHT) {
             held -= saved_bytes(p->wl, op->lo, op->hi, op->n_samples);
         } else if (op->kind == OP_UPDATE) {
             is_updating = true;

@@ -5,8 +5,9 @@
  *               (parameter-server workers keep none: the servers do)
  *   activations the largest sum, over the program in order, of the saved
  *               activations of microbatches whose FORWARD has run and whose
- *               BACKWARD has not: GPipe holds all M microbatches on a stage,
- *               1F1B at most the number of stages
+ *               BACKWARD (or BACKWARD_WEIGHT, its weight half) has not: GPipe
+ *               holds all M microbatches on a stage, 1F1B at most the number
+ *               of stages
  *   peak        their sum */
 #ifndef STRATA_PLAN_MEMORY_H
 #define STRATA_PLAN_MEMORY_H

@@ -18,6 +18,9 @@ double plan_unit_cost(const struct op *op)
     switch (op->kind) {
     case OP_FORWARD: return op->hi - op->lo;
     case OP_BACKWARD: return 2.0 * (op->hi - op->lo);
+    /* zero-bubble's halves: F = B = W, so that B + W is BACKWARD's 2 */
+    case OP_BACKWARD_INPUT:
+    case OP_BACKWARD_WEIGHT: return op->hi - op->lo;
     default: return 0;
     }
 }

@@ -176,6 +176,11 @@ void mlp_act_free(struct mlp_act *a)
     a->dev->free(a->dlogits);
     a->dev->free(a->scratch[0]);
     a->dev->free(a->scratch[1]);
+    for (int l = 0; a->dy && l < a->n_layers; l++) a->dev->free(a->dy[l]);
+    for (int l = 0; a->db && l < a->n_layers; l++) a->dev->free(a->db[l]);
+    free(a->dy);
+    free(a->db);
+    a->dev->free(a->one);
     free(a);
 }
 
@@ -234,6 +239,7 @@ int mlp_forward(const struct mlp *m, struct mlp_act *a, int lo, int hi, const fl
     if (in && in != a->x[lo])
         d->copy(a->x[lo], in, (size_t)n * m->sizes[lo] * sizeof(float), DEV_D2D);
     for (int l = lo; l < hi; l++) dense_forward(m, l, a->x[l], a->x[l + 1], n);
+    a->dy_lo = a->dy_hi = 0;   /* a new microbatch: no weight half is owed */
     if (out && out != a->x[hi])
         d->copy(out, a->x[hi], (size_t)n * m->sizes[hi] * sizeof(float), DEV_D2D);
     a->n = n;
@@ -268,6 +274,96 @@ int mlp_backward(struct mlp *m, struct mlp_act *a, int lo, int hi, const float *
         dense_backward(m, l, a->x[l], a->x[l + 1], g, a->scratch[0], dx, n);
         g = dx;
     }
+    return 0;
+}
+
+/* ---- the backward in two halves ---------------------------------------- */
+
+/* The buffers of the split backward, on first use: a pass that never splits
+ * pays nothing for them. */
+static int split_buffers(const struct mlp *m, struct mlp_act *a, struct err *e)
+{
+    if (a->one) return 0;
+    const struct device *d = m->dev;
+    if (!a->dy && !(a->dy = XCALLOC(e, (size_t)m->n_layers, sizeof *a->dy))) return ERR_NOMEM;
+    if (!a->db && !(a->db = XCALLOC(e, (size_t)m->n_layers, sizeof *a->db))) return ERR_NOMEM;
+    for (int l = 0; l < m->n_layers; l++) {
+        size_t out = (size_t)m->sizes[l + 1];
+        if (!a->dy[l] && !(a->dy[l] = d->alloc((size_t)a->max_n * out * sizeof(float), e)))
+            return ERR_NOMEM;
+        if (!a->db[l] && !(a->db[l] = d->alloc(out * sizeof(float), e))) return ERR_NOMEM;
+    }
+    const float one = 1.0f;
+    if (!(a->one = d->alloc(sizeof one, e))) return ERR_NOMEM;
+    d->copy(a->one, &one, sizeof one, DEV_H2D);
+    return 0;
+}
+
+/* B of one layer, given dy_in (n, out), the gradient by its output y:
+ *   dy[l] (n, out) = dy_in * act'(y)            (kept for W)
+ *   db[l] (out)    = sum over rows of dy[l]     (kept for W)
+ *   dx (n, in)     = dy[l] (n, out) W^T (out, in)   (skipped when dx is NULL) */
+static void dense_backward_input(struct mlp *m, struct mlp_act *a, int l, const float *dy_in,
+                                 float *dx, int n)
+{
+    const struct device *d = m->dev;
+    int in = m->sizes[l], out = m->sizes[l + 1];
+    d->fill(a->db[l], (size_t)out, 0);
+    d->bias_act_backward(dy_in, a->x[l + 1], n, out, layer_act(m, l), a->dy[l], a->db[l]);
+    if (dx)
+        d->sgemm(false, true, n, in, out, 1.0f, a->dy[l], out, mlp_weight(m, m->params, l), out,
+                 0.0f, dx, in);
+}
+
+/* W of one layer: dW (in, out) += x^T (in, n) dy[l] (n, out), and
+ * db (1, out) += 1 (1, 1) db[l] (1, out), an addition as a GEMM so that it
+ * runs on whichever device holds the blocks. */
+static void dense_backward_weight(struct mlp *m, const struct mlp_act *a, int l, int n)
+{
+    const struct device *d = m->dev;
+    int in = m->sizes[l], out = m->sizes[l + 1];
+    d->sgemm(true, false, in, out, n, 1.0f, a->x[l], in, a->dy[l], out, 1.0f,
+             mlp_weight(m, m->grads, l), out);
+    d->sgemm(false, false, 1, out, 1, 1.0f, a->one, 1, a->db[l], out, 1.0f,
+             mlp_bias(m, m->grads, l), out);
+}
+
+int mlp_backward_input(struct mlp *m, struct mlp_act *a, int lo, int hi, const float *dout,
+                       int n, float *din, struct err *e)
+{
+    TRY(check_range(m, a, lo, hi, n, "backward (input)", e));
+    if (n != a->n)
+        return err_set(e, ERR_INPUT, "mlp backward (input): %d samples, but the forward had %d",
+                       n, a->n);
+    TRY(split_buffers(m, a, e));
+    /* Invariant: g is the gradient by layer l's output; dx goes to
+     * scratch[1] (or din at the bottom), which g no longer needs once
+     * dy[l] holds its product with act'. */
+    const float *g = dout;
+    for (int l = hi - 1; l >= lo; l--) {
+        float *dx = l > lo ? a->scratch[1] : din;
+        dense_backward_input(m, a, l, g, dx, n);
+        g = dx;
+    }
+    /* kept layers: these, joined to those kept before when they touch
+     * (stages of one microbatch going down the model) */
+    if (a->dy_lo < a->dy_hi && hi == a->dy_lo) a->dy_lo = lo;
+    else if (a->dy_lo < a->dy_hi && lo == a->dy_hi) a->dy_hi = hi;
+    else a->dy_lo = lo, a->dy_hi = hi;
+    return 0;
+}
+
+int mlp_backward_weight(struct mlp *m, struct mlp_act *a, int lo, int hi, int n, struct err *e)
+{
+    TRY(check_range(m, a, lo, hi, n, "backward (weights)", e));
+    if (n != a->n)
+        return err_set(e, ERR_INPUT, "mlp backward (weights): %d samples, but the forward had %d",
+                       n, a->n);
+    if (lo < a->dy_lo || hi > a->dy_hi)
+        return err_set(e, ERR_INPUT, "mlp backward (weights) of layers [%d, %d): the input half "
+                       "kept [%d, %d) of this microbatch (run mlp_backward_input first)",
+                       lo, hi, a->dy_lo, a->dy_hi);
+    for (int l = lo; l < hi; l++) dense_backward_weight(m, a, l, n);
     return 0;
 }
 

@@ -74,6 +74,13 @@ struct mlp_act {
                        * x[l+1] is its output (after ReLU); x[L] the logits */
     float *dlogits;   /* (max_n, classes) device: mlp_loss's gradient of the logits */
     float *scratch[2]; /* (max_n, widest layer) device: backward's working gradients */
+    /* The backward split in two (mlp_backward_input, mlp_backward_weight),
+     * made by the first mlp_backward_input, NULL until then: */
+    float **dy;       /* [L] device: dy[l] (max_n, sizes[l+1]), the gradient by layer
+                       * l's pre-activation, which the weight half needs */
+    float **db;       /* [L] device: db[l] (sizes[l+1]), this microbatch's bias gradient */
+    float *one;       /* device: 1.0f, the (1,1) factor that adds db[l] into the grads */
+    int dy_lo, dy_hi; /* layers whose dy and db are this microbatch's; empty after a forward */
 };
 
 /* Buffers for one microbatch of at most max_n samples (max_n >= 1), for m
@@ -115,6 +122,24 @@ int mlp_loss(const struct mlp *m, struct mlp_act *a, const int32_t *labels, int 
  * second's dout gives what backward [0,3) gives. */
 int mlp_backward(struct mlp *m, struct mlp_act *a, int lo, int hi, const float *dout,
                  int n, float *din, struct err *e);
+
+/* mlp_backward split in two, for zero-bubble pipelines (Qi et al., ICLR
+ * 2024), which run the weight half later, where the pipeline would idle.
+ * Together they leave what mlp_backward leaves (up to the order of float
+ * sums).
+ *
+ * Input half, B: the same arguments and din as mlp_backward, but m->grads
+ * is not touched; it keeps each layer's output gradient and bias gradient
+ * in a for the weight half. */
+int mlp_backward_input(struct mlp *m, struct mlp_act *a, int lo, int hi, const float *dout,
+                       int n, float *din, struct err *e);
+
+/* Weight half, W: adds (+=) the weight and bias gradients of layers [lo, hi)
+ * into m->grads from what mlp_backward_input kept in a for this microbatch
+ * (dW = x^T dy, one GEMM of the forward's shape per layer). ERR_INPUT when
+ * no input half of these layers ran since a's last forward. */
+int mlp_backward_weight(struct mlp *m, struct mlp_act *a, int lo, int hi, int n,
+                        struct err *e);
 
 /* ---- optimizer and evaluation --------------------------------------- */
 

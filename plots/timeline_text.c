@@ -27,11 +27,23 @@ static char letter(const struct span *s)
     return s->mb > 0 && s->mb % 2 && letters[1] ? letters[1] : letters[0];
 }
 
+/* The kinds every key lists: the instruction set up to UPDATE. Kinds added
+ * after it (the split backward of zero-bubble pipelines, ...) are listed
+ * where a span uses them, so that the timelines of plans without them read
+ * as they always have. */
+static bool is_in_key(int k, const struct span *spans, size_t n)
+{
+    if (k <= OP_UPDATE) return true;
+    for (size_t i = 0; i < n; i++)
+        if ((int)spans[i].kind == k) return true;
+    return false;
+}
+
 /* "F/f forward, B/b backward of even/odd microbatches,\nU update, S send,
  * ..., . idle": the kinds with a letter per microbatch parity, the other
  * compute kinds, then the communication kinds (as each rank's compute row
  * comes before its comm row), each part in ORDER OP. */
-static void print_key(FILE *out)
+static void print_key(FILE *out, const struct span *spans, size_t n)
 {
     bool is_first = true;
     for (int part = 0; part < 3; part++) {
@@ -39,7 +51,7 @@ static void print_key(FILE *out)
             const struct op_info *o = &op_infos[k];
             bool has_pair = o->letters[1] != '\0';
             int its_part = has_pair ? 0 : o->cls == OPC_COMPUTE ? 1 : 2;
-            if (its_part != part) continue;
+            if (its_part != part || !is_in_key(k, spans, n)) continue;
             if (!is_first) fputs(", ", out);
             if (has_pair) fprintf(out, "%c/%c %s", o->letters[0], o->letters[1], o->label);
             else fprintf(out, "%c %s", o->letters[0], o->label);
@@ -88,7 +100,7 @@ void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, 
     }
     fprintf(out, "timeline, one column = %.3g %s (", per_col,
             per_col == 1 && !strcmp(unit, "units") ? "unit" : unit);
-    print_key(out);
+    print_key(out, spans, n);
     fputs("):\n", out);
     int shown = 0, hidden = 0;
     for (int row = 0; row < n_rows; row++) {

@@ -369,6 +369,9 @@ static int run_forward(struct worker *w, const struct op *o, struct err *e)
     return 0;
 }
 
+/* BACKWARD, or its input half (BACKWARD_INPUT): the gradient by the
+ * stage's output comes from the loss or from the next stage, the one by its
+ * input goes where SEND of tag GRAD finds it (layer 0's is not needed). */
 static int run_backward(struct worker *w, const struct op *o, struct err *e)
 {
     const int n = op_samples(w, o);
@@ -378,7 +381,19 @@ static int run_backward(struct worker *w, const struct op *o, struct err *e)
     const float *dout = o->hi == w->n_layers ? a->dlogits : grad_at(w, o->mb, o->hi, e);
     float *din = o->lo == 0 ? NULL : grad_at(w, o->mb, o->lo, e);
     if (!dout || (o->lo > 0 && !din)) return e->code;
+    if (o->kind == OP_BACKWARD_INPUT)
+        return mlp_backward_input(w->ctx->m, a, o->lo, o->hi, dout, n, din, e);
     return mlp_backward(w->ctx->m, a, o->lo, o->hi, dout, n, din, e);
+}
+
+/* BACKWARD_WEIGHT: the weight half, from what the input half kept. */
+static int run_backward_weight(struct worker *w, const struct op *o, struct err *e)
+{
+    const int n = op_samples(w, o);
+    TRY(check_mb(w, o->mb, n, e));
+    struct mlp_act *a = act_of(w, o->mb, e);
+    if (!a) return e->code;
+    return mlp_backward_weight(w->ctx->m, a, o->lo, o->hi, n, e);
 }
 
 /* Runs compute op i now, straggler delay included. */
@@ -389,7 +404,9 @@ static int run_compute(struct worker *w, int i, struct err *e)
     double start_s = real_now(ctx);
     switch (o->kind) {
     case OP_FORWARD: TRY(run_forward(w, o, e)); break;
-    case OP_BACKWARD: TRY(run_backward(w, o, e)); break;
+    case OP_BACKWARD:
+    case OP_BACKWARD_INPUT: TRY(run_backward(w, o, e)); break;
+    case OP_BACKWARD_WEIGHT: TRY(run_backward_weight(w, o, e)); break;
     case OP_UPDATE:
         mlp_sgd_step(ctx->m, o->lo, o->hi, ctx->lr, ctx->momentum, ctx->weight_decay,
                      1.0f / (float)ctx->p->batch);

@@ -204,6 +204,8 @@ static void op_ready(struct sim *m, int g)
     switch ((enum op_kind)x->kind) {
     case OP_FORWARD:
     case OP_BACKWARD:
+    case OP_BACKWARD_INPUT:
+    case OP_BACKWARD_WEIGHT:
     case OP_UPDATE:
         if (m->is_timeshared) {
             /* its time waits for every op starting at this instant */

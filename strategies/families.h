@@ -11,5 +11,7 @@ extern const struct strategy strategy_ps_ssp;
 extern const struct strategy strategy_model;           /* model.c */
 extern const struct strategy strategy_pipeline_gpipe;  /* pipeline.c */
 extern const struct strategy strategy_pipeline_1f1b;
+extern const struct strategy strategy_pipeline_interleaved;   /* pipeline_interleaved.c */
+extern const struct strategy strategy_pipeline_zb;            /* pipeline_zb.c */
 
 #endif

@@ -10,22 +10,30 @@
 #include "../core/config.h"
 #include "../strategies/strategy.h"
 
-static void scenario(struct config *cfg, struct workload **wl, const char *devices)
+static void scenario_of(struct config *cfg, struct workload **wl, const char *model,
+                        const char *devices)
 {
     struct err e = {0};
     config_init(cfg);
     cr_assert_eq(config_set(cfg, "cluster", "cpu-loopback", ~0u, &e), 0, "%s", e.msg);
-    cr_assert_eq(config_set(cfg, "model", "mlp:64-32-32-10", ~0u, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(cfg, "model", model, ~0u, &e), 0, "%s", e.msg);
     cr_assert_eq(config_set(cfg, "devices", devices, ~0u, &e), 0, "%s", e.msg);
     cr_assert_eq(config_set(cfg, "steps", "3", ~0u, &e), 0, "%s", e.msg);
     cr_assert_eq(workload_parse(cfg->model, wl, &e), 0, "%s", e.msg);
+}
+
+/* 3 layers */
+static void scenario(struct config *cfg, struct workload **wl, const char *devices)
+{
+    scenario_of(cfg, wl, "mlp:64-32-32-10", devices);
 }
 
 Test(compare, every_strategy_runs_with_its_speedup_over_the_simulated_baseline)
 {
     struct config cfg;
     struct workload *wl;
-    scenario(&cfg, &wl, "2");
+    /* 4 layers: pipeline-interleaved's 2 chunks on each of 2 devices */
+    scenario_of(&cfg, &wl, "mlp:64-32-32-32-10", "2");
     struct err e = {0};
     struct compare c;
     cr_assert_eq(compare_run_sim(&cfg, wl, strategy_registry, (int)strategy_count, 0, NULL, NULL,

@@ -199,12 +199,13 @@ Test(mlp, ranges_and_sizes_out_of_bounds_are_refused)
 /* The loss sum of mlp m's architecture with parameters p (double, m's
  * layout) on n samples, computed here in double from the definitions: an
  * independent reference for mlp.c's float forward. */
-static double ref_loss(const struct mlp *m, const double *p, const float *x, const int32_t *y,
-                       int n)
+static double ref_loss_of(const struct mlp *m, const double *p, const float *x,
+                          const double *x_double, const int32_t *y, int n)
 {
     double cur[64], next[64], loss = 0;
     for (int i = 0; i < n; i++) {
-        for (int j = 0; j < m->sizes[0]; j++) cur[j] = x[i * m->sizes[0] + j];
+        for (int j = 0; j < m->sizes[0]; j++)
+            cur[j] = x_double ? x_double[i * m->sizes[0] + j] : x[i * m->sizes[0] + j];
         for (int l = 0; l < m->n_layers; l++) {
             int in = m->sizes[l], out = m->sizes[l + 1];
             const double *w = p + m->offset[l], *b = w + in * out;
@@ -222,6 +223,12 @@ static double ref_loss(const struct mlp *m, const double *p, const float *x, con
         loss += log(z) - (cur[y[i]] - mx);
     }
     return loss;
+}
+
+static double ref_loss(const struct mlp *m, const double *p, const float *x, const int32_t *y,
+                       int n)
+{
+    return ref_loss_of(m, p, x, NULL, y, n);
 }
 
 /* Every weight and bias gradient of mlp:7-5-4-3 on a batch of 6 against
@@ -319,12 +326,136 @@ Test(mlp, gradients_match_central_differences_through_the_float_forward)
     net_close(&net);
 }
 
-/* ---- stages and microbatches ------------------------------------------- */
-
 static bool same_floats(const float *a, const float *b, int64_t n)
 {
     return memcmp(a, b, (size_t)n * sizeof *a) == 0;
 }
+
+/* ---- the backward in two halves (zero-bubble pipelines) ------------------ */
+
+/* The split backward of mlp:7-5-4-3 on a batch of 6, against central
+ * differences of the double reference (h = 1e-5, as above): the input half
+ * B's input gradient against differences in the inputs, the weight half W's
+ * gradients against differences in the parameters, with the tolerance of
+ * gradients_match_central_differences_in_double. B must leave the gradient
+ * block alone (W is what accumulates), and B + W must give what the whole
+ * backward gives: the input gradient bit for bit (the same operations),
+ * the weight gradients to 1e-6 relative (the bias gradient is summed in
+ * another order). */
+Test(mlp, split_backward_matches_central_differences_and_the_whole_backward)
+{
+    struct net net = net_open("mlp:7-5-4-3", 7, 6, 11);
+    struct mlp *m = net.m, *whole = make("mlp:7-5-4-3", 7);
+    struct mlp_act *a_whole = act(whole, 6);
+    for (int l = 0; l < 3; l++)
+        for (int o = 0; o < m->sizes[l + 1]; o++) {
+            mlp_bias(m, m->params, l)[o] = 0.1f * (o - 1);
+            mlp_bias(whole, whole->params, l)[o] = 0.1f * (o - 1);
+        }
+    float din[6 * 7], din_whole[6 * 7];
+    double loss;
+    OK(mlp_forward(whole, a_whole, 0, 3, net.x, 6, NULL, &e_));
+    OK(mlp_loss(whole, a_whole, net.y, 6, &loss, &e_));
+    OK(mlp_backward(whole, a_whole, 0, 3, a_whole->dlogits, 6, din_whole, &e_));
+
+    OK(mlp_forward(m, net.a, 0, 3, net.x, 6, NULL, &e_));
+    OK(mlp_loss(m, net.a, net.y, 6, &loss, &e_));
+    OK(mlp_backward_input(m, net.a, 0, 3, net.a->dlogits, 6, din, &e_));
+    for (int64_t i = 0; i < m->n_params; i++)
+        cr_assert_eq(m->grads[i], 0.0f, "the input half wrote gradient %lld", (long long)i);
+    OK(mlp_backward_weight(m, net.a, 0, 3, 6, &e_));
+    cr_expect(same_floats(din, din_whole, 6 * 7), "input gradients differ from the whole "
+                                                    "backward's");
+
+    double *p = malloc((size_t)m->n_params * sizeof *p), xd[6 * 7];
+    cr_assert_not_null(p);
+    for (int64_t i = 0; i < m->n_params; i++) p[i] = m->params[i];
+    for (int i = 0; i < 6 * 7; i++) xd[i] = net.x[i];
+    const double h = 1e-5;
+    double worst_w = 0, worst_x = 0, worst_whole = 0;
+    for (int64_t i = 0; i < m->n_params; i++) {
+        double keep = p[i];
+        p[i] = keep + h;
+        double up = ref_loss(m, p, net.x, net.y, 6);
+        p[i] = keep - h;
+        double down = ref_loss(m, p, net.x, net.y, 6);
+        p[i] = keep;
+        double fd = (up - down) / (2 * h), g = m->grads[i], gw = whole->grads[i];
+        double rel = fabs(g - fd) / fmax(fabs(fd), 0.01);
+        cr_expect(rel <= 1e-5, "parameter %lld: weight half %.9g, finite difference %.9g",
+                  (long long)i, g, fd);
+        double rel_whole = fabs(g - gw) / fmax(fabs(gw), 1e-3);
+        cr_expect(rel_whole <= 1e-6, "parameter %lld: weight half %.9g, whole backward %.9g",
+                  (long long)i, g, gw);
+        worst_w = fmax(worst_w, rel);
+        worst_whole = fmax(worst_whole, rel_whole);
+    }
+    for (int i = 0; i < 6 * 7; i++) {
+        double keep = xd[i];
+        xd[i] = keep + h;
+        double up = ref_loss_of(m, p, NULL, xd, net.y, 6);
+        xd[i] = keep - h;
+        double down = ref_loss_of(m, p, NULL, xd, net.y, 6);
+        xd[i] = keep;
+        double fd = (up - down) / (2 * h), rel = fabs(din[i] - fd) / fmax(fabs(fd), 0.01);
+        cr_expect(rel <= 1e-5, "input %d: input half %.9g, finite difference %.9g", i, din[i],
+                  fd);
+        worst_x = fmax(worst_x, rel);
+    }
+    cr_log_info("split backward of mlp:7-5-4-3, batch 6: largest difference from finite "
+                "differences %.3g (weights), %.3g (inputs) relative, tolerance 1e-5; from the "
+                "whole backward %.3g relative, tolerance 1e-6",
+                worst_w, worst_x, worst_whole);
+    free(p);
+    mlp_act_free(a_whole);
+    mlp_free(whole);
+    net_close(&net);
+}
+
+/* Stages compose for the halves too: B of [1,3) then of [0,1) (a pipeline's
+ * two stages, one microbatch's activations), then W of each stage in any
+ * order, give the whole model's gradients. W with no B of its layers since
+ * the last forward is refused: its kept gradients would be another
+ * microbatch's. */
+Test(mlp, split_backward_composes_over_stages_and_refuses_a_weight_half_owed_nothing)
+{
+    struct net net = net_open("mlp:7-5-4-3", 3, 6, 17);
+    struct mlp *m = net.m, *whole = make("mlp:7-5-4-3", 3);
+    struct mlp_act *a_whole = act(whole, 6);
+    float back[6 * 5];
+    double loss;
+    struct err e = {0};
+    full_step(whole, a_whole, net.x, net.y, 6);
+
+    OK(mlp_forward(m, net.a, 0, 3, net.x, 6, NULL, &e_));
+    cr_expect_eq(mlp_backward_weight(m, net.a, 0, 1, 6, &e), ERR_INPUT,
+                 "a weight half before any input half");
+    cr_expect(strstr(e.msg, "mlp_backward_input"), "the message says what to run: %s", e.msg);
+    OK(mlp_loss(m, net.a, net.y, 6, &loss, &e_));
+    OK(mlp_backward_input(m, net.a, 1, 3, net.a->dlogits, 6, back, &e_));
+    OK(mlp_backward_input(m, net.a, 0, 1, back, 6, NULL, &e_));
+    OK(mlp_backward_weight(m, net.a, 0, 1, 6, &e_));
+    OK(mlp_backward_weight(m, net.a, 1, 3, 6, &e_));
+    double worst = 0;
+    for (int64_t i = 0; i < m->n_params; i++) {
+        double rel = fabs((double)m->grads[i] - whole->grads[i]) /
+                     fmax(fabs((double)whole->grads[i]), 1e-3);
+        cr_expect(rel <= 1e-6, "parameter %lld: %.9g by halves, %.9g whole", (long long)i,
+                  m->grads[i], whole->grads[i]);
+        worst = fmax(worst, rel);
+    }
+    cr_log_info("stages by halves against the whole backward: largest difference %.3g "
+                "relative (tolerance 1e-6)", worst);
+
+    OK(mlp_forward(m, net.a, 0, 3, net.x, 6, NULL, &e_));
+    cr_expect_eq(mlp_backward_weight(m, net.a, 0, 3, 6, &e), ERR_INPUT,
+                 "a weight half after a new forward");
+    mlp_act_free(a_whole);
+    mlp_free(whole);
+    net_close(&net);
+}
+
+/* ---- stages and microbatches ------------------------------------------- */
 
 /* A pipeline's two stages, [0,1) and [1,3), do the same operations in the
  * same order as the whole model: the outputs, input gradients and weight

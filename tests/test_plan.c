@@ -182,9 +182,11 @@ Test(plan, tags_round_trip)
 
 Test(plan, op_infos_match_the_enum)
 {
-    const char *names[OP_N_KINDS] = {"FORWARD", "BACKWARD", "SEND", "RECV", "ALLREDUCE",
-                                     "PUSH", "PULL", "UPDATE"};
-    cr_assert_eq(OP_N_KINDS, 8);
+    const char *names[OP_N_KINDS] = {"FORWARD", "BACKWARD",       "SEND",
+                                     "RECV",    "ALLREDUCE",      "PUSH",
+                                     "PULL",    "UPDATE",         "BACKWARD_INPUT",
+                                     "BACKWARD_WEIGHT"};
+    cr_assert_eq(OP_N_KINDS, 10);
     for (int k = 0; k < OP_N_KINDS; k++) {
         cr_assert_str_eq(op_infos[k].name, names[k]);
         cr_assert(op_infos[k].meaning && *op_infos[k].meaning);

@@ -205,6 +205,27 @@ Test(check, unit_cost_is_the_textbook_picture)
     cr_assert_eq(plan_unit_cost(&s), 0);
     cr_assert_eq(plan_unit_cost(&a), 0);
     cr_assert_eq(plan_unit_cost(&u), 0);
+    /* zero-bubble's halves: F = B = W, and B + W = BACKWARD */
+    struct op bi = {.kind = OP_BACKWARD_INPUT, .lo = 1, .hi = 4};
+    struct op bw = {.kind = OP_BACKWARD_WEIGHT, .lo = 1, .hi = 4};
+    cr_assert_eq(plan_unit_cost(&bi), 3);
+    cr_assert_eq(plan_unit_cost(&bw), 3);
+}
+
+/* A weight half must wait for its own input half: same microbatch and
+ * layers. One that waits for another microbatch's is named. */
+Test(check, weight_half_without_its_input_half_is_a_defect)
+{
+    struct plan *p = new_plan(1, 0);
+    int f0 = plan_forward(p, 0, 0, 4, 0, 8, NO_DEPS);
+    int f1 = plan_forward(p, 0, 0, 4, 1, 8, NO_DEPS);
+    int b0 = plan_backward_input(p, 0, 0, 4, 0, 8, DEPS(f0));
+    plan_backward_input(p, 0, 0, 4, 1, 8, DEPS(f1));
+    plan_backward_weight(p, 0, 0, 4, 0, 8, DEPS(b0));   /* its own: fine */
+    plan_backward_weight(p, 0, 0, 4, 1, 8, DEPS(b0));   /* mb 0's: a defect */
+    ASSERT_ONE_DEFECT(p, 0, 5,
+                      "rank 0 op 5 (BACKWARD_WEIGHT [0,4) mb 1) waits for no BACKWARD_INPUT of "
+                      "mb 1 and layers [0,4)");
 }
 
 Test(check, allreduce_starts_when_the_last_member_arrives)

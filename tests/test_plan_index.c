@@ -244,6 +244,7 @@ Test(index, every_strategy_index_matches_its_plan)
             c.batch = 64;
             c.microbatches = 4;
             c.servers = 2;
+            c.chunks = wl->n_layers / devices;   /* interleaved: a layer per chunk */
             snprintf(c.model, sizeof c.model, "%s", wl->spec);
             struct err e = {0};
             struct plan *p = NULL;

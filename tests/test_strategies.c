@@ -34,6 +34,7 @@ static struct config scenario(const char *model, int devices, int batch, int mic
     c.servers = 1;
     c.batch = batch;
     c.microbatches = microbatches;
+    c.chunks = 2;
     c.bucket_mb = 25;
     c.staleness = 4;
     c.backup_workers = 0;
@@ -175,11 +176,12 @@ static bool is_layer_split(const struct strategy *s)
 
 /* ---- registry --------------------------------------------------------- */
 
-Test(strategies, registry_lists_the_seven_in_table_order)
+Test(strategies, registry_lists_the_nine_in_table_order)
 {
-    const char *expected[] = {"mirrored", "ps-sync",        "ps-async",     "ps-ssp",
-                              "model",    "pipeline-gpipe", "pipeline-1f1b"};
-    cr_assert_eq(strategy_count, 7);
+    const char *expected[] = {"mirrored",      "ps-sync",          "ps-async",
+                              "ps-ssp",        "model",            "pipeline-gpipe",
+                              "pipeline-1f1b", "pipeline-interleaved", "pipeline-zb"};
+    cr_assert_eq(strategy_count, 9);
     for (size_t i = 0; i < strategy_count; i++) {
         cr_assert_str_eq(strategy_registry[i]->name, expected[i]);
         cr_assert_eq(find(expected[i]), strategy_registry[i]);
@@ -214,7 +216,8 @@ Test(strategies, find_rejects_an_unknown_name_listing_the_choices)
     cr_assert_null(strategy_find("foo", &e));
     cr_assert_eq(e.code, ERR_INPUT);
     cr_assert_str_eq(e.msg, "--strategy: 'foo' is not a strategy (mirrored, ps-sync, ps-async, "
-                            "ps-ssp, model, pipeline-gpipe, pipeline-1f1b)");
+                            "ps-ssp, model, pipeline-gpipe, pipeline-1f1b, "
+                            "pipeline-interleaved, pipeline-zb)");
     cr_assert_null(strategy_find("", &e));
     cr_assert_null(strategy_find("Mirrored", &e), "names are case-sensitive");
     cr_assert_null(strategy_find("mirrored ", &e));
@@ -303,6 +306,8 @@ Test(strategies, every_strategy_passes_the_checker_at_every_size, .timeout = 120
     int n_plans = 0;
     for (size_t s = 0; s < strategy_count; s++) {
         const struct strategy *st = strategy_registry[s];
+        /* its sizes must divide (test_pipeline_schedules.c checks them) */
+        if (!strcmp(st->name, "pipeline-interleaved")) continue;
         bool layer_split = is_layer_split(st);
         bool uses_mb = !strncmp(st->name, "pipeline-", 9);
         for (size_t m = 0; m < (layer_split ? 2u : 1u); m++) {
@@ -322,7 +327,7 @@ Test(strategies, every_strategy_passes_the_checker_at_every_size, .timeout = 120
             workload_free(wl);
         }
     }
-    cr_assert_eq(n_plans, 6 /* dp */ * 4 + 6 * 2 /* model */ + 2 * 6 * 2 * 3 /* pipelines */);
+    cr_assert_eq(n_plans, 6 /* dp */ * 4 + 6 * 2 /* model */ + 3 * 6 * 2 * 3 /* pipelines */);
 }
 
 Test(strategies, pipelines_pass_the_checker_for_every_stage_count_and_odd_microbatches,
@@ -417,8 +422,12 @@ Test(strategies, compute_flops_per_step_are_equal_across_strategies)
             for (size_t s = 0; s < strategy_count; s++) {
                 const struct strategy *st = strategy_registry[s];
                 struct config c = scenario(DEEP_MLP, devices[d], batch, 4);
+                /* interleaved: microbatches in groups of one per device */
+                if (!strcmp(st->name, "pipeline-interleaved")) c.microbatches = 4 * devices[d];
                 struct plan *p = build(st->name, &c, wl);
-                double got = total_flops(p, OP_FORWARD) + total_flops(p, OP_BACKWARD);
+                /* zero-bubble's backward comes in two halves that sum to it */
+                double got = total_flops(p, OP_FORWARD) + total_flops(p, OP_BACKWARD) +
+                             total_flops(p, OP_BACKWARD_INPUT) + total_flops(p, OP_BACKWARD_WEIGHT);
                 cr_assert(fabs(got - expected) <= 1e-12 * expected,
                           "%s, %d devices, batch %d: %.17g FLOPs, expected %.17g", st->name,
                           devices[d], batch, got, expected);
