@@ -370,7 +370,7 @@ Test(check, member_skipping_an_allreduce_is_named)
     int g = plan_add_group(p, (int[]){0, 1, 2}, 3);
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < (r == 2 ? 3 : 4); k++) plan_allreduce(p, r, g, 0, 4, NO_DEPS);
-    ASSERT_ONE_DEFECT(p, 2, 2, "rank 2 reaches 3 all-reduces on group 0 where rank 0 reaches 4");
+    ASSERT_ONE_DEFECT(p, 2, 2, "rank 2 reaches 3 collectives on group 0 where rank 0 reaches 4");
 }
 
 Test(check, member_reducing_other_layers_is_named)
@@ -383,9 +383,9 @@ Test(check, member_reducing_other_layers_is_named)
         plan_allreduce(p, r, g, 0, 2, NO_DEPS);
     }
     ASSERT_ONE_DEFECT(p, 1, 1,
-                      "rank 1 op 1 (ALLREDUCE group 0 [1,2)) is #2 of its all-reduces on group 0, "
+                      "rank 1 op 1 (ALLREDUCE group 0 [1,2)) is #2 of its collectives on group 0, "
                       "but rank 0's #2 is rank 0 op 1 (ALLREDUCE group 0 [0,2)); rank 1 reaches 3 "
-                      "all-reduces on group 0 where rank 0 reaches 2");
+                      "collectives on group 0 where rank 0 reaches 2");
 }
 
 /* ---- malformed ops -------------------------------------------------------- */
