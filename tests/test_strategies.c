@@ -1140,3 +1140,123 @@ Test(strategies, zero1_largest_shard_is_the_last_members)
     plan_free(p);
     workload_free(wl);
 }
+
+/* ---- hybrid data x pipeline (--dp) ---------------------------------------- */
+
+Test(strategies, hybrid_passes_the_checker_for_devices_replicas_and_microbatches,
+     .timeout = 120)
+{
+    struct workload *wl = test_workload(DEEP_MLP);
+    const char *layer_split[] = {"model", "pipeline-gpipe", "pipeline-1f1b"};
+    const int devices[] = {1, 2, 4, 8}, microbatches[] = {1, 4, 8, 16};
+    int n_plans = 0;
+    for (size_t s = 0; s < 3; s++)
+        for (size_t d = 0; d < 4; d++)
+            for (int dp = 1; dp <= devices[d]; dp *= 2)
+                for (size_t m = 0; m < 4; m++)
+                    for (int bucket = 0; bucket < 2; bucket++) {
+                        struct config c = scenario(DEEP_MLP, devices[d], 256, microbatches[m]);
+                        c.dp = dp;
+                        c.bucket_mb = bucket ? 0.01 : 25;   /* a bucket a layer, or one */
+                        struct plan *p = build(layer_split[s], &c, wl);
+                        char what[160];
+                        snprintf(what, sizeof what, "%s, %d devices, --dp %d, %d microbatches, "
+                                 "bucket %g MiB", layer_split[s], devices[d], dp,
+                                 microbatches[m], c.bucket_mb);
+                        assert_valid(p, what);
+                        cr_assert_eq(p->groups.len, dp > 1 ? (size_t)(devices[d] / dp) : 0u,
+                                     "%s: one group per stage", what);
+                        plan_free(p);
+                        n_plans++;
+                    }
+    cr_assert_eq(n_plans, 3 * (1 + 2 + 3 + 4) * 4 * 2);
+    workload_free(wl);
+}
+
+/* On the ideal cluster communication is free, so D replicas of a pipeline
+ * run side by side with the pipeline's own bubble, (p-1)/(m+p-1): the
+ * replicas each get 1/D of the batch, as m microbatches. */
+Test(strategies, hybrid_bubble_is_its_pipelines_bubble)
+{
+    struct {
+        const char *model;
+        int p, m, dp;
+    } cases[] = {{UNIFORM_MLP, 4, 8, 2}, {UNIFORM_MLP, 2, 4, 4}, {MLP_16, 8, 16, 2},
+                 {UNIFORM_MLP, 4, 1, 2}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct workload *wl = test_workload(cases[k].model);
+        struct config c = scenario(cases[k].model, cases[k].p * cases[k].dp, 128, cases[k].m);
+        c.dp = cases[k].dp;
+        double expected = (double)(cases[k].p - 1) / (cases[k].m + cases[k].p - 1);
+        const char *names[] = {"pipeline-gpipe", "pipeline-1f1b"};
+        for (int s = 0; s < 2; s++) {
+            struct plan *p = build(names[s], &c, wl);
+            double got = unit_bubble(p);
+            cr_assert(fabs(got - expected) <= 1e-12, "%s p=%d m=%d dp=%d: %.15f, expected %.15f",
+                      names[s], cases[k].p, cases[k].m, cases[k].dp, got, expected);
+            plan_free(p);
+        }
+        workload_free(wl);
+    }
+    struct workload *wl = test_workload(UNIFORM_MLP);
+    struct config c = scenario(UNIFORM_MLP, 8, 64, 1);
+    c.dp = 2;
+    struct plan *model = build("model", &c, wl);
+    cr_assert(fabs(unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", unit_bubble(model));
+    plan_free(model);
+    workload_free(wl);
+}
+
+/* Replica d's stage i is rank d p + i; stage i's group is its D copies; each
+ * replica computes its share of the batch (10 over 3: 4, 3, 3, as
+ * partition_share) and every stage's UPDATE waits for its all-reduces. */
+Test(strategies, hybrid_ranks_groups_and_batch_shares_follow_the_grid)
+{
+    struct workload *wl = test_workload(UNIFORM_MLP);
+    struct config c = scenario(UNIFORM_MLP, 6, 10, 1);
+    c.dp = 3;
+    struct plan *p = build("pipeline-1f1b", &c, wl);
+    cr_assert_eq(p->n_workers, 6);
+    cr_assert_eq(p->groups.len, 2);
+    for (int i = 0; i < 2; i++) {
+        const struct plan_group *g = &p->groups.items[i];
+        cr_assert(g->n_ranks == 3 && g->ranks[0] == i && g->ranks[1] == 2 + i &&
+                  g->ranks[2] == 4 + i);
+    }
+    const int share[3] = {4, 3, 3};
+    for (int d = 0; d < 3; d++)
+        for (int i = 0; i < 2; i++) {
+            int r = 2 * d + i;
+            cr_assert_eq(op_at(p, r, i == 0 ? 0 : 1)->n_samples, share[d], "rank %d", r);
+            int n = (int)p->ranks[r].ops.len;
+            const struct op *upd = op_at(p, r, n - 1);
+            cr_assert_eq(upd->kind, OP_UPDATE);
+            bool waits_for_reduce = false;
+            for (int k = 0; k < upd->n_deps; k++)
+                waits_for_reduce |= op_at(p, r, plan_deps(p, r, n - 1)[k])->kind == OP_ALLREDUCE;
+            cr_assert(waits_for_reduce, "rank %d's UPDATE waits for its all-reduce", r);
+            cr_assert_eq(count_ops(p, r, OP_ALLREDUCE), 1, "one bucket at 25 MiB");
+        }
+    plan_free(p);
+    workload_free(wl);
+}
+
+Test(strategies, hybrid_errors_name_dp_devices_batch_and_microbatches)
+{
+    struct config c = scenario(DEFAULT_MLP, 8, 256, 4);
+    c.dp = 3;
+    assert_input_error("pipeline-1f1b", &c, "--dp 3 does not divide --devices 8");
+    c.dp = 16;
+    assert_input_error("model", &c, "--dp: 16 is not allowed (1 to --devices 8)");
+    c = scenario(DEFAULT_MLP, 8, 2, 1);
+    c.dp = 4;
+    assert_input_error("pipeline-gpipe", &c, "--dp 4 exceeds --batch 2");
+    c = scenario(DEFAULT_MLP, 4, 8, 8);
+    c.dp = 2;
+    assert_input_error("pipeline-1f1b", &c, "--microbatches 8 exceeds the 4 samples of each of "
+                                            "the --dp 2 replicas");
+    c = scenario(DEFAULT_MLP, 16, 256, 4);
+    c.dp = 2;
+    assert_input_error("pipeline-1f1b", &c, "--devices 16 / --dp 2 = 8 stages exceed the "
+                                            "model's 4 layers");
+}
