@@ -11,8 +11,21 @@
 #include "../strategies/strategy.h"
 #include "scenario.h"
 
+/* The op column's width: 9, or the longest op name the plan uses
+ * (REDUCE_SCATTER), so that plans of the shorter ops print as they always have. */
+static int op_width(const struct plan *p)
+{
+    int width = 9;
+    for (int r = 0; r < p->n_ranks; r++)
+        for (size_t i = 0; i < p->ranks[r].ops.len; i++) {
+            int n = (int)strlen(op_infos[p->ranks[r].ops.items[i].kind].name);
+            if (n > width) width = n;
+        }
+    return width;
+}
+
 /* One line per op: what it does, to what, and what it waits for. */
-static void print_op(FILE *out, const struct plan *p, int r, int i)
+static void print_op(FILE *out, const struct plan *p, int r, int i, int width)
 {
     const struct op *op = &p->ranks[r].ops.items[i];
     char where[48] = "-", peer[32] = "-", bytes[32], deps[96] = "-", mb[16] = "-";
@@ -26,14 +39,17 @@ static void print_op(FILE *out, const struct plan *p, int r, int i)
     if (cls == OPC_SERVER) snprintf(peer, sizeof peer, "server %d", op->peer);
     if (cls == OPC_COLLECTIVE)
         snprintf(peer, sizeof peer, "group %d (%d)", op->group, p->groups.items[op->group].n_ranks);
+    if (op->kind == OP_UPDATE && op->group >= 0)   /* ZeRO-1: this rank's shard only */
+        snprintf(peer, sizeof peer, "shard %d of %d", plan_group_member(p, op->group, r),
+                 p->groups.items[op->group].n_ranks);
     if (op->mb >= 0) snprintf(mb, sizeof mb, "%d", op->mb);
     format_bytes((double)op->bytes, bytes, sizeof bytes);
     const int *d = plan_deps(p, r, i);
     size_t used = 0;
     for (int k = 0; k < op->n_deps && used < sizeof deps - 12; k++)
         used += (size_t)snprintf(deps + used, sizeof deps - used, "%s%d", k ? "," : "", d[k]);
-    fprintf(out, "  %4d  %-7s  %-9s  %-9s  %4s  %7d  %-14s  %10s%s  %s\n", i,
-            plan_stream_name(op->stream), op_infos[op->kind].name, where, mb, op->n_samples, peer,
+    fprintf(out, "  %4d  %-7s  %-*s  %-9s  %4s  %7d  %-14s  %10s%s  %s\n", i,
+            plan_stream_name(op->stream), width, op_infos[op->kind].name, where, mb, op->n_samples, peer,
             bytes, op_infos[op->kind].cls == OPC_COMPUTE ? " touched" : " moved  ", deps);
 }
 
@@ -129,9 +145,10 @@ static void print_rank(FILE *out, const struct plan *p, int r)
             if (pr->ops.items[i].hi > hi) hi = pr->ops.items[i].hi;
         }
     fprintf(out, "\nrank %d: worker, layers [%d,%d), %zu ops\n", r, lo, hi, pr->ops.len);
-    fprintf(out, "  %4s  %-7s  %-9s  %-9s  %4s  %7s  %-14s  %18s  %s\n", "#", "stream", "op",
-            "layers", "mb", "samples", "peer/group", "bytes", "deps");
-    for (size_t i = 0; i < pr->ops.len; i++) print_op(out, p, r, (int)i);
+    int width = op_width(p);
+    fprintf(out, "  %4s  %-7s  %-*s  %-9s  %4s  %7s  %-14s  %18s  %s\n", "#", "stream", width,
+            "op", "layers", "mb", "samples", "peer/group", "bytes", "deps");
+    for (size_t i = 0; i < pr->ops.len; i++) print_op(out, p, r, (int)i, width);
 }
 
 static int write_json(const struct plan *p, const struct plan_verdict *v, const char *path,
