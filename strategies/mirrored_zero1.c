@@ -29,7 +29,10 @@ static int build_zero1(const struct config *c, const struct workload *wl, struct
     int *scatter = XCALLOC(e, (size_t)n_layers, sizeof *scatter);
     int *bucket = XCALLOC(e, (size_t)n_layers + 1, sizeof *bucket);
     if (!p || !members || !scatter || !bucket) goto fail;
-    p->data_parallel = true;
+    /* Not data_parallel (core/plan.h): each worker's momentum is its shard
+     * of N, so the plan for fewer workers would lose the shards of those
+     * gone (a checkpoint resumed on another count, --on-failure shrink). */
+    p->data_parallel = false;
     for (int r = 0; r < n; r++) members[r] = r;
     int everyone = n > 1 ? plan_add_group(p, members, n) : -1;
 
