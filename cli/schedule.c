@@ -47,6 +47,9 @@ static void print_op(FILE *out, const struct plan *p, int r, int i, int width)
     if (cls == OPC_SERVER) snprintf(peer, sizeof peer, "server %d", op->peer);
     if (cls == OPC_COLLECTIVE)
         snprintf(peer, sizeof peer, "group %d (%d)", op->group, p->groups.items[op->group].n_ranks);
+    if (op->kind == OP_UPDATE && op->group >= 0)   /* ZeRO-1: this rank's shard only */
+        snprintf(peer, sizeof peer, "shard %d of %d", plan_group_member(p, op->group, r),
+                 p->groups.items[op->group].n_ranks);
     if (op->mb >= 0) snprintf(mb, sizeof mb, "%d", op->mb);
     format_bytes((double)op->bytes, bytes, sizeof bytes);
     const int *d = plan_deps(p, r, i);
@@ -78,6 +81,58 @@ static void print_explain(FILE *out, const struct plan *p)
     fprintf(out, "server policy %s", pi->name);
     if (pi->arg) fprintf(out, ":%d (%s = %d)", p->policy_arg, pi->arg, p->policy_arg);
     fprintf(out, ": %s\n", pi->meaning);
+}
+
+/* The first layer worker r runs forward: what tells its stage. */
+static int first_layer(const struct plan *p, int r)
+{
+    int lo = p->wl->n_layers;
+    const struct plan_rank *pr = &p->ranks[r];
+    for (size_t i = 0; i < pr->ops.len; i++)
+        if (pr->ops.items[i].kind == OP_FORWARD && pr->ops.items[i].lo < lo)
+            lo = pr->ops.items[i].lo;
+    return lo;
+}
+
+/* Hybrid data x pipeline plans (--dp): which rank is which stage of which
+ * replica. Workers that start at the same layer are copies of one stage;
+ * the k-th copy (by rank) is replica k's. Printed only when there are
+ * several stages each with the same several copies. O(workers^2): a
+ * schedule is read by people, a few hundred ranks at most. */
+static void print_grid(FILE *out, const struct plan *p)
+{
+    int n = p->n_workers, n_stages = 0, n_copies = 0;
+    for (int r = 0; r < n; r++) {
+        int copies = 0;
+        bool is_first = true;
+        for (int q = 0; q < n; q++)
+            if (first_layer(p, q) == first_layer(p, r)) {
+                copies++;
+                is_first &= q >= r;
+            }
+        if (n_copies && copies != n_copies) return;   /* not a grid */
+        n_copies = copies;
+        n_stages += is_first;
+    }
+    if (n_stages < 2 || n_copies < 2) return;
+    fprintf(out, "\ngrid: %d replicas x %d stages; the rank of each stage in each replica\n",
+            n_copies, n_stages);
+    fprintf(out, "  %-11s", "");
+    for (int i = 0; i < n_stages; i++) {
+        char label[24];
+        snprintf(label, sizeof label, "stage %d", i);
+        fprintf(out, "  %9s", label);
+    }
+    fputs("\n", out);
+    for (int d = 0; d < n_copies; d++) {
+        fprintf(out, "  replica %-3d", d);
+        for (int r = 0; r < n; r++) {   /* a replica's stages in rank order */
+            int k = 0;   /* r's copy number among the ranks starting where it does */
+            for (int q = 0; q < r; q++) k += first_layer(p, q) == first_layer(p, r);
+            if (k == d) fprintf(out, "  %9d", r);
+        }
+        fputs("\n", out);
+    }
 }
 
 static void print_rank(FILE *out, const struct plan *p, int r)
@@ -149,6 +204,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
         printf(", as %d microbatches through the stages", p->n_microbatches);
     puts("");
     if (s.cfg.explain) print_explain(stdout, p);
+    print_grid(stdout, p);
     for (int r = 0; r < p->n_ranks; r++) print_rank(stdout, p, r);
     puts("");
 

@@ -44,11 +44,18 @@ static void print_failures(const struct sim_run *run)
 static void print_details(const struct sim_run *run)
 {
     const struct report *r = &run->report;
-    char peak[32];
+    char peak[32], params[32], grads[32], optimizer[32], acts[32];
     format_bytes((double)r->memory_bytes_per_device.peak, peak, sizeof peak);
-    printf("\n%d steps in %.4g s simulated (%llu events). Memory per device: %s at peak.\n",
+    format_bytes((double)r->memory_bytes_per_device.params, params, sizeof params);
+    format_bytes((double)r->memory_bytes_per_device.grads, grads, sizeof grads);
+    format_bytes((double)r->memory_bytes_per_device.optimizer, optimizer, sizeof optimizer);
+    format_bytes((double)r->memory_bytes_per_device.activations, acts, sizeof acts);
+    /* the plan's memory model (core/plan_memory.h), term by term: where
+     * ZeRO-1's sharded momentum or a pipeline's activations show */
+    printf("\n%d steps in %.4g s simulated (%llu events). Memory per device: %s at peak "
+           "(parameters %s, gradients %s, optimizer %s, activations %s).\n",
            (int)run->cfg.steps, r->step_time_s.mean * (double)run->cfg.steps,
-           (unsigned long long)run->result.n_events, peak);
+           (unsigned long long)run->result.n_events, peak, params, grads, optimizer, acts);
     if (run_exceeds_memory(run)) {
         char cap[32];
         format_bytes((double)run->cluster.device.mem_bytes, cap, sizeof cap);

@@ -56,6 +56,9 @@ const struct opt_spec config_options[] = {
     {.name = "backup-workers", INT(backup_workers, 0, 1048575), .def = "0",
      .groups = OPTG_SCENARIO, .metavar = "B",
      .help = "ps-sync: apply the first N-B pushes of a step, drop the last B"},
+    {.name = "dp", INT(dp, 1, 1048576), .def = "1", .groups = OPTG_SCENARIO, .metavar = "D",
+     .help = "model, pipeline-*: D data-parallel replicas of the stages (devices = D x stages), "
+             "each stage's gradients all-reduced among its D copies"},
     {.name = "steps", INT(steps, 1, 1000000000), .def = "20", .groups = OPTG_RUN,
      .metavar = "S", .help = "training steps every compute rank runs"},
     {.name = "seed", INT(seed, 0, 4294967295LL), .def = "1", .groups = OPTG_RUN,

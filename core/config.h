@@ -68,6 +68,7 @@ struct config {
     double bucket_mb;           /* --bucket-mb: mirrored all-reduce bucket, MiB; 0 = one after backward */
     long long staleness;        /* --staleness: ps-ssp bound K */
     long long backup_workers;   /* --backup-workers: ps-sync drops the last B pushes of a step */
+    long long dp;               /* --dp: data-parallel replicas of a model's or pipeline's stages */
     /* OPTG_RUN */
     long long steps;            /* --steps: steps every compute rank runs */
     long long seed;             /* --seed: every random draw of the run derives from it */

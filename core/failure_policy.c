@@ -31,8 +31,8 @@ int failure_policy_resolve(const char *text, const struct plan *p, enum failure_
                        p->strategy, p->n_servers ? "a synchronous round" : "its all-reduce or stage");
     if (found == FAILURE_SHRINK && !p->data_parallel)
         return err_set(e, ERR_INPUT,
-                       "--on-failure shrink: %s splits the model over its ranks, and a lost stage "
-                       "has no stand-in; use restart",
+                       "--on-failure shrink: %s splits the model (or its optimizer state) over "
+                       "its ranks, and a lost part has no stand-in; use restart",
                        p->strategy);
     if (found == FAILURE_SHRINK && p->n_workers < 2)
         return err_set(e, ERR_INPUT,

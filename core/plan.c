@@ -287,6 +287,44 @@ int plan_allreduce(struct plan *p, int rank, int group, int lo, int hi, const in
     return param_op(p, OP_ALLREDUCE, rank, -1, group, lo, hi, deps, n_deps);
 }
 
+int plan_reduce_scatter(struct plan *p, int rank, int group, int lo, int hi, const int *deps,
+                        int n_deps)
+{
+    return param_op(p, OP_REDUCE_SCATTER, rank, -1, group, lo, hi, deps, n_deps);
+}
+
+int plan_all_gather(struct plan *p, int rank, int group, int lo, int hi, const int *deps,
+                    int n_deps)
+{
+    return param_op(p, OP_ALL_GATHER, rank, -1, group, lo, hi, deps, n_deps);
+}
+
+int plan_group_member(const struct plan *p, int group, int rank)
+{
+    if (group < 0 || (size_t)group >= p->groups.len) return -1;
+    const struct plan_group *G = &p->groups.items[group];
+    for (int k = 0; k < G->n_ranks; k++)
+        if (G->ranks[k] == rank) return k;
+    return -1;
+}
+
+int plan_update_shard(struct plan *p, int rank, int group, int lo, int hi, const int *deps,
+                      int n_deps)
+{
+    if (p->build_rc || !layers_ok(p, lo, hi, "UPDATE")) return -1;
+    int k = plan_group_member(p, group, rank);
+    if (k < 0)
+        return build_fail(p, ERR_RUN, "shard UPDATE on rank %d of group %d, which it is not in",
+                          rank, group);
+    int64_t params = workload_params(p->wl, lo, hi), first, last;
+    plan_shard(params, p->groups.items[group].n_ranks, k, &first, &last);
+    struct op op = blank_op(OP_UPDATE);
+    op.lo = lo, op.hi = hi, op.group = group;
+    op.flops = 4.0 * (double)(last - first);   /* as plan_update_op, on the shard */
+    op.bytes = 5 * (last - first) * p->wl->elem_bytes;
+    return plan_add(p, rank, op, deps, n_deps);
+}
+
 int plan_push(struct plan *p, int rank, int server, int lo, int hi, const int *deps, int n_deps)
 {
     return param_op(p, OP_PUSH, rank, server, -1, lo, hi, deps, n_deps);
@@ -303,9 +341,9 @@ int64_t plan_comm_bytes(const struct plan *p)
     for (int r = 0; r < p->n_ranks; r++)
         for (size_t i = 0; i < p->ranks[r].ops.len; i++) {
             const struct op *op = &p->ranks[r].ops.items[i];
-            /* bytes handed to communication: a SEND once (not its RECV), an
-             * all-reduce's buffer once per member, each push and pull */
-            if (op->kind == OP_SEND || op->kind == OP_ALLREDUCE || op->kind == OP_PUSH ||
+            /* bytes handed to communication: a SEND once (not its RECV), a
+             * collective's buffer once per member, each push and pull */
+            if (op->kind == OP_SEND || plan_is_collective(op->kind) || op->kind == OP_PUSH ||
                 op->kind == OP_PULL)
                 sum += op->bytes;
         }

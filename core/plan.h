@@ -8,8 +8,14 @@
  *    for its explicit deps, which are earlier ops of the same rank.
  *  - SEND is eager: it does not wait for its RECV to be posted. A RECV waits
  *    for the SEND with the same (sender, receiver, tag).
- *  - ALLREDUCE is a collective over a group: it starts when the last member
- *    reaches it. Members reach a group's all-reduces in the same order.
+ *  - ALLREDUCE, REDUCE_SCATTER and ALL_GATHER are collectives over a group:
+ *    one starts when the last member reaches it. Members reach a group's
+ *    collectives in the same order, with the same kind and layers.
+ *  - Shards (ZeRO-1): the parameters (and gradients, momentum) of layers
+ *    [lo,hi) are one contiguous block of count elements; member k of a group
+ *    of n owns plan_shard(count, n, k). A REDUCE_SCATTER leaves member k the
+ *    sum of its shard only, an UPDATE with a group steps that shard only,
+ *    and an ALL_GATHER hands every member every shard.
  *  - PUSH/PULL talk to a parameter-server rank. Servers have no program: they
  *    are agents of the executor running plan->policy. Under POLICY_SYNC the
  *    j-th PULL of a worker from a server waits until the j-th PUSH to that
@@ -69,7 +75,7 @@ enum op_class {
     X(PULL, STREAM_COMM, OPC_SERVER, "from", "L", "pull", "#9c755f",                       \
       "parameters of layers [lo,hi) from server peer, once its policy allows")             \
     X(UPDATE, STREAM_COMPUTE, OPC_COMPUTE, NULL, "U", "update", "#59a14f",                 \
-      "optimizer step on the local parameters of [lo,hi)")                                 \
+      "optimizer step on the local parameters of [lo,hi) (with a group: its shard only)")     \
     X(BACKWARD_INPUT, STREAM_COMPUTE, OPC_COMPUTE, NULL, "Ii", "backward (input)",          \
       "#ff9d9a",                                                                           \
       "zero-bubble's B: backward of [lo,hi) on mb for the input gradient only; keeps "     \
@@ -77,7 +83,11 @@ enum op_class {
     X(BACKWARD_WEIGHT, STREAM_COMPUTE, OPC_COMPUTE, NULL, "Ww", "backward (weights)",       \
       "#b6992d",                                                                           \
       "zero-bubble's W: weight gradients of [lo,hi) on mb from what BACKWARD_INPUT kept; " \
-      "accumulates them")
+      "accumulates them")                                                               \
+    X(REDUCE_SCATTER, STREAM_COMM, OPC_COLLECTIVE, NULL, "C", "reduce-scatter", "#ff9da7", \
+      "sum the gradients of [lo,hi) over group; each member keeps its shard of the sum")   \
+    X(ALL_GATHER, STREAM_COMM, OPC_COLLECTIVE, NULL, "G", "all-gather", "#bab0ac",         \
+      "parameters of [lo,hi): each member's shard to every member of group")
 
 enum op_kind {
 #define PLAN_OP_ENUM(name, stream, cls, dir, letters, label, colour, meaning) OP_##name,
@@ -121,7 +131,8 @@ struct op {
     int mb;             /* microbatch; -1 when not per microbatch */
     int n_samples;      /* samples the op works on (compute and p2p); 0 otherwise */
     int peer;           /* SEND/RECV: the other worker; PUSH/PULL: the server; -1 otherwise */
-    int group;          /* ALLREDUCE: index into plan->groups; -1 otherwise */
+    int group;          /* collectives: index into plan->groups; UPDATE: the group
+                         * whose shard of [lo,hi) this rank steps (-1: all of it) */
     uint32_t tag;       /* SEND/RECV: plan_tag(...); 0 otherwise */
     int64_t bytes;      /* comm ops: bytes moved; compute ops: memory bytes touched */
     double flops;       /* compute ops: floating-point operations; 0 otherwise */
@@ -208,6 +219,37 @@ int plan_allreduce(struct plan *p, int rank, int group, int lo, int hi, const in
                    int n_deps);
 int plan_push(struct plan *p, int rank, int server, int lo, int hi, const int *deps, int n_deps);
 int plan_pull(struct plan *p, int rank, int server, int lo, int hi, const int *deps, int n_deps);
+
+/* Collectives over a group (REDUCE_SCATTER, ALL_GATHER) and the shard
+ * UPDATE that sits between them: ZeRO-1's step. The UPDATE is costed by the
+ * shard's parameters. */
+int plan_reduce_scatter(struct plan *p, int rank, int group, int lo, int hi, const int *deps,
+                        int n_deps);
+int plan_all_gather(struct plan *p, int rank, int group, int lo, int hi, const int *deps,
+                    int n_deps);
+int plan_update_shard(struct plan *p, int rank, int group, int lo, int hi, const int *deps,
+                      int n_deps);
+
+/* Is kind a collective over a group? */
+static inline bool plan_is_collective(enum op_kind kind)
+{
+    return kind >= 0 && kind < OP_N_KINDS && op_infos[kind].cls == OPC_COLLECTIVE;
+}
+
+/* Member k of n's shard [*lo, *hi) of a block of count elements: equal
+ * shards of count / n, the last member also taking the remainder, so that
+ * the first n (count / n) elements are an equal split (what NCCL's
+ * reduce-scatter and all-gather need) and the tail, under n elements, is the
+ * last member's. */
+static inline void plan_shard(int64_t count, int n, int k, int64_t *lo, int64_t *hi)
+{
+    int64_t q = count / n;
+    *lo = q * k;
+    *hi = k == n - 1 ? count : q * (k + 1);
+}
+
+/* Rank's position in group g, or -1 when it is not a member. */
+int plan_group_member(const struct plan *p, int group, int rank);
 
 /* DEPS(a, b) expands to the (array, count) pair the builders take. */
 #define DEPS(...) (const int[]){__VA_ARGS__}, (int)(sizeof((const int[]){__VA_ARGS__}) / sizeof(int))

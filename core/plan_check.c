@@ -202,7 +202,9 @@ static bool op_well_formed(const struct ck *c, struct plan_verdict *v, int g)
         op_defect(c, v, g, "has layers [%d,%d), which are empty or outside the model's %d",
                   op->lo, op->hi, n_layers);
     }
-    if (op->kind == OP_ALLREDUCE) {
+    /* a collective names its group, and so does a shard UPDATE: the group
+     * whose shard it steps */
+    if (plan_is_collective(op->kind) || (op->kind == OP_UPDATE && op->group != -1)) {
         if (op->group < 0 || (size_t)op->group >= p->groups.len)
             op_defect(c, v, g, "names group %d; the plan has %zu groups", op->group,
                       p->groups.len);
@@ -334,8 +336,15 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Do a and b, the k-th ops of two members, do the same thing: the same kind
+ * (a group's collectives may mix kinds) on the same layers? */
+static bool same_work(const struct op *a, const struct op *b)
+{
+    return a->kind == b->kind && a->lo == b->lo && a->hi == b->hi;
+}
+
 /* The members of a group (or the workers pushing to one server) must do the
- * same number of ops, with the same [lo,hi), in the same order. The
+ * same number of ops, of the same kind with the same [lo,hi), in the same order. The
  * reference is the most common length (ties: the longer, then the lowest
  * rank), so the member that skips or adds one is the one reported.
  * *ref is its index, or -1 when some member differs. */
@@ -367,8 +376,7 @@ static int check_agree(const struct ck *c, struct plan_verdict *v, const struct 
         snprintf(lens, sizeof lens, "rank %d %s %d %s where rank %d %s %d", M->rank, verb, M->n,
                  what, R->rank, verb, R->n);
         int k = 0;
-        while (k < M->n && k < R->n && op_at(c, M->items[k].g)->lo == op_at(c, R->items[k].g)->lo &&
-               op_at(c, M->items[k].g)->hi == op_at(c, R->items[k].g)->hi)
+        while (k < M->n && k < R->n && same_work(op_at(c, M->items[k].g), op_at(c, R->items[k].g)))
             k++;
         if (k < M->n && k < R->n) {
             op_defect(c, v, M->items[k].g, "is #%d of its %s, but rank %d's #%d is %s%s%s; %s",
@@ -411,18 +419,26 @@ static int split_runs(const struct ck *c, const struct rec *recs, size_t n_recs,
     return n_runs;
 }
 
-/* Collects the ok ops of `kind` keyed by key_of (group or server), sorted. */
+/* Is op one that collect gathers: by group, every collective; else `kind`? */
+static bool is_collected(const struct op *op, enum op_kind kind, bool by_group)
+{
+    return by_group ? plan_is_collective(op->kind) : op->kind == kind;
+}
+
+/* Collects the ok ops of `kind` (by_group: every collective, keyed by group;
+ * else keyed by server), sorted. */
 static struct rec *collect(const struct ck *c, enum op_kind kind, bool by_group, size_t *n,
                            struct err *e)
 {
     size_t count = 0;
-    for (int g = 0; g < c->ix->n_ops; g++) count += c->is_ok[g] && op_at(c, g)->kind == kind;
+    for (int g = 0; g < c->ix->n_ops; g++)
+        count += c->is_ok[g] && is_collected(op_at(c, g), kind, by_group);
     struct rec *recs = XCALLOC(e, count, sizeof *recs);
     if (!recs) return NULL;
     *n = 0;
     for (int g = 0; g < c->ix->n_ops; g++) {
         const struct op *op = op_at(c, g);
-        if (c->is_ok[g] && op->kind == kind)
+        if (c->is_ok[g] && is_collected(op, kind, by_group))
             recs[(*n)++] = (struct rec){by_group ? op->group : op->peer, g};
     }
     qsort(recs, *n, sizeof *recs, cmp_rec);
@@ -447,14 +463,14 @@ static int check_collectives(struct ck *c, struct plan_verdict *v, struct err *e
         if (recs[pos].key != (int)grp) continue;
         int n = split_runs(c, recs, n_recs, &pos, (int)grp, G->ranks, G->n_ranks, runs);
         char what[48];
-        snprintf(what, sizeof what, "all-reduces on group %zu", grp);
+        snprintf(what, sizeof what, "collectives on group %zu", grp);
         int ref;
         rc = check_agree(c, v, runs, n, "reaches", what,
-                         "every member must reach a group's all-reduces in the same order", &ref,
+                         "every member must reach a group's collectives in the same order", &ref,
                          e);
         if (rc < 0) goto done;
         if (ref < 0) continue;
-        /* collective k of this group: the k-th ALLREDUCE of every member */
+        /* collective k of this group: the k-th collective of every member */
         for (int k = 0; k < runs[ref].n; k++) {
             c->ix->coll_first[c->ix->n_coll] = used;
             for (int m = 0; m < n; m++) {

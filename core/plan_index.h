@@ -8,7 +8,7 @@
  * and rounds), -1 where it does not apply. plan_prepare (plan_check.h)
  * checks a plan and returns its index; an index exists only for a valid
  * plan, so its relations are complete: each SEND has its RECV, each
- * ALLREDUCE its collective, each PUSH its slot.
+ * collective op its collective, each PUSH its slot.
  *
  * Cost: O(ops log ops) once, in plan_prepare; reading it is O(1). */
 #ifndef STRATA_PLAN_INDEX_H
@@ -38,11 +38,11 @@ struct plan_index {
     /* messages: a SEND's RECV and a RECV's SEND (same sender, receiver, tag) */
     int *partner;           /* [n_ops] */
 
-    /* collectives: collective k is the coll_ordinal[k]-th ALLREDUCE on group
+    /* collectives: collective k is the coll_ordinal[k]-th collective op on group
      * coll_group[k] of every member; its ops coll_ops[coll_first[k] ..
      * coll_first[k+1]) in the group's rank order. Numbered by group, then
      * ordinal. */
-    int *coll;              /* [n_ops]: ALLREDUCE: its collective */
+    int *coll;              /* [n_ops]: ALLREDUCE, REDUCE_SCATTER, ALL_GATHER: its collective */
     int n_coll;
     int *coll_first;        /* [n_coll + 1] */
     int *coll_ops;

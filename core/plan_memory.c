@@ -47,6 +47,17 @@ static int64_t saved_bytes(const struct workload *wl, int lo, int hi, int n_samp
     return per_sample * n_samples;
 }
 
+/* Parameters of rank's shard of a shard UPDATE's layers (core/plan.h plan_shard). */
+static int64_t update_shard_params(const struct plan *p, int rank, const struct op *op)
+{
+    int k = plan_group_member(p, op->group, rank);
+    if (k < 0) return 0;
+    int64_t lo, hi;
+    plan_shard(workload_params(p->wl, op->lo, op->hi), p->groups.items[op->group].n_ranks, k, &lo,
+               &hi);
+    return hi - lo;
+}
+
 void plan_memory_rank(const struct plan *p, int rank, struct plan_memory *m)
 {
     memset(m, 0, sizeof *m);
@@ -63,8 +74,8 @@ void plan_memory_rank(const struct plan *p, int rank, struct plan_memory *m)
      * weight half usually follows soon.) Executors may reorder
      * ops of different streams, never those of the compute stream, where
      * both live, so program order is the order they happen in. */
-    bool is_updating = false;
-    int64_t held = 0;
+    bool is_updating_all = false;
+    int64_t held = 0, shard_params = 0;
     for (size_t i = 0; i < pr->ops.len; i++) {
         const struct op *op = &pr->ops.items[i];
         if (op->kind == OP_FORWARD) {
@@ -72,12 +83,15 @@ void plan_memory_rank(const struct plan *p, int rank, struct plan_memory *m)
             if (held > m->activations) m->activations = held;
         } else if (op->kind == OP_BACKWARD || op->kind == OP_BACKWARD_WEIGHT) {
             held -= saved_bytes(p->wl, op->lo, op->hi, op->n_samples);
+        } else if (op->kind == OP_UPDATE && op->group < 0) {
+            is_updating_all = true;
         } else if (op->kind == OP_UPDATE) {
-            is_updating = true;
+            shard_params += update_shard_params(p, rank, op);
         }
     }
-    /* SGD momentum: one value per parameter, where the optimizer runs */
-    m->optimizer = is_updating ? m->params : 0;
+    /* SGD momentum: one value per parameter the rank steps: all of its
+     * layers', or (ZeRO-1) only those of its shards */
+    m->optimizer = is_updating_all ? m->params : shard_params * p->wl->elem_bytes;
     m->peak = m->params + m->grads + m->optimizer + m->activations;
 }
 

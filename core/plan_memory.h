@@ -2,7 +2,9 @@
  *   params      parameters of the layers the rank computes (elem_bytes each)
  *   grads       one gradient per parameter
  *   optimizer   SGD momentum: one value per parameter, on ranks that UPDATE
- *               (parameter-server workers keep none: the servers do)
+ *               (parameter-server workers keep none: the servers do); a shard
+ *               UPDATE (ZeRO-1) keeps the momentum of its shard only, 1/N of
+ *               the layers' in a group of N
  *   activations the largest sum, over the program in order, of the saved
  *               activations of microbatches whose FORWARD has run and whose
  *               BACKWARD (or BACKWARD_WEIGHT, its weight half) has not: GPipe

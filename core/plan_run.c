@@ -70,12 +70,12 @@ static void schedule(struct run_state *s, int g, double t)
     heap_push(s, s->end[g], g);
 }
 
-/* All of g's own conditions are met: start it, or for an ALLREDUCE, arrive
+/* All of g's own conditions are met: start it, or for a collective, arrive
  * at its collective, which starts for every member with the last arrival. */
 static void become_ready(struct run_state *s, int g)
 {
     const struct plan_index *ix = s->ix;
-    if (plan_index_op(ix, g)->kind != OP_ALLREDUCE) {
+    if (!plan_is_collective(plan_index_op(ix, g)->kind)) {
         schedule(s, g, s->avail[g]);
         return;
     }
@@ -177,7 +177,7 @@ static int waits_for(const struct run_state *s, int g)
     for (int k = 0; k < op->n_deps; k++)
         if (!s->is_done[ix->off[r] + deps[k]]) return ix->off[r] + deps[k];
     if (op->kind == OP_RECV) return ix->partner[g];
-    if (op->kind == OP_ALLREDUCE)
+    if (plan_is_collective(op->kind))
         for (int m = ix->coll_first[ix->coll[g]]; m < ix->coll_first[ix->coll[g] + 1]; m++)
             if (!s->is_arrived[ix->coll_ops[m]]) return ix->coll_ops[m];
     if (op->kind == OP_PULL && ix->round[g] >= 0)

@@ -1,5 +1,5 @@
-/* Communication of the real executor: the plan's SEND, RECV and ALLREDUCE
- * through one small table of functions, chosen at start-up like a device
+/* Communication of the real executor: the plan's SEND, RECV and
+ * collectives (ALLREDUCE, REDUCE_SCATTER, ALL_GATHER) through one small table of functions, chosen at start-up like a device
  * (nn/device.h). The executor never asks which one it runs on.
  *
  *   mpi   MPI point-to-point and nonblocking all-reduce (real/comm_mpi.c);
@@ -50,6 +50,12 @@ struct comm_req {
     struct comm_host_copy *copy; /* mpi, staged: the host copy in flight, or NULL */
     void *dev_dst;             /* mpi, staged RECV/ALLREDUCE: where it goes on completion */
     size_t bytes;
+    int *counts;               /* mpi, REDUCE_SCATTER/ALL_GATHER: per-member counts, then
+                                * displacements (MPI reads them until completion) */
+    void *shard_src, *shard_dst; /* mpi, REDUCE_SCATTER: where MPI leaves the member's
+                                * shard (the start of the buffer it was given), and
+                                * where it goes on completion */
+    size_t shard_bytes;
     void *done;                /* nccl: cudaEvent_t recorded after the operation */
     void *link;                /* nccl: the communicator it went on */
 };
@@ -83,6 +89,15 @@ struct comm_ops {
     /* buf[0..n) = its sum over the members of plan group `group`, in place. */
     int (*iallreduce_sum)(struct comm *c, float *buf, size_t n, int group, struct comm_req *r,
                           struct err *e);
+    /* ZeRO-1's collectives on buf[0..n) of plan group `group`, whose member
+     * k owns the shard plan_shard(n, members, k) (core/plan.h):
+     * reduce_scatter leaves this member's shard of buf holding its sum over
+     * the members (the rest of buf undefined); all_gather fills every shard
+     * of buf with its owner's values. In place, like iallreduce_sum. */
+    int (*ireduce_scatter_sum)(struct comm *c, float *buf, size_t n, int group,
+                               struct comm_req *r, struct err *e);
+    int (*iall_gather)(struct comm *c, float *buf, size_t n, int group, struct comm_req *r,
+                       struct err *e);
     /* *done: whether r completed (it is then inactive); an inactive r is done. */
     int (*test)(struct comm *c, struct comm_req *r, bool *done, struct err *e);
     int (*wait)(struct comm *c, struct comm_req *r, struct err *e);

@@ -1,5 +1,7 @@
 /* The mpi communicator: host buffers, MPI_Isend/Irecv for the plan's
- * messages and MPI_Iallreduce for its buckets, one MPI communicator per plan
+ * messages, MPI_Iallreduce for its buckets and MPI_Ireduce_scatter /
+ * MPI_Iallgatherv for ZeRO-1's shards (the v forms: the last shard also
+ * holds the remainder, core/plan.h plan_shard), one MPI communicator per plan
  * group so that collectives of different groups never mix.
  *
  * Device buffers (a cuda rank's): each request goes through a host copy
@@ -15,6 +17,7 @@
  * layer boundary of the backward it overlaps. */
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm_backends.h"
 #include "comm_world.h"
@@ -85,9 +88,18 @@ static void *staged(struct comm *c, void *buf, size_t bytes, bool is_out, bool i
     return h;
 }
 
-/* r has completed: its result to the device, its host copy to the pool. */
+/* r has completed: a reduce-scatter's shard to its place, its result to
+ * the device, its host copy to the pool. */
 static void unstage(struct comm *c, struct comm_req *r)
 {
+    free(r->counts);
+    r->counts = NULL;
+    if (r->shard_dst) {
+        /* MPI left the shard at the start of the buffer it was given */
+        if (r->copy) c->dev->copy(r->shard_dst, r->shard_src, r->shard_bytes, DEV_H2D);
+        else memmove(r->shard_dst, r->shard_src, r->shard_bytes);
+        r->shard_src = r->shard_dst = NULL;
+    }
     if (!r->copy) return;
     if (r->dev_dst) host_copy_in_done(c->dev, &r->copy->copy, r->dev_dst, r->bytes);
     r->copy->is_busy = false;
@@ -151,6 +163,71 @@ static int mpi_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
     return 0;
 }
 
+/* Group g's communicator, its size and this rank's position, and the
+ * members' shard counts then displacements (2 x size ints, the caller's to
+ * free, or to hand to r). */
+static int shard_layout(struct comm *c, int group, size_t n, const char *what, MPI_Comm *comm,
+                        int *size, int *me, int **counts, struct err *e)
+{
+    if (group < 0 || group >= c->n_groups || c->groups[group] == MPI_COMM_NULL)
+        return err_set(e, ERR_RUN, "%s on group %d, which rank %d is not a member of", what,
+                       group, c->rank);
+    TRY(check_count(n, what, e));
+    *comm = c->groups[group];
+    MPI_TRY(e, MPI_Comm_size(*comm, size));
+    MPI_TRY(e, MPI_Comm_rank(*comm, me));
+    *counts = XCALLOC(e, 2 * (size_t)*size, sizeof **counts);
+    if (!*counts) return ERR_NOMEM;
+    for (int k = 0; k < *size; k++) {
+        int64_t lo, hi;
+        plan_shard((int64_t)n, *size, k, &lo, &hi);
+        (*counts)[k] = (int)(hi - lo);
+        (*counts)[*size + k] = (int)lo;
+    }
+    return 0;
+}
+
+/* In place over the whole block: MPI sums it and leaves this member's
+ * shard at the start of the buffer, which unstage moves to the shard. */
+static int mpi_ireduce_scatter_sum(struct comm *c, float *buf, size_t n, int group,
+                                   struct comm_req *r, struct err *e)
+{
+    MPI_Comm comm;
+    int size, me, *counts = NULL;
+    TRY(shard_layout(c, group, n, "a REDUCE_SCATTER", &comm, &size, &me, &counts, e));
+    float *h = staged(c, buf, n * sizeof *buf, true, false, r, e);
+    if (!h) {
+        free(counts);
+        return e->code;
+    }
+    r->counts = counts;
+    r->shard_dst = buf + counts[size + me];
+    r->shard_bytes = (size_t)counts[me] * sizeof *buf;
+    r->shard_src = h;
+    MPI_TRY(e, MPI_Ireduce_scatter(MPI_IN_PLACE, h, counts, MPI_FLOAT, MPI_SUM, comm, &r->mpi));
+    r->is_active = true;
+    return 0;
+}
+
+/* In place: each member's shard is already where Allgatherv puts it. */
+static int mpi_iall_gather(struct comm *c, float *buf, size_t n, int group, struct comm_req *r,
+                           struct err *e)
+{
+    MPI_Comm comm;
+    int size, me, *counts = NULL;
+    TRY(shard_layout(c, group, n, "an ALL_GATHER", &comm, &size, &me, &counts, e));
+    float *h = staged(c, buf, n * sizeof *buf, true, true, r, e);
+    if (!h) {
+        free(counts);
+        return e->code;
+    }
+    r->counts = counts;
+    MPI_TRY(e, MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, h, counts, counts + size,
+                               MPI_FLOAT, comm, &r->mpi));
+    r->is_active = true;
+    return 0;
+}
+
 static int mpi_test(struct comm *c, struct comm_req *r, bool *done, struct err *e)
 {
     *done = true;
@@ -181,6 +258,8 @@ const struct comm_ops comm_mpi = {
     .isend = mpi_isend,
     .irecv = mpi_irecv,
     .iallreduce_sum = mpi_iallreduce_sum,
+    .ireduce_scatter_sum = mpi_ireduce_scatter_sum,
+    .iall_gather = mpi_iall_gather,
     .test = mpi_test,
     .wait = mpi_wait,
 };

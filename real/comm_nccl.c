@@ -339,6 +339,57 @@ static int nccl_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
     return issued(l, r, e);
 }
 
+/* Group `group`'s link, or ERR_RUN naming `what`. */
+static struct link *group_link(struct comm *c, int group, const char *what, struct err *e)
+{
+    struct nccl_state *s = c->nccl;
+    if (group >= 0 && group < s->n_groups && s->groups[group].comm) return &s->groups[group];
+    err_set(e, ERR_RUN, "%s on group %d, which rank %d is not a member of", what, group, c->rank);
+    return NULL;
+}
+
+/* plan_shard's layout (core/plan.h): member k owns [kq, (k+1)q), q = n / size,
+ * and the last member also the tail [size q, n). NCCL's reduce-scatter and
+ * all-gather take equal shards, in place when member k's is at buf + kq:
+ * they do the first size q elements, and a reduce to (a broadcast from) the
+ * last member does the tail, all in one NCCL group. */
+static int nccl_ireduce_scatter_sum(struct comm *c, float *buf, size_t n, int group,
+                                    struct comm_req *r, struct err *e)
+{
+    struct link *l = group_link(c, group, "REDUCE_SCATTER", e);
+    if (!l) return e->code;
+    int size = 0, me = 0;
+    NCCL_TRY(e, ncclCommCount(l->comm, &size));
+    NCCL_TRY(e, ncclCommUserRank(l->comm, &me));
+    size_t q = n / (size_t)size, tail = n - q * (size_t)size;
+    TRY(after_compute(l, e));
+    NCCL_TRY(e, ncclGroupStart());
+    if (q) NCCL_TRY(e, ncclReduceScatter(buf, buf + q * (size_t)me, q, ncclFloat, ncclSum, l->comm,
+                                         l->stream));
+    if (tail) NCCL_TRY(e, ncclReduce(buf + q * (size_t)size, buf + q * (size_t)size, tail,
+                                     ncclFloat, ncclSum, size - 1, l->comm, l->stream));
+    NCCL_TRY(e, ncclGroupEnd());
+    return issued(l, r, e);
+}
+
+static int nccl_iall_gather(struct comm *c, float *buf, size_t n, int group, struct comm_req *r,
+                            struct err *e)
+{
+    struct link *l = group_link(c, group, "ALL_GATHER", e);
+    if (!l) return e->code;
+    int size = 0, me = 0;
+    NCCL_TRY(e, ncclCommCount(l->comm, &size));
+    NCCL_TRY(e, ncclCommUserRank(l->comm, &me));
+    size_t q = n / (size_t)size, tail = n - q * (size_t)size;
+    TRY(after_compute(l, e));
+    NCCL_TRY(e, ncclGroupStart());
+    if (q) NCCL_TRY(e, ncclAllGather(buf + q * (size_t)me, buf, q, ncclFloat, l->comm, l->stream));
+    if (tail) NCCL_TRY(e, ncclBroadcast(buf + q * (size_t)size, buf + q * (size_t)size, tail,
+                                        ncclFloat, size - 1, l->comm, l->stream));
+    NCCL_TRY(e, ncclGroupEnd());
+    return issued(l, r, e);
+}
+
 static int nccl_test(struct comm *c, struct comm_req *r, bool *done, struct err *e)
 {
     (void)c;
@@ -381,6 +432,8 @@ const struct comm_ops comm_nccl = {
     .isend = nccl_isend,
     .irecv = nccl_irecv,
     .iallreduce_sum = nccl_iallreduce_sum,
+    .ireduce_scatter_sum = nccl_ireduce_scatter_sum,
+    .iall_gather = nccl_iall_gather,
     .test = nccl_test,
     .wait = nccl_wait,
 };

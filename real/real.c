@@ -195,7 +195,7 @@ static int gather(struct real_ctx *ctx, const void *items, size_t n, size_t size
 }
 
 /* A message or collective instance in one step, to find its partners:
- * SEND: its op g; ALLREDUCE: its collective (core/plan_index.h). */
+ * SEND: its op g; a collective op: its collective (core/plan_index.h). */
 struct meet {
     int64_t key, step;
     double t_s;
@@ -228,7 +228,7 @@ static int align_starts(const struct plan_index *ix, struct span *spans, size_t 
         int g = plan_index_g(ix, s->rank, s->op);
         enum op_kind kind = plan_index_op(ix, g)->kind;
         if (kind == OP_SEND) sends[n_sends++] = (struct meet){g, s->step, s->start_s, s};
-        if (kind == OP_ALLREDUCE)
+        if (plan_is_collective(kind))
             colls[n_colls++] = (struct meet){ix->coll[g], s->step, s->start_s, s};
     }
     qsort(sends, n_sends, sizeof *sends, by_key);

@@ -11,7 +11,7 @@
  *   - SEND and PUSH are eager, as the plan defines them: they satisfy their
  *     stream and dependents when issued; their buffers are left alone until
  *     they complete, and the step waits for them before it ends.
- *   - RECV, ALLREDUCE and PULL satisfy them when they complete.
+ *   - RECV, the collectives and PULL satisfy them when they complete.
  *
  * Spans (core/trace.h): a compute op's span is its own time, straggler delay
  * included. A communication op's span runs from when it was posted to when
@@ -47,7 +47,7 @@ struct op_run {
     enum op_state state;
     double post_s, end_s;
     int64_t ver_read, ver_applied;
-    struct comm_req req;          /* SEND, RECV, ALLREDUCE */
+    struct comm_req req;          /* SEND, RECV, collectives */
     MPI_Request ps_req[3];        /* PUSH: header, data; PULL: reply header, data, request */
     int n_ps_req;
     struct ps_msg msg;            /* PUSH, PULL: what was sent (must outlive the send) */
@@ -396,6 +396,23 @@ static int run_backward_weight(struct worker *w, const struct op *o, struct err 
     return mlp_backward_weight(w->ctx->m, a, o->lo, o->hi, n, e);
 }
 
+/* ZeRO-1's UPDATE: SGD on this rank's shard of [lo,hi) only (core/plan.h
+ * plan_shard), whose gradient sum the REDUCE_SCATTER before it left here;
+ * the ALL_GATHER after it brings the other shards. Only the shard's slice
+ * of the model's momentum block is ever touched. */
+static void run_shard_update(struct worker *w, const struct op *o)
+{
+    struct real_ctx *ctx = w->ctx;
+    const struct plan_group *G = &ctx->p->groups.items[o->group];
+    int64_t at = mlp_param_offset(ctx->m, o->lo), lo, hi;
+    plan_shard(mlp_param_count(ctx->m, o->lo, o->hi), G->n_ranks,
+               plan_group_member(ctx->p, o->group, ctx->rank), &lo, &hi);
+    struct mlp *m = ctx->m;
+    m->dev->sgd_momentum(m->params + at + lo, m->momentum + at + lo, m->grads + at + lo,
+                         (size_t)(hi - lo), ctx->lr, ctx->momentum, ctx->weight_decay,
+                         1.0f / (float)ctx->p->batch);
+}
+
 /* Runs compute op i now, straggler delay included. */
 static int run_compute(struct worker *w, int i, struct err *e)
 {
@@ -408,6 +425,10 @@ static int run_compute(struct worker *w, int i, struct err *e)
     case OP_BACKWARD_INPUT: TRY(run_backward(w, o, e)); break;
     case OP_BACKWARD_WEIGHT: TRY(run_backward_weight(w, o, e)); break;
     case OP_UPDATE:
+        if (o->group >= 0) {
+            run_shard_update(w, o);
+            break;
+        }
         mlp_sgd_step(ctx->m, o->lo, o->hi, ctx->lr, ctx->momentum, ctx->weight_decay,
                      1.0f / (float)ctx->p->batch);
         break;
@@ -513,6 +534,20 @@ static int start_comm(struct worker *w, int i, struct err *e)
         TRY(ctx->comm.ops->iallreduce_sum(&ctx->comm, ctx->m->grads + off,
                                           (size_t)mlp_param_count(ctx->m, o->lo, o->hi), o->group,
                                         &r->req, e));
+        break;
+    }
+    case OP_REDUCE_SCATTER: {
+        int64_t off = mlp_param_offset(ctx->m, o->lo);
+        TRY(ctx->comm.ops->ireduce_scatter_sum(&ctx->comm, ctx->m->grads + off,
+                                               (size_t)mlp_param_count(ctx->m, o->lo, o->hi),
+                                               o->group, &r->req, e));
+        break;
+    }
+    case OP_ALL_GATHER: {
+        int64_t off = mlp_param_offset(ctx->m, o->lo);
+        TRY(ctx->comm.ops->iall_gather(&ctx->comm, ctx->m->params + off,
+                                       (size_t)mlp_param_count(ctx->m, o->lo, o->hi), o->group,
+                                       &r->req, e));
         break;
     }
     case OP_PUSH: TRY(start_push(w, i, e)); break;

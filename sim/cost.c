@@ -135,3 +135,18 @@ double cost_allreduce_s(const struct cluster *c, const int *ranks, int n_ranks, 
     }
     return 0;
 }
+
+double cost_collective_s(const struct cluster *c, enum op_kind kind, const int *ranks,
+                         int n_ranks, int64_t bytes)
+{
+    if (kind == OP_ALLREDUCE) return cost_allreduce_s(c, ranks, n_ranks, bytes);
+    if (n_ranks <= 1 || c->is_ideal) return 0;
+    int p = n_ranks;
+    double n = (double)bytes;
+    struct occupancy o = occupancy_of(c, ranks, p);
+    struct link_profile flat = shared(c, o.k > 1 ? c->inter : c->intra);
+    double move_s = (p - 1) * (flat.latency_s + n / (p * flat.bw_bytes_per_s));
+    if (kind == OP_REDUCE_SCATTER)
+        return move_s + (double)(p - 1) / p * n * c->allreduce_gamma_s_per_byte * share_of(c);
+    return move_s;   /* OP_ALL_GATHER: copies only */
+}

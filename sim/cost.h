@@ -38,4 +38,16 @@ struct link_profile cost_link(const struct cluster *c, int rank_a, int rank_b);
  * at the inter-node link's alpha and beta, its slowest hop. One rank: 0. */
 double cost_allreduce_s(const struct cluster *c, const int *ranks, int n_ranks, int64_t bytes);
 
+/* The time of a collective op of `kind` (ALLREDUCE, REDUCE_SCATTER,
+ * ALL_GATHER) moving `bytes` (the whole buffer: a gradient or parameter
+ * block) among the group's ranks. ALLREDUCE is cost_allreduce_s; the other
+ * two are each half of a ring all-reduce, whatever c->allreduce (NCCL runs
+ * them as rings), at the slowest hop as above:
+ *   reduce-scatter  (p-1) (alpha + n / (p beta)) + (p-1)/p n gamma
+ *   all-gather      (p-1) (alpha + n / (p beta))
+ * (each member sends and receives (p-1)/p of n; Thakur, Rabenseifner &
+ * Gropp, 2005). One rank, or the ideal cluster: 0. */
+double cost_collective_s(const struct cluster *c, enum op_kind kind, const int *ranks,
+                         int n_ranks, int64_t bytes);
+
 #endif

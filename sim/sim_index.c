@@ -62,7 +62,7 @@ static void index_sends(struct sim *m)
         if (m->x[g].kind == OP_SEND) m->xc[m->x[g].comm].recv_comm = m->x[m->x[g].aux].comm;
 }
 
-/* Each ALLREDUCE's collective, and what the collective costs. */
+/* Each collective op's collective, and what the collective costs. */
 static int index_collectives(struct sim *m)
 {
     const struct plan_index *ix = m->ix;
@@ -71,14 +71,14 @@ static int index_collectives(struct sim *m)
     m->coll_first = ix->coll_first;
     m->coll_ops = ix->coll_ops;
     for (int g = 0; g < m->n_ops; g++)
-        if (m->x[g].kind == OP_ALLREDUCE) m->x[g].aux = ix->coll[g];
+        if (plan_is_collective(m->x[g].kind)) m->x[g].aux = ix->coll[g];
     m->coll_cost_s = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_cost_s);
     m->coll_arrived = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_arrived);
     if (!m->coll_cost_s || !m->coll_arrived) return ERR_NOMEM;
     for (int c = 0; c < m->n_coll; c++) {
         const struct plan_group *G = &p->groups.items[ix->coll_group[c]];
         const struct op *op = op_of(m, m->coll_ops[m->coll_first[c]]);
-        m->coll_cost_s[c] = cost_allreduce_s(m->cl, G->ranks, G->n_ranks, op->bytes);
+        m->coll_cost_s[c] = cost_collective_s(m->cl, op->kind, G->ranks, G->n_ranks, op->bytes);
     }
     return 0;
 }

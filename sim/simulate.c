@@ -5,7 +5,7 @@
  * plan is checked and prepared once (plan_prepare, core/plan_index.h): flat
  * arrays over a global op id g = off[rank] + index give the op after each
  * on its stream, the ops that name it as a dep, the RECV of each SEND, the
- * collective of each ALLREDUCE, the (server, worker) slot of each PUSH and
+ * collective of each collective op, the (server, worker) slot of each PUSH and
  * PULL; sim_index.c adds the link each transfer crosses. During the run each op keeps a count of unmet conditions (stream
  * predecessor and deps, reset at every step start); when it reaches 0 the op
  * is *ready* and one switch over op kinds decides what happens:
@@ -14,8 +14,9 @@
  *             the machine's own spread (the cluster's), then the user's --straggler
  *   SEND      enters the network now (eager); ends when its data has arrived
  *   RECV      ends when the matching SEND's data of the same step has arrived
- *   ALLREDUCE arrives at its collective; the last member starts it for all,
- *             for cost_allreduce_s; one event ends every member
+ *   ALLREDUCE, REDUCE_SCATTER, ALL_GATHER
+ *             arrives at its collective; the last member starts it for all,
+ *             for cost_collective_s; one event ends every member
  *   PUSH      crosses the server's link; on arrival the server's policy takes
  *             it (ps_server_push) and the PUSH ends
  *   PULL      is held by its server until ps_server_pull_bound passes it, then the
@@ -224,7 +225,9 @@ static void op_ready(struct sim *m, int g)
         if (m->xc[x->comm].arrived > m->step[x->rank]) end_now(m, g);
         else m->x[g].is_waiting = true;
         break;
-    case OP_ALLREDUCE: {
+    case OP_ALLREDUCE:
+    case OP_REDUCE_SCATTER:
+    case OP_ALL_GATHER: {
         int c = x->aux, first = m->coll_first[c], n = m->coll_first[c + 1] - first;
         if (++m->coll_arrived[c] < n) break;
         /* the last member: the collective starts now for every member */

@@ -5,6 +5,7 @@
 #include "strategy.h"
 
 extern const struct strategy strategy_mirrored;        /* mirrored.c */
+extern const struct strategy strategy_mirrored_zero1;  /* mirrored_zero1.c */
 extern const struct strategy strategy_ps_sync;         /* ps.c */
 extern const struct strategy strategy_ps_async;
 extern const struct strategy strategy_ps_ssp;

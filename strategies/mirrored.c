@@ -3,31 +3,10 @@
  * gradients are summed over all workers by all-reduces of buckets of whole
  * layers, each started as soon as the backward of its layers is done, so
  * communication overlaps the backward of the layers below. */
-#include <math.h>
 #include <stdlib.h>
 
 #include "families.h"
 #include "partition.h"
-
-#define BYTES_PER_MIB 1048576.0
-
-/* The first layer of the bucket that ends at layer `hi`. Buckets fill in
- * backward order (from the last layer down) and close once their gradient
- * bytes reach cap_bytes; a layer larger than the cap is a bucket alone. A
- * cap of 0 makes one bucket of everything: one all-reduce after backward. */
-static int bucket_lo(const struct workload *wl, int hi, double cap_bytes)
-{
-    if (cap_bytes <= 0) return 0;
-    int lo = hi - 1;
-    double bytes = (double)workload_param_bytes(wl, lo, hi);
-    while (lo > 0 && bytes < cap_bytes) {
-        double next = (double)workload_param_bytes(wl, lo - 1, lo);
-        if (next > cap_bytes) break;   /* the big layer gets its own bucket */
-        bytes += next;
-        lo--;
-    }
-    return lo;
-}
 
 static int build_mirrored(const struct config *c, const struct workload *wl, struct plan **out,
                           struct err *e)
@@ -35,12 +14,8 @@ static int build_mirrored(const struct config *c, const struct workload *wl, str
     int n, batch;
     TRY(partition_check_devices_batch(c, &n, &batch, e));
     TRY(partition_check_data_parallel(n, batch, e));
-    if (!isfinite(c->bucket_mb) || c->bucket_mb < 0)
-        return err_set(e, ERR_INPUT,
-                       "--bucket-mb: %g is not allowed (0 or more MiB; 0 = one all-reduce "
-                       "after the backward)",
-                       c->bucket_mb);
-    double cap_bytes = c->bucket_mb * BYTES_PER_MIB;
+    double cap_bytes;
+    TRY(partition_check_bucket_mb(c, &cap_bytes, e));
     const int n_layers = wl->n_layers;
 
     struct plan *p = plan_create("mirrored", wl, n, 0, batch, 1, e);
@@ -62,7 +37,7 @@ static int build_mirrored(const struct config *c, const struct workload *wl, str
          * comm stream runs them in order while compute moves on. */
         int prev = fwd, reduce = -1;
         for (int hi = n_layers; hi > 0;) {
-            int lo = bucket_lo(wl, hi, cap_bytes);
+            int lo = partition_bucket_lo(wl, hi, cap_bytes);
             prev = plan_backward(p, r, lo, hi, 0, samples, DEPS(prev));
             reduce = plan_allreduce(p, r, everyone, lo, hi, DEPS(prev));
             hi = lo;

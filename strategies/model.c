@@ -24,7 +24,7 @@ static int build_model(const struct config *c, const struct workload *wl, struct
 const struct strategy strategy_model = {
     .name = "model",
     .summary = "model parallel: layers split across devices, one batch flows through them",
-    .options = "",
+    .options = "dp,bucket-mb",
     .policy = POLICY_NONE,
     .build = build_model,
 };

@@ -1,5 +1,6 @@
 /* Cutting a step into pieces: samples, stages, shards; and the checks. */
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,4 +167,36 @@ int partition_check_microbatches(const struct config *c, int batch, int *n_micro
                        c->microbatches, most);
     *n_microbatches = (int)c->microbatches;
     return 0;
+}
+
+#define BYTES_PER_MIB 1048576.0
+
+int partition_check_bucket_mb(const struct config *c, double *cap_bytes, struct err *e)
+{
+    if (!isfinite(c->bucket_mb) || c->bucket_mb < 0)
+        return err_set(e, ERR_INPUT,
+                       "--bucket-mb: %g is not allowed (0 or more MiB; 0 = one all-reduce "
+                       "after the backward)",
+                       c->bucket_mb);
+    *cap_bytes = c->bucket_mb * BYTES_PER_MIB;
+    return 0;
+}
+
+int partition_bucket_lo_from(const struct workload *wl, int floor, int hi, double cap_bytes)
+{
+    if (cap_bytes <= 0) return floor;
+    int lo = hi - 1;
+    double bytes = (double)workload_param_bytes(wl, lo, hi);
+    while (lo > floor && bytes < cap_bytes) {
+        double next = (double)workload_param_bytes(wl, lo - 1, lo);
+        if (next > cap_bytes) break;   /* the big layer gets its own bucket */
+        bytes += next;
+        lo--;
+    }
+    return lo;
+}
+
+int partition_bucket_lo(const struct workload *wl, int hi, double cap_bytes)
+{
+    return partition_bucket_lo_from(wl, 0, hi, cap_bytes);
 }

@@ -44,4 +44,16 @@ int partition_check_stages(int n_stages, const struct workload *wl, const char *
 int partition_check_microbatches(const struct config *c, int batch, int *n_microbatches,
                                  struct err *e);
 
+/* --bucket-mb as a cap in bytes (>= 0; 0 = one bucket of everything). */
+int partition_check_bucket_mb(const struct config *c, double *cap_bytes, struct err *e);
+
+/* The first layer of the gradient bucket that ends at layer `hi`, of layers
+ * [0, hi): buckets fill in backward order (from the last layer down) and
+ * close once their gradient bytes reach cap_bytes; a layer larger than the
+ * cap is a bucket alone. A cap of 0 makes one bucket of everything. */
+int partition_bucket_lo(const struct workload *wl, int hi, double cap_bytes);
+
+/* The same within a stage whose layers start at `floor`: never below it. */
+int partition_bucket_lo_from(const struct workload *wl, int floor, int hi, double cap_bytes);
+
 #endif

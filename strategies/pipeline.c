@@ -56,7 +56,7 @@ static int build_1f1b(const struct config *c, const struct workload *wl, struct 
 const struct strategy strategy_pipeline_gpipe = {
     .name = "pipeline-gpipe",
     .summary = "pipeline: M microbatches, all forwards then all backwards (GPipe)",
-    .options = "microbatches",
+    .options = "microbatches,dp,bucket-mb",
     .policy = POLICY_NONE,
     .build = build_gpipe,
 };
@@ -65,7 +65,7 @@ const struct strategy strategy_pipeline_1f1b = {
     .name = "pipeline-1f1b",
     .summary = "pipeline: one forward, one backward (PipeDream-flush): same bubble, "
                "less activation memory",
-    .options = "microbatches",
+    .options = "microbatches,dp,bucket-mb",
     .policy = POLICY_NONE,
     .build = build_1f1b,
 };

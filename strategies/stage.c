@@ -1,5 +1,6 @@
 /* Layer-parallel stages: option checks, the cut, and one microbatch's trip
- * through a stage with its boundary messages. */
+ * through a stage with its boundary messages; with --dp, the replicas and
+ * each stage's gradient all-reduces among its copies. */
 #include <stdlib.h>
 
 #include "partition.h"
@@ -7,35 +8,84 @@
 
 static void stages_release(struct stages *st);
 
-/* The options checked, the cut made, the plan created empty. On failure
- * nothing is left to release. */
+/* --dp D against --devices and --batch: D divides the devices into D
+ * replicas of devices / D stages, each with a sample of the batch. 0 is a
+ * config made by hand, not by the option table (whose range starts at 1):
+ * one replica. */
+static int check_dp(const struct config *c, int n_devices, int batch, int *n_replicas,
+                    struct err *e)
+{
+    long long d = c->dp == 0 ? 1 : c->dp;
+    if (d < 1 || d > n_devices)
+        return err_set(e, ERR_INPUT, "--dp: %lld is not allowed (1 to --devices %d)", d,
+                       n_devices);
+    if (n_devices % d)
+        return err_set(e, ERR_INPUT,
+                       "--dp %lld does not divide --devices %d: devices = D replicas x stages "
+                       "(try --devices %lld)",
+                       d, n_devices, (n_devices / d + 1) * d);
+    if (d > batch)
+        return err_set(e, ERR_INPUT,
+                       "--dp %lld exceeds --batch %d: each replica needs at least one sample", d,
+                       batch);
+    *n_replicas = (int)d;
+    return 0;
+}
+
+/* The options checked, the cut made, the plan created empty (with one group
+ * per stage when D > 1). On failure nothing is left to release. */
 static int stages_begin(const struct config *c, const struct workload *wl, const char *strategy,
                         const char *what, bool is_pipelined, struct stages *st,
                         struct plan **out, struct err *e)
 {
     *st = (struct stages){0};
     *out = NULL;
-    int n_devices, batch, n_microbatches = 1;
+    int n_devices, batch, n_microbatches = 1, n_replicas = 1;
     TRY(partition_check_devices_batch(c, &n_devices, &batch, e));
-    if (is_pipelined) TRY(partition_check_microbatches(c, batch, &n_microbatches, e));
-    /* every stage sees the whole batch, so --devices is bounded by the
-     * layers, not by the batch */
-    TRY(partition_check_stages(n_devices, wl, what, e));
+    TRY(check_dp(c, n_devices, batch, &n_replicas, e));
+    int n_stages = n_devices / n_replicas;
+    /* the smallest replica's share of the batch: every microbatch needs a sample */
+    int replica_batch = batch / n_replicas;
+    if (is_pipelined && n_replicas > 1 && c->microbatches > replica_batch)
+        return err_set(e, ERR_INPUT,
+                       "--microbatches %lld exceeds the %d samples of each of the --dp %d "
+                       "replicas (--batch %d / %d): each microbatch needs at least one sample",
+                       c->microbatches, replica_batch, n_replicas, batch, n_replicas);
+    if (is_pipelined) TRY(partition_check_microbatches(c, replica_batch, &n_microbatches, e));
+    if (n_replicas > 1) TRY(partition_check_bucket_mb(c, &st->cap_bytes, e));
+    /* every stage sees its replica's whole batch, so the stages are bounded
+     * by the layers, not by the batch */
+    if (n_replicas > 1 && n_stages > wl->n_layers)
+        return err_set(e, ERR_INPUT,
+                       "--devices %d / --dp %d = %d stages exceed the model's %d layers: %s "
+                       "needs a layer per stage (use a deeper --model or a larger --dp)",
+                       n_devices, n_replicas, n_stages, wl->n_layers, what);
+    TRY(partition_check_stages(n_stages, wl, what, e));
     /* One stage has no bubble to fill: microbatches would only add per-op
      * overhead, and one device must run the same step under every strategy
      * (the baseline speedups are measured against). */
-    if (n_devices == 1) n_microbatches = 1;
-    st->n = n_devices;
+    if (n_stages == 1) n_microbatches = 1;
+    st->n = n_stages;
     st->batch = batch;
     st->n_microbatches = n_microbatches;
-    st->bounds = XCALLOC(e, (size_t)n_devices + 1, sizeof *st->bounds);
+    st->n_replicas = n_replicas;
+    st->stage_group = -1;
+    st->bounds = XCALLOC(e, (size_t)n_stages + 1, sizeof *st->bounds);
     st->fwd_op = XCALLOC(e, (size_t)n_microbatches, sizeof *st->fwd_op);
-    if (!st->bounds || !st->fwd_op) goto fail;
-    if (partition_stages(wl, n_devices, st->bounds, e) < 0) goto fail;
+    int *copies = XCALLOC(e, (size_t)n_replicas, sizeof *copies);
+    if (!st->bounds || !st->fwd_op || !copies) goto fail;
+    if (partition_stages(wl, n_stages, st->bounds, e) < 0) goto fail;
     *out = plan_create(strategy, wl, n_devices, 0, batch, n_microbatches, e);
     if (!*out) goto fail;
+    for (int i = 0; n_replicas > 1 && i < n_stages; i++) {
+        for (int d = 0; d < n_replicas; d++) copies[d] = d * n_stages + i;
+        int g = plan_add_group(*out, copies, n_replicas);   /* failures stay in the plan */
+        if (i == 0) st->stage_group = g;
+    }
+    free(copies);
     return 0;
 fail:
+    free(copies);
     stages_release(st);
     return ERR_NOMEM;   /* the only failure left once the options passed */
 }
@@ -54,34 +104,71 @@ int stages_build(const struct config *c, const struct workload *wl, const char *
     struct stages st;
     struct plan *p;
     TRY(stages_begin(c, wl, strategy, what, is_pipelined, &st, &p, e));
-    for (int i = 0; i < st.n; i++) schedule(p, &st, i);
+    for (st.replica = 0; st.replica < st.n_replicas; st.replica++)
+        for (int i = 0; i < st.n; i++) {
+            st.n_backward = 0;
+            st.last_reduce = -1;
+            schedule(p, &st, i);
+        }
     stages_release(&st);
     *out = p;
     return 0;
 }
 
+/* Samples of microbatch mb of the replica being scheduled. */
+static int mb_samples(const struct stages *st, int mb)
+{
+    int replica_batch = partition_share(st->batch, st->n_replicas, st->replica);
+    return partition_share(replica_batch, st->n_microbatches, mb);
+}
+
 int stage_forward(struct plan *p, struct stages *st, int i, int mb)
 {
-    int lo = st->bounds[i], hi = st->bounds[i + 1];
-    int n = partition_share(st->batch, st->n_microbatches, mb);
-    int in = i > 0 ? plan_recv(p, i, i - 1, TAG_ACT, lo, mb, n, NO_DEPS) : -1;
-    int fwd = plan_forward(p, i, lo, hi, mb, n, DEPS(in));
-    if (i < st->n - 1) plan_send(p, i, i + 1, TAG_ACT, hi, mb, n, DEPS(fwd));
+    int lo = st->bounds[i], hi = st->bounds[i + 1], r = stage_rank(st, i);
+    int n = mb_samples(st, mb);
+    int in = i > 0 ? plan_recv(p, r, r - 1, TAG_ACT, lo, mb, n, NO_DEPS) : -1;
+    int fwd = plan_forward(p, r, lo, hi, mb, n, DEPS(in));
+    if (i < st->n - 1) plan_send(p, r, r + 1, TAG_ACT, hi, mb, n, DEPS(fwd));
     st->fwd_op[mb] = fwd;
     return fwd;
 }
 
+/* The last microbatch's backward of stage i with --dp: in mirrored's
+ * buckets from the top layer down, each bucket's all-reduce among the
+ * stage's copies issued as soon as its layers' gradients are final, so
+ * that it overlaps the backward of the layers below and the drain of the
+ * stages before. The input gradient's SEND goes before the lowest bucket's
+ * all-reduce on the comm stream, so that the previous stage never waits
+ * for that one; it may still wait for the upper buckets' (one comm stream
+ * a rank: the cost of bucket caps smaller than the stage). Returns the
+ * lowest bucket's BACKWARD. */
+static int backward_reducing(struct plan *p, struct stages *st, int i, int mb, int n, int grad)
+{
+    int lo = st->bounds[i], r = stage_rank(st, i), prev = -1;
+    for (int hi = st->bounds[i + 1]; hi > lo;) {
+        int b_lo = partition_bucket_lo_from(p->wl, lo, hi, st->cap_bytes);
+        prev = plan_backward(p, r, b_lo, hi, mb, n, DEPS(grad, st->fwd_op[mb], prev));
+        if (b_lo == lo && i > 0) plan_send(p, r, r - 1, TAG_GRAD, lo, mb, n, DEPS(prev));
+        st->last_reduce = plan_allreduce(p, r, st->stage_group + i, b_lo, hi, DEPS(prev));
+        hi = b_lo;
+    }
+    return prev;
+}
+
 int stage_backward(struct plan *p, struct stages *st, int i, int mb)
 {
-    int lo = st->bounds[i], hi = st->bounds[i + 1];
-    int n = partition_share(st->batch, st->n_microbatches, mb);
-    int grad = i < st->n - 1 ? plan_recv(p, i, i + 1, TAG_GRAD, hi, mb, n, NO_DEPS) : -1;
-    int bwd = plan_backward(p, i, lo, hi, mb, n, DEPS(grad, st->fwd_op[mb]));
-    if (i > 0) plan_send(p, i, i - 1, TAG_GRAD, lo, mb, n, DEPS(bwd));
+    int lo = st->bounds[i], hi = st->bounds[i + 1], r = stage_rank(st, i);
+    int n = mb_samples(st, mb);
+    int grad = i < st->n - 1 ? plan_recv(p, r, r + 1, TAG_GRAD, hi, mb, n, NO_DEPS) : -1;
+    if (++st->n_backward == st->n_microbatches && st->n_replicas > 1)
+        return backward_reducing(p, st, i, mb, n, grad);   /* sends the gradient itself */
+    int bwd = plan_backward(p, r, lo, hi, mb, n, DEPS(grad, st->fwd_op[mb]));
+    if (i > 0) plan_send(p, r, r - 1, TAG_GRAD, lo, mb, n, DEPS(bwd));
     return bwd;
 }
 
 int stage_update(struct plan *p, const struct stages *st, int i, int last_backward)
 {
-    return plan_update(p, i, st->bounds[i], st->bounds[i + 1], DEPS(last_backward));
+    return plan_update(p, stage_rank(st, i), st->bounds[i], st->bounds[i + 1],
+                       DEPS(last_backward, st->last_reduce));
 }

@@ -1,5 +1,6 @@
 /* Layer-parallel stages: the pieces model.c and pipeline.c compose into
- * schedules, and the build around a schedule. Worker i is stage i and holds layers [bounds[i], bounds[i+1]);
+ * schedules, and the build around a schedule. Worker i is stage i (of
+ * replica 0, with --dp D: see struct stages) and holds layers [bounds[i], bounds[i+1]);
  * activations cross a stage boundary forward (tag ACT) and their gradients
  * cross it backward (tag GRAD), one message per microbatch. */
 #ifndef STRATA_STAGE_H
@@ -13,12 +14,31 @@
 #include "../core/workload.h"
 
 struct stages {
-    int n;                 /* stages = --devices */
+    int n;                 /* stages = --devices / --dp */
     int *bounds;           /* [n + 1]: stage i holds layers [bounds[i], bounds[i+1]) */
-    int batch;             /* samples per step, all through every stage */
+    int batch;             /* samples per step through every stage of one replica */
     int n_microbatches;    /* the batch split as partition_share says */
     int *fwd_op;           /* [n_microbatches]: the current stage's FORWARD of each mb */
+
+    /* Hybrid data x pipeline parallelism (--dp D): D replicas of the n
+     * stages, replica d's stage i on rank d n + i, each replica a share of
+     * the global batch (partition_share). Stage i's gradients are summed
+     * over its D copies, group stage_group + i, in buckets of cap_bytes
+     * (mirrored's), each all-reduce right after the backward of its layers
+     * on the stage's last microbatch. D = 1: none of that. */
+    int n_replicas;        /* D */
+    int replica;           /* the replica being scheduled */
+    int stage_group;       /* the plan group of stage 0's copies; -1 when D = 1 */
+    double cap_bytes;      /* --bucket-mb in bytes */
+    int n_backward;        /* the current stage's backwards scheduled so far */
+    int last_reduce;       /* the current stage's last all-reduce; -1 none */
 };
+
+/* The rank of stage i of the replica being scheduled. */
+static inline int stage_rank(const struct stages *st, int i)
+{
+    return st->replica * st->n + i;
+}
 
 /* Stage i's ops in a schedule: stage_forward, stage_backward and
  * stage_update calls in the order stage i runs them. */
@@ -26,8 +46,8 @@ typedef void (*stage_schedule_fn)(struct plan *p, struct stages *st, int i);
 
 /* A layer-parallel strategy's build: checks the options for `strategy`
  * (`what` names it in messages: "pipeline parallelism"), cuts the layers
- * into --devices stages balanced by FLOPs, creates the plan and has
- * schedule emit each stage's ops. The batch is one microbatch unless
+ * into --devices / --dp stages balanced by FLOPs, creates the plan and has
+ * schedule emit each stage's ops, for each replica. The batch is one microbatch unless
  * is_pipelined, then --microbatches of them (one again on a single stage).
  * Builder failures stay in the plan's sticky error (strategy_build reports
  * them). */
@@ -45,7 +65,8 @@ int stage_forward(struct plan *p, struct stages *st, int i, int mb);
  * gradient to stage i-1 (unless first). Returns the BACKWARD's op index. */
 int stage_backward(struct plan *p, struct stages *st, int i, int mb);
 
-/* Stage i's optimizer step on its layers after its last BACKWARD. */
+/* Stage i's optimizer step on its layers after its last BACKWARD (and,
+ * with --dp, after its gradients' last all-reduce). */
 int stage_update(struct plan *p, const struct stages *st, int i, int last_backward);
 
 #endif

@@ -384,3 +384,60 @@ Test(cost, measured_time_share_stretch_replaces_the_rule)
     c.time_share_stretch = 0;   /* none measured: the rule */
     EXPECT_CLOSE(cost_compute_s(&c, &fwd), 1.5 * alone_s);
 }
+
+/* ---- ZeRO-1's collectives ------------------------------------------------ */
+
+/* Ring reduce-scatter and all-gather: (p-1)(alpha + n/(p beta)) each, half
+ * of the ring all-reduce, on one node at NVLink's 3 us and 450 GB/s and
+ * across nodes at InfiniBand's 5 us and 50 GB/s (the presets have no gamma,
+ * so the reduce-scatter's sum adds nothing); whatever --allreduce says. */
+Test(cost, reduce_scatter_and_all_gather_match_the_ring_closed_form)
+{
+    struct cluster c = preset("h100-nvlink-ib");
+    cr_assert_eq(c.allreduce_gamma_s_per_byte, 0);
+    double n = (double)N_BYTES, worst = 0;
+    for (int a = 0; a < 3; a++) {
+        c.allreduce = (enum allreduce_algo)a;
+        for (int p = 2; p <= 8; p *= 2) {
+            int one_node[8], spread[8];
+            for (int i = 0; i < p; i++) {
+                one_node[i] = i;
+                spread[i] = 8 * i;
+            }
+            double want_intra = (p - 1) * (3e-6 + n / (p * 450e9));
+            double want_inter = (p - 1) * (5e-6 + n / (p * 50e9));
+            for (int k = 0; k < 2; k++) {
+                enum op_kind kind = k ? OP_ALL_GATHER : OP_REDUCE_SCATTER;
+                double got_intra = cost_collective_s(&c, kind, one_node, p, N_BYTES);
+                double got_inter = cost_collective_s(&c, kind, spread, p, N_BYTES);
+                EXPECT_CLOSE(got_intra, want_intra, "%s p = %d, one node", op_infos[kind].name, p);
+                EXPECT_CLOSE(got_inter, want_inter, "%s p = %d, across nodes",
+                             op_infos[kind].name, p);
+                worst = fmax(worst, fmax(rel_diff(got_intra, want_intra),
+                                         rel_diff(got_inter, want_inter)));
+            }
+        }
+    }
+    /* together they are the ring all-reduce: 8 ranks across nodes, 3.57 ms */
+    c.allreduce = ALLREDUCE_RING;
+    const int *eight = (int[]){0, 8, 16, 24, 32, 40, 48, 56};
+    EXPECT_CLOSE(cost_collective_s(&c, OP_REDUCE_SCATTER, eight, 8, N_BYTES) +
+                     cost_collective_s(&c, OP_ALL_GATHER, eight, 8, N_BYTES),
+                 cost_collective_s(&c, OP_ALLREDUCE, eight, 8, N_BYTES));
+    cr_log_info("reduce-scatter/all-gather closed form: largest relative difference %.3g", worst);
+}
+
+/* The reduce-scatter sums (p-1)/p of n bytes at gamma a byte; the all-gather
+ * only copies. round_box with gamma 1 ns a byte, 4 ranks of node 0, 1 MB:
+ * move 3 (1e-6 + 1e6 / 4e11) = 10.5 us, sum 3/4 1e6 1e-9 = 750 us. */
+Test(cost, reduce_scatter_pays_the_sum_and_all_gather_does_not)
+{
+    struct cluster c = round_box();
+    c.allreduce_gamma_s_per_byte = 1e-9;
+    const int *four = (int[]){0, 1, 2, 3};
+    EXPECT_CLOSE(cost_collective_s(&c, OP_REDUCE_SCATTER, four, 4, 1000000), 10.5e-6 + 750e-6);
+    EXPECT_CLOSE(cost_collective_s(&c, OP_ALL_GATHER, four, 4, 1000000), 10.5e-6);
+    struct cluster ideal = preset("ideal");
+    cr_expect_eq(cost_collective_s(&ideal, OP_REDUCE_SCATTER, four, 4, 1000000), 0);
+    cr_expect_eq(cost_collective_s(&c, OP_ALL_GATHER, (int[]){2}, 1, 1000000), 0);
+}

@@ -182,11 +182,11 @@ Test(plan, tags_round_trip)
 
 Test(plan, op_infos_match_the_enum)
 {
-    const char *names[OP_N_KINDS] = {"FORWARD", "BACKWARD",       "SEND",
-                                     "RECV",    "ALLREDUCE",      "PUSH",
-                                     "PULL",    "UPDATE",         "BACKWARD_INPUT",
-                                     "BACKWARD_WEIGHT"};
-    cr_assert_eq(OP_N_KINDS, 10);
+    const char *names[OP_N_KINDS] = {"FORWARD",        "BACKWARD",        "SEND",
+                                     "RECV",           "ALLREDUCE",       "PUSH",
+                                     "PULL",           "UPDATE",          "BACKWARD_INPUT",
+                                     "BACKWARD_WEIGHT", "REDUCE_SCATTER", "ALL_GATHER"};
+    cr_assert_eq(OP_N_KINDS, 12);
     for (int k = 0; k < OP_N_KINDS; k++) {
         cr_assert_str_eq(op_infos[k].name, names[k]);
         cr_assert(op_infos[k].meaning && *op_infos[k].meaning);
@@ -197,6 +197,8 @@ Test(plan, op_infos_match_the_enum)
     cr_assert_eq(op_infos[OP_RECV].cls, OPC_P2P);
     cr_assert_eq(op_infos[OP_PULL].cls, OPC_SERVER);
     cr_assert_eq(op_infos[OP_ALLREDUCE].cls, OPC_COLLECTIVE);
+    cr_assert_eq(op_infos[OP_REDUCE_SCATTER].cls, OPC_COLLECTIVE);
+    cr_assert_eq(op_infos[OP_ALL_GATHER].stream, STREAM_COMM);
     cr_assert_eq(op_infos[OP_SEND].stream, STREAM_COMM);
     cr_assert_str_eq(policy_infos[POLICY_BACKUP].name, "backup");
     cr_assert_str_eq(policy_infos[POLICY_NONE].name, "none");
@@ -205,4 +207,21 @@ Test(plan, op_infos_match_the_enum)
 Test(plan, free_accepts_null)
 {
     plan_free(NULL);
+}
+
+/* plan_shard: equal shards of count / n, the remainder with the last
+ * member, covering the block once (counted by hand: 10 over 4 is 2,2,2,4). */
+Test(plan, shards_cover_the_block_once_with_the_remainder_last)
+{
+    int64_t lo, hi;
+    const int64_t want[4][2] = {{0, 2}, {2, 4}, {4, 6}, {6, 10}};
+    for (int k = 0; k < 4; k++) {
+        plan_shard(10, 4, k, &lo, &hi);
+        cr_assert(lo == want[k][0] && hi == want[k][1], "shard %d: [%lld,%lld)", k,
+                  (long long)lo, (long long)hi);
+    }
+    plan_shard(3, 4, 0, &lo, &hi);
+    cr_assert(lo == 0 && hi == 0, "fewer elements than members: empty shards first");
+    plan_shard(3, 4, 3, &lo, &hi);
+    cr_assert(lo == 0 && hi == 3);
 }

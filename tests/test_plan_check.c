@@ -391,7 +391,7 @@ Test(check, member_skipping_an_allreduce_is_named)
     int g = plan_add_group(p, (int[]){0, 1, 2}, 3);
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < (r == 2 ? 3 : 4); k++) plan_allreduce(p, r, g, 0, 4, NO_DEPS);
-    ASSERT_ONE_DEFECT(p, 2, 2, "rank 2 reaches 3 all-reduces on group 0 where rank 0 reaches 4");
+    ASSERT_ONE_DEFECT(p, 2, 2, "rank 2 reaches 3 collectives on group 0 where rank 0 reaches 4");
 }
 
 Test(check, member_reducing_other_layers_is_named)
@@ -404,9 +404,47 @@ Test(check, member_reducing_other_layers_is_named)
         plan_allreduce(p, r, g, 0, 2, NO_DEPS);
     }
     ASSERT_ONE_DEFECT(p, 1, 1,
-                      "rank 1 op 1 (ALLREDUCE group 0 [1,2)) is #2 of its all-reduces on group 0, "
+                      "rank 1 op 1 (ALLREDUCE group 0 [1,2)) is #2 of its collectives on group 0, "
                       "but rank 0's #2 is rank 0 op 1 (ALLREDUCE group 0 [0,2)); rank 1 reaches 3 "
-                      "all-reduces on group 0 where rank 0 reaches 2");
+                      "collectives on group 0 where rank 0 reaches 2");
+}
+
+/* A group's collectives must agree in kind as well as layers: rank 1
+ * all-gathers where the others reduce-scatter. */
+Test(check, member_gathering_where_the_others_scatter_is_named)
+{
+    struct plan *p = new_plan(3, 0);
+    int g = plan_add_group(p, (int[]){0, 1, 2}, 3);
+    for (int r = 0; r < 3; r++) {
+        if (r == 1) plan_all_gather(p, r, g, 0, 4, NO_DEPS);
+        else plan_reduce_scatter(p, r, g, 0, 4, NO_DEPS);
+    }
+    ASSERT_ONE_DEFECT(p, 1, 0,
+                      "rank 1 op 0 (ALL_GATHER group 0 [0,4)) is #1 of its collectives on group 0, "
+                      "but rank 0's #1 is rank 0 op 0 (REDUCE_SCATTER group 0 [0,4))");
+}
+
+/* ZeRO-1's step passes: reduce-scatter, shard UPDATE, all-gather; a shard
+ * UPDATE on a group its rank is not in does not. */
+Test(check, shard_update_needs_its_ranks_group)
+{
+    struct plan *p = new_plan(2, 0);
+    int g = plan_add_group(p, (int[]){0, 1}, 2);
+    for (int r = 0; r < 2; r++) {
+        int rs = plan_reduce_scatter(p, r, g, 0, 4, NO_DEPS);
+        int up = plan_update_shard(p, r, g, 0, 4, DEPS(rs));
+        plan_all_gather(p, r, g, 0, 4, DEPS(up));
+    }
+    struct plan_verdict v = check(p);
+    cr_assert(v.is_valid, "%s", v.n_defects ? v.defects[0].msg : "");
+    plan_free(p);
+
+    p = new_plan(3, 0);
+    g = plan_add_group(p, (int[]){0, 1}, 2);
+    struct op up = {.kind = OP_UPDATE, .stream = STREAM_COMPUTE, .lo = 0, .hi = 4, .mb = -1,
+                    .peer = -1, .group = g};
+    plan_add(p, 2, up, NO_DEPS);
+    ASSERT_ONE_DEFECT(p, 2, 0, "is on group 0, which rank 2 is not a member of");
 }
 
 /* ---- malformed ops -------------------------------------------------------- */

@@ -187,6 +187,49 @@ Test(real, pipeline_1f1b_on_2_and_4_stages_equals_one_device)
     expect_one_device_math("pipeline-1f1b");
 }
 
+/* ZeRO-1: each rank steps only its shard of each bucket, then all-gathers;
+ * small buckets (0.01 MiB: one a layer) so that every shard path runs, the
+ * last member's remainder included. */
+Test(real, mirrored_zero1_on_2_and_4_ranks_equals_one_device)
+{
+    const char *ref = reference_params();
+    const char *nps[] = {"2", "4"}, *buckets[] = {"0", "0.01"};
+    for (int k = 0; k < 2; k++)
+        for (int b = 0; b < 2; b++) {
+            char path[128], what[96];
+            snprintf(what, sizeof what, "mirrored-zero1 on %s ranks, --bucket-mb %s", nps[k],
+                     buckets[b]);
+            snprintf(path, sizeof path, "%s/zero1-%s-%d.params", test_tmp_dir, nps[k], b);
+            struct args a = real_args();
+            ADD(&a, "--strategy", "mirrored-zero1", "--np", nps[k], SAME_RUN, "--bucket-mb",
+                buckets[b], "--save-params", path);
+            run_ok(&a);
+            expect_same_params(path, ref, what);
+        }
+}
+
+/* Hybrid data x pipeline (--dp 2 on 4 ranks: 2 replicas of 2 stages): each
+ * stage's gradients all-reduced between its two copies; small buckets
+ * (0.01 MiB) split the last backward so that the bucketed path runs too. */
+Test(real, hybrid_2x2_of_every_layer_split_strategy_equals_one_device)
+{
+    const char *ref = reference_params();
+    const char *strategies[] = {"model", "pipeline-gpipe", "pipeline-1f1b"};
+    const char *buckets[] = {"25", "0.01"};
+    for (int k = 0; k < 3; k++)
+        for (int b = 0; b < 2; b++) {
+            char path[128], what[96];
+            snprintf(what, sizeof what, "%s --dp 2 on 4 ranks, --bucket-mb %s", strategies[k],
+                     buckets[b]);
+            snprintf(path, sizeof path, "%s/hybrid-%s-%d.params", test_tmp_dir, strategies[k], b);
+            struct args a = real_args();
+            ADD(&a, "--strategy", strategies[k], "--np", "4", "--dp", "2", SAME_RUN,
+                "--bucket-mb", buckets[b], "--save-params", path);
+            run_ok(&a);
+            expect_same_params(path, ref, what);
+        }
+}
+
 /* ---- reports -------------------------------------------------------------- */
 
 static const cJSON *loss_curve(const cJSON *rep)

@@ -290,6 +290,73 @@ Test(simulate, ring_allreduce_span_is_alpha_beta_closed_form)
     workload_free(wl);
 }
 
+/* ZeRO-1's collectives: a reduce-scatter then an all-gather of the whole
+ * model on 4 ranks, each half of the ring all-reduce, (p-1)(alpha + n/(p
+ * beta)) (the profile has no gamma); the all-gather starts where the
+ * reduce-scatter ends, on the same comm stream. */
+Test(simulate, reduce_scatter_and_all_gather_spans_are_the_ring_closed_form)
+{
+    struct workload *wl = test_workload(UNIFORM_4);
+    const int p = 4;
+    for (int dpn = 8; dpn >= 1; dpn /= 8) {   /* one node, then one rank a node */
+        struct err e = {0};
+        struct plan *plan = plan_create("zero1-collectives", wl, p, 0, 32, 1, &e);
+        cr_assert_not_null(plan, "%s", e.msg);
+        int group = plan_add_group(plan, (const int[]){0, 1, 2, 3}, p);
+        for (int r = 0; r < p; r++) {
+            plan_reduce_scatter(plan, r, group, 0, wl->n_layers, NO_DEPS);
+            plan_all_gather(plan, r, group, 0, wl->n_layers, NO_DEPS);
+        }
+        cr_assert_eq(plan_build_status(plan, &e), 0, "%s", e.msg);
+        struct cluster c = round_numbers_for(plan, dpn);
+        struct trace t;
+        trace_init(&t, -1, 100);
+        struct sim_run r = run(plan, &c, 1, (struct opts){0}, &t);
+        double n = (double)plan->ranks[0].ops.items[0].bytes;
+        double alpha = dpn > 1 ? 2e-6 : 1e-5, beta = dpn > 1 ? 1e10 : 1e9;
+        double half = (p - 1) * (alpha + n / (p * beta));
+        cr_assert_eq(t.spans.len, (size_t)(2 * p));
+        for (size_t k = 0; k < t.spans.len; k++) {
+            const struct span *sp = &t.spans.items[k];
+            double start = sp->kind == OP_REDUCE_SCATTER ? 0 : half;
+            cr_assert(sp->kind == OP_REDUCE_SCATTER || sp->kind == OP_ALL_GATHER);
+            cr_assert(fabs(sp->start_s - start) <= 1e-12 * half && fabs(sp->end_s - start - half) <=
+                      1e-12 * half, "%s, %d devices a node: [%g, %g] s, want [%g, %g]",
+                      op_infos[sp->kind].name, dpn, sp->start_s, sp->end_s, start, start + half);
+        }
+        run_release_with(&r, &t, plan);
+    }
+    workload_free(wl);
+}
+
+/* Hybrid data x pipeline on the ideal cluster: D replicas of p stages run
+ * side by side (their all-reduces free), so the bubble is the pipeline's,
+ * (p-1)/(m+p-1), and the step its m + p - 1 slots. */
+Test(simulate, hybrid_bubble_is_its_pipelines_closed_form)
+{
+    const struct { const char *strategy, *model; int p, m, dp; } cases[] = {
+        {"pipeline-1f1b", UNIFORM_4, 4, 8, 2}, {"pipeline-gpipe", UNIFORM_4, 2, 4, 4},
+        {"pipeline-1f1b", UNIFORM_8, 8, 16, 2}, {"pipeline-gpipe", UNIFORM_8, 4, 8, 2}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int p = cases[k].p, m = cases[k].m, dp = cases[k].dp;
+        struct workload *wl = test_workload(cases[k].model);
+        struct config cfg = scenario(cases[k].model, p * dp, 4 * m * dp, m);
+        cfg.dp = dp;
+        struct plan *plan = build(cases[k].strategy, &cfg, wl);
+        struct cluster c = laid_out("ideal", plan, 0);
+        struct sim_run r = run(plan, &c, 2, (struct opts){0}, NULL);
+        double want = (double)(p - 1) / (m + p - 1), slot = 3.0 * wl->n_layers / p;
+        cr_assert(fabs(r.report.bubble_fraction - want) < 1e-9,
+                  "%s p=%d m=%d dp=%d: bubble %.12f, (p-1)/(m+p-1) = %.12f", cases[k].strategy,
+                  p, m, dp, r.report.bubble_fraction, want);
+        cr_assert(fabs(r.res.makespan_s - 2 * (m + p - 1) * slot) < 1e-9, "makespan %g",
+                  r.res.makespan_s);
+        run_release(&r);
+        plan_free(plan);
+        workload_free(wl);
+    }
+}
+
 /* ---- stragglers ------------------------------------------------------------ */
 
 /* p ranks each compute T then meet in an all-reduce (free on the ideal

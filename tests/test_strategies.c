@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../core/plan_check.h"
+#include "../core/plan_memory.h"
 #include "../strategies/partition.h"
 #include "../strategies/strategy.h"
 
@@ -176,12 +177,13 @@ static bool is_layer_split(const struct strategy *s)
 
 /* ---- registry --------------------------------------------------------- */
 
-Test(strategies, registry_lists_the_nine_in_table_order)
+Test(strategies, registry_lists_every_strategy_in_table_order)
 {
-    const char *expected[] = {"mirrored",      "ps-sync",          "ps-async",
-                              "ps-ssp",        "model",            "pipeline-gpipe",
-                              "pipeline-1f1b", "pipeline-interleaved", "pipeline-zb"};
-    cr_assert_eq(strategy_count, 9);
+    const char *expected[] = {"mirrored",       "ps-sync",       "ps-async",
+                              "ps-ssp",         "model",         "pipeline-gpipe",
+                              "pipeline-1f1b",  "pipeline-interleaved", "pipeline-zb",
+                              "mirrored-zero1"};
+    cr_assert_eq(strategy_count, 10);
     for (size_t i = 0; i < strategy_count; i++) {
         cr_assert_str_eq(strategy_registry[i]->name, expected[i]);
         cr_assert_eq(find(expected[i]), strategy_registry[i]);
@@ -217,7 +219,7 @@ Test(strategies, find_rejects_an_unknown_name_listing_the_choices)
     cr_assert_eq(e.code, ERR_INPUT);
     cr_assert_str_eq(e.msg, "--strategy: 'foo' is not a strategy (mirrored, ps-sync, ps-async, "
                             "ps-ssp, model, pipeline-gpipe, pipeline-1f1b, "
-                            "pipeline-interleaved, pipeline-zb)");
+                            "pipeline-interleaved, pipeline-zb, mirrored-zero1)");
     cr_assert_null(strategy_find("", &e));
     cr_assert_null(strategy_find("Mirrored", &e), "names are case-sensitive");
     cr_assert_null(strategy_find("mirrored ", &e));
@@ -327,7 +329,7 @@ Test(strategies, every_strategy_passes_the_checker_at_every_size, .timeout = 120
             workload_free(wl);
         }
     }
-    cr_assert_eq(n_plans, 6 /* dp */ * 4 + 6 * 2 /* model */ + 3 * 6 * 2 * 3 /* pipelines */);
+    cr_assert_eq(n_plans, 6 /* dp */ * 5 + 6 * 2 /* model */ + 3 * 6 * 2 * 3 /* pipelines */);
 }
 
 Test(strategies, pipelines_pass_the_checker_for_every_stage_count_and_odd_microbatches,
@@ -433,10 +435,11 @@ Test(strategies, compute_flops_per_step_are_equal_across_strategies)
                           devices[d], batch, got, expected);
                 /* updates differ by design: replicas each update (mirrored),
                  * stages update their own layers once, servers update for
-                 * ps-* workers */
+                 * ps-* workers, ZeRO-1's replicas each update their shard */
                 double updates = total_flops(p, OP_UPDATE);
+                bool is_sharded = !strcmp(st->name, "mirrored-zero1");
                 double expected_updates = st->policy != POLICY_NONE ? 0
-                                          : is_layer_split(st)     ? one_update
+                                          : is_layer_split(st) || is_sharded ? one_update
                                                                    : devices[d] * one_update;
                 cr_assert(fabs(updates - expected_updates) <= 1e-12 * one_update, "%s: %g vs %g",
                           st->name, updates, expected_updates);
@@ -1040,4 +1043,230 @@ Test(strategies, reads_matches_whole_option_names_and_servers_follow_the_policy)
     }
     cr_expect(strategy_has_servers(find("ps-ssp")));
     cr_expect(!strategy_has_servers(find("pipeline-1f1b")));
+}
+
+/* ---- ZeRO-1 (mirrored-zero1) -------------------------------------------- */
+
+Test(strategies, zero1_passes_the_checker_for_devices_and_microbatches)
+{
+    struct workload *wl = test_workload(DEFAULT_MLP);
+    const int devices[] = {1, 2, 4, 8}, microbatches[] = {1, 4, 8, 16};
+    for (size_t d = 0; d < 4; d++)
+        for (size_t m = 0; m < 4; m++)
+            for (double bucket_mb = 0; bucket_mb <= 0.5; bucket_mb += 0.25) {
+                struct config c = scenario(DEFAULT_MLP, devices[d], 256, microbatches[m]);
+                c.bucket_mb = bucket_mb;
+                struct plan *p = build("mirrored-zero1", &c, wl);
+                char what[128];
+                snprintf(what, sizeof what, "mirrored-zero1, %d devices, %d microbatches, "
+                         "bucket %g MiB", devices[d], microbatches[m], bucket_mb);
+                assert_valid(p, what);
+                plan_free(p);
+            }
+    workload_free(wl);
+}
+
+/* Each bucket: its reduce-scatter right after its own backward, its shard
+ * UPDATE after that reduce-scatter, its all-gather after that UPDATE; the
+ * buckets are mirrored's (0.25 MiB: the three upper layers of the default
+ * model alone, 257 KiB each, the big first layer alone). */
+Test(strategies, zero1_scatters_each_bucket_after_its_backward_and_gathers_after_its_step)
+{
+    struct workload *wl = test_workload(DEFAULT_MLP);
+    struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
+    c.bucket_mb = 0.25;
+    struct plan *p = build("mirrored-zero1", &c, wl);
+    struct plan *mirrored = build("mirrored", &c, wl);
+    for (int r = 0; r < 4; r++) {
+        int n_rs = count_ops(p, r, OP_REDUCE_SCATTER);
+        cr_assert_eq(n_rs, count_ops(mirrored, r, OP_ALLREDUCE), "mirrored's buckets");
+        cr_assert_eq(count_ops(p, r, OP_ALL_GATHER), n_rs);
+        cr_assert_eq(count_ops(p, r, OP_UPDATE), n_rs);
+        cr_assert_eq(count_ops(p, r, OP_ALLREDUCE), 0);
+        for (size_t i = 0; i < p->ranks[r].ops.len; i++) {
+            const struct op *op = op_at(p, r, (int)i);
+            if (op->kind == OP_REDUCE_SCATTER) {
+                const struct op *bwd = op_at(p, r, plan_deps(p, r, (int)i)[0]);
+                cr_assert(bwd->kind == OP_BACKWARD && bwd->lo == op->lo && bwd->hi == op->hi);
+            } else if (op->kind == OP_UPDATE) {
+                cr_assert_eq(op->group, 0, "a shard UPDATE");
+                const struct op *rs = op_at(p, r, plan_deps(p, r, (int)i)[0]);
+                cr_assert(rs->kind == OP_REDUCE_SCATTER && rs->lo == op->lo && rs->hi == op->hi);
+            } else if (op->kind == OP_ALL_GATHER) {
+                const struct op *up = op_at(p, r, plan_deps(p, r, (int)i)[0]);
+                cr_assert(up->kind == OP_UPDATE && up->lo == op->lo && up->hi == op->hi);
+            }
+        }
+    }
+    plan_free(mirrored);
+    plan_free(p);
+    workload_free(wl);
+}
+
+/* Memory: the momentum per device is 1/N of mirrored's, so the peak drops by
+ * (N-1)/N of the momentum; parameters, gradients and activations are
+ * mirrored's. mlp:64-64-64-64-64 has 4 x (64 x 64 + 64) = 16,640
+ * parameters, a multiple of 8, so the shards are exact: 16,640 x 4 / N bytes. */
+Test(strategies, zero1_momentum_per_device_is_one_nth_of_mirrored)
+{
+    struct workload *wl = test_workload(UNIFORM_MLP);
+    cr_assert_eq(workload_params(wl, 0, wl->n_layers), 16640);
+    for (int n = 1; n <= 8; n *= 2)
+        for (int bucket = 0; bucket < 2; bucket++) {
+            struct config c = scenario(UNIFORM_MLP, n, 64, 1);
+            c.bucket_mb = bucket ? 0.01 : 0;   /* one bucket; or one a layer (16.6 KB each) */
+            struct plan *z = build("mirrored-zero1", &c, wl), *m = build("mirrored", &c, wl);
+            struct plan_memory mz, mm;
+            plan_memory_max(z, &mz);
+            plan_memory_max(m, &mm);
+            cr_assert_eq(mm.optimizer, 16640 * 4);
+            cr_assert_eq(mz.optimizer, 16640 * 4 / n, "%d devices: %lld bytes of momentum", n,
+                         (long long)mz.optimizer);
+            cr_assert(mz.params == mm.params && mz.grads == mm.grads &&
+                      mz.activations == mm.activations);
+            cr_assert_eq(mm.peak - mz.peak, (int64_t)16640 * 4 * (n - 1) / n);
+            plan_free(z);
+            plan_free(m);
+        }
+    workload_free(wl);
+}
+
+/* Uneven shards: the last member also holds the remainder (core/plan.h),
+ * and plan_memory_max reports that largest one. DEFAULT_MLP's 335,114
+ * parameters in one bucket over 4: 83,778 and 83,780 for the last. */
+Test(strategies, zero1_largest_shard_is_the_last_members)
+{
+    struct workload *wl = test_workload(DEFAULT_MLP);
+    struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
+    c.bucket_mb = 0;
+    struct plan *p = build("mirrored-zero1", &c, wl);
+    struct plan_memory m0, m3, most;
+    plan_memory_rank(p, 0, &m0);
+    plan_memory_rank(p, 3, &m3);
+    plan_memory_max(p, &most);
+    cr_assert_eq(m0.optimizer, 83778 * 4);
+    cr_assert_eq(m3.optimizer, 83780 * 4);
+    cr_assert_eq(most.optimizer, m3.optimizer);
+    plan_free(p);
+    workload_free(wl);
+}
+
+/* ---- hybrid data x pipeline (--dp) ---------------------------------------- */
+
+Test(strategies, hybrid_passes_the_checker_for_devices_replicas_and_microbatches,
+     .timeout = 120)
+{
+    struct workload *wl = test_workload(DEEP_MLP);
+    const char *layer_split[] = {"model", "pipeline-gpipe", "pipeline-1f1b"};
+    const int devices[] = {1, 2, 4, 8}, microbatches[] = {1, 4, 8, 16};
+    int n_plans = 0;
+    for (size_t s = 0; s < 3; s++)
+        for (size_t d = 0; d < 4; d++)
+            for (int dp = 1; dp <= devices[d]; dp *= 2)
+                for (size_t m = 0; m < 4; m++)
+                    for (int bucket = 0; bucket < 2; bucket++) {
+                        struct config c = scenario(DEEP_MLP, devices[d], 256, microbatches[m]);
+                        c.dp = dp;
+                        c.bucket_mb = bucket ? 0.01 : 25;   /* a bucket a layer, or one */
+                        struct plan *p = build(layer_split[s], &c, wl);
+                        char what[160];
+                        snprintf(what, sizeof what, "%s, %d devices, --dp %d, %d microbatches, "
+                                 "bucket %g MiB", layer_split[s], devices[d], dp,
+                                 microbatches[m], c.bucket_mb);
+                        assert_valid(p, what);
+                        cr_assert_eq(p->groups.len, dp > 1 ? (size_t)(devices[d] / dp) : 0u,
+                                     "%s: one group per stage", what);
+                        plan_free(p);
+                        n_plans++;
+                    }
+    cr_assert_eq(n_plans, 3 * (1 + 2 + 3 + 4) * 4 * 2);
+    workload_free(wl);
+}
+
+/* On the ideal cluster communication is free, so D replicas of a pipeline
+ * run side by side with the pipeline's own bubble, (p-1)/(m+p-1): the
+ * replicas each get 1/D of the batch, as m microbatches. */
+Test(strategies, hybrid_bubble_is_its_pipelines_bubble)
+{
+    struct {
+        const char *model;
+        int p, m, dp;
+    } cases[] = {{UNIFORM_MLP, 4, 8, 2}, {UNIFORM_MLP, 2, 4, 4}, {MLP_16, 8, 16, 2},
+                 {UNIFORM_MLP, 4, 1, 2}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct workload *wl = test_workload(cases[k].model);
+        struct config c = scenario(cases[k].model, cases[k].p * cases[k].dp, 128, cases[k].m);
+        c.dp = cases[k].dp;
+        double expected = (double)(cases[k].p - 1) / (cases[k].m + cases[k].p - 1);
+        const char *names[] = {"pipeline-gpipe", "pipeline-1f1b"};
+        for (int s = 0; s < 2; s++) {
+            struct plan *p = build(names[s], &c, wl);
+            double got = unit_bubble(p);
+            cr_assert(fabs(got - expected) <= 1e-12, "%s p=%d m=%d dp=%d: %.15f, expected %.15f",
+                      names[s], cases[k].p, cases[k].m, cases[k].dp, got, expected);
+            plan_free(p);
+        }
+        workload_free(wl);
+    }
+    struct workload *wl = test_workload(UNIFORM_MLP);
+    struct config c = scenario(UNIFORM_MLP, 8, 64, 1);
+    c.dp = 2;
+    struct plan *model = build("model", &c, wl);
+    cr_assert(fabs(unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", unit_bubble(model));
+    plan_free(model);
+    workload_free(wl);
+}
+
+/* Replica d's stage i is rank d p + i; stage i's group is its D copies; each
+ * replica computes its share of the batch (10 over 3: 4, 3, 3, as
+ * partition_share) and every stage's UPDATE waits for its all-reduces. */
+Test(strategies, hybrid_ranks_groups_and_batch_shares_follow_the_grid)
+{
+    struct workload *wl = test_workload(UNIFORM_MLP);
+    struct config c = scenario(UNIFORM_MLP, 6, 10, 1);
+    c.dp = 3;
+    struct plan *p = build("pipeline-1f1b", &c, wl);
+    cr_assert_eq(p->n_workers, 6);
+    cr_assert_eq(p->groups.len, 2);
+    for (int i = 0; i < 2; i++) {
+        const struct plan_group *g = &p->groups.items[i];
+        cr_assert(g->n_ranks == 3 && g->ranks[0] == i && g->ranks[1] == 2 + i &&
+                  g->ranks[2] == 4 + i);
+    }
+    const int share[3] = {4, 3, 3};
+    for (int d = 0; d < 3; d++)
+        for (int i = 0; i < 2; i++) {
+            int r = 2 * d + i;
+            cr_assert_eq(op_at(p, r, i == 0 ? 0 : 1)->n_samples, share[d], "rank %d", r);
+            int n = (int)p->ranks[r].ops.len;
+            const struct op *upd = op_at(p, r, n - 1);
+            cr_assert_eq(upd->kind, OP_UPDATE);
+            bool waits_for_reduce = false;
+            for (int k = 0; k < upd->n_deps; k++)
+                waits_for_reduce |= op_at(p, r, plan_deps(p, r, n - 1)[k])->kind == OP_ALLREDUCE;
+            cr_assert(waits_for_reduce, "rank %d's UPDATE waits for its all-reduce", r);
+            cr_assert_eq(count_ops(p, r, OP_ALLREDUCE), 1, "one bucket at 25 MiB");
+        }
+    plan_free(p);
+    workload_free(wl);
+}
+
+Test(strategies, hybrid_errors_name_dp_devices_batch_and_microbatches)
+{
+    struct config c = scenario(DEFAULT_MLP, 8, 256, 4);
+    c.dp = 3;
+    assert_input_error("pipeline-1f1b", &c, "--dp 3 does not divide --devices 8");
+    c.dp = 16;
+    assert_input_error("model", &c, "--dp: 16 is not allowed (1 to --devices 8)");
+    c = scenario(DEFAULT_MLP, 8, 2, 1);
+    c.dp = 4;
+    assert_input_error("pipeline-gpipe", &c, "--dp 4 exceeds --batch 2");
+    c = scenario(DEFAULT_MLP, 4, 8, 8);
+    c.dp = 2;
+    assert_input_error("pipeline-1f1b", &c, "--microbatches 8 exceeds the 4 samples of each of "
+                                            "the --dp 2 replicas");
+    c = scenario(DEFAULT_MLP, 16, 256, 4);
+    c.dp = 2;
+    assert_input_error("pipeline-1f1b", &c, "--devices 16 / --dp 2 = 8 stages exceed the "
+                                            "model's 4 layers");
 }
