@@ -299,7 +299,7 @@ Test(plots, text_timeline_letters_follow_the_op_table_and_the_microbatch)
     fclose(out);
     cr_expect_not_null(strstr(buf, "one column = 0.5 units (F/f forward, B/b backward of even/odd "
                                    "microbatches,\nU update, S send, R recv, A all-reduce, P push, "
-                                   "L pull, C reduce-scatter, G all-gather, . idle):\n"),
+                                   "L pull, . idle):\n"),
                   "%s", buf);
     cr_expect_not_null(strstr(buf, "rank 0 compute|FFff......|"), "%s", buf);
     cr_expect_not_null(strstr(buf, "rank 0 comm   |..SSSS....|"), "%s", buf);
