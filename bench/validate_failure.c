@@ -2,6 +2,7 @@
 #include "validate_failure.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
