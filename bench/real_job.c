@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/temp_files.h"
 #include "../real/launch.h"
 #include "../real/real.h"
 #include "real_job.h"
@@ -84,6 +85,8 @@ int real_job_run(const struct config *cfg, const struct workload *wl, const char
     int fd = mkstemp(json);
     if (fd < 0) return err_set(e, ERR_IO, "cannot make a temporary file in /tmp for a report");
     close(fd);
+    /* removed on SIGTERM too, which ends the job first (launch_run) */
+    int slot = temp_files_track(json, false);
     snprintf(np_text, sizeof np_text, "%d", np);
     snprintf(name, sizeof name, "%s", strategy);
 
@@ -103,6 +106,7 @@ int real_job_run(const struct config *cfg, const struct workload *wl, const char
         rc = err_set(e, ERR_RUN, "the job of %s wrote %d reports, not one", strategy, out->n);
     }
     unlink(json);
+    temp_files_forget(slot);
     free(argv);
     config_args_free(opts);
     return rc;

@@ -26,7 +26,10 @@ int validate_row(const struct report *predicted, const struct report *measured,
     if (strcmp(predicted->strategy, measured->strategy))
         return err_set(e, ERR_INPUT, "validate: the prediction is of %s, the measurement of %s",
                        predicted->strategy, measured->strategy);
-    if (predicted->devices != measured->devices)
+    /* shrink and continue end with fewer workers than they started with */
+    bool has_shrunk = measured->failure.happened && measured->failure.policy &&
+                      strcmp(measured->failure.policy, "restart");
+    if (predicted->devices != measured->devices && !has_shrunk)
         return err_set(e, ERR_INPUT, "validate: %s predicted on %d devices, measured on %d",
                        predicted->strategy, predicted->devices, measured->devices);
     double p = predicted->step_time_s.p50, m = measured->step_time_s.p50;
@@ -155,6 +158,14 @@ int validate_summarize(struct validate_matrix *m, struct err *e)
         if (!(t <= s->staleness_tvd_max)) s->staleness_tvd_max = t;   /* NaN at first */
     }
 
+    /* the time lost to failures, over the rows that measured some */
+    for (int i = 0; i < n; i++) {
+        const struct validate_failure *f = m->rows[i].failure;
+        if (f && isfinite(f->error)) b[s->n_failure++] = fabs(f->error);
+    }
+    s->failure_median_abs_error = validate_quantile(b, s->n_failure, 0.5);
+    s->failure_max_abs_error = validate_quantile(b, s->n_failure, 1);
+
     int rc = inflations(m, s, e);
     s->inflation_median_abs_error = s->inflation_max_abs_error = NAN;
     if (rc == 0 && s->n_inflation > 0) {
@@ -212,6 +223,14 @@ int validate_strategy(const struct config *cfg, const struct workload *wl,
     }
     out->row.measured_runs_s = out->real_step_s;
     out->row.n_measured_runs = repeat;
+    if (!cfg->fail[0]) return 0;
+    const struct report **measured = XCALLOC(e, (size_t)repeat, sizeof *measured);
+    if (!measured) return ERR_NOMEM;
+    for (int k = 0; k < repeat; k++) measured[k] = &out->real[k].reports[0];
+    int rc = validate_failure_compare(&out->sim.report, measured, repeat, &out->failure, e);
+    free(measured);
+    TRY_CTX(e, rc, "%s", st->name);
+    out->row.failure = &out->failure;
     return 0;
 }
 
@@ -221,5 +240,6 @@ void validate_run_release(struct validate_run *v)
     for (int k = 0; k < v->n_real; k++) report_doc_release(&v->real[k]);
     free(v->real);
     free(v->real_step_s);
+    validate_failure_release(&v->failure);
     memset(v, 0, sizeof *v);
 }

@@ -23,6 +23,7 @@
 #include "../core/workload.h"
 #include "../strategies/strategy.h"
 #include "run.h"
+#include "validate_failure.h"
 #include "validate_metrics.h"
 
 struct validate_row {
@@ -36,10 +37,14 @@ struct validate_row {
     int n_measured_runs;
     const struct report *predicted;  /* borrowed */
     const struct report *measured;   /* borrowed: the run at the median */
+    const struct validate_failure *failure;   /* borrowed; NULL without --fail */
 };
 
 /* The row of a prediction and a measurement (one run; cell 0). ERR_INPUT
- * when they are of different strategies or device counts, or a step time is
+ * when they are of different strategies or device counts (a measured run
+ * that shrank, or continued without its dead worker, reports the workers
+ * it ended with: it is compared with the simulation of the devices it
+ * started with), or a step time is
  * not a finite number > 0 (no error can be computed). The staleness TVD is
  * computed for the asynchronous strategies (POLICY_ASYNC, POLICY_SSP), whose
  * staleness the simulator must predict; synchronous ones are 0 by design. */
@@ -79,6 +84,8 @@ struct validate_summary {
     double kendall_tau_mean;     /* over those; NaN when none */
     int n_staleness;             /* rows with a staleness TVD */
     double staleness_tvd_max;    /* NaN when none */
+    int n_failure;               /* rows with a failure (--fail) whose error is defined */
+    double failure_median_abs_error, failure_max_abs_error;   /* of their time lost; NaN when none */
 };
 
 struct validate_matrix {
@@ -104,7 +111,11 @@ void validate_summary_release(struct validate_summary *s);
  * "predicted_step_s", "measured_step_s", "measured_runs_step_s": [...],
  * "error", "breakdown": { "predicted": {compute, comm, idle}, "measured":
  * {...} }, "staleness": { "predicted": [...], "measured": [...], "tvd" } |
- * null, "predicted": report, "measured": report } ] } ], "summary": {...} }
+ * null, "failure": { "policy", "predicted": { "lost_s", "detect_s",
+ * "relaunch_s", "redone_s", "steps_redone" }, "measured": {...},
+ * "measured_runs_lost_s": [...], "error" } | null (without --fail),
+ * "predicted": report, "measured": report } ] } ], "summary": {...,
+ * "failure": { "rows", "median_abs_error", "max_abs_error" } | null } }
  * (a non-finite number as null, as report.c writes them; docs in
  * README.md); NULL on out of memory. */
 cJSON *validate_to_json(const struct validate_matrix *m);
@@ -119,11 +130,13 @@ struct validate_run {
     double *real_step_s;             /* [n_real] their p50s, in run order */
     int n_real;
     struct validate_row row;         /* of the two; borrows from both */
+    struct validate_failure failure; /* with --fail: row.failure points here */
 };
 
 /* Simulates strategy st on cfg's scenario with np workers on cfg->cluster,
  * then runs it for real `repeat` times, each as its own MPI job
- * (bench/real_job.h; strata_bin as there), and makes the row. ERR_INPUT
+ * (bench/real_job.h; strata_bin as there), and makes the row; with --fail,
+ * its failure too (cfg's --on-failure: one policy, validate_failure.h). ERR_INPUT
  * (naming the option) when the scenario does not fit the strategy, before
  * anything runs for real. Release with validate_run_release whatever it
  * returned. */

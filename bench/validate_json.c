@@ -41,6 +41,37 @@ static cJSON *histogram(const struct report *r)
     return NULL;
 }
 
+#define LOST(k, kind_, member) \
+    {.key = (k), .kind = (kind_), .offset = offsetof(struct validate_lost, member)}
+
+/* What a failure cost, predicted or measured. */
+static const struct json_field lost_fields[] = {
+    LOST("lost_s", JSON_REAL, lost_s),
+    LOST("detect_s", JSON_REAL, detect_s),
+    LOST("relaunch_s", JSON_REAL, relaunch_s),
+    LOST("redone_s", JSON_REAL, redone_s),
+    LOST("steps_redone", JSON_REAL, steps_redone),
+};
+static const struct json_table lost = JSON_TABLE(JSON_SHAPE_OBJECT, lost_fields);
+
+/* A row's "failure": null without --fail. */
+static void add_failure(cJSON *row, const struct validate_failure *f, bool *ok)
+{
+    if (!f) {
+        json_add(row, "failure", cJSON_CreateNull(), ok);
+        return;
+    }
+    cJSON *o = json_add(row, "failure", cJSON_CreateObject(), ok);
+    if (!o) return;
+    json_add(o, "policy", cJSON_CreateString(failure_policy_names[f->policy]), ok);
+    json_add(o, "predicted", json_write_fields(&f->predicted, &lost), ok);
+    json_add(o, "measured", json_write_fields(&f->measured, &lost), ok);
+    cJSON *runs = json_add(o, "measured_runs_lost_s", cJSON_CreateArray(), ok);
+    for (int k = 0; runs && k < f->n_measured_runs; k++)
+        json_add(runs, NULL, json_num(f->measured_runs_lost_s[k]), ok);
+    json_add(o, "error", json_num(f->error), ok);
+}
+
 static void add_row(cJSON *arr, const struct validate_row *r, bool *ok)
 {
     cJSON *o = json_add(arr, NULL, cJSON_CreateObject(), ok);
@@ -68,6 +99,7 @@ static void add_row(cJSON *arr, const struct validate_row *r, bool *ok)
             json_add(s, "tvd", json_num(r->staleness_tvd), ok);
         }
     }
+    add_failure(o, r->failure, ok);
     json_add(o, "predicted", report_to_json(r->predicted), ok);
     json_add(o, "measured", report_to_json(r->measured), ok);
 }
@@ -85,6 +117,18 @@ static void add_summary(cJSON *doc, const struct validate_matrix *m, bool *ok)
     json_add(o, "ranked_cells", cJSON_CreateNumber(s->n_ranked_cells), ok);
     json_add(o, "staleness_tvd_max", json_num(s->staleness_tvd_max), ok);
     json_add(o, "staleness_rows", cJSON_CreateNumber(s->n_staleness), ok);
+    bool has_failure = false;
+    for (int i = 0; i < m->n_rows; i++) has_failure |= m->rows[i].failure != NULL;
+    if (has_failure) {
+        cJSON *f = json_add(o, "failure", cJSON_CreateObject(), ok);
+        if (f) {
+            json_add(f, "rows", cJSON_CreateNumber(s->n_failure), ok);
+            json_add(f, "median_abs_error", json_num(s->failure_median_abs_error), ok);
+            json_add(f, "max_abs_error", json_num(s->failure_max_abs_error), ok);
+        }
+    } else {
+        json_add(o, "failure", cJSON_CreateNull(), ok);
+    }
     if (!s->has_inflation) {   /* no undisturbed cell to compare with: n/a */
         json_add(o, "inflation", cJSON_CreateNull(), ok);
         return;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../bench/calibrate.h"
+#include "../bench/calibrate_failure.h"
 #include "../nn/data.h"
 #include "../real/job.h"
 #include "../real/launch.h"
@@ -105,6 +106,41 @@ static int64_t memory_per_rank(int cores)
     return (int64_t)pages * page / (cores > 0 ? cores : 1);
 }
 
+/* Checkpoint writes and reads timed: their median is what one costs. */
+#define CALIB_CHECKPOINT_IO 5
+
+/* Rank 0: the failure costs, the checkpoint I/O measured here and the
+ * relaunch the launcher measured before the job ($STRATA_CALIB_FAILURE;
+ * absent under the user's own mpirun: those keys stay 0, free). */
+static int measure_failure(const struct scenario *s, struct calib_failure *f, struct err *e)
+{
+    memset(f, 0, sizeof *f);
+    TRY(calib_measure_checkpoint_io(s->cfg.checkpoint_dir, calib_state_bytes(s->wl),
+                                    CALIB_CHECKPOINT_IO, f, e));
+    const char *text = getenv(CALIB_FAILURE_ENV);
+    return text && *text ? calib_failure_parse(text, f, e) : 0;
+}
+
+static void print_failure(const struct calib_failure *f)
+{
+    printf("failure costs (what a real run's failure section measures):\n");
+    printf("  a checkpoint of one rank's state, %.3g MB (parameters and momentum), in %s,\n"
+           "  written as real runs write it (temporary, fsync, rename, directory fsync) and "
+           "read back,\n  the median of %d: write %.3f ms -> ckpt_write_bw_bytes_per_s %.4g, "
+           "read %.3f ms -> ckpt_read_bw_bytes_per_s %.4g\n", (double)f->state_bytes * 1e-6,
+           f->dir, f->n_io, f->write_s * 1e3, f->ckpt_write_bw_bytes_per_s, f->read_s * 1e3,
+           f->ckpt_read_bw_bytes_per_s);
+    if (f->n_runs > 0)
+        printf("  `strata real` supervised, 2 ranks of mirrored, rank 1 killed (--fail 1@2) and "
+               "every rank\n  relaunched, the median of %d runs: relaunch to the job's aligned "
+               "start %.3f s -> restart_s,\n  death to its noticing %.3f s -> detect_s\n\n",
+               f->n_runs, f->restart_s, f->detect_s);
+    else
+        printf("  relaunch and detection: not measured under your own mpirun (`strata "
+               "calibrate` alone\n  measures them before it starts its job): restart_s and "
+               "detect_s are left out (free)\n\n");
+}
+
 /* Rank 0: what was measured, the profile, and the file. */
 static int report(const struct command *self, const struct scenario *s,
                   const struct calib_result *res, const struct device *dev)
@@ -124,8 +160,12 @@ static int report(const struct command *self, const struct scenario *s,
     snprintf(name, sizeof name, "calibrated-%.52s", host);
     calib_profile(&res->compute, &res->comm, (int)cores, memory_per_rank((int)cores), name,
                   &profile);
+    struct calib_failure failure;
+    if (measure_failure(s, &failure, &e) < 0) return scenario_fail(self, &e);
+    calib_failure_profile(&failure, &profile);
     print_compute(&res->compute, s->wl->canonical, s->cfg.data, res->comm.n_ranks);
     print_links(&res->comm);
+    print_failure(&failure);
     char text[CLUSTER_TEXT_BYTES];
     cluster_format(&profile, text, sizeof text);
     fputs(text, stdout);
@@ -180,16 +220,27 @@ static int run_rank(const struct command *self, struct scenario *s)
     return status;
 }
 
-/* Outside: become `mpirun -np 2 strata calibrate ...`, bound as a real run
- * of as many ranks is, so the compute measured is what such a run gets. */
+/* Outside: time a relaunch (calibrate_failure.h; an MPI rank cannot start
+ * a job), then become `mpirun -np 2 strata calibrate ...`, bound as a real
+ * run of as many ranks is, so the compute measured is what such a run
+ * gets; the relaunch's figures go to it in $STRATA_CALIB_FAILURE. */
 static int launch(const struct command *self, const struct scenario *s, int argc, char **argv)
 {
     struct err e = {0};
     int exit_code = 0;
-    if (launch_self_as_job(self->name, argc, argv, CALIB_RANKS, s->cfg.bind, false, &exit_code,
-                           &e) < 0)
+    struct calib_failure f = {0};
+    char text[256];
+    fprintf(stderr, "strata calibrate: timing the relaunch of a supervised 2-rank run (%d "
+            "runs)\n", CALIB_RELAUNCH_RUNS);
+    if (calib_measure_relaunch(&s->cfg, s->wl, NULL, &f, &e) < 0 ||
+        calib_failure_format(&f, text, sizeof text, &e) < 0)
         return scenario_fail(self, &e);
-    return exit_code;
+    if (setenv(CALIB_FAILURE_ENV, text, 1) < 0)
+        return scenario_fail(self, &(struct err){ERR_NOMEM, "out of memory for the environment"});
+    int rc = launch_self_as_job(self->name, argc, argv, CALIB_RANKS, s->cfg.bind, false,
+                                &exit_code, &e);
+    unsetenv(CALIB_FAILURE_ENV);
+    return rc < 0 ? scenario_fail(self, &e) : exit_code;
 }
 
 /* -o's directory must exist: said before minutes of measuring, not after. */

@@ -102,6 +102,35 @@ static void shares(const struct report *r, char *buf, size_t n)
     snprintf(buf, n, "%s/%s/%s", c, m, i);
 }
 
+/* The cell's failures (--fail): the time lost, predicted and measured,
+ * with its parts (detection / relaunch / redone work). */
+static void print_failures(const struct validate_matrix *m, int ci)
+{
+    const struct validate_cell *c = &m->cells[ci];
+    bool any = false;
+    for (int i = 0; i < c->n_rows; i++) any |= m->rows[c->first_row + i].failure != NULL;
+    if (!any) return;
+    printf("\ntime lost to the failure, predicted | measured (seconds: total = detection + "
+           "relaunch + redone work, steps redone)\n");
+    printf("%-16s %-8s | %8s %7s %7s %7s %5s | %8s %7s %7s %7s %5s | %7s\n", "strategy",
+           "policy", "lost", "detect", "relnch", "redone", "steps", "lost", "detect", "relnch",
+           "redone", "steps", "error");
+    for (int i = 0; i < 16 + 9 + 2 * 43 + 10; i++) putchar('-');
+    putchar('\n');
+    for (int i = 0; i < c->n_rows; i++) {
+        const struct validate_row *r = &m->rows[c->first_row + i];
+        const struct validate_failure *f = r->failure;
+        if (!f) continue;
+        char err[32] = "-";
+        if (isfinite(f->error)) snprintf(err, sizeof err, "%+.1f%%", f->error * 100);
+        const struct validate_lost *p = &f->predicted, *q = &f->measured;
+        printf("%-16s %-8s | %8.3f %7.3f %7.3f %7.3f %5.3g | %8.3f %7.3f %7.3f %7.3f %5.3g | "
+               "%7s\n", r->strategy, failure_policy_names[f->policy], p->lost_s, p->detect_s,
+               p->relaunch_s, p->redone_s, p->steps_redone, q->lost_s, q->detect_s,
+               q->relaunch_s, q->redone_s, q->steps_redone, err);
+    }
+}
+
 static void print_cell(const struct validate_matrix *m, int ci)
 {
     const struct validate_cell *c = &m->cells[ci];
@@ -122,6 +151,7 @@ static void print_cell(const struct validate_matrix *m, int ci)
         printf("%-16s %8.3f ms %8.3f ms %8s | %-14s %-14s | %s\n", r->strategy,
                r->predicted_step_s * 1e3, r->measured_step_s * 1e3, err, ps, ms, tvd);
     }
+    print_failures(m, ci);
 }
 
 static void print_load(const struct validate_load *l)
@@ -171,6 +201,10 @@ static void print_summary(const struct validate_matrix *m)
                s->staleness_tvd_max, s->n_staleness, s->n_staleness == 1 ? "" : "s");
     else
         printf("  staleness TVD: n/a (no ps-async or ps-ssp row with pushes both ways)\n");
+    if (s->n_failure > 0)
+        printf("  time lost to the failure: median |error| %.1f%%, max %.1f%% over %d row%s\n",
+               s->failure_median_abs_error * 100, s->failure_max_abs_error * 100, s->n_failure,
+               s->n_failure == 1 ? "" : "s");
     printf("step time: each report's median step; error = predicted / measured - 1; c/m/i: "
            "compute,\ncomm and idle shares of the workers' time (exposed communication only).\n");
 }
@@ -215,6 +249,50 @@ static int cell_config(const struct config *cfg, const struct validate_axes *ax,
     return config_set(out, "straggler", ax->stragglers[si], ~0u, e);
 }
 
+/* A strategy (and policy) of a cell that did not fit or failed. */
+static void note(struct matrix_run *mr, int ci, const char *strategy,
+                 const enum failure_policy *policy, const struct err *one)
+{
+    snprintf(mr->notes[mr->n_notes++], sizeof mr->notes[0], "cell %d, %s%s%s: %s", ci + 1,
+             strategy, policy ? ", --on-failure " : "", policy ? failure_policy_names[*policy] : "",
+             one->msg);
+    if (one->code == ERR_INPUT) mr->n_unfit++;
+    else mr->n_failed++;
+}
+
+/* One row of cell ci: strategy st both ways, under policy when not NULL.
+ * A failure is a note (above). */
+static void run_row(struct matrix_run *mr, const struct validate_axes *ax,
+                    const struct strategy *st, int ci, int mi, int n_cells,
+                    const enum failure_policy *policy, const struct config *cfg)
+{
+    struct validate_matrix *m = &mr->m;
+    struct validate_cell *c = &m->cells[ci];
+    struct err one = {0};
+    fprintf(stderr, "cell %d of %d (%s, %d ranks, straggler %s): %s%s%s, simulated then run %d "
+            "time%s\n", ci + 1, n_cells, c->model, c->np, c->straggler, st->name,
+            policy ? ", --on-failure " : "", policy ? failure_policy_names[*policy] : "",
+            ax->repeat, ax->repeat == 1 ? "" : "s");
+    int rc = 0;
+    if (policy) rc = config_set(mr->cell_cfg, "on-failure", failure_policy_names[*policy], ~0u,
+                                &one);
+    struct validate_run *v = &mr->runs[m->n_rows];
+    if (rc == 0)
+        rc = validate_strategy(mr->cell_cfg, ax->workloads[mi], st, c->np, ax->repeat, NULL, v,
+                               &one);
+    /* the largest job: its ranks still weigh in the load after the runs */
+    int servers = strategy_has_servers(st) ? (int)cfg->servers : 0;
+    if (c->np + servers > m->load.own_ranks) m->load.own_ranks = c->np + servers;
+    if (rc == 0) {
+        m->rows[m->n_rows] = v->row;
+        m->rows[m->n_rows++].cell = ci;
+        c->n_rows++;
+        return;
+    }
+    validate_run_release(v);
+    note(mr, ci, st->name, policy, &one);
+}
+
 /* Cell (mi, ni, si) of the matrix: every strategy both ways; a strategy
  * that does not fit or fails is a note, not the end of the matrix. Fails
  * only when the cell's scenario cannot be made. */
@@ -233,28 +311,23 @@ static int run_cell(struct matrix_run *mr, const struct validate_axes *ax,
     c->kendall_tau = NAN;
     TRY(cell_config(cfg, ax, mi, si, mr->cell_cfg, e));
     for (size_t j = 0; j < n_strategies; j++) {
-        fprintf(stderr, "cell %d of %d (%s, %d ranks, straggler %s): %s, simulated then run %d "
-                "time%s (%d of %zu)\n", ci + 1, n_cells, c->model, c->np, c->straggler,
-                list[j]->name, ax->repeat, ax->repeat == 1 ? "" : "s",
-                ci * (int)n_strategies + (int)j + 1, (size_t)n_cells * n_strategies);
+        /* with --fail, a row per policy that applies (validate_failure.h);
+         * decided on the user's options, before the cell's are changed */
+        enum failure_policy policies[3];
+        int n_policies = 1;
         struct err one = {0};
-        struct validate_run *v = &mr->runs[m->n_rows];
-        int rc = validate_strategy(mr->cell_cfg, ax->workloads[mi], list[j], c->np, ax->repeat,
-                                   NULL, v, &one);
-        /* the largest job: its ranks still weigh in the load after the runs */
-        int servers = strategy_has_servers(list[j]) ? (int)cfg->servers : 0;
-        if (c->np + servers > m->load.own_ranks) m->load.own_ranks = c->np + servers;
-        if (rc == 0) {
-            m->rows[m->n_rows] = v->row;
-            m->rows[m->n_rows++].cell = ci;
-            c->n_rows++;
+        if (cfg->fail[0] && validate_failure_policies(cfg, ax->workloads[mi], list[j], c->np,
+                                                      policies, &n_policies, &one) < 0) {
+            note(mr, ci, list[j]->name, NULL, &one);
             continue;
         }
-        validate_run_release(v);
-        snprintf(mr->notes[mr->n_notes++], sizeof mr->notes[0], "cell %d, %s: %s", ci + 1,
-                 list[j]->name, one.msg);
-        if (rc == ERR_INPUT) mr->n_unfit++;
-        else mr->n_failed++;
+        if (n_policies == 0) {
+            note(mr, ci, list[j]->name, NULL,
+                 &(struct err){ERR_INPUT, "no --on-failure policy applies to it"});
+            continue;
+        }
+        for (int k = 0; k < n_policies; k++)
+            run_row(mr, ax, list[j], ci, mi, n_cells, cfg->fail[0] ? &policies[k] : NULL, cfg);
     }
     return 0;
 }
@@ -279,7 +352,9 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     if (rc == 0) rc = validate_axes_parse(&s.cfg, &ax, &e);
     if (rc == 0 && !(list = XCALLOC(&e, strategy_count, sizeof *list))) rc = ERR_NOMEM;
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
-    size_t n_cells = (size_t)ax.n_models * ax.n_np * ax.n_stragglers, cap = n_cells * n;
+    /* with --fail, up to a row per policy (restart, shrink, continue) */
+    size_t n_cells = (size_t)ax.n_models * ax.n_np * ax.n_stragglers,
+           cap = n_cells * n * (rc == 0 && s.cfg.fail[0] ? 3 : 1);
     if (rc == 0 && (!(mr.m.cells = XCALLOC(&e, n_cells, sizeof *mr.m.cells)) ||
                     !(mr.m.rows = XCALLOC(&e, cap, sizeof *mr.m.rows)) ||
                     !(mr.runs = XCALLOC(&e, cap, sizeof *mr.runs)) ||

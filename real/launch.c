@@ -418,6 +418,19 @@ static int open_stdout_file(const char *path)
     return high;
 }
 
+/* SIGTERM and SIGHUP while launch_run waits: sent on to the job (which
+ * ends its ranks and its temporaries: a strata supervisor does), then,
+ * once it is reaped, raised again here. Without this the caller died and
+ * the job ran on, orphaned. */
+static volatile sig_atomic_t ended_by;   /* the signal, 0 = none */
+static volatile pid_t waited_job;        /* 0 until spawned */
+
+static void forward_to_job(int sig)
+{
+    ended_by = sig;
+    if (waited_job > 0) kill(waited_job, sig);
+}
+
 int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err *e)
 {
     if (exit_code) *exit_code = -1;
@@ -461,10 +474,22 @@ int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err 
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGINT, &ignore, &old_int);
     sigaction(SIGQUIT, &ignore, &old_quit);
+    struct sigaction forward, old_term, old_hup;
+    memset(&forward, 0, sizeof forward);
+    forward.sa_handler = forward_to_job;
+    sigemptyset(&forward.sa_mask);
+    ended_by = 0;
+    waited_job = 0;
+    sigaction(SIGTERM, NULL, &old_term);
+    sigaction(SIGHUP, NULL, &old_hup);
+    if (old_term.sa_handler != SIG_IGN) sigaction(SIGTERM, &forward, NULL);
+    if (old_hup.sa_handler != SIG_IGN) sigaction(SIGHUP, &forward, NULL);
     sigset_t restore_default;
     sigemptyset(&restore_default);
     if (old_int.sa_handler != SIG_IGN) sigaddset(&restore_default, SIGINT);
     if (old_quit.sa_handler != SIG_IGN) sigaddset(&restore_default, SIGQUIT);
+    if (old_term.sa_handler != SIG_IGN) sigaddset(&restore_default, SIGTERM);
+    if (old_hup.sa_handler != SIG_IGN) sigaddset(&restore_default, SIGHUP);
     if (!rc) rc = posix_spawnattr_setsigdefault(&attr, &restore_default);
     if (!rc) rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
 
@@ -472,6 +497,10 @@ int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err 
     if (!rc) {
         fflush(NULL); /* our earlier output before the job's */
         rc = posix_spawn(&pid, argv[0], &actions, &attr, argv, environ);
+    }
+    if (!rc) {
+        waited_job = pid;
+        if (ended_by) kill(pid, ended_by);   /* it came before the job was there */
     }
     int status = 0, errno_wait = 0;
     if (!rc) {
@@ -483,8 +512,14 @@ int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err 
         }
     }
 
+    waited_job = 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    /* the job is over: the signal that asked for it now does here what it
+     * would have done (a handler of the caller's, e.g. core/temp_files) */
+    if (ended_by) raise(ended_by);
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     if (out_fd >= 0) close(out_fd);

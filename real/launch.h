@@ -109,6 +109,9 @@ int launch_exec(char **argv, struct err *e);
  * death by signal as 128 + the signal number (the shell's convention).
  * While it waits, this process ignores SIGINT and SIGQUIT (as system()
  * does): Ctrl-C reaches the job, which ends, and the caller gets its status.
+ * SIGTERM and SIGHUP are sent on to the job and, once it has ended, raised
+ * again in this process (unless the caller ignores them): the caller ends
+ * as the signal asks, and never leaves the job running without it.
  * Returns 0 when the job ran, whatever its status; ERR_IO when stdout_path
  * cannot be opened; ERR_RUN when argv[0] is not an executable file or the
  * job cannot be started (then *exit_code is -1; ERR_NOMEM when posix_spawn's

@@ -18,6 +18,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "../bench/calibrate.h"
+#include "../bench/calibrate_failure.h"
 #include "../sim/cluster.h"
 
 /* ---- the fit ------------------------------------------------------------ */
@@ -306,6 +307,17 @@ Test(calibrate, strata_calibrate_writes_a_profile_that_loads_with_the_measured_n
                   c.timeshare_slowdown[k]);
     cr_expect_not_null(strstr(r.out, "-> timeshare_slowdown"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "-> jitter_*_sigma"), "%s", r.out);
+    /* the failure costs, measured (calibrate_failure.h) and read back as
+     * the simulator prices a failure with them */
+    cr_expect(is_positive(c.ckpt_write_bw_bytes_per_s), "%g", c.ckpt_write_bw_bytes_per_s);
+    cr_expect(is_positive(c.ckpt_read_bw_bytes_per_s), "%g", c.ckpt_read_bw_bytes_per_s);
+    cr_expect(is_positive(c.restart_s), "restart_s %g", c.restart_s);
+    cr_expect(isfinite(c.detect_s) && c.detect_s >= 0, "detect_s %g", c.detect_s);
+    struct failure_costs costs = cluster_failure_costs(&c, (int64_t)1 << 20);
+    cr_expect(is_positive(costs.checkpoint_s) && is_positive(costs.load_s));
+    cr_expect_eq(costs.relaunch_s, c.restart_s);
+    cr_expect_eq(costs.detect_s, c.detect_s);
+    cr_expect_not_null(strstr(r.out, "-> restart_s"), "%s", r.out);
     /* the numbers loaded are the ones printed: the file is the printed text */
     char *text = test_slurp(path);
     cr_expect_not_null(strstr(r.out, text), "the file is not what was printed:\n%s\n---\n%s",
@@ -328,4 +340,52 @@ Test(calibrate, strata_calibrate_bad_input_exits_2_before_measuring, .timeout = 
     r = RUN("calibrate", "--strategy", "mirrored");
     cr_expect_eq(r.status, 2, "calibrate takes no --strategy; stderr: %s", r.err);
     run_free(&r);
+}
+
+/* ---- the failure costs ---------------------------------------------------------- */
+
+Test(calibrate, checkpoint_io_times_a_checkpoints_bytes_and_leaves_nothing_behind)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "calibrate-io");
+    struct calib_failure f = {0};
+    struct err e = {0};
+    cr_assert_eq(calib_measure_checkpoint_io(dir, 100000, 3, &f, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(f.dir, dir);
+    cr_expect_eq(f.state_bytes, 100000);
+    cr_expect_eq(f.n_io, 3);
+    cr_expect(is_positive(f.write_s) && is_positive(f.ckpt_write_bw_bytes_per_s));
+    /* bandwidth = bytes / the median time */
+    cr_expect_float_eq(f.ckpt_write_bw_bytes_per_s * f.write_s, 100000, 1e-6);
+    /* rmdir removes only an empty directory: nothing was left in it */
+    cr_expect_eq(rmdir(dir), 0, "%s is not empty", dir);
+    test_remove_dir(dir);
+    cr_expect_eq(calib_measure_checkpoint_io("/nonexistent-dir", 10, 1, &f, &e), ERR_IO);
+    cr_expect_not_null(strstr(e.msg, "/nonexistent-dir"), "%s", e.msg);
+}
+
+Test(calibrate, state_bytes_are_the_parameters_and_their_momentum)
+{
+    struct workload *wl = NULL;
+    struct err e = {0};
+    cr_assert_eq(workload_parse("mlp:784-32-10", &wl, &e), 0, "%s", e.msg);
+    /* (784 x 32 + 32) + (32 x 10 + 10) floats, twice */
+    cr_expect_eq(calib_state_bytes(wl), 2 * 4 * (784 * 32 + 32 + 32 * 10 + 10));
+    workload_free(wl);
+}
+
+Test(calibrate, failure_env_round_trips_and_refuses_bad_text)
+{
+    struct calib_failure f = {.n_runs = 2, .restart_s = 0.6123456789, .detect_s = 0.05}, g = {0};
+    char text[256];
+    struct err e = {0};
+    cr_assert_eq(calib_failure_format(&f, text, sizeof text, &e), 0, "%s", e.msg);
+    cr_assert_eq(calib_failure_parse(text, &g, &e), 0, "%s", e.msg);
+    cr_expect(g.n_runs == 2 && g.restart_s == f.restart_s && g.detect_s == f.detect_s, "%s", text);
+    const char *bad[] = {"", "runs=0;restart_s=1;detect_s=0", "runs=1;restart_s=-1;detect_s=0",
+                         "runs=1;restart_s=1;detect_s=0;x", "restart_s=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_expect_eq(calib_failure_parse(bad[i], &g, &e), ERR_INPUT, "'%s'", bad[i]);
+        cr_expect_not_null(strstr(e.msg, CALIB_FAILURE_ENV), "%s", e.msg);
+    }
 }

@@ -1,0 +1,80 @@
+/* strata calibrate, the failure costs: what the simulator's profile keys
+ * ckpt_write_bw_bytes_per_s, ckpt_read_bw_bytes_per_s, restart_s and
+ * detect_s (sim/cluster.h, priced by cluster_failure_costs) hold for real
+ * runs of this machine.
+ *
+ *   checkpoint  a file of a rank's state (the model's parameters and
+ *               momentum: what real/checkpoint writes of a replica) written
+ *               as real/checkpoint writes it (core/fileio's
+ *               file_write_atomic: a temporary beside it, fsync, rename,
+ *               an fsync of the directory) and read back whole, in the
+ *               directory real runs put checkpoints in (--checkpoint-dir,
+ *               else the supervisor's, on /dev/shm when there is one);
+ *               bandwidth = bytes / the median time, so a small state's
+ *               fixed costs (fsync, rename) are in it, as in a run
+ *   relaunch    `strata real` run as a user runs it, supervised
+ *               (real/supervise.h), 2 ranks of mirrored with the calibrated
+ *               model and data, one rank killed by --fail and every rank
+ *               restarted from scratch: the supervisor measures the
+ *               relaunch (mpirun start, MPI, data, to the new job's aligned
+ *               start: restart_s; no checkpoint is loaded, its reading is
+ *               the read bandwidth's) and the detection (from the death to
+ *               its noticing: the watch's poll, real/job_watch.h: detect_s)
+ *               the way they are measured in every real run's failure
+ *               section; the median of a few runs
+ *
+ * A rank that hangs is detected by the watchdog's --timeout, not by the
+ * poll: detect_s is a death's. The relaunch runs outside the MPI job that
+ * calibrates (an MPI rank cannot start another job), before it, and its
+ * figures reach that job's rank 0 in $STRATA_CALIB_FAILURE. */
+#ifndef STRATA_BENCH_CALIBRATE_FAILURE_H
+#define STRATA_BENCH_CALIBRATE_FAILURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/workload.h"
+#include "../sim/cluster.h"
+
+#define CALIB_FAILURE_ENV "STRATA_CALIB_FAILURE"
+/* Supervised runs the relaunch's figures are the median of. */
+#define CALIB_RELAUNCH_RUNS 2
+
+struct calib_failure {
+    /* checkpoint I/O */
+    char dir[CONFIG_PATH_BYTES];     /* where it was measured */
+    int64_t state_bytes;             /* one rank's checkpoint: params + momentum */
+    int n_io;                        /* writes (and reads) timed */
+    double write_s, read_s;          /* the median of each */
+    double ckpt_write_bw_bytes_per_s, ckpt_read_bw_bytes_per_s;
+    /* the relaunch (0 runs: not measured, the keys stay 0) */
+    int n_runs;
+    double restart_s, detect_s;      /* medians over the runs */
+};
+
+/* The checkpoint I/O of state_bytes in dir ("" = where the supervisor puts
+ * its checkpoints), `n` times: out's checkpoint fields. ERR_IO naming the
+ * file when it cannot be written or read. */
+int calib_measure_checkpoint_io(const char *dir, int64_t state_bytes, int n,
+                                struct calib_failure *out, struct err *e);
+
+/* One rank's state for the model of wl: its parameters and momentum. */
+int64_t calib_state_bytes(const struct workload *wl);
+
+/* The relaunch and detection, CALIB_RELAUNCH_RUNS supervised runs of cfg's
+ * model, data and batch (above; strata_bin: the strata executable, NULL =
+ * this one): out's relaunch fields. ERR_RUN when a run fails. */
+int calib_measure_relaunch(const struct config *cfg, const struct workload *wl,
+                           const char *strata_bin, struct calib_failure *out, struct err *e);
+
+/* The relaunch fields as $STRATA_CALIB_FAILURE's text ("runs=2;restart_s=
+ * 0.61;detect_s=0.05") and back (ERR_INPUT naming the variable). */
+int calib_failure_format(const struct calib_failure *f, char *buf, size_t n, struct err *e);
+int calib_failure_parse(const char *text, struct calib_failure *f, struct err *e);
+
+/* The four keys into profile c. */
+void calib_failure_profile(const struct calib_failure *f, struct cluster *c);
+
+#endif

@@ -1,0 +1,59 @@
+/* strata validate --fail R@STEP: what a failure costs, simulated against
+ * measured, for each --on-failure policy that applies (core/failure_policy.h).
+ *
+ * Both sides count the same things (docs/metrics.md, "Failures"): a rank
+ * that dies as it starts step S, the last checkpoint (restart) or commit
+ * (shrink) at step C, loses
+ *
+ *   detect    from the death to the job noticing it (the simulator: the
+ *             profile's detect_s; real: the supervisor's poll, job_watch)
+ *   relaunch  from the relaunch to the new job's aligned start, loading
+ *             the checkpoint included (restart_s plus the checkpoint's
+ *             size over ckpt_read_bw_bytes_per_s; real: mpirun, MPI, data
+ *             and checkpoint load, measured by the supervisor)
+ *   redone    steps C..S-1, run again: their step times (the simulator's
+ *             from its step times, real from the ranks' heartbeats)
+ *
+ * and lost = detect + relaunch + redone; checkpoint writes are the run's
+ * cost failure or not, and are not in it. The measured figures of R runs
+ * are each part's median over the runs (so the parts need not add up to
+ * the median lost, which is its own median). error = predicted lost /
+ * measured lost - 1, as a step time's. */
+#ifndef STRATA_BENCH_VALIDATE_FAILURE_H
+#define STRATA_BENCH_VALIDATE_FAILURE_H
+
+#include "../core/config.h"
+#include "../core/failure_policy.h"
+#include "../core/report.h"
+#include "../core/workload.h"
+#include "../strategies/strategy.h"
+
+struct validate_lost {
+    double lost_s, detect_s, relaunch_s, redone_s;
+    double steps_redone;             /* a median of R runs may fall between two counts */
+};
+
+struct validate_failure {
+    enum failure_policy policy;
+    struct validate_lost predicted, measured;
+    double *measured_runs_lost_s;    /* [n_measured_runs] owned, in run order */
+    int n_measured_runs;
+    double error;                    /* predicted.lost_s / measured.lost_s - 1; NaN when 0 measured */
+};
+
+/* The policies validate runs with --fail for strategy st on np workers
+ * (cfg's scenario): --on-failure's when given (ERR_INPUT when it cannot
+ * apply, its message naming --on-failure), else each of restart, shrink,
+ * continue that applies, in that order. out[3], *n. */
+int validate_failure_policies(const struct config *cfg, const struct workload *wl,
+                              const struct strategy *st, int np, enum failure_policy *out, int *n,
+                              struct err *e);
+
+/* The comparison of a simulated report and n >= 1 measured ones (each with
+ * a failure section: ERR_RUN naming the run when one has none, the
+ * failure never happened). */
+int validate_failure_compare(const struct report *predicted, const struct report *const *measured,
+                             int n, struct validate_failure *out, struct err *e);
+void validate_failure_release(struct validate_failure *f);
+
+#endif

@@ -1,0 +1,160 @@
+/* bench/validate_failure.c: the time lost to a failure, predicted against
+ * measured (medians part by part, the error of the totals), the policies
+ * validate runs, and `strata validate --fail` as a user runs it on a tiny
+ * model. Expected values: error = predicted / measured - 1
+ * (validate_failure.h), the medians of hand-made runs, and the redone steps
+ * C..S-1 of a failure at step S after a checkpoint at C. No timing is
+ * asserted beyond being positive: the machine is shared. */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../bench/validate_failure.h"
+#include "../core/report.h"
+
+/* A report whose failure cost lost = detect + relaunch + redone. */
+static void failed(struct report *r, const char *policy, double detect_s, double relaunch_s,
+                   double redone_s, int steps)
+{
+    report_init(r);
+    snprintf(r->strategy, sizeof r->strategy, "mirrored");
+    r->failure.happened = true;
+    r->failure.policy = policy;
+    r->failure.n_failures = 1;
+    r->failure.detect_s = detect_s;
+    r->failure.relaunch_s = relaunch_s;
+    r->failure.redone_s = redone_s;
+    r->failure.steps_redone = steps;
+    r->failure.lost_s = detect_s + relaunch_s + redone_s;
+}
+
+Test(validate_failure, compare_takes_each_parts_median_and_the_totals_error)
+{
+    struct report pred, m[3];
+    failed(&pred, "shrink", 0.1, 1.0, 0.4, 2);
+    failed(&m[0], "shrink", 0.05, 2.0, 0.3, 2);   /* lost 2.35 */
+    failed(&m[1], "shrink", 0.20, 1.0, 0.5, 2);   /* lost 1.70 */
+    failed(&m[2], "shrink", 0.10, 1.5, 0.4, 3);   /* lost 2.00 */
+    const struct report *runs[] = {&m[0], &m[1], &m[2]};
+    struct validate_failure f;
+    struct err e = {0};
+    cr_assert_eq(validate_failure_compare(&pred, runs, 3, &f, &e), 0, "%s", e.msg);
+    cr_expect_eq(f.policy, FAILURE_SHRINK);
+    cr_expect_float_eq(f.predicted.lost_s, 1.5, 1e-12);
+    /* each part its own median: the parts need not add up to the total's */
+    cr_expect_float_eq(f.measured.lost_s, 2.0, 1e-12);
+    cr_expect_float_eq(f.measured.detect_s, 0.1, 1e-12);
+    cr_expect_float_eq(f.measured.relaunch_s, 1.5, 1e-12);
+    cr_expect_float_eq(f.measured.redone_s, 0.4, 1e-12);
+    cr_expect_float_eq(f.measured.steps_redone, 2, 1e-12);
+    cr_expect_float_eq(f.error, 1.5 / 2.0 - 1, 1e-12);
+    cr_assert_eq(f.n_measured_runs, 3);
+    cr_expect_float_eq(f.measured_runs_lost_s[0], 2.35, 1e-12, "in run order");
+    validate_failure_release(&f);
+    for (int k = 0; k < 3; k++) report_release(&m[k]);
+    report_release(&pred);
+}
+
+Test(validate_failure, a_run_without_a_failure_is_refused_naming_it)
+{
+    struct report pred, m;
+    failed(&pred, "restart", 0, 1, 0, 0);
+    report_init(&m);
+    snprintf(m.strategy, sizeof m.strategy, "mirrored");
+    const struct report *runs[] = {&m};
+    struct validate_failure f;
+    struct err e = {0};
+    cr_expect_eq(validate_failure_compare(&pred, runs, 1, &f, &e), ERR_RUN);
+    cr_expect_not_null(strstr(e.msg, "no failure"), "%s", e.msg);
+    validate_failure_release(&f);
+    report_release(&m);
+    report_release(&pred);
+}
+
+Test(validate_failure, policies_are_those_that_apply_or_the_one_given)
+{
+    struct config cfg;
+    config_init(&cfg);
+    struct err e = {0};
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse("mlp:784-32-10", &wl, &e), 0, "%s", e.msg);
+    enum failure_policy out[3];
+    int n = 0;
+    const struct strategy *mirrored = strategy_find("mirrored", &e);
+    const struct strategy *async = strategy_find("ps-async", &e);
+    const struct strategy *pipe = strategy_find("pipeline-1f1b", &e);
+    cr_assert_eq(validate_failure_policies(&cfg, wl, mirrored, 2, out, &n, &e), 0, "%s", e.msg);
+    cr_expect_eq(n, 2, "mirrored: restart and shrink, not continue");
+    cr_expect(out[0] == FAILURE_RESTART && out[1] == FAILURE_SHRINK);
+    cr_assert_eq(validate_failure_policies(&cfg, wl, async, 2, out, &n, &e), 0, "%s", e.msg);
+    cr_expect_eq(n, 3, "ps-async: every policy");
+    cr_assert_eq(validate_failure_policies(&cfg, wl, pipe, 2, out, &n, &e), 0, "%s", e.msg);
+    cr_expect(n == 1 && out[0] == FAILURE_RESTART, "a pipeline's stages cannot shrink");
+    cr_assert_eq(config_set(&cfg, "on-failure", "continue", ~0u, &e), 0, "%s", e.msg);
+    cr_expect_eq(validate_failure_policies(&cfg, wl, mirrored, 2, out, &n, &e), ERR_INPUT);
+    cr_expect_not_null(strstr(e.msg, "--on-failure"), "%s", e.msg);
+    workload_free(wl);
+    config_release(&cfg);
+}
+
+/* ---- strata validate --fail --------------------------------------------------- */
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsNumber(v), "no number \"%s\"", key);
+    return v->valuedouble;
+}
+
+Test(validate_failure, strata_validate_fail_writes_each_policys_time_lost_both_ways,
+     .timeout = 300)
+{
+    char dir[64], path[128];
+    test_make_dir(dir, sizeof dir, "validate-fail");
+    snprintf(path, sizeof path, "%s/v.json", dir);
+    /* rank 1 dies as step 3 starts; the checkpoint of step 2 is the last:
+     * restart redoes step 2, one step, both ways; shrink's commits are every
+     * step (--commit-every 1): none */
+    struct run r = RUN("validate", "--strategies", "mirrored", "--np", "2", "--cluster",
+                       "cpu-loopback", "--data", "synthetic", "--model", "mlp:784-32-10",
+                       "--batch", "32", "--steps", "6", "--fail", "1@3", "--checkpoint-every",
+                       "2", "--json", path);
+    cr_assert_eq(r.status, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
+    cr_expect_not_null(strstr(r.out, "time lost to the failure"), "%s", r.out);
+    char *text = test_slurp(path);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert_not_null(doc);
+    const cJSON *rows =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cells"), 0), "rows");
+    cr_assert_eq(cJSON_GetArraySize(rows), 2, "a row for restart, one for shrink");
+    const char *want[] = {"restart", "shrink"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *row = cJSON_GetArrayItem(rows, i);
+        cr_expect(isfinite(num(row, "predicted_step_s")), "the old fields stay");
+        const cJSON *f = cJSON_GetObjectItem(row, "failure");
+        cr_assert(cJSON_IsObject(f), "row %d has no failure", i);
+        cr_expect_str_eq(cJSON_GetObjectItem(f, "policy")->valuestring, want[i]);
+        const cJSON *p = cJSON_GetObjectItem(f, "predicted"), *m = cJSON_GetObjectItem(f, "measured");
+        double redone = i == 0 ? 1 : 0;
+        cr_expect_eq(num(p, "steps_redone"), redone, "%s predicted", want[i]);
+        cr_expect_eq(num(m, "steps_redone"), redone, "%s measured", want[i]);
+        cr_expect(num(m, "lost_s") > 0 && num(m, "relaunch_s") > 0 && num(m, "detect_s") >= 0,
+                  "%s: a relaunch was measured", want[i]);
+        cr_expect_float_eq(num(p, "lost_s"),
+                           num(p, "detect_s") + num(p, "relaunch_s") + num(p, "redone_s"), 1e-9);
+        cr_expect(isfinite(num(f, "error")), "%s", want[i]);
+        cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(f, "measured_runs_lost_s")), 1);
+    }
+    const cJSON *sf = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "summary"), "failure");
+    cr_assert(cJSON_IsObject(sf));
+    cr_expect_eq(num(sf, "rows"), 2);
+    cr_expect(num(sf, "max_abs_error") >= num(sf, "median_abs_error"));
+    cJSON_Delete(doc);
+    free(text);
+    run_free(&r);
+    test_remove_dir(dir);
+}
