@@ -318,7 +318,10 @@ static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
     if (rc == 0)
         rc = gather(ctx, ctx->losses.items, ctx->losses.len, sizeof(struct step_loss), &losses,
                     &n_losses, e);
+    /* each stage is progress for the supervisor's watchdog (heartbeat.h) */
+    heartbeat_finishing(ctx->hb);
     if (rc == 0) rc = params_gather(ctx, true, e);
+    heartbeat_finishing(ctx->hb);
     if (rc == 0 && ctx->rank == 0) {
         size_t total_spans = 0, total_losses = 0;
         for (int r = 0; r < ctx->p->n_ranks; r++) {
@@ -327,7 +330,9 @@ static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
         }
         rc = make_report(ctx, res, (struct span *)spans, total_spans,
                          (const struct step_loss *)losses, total_losses, e);
+        heartbeat_finishing(ctx->hb);
         if (rc == 0) rc = evaluate(ctx, ctx->steps, res, e);
+        heartbeat_finishing(ctx->hb);
         const char *path = ctx->cfg->save_params;
         if (rc == 0 && path[0]) rc = save_params(ctx, path, e);
     }

@@ -144,9 +144,14 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
     /* the relaunch starts now: the new job's rank 0 measures to its start */
     S->note.relaunch_at_s = heartbeat_clock_s();
     if (rc == 0 && attempt > 0) rc = failure_env_format(&S->note, note, sizeof note, e);
+    char self[32];
+    snprintf(self, sizeof self, "%ld", (long)getpid());
     if (rc == 0 && (setenv(HEARTBEAT_DIR_ENV, hb_dir, 1) < 0 ||
+                    setenv(HEARTBEAT_SUPERVISOR_ENV, self, 1) < 0 ||
                     (attempt > 0 && setenv(FAILURE_ENV, note, 1) < 0)))
         rc = err_set(e, ERR_NOMEM, "out of memory for the environment");
+    /* a test's injected hang, like --fail, is not passed to relaunches */
+    if (attempt > 0) unsetenv(HEARTBEAT_TEST_HANG_ENV);
     if (rc == 0) {
         untracked_prepare_ranks_env();
         struct watch_job wj = {.argv = argv, .hb_dir = hb_dir, .n_ranks = n_ranks,
@@ -156,6 +161,7 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
         rc = watch_run(&wj, res, e);
     }
     unsetenv(HEARTBEAT_DIR_ENV);
+    unsetenv(HEARTBEAT_SUPERVISOR_ENV);
     unsetenv(FAILURE_ENV);
     launch_argv_free(argv);
     return rc;

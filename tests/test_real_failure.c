@@ -221,6 +221,8 @@ Test(real_failure, fail_restart_relaunches_every_rank_and_reports_the_cost)
     char *err = stderr_of(&b);
     cr_expect_eq(status, 0, "stderr:\n%s", err);
     cr_expect(strstr(err, "rank 1 died at step 5: killed by --fail 1@5"), "stderr:\n%s", err);
+    /* strata says it; mpirun's own death notice is dropped (real/job_output.h) */
+    cr_expect(!strstr(err, "mpirun noticed"), "stderr:\n%s", err);
     free(err);
     expect_failure("restart", 1, 2);
     cJSON *doc = read_json(test_tmp_path("report.json"));
@@ -346,6 +348,47 @@ Test(real_failure, sigterm_to_strata_leaves_nothing_behind)
     cr_expect_eq(left, 0, "%d processes of the run are left", left);
     struct stat st;
     cr_expect_neq(stat(hb_dir, &st), 0, "the run directory %s is left", hb_dir);
+}
+
+Test(real_failure, sigkill_to_strata_takes_the_job_with_it)
+{
+    struct bg b = start((const char *const[]){"--steps", "100000", NULL});
+    char hb_dir[4096];
+    wait_stepping(&b, 1, hb_dir, sizeof hb_dir);
+    kill(b.pid, SIGKILL);
+    cr_expect_eq(finish(&b, 30, NULL), 128 + SIGKILL);
+    /* no handler runs: mpirun dies by its death signal, the ranks by theirs */
+    const char *word = test_tmp_path("report.json");
+    int left = 0;
+    for (double t0 = now_s(); (left = processes_of(word, 0, NULL)) > 0 && now_s() - t0 < 5;)
+        sleep_s(0.1);
+    cr_expect_eq(left, 0, "%d processes of the run are left 5 s after strata's SIGKILL", left);
+}
+
+/* STRATA_TEST_HANG (real/heartbeat.h): rank 1 asleep for ever, neither
+ * stopped nor dead, its peer waiting on it in MPI (and so using CPU). */
+static void expect_hang_blamed_on_rank_1(const char *hang, const char *said)
+{
+    setenv(HEARTBEAT_TEST_HANG_ENV, hang, 1);
+    struct bg b = start((const char *const[]){"--steps", "20", "--timeout", "2", NULL});
+    unsetenv(HEARTBEAT_TEST_HANG_ENV);
+    double took_s = 0;
+    int status = finish(&b, 120, &took_s);
+    char *err = stderr_of(&b);
+    cr_expect_eq(status, 0, "stderr:\n%s", err);
+    cr_expect(strstr(err, said), "no '%s' in stderr:\n%s", said, err);
+    free(err);
+    expect_failure("restart", 1, 2);
+}
+
+Test(real_failure, rank_asleep_at_a_step_is_blamed_not_its_waiting_peer)
+{
+    expect_hang_blamed_on_rank_1("1@5", "rank 1 hung at step 5");
+}
+
+Test(real_failure, hang_while_the_report_is_gathered_is_caught)
+{
+    expect_hang_blamed_on_rank_1("1@finish", "rank 1 hung while the report was gathered");
 }
 
 /* ---- STRATA_FAILURE ---------------------------------------------------------- */
