@@ -12,6 +12,7 @@
 #include "../core/fileio.h"
 #include "../core/ps_policy.h"
 #include "checkpoint.h"
+#include "heartbeat.h"
 #include "host_copy.h"
 #include "mpi_check.h"
 
@@ -260,6 +261,8 @@ int checkpoint_save(struct real_ctx *ctx, int64_t next_step, const struct checkp
     }
     c->spent_s += MPI_Wtime() - t0;
     c->n_written++;
+    /* the supervisor adds a failed job's checkpoint time to the report's */
+    heartbeat_checkpointed(ctx->hb, c->spent_s);
     return 0;
 }
 

@@ -153,6 +153,14 @@ void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s)
     if (hb->is_hang_set && !hb->hangs_finishing && step == hb->hang_step) hang();
 }
 
+void heartbeat_checkpointed(struct heartbeat *hb, double checkpoint_s)
+{
+    if (!hb) return;
+    hb->rec.checkpoint_s = checkpoint_s;
+    put(hb, offsetof(struct heartbeat_record, checkpoint_s),
+        offsetof(struct heartbeat_record, words));
+}
+
 void heartbeat_beat(struct heartbeat *hb)
 {
     if (!hb || hb->fd < 0) return;

@@ -49,7 +49,8 @@ struct heartbeat_record {
     int64_t step;         /* last step started (servers: updates applied); -1 before */
     double progress_s;    /* CLOCK_MONOTONIC of the last progress */
     double start_s;       /* CLOCK_MONOTONIC of the job's aligned start; 0 before */
-    char words[232];      /* last words, "" when none */
+    double checkpoint_s;  /* spent writing checkpoints (commits) so far */
+    char words[224];      /* last words, "" when none */
 };
 
 struct heartbeat;
@@ -73,6 +74,9 @@ double heartbeat_start_s(const struct heartbeat *hb);
  * this rank and this step (or a time now_s has reached), it writes its last
  * words and dies by SIGKILL, as a crashed process would: no return. */
 void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s);
+
+/* This rank has spent checkpoint_s writing checkpoints so far. NULL ok. */
+void heartbeat_checkpointed(struct heartbeat *hb, double checkpoint_s);
 
 /* Its steps are over; the report is being gathered (state FINISHING).
  * Called again at each stage of the gathering: each call is progress. */

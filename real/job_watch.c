@@ -497,6 +497,7 @@ int watch_run(const struct watch_job *j, struct watch_result *out, struct err *e
         }
     }
     close_output(&w);
+    if (j->n_ranks > 0 && w.ranks[0].has) out->checkpoint_s = w.ranks[0].rec.checkpoint_s;
     for (int r = 0; r < j->n_ranks; r++) vec_free(&w.ranks[r].history);
     free(w.ranks);
     return rc;

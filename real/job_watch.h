@@ -76,6 +76,7 @@ struct watch_result {
     int64_t step;                /* the step it had started; -1 in start-up */
     double died_s, noticed_s;    /* CLOCK_MONOTONIC: its last sign of life, our noticing */
     char cause[320];             /* "died at step 5: killed by --fail 1@5" */
+    double checkpoint_s;         /* rank 0's time writing checkpoints, as its heartbeat last said */
     watch_history history;       /* the failed rank's steps, in order */
 };
 

@@ -294,7 +294,10 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
     r->devices = p->n_workers;
     r->config = ctx->cfg;
     r->config_groups = REAL_CONFIG_GROUPS;
-    TRY(failure_env_report(r, heartbeat_start_s(ctx->hb), makespan_s, e));
+    double checkpoint_s = 0;
+    int n_checkpoints = 0;
+    checkpoint_stats(ctx, &checkpoint_s, &n_checkpoints);
+    TRY(failure_env_report(r, heartbeat_start_s(ctx->hb), makespan_s, checkpoint_s, e));
     return report_set_loss_curve(r, losses, n_losses, ctx->steps, e);
 }
 

@@ -95,10 +95,26 @@ struct supervisor {
 enum { MAX_EXTRA = 8, EXTRA_BYTES = PATH_BYTES + 32 };
 
 static int launch_args(const struct supervisor *S, int attempt, char extra[][EXTRA_BYTES],
-                       char ***out, int *n_out, struct err *e)
+                       char ***out, int *n_out, const char **names, int *n_names, struct err *e)
 {
     const struct supervise_job *j = S->job;
     int k = 0;
+    *n_names = 0;
+    /* the options overridden, for the report's config (failure_env.h) */
+#define OVERRIDES(name) (names[(*n_names)++] = (name))
+    if (S->commit_dir[0]) {
+        OVERRIDES("checkpoint-every");
+        OVERRIDES("checkpoint-dir");
+    } else if (S->is_own_checkpoint_dir) {
+        OVERRIDES("checkpoint-dir");
+    }
+    if (attempt > 0) {
+        OVERRIDES("fail");
+        OVERRIDES("np");
+        OVERRIDES("devices");
+        OVERRIDES("resume");
+    }
+#undef OVERRIDES
     if (S->commit_dir[0]) {
         snprintf(extra[k++], EXTRA_BYTES, "--checkpoint-every=%lld", j->cfg->commit_every);
         snprintf(extra[k++], EXTRA_BYTES, "--checkpoint-dir=%s", S->commit_dir);
@@ -132,7 +148,9 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
     char extra[MAX_EXTRA][EXTRA_BYTES];
     char **args = NULL;
     int n_args = 0;
-    TRY(launch_args(S, attempt, extra, &args, &n_args, e));
+    const char *overridden[MAX_EXTRA];
+    int n_overridden = 0;
+    TRY(launch_args(S, attempt, extra, &args, &n_args, overridden, &n_overridden, e));
     int n_ranks = S->n_workers + j->p->n_servers;
     bool is_openmpi = false;
     char **argv = launch_self_job_argv(j->command, n_args, args, n_ranks, j->cfg->bind,
@@ -144,6 +162,11 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
     /* the relaunch starts now: the new job's rank 0 measures to its start */
     S->note.relaunch_at_s = heartbeat_clock_s();
     if (rc == 0 && attempt > 0) rc = failure_env_format(&S->note, note, sizeof note, e);
+    char users[2 * EXTRA_BYTES] = "";
+    if (rc == 0)
+        rc = failure_env_format_options(j->cfg, overridden, n_overridden, users, sizeof users, e);
+    if (rc == 0 && users[0] && setenv(USER_OPTIONS_ENV, users, 1) < 0)
+        rc = err_set(e, ERR_NOMEM, "out of memory for the environment");
     char self[32];
     snprintf(self, sizeof self, "%ld", (long)getpid());
     if (rc == 0 && (setenv(HEARTBEAT_DIR_ENV, hb_dir, 1) < 0 ||
@@ -163,6 +186,7 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
     unsetenv(HEARTBEAT_DIR_ENV);
     unsetenv(HEARTBEAT_SUPERVISOR_ENV);
     unsetenv(FAILURE_ENV);
+    unsetenv(USER_OPTIONS_ENV);
     launch_argv_free(argv);
     return rc;
 }
@@ -183,6 +207,7 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     /* a relaunched job that failed: its relaunch was measured here */
     if (attempt > 0 && res->start_s > launched_s) n->relaunch_s += res->start_s - launched_s;
     n->n_failures++;
+    n->checkpoint_s += res->checkpoint_s;
     n->detect_s += res->noticed_s > res->died_s ? res->noticed_s - res->died_s : 0;
     bool is_worker = res->rank < S->n_workers;
     if (S->policy != FAILURE_RESTART && is_worker) S->n_workers--;

@@ -208,6 +208,10 @@ static void expect_failure(const char *policy, int rank, int devices)
     cr_expect(detect >= 0 && redone >= 0);
     cr_expect_lt(fabs(lost - (detect + relaunch + redone)), 1e-9, "lost_s is the sum of its parts");
     cr_expect_eq(num_at(doc, "devices", NULL), devices);
+    cr_expect_eq(num_at(f, "workers_after", NULL), devices, "the workers the run ended with");
+    /* the report's config is the user's command line, not the relaunch's */
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(doc, "config");
+    cr_expect_eq(num_at(cfg, "np", NULL), 2, "--np in the config is the user's");
     cr_expect_gt(num_at(doc, "final", "test_accuracy"), 0.1, "the relaunched run trained");
     cJSON_Delete(doc);
 }
@@ -247,6 +251,11 @@ Test(real_failure, fail_1_at_20_with_checkpoints_restarts_to_the_same_parameters
     cr_expect_eq(status, 0, "stderr:\n%s", err);
     free(err);
     expect_failure("restart", 1, 2);
+    cJSON *doc = read_json(test_tmp_path("report.json"));
+    /* both jobs' checkpoints: the failed one wrote steps 10 and 20 */
+    cr_expect_gt(num_at(doc, "failure", "checkpoint_s"), 0, "checkpoint time of the run");
+    cr_expect_str_eq(str_at(cJSON_GetObjectItemCaseSensitive(doc, "config"), "fail"), "1@20");
+    cJSON_Delete(doc);
     size_t n_straight = 0, n_failed = 0;
     char *straight = test_slurp_n(test_tmp_path("straight.params"), &n_straight);
     char *failed = test_slurp_n(test_tmp_path("failed.params"), &n_failed);
@@ -266,6 +275,11 @@ Test(real_failure, fail_shrink_finishes_on_the_survivor)
     cr_expect(strstr(err, "relaunching 1 worker"), "stderr:\n%s", err);
     free(err);
     expect_failure("shrink", 1, 1);
+    cJSON *doc = read_json(test_tmp_path("report.json"));
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(doc, "config");
+    cr_expect_str_eq(str_at(cfg, "fail"), "1@5", "the user's --fail, not the relaunch's");
+    cr_expect_str_eq(str_at(cfg, "checkpoint-dir"), "", "not the supervisor's commit directory");
+    cJSON_Delete(doc);
 }
 
 Test(real_failure, ps_async_continues_with_the_surviving_worker)
