@@ -175,10 +175,17 @@ static int launch(const struct command *self, struct scenario *s, const struct p
         data_release(&d);
         return scenario_fail(self, &e);
     }
+    int64_t steps = real_steps(&s->cfg, d.train.n);
     data_release(&d);
+    /* a --resume of another run, or a damaged one, is said here, before
+     * any rank starts (else each rank says it and mpirun aborts the job) */
+    if (checkpoint_check_resume(&s->cfg, p, workload_params(s->wl, 0, s->wl->n_layers), steps,
+                                &e) < 0)
+        return scenario_fail(self, &e);
     int exit_code = 0;
     struct supervise_job job = {.command = self->name, .argc = argc, .argv = argv,
-                                .cfg = &s->cfg, .p = p, .show_progress = isatty(STDERR_FILENO)};
+                                .cfg = &s->cfg, .p = p, .show_progress = isatty(STDERR_FILENO),
+                                .steps = steps};
     if (supervise_run(&job, &exit_code, &e) < 0) return scenario_fail(self, &e);
     return exit_code;
 }

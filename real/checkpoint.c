@@ -77,10 +77,37 @@ static bool is_whole(const char *dir, const char *name, int64_t step)
     return ok;
 }
 
-int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, struct err *e)
+/* dir itself a whole checkpoint ("DIR/step-N" with its MANIFEST)? its step, else -1 */
+static int64_t step_of_dir(const char *dir)
+{
+    char parent[CKPT_PATH_BYTES], name[CKPT_PATH_BYTES];
+    if ((size_t)snprintf(parent, sizeof parent, "%s", dir) >= sizeof parent) return -1;
+    size_t len = strlen(parent);
+    while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
+    char *slash = strrchr(parent, '/');
+    snprintf(name, sizeof name, "%s", slash ? slash + 1 : parent);
+    int64_t step = step_of_name(name);
+    if (step < 0) return -1;
+    if (!slash) strcpy(parent, ".");
+    else if (slash == parent) strcpy(parent, "/");
+    else *slash = '\0';
+    return is_whole(parent, name, step) ? step : -1;
+}
+
+/* checkpoint_newest among the steps below `before`. */
+static int newest_before(const char *dir, int64_t before, char *path, size_t n, int64_t *step,
+                         struct err *e)
 {
     /* path is written only at the end: it may be dir's own buffer */
     *step = -1;
+    int64_t own = step_of_dir(dir);
+    if (own >= 0) {   /* a step directory named directly: that one */
+        if (own >= before) return 1;
+        if (strlen(dir) >= n) return err_set(e, ERR_INPUT, "%s: the checkpoint path is too long", dir);
+        memmove(path, dir, strlen(dir) + 1);
+        *step = own;
+        return 0;
+    }
     DIR *d = opendir(dir);
     if (!d) {
         if (errno == ENOENT || errno == ENOTDIR) return 1;
@@ -90,7 +117,7 @@ int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, stru
     int64_t best = -1;
     for (struct dirent *de; (de = readdir(d));) {
         int64_t s = step_of_name(de->d_name);
-        if (s > best && is_whole(dir, de->d_name, s)) best = s;
+        if (s > best && s < before && is_whole(dir, de->d_name, s)) best = s;
     }
     closedir(d);
     if (best < 0) return 1;
@@ -100,6 +127,17 @@ int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, stru
     memcpy(path, p, strlen(p) + 1);
     *step = best;
     return 0;
+}
+
+int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, struct err *e)
+{
+    return newest_before(dir, INT64_MAX, path, n, step, e);
+}
+
+int checkpoint_newest_before(const char *dir, int64_t before, char *path, size_t n,
+                             int64_t *step, struct err *e)
+{
+    return newest_before(dir, before, path, n, step, e);
 }
 
 /* Removes dir's plain files, then dir. Best effort: what cannot be removed
@@ -150,10 +188,12 @@ static void prune(const char *dir)
 
 /* ---- what identifies this run ------------------------------------------------ */
 
-static void run_ident(const struct real_ctx *ctx, int64_t step, struct ckpt_ident *id)
+/* What a checkpoint of this run at step, written by rank, says of itself:
+ * nothing here needs MPI or the model (the supervisor checks a --resume
+ * before the job starts). */
+static void ident_of(const struct config *cfg, const struct plan *p, int64_t n_params, int rank,
+                     int64_t step, struct ckpt_ident *id)
 {
-    const struct config *cfg = ctx->cfg;
-    const struct plan *p = ctx->p;
     memset(id, 0, sizeof *id);
     snprintf(id->strategy, sizeof id->strategy, "%s", p->strategy);
     snprintf(id->model, sizeof id->model, "%s", cfg->model);
@@ -166,10 +206,15 @@ static void run_ident(const struct real_ctx *ctx, int64_t step, struct ckpt_iden
     id->lr = cfg->lr;
     id->momentum = cfg->momentum;
     id->weight_decay = cfg->weight_decay;
-    id->n_params = ctx->m->n_params;
-    id->rank = ctx->rank;
+    id->n_params = n_params;
+    id->rank = rank;
     id->n_ranks = p->n_ranks;
     id->step = step;
+}
+
+static void run_ident(const struct real_ctx *ctx, int64_t step, struct ckpt_ident *id)
+{
+    ident_of(ctx->cfg, ctx->p, ctx->m->n_params, ctx->rank, step, id);
 }
 
 static int64_t steps_per_epoch(const struct real_ctx *ctx)
@@ -444,8 +489,20 @@ static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
 {
     const struct config *cfg = ctx->cfg;
     if (cfg->checkpoint_every > 0) {
-        /* a resumed run's checkpoints go on where it resumed from, by default */
+        /* a resumed run's checkpoints go on where it resumed from, by
+         * default: beside the step directory when --resume named one */
         const char *dir = cfg->checkpoint_dir[0] ? cfg->checkpoint_dir : cfg->resume;
+        char parent[CKPT_PATH_BYTES];
+        if (!cfg->checkpoint_dir[0] && step_of_dir(cfg->resume) >= 0) {
+            snprintf(parent, sizeof parent, "%s", cfg->resume);
+            size_t len = strlen(parent);
+            while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
+            char *slash = strrchr(parent, '/');
+            if (slash == parent) slash[1] = '\0';
+            else if (slash) *slash = '\0';
+            else strcpy(parent, ".");
+            dir = parent;
+        }
         if (dir[0]) {
             snprintf(sh->dir, sizeof sh->dir, "%s", dir);
             if (make_dirs(sh->dir) != 0)
@@ -503,6 +560,59 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
         return err_set(e, ERR_INPUT, "--resume %s: no whole checkpoint there (a step-N "
                        "directory with its " MANIFEST_NAME ")", cfg->resume);
     return rc;
+}
+
+/* One file of the checkpoint in dir (step, of file_ranks ranks), checked
+ * as checkpoint_check_resume says. */
+static int check_file(const struct config *cfg, const struct plan *p, int64_t n_params,
+                      const char *dir, int64_t step, int file_rank, struct err *e)
+{
+    char path[CKPT_PATH_BYTES + 64];
+    snprintf(path, sizeof path, "%s/rank-%d.ckpt", dir, file_rank);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    TRY(slurp(path, &buf, &n, e));
+    struct ckpt_view v;
+    struct ckpt_ident file, run;
+    ident_of(cfg, p, n_params, file_rank, step, &run);
+    int rc = ckpt_parse(buf, n, path, &v, e);
+    if (rc == 0) rc = ckpt_ident_read(&v, path, &file, e);
+    if (rc == 0) rc = ckpt_ident_match(&file, &run, p->data_parallel, path, e);
+    if (rc == 0 && (file.step != step || file.rank != file_rank))
+        rc = err_set(e, ERR_INPUT, "%s: holds rank %" PRId64 " at step %" PRId64 ", not rank %d "
+                     "at step %" PRId64, path, file.rank, file.step, file_rank, step);
+    free(buf);
+    return rc;
+}
+
+int checkpoint_check_resume(const struct config *cfg, const struct plan *p, int64_t n_params,
+                            int64_t steps, struct err *e)
+{
+    if (!cfg->resume[0]) return 0;
+    TRY(checkpoint_check(cfg, p, e));
+    char dir[CKPT_PATH_BYTES];
+    int64_t step = 0, ranks = 0;
+    int rc = checkpoint_newest(cfg->resume, dir, sizeof dir, &step, e);
+    if (rc == 1)
+        return err_set(e, ERR_INPUT, "--resume %s: no whole checkpoint there", cfg->resume);
+    TRY(rc);
+    TRY(read_manifest(dir, &ranks, e));
+    int64_t file_workers = ranks - p->n_servers;
+    if (file_workers < 1)
+        return err_set(e, ERR_INPUT, "%s: a checkpoint of %" PRId64 " ranks cannot hold %d "
+                       "servers", dir, ranks, p->n_servers);
+    if (p->n_workers != file_workers && !p->data_parallel)
+        return err_set(e, ERR_INPUT, "%s: written by a run of %" PRId64 " workers; this run has %d "
+                       "(only data-parallel plans resume on another count)", dir, file_workers,
+                       p->n_workers);
+    if (steps > 0 && step >= steps)
+        return err_set(e, ERR_INPUT, "--resume %s: its checkpoint is at step %" PRId64 ", not "
+                       "below this run's %" PRId64 " steps: nothing is left to run", cfg->resume,
+                       step, steps);
+    /* every file: its CRC, and whose run it is (O(checkpoint size): read
+     * once more here so that a bad one is strata's message, not an abort) */
+    for (int r = 0; r < (int)ranks; r++) TRY(check_file(cfg, p, n_params, dir, step, r, e));
+    return 0;
 }
 
 int checkpoint_open(struct real_ctx *ctx, struct err *e)

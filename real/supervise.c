@@ -218,7 +218,13 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     }
     const char *from = S->commit_dir[0] ? S->commit_dir : S->checkpoint_dir;
     int64_t step = 0;
-    int found = from[0] ? checkpoint_newest(from, S->resume, sizeof S->resume, &step, e) : 1;
+    /* below the run's steps: a checkpoint of the last step (the job died
+     * while gathering its report) leaves no step to run and measure; the
+     * one before it is kept (real/checkpoint.h keeps two) */
+    int64_t before = S->job->steps > 0 ? S->job->steps : INT64_MAX;
+    int found = from[0] ? checkpoint_newest_before(from, before, S->resume, sizeof S->resume,
+                                                   &step, e)
+                        : 1;
     if (found < 0) {
         fprintf(stderr, "strata real: %s; the run failed\n", e->msg);
         return false;
@@ -226,9 +232,7 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     if (found != 0) {
         S->resume[0] = '\0';
         step = 0;
-    } else {
-        snprintf(S->resume, sizeof S->resume, "%s", from);   /* --resume takes the directory */
-    }
+    }   /* else S->resume is the step directory itself: --resume takes that one */
     if (res->step > step) n->steps_redone += res->step - step;
     double since_s = res->start_s > 0 ? watch_time_at_step(res, step) : res->died_s;
     if (res->died_s > since_s) n->redone_s += res->died_s - since_s;

@@ -36,6 +36,7 @@
 #define STRATA_SUPERVISE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../core/config.h"
 #include "../core/err.h"
@@ -51,6 +52,10 @@ struct supervise_job {
     const struct config *cfg;   /* --fail, --on-failure, --checkpoint-*, --commit-every, --timeout, --bind */
     const struct plan *p;       /* the checked plan: its ranks, workers, servers */
     bool show_progress;         /* a terminal watches (launch_prepare_env) */
+    int64_t steps;              /* the run's steps (real_steps), 0 = not known: a
+                                   checkpoint of the last step (a failure while the
+                                   report was gathered) leaves nothing to run, so a
+                                   relaunch goes back to the one before it */
 };
 
 /* --fail's rank must be one of p's; ERR_INPUT naming --fail. "" passes. */

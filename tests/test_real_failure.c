@@ -405,6 +405,23 @@ Test(real_failure, hang_while_the_report_is_gathered_is_caught)
     expect_hang_blamed_on_rank_1("1@finish", "rank 1 hung while the report was gathered");
 }
 
+/* The hang comes after the last step's checkpoint: resuming there leaves
+ * no step to run, so the relaunch goes back to the checkpoint before it. */
+Test(real_failure, failure_after_the_final_checkpoint_relaunches_from_the_one_before)
+{
+    setenv(HEARTBEAT_TEST_HANG_ENV, "1@finish", 1);
+    struct bg b = start((const char *const[]){"--steps", "20", "--timeout", "2",
+                                              "--checkpoint-every", "10", NULL});
+    unsetenv(HEARTBEAT_TEST_HANG_ENV);
+    int status = finish(&b, 120, NULL);
+    char *err = stderr_of(&b);
+    cr_expect_eq(status, 0, "stderr:\n%s", err);
+    cr_expect(strstr(err, "relaunching 2 workers from the checkpoint of step 10"), "stderr:\n%s",
+              err);
+    free(err);
+    expect_failure("restart", 1, 2);
+}
+
 /* ---- STRATA_FAILURE ---------------------------------------------------------- */
 
 Test(real_failure, failure_env_goes_through_text_and_back)
