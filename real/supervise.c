@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "../core/failure_policy.h"
-#include "../core/ps_policy.h"
 #include "../core/straggler.h"
 #include "../core/untracked.h"
 #include "checkpoint.h"
@@ -63,17 +62,48 @@ static void remove_tree(const char *path)
     }
 }
 
+#define RUN_DIR_PREFIX "strata-run-"
+#define OWNER_FILE "supervisor.pid"
+
+/* Removes the run directories in base whose supervisor is gone (killed by
+ * SIGKILL: nothing of it could clean up). One without its owner file is
+ * being made: left alone. O(entries of base). */
+static void remove_orphan_run_dirs(const char *base)
+{
+    DIR *d = opendir(base);
+    for (struct dirent *de; d && (de = readdir(d));) {
+        if (strncmp(de->d_name, RUN_DIR_PREFIX, strlen(RUN_DIR_PREFIX)) != 0) continue;
+        char path[PATH_BYTES], owner[PATH_BYTES + 32];
+        snprintf(path, sizeof path, "%s/%s", base, de->d_name);
+        snprintf(owner, sizeof owner, "%s/" OWNER_FILE, path);
+        FILE *f = fopen(owner, "r");
+        long pid = 0;
+        bool has_pid = f && fscanf(f, "%ld", &pid) == 1 && pid > 0;
+        if (f) fclose(f);
+        if (has_pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH) remove_tree(path);
+    }
+    if (d) closedir(d);
+}
+
 /* The run directory: on /dev/shm when there is one (memory: the commits are
- * "in memory" there), else $TMPDIR or /tmp. */
+ * "in memory" there), else $TMPDIR or /tmp; its owner's pid in it. */
 static int make_run_dir(char *dir, size_t n, struct err *e)
 {
     const char *tmp = getenv("TMPDIR");
     const char *base = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
                        : tmp && *tmp                       ? tmp
                                                            : "/tmp";
-    if ((size_t)snprintf(dir, n, "%s/strata-run-XXXXXX", base) >= n || !mkdtemp(dir))
+    remove_orphan_run_dirs(base);
+    if ((size_t)snprintf(dir, n, "%s/" RUN_DIR_PREFIX "XXXXXX", base) >= n || !mkdtemp(dir))
         return err_set(e, ERR_IO, "%s: cannot make the run's directory there: %s", base,
                        strerror(errno));
+    char owner[PATH_BYTES + 32];
+    snprintf(owner, sizeof owner, "%s/" OWNER_FILE, dir);
+    FILE *f = fopen(owner, "w");
+    if (f) {
+        fprintf(f, "%ld\n", (long)getpid());
+        fclose(f);
+    }
     return 0;
 }
 
@@ -286,11 +316,9 @@ static void choose_dirs(struct supervisor *S)
     const struct config *cfg = S->job->cfg;
     bool wants_commits = config_is_set(cfg, "fail") || config_is_set(cfg, "on-failure") ||
                          config_is_set(cfg, "commit-every");
-    /* an asynchronous plan's workers are never at one step together, so
-     * real/checkpoint.h cannot checkpoint it (yet): continue relaunches the
-     * survivors from scratch */
-    bool can_commit = !policy_is_async(S->job->p->policy);
-    if (S->policy != FAILURE_RESTART && wants_commits && can_commit) {
+    /* shrink's commits, and continue's: an asynchronous plan's servers
+     * commit at the step boundary the first server calls (real/checkpoint.h) */
+    if (S->policy != FAILURE_RESTART && wants_commits) {
         snprintf(S->commit_dir, sizeof S->commit_dir, "%s/commit", S->run_dir);
     } else if (cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0]) {
         snprintf(S->checkpoint_dir, sizeof S->checkpoint_dir, "%s/checkpoints", S->run_dir);

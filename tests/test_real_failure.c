@@ -289,8 +289,13 @@ Test(real_failure, ps_async_continues_with_the_surviving_worker)
     int status = finish(&b, 120, NULL);
     char *err = stderr_of(&b);
     cr_expect_eq(status, 0, "stderr:\n%s", err);
+    /* from the servers' last commit (--commit-every 1: step 5), not scratch */
+    cr_expect(strstr(err, "from the commit of step 5"), "stderr:\n%s", err);
     free(err);
     expect_failure("continue", 1, 1);   /* auto is continue for ps-async */
+    cJSON *doc = read_json(test_tmp_path("report.json"));
+    cr_expect_eq(num_at(doc, "failure", "steps_redone"), 0, "nothing after the commit was lost");
+    cJSON_Delete(doc);
 }
 
 Test(real_failure, fail_of_a_rank_that_does_not_exist_is_refused)
@@ -377,6 +382,15 @@ Test(real_failure, sigkill_to_strata_takes_the_job_with_it)
     for (double t0 = now_s(); (left = processes_of(word, 0, NULL)) > 0 && now_s() - t0 < 5;)
         sleep_s(0.1);
     cr_expect_eq(left, 0, "%d processes of the run are left 5 s after strata's SIGKILL", left);
+    /* its run directory stays (nothing of strata ran), until the next
+     * supervisor finds its owner gone */
+    char *slash = strrchr(hb_dir, '/');
+    cr_assert_not_null(slash);
+    *slash = '\0';
+    run_argv_ok((const char *const[]){STRATA_BIN, "real", "--data", "synthetic", "--model", MODEL,
+                                      "--np", "1", "--steps", "2", NULL});
+    struct stat st;
+    cr_expect_neq(stat(hb_dir, &st), 0, "the dead supervisor's %s is left", hb_dir);
 }
 
 /* STRATA_TEST_HANG (real/heartbeat.h): rank 1 asleep for ever, neither
