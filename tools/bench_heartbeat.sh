@@ -7,6 +7,7 @@
 set -eu
 S=${1:-build/strata}
 [ $# -gt 0 ] && shift
+EXTRA="$*"   # words without spaces, e.g. --model mlp:784-64-32-16-10
 dir=$(mktemp -d "${TMPDIR:-/tmp}/strata-hb-bench-XXXXXX")
 hb=/dev/shm
 [ -w "$hb" ] || hb=$dir
@@ -15,8 +16,9 @@ trap 'rm -rf "$dir" "$hb"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 run() {   # $1: with|without
     if [ "$1" = with ]; then set -- env STRATA_HEARTBEAT_DIR="$hb"; else set -- env -u STRATA_HEARTBEAT_DIR; fi
+    # shellcheck disable=SC2086
     mpirun --oversubscribe -np 2 "$@" "$S" real --data synthetic --model mlp:784-256-128-10 \
-        --strategy mirrored --steps 200 --json "$dir/r.json" >/dev/null 2>&1
+        --strategy mirrored --steps 200 $EXTRA --json "$dir/r.json" >/dev/null 2>&1
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step_time_s"]["mean"])' "$dir/r.json"
 }
 with=""; without=""
