@@ -11,6 +11,7 @@
 #include "../nn/device.h"
 #include "../plots/timeline_text.h"
 #include "../real/checkpoint.h"
+#include "../real/failure_env.h"
 #include "../real/job.h"
 #include "../real/launch.h"
 #include "../real/real.h"
@@ -61,6 +62,9 @@ static void print_details(const struct real_result *res)
     putchar('\n');
     if (res->n_checkpoints > 0)
         printf("checkpoints: %d written, %.3f s\n", res->n_checkpoints, res->checkpoint_s);
+    if (r->failure.happened && r->failure.checkpoint_s > res->checkpoint_s)
+        printf("checkpoints and commits of the whole run (every job): %.3f s\n",
+               r->failure.checkpoint_s);
     if (r->staleness.n_histogram > 0)
         printf("staleness of applied pushes: mean %.2f, max %lld\n", r->staleness.mean,
                (long long)r->staleness.max);
@@ -78,6 +82,9 @@ static void print_failure(const struct report *r)
            r->failure.detect_s, r->failure.relaunch_s, r->failure.redone_s,
            r->failure.steps_redone, r->failure.steps_redone == 1 ? "" : "s",
            100 * r->failure.goodput);
+    if (r->failure.has_workers_after)
+        printf("; ended with %d worker%s", r->failure.workers_after,
+               r->failure.workers_after == 1 ? "" : "s");
     if (r->has_final) printf("; test accuracy still reached %.4f", r->final.test_accuracy);
     putchar('\n');
 }
@@ -134,6 +141,8 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
     int cpus_max = -1;
     int rc = binding_of(&s->cfg, &cpus_max, &e);
     if (rc == 0) rc = real_run(&setup, &res, &e);
+    /* the report's config is the user's, not the supervisor's overrides */
+    if (rc == 0) rc = failure_env_restore_options(&s->cfg, &e);
     if (rank == 0) {
         if (rc == 0) {
             print_header(&s->cfg, p, &res, s->wl, cpus_max);
@@ -166,10 +175,17 @@ static int launch(const struct command *self, struct scenario *s, const struct p
         data_release(&d);
         return scenario_fail(self, &e);
     }
+    int64_t steps = real_steps(&s->cfg, d.train.n);
     data_release(&d);
+    /* a --resume of another run, or a damaged one, is said here, before
+     * any rank starts (else each rank says it and mpirun aborts the job) */
+    if (checkpoint_check_resume(&s->cfg, p, workload_params(s->wl, 0, s->wl->n_layers), steps,
+                                &e) < 0)
+        return scenario_fail(self, &e);
     int exit_code = 0;
     struct supervise_job job = {.command = self->name, .argc = argc, .argv = argv,
-                                .cfg = &s->cfg, .p = p, .show_progress = isatty(STDERR_FILENO)};
+                                .cfg = &s->cfg, .p = p, .show_progress = isatty(STDERR_FILENO),
+                                .steps = steps};
     if (supervise_run(&job, &exit_code, &e) < 0) return scenario_fail(self, &e);
     return exit_code;
 }

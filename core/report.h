@@ -89,6 +89,8 @@ struct report {
         int steps_redone;
         double checkpoint_s;         /* spent writing checkpoints (and commits), failure or not */
         double goodput;              /* share of the run's time on work that survives */
+        bool has_workers_after;      /* else "workers_after": null (the simulator's) */
+        int workers_after;           /* the workers the run ended with (after shrink, continue) */
     } failure;
 };
 

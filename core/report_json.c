@@ -304,6 +304,8 @@ static const struct json_field failure_fields[] = {
     R("redone_s", JSON_REAL, failure.redone_s, .flags = JSON_OPTIONAL),
     R("checkpoint_s", JSON_REAL, failure.checkpoint_s, .flags = JSON_OPTIONAL),
     R("goodput", JSON_REAL, failure.goodput, .flags = JSON_OPTIONAL),
+    R("workers_after", JSON_INT, failure.workers_after, .flags = JSON_OPTIONAL | JSON_NULLABLE,
+      .flag_offset = offsetof(struct report, failure.has_workers_after)),
 };
 
 static const struct json_table step_time = JSON_TABLE(JSON_SHAPE_OBJECT, step_time_fields);

@@ -12,11 +12,10 @@
 #include "../core/fileio.h"
 #include "../core/ps_policy.h"
 #include "checkpoint.h"
+#include "checkpoint_files.h"
+#include "heartbeat.h"
 #include "host_copy.h"
 #include "mpi_check.h"
-
-#define CKPT_PATH_BYTES 4096
-#define MANIFEST_NAME "MANIFEST"
 
 struct checkpointer {
     char dir[CKPT_PATH_BYTES];     /* where checkpoints go; "" = none are written */
@@ -32,143 +31,11 @@ struct checkpointer {
     int64_t *last_applied;
 };
 
-/* ---- the directory ---------------------------------------------------------- */
-
-static void step_dir(char *out, size_t n, const char *dir, int64_t step)
-{
-    snprintf(out, n, "%s/step-%010" PRId64, dir, step);
-}
-
-/* mkdir -p path: 0, or -1 with errno. */
-static int make_dirs(char *path)
-{
-    for (char *s = path + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = '\0';
-        int rc = mkdir(path, 0755);
-        *s = '/';
-        if (rc != 0 && errno != EEXIST) return -1;
-    }
-    return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* "step-N" -> N, or -1. */
-static int64_t step_of_name(const char *name)
-{
-    if (strncmp(name, "step-", 5) != 0 || !name[5]) return -1;
-    char *end;
-    long long s = strtoll(name + 5, &end, 10);
-    return *end == '\0' && s >= 0 ? (int64_t)s : -1;
-}
-
-/* Is dir/name a whole checkpoint (its MANIFEST there and naming its step)? */
-static bool is_whole(const char *dir, const char *name, int64_t step)
-{
-    char path[CKPT_PATH_BYTES + 64];
-    snprintf(path, sizeof path, "%s/%s/" MANIFEST_NAME, dir, name);
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    long long s = -1, ranks = 0;
-    int version = 0;
-    bool ok = fscanf(f, "strata-checkpoint %d step %lld ranks %lld", &version, &s, &ranks) == 3 &&
-              version == 1 && s == step && ranks > 0;
-    fclose(f);
-    return ok;
-}
-
-int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, struct err *e)
-{
-    /* path is written only at the end: it may be dir's own buffer */
-    *step = -1;
-    DIR *d = opendir(dir);
-    if (!d) {
-        if (errno == ENOENT || errno == ENOTDIR) return 1;
-        return err_set(e, ERR_IO, "%s: cannot read the checkpoint directory (%s)", dir,
-                       strerror(errno));
-    }
-    int64_t best = -1;
-    for (struct dirent *de; (de = readdir(d));) {
-        int64_t s = step_of_name(de->d_name);
-        if (s > best && is_whole(dir, de->d_name, s)) best = s;
-    }
-    closedir(d);
-    if (best < 0) return 1;
-    char p[2 * CKPT_PATH_BYTES];
-    step_dir(p, sizeof p, dir, best);
-    if (strlen(p) >= n) return err_set(e, ERR_INPUT, "%s: the checkpoint path is too long", p);
-    memcpy(path, p, strlen(p) + 1);
-    *step = best;
-    return 0;
-}
-
-/* Removes dir's plain files, then dir. Best effort: what cannot be removed
- * stays (a checkpoint left behind is wasted space, not a wrong result). */
-static void remove_tree(const char *dir, int depth)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    for (struct dirent *de; (de = readdir(d));) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        char path[CKPT_PATH_BYTES + 300];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        if (unlink(path) != 0 && depth > 0) remove_tree(path, depth - 1);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-/* Keeps the newest two whole checkpoints and any newer partial one; older
- * step directories go, the oldest whole one last of all (it is removed
- * only once two newer ones are whole). */
-static void prune(const char *dir)
-{
-    int64_t newest = -1, second = -1;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    for (struct dirent *de; (de = readdir(d));) {
-        int64_t s = step_of_name(de->d_name);
-        if (s < 0 || !is_whole(dir, de->d_name, s)) continue;
-        if (s > newest) {
-            second = newest;
-            newest = s;
-        } else if (s > second) {
-            second = s;
-        }
-    }
-    rewinddir(d);
-    int64_t keep_from = second >= 0 ? second : newest;
-    for (struct dirent *de; (de = readdir(d));) {
-        int64_t s = step_of_name(de->d_name);
-        if (s < 0 || s >= keep_from) continue;
-        char path[CKPT_PATH_BYTES + 300];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        remove_tree(path, 0);
-    }
-    closedir(d);
-}
-
 /* ---- what identifies this run ------------------------------------------------ */
 
 static void run_ident(const struct real_ctx *ctx, int64_t step, struct ckpt_ident *id)
 {
-    const struct config *cfg = ctx->cfg;
-    const struct plan *p = ctx->p;
-    memset(id, 0, sizeof *id);
-    snprintf(id->strategy, sizeof id->strategy, "%s", p->strategy);
-    snprintf(id->model, sizeof id->model, "%s", cfg->model);
-    snprintf(id->data, sizeof id->data, "%s", cfg->data);
-    id->workers = p->n_workers;
-    id->servers = p->n_servers;
-    id->batch = p->batch;
-    id->microbatches = p->n_microbatches;
-    id->seed = cfg->seed;
-    id->lr = cfg->lr;
-    id->momentum = cfg->momentum;
-    id->weight_decay = cfg->weight_decay;
-    id->n_params = ctx->m->n_params;
-    id->rank = ctx->rank;
-    id->n_ranks = p->n_ranks;
-    id->step = step;
+    checkpoint_ident_of(ctx->cfg, ctx->p, ctx->m->n_params, ctx->rank, step, id);
 }
 
 static int64_t steps_per_epoch(const struct real_ctx *ctx)
@@ -225,7 +92,7 @@ static int write_rank_file(struct real_ctx *ctx, int64_t next_step, const struct
                            struct err *e)
 {
     char dir[CKPT_PATH_BYTES + 32], path[CKPT_PATH_BYTES + 64];
-    step_dir(dir, sizeof dir, ctx->ckpt->dir, next_step);
+    checkpoint_step_dir(dir, sizeof dir, ctx->ckpt->dir, next_step);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return err_set(e, ERR_IO, "%s: cannot make the checkpoint directory (%s)", dir,
                        strerror(errno));
@@ -251,48 +118,21 @@ int checkpoint_save(struct real_ctx *ctx, int64_t next_step, const struct checkp
     TRY(mpi_check_agree(write_rank_file(ctx, next_step, x, e), e));
     if (ctx->rank == 0) {
         char dir[CKPT_PATH_BYTES + 32], path[CKPT_PATH_BYTES + 64], text[128];
-        step_dir(dir, sizeof dir, c->dir, next_step);
+        checkpoint_step_dir(dir, sizeof dir, c->dir, next_step);
         snprintf(path, sizeof path, "%s/" MANIFEST_NAME, dir);
         int n = snprintf(text, sizeof text, "strata-checkpoint 1\nstep %" PRId64 "\nranks %d\n",
                          next_step, ctx->p->n_ranks);
         TRY(file_write_atomic(path, text, (size_t)n, e));
-        prune(c->dir);
+        checkpoint_prune(c->dir);
     }
     c->spent_s += MPI_Wtime() - t0;
     c->n_written++;
+    /* the supervisor adds a failed job's checkpoint time to the report's */
+    heartbeat_checkpointed(ctx->hb, c->spent_s);
     return 0;
 }
 
 /* ---- resuming ---------------------------------------------------------------- */
-
-/* The bytes of path, read whole (caller frees). ERR_INPUT naming it. */
-static int slurp(const char *path, unsigned char **out, size_t *n, struct err *e)
-{
-    *out = NULL;
-    *n = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(e, ERR_INPUT, "%s: cannot open (%s); the checkpoint is not whole",
-                           path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    unsigned char *buf = malloc(cap);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap) break;
-        unsigned char *grown = realloc(buf, cap *= 2);
-        if (!grown) free(buf);
-        buf = grown;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf) return err_set(e, ERR_NOMEM, "%s: out of memory reading it", path);
-    if (bad) {
-        free(buf);
-        return err_set(e, ERR_IO, "%s: cannot read it", path);
-    }
-    *out = buf;
-    *n = len;
-    return 0;
-}
 
 /* A rank's file of the checkpoint in dir, read and checked against this
  * run: its bytes in *buf (caller frees) and records in v. */
@@ -302,7 +142,7 @@ static int load_file(struct real_ctx *ctx, const char *dir, int64_t step, int fi
     char path[CKPT_PATH_BYTES + 64];
     snprintf(path, sizeof path, "%s/rank-%d.ckpt", dir, file_rank);
     size_t n = 0;
-    TRY(slurp(path, buf, &n, e));
+    TRY(checkpoint_slurp(path, buf, &n, e));
     struct ckpt_ident file, run;
     run_ident(ctx, step, &run);
     int rc = ckpt_parse(*buf, n, path, v, e);
@@ -421,31 +261,27 @@ struct shared {
     int rc;
 };
 
-/* Rank 0: the manifest of the checkpoint to resume: its rank count. */
-static int read_manifest(const char *dir, int64_t *ranks, struct err *e)
-{
-    char path[CKPT_PATH_BYTES + 32];
-    snprintf(path, sizeof path, "%s/" MANIFEST_NAME, dir);
-    FILE *f = fopen(path, "r");
-    long long s = 0, r = 0;
-    int version = 0;
-    bool ok = f && fscanf(f, "strata-checkpoint %d step %lld ranks %lld", &version, &s, &r) == 3 &&
-              r > 0;
-    if (f) fclose(f);
-    if (!ok) return err_set(e, ERR_INPUT, "%s: cannot read it", path);
-    *ranks = r;
-    return 0;
-}
-
 static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
 {
     const struct config *cfg = ctx->cfg;
     if (cfg->checkpoint_every > 0) {
-        /* a resumed run's checkpoints go on where it resumed from, by default */
+        /* a resumed run's checkpoints go on where it resumed from, by
+         * default: beside the step directory when --resume named one */
         const char *dir = cfg->checkpoint_dir[0] ? cfg->checkpoint_dir : cfg->resume;
+        char parent[CKPT_PATH_BYTES];
+        if (!cfg->checkpoint_dir[0] && checkpoint_step_of_dir(cfg->resume) >= 0) {
+            snprintf(parent, sizeof parent, "%s", cfg->resume);
+            size_t len = strlen(parent);
+            while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
+            char *slash = strrchr(parent, '/');
+            if (slash == parent) slash[1] = '\0';
+            else if (slash) *slash = '\0';
+            else strcpy(parent, ".");
+            dir = parent;
+        }
         if (dir[0]) {
             snprintf(sh->dir, sizeof sh->dir, "%s", dir);
-            if (make_dirs(sh->dir) != 0)
+            if (checkpoint_make_dirs(sh->dir) != 0)
                 return err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot make it (%s)", sh->dir,
                                strerror(errno));
         } else {
@@ -462,7 +298,7 @@ static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
         return err_set(e, ERR_INPUT, "--resume %s: no whole checkpoint there", cfg->resume);
     TRY(rc);
     int64_t ranks = 0;
-    TRY(read_manifest(sh->resume, &ranks, e));
+    TRY(checkpoint_read_manifest(sh->resume, &ranks, e));
     sh->file_workers = ranks - ctx->p->n_servers;
     if (sh->file_workers < 1)
         return err_set(e, ERR_INPUT, "%s: a checkpoint of %" PRId64 " ranks cannot hold %d "
@@ -472,34 +308,6 @@ static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
                        "below this run's %" PRId64 " steps: nothing is left to run", cfg->resume,
                        sh->resume_step, ctx->steps);
     return 0;
-}
-
-static bool server_has_workers(const struct plan *p, int server)
-{
-    for (int r = 0; r < p->n_workers; r++)
-        for (size_t i = 0; i < p->ranks[r].ops.len; i++)
-            if (p->ranks[r].ops.items[i].kind == OP_PUSH && p->ranks[r].ops.items[i].peer == server)
-                return true;
-    return false;
-}
-
-int checkpoint_check(const struct config *cfg, const struct plan *p, struct err *e)
-{
-    if (cfg->checkpoint_every <= 0 && !cfg->resume[0]) return 0;
-    /* a server joins a checkpoint when its workers ask it to: one that no
-     * worker pushes to would never join */
-    for (int r = p->n_workers; r < p->n_ranks; r++)
-        if (!server_has_workers(p, r))
-            return err_set(e, ERR_INPUT, "--checkpoint-every/--resume: server rank %d holds no "
-                           "layer any worker pushes (fewer --servers)", r);
-    if (!cfg->resume[0]) return 0;
-    char path[CKPT_PATH_BYTES + 32];
-    int64_t step = 0;
-    int rc = checkpoint_newest(cfg->resume, path, sizeof path, &step, e);
-    if (rc == 1)
-        return err_set(e, ERR_INPUT, "--resume %s: no whole checkpoint there (a step-N "
-                       "directory with its " MANIFEST_NAME ")", cfg->resume);
-    return rc;
 }
 
 int checkpoint_open(struct real_ctx *ctx, struct err *e)
@@ -535,7 +343,7 @@ void checkpoint_close(struct real_ctx *ctx, bool is_success)
     /* a failed run's temporary checkpoints are kept, and said where, for a
      * --resume; with none written there is nothing to keep */
     if (c->is_temporary && ctx->rank == 0 && c->dir[0]) {
-        if (is_success || c->n_written == 0) remove_tree(c->dir, 1);
+        if (is_success || c->n_written == 0) checkpoint_remove_tree(c->dir, 1);
         else fprintf(stderr, "strata real: the checkpoints stay in %s (--resume %s)\n", c->dir,
                      c->dir);
     }

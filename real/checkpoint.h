@@ -46,11 +46,26 @@
  * cannot be read, ERR_INPUT when path does not fit. No MPI: the supervisor
  * calls it. */
 int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, struct err *e);
+/* The same among the checkpoints of steps below `before`. dir may also
+ * name one step directory (DIR/step-N): then that checkpoint, when whole
+ * (and below `before`), is the one; --resume takes either form. */
+int checkpoint_newest_before(const char *dir, int64_t before, char *path, size_t n,
+                             int64_t *step, struct err *e);
 
 /* What can be checked before the MPI job (no MPI): that every server has
  * workers to call it to a checkpoint, and a whole checkpoint in --resume's
  * directory. ERR_INPUT naming the option. */
 int checkpoint_check(const struct config *cfg, const struct plan *p, struct err *e);
+
+/* The supervisor's check of --resume before the job starts (no MPI), so
+ * that a checkpoint of another run, or a corrupt or truncated one, is a
+ * message of strata's and exit 2, not an abort inside the ranks: the
+ * newest whole checkpoint's MANIFEST, then every rank's file (CRC, and
+ * ckpt_ident_match against this run of n_params parameters), and its step
+ * below `steps` (0: not known). ERR_INPUT naming the file and the mismatch;
+ * 0 without --resume. */
+int checkpoint_check_resume(const struct config *cfg, const struct plan *p, int64_t n_params,
+                            int64_t steps, struct err *e);
 
 /* Collective, after set-up: the directory checkpoints go to (made, or a
  * temporary one), and with --resume this rank's state read back, checked

@@ -12,10 +12,10 @@ int failure_env_format(const struct failure_note *n, char *buf, size_t len, stru
     int w = snprintf(buf, len,
                      "rank=%d;time_s=%.17g;policy=%s;n_failures=%d;detect_s=%.17g;"
                      "relaunch_s=%.17g;redone_s=%.17g;steps_redone=%lld;relaunch_at_s=%.17g;"
-                     "first_start_s=%.17g",
+                     "first_start_s=%.17g;checkpoint_s=%.17g",
                      n->rank, n->time_s, failure_policy_names[n->policy], n->n_failures,
                      n->detect_s, n->relaunch_s, n->redone_s, (long long)n->steps_redone,
-                     n->relaunch_at_s, n->first_start_s);
+                     n->relaunch_at_s, n->first_start_s, n->checkpoint_s);
     if (w < 0 || (size_t)w >= len)
         return err_set(e, ERR_INPUT, "%s: %d bytes do not fit %zu", FAILURE_ENV, w, len);
     return 0;
@@ -52,6 +52,7 @@ static int take(struct failure_note *n, const char *key, const char *value, stru
     else if (!strcmp(key, "steps_redone")) n->steps_redone = (int64_t)v;
     else if (!strcmp(key, "relaunch_at_s")) n->relaunch_at_s = v;
     else if (!strcmp(key, "first_start_s")) n->first_start_s = v;
+    else if (!strcmp(key, "checkpoint_s")) n->checkpoint_s = v;
     return 0;
 }
 
@@ -76,7 +77,8 @@ int failure_env_parse(const char *text, struct failure_note *n, struct err *e)
     return 0;
 }
 
-int failure_env_report(struct report *r, double start_s, double makespan_s, struct err *e)
+int failure_env_report(struct report *r, double start_s, double makespan_s,
+                       double own_checkpoint_s, struct err *e)
 {
     const char *text = getenv(FAILURE_ENV);
     if (!text || !*text) return 0;
@@ -92,10 +94,58 @@ int failure_env_report(struct report *r, double start_s, double makespan_s, stru
     r->failure.relaunch_s = n.relaunch_s + last_relaunch_s;
     r->failure.redone_s = n.redone_s;
     r->failure.steps_redone = (int)n.steps_redone;
+    r->failure.checkpoint_s = n.checkpoint_s + own_checkpoint_s;
+    r->failure.has_workers_after = true;
+    r->failure.workers_after = r->devices;
     r->failure.lost_s = r->failure.detect_s + r->failure.relaunch_s + r->failure.redone_s;
     /* the whole run: from the first job's aligned start to this one's end */
     double total_s = start_s - n.first_start_s + makespan_s;
     r->failure.goodput = total_s > 0 ? 1 - r->failure.lost_s / total_s : 0;
     if (r->failure.goodput < 0) r->failure.goodput = 0;
     return 0;
+}
+
+/* Between entries of STRATA_USER_OPTIONS: ASCII's unit separator. */
+#define OPTION_SEP '\x1f'
+
+int failure_env_format_options(const struct config *cfg, const char *const *names, int n,
+                               char *buf, size_t len, struct err *e)
+{
+    size_t at = 0;
+    if (len) buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        const struct opt_spec *o = config_find(names[i]);
+        if (!o) return err_set(e, ERR_INPUT, "%s: no option --%s", USER_OPTIONS_ENV, names[i]);
+        char value[4200];
+        config_format(cfg, o, value, sizeof value);
+        int w = snprintf(buf + at, len - at, "%s%s=%s", i ? "\x1f" : "", names[i], value);
+        if (w < 0 || (size_t)w >= len - at)
+            return err_set(e, ERR_INPUT, "%s: the options do not fit %zu bytes", USER_OPTIONS_ENV,
+                           len);
+        at += (size_t)w;
+    }
+    return 0;
+}
+
+int failure_env_restore_options(struct config *cfg, struct err *e)
+{
+    const char *text = getenv(USER_OPTIONS_ENV);
+    if (!text || !*text) return 0;
+    char *buf = XCALLOC(e, strlen(text) + 1, 1);
+    if (!buf) return ERR_NOMEM;
+    strcpy(buf, text);
+    int rc = 0;
+    for (char *entry = buf, *next; rc == 0 && entry; entry = next) {
+        next = strchr(entry, OPTION_SEP);
+        if (next) *next++ = '\0';
+        char *eq = strchr(entry, '=');
+        if (!eq) {
+            rc = err_set(e, ERR_INPUT, "%s: '%.40s' is not name=value", USER_OPTIONS_ENV, entry);
+            break;
+        }
+        *eq = '\0';
+        rc = config_set(cfg, entry, eq + 1, ~0u, e);
+    }
+    free(buf);
+    return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,8 @@ struct heartbeat {
     struct heartbeat_record rec;
     struct failure_spec fail;      /* for this rank only (is_set false otherwise) */
     char fail_text[64];
+    int64_t hang_step;             /* STRATA_TEST_HANG for this rank: its step, or */
+    bool is_hang_set, hangs_finishing;   /* ... the gathering */
 };
 
 double heartbeat_clock_s(void)
@@ -26,6 +29,43 @@ double heartbeat_clock_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* STRATA_TEST_HANG (heartbeat.h), when it names this rank. */
+static void read_test_hang(struct heartbeat *hb, int rank)
+{
+    const char *text = getenv(HEARTBEAT_TEST_HANG_ENV);
+    if (!text || !*text) return;
+    char *end = NULL;
+    long r = strtol(text, &end, 10);
+    if (end == text || *end != '@' || r != rank) return;
+    const char *when = end + 1;
+    if (!strcmp(when, "finish")) {
+        hb->is_hang_set = hb->hangs_finishing = true;
+        return;
+    }
+    long long step = strtoll(when, &end, 10);
+    if (end != when && !*end && step >= 0) {
+        hb->is_hang_set = true;
+        hb->hang_step = step;
+    }
+}
+
+/* A hang as tests need one: asleep for ever, neither stopped nor dead. */
+static void hang(void)
+{
+    for (;;) sleep(3600);
+}
+
+/* Tied to the launcher (heartbeat.h): SIGKILL when the parent dies; dead
+ * already when the supervisor is. */
+static void tie_to_supervisor(void)
+{
+    const char *text = getenv(HEARTBEAT_SUPERVISOR_ENV);
+    long pid = text ? strtol(text, NULL, 10) : 0;
+    if (pid <= 0) return;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) raise(SIGKILL);
 }
 
 /* bytes [lo, hi) of the record to the file; a failed write is ignored: the
@@ -71,6 +111,8 @@ int heartbeat_open(int rank, const char *fail, struct heartbeat **out, struct er
             return rc;
         }
         put_all(hb);
+        tie_to_supervisor();
+        read_test_hang(hb, rank);
     }
     *out = hb;
     return 0;
@@ -108,13 +150,32 @@ void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s)
     }
     hb->rec.state = HEARTBEAT_RUNNING;
     put(hb, offsetof(struct heartbeat_record, state), offsetof(struct heartbeat_record, start_s));
+    if (hb->is_hang_set && !hb->hangs_finishing && step == hb->hang_step) hang();
+}
+
+void heartbeat_checkpointed(struct heartbeat *hb, double checkpoint_s)
+{
+    if (!hb) return;
+    hb->rec.checkpoint_s = checkpoint_s;
+    put(hb, offsetof(struct heartbeat_record, checkpoint_s),
+        offsetof(struct heartbeat_record, words));
+}
+
+void heartbeat_beat(struct heartbeat *hb)
+{
+    if (!hb || hb->fd < 0) return;
+    hb->rec.progress_s = heartbeat_clock_s();
+    put(hb, offsetof(struct heartbeat_record, progress_s),
+        offsetof(struct heartbeat_record, start_s));
 }
 
 void heartbeat_finishing(struct heartbeat *hb)
 {
+    bool is_first = hb->rec.state != HEARTBEAT_FINISHING;
     hb->rec.state = HEARTBEAT_FINISHING;
     hb->rec.progress_s = heartbeat_clock_s();
     put(hb, offsetof(struct heartbeat_record, state), offsetof(struct heartbeat_record, start_s));
+    if (is_first && hb->hangs_finishing) hang();
 }
 
 void heartbeat_say(struct heartbeat *hb, const char *words)

@@ -19,6 +19,15 @@
 
 /* The environment variable naming the directory of the heartbeats. */
 #define HEARTBEAT_DIR_ENV "STRATA_HEARTBEAT_DIR"
+/* The supervisor's pid. A supervised rank dies with its launcher (a death
+ * signal tied to its parent: Open MPI 4's ranks outlive a SIGKILLed mpirun,
+ * re-parented to init), and at start-up when the supervisor is already
+ * gone (the launcher died before the rank could tie itself to it). */
+#define HEARTBEAT_SUPERVISOR_ENV "STRATA_SUPERVISOR_PID"
+/* For tests only: "R@STEP" makes rank R hang (sleep for ever, neither
+ * stopped nor dying) as it starts step STEP; "R@finish" as it starts
+ * gathering the report. Read by heartbeat_open; ignored when malformed. */
+#define HEARTBEAT_TEST_HANG_ENV "STRATA_TEST_HANG"
 #define HEARTBEAT_MAGIC 0x42485453u   /* "STHB" little-endian */
 
 enum heartbeat_state {
@@ -40,7 +49,8 @@ struct heartbeat_record {
     int64_t step;         /* last step started (servers: updates applied); -1 before */
     double progress_s;    /* CLOCK_MONOTONIC of the last progress */
     double start_s;       /* CLOCK_MONOTONIC of the job's aligned start; 0 before */
-    char words[232];      /* last words, "" when none */
+    double checkpoint_s;  /* spent writing checkpoints (commits) so far */
+    char words[224];      /* last words, "" when none */
 };
 
 struct heartbeat;
@@ -65,8 +75,16 @@ double heartbeat_start_s(const struct heartbeat *hb);
  * words and dies by SIGKILL, as a crashed process would: no return. */
 void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s);
 
-/* Its steps are over; the report is being gathered (state FINISHING). */
+/* This rank has spent checkpoint_s writing checkpoints so far. NULL ok. */
+void heartbeat_checkpointed(struct heartbeat *hb, double checkpoint_s);
+
+/* Its steps are over; the report is being gathered (state FINISHING).
+ * Called again at each stage of the gathering: each call is progress. */
 void heartbeat_finishing(struct heartbeat *hb);
+
+/* Progress within the current step or stage, the state kept (a long
+ * evaluation beats per batch). One pwrite. */
+void heartbeat_beat(struct heartbeat *hb);
 
 /* Last words (an error message) and state DONE: what comes next is no death. */
 void heartbeat_say(struct heartbeat *hb, const char *words);

@@ -4,17 +4,19 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "heartbeat.h"
+#include "job_output.h"
 
 extern char **environ;
 
@@ -23,6 +25,11 @@ extern char **environ;
 #define GRACE_S 1.0
 /* step times kept for the derived timeout: the recent ones */
 #define MAX_STEP_TIMES 256
+/* A rank whose CPU time has not grown for this long is idle (asleep,
+ * blocked in a system call, hung on a device); one waiting in MPI is not:
+ * MPI polls. /proc's clock ticks are 10 ms, so a polling rank gains many
+ * in this time even on a loaded machine. */
+#define CPU_IDLE_S 1.5
 
 /* What the poll knows of one rank. */
 struct seen {
@@ -34,11 +41,15 @@ struct seen {
     int64_t last_step;
     double last_t_s;
     watch_history history;
+    long long cpu_ticks;         /* utime + stime at the last look, -1 before */
+    double cpu_grew_s;           /* when cpu_ticks last grew (or was first read) */
 };
 
 struct watch {
     const struct watch_job *j;
     pid_t launcher;
+    int err_fd;                  /* the read end of the launcher's stderr; -1 none */
+    struct job_output output;
     struct seen *ranks;          /* [n_ranks] */
     double step_times[MAX_STEP_TIMES];
     int n_step_times, next_step_time;
@@ -51,10 +62,12 @@ static void sleep_s(double s)
 }
 
 /* The state letter of pid in /proc/PID/stat (R, S, D, T, t, Z, X ...), or 0
- * when there is no such process. */
-static char proc_state(pid_t pid)
+ * when there is no such process; its CPU time in clock ticks (utime +
+ * stime, fields 14 and 15) in *ticks when asked, -1 when unread. */
+static char proc_stat(pid_t pid, long long *ticks)
 {
-    char path[64], buf[512];
+    char path[64], buf[1024];
+    if (ticks) *ticks = -1;
     snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
@@ -64,7 +77,18 @@ static char proc_state(pid_t pid)
     buf[n] = '\0';
     /* "pid (comm) S ...": comm may hold spaces and parentheses, the last ')' ends it */
     char *paren = strrchr(buf, ')');
-    return paren && paren[1] == ' ' ? paren[2] : 0;
+    if (!paren || paren[1] != ' ') return 0;
+    /* after ") S": fields 4 .. 13, then utime and stime */
+    unsigned long long utime = 0, stime = 0;
+    if (ticks && sscanf(paren + 4, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                        &stime) == 2)
+        *ticks = (long long)(utime + stime);
+    return paren[2];
+}
+
+static char proc_state(pid_t pid)
+{
+    return proc_stat(pid, NULL);
 }
 
 static bool is_gone(char state)
@@ -182,40 +206,58 @@ static bool is_stopped(char state)
     return state == 'T' || state == 't';
 }
 
-/* Whom a stalled job blames, among the ranks watched for silence: a stopped rank first, even one not yet past
- * it (its peers, waiting on it, fell silent earlier: they had started the
- * step before it); else, among the silent workers, the one furthest behind
- * (lowest step), then the one silent longest; servers last. A rank hung
- * (not stopped) at the same step as its waiting peers cannot be told from
- * them: the message names the step, and the blame may fall on a peer. */
-static int blame(const struct watch *w)
+/* Is rank r's CPU time standing still (job_watch.h: an idle rank)? */
+static bool is_idle(const struct seen *s, double now_s)
+{
+    return s->cpu_ticks >= 0 && now_s - s->cpu_grew_s > CPU_IDLE_S;
+}
+
+/* Whom a stalled job blames, among the ranks watched for silence (the rule
+ * job_watch.h states): a stopped rank first, even one not yet past its
+ * allowance; else among the silent ones, an idle one (its CPU time not
+ * growing) before a busy one, a worker before a server, the one furthest
+ * behind (lowest step), then the one silent longest. */
+static int blame(const struct watch *w, double now_s)
 {
     int best = -1;
     for (int r = 0; r < w->j->n_ranks; r++)
         if (w->ranks[r].is_watched && is_stopped(proc_state(w->ranks[r].rec.pid))) return r;
     for (int r = 0; r < w->j->n_ranks; r++) {
         if (!w->ranks[r].is_over) continue;
-        const struct heartbeat_record *a = &w->ranks[r].rec;
         if (best < 0) {
             best = r;
             continue;
         }
-        const struct heartbeat_record *b = &w->ranks[best].rec;
-        bool is_worker = r < w->j->n_workers, best_is_worker = best < w->j->n_workers;
-        if (is_worker != best_is_worker) {
-            if (is_worker) best = r;
-        } else if (a->step != b->step ? a->step < b->step : a->progress_s < b->progress_s) {
+        const struct seen *a = &w->ranks[r], *b = &w->ranks[best];
+        bool a_idle = is_idle(a, now_s), b_idle = is_idle(b, now_s);
+        bool a_worker = r < w->j->n_workers, b_worker = best < w->j->n_workers;
+        if (a_idle != b_idle) {
+            if (a_idle) best = r;
+        } else if (a_worker != b_worker) {
+            if (a_worker) best = r;
+        } else if (a->rec.step != b->rec.step ? a->rec.step < b->rec.step
+                                              : a->rec.progress_s < b->rec.progress_s) {
             best = r;
         }
     }
     return best;
 }
 
+/* Its CPU time now, and when it last grew. */
+static void note_cpu(struct seen *s, double now_s)
+{
+    long long ticks = -1;
+    proc_stat(s->rec.pid, &ticks);
+    if (ticks < 0) return;
+    if (s->cpu_ticks < 0 || ticks != s->cpu_ticks) s->cpu_grew_s = now_s;
+    s->cpu_ticks = ticks;
+}
+
 /* One look at every rank: true when one failed (out filled). Deaths come
  * before hangs: a dead rank also stops making progress. */
 static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_result *out)
 {
-    double timeout_s = timeout_now(w), silent_s = 0;
+    double timeout_s = timeout_now(w), silent_s = 0, newest_s = 0;
     char cause[320];
     for (int r = 0; r < w->j->n_ranks; r++) {
         struct seen *s = &w->ranks[r];
@@ -231,6 +273,7 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
         char state = proc_state(rec->pid);
         if (!is_gone(state)) {
             s->alive_s = now_s;
+            note_cpu(s, now_s);
         } else if (rec->state == HEARTBEAT_DYING) {
             snprintf(cause, sizeof cause, "died at step %lld: %s", (long long)rec->step, rec->words);
             fail(out, r, s, rec->progress_s, now_s, cause);
@@ -245,17 +288,30 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
             fail(out, r, s, s->alive_s > 0 ? s->alive_s : rec->progress_s, now_s, cause);
             return true;
         }
-        s->is_watched = rec->state == HEARTBEAT_RUNNING || rec->state == HEARTBEAT_STARTING;
+        s->is_watched = rec->state == HEARTBEAT_RUNNING || rec->state == HEARTBEAT_STARTING ||
+                        rec->state == HEARTBEAT_FINISHING;
+        if (s->is_watched && rec->progress_s > newest_s) newest_s = rec->progress_s;
+    }
+    for (int r = 0; r < w->j->n_ranks; r++) {
+        struct seen *s = &w->ranks[r];
+        if (!s->is_watched) continue;
+        const struct heartbeat_record *rec = &s->rec;
         double allowed_s = rec->state == HEARTBEAT_STARTING && timeout_s < WATCH_STARTUP_S
                                ? WATCH_STARTUP_S : timeout_s;
-        s->is_over = s->is_watched && now_s - rec->progress_s > allowed_s;
+        /* a finishing rank waits on the slowest: silent while any rank
+         * makes progress, it is over only when the whole job is */
+        double last_s = rec->state == HEARTBEAT_FINISHING ? newest_s : rec->progress_s;
+        s->is_over = now_s - last_s > allowed_s;
         if (s->is_over && now_s - rec->progress_s > silent_s) silent_s = now_s - rec->progress_s;
     }
     if (silent_s == 0 || *is_erring) return false;
-    int r = blame(w);
+    int r = blame(w, now_s);
     const struct seen *s = &w->ranks[r];
     const char *what = is_stopped(proc_state(s->rec.pid)) ? "stopped (SIGSTOP)" : "hung";
-    if (s->rec.step >= 0)
+    if (s->rec.state == HEARTBEAT_FINISHING)
+        snprintf(cause, sizeof cause, "%s while the report was gathered: no progress for %.1f s "
+                 "(--timeout %.1f s)", what, now_s - s->rec.progress_s, timeout_s);
+    else if (s->rec.step >= 0)
         snprintf(cause, sizeof cause, "%s at step %lld: no progress for %.1f s (--timeout %.1f s)",
                  what, (long long)s->rec.step, silent_s, timeout_s);
     else
@@ -284,46 +340,128 @@ static void blame_silent(struct watch *w, double now_s, struct watch_result *out
     }
 }
 
-/* The launcher as a child in a process group of its own (a Ctrl-C at the
- * terminal reaches us, and we decide), with the default dispositions. */
-static int spawn(const struct watch_job *j, pid_t *pid, struct err *e)
+/* The child's side of spawn: never returns. Only async-signal-safe calls
+ * between fork and exec. */
+static void become_launcher(const struct watch_job *j, pid_t parent, int err_w)
 {
-    posix_spawnattr_t attr;
-    int rc = posix_spawnattr_init(&attr);
-    if (rc) return err_set(e, ERR_NOMEM, "cannot start %s: %s", j->argv[0], strerror(rc));
-    sigset_t defaults, none;
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGINT);
-    sigaddset(&defaults, SIGTERM);
-    sigaddset(&defaults, SIGQUIT);
+    /* dies with the supervisor, even by SIGKILL (which no handler sees);
+     * the parent may have died before this line: then it is not ours */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    setpgid(0, 0);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &dfl, NULL);
+    sigaction(SIGTERM, &dfl, NULL);
+    sigaction(SIGQUIT, &dfl, NULL);
+    sigset_t none;
     sigemptyset(&none);
-    rc = posix_spawnattr_setsigdefault(&attr, &defaults);
-    if (!rc) rc = posix_spawnattr_setsigmask(&attr, &none);
-    if (!rc) rc = posix_spawnattr_setpgroup(&attr, 0);
-    if (!rc)
-        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-                                                 POSIX_SPAWN_SETPGROUP);
-    if (!rc) {
-        fflush(NULL);   /* our output before the job's */
-        rc = posix_spawn(pid, j->argv[0], NULL, &attr, j->argv, environ);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (err_w >= 0 && dup2(err_w, STDERR_FILENO) < 0) _exit(127);
+    execv(j->argv[0], j->argv);
+    _exit(127);
+}
+
+/* The launcher as a child in a process group of its own (a Ctrl-C at the
+ * terminal reaches us, and we decide), with the default dispositions, its
+ * stderr into a pipe we read (job_output.h), and a death signal tied to
+ * this process. fork, not posix_spawn: the death signal (prctl) has to be
+ * set in the child. */
+static int spawn(struct watch *w, struct err *e)
+{
+    const struct watch_job *j = w->j;
+    if (access(j->argv[0], X_OK) != 0)
+        return err_set(e, ERR_RUN, "cannot start %s: %s", j->argv[0], strerror(errno));
+    int fds[2] = {-1, -1};
+    if (pipe(fds) < 0) fds[0] = fds[1] = -1;   /* then stderr is shared */
+    for (int k = 0; k < 2; k++)
+        if (fds[k] >= 0) fcntl(fds[k], F_SETFD, FD_CLOEXEC);   /* dup2 clears it on stderr */
+    fflush(NULL);   /* our output before the job's */
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) become_launcher(j, parent, fds[1]);
+    int fork_errno = errno;
+    if (fds[1] >= 0) close(fds[1]);
+    if (pid < 0) {
+        if (fds[0] >= 0) close(fds[0]);
+        return err_set(e, ERR_RUN, "cannot start %s: fork: %s", j->argv[0],
+                       strerror(fork_errno));
     }
-    posix_spawnattr_destroy(&attr);
-    if (rc) return err_set(e, ERR_RUN, "cannot start %s: %s", j->argv[0], strerror(rc));
+    setpgid(pid, pid);   /* both sides set it: no race with our first kill(-pid) */
+    w->launcher = pid;
+    w->err_fd = fds[0];
+    if (w->err_fd >= 0) fcntl(w->err_fd, F_SETFL, fcntl(w->err_fd, F_GETFL) | O_NONBLOCK);
     return 0;
+}
+
+/* Passes on what the launcher wrote; false at its end of file. */
+static bool drain(struct watch *w)
+{
+    char buf[4096];
+    for (;;) {
+        ssize_t n = read(w->err_fd, buf, sizeof buf);
+        if (n > 0) {
+            job_output_feed(&w->output, buf, (size_t)n);
+            continue;
+        }
+        return !(n == 0 || (errno != EAGAIN && errno != EINTR));
+    }
+}
+
+/* Waits s seconds, passing on the launcher's stderr as it comes (a signal
+ * cuts the wait short: the loop looks at once). */
+static void wait_passing(struct watch *w, double s)
+{
+    if (w->err_fd < 0) {
+        sleep_s(s);
+        return;
+    }
+    double until = heartbeat_clock_s() + s;
+    for (double left = s; left > 0; left = until - heartbeat_clock_s()) {
+        struct pollfd pfd = {.fd = w->err_fd, .events = POLLIN};
+        int n = poll(&pfd, 1, (int)(left * 1000) + 1);
+        if (n < 0) return;   /* EINTR: a signal */
+        if (n == 0) continue;
+        if (!drain(w)) {     /* end of file: the launcher is gone, nothing more to read */
+            close(w->err_fd);
+            w->err_fd = -1;
+            job_output_flush(&w->output);
+            sleep_s(until - heartbeat_clock_s() > 0 ? until - heartbeat_clock_s() : 0);
+            return;
+        }
+    }
+}
+
+/* The job is over: what the launcher still had to say, then the end. */
+static void close_output(struct watch *w)
+{
+    if (w->err_fd >= 0) {
+        /* the write end may linger in a straggling process: a bounded wait */
+        for (int tries = 0; tries < 20 && drain(w); tries++) {
+            struct pollfd pfd = {.fd = w->err_fd, .events = POLLIN};
+            if (poll(&pfd, 1, 50) <= 0) break;
+        }
+        close(w->err_fd);
+        w->err_fd = -1;
+    }
+    job_output_flush(&w->output);
+    job_output_release(&w->output);
 }
 
 int watch_run(const struct watch_job *j, struct watch_result *out, struct err *e)
 {
     memset(out, 0, sizeof *out);
     out->exit_code = -1;
-    struct watch w = {.j = j};
+    struct watch w = {.j = j, .err_fd = -1};
+    job_output_init(&w.output, stderr);
     w.ranks = XCALLOC(e, (size_t)j->n_ranks, sizeof *w.ranks);
     if (!w.ranks) return ERR_NOMEM;
-    for (int r = 0; r < j->n_ranks; r++) w.ranks[r].last_step = -1;
-    int rc = spawn(j, &w.launcher, e);
+    for (int r = 0; r < j->n_ranks; r++) w.ranks[r].last_step = w.ranks[r].cpu_ticks = -1;
+    int rc = spawn(&w, e);
     bool is_erring = false;
     while (rc == 0) {
-        sleep_s(POLL_S);
+        wait_passing(&w, POLL_S);
         if (*j->signalled) {
             /* the launcher forwards SIGTERM to the ranks; what stays is killed */
             kill(w.launcher, SIGTERM);
@@ -358,6 +496,8 @@ int watch_run(const struct watch_job *j, struct watch_result *out, struct err *e
             break;
         }
     }
+    close_output(&w);
+    if (j->n_ranks > 0 && w.ranks[0].has) out->checkpoint_s = w.ranks[0].rec.checkpoint_s;
     for (int r = 0; r < j->n_ranks; r++) vec_free(&w.ranks[r].history);
     free(w.ranks);
     return rc;

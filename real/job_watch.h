@@ -1,20 +1,31 @@
 /* One MPI job run and watched by the supervisor of `strata real`
  * (real/supervise.h): the launcher started as a child in a process group of
- * its own, then polled every 100 ms until it ends by itself, a rank fails,
- * or a signal asks the supervisor to stop:
+ * its own, with a death signal tied to the supervisor (so a SIGKILLed
+ * strata takes its job along: the launcher dies, and the ranks, tied to
+ * the launcher by real/heartbeat.h, die with it), its stderr read through
+ * a pipe and passed on less Open MPI's death banners (real/job_output.h),
+ * then polled every 100 ms until it ends by itself, a rank fails, or a
+ * signal asks the supervisor to stop:
  *
  *   died     a rank's pid is gone (or a zombie) before it said it was done;
  *            its last words, when it wrote any (--fail), say why
  *   hung     a rank that started stepping shows no progress for the timeout
  *            (stopped, /proc state T, is said as such); one still starting
  *            gets WATCH_STARTUP_S, or the timeout when that is longer; one
- *            gathering the report (it waits on the slowest) is not judged
- *            by its silence, and a hang there is not caught
+ *            gathering the report (each stage is progress) waits on the
+ *            slowest, so it is judged by the whole job's silence: the
+ *            timeout with no progress from any rank
  *
- * The blame for a hang goes to the rank whose last progress is oldest: when
- * one rank stops, its peers soon wait on it and fall silent too, later. A
- * rank that said an error (real.c's MPI_Abort path) ends the job itself;
- * its peers' deaths are then no failures.
+ * The blame for a hang: a stopped rank; else an idle one, whose CPU time
+ * (/proc/PID/stat utime + stime) has not grown for CPU_IDLE_S, before a busy
+ * one: a rank waiting in MPI polls and burns CPU, while one asleep, blocked
+ * in a system call or on a device does not; then the one furthest behind
+ * (lowest step), then the one silent longest (when one rank stops, its
+ * peers soon wait on it and fall silent too, later). Wrong only when the
+ * hung rank spins (an endless loop burns CPU as MPI's polling does): then
+ * the step and silence decide. A rank that said an error (real.c's
+ * MPI_Abort path) ends the job itself; its peers' deaths are then no
+ * failures.
  *
  * A failed or interrupted job is ended whole: SIGKILL to the launcher's
  * process group, to every rank's pid (Open MPI puts each rank in a process
@@ -65,6 +76,7 @@ struct watch_result {
     int64_t step;                /* the step it had started; -1 in start-up */
     double died_s, noticed_s;    /* CLOCK_MONOTONIC: its last sign of life, our noticing */
     char cause[320];             /* "died at step 5: killed by --fail 1@5" */
+    double checkpoint_s;         /* rank 0's time writing checkpoints, as its heartbeat last said */
     watch_history history;       /* the failed rank's steps, in order */
 };
 

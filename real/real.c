@@ -294,7 +294,10 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
     r->devices = p->n_workers;
     r->config = ctx->cfg;
     r->config_groups = REAL_CONFIG_GROUPS;
-    TRY(failure_env_report(r, heartbeat_start_s(ctx->hb), makespan_s, e));
+    double checkpoint_s = 0;
+    int n_checkpoints = 0;
+    checkpoint_stats(ctx, &checkpoint_s, &n_checkpoints);
+    TRY(failure_env_report(r, heartbeat_start_s(ctx->hb), makespan_s, checkpoint_s, e));
     return report_set_loss_curve(r, losses, n_losses, ctx->steps, e);
 }
 
@@ -318,7 +321,10 @@ static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
     if (rc == 0)
         rc = gather(ctx, ctx->losses.items, ctx->losses.len, sizeof(struct step_loss), &losses,
                     &n_losses, e);
+    /* each stage is progress for the supervisor's watchdog (heartbeat.h) */
+    heartbeat_finishing(ctx->hb);
     if (rc == 0) rc = params_gather(ctx, true, e);
+    heartbeat_finishing(ctx->hb);
     if (rc == 0 && ctx->rank == 0) {
         size_t total_spans = 0, total_losses = 0;
         for (int r = 0; r < ctx->p->n_ranks; r++) {
@@ -327,7 +333,9 @@ static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
         }
         rc = make_report(ctx, res, (struct span *)spans, total_spans,
                          (const struct step_loss *)losses, total_losses, e);
+        heartbeat_finishing(ctx->hb);
         if (rc == 0) rc = evaluate(ctx, ctx->steps, res, e);
+        heartbeat_finishing(ctx->hb);
         const char *path = ctx->cfg->save_params;
         if (rc == 0 && path[0]) rc = save_params(ctx, path, e);
     }

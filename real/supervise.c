@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "../core/failure_policy.h"
-#include "../core/ps_policy.h"
 #include "../core/straggler.h"
 #include "../core/untracked.h"
 #include "checkpoint.h"
@@ -63,17 +62,48 @@ static void remove_tree(const char *path)
     }
 }
 
+#define RUN_DIR_PREFIX "strata-run-"
+#define OWNER_FILE "supervisor.pid"
+
+/* Removes the run directories in base whose supervisor is gone (killed by
+ * SIGKILL: nothing of it could clean up). One without its owner file is
+ * being made: left alone. O(entries of base). */
+static void remove_orphan_run_dirs(const char *base)
+{
+    DIR *d = opendir(base);
+    for (struct dirent *de; d && (de = readdir(d));) {
+        if (strncmp(de->d_name, RUN_DIR_PREFIX, strlen(RUN_DIR_PREFIX)) != 0) continue;
+        char path[PATH_BYTES], owner[PATH_BYTES + 32];
+        snprintf(path, sizeof path, "%s/%s", base, de->d_name);
+        snprintf(owner, sizeof owner, "%s/" OWNER_FILE, path);
+        FILE *f = fopen(owner, "r");
+        long pid = 0;
+        bool has_pid = f && fscanf(f, "%ld", &pid) == 1 && pid > 0;
+        if (f) fclose(f);
+        if (has_pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH) remove_tree(path);
+    }
+    if (d) closedir(d);
+}
+
 /* The run directory: on /dev/shm when there is one (memory: the commits are
- * "in memory" there), else $TMPDIR or /tmp. */
+ * "in memory" there), else $TMPDIR or /tmp; its owner's pid in it. */
 static int make_run_dir(char *dir, size_t n, struct err *e)
 {
     const char *tmp = getenv("TMPDIR");
     const char *base = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
                        : tmp && *tmp                       ? tmp
                                                            : "/tmp";
-    if ((size_t)snprintf(dir, n, "%s/strata-run-XXXXXX", base) >= n || !mkdtemp(dir))
+    remove_orphan_run_dirs(base);
+    if ((size_t)snprintf(dir, n, "%s/" RUN_DIR_PREFIX "XXXXXX", base) >= n || !mkdtemp(dir))
         return err_set(e, ERR_IO, "%s: cannot make the run's directory there: %s", base,
                        strerror(errno));
+    char owner[PATH_BYTES + 32];
+    snprintf(owner, sizeof owner, "%s/" OWNER_FILE, dir);
+    FILE *f = fopen(owner, "w");
+    if (f) {
+        fprintf(f, "%ld\n", (long)getpid());
+        fclose(f);
+    }
     return 0;
 }
 
@@ -95,10 +125,26 @@ struct supervisor {
 enum { MAX_EXTRA = 8, EXTRA_BYTES = PATH_BYTES + 32 };
 
 static int launch_args(const struct supervisor *S, int attempt, char extra[][EXTRA_BYTES],
-                       char ***out, int *n_out, struct err *e)
+                       char ***out, int *n_out, const char **names, int *n_names, struct err *e)
 {
     const struct supervise_job *j = S->job;
     int k = 0;
+    *n_names = 0;
+    /* the options overridden, for the report's config (failure_env.h) */
+#define OVERRIDES(name) (names[(*n_names)++] = (name))
+    if (S->commit_dir[0]) {
+        OVERRIDES("checkpoint-every");
+        OVERRIDES("checkpoint-dir");
+    } else if (S->is_own_checkpoint_dir) {
+        OVERRIDES("checkpoint-dir");
+    }
+    if (attempt > 0) {
+        OVERRIDES("fail");
+        OVERRIDES("np");
+        OVERRIDES("devices");
+        OVERRIDES("resume");
+    }
+#undef OVERRIDES
     if (S->commit_dir[0]) {
         snprintf(extra[k++], EXTRA_BYTES, "--checkpoint-every=%lld", j->cfg->commit_every);
         snprintf(extra[k++], EXTRA_BYTES, "--checkpoint-dir=%s", S->commit_dir);
@@ -132,7 +178,9 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
     char extra[MAX_EXTRA][EXTRA_BYTES];
     char **args = NULL;
     int n_args = 0;
-    TRY(launch_args(S, attempt, extra, &args, &n_args, e));
+    const char *overridden[MAX_EXTRA];
+    int n_overridden = 0;
+    TRY(launch_args(S, attempt, extra, &args, &n_args, overridden, &n_overridden, e));
     int n_ranks = S->n_workers + j->p->n_servers;
     bool is_openmpi = false;
     char **argv = launch_self_job_argv(j->command, n_args, args, n_ranks, j->cfg->bind,
@@ -144,9 +192,19 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
     /* the relaunch starts now: the new job's rank 0 measures to its start */
     S->note.relaunch_at_s = heartbeat_clock_s();
     if (rc == 0 && attempt > 0) rc = failure_env_format(&S->note, note, sizeof note, e);
+    char users[2 * EXTRA_BYTES] = "";
+    if (rc == 0)
+        rc = failure_env_format_options(j->cfg, overridden, n_overridden, users, sizeof users, e);
+    if (rc == 0 && users[0] && setenv(USER_OPTIONS_ENV, users, 1) < 0)
+        rc = err_set(e, ERR_NOMEM, "out of memory for the environment");
+    char self[32];
+    snprintf(self, sizeof self, "%ld", (long)getpid());
     if (rc == 0 && (setenv(HEARTBEAT_DIR_ENV, hb_dir, 1) < 0 ||
+                    setenv(HEARTBEAT_SUPERVISOR_ENV, self, 1) < 0 ||
                     (attempt > 0 && setenv(FAILURE_ENV, note, 1) < 0)))
         rc = err_set(e, ERR_NOMEM, "out of memory for the environment");
+    /* a test's injected hang, like --fail, is not passed to relaunches */
+    if (attempt > 0) unsetenv(HEARTBEAT_TEST_HANG_ENV);
     if (rc == 0) {
         untracked_prepare_ranks_env();
         struct watch_job wj = {.argv = argv, .hb_dir = hb_dir, .n_ranks = n_ranks,
@@ -156,7 +214,9 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
         rc = watch_run(&wj, res, e);
     }
     unsetenv(HEARTBEAT_DIR_ENV);
+    unsetenv(HEARTBEAT_SUPERVISOR_ENV);
     unsetenv(FAILURE_ENV);
+    unsetenv(USER_OPTIONS_ENV);
     launch_argv_free(argv);
     return rc;
 }
@@ -177,6 +237,7 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     /* a relaunched job that failed: its relaunch was measured here */
     if (attempt > 0 && res->start_s > launched_s) n->relaunch_s += res->start_s - launched_s;
     n->n_failures++;
+    n->checkpoint_s += res->checkpoint_s;
     n->detect_s += res->noticed_s > res->died_s ? res->noticed_s - res->died_s : 0;
     bool is_worker = res->rank < S->n_workers;
     if (S->policy != FAILURE_RESTART && is_worker) S->n_workers--;
@@ -187,7 +248,13 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     }
     const char *from = S->commit_dir[0] ? S->commit_dir : S->checkpoint_dir;
     int64_t step = 0;
-    int found = from[0] ? checkpoint_newest(from, S->resume, sizeof S->resume, &step, e) : 1;
+    /* below the run's steps: a checkpoint of the last step (the job died
+     * while gathering its report) leaves no step to run and measure; the
+     * one before it is kept (real/checkpoint.h keeps two) */
+    int64_t before = S->job->steps > 0 ? S->job->steps : INT64_MAX;
+    int found = from[0] ? checkpoint_newest_before(from, before, S->resume, sizeof S->resume,
+                                                   &step, e)
+                        : 1;
     if (found < 0) {
         fprintf(stderr, "strata real: %s; the run failed\n", e->msg);
         return false;
@@ -195,9 +262,7 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     if (found != 0) {
         S->resume[0] = '\0';
         step = 0;
-    } else {
-        snprintf(S->resume, sizeof S->resume, "%s", from);   /* --resume takes the directory */
-    }
+    }   /* else S->resume is the step directory itself: --resume takes that one */
     if (res->step > step) n->steps_redone += res->step - step;
     double since_s = res->start_s > 0 ? watch_time_at_step(res, step) : res->died_s;
     if (res->died_s > since_s) n->redone_s += res->died_s - since_s;
@@ -251,11 +316,9 @@ static void choose_dirs(struct supervisor *S)
     const struct config *cfg = S->job->cfg;
     bool wants_commits = config_is_set(cfg, "fail") || config_is_set(cfg, "on-failure") ||
                          config_is_set(cfg, "commit-every");
-    /* an asynchronous plan's workers are never at one step together, so
-     * real/checkpoint.h cannot checkpoint it (yet): continue relaunches the
-     * survivors from scratch */
-    bool can_commit = !policy_is_async(S->job->p->policy);
-    if (S->policy != FAILURE_RESTART && wants_commits && can_commit) {
+    /* shrink's commits, and continue's: an asynchronous plan's servers
+     * commit at the step boundary the first server calls (real/checkpoint.h) */
+    if (S->policy != FAILURE_RESTART && wants_commits) {
         snprintf(S->commit_dir, sizeof S->commit_dir, "%s/commit", S->run_dir);
     } else if (cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0]) {
         snprintf(S->checkpoint_dir, sizeof S->checkpoint_dir, "%s/checkpoints", S->run_dir);

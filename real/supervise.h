@@ -11,14 +11,18 @@
  *   shrink    the job again with one worker fewer, the same global batch,
  *             from the last commit
  *   continue  (asynchronous parameter servers) the job again with the
- *             surviving workers. An MPI job cannot outlive a dead rank, so
- *             "carry on" is a relaunch of the survivors here; its cost is
- *             measured like the others'. It starts from scratch: the
- *             checkpoints (real/checkpoint.h) cannot yet take an
- *             asynchronous plan, whose workers are never at one step
- *             together, so there is no commit of the servers to go back to.
+ *             surviving workers, from the servers' last commit. An MPI job
+ *             cannot outlive a dead rank, so "carry on" is a relaunch of
+ *             the survivors here; its cost is measured like the others'.
+ *             An asynchronous plan's commit is taken where the first server
+ *             calls every worker to one step boundary (real/checkpoint.h),
+ *             so a short --commit-every makes its workers meet often.
  *
- * Commits (shrink of a synchronous plan) are checkpoints
+ * A checkpoint of the run's last step (the job failed while its report was
+ * gathered) leaves nothing to run: the relaunch goes back to the one before
+ * it (supervise_job.steps), or to scratch when there is none.
+ *
+ * Commits (shrink and continue) are checkpoints
  * (--checkpoint-every = --commit-every) written in
  * the run directory, which lives on /dev/shm when the machine has one: that
  * is how a commit "in memory" outlives the processes that made it. They are
@@ -27,7 +31,10 @@
  * did. Relaunches never pass --fail again.
  *
  * The run directory (heartbeats, commits, the temporary checkpoints, Open
- * MPI's session files) is removed at the end, whatever happened. SIGINT and
+ * MPI's session files) is removed at the end, whatever happened; one left
+ * by a supervisor killed with SIGKILL (whose job dies with it, real/
+ * job_watch.h) is removed by the next supervisor, which finds its owner's
+ * pid gone. SIGINT and
  * SIGTERM end the whole job (SIGTERM forwarded, then SIGKILL after a second)
  * and the exit status is 130 or 143. A failure no policy recovers from
  * exits 1; a recovered run exits with the last job's status, and that job's
@@ -36,6 +43,7 @@
 #define STRATA_SUPERVISE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../core/config.h"
 #include "../core/err.h"
@@ -51,6 +59,10 @@ struct supervise_job {
     const struct config *cfg;   /* --fail, --on-failure, --checkpoint-*, --commit-every, --timeout, --bind */
     const struct plan *p;       /* the checked plan: its ranks, workers, servers */
     bool show_progress;         /* a terminal watches (launch_prepare_env) */
+    int64_t steps;              /* the run's steps (real_steps), 0 = not known: a
+                                   checkpoint of the last step (a failure while the
+                                   report was gathered) leaves nothing to run, so a
+                                   relaunch goes back to the one before it */
 };
 
 /* --fail's rank must be one of p's; ERR_INPUT naming --fail. "" passes. */

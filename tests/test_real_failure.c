@@ -208,6 +208,10 @@ static void expect_failure(const char *policy, int rank, int devices)
     cr_expect(detect >= 0 && redone >= 0);
     cr_expect_lt(fabs(lost - (detect + relaunch + redone)), 1e-9, "lost_s is the sum of its parts");
     cr_expect_eq(num_at(doc, "devices", NULL), devices);
+    cr_expect_eq(num_at(f, "workers_after", NULL), devices, "the workers the run ended with");
+    /* the report's config is the user's command line, not the relaunch's */
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(doc, "config");
+    cr_expect_eq(num_at(cfg, "np", NULL), 2, "--np in the config is the user's");
     cr_expect_gt(num_at(doc, "final", "test_accuracy"), 0.1, "the relaunched run trained");
     cJSON_Delete(doc);
 }
@@ -221,6 +225,8 @@ Test(real_failure, fail_restart_relaunches_every_rank_and_reports_the_cost)
     char *err = stderr_of(&b);
     cr_expect_eq(status, 0, "stderr:\n%s", err);
     cr_expect(strstr(err, "rank 1 died at step 5: killed by --fail 1@5"), "stderr:\n%s", err);
+    /* strata says it; mpirun's own death notice is dropped (real/job_output.h) */
+    cr_expect(!strstr(err, "mpirun noticed"), "stderr:\n%s", err);
     free(err);
     expect_failure("restart", 1, 2);
     cJSON *doc = read_json(test_tmp_path("report.json"));
@@ -245,6 +251,11 @@ Test(real_failure, fail_1_at_20_with_checkpoints_restarts_to_the_same_parameters
     cr_expect_eq(status, 0, "stderr:\n%s", err);
     free(err);
     expect_failure("restart", 1, 2);
+    cJSON *doc = read_json(test_tmp_path("report.json"));
+    /* both jobs' checkpoints: the failed one wrote steps 10 and 20 */
+    cr_expect_gt(num_at(doc, "failure", "checkpoint_s"), 0, "checkpoint time of the run");
+    cr_expect_str_eq(str_at(cJSON_GetObjectItemCaseSensitive(doc, "config"), "fail"), "1@20");
+    cJSON_Delete(doc);
     size_t n_straight = 0, n_failed = 0;
     char *straight = test_slurp_n(test_tmp_path("straight.params"), &n_straight);
     char *failed = test_slurp_n(test_tmp_path("failed.params"), &n_failed);
@@ -264,6 +275,11 @@ Test(real_failure, fail_shrink_finishes_on_the_survivor)
     cr_expect(strstr(err, "relaunching 1 worker"), "stderr:\n%s", err);
     free(err);
     expect_failure("shrink", 1, 1);
+    cJSON *doc = read_json(test_tmp_path("report.json"));
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(doc, "config");
+    cr_expect_str_eq(str_at(cfg, "fail"), "1@5", "the user's --fail, not the relaunch's");
+    cr_expect_str_eq(str_at(cfg, "checkpoint-dir"), "", "not the supervisor's commit directory");
+    cJSON_Delete(doc);
 }
 
 Test(real_failure, ps_async_continues_with_the_surviving_worker)
@@ -273,8 +289,13 @@ Test(real_failure, ps_async_continues_with_the_surviving_worker)
     int status = finish(&b, 120, NULL);
     char *err = stderr_of(&b);
     cr_expect_eq(status, 0, "stderr:\n%s", err);
+    /* from the servers' last commit (--commit-every 1: step 5), not scratch */
+    cr_expect(strstr(err, "from the commit of step 5"), "stderr:\n%s", err);
     free(err);
     expect_failure("continue", 1, 1);   /* auto is continue for ps-async */
+    cJSON *doc = read_json(test_tmp_path("report.json"));
+    cr_expect_eq(num_at(doc, "failure", "steps_redone"), 0, "nothing after the commit was lost");
+    cJSON_Delete(doc);
 }
 
 Test(real_failure, fail_of_a_rank_that_does_not_exist_is_refused)
@@ -346,6 +367,73 @@ Test(real_failure, sigterm_to_strata_leaves_nothing_behind)
     cr_expect_eq(left, 0, "%d processes of the run are left", left);
     struct stat st;
     cr_expect_neq(stat(hb_dir, &st), 0, "the run directory %s is left", hb_dir);
+}
+
+Test(real_failure, sigkill_to_strata_takes_the_job_with_it)
+{
+    struct bg b = start((const char *const[]){"--steps", "100000", NULL});
+    char hb_dir[4096];
+    wait_stepping(&b, 1, hb_dir, sizeof hb_dir);
+    kill(b.pid, SIGKILL);
+    cr_expect_eq(finish(&b, 30, NULL), 128 + SIGKILL);
+    /* no handler runs: mpirun dies by its death signal, the ranks by theirs */
+    const char *word = test_tmp_path("report.json");
+    int left = 0;
+    for (double t0 = now_s(); (left = processes_of(word, 0, NULL)) > 0 && now_s() - t0 < 5;)
+        sleep_s(0.1);
+    cr_expect_eq(left, 0, "%d processes of the run are left 5 s after strata's SIGKILL", left);
+    /* its run directory stays (nothing of strata ran), until the next
+     * supervisor finds its owner gone */
+    char *slash = strrchr(hb_dir, '/');
+    cr_assert_not_null(slash);
+    *slash = '\0';
+    run_argv_ok((const char *const[]){STRATA_BIN, "real", "--data", "synthetic", "--model", MODEL,
+                                      "--np", "1", "--steps", "2", NULL});
+    struct stat st;
+    cr_expect_neq(stat(hb_dir, &st), 0, "the dead supervisor's %s is left", hb_dir);
+}
+
+/* STRATA_TEST_HANG (real/heartbeat.h): rank 1 asleep for ever, neither
+ * stopped nor dead, its peer waiting on it in MPI (and so using CPU). */
+static void expect_hang_blamed_on_rank_1(const char *hang, const char *said)
+{
+    setenv(HEARTBEAT_TEST_HANG_ENV, hang, 1);
+    struct bg b = start((const char *const[]){"--steps", "20", "--timeout", "2", NULL});
+    unsetenv(HEARTBEAT_TEST_HANG_ENV);
+    double took_s = 0;
+    int status = finish(&b, 120, &took_s);
+    char *err = stderr_of(&b);
+    cr_expect_eq(status, 0, "stderr:\n%s", err);
+    cr_expect(strstr(err, said), "no '%s' in stderr:\n%s", said, err);
+    free(err);
+    expect_failure("restart", 1, 2);
+}
+
+Test(real_failure, rank_asleep_at_a_step_is_blamed_not_its_waiting_peer)
+{
+    expect_hang_blamed_on_rank_1("1@5", "rank 1 hung at step 5");
+}
+
+Test(real_failure, hang_while_the_report_is_gathered_is_caught)
+{
+    expect_hang_blamed_on_rank_1("1@finish", "rank 1 hung while the report was gathered");
+}
+
+/* The hang comes after the last step's checkpoint: resuming there leaves
+ * no step to run, so the relaunch goes back to the checkpoint before it. */
+Test(real_failure, failure_after_the_final_checkpoint_relaunches_from_the_one_before)
+{
+    setenv(HEARTBEAT_TEST_HANG_ENV, "1@finish", 1);
+    struct bg b = start((const char *const[]){"--steps", "20", "--timeout", "2",
+                                              "--checkpoint-every", "10", NULL});
+    unsetenv(HEARTBEAT_TEST_HANG_ENV);
+    int status = finish(&b, 120, NULL);
+    char *err = stderr_of(&b);
+    cr_expect_eq(status, 0, "stderr:\n%s", err);
+    cr_expect(strstr(err, "relaunching 2 workers from the checkpoint of step 10"), "stderr:\n%s",
+              err);
+    free(err);
+    expect_failure("restart", 1, 2);
 }
 
 /* ---- STRATA_FAILURE ---------------------------------------------------------- */

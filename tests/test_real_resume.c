@@ -181,6 +181,19 @@ static struct run resume_mirrored(const char *model)
                "20", "--resume", test_tmp_path("ckpt"));
 }
 
+static int64_t first_step_of(const char *json);
+
+/* Refused by the supervisor before any rank started (real/checkpoint.h's
+ * checkpoint_check_resume): strata's message alone, no rank's, no abort
+ * banner of mpirun's. */
+static void expect_refused_up_front(struct run r, const char *must_name, const char *too)
+{
+    cr_expect(!strstr(r.err, "MPI_ABORT") && !strstr(r.err, "mpirun") &&
+                  !strstr(r.err, ": rank "),
+              "the refusal came from inside the job:\n%s", r.err);
+    expect_refused(r, must_name, too);
+}
+
 static void rewrite(const char *path, long at, const void *bytes, size_t n)
 {
     FILE *f = fopen(path, "r+b");
@@ -200,7 +213,7 @@ Test(resume, a_flipped_byte_is_refused_as_corrupt)
     unsigned char flipped = (unsigned char)(bytes[n / 2] ^ 0x40);
     free(bytes);
     rewrite(path, (long)(n / 2), &flipped, 1);
-    expect_refused(resume_mirrored(MODEL), path, "corrupt");
+    expect_refused_up_front(resume_mirrored(MODEL), path, "corrupt");
 }
 
 Test(resume, a_truncated_file_is_refused)
@@ -209,7 +222,7 @@ Test(resume, a_truncated_file_is_refused)
     char path[1024];
     snprintf(path, sizeof path, "%s", file);
     cr_assert_eq(truncate(path, 1000), 0);
-    expect_refused(resume_mirrored(MODEL), path, "truncated");
+    expect_refused_up_front(resume_mirrored(MODEL), path, "truncated");
 }
 
 Test(resume, a_bad_magic_is_refused)
@@ -218,19 +231,19 @@ Test(resume, a_bad_magic_is_refused)
     char path[1024];
     snprintf(path, sizeof path, "%s", file);
     rewrite(path, 0, "NOTSTRAT", 8);
-    expect_refused(resume_mirrored(MODEL), path, "not a strata checkpoint");
+    expect_refused_up_front(resume_mirrored(MODEL), path, "not a strata checkpoint");
 }
 
 Test(resume, another_model_is_refused_naming_both)
 {
     make_checkpoint();
-    expect_refused(resume_mirrored("mlp:784-32-10"), "--model " MODEL, "mlp:784-32-10");
+    expect_refused_up_front(resume_mirrored("mlp:784-32-10"), "--model " MODEL, "mlp:784-32-10");
 }
 
 Test(resume, another_strategy_is_refused_naming_both)
 {
     make_checkpoint();
-    expect_refused(RUN("real", "--strategy", "model", "--np", "2", "--model", MODEL, SAME,
+    expect_refused_up_front(RUN("real", "--strategy", "model", "--np", "2", "--model", MODEL, SAME,
                        "--steps", "20", "--resume", test_tmp_path("ckpt")),
                    "--strategy mirrored", "this run has model");
 }
@@ -242,6 +255,22 @@ Test(resume, an_empty_directory_is_refused)
     expect_refused(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
                        "--steps", "20", "--resume", dir),
                    dir, "no whole checkpoint");
+}
+
+/* --resume DIR/step-N: that checkpoint, not the newest */
+Test(resume, a_step_directory_names_the_checkpoint_to_resume)
+{
+    char *dir = test_tmp_path("ckpt"), *json = test_tmp_path("resumed.json");
+    run_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+               "10", "--checkpoint-every", "5", "--checkpoint-dir", dir), "the checkpointed run");
+    run_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+               "10", "--resume", test_tmp_path("ckpt/step-0000000005/"), "--json", json),
+           "the run resumed from step 5");
+    cr_expect_eq(first_step_of(json), 5);
+    /* the newest, step 10, leaves nothing to run: refused before the job */
+    expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
+                                SAME, "--steps", "10", "--resume", dir),
+                            dir, "nothing is left to run");
 }
 
 /* ---- compare --mode real ---------------------------------------------------- */

@@ -60,6 +60,8 @@ static void fill(struct report *r, const struct config *c)
     r->failure.redone_s = 0.375;
     r->failure.checkpoint_s = 0.5;
     r->failure.goodput = 0.625;
+    r->failure.has_workers_after = true;
+    r->failure.workers_after = 1;
 }
 
 /* report_to_json as text (caller frees with cJSON_free). */
@@ -670,7 +672,7 @@ static bool is_later_field(const char *key)
                                         "down", "down_s",
                                         /* failure's, from issue 14 */
                                         "policy", "n_failures", "detect_s", "relaunch_s",
-                                        "redone_s", "checkpoint_s", "goodput"};
+                                        "redone_s", "checkpoint_s", "goodput", "workers_after"};
     for (size_t i = 0; i < sizeof later / sizeof *later; i++)
         if (!strcmp(key, later[i])) return true;
     return false;
@@ -709,6 +711,16 @@ Test(report_read, later_fields_read_back_and_are_zero_when_absent)
     cr_assert_eq(d.reports[0].samples_applied, 1536);
     cr_assert_eq(d.reports[0].breakdown.down, 0.25);
     cr_assert_eq(d.reports[0].per_rank[n - 1].steps, 9);
+    cr_assert(d.reports[0].failure.has_workers_after);
+    cr_assert_eq(d.reports[0].failure.workers_after, 1);
+    report_doc_release(&d);
+    replace(at(j, "failure"), "workers_after", cJSON_CreateNull());
+    d = parse_tree(j);
+    cr_assert(!d.reports[0].failure.has_workers_after, "null: not said (the simulator's)");
+    report_doc_release(&d);
+    cJSON_DeleteItemFromObjectCaseSensitive(at(j, "failure"), "workers_after");
+    d = parse_tree(j);
+    cr_assert(!d.reports[0].failure.has_workers_after, "absent: a report from before");
     report_doc_release(&d);
 
     cJSON_DeleteItemFromObjectCaseSensitive(j, "samples_applied");
