@@ -97,9 +97,23 @@ static void fail_nomem(struct sim *m)
     if (!m->rc) m->rc = err_set(m->e, ERR_NOMEM, "simulate: out of memory in the event loop");
 }
 
+/* A time that is not a number reached the event queue or a link: the
+ * inputs' bounds (core/config, sim/cluster) are meant to rule it out, so
+ * say what it was rather than fail without a word. */
+static void fail_time(struct sim *m, const char *what, double t, int rank)
+{
+    if (!m->rc)
+        m->rc = err_set(m->e, ERR_RUN,
+                        "simulate: %s at %g s (rank %d) is not a finite time: an option or a "
+                        "cluster profile value is out of the range a run can time",
+                        what, t, rank);
+}
+
 static void push_event(struct sim *m, double t, int kind, int a, int64_t b)
 {
-    if (des_push(&m->q, t, kind, a, b) < 0) fail_nomem(m);
+    int rc = des_push(&m->q, t, kind, a, b);
+    if (rc == ERR_NOMEM) fail_nomem(m);
+    else if (rc < 0) fail_time(m, "an event's time", t, kind == EV_NET ? -1 : a);
 }
 
 static void end_now(struct sim *m, int g)
@@ -109,7 +123,9 @@ static void end_now(struct sim *m, int g)
 
 static void start_transfer(struct sim *m, int g, int link, int64_t bytes)
 {
-    if (network_start(m->net, &m->q, m->now_s, link, bytes, g) < 0) fail_nomem(m);
+    int rc = network_start(m->net, &m->q, m->now_s, link, bytes, g);
+    if (rc == ERR_NOMEM) fail_nomem(m);
+    else if (rc < 0) fail_time(m, "a transfer's start", m->now_s, m->x[g].rank);
 }
 
 /* The policy's round of PUSH/PULL g in its rank's current step. */
@@ -179,6 +195,10 @@ static void start_compute(struct sim *m, int g, double cost_s)
     const struct xop *x = &m->x[g];
     double base_s = jitter_compute_s(m->jit, x->rank, (enum op_kind)x->kind, cost_s);
     double d = m->strag ? straggler_compute_s(m->strag, x->rank, base_s) : base_s;
+    if (!(d >= 0 && d < INFINITY)) {
+        fail_time(m, "a compute op's duration", d, x->rank);
+        return;
+    }
     if (d > 0) push_event(m, m->now_s + d, EV_OP_END, x->rank, g);
     else end_now(m, g);
 }

@@ -707,6 +707,25 @@ Test(simulate, refuses_a_synchronous_failure_in_the_event_loop)
 
 /* ---- determinism and input errors -------------------------------------- */
 
+/* A time that is not a number (here a profile value past what the loader
+ * accepts, set directly) stops the run with a message, not a silent
+ * ERR_RUN (issue 15, finding 3). */
+Test(simulate, a_time_that_is_not_a_number_stops_the_run_with_a_message)
+{
+    struct job j = job_open("mirrored", scenario(UNIFORM_4, 4, 64, 1), "h100-nvlink-ib", 0);
+    j.c.device.op_overhead_s = NAN;   /* every compute op's end NaN */
+    struct sim_run r;
+    struct err e = {0};
+    int rc = try_run(j.p, &j.c, 3, (struct opts){0}, NULL, &r, &e);
+    cr_assert_lt(rc, 0, "a NaN time was accepted");
+    cr_assert(e.msg[0] != '\0', "no message (code %d)", rc);
+    cr_assert(strstr(e.msg, "not a finite time") || strstr(e.msg, "NaN") ||
+                  strstr(e.msg, "finite"), "%s", e.msg);
+    run_release(&r);
+    job_close(&j);
+}
+
+
 static void kept_spans(const char *strategy, uint64_t seed, struct trace *t)
 {
     struct job j = job_open(strategy, scenario(UNIFORM_4, 4, 64, 4), "h100-nvlink-ib", 2);
