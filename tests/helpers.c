@@ -3,6 +3,7 @@
 #include "helpers.h"
 
 #include <errno.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include "../core/err.h"
 #include "../core/workload.h"
 #include "../nn/device.h"
+#include "../real/params.h"
+#include "../strategies/strategy.h"
 
 extern char **environ;
 
@@ -217,4 +220,51 @@ uint64_t test_rng_next(uint64_t *state)
 double test_rng_uniform(uint64_t *state)
 {
     return (double)(test_rng_next(state) >> 11) * 0x1p-53;
+}
+
+static float *load_params(const char *path, int64_t *n)
+{
+    float *p = NULL;
+    struct err e = {0};
+    cr_assert_eq(params_load(path, &p, n, &e), 0, "%s", e.msg);
+    return p;
+}
+
+void expect_params_match(const char *path, const char *ref_path, int64_t n_expected,
+                         const char *what)
+{
+    int64_t n = 0, n_ref = 0;
+    float *a = load_params(path, &n), *b = load_params(ref_path, &n_ref);
+    cr_assert_eq(n, n_ref, "%s: %lld parameters, one device has %lld", what, (long long)n,
+                 (long long)n_ref);
+    if (n_expected >= 0)
+        cr_assert_eq(n, n_expected, "%s: %lld parameters, the model has %lld", what,
+                     (long long)n, (long long)n_expected);
+    double max_rel = 0;
+    int64_t worst = 0, n_bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double rel = fabs((double)a[i] - (double)b[i]) / fmax(fabs((double)b[i]), 1e-2);
+        if (!(rel <= 1e-5)) n_bad++;   /* NaN counts as bad */
+        if (!(rel <= max_rel)) {
+            max_rel = rel;
+            worst = i;
+        }
+    }
+    cr_expect_eq(n_bad, 0,
+                 "%s: %lld of %lld parameters differ from one device's by more than 1e-5 "
+                 "relative; largest %.3g at parameter %lld (%.9g vs %.9g)",
+                 what, (long long)n_bad, (long long)n, max_rel, (long long)worst,
+                 (double)a[worst], (double)b[worst]);
+    cr_log_info("%s: largest relative difference from one device %.3g (tolerance 1e-5)", what,
+                max_rel);
+    free(a);
+    free(b);
+}
+
+const struct strategy *test_strategy(const char *name)
+{
+    struct err e = {0};
+    const struct strategy *s = strategy_find(name, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    return s;
 }

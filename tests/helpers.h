@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct strategy;
+
 struct device;
 struct workload;
 
@@ -107,6 +109,16 @@ struct workload *test_workload(const char *spec);
     static void suite##_parse_workload(void) { var = test_workload(spec); }              \
     static void suite##_free_workload(void) { workload_free(var); }                      \
     TestSuite(suite, .init = suite##_parse_workload, .fini = suite##_free_workload)
+
+/* The parameter files path and ref_path (real/params.h, --save-params) hold
+ * the same count (n_expected too, unless it is -1) and every parameter within
+ * 1e-5 relative (of max(|ref|, 1e-2)) of ref_path's: what a synchronous
+ * strategy on many ranks owes one device. Logs the largest difference. */
+void expect_params_match(const char *path, const char *ref_path, int64_t n_expected,
+                         const char *what);
+
+/* The registered strategy called name, or the test fails naming the error. */
+const struct strategy *test_strategy(const char *name);
 
 /* splitmix64: a fixed-seed stream, so every run checks the same sequence. */
 uint64_t test_rng_next(uint64_t *state);

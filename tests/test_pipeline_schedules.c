@@ -45,10 +45,7 @@ static struct config scenario(const char *model, int devices, int batch, int mic
 
 static const struct strategy *find(const char *name)
 {
-    struct err e = {0};
-    const struct strategy *s = strategy_find(name, &e);
-    cr_assert_not_null(s, "%s", e.msg);
-    return s;
+    return test_strategy(name);
 }
 
 static struct plan *build(const char *name, const struct config *c, const struct workload *wl)

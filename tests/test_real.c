@@ -92,41 +92,11 @@ static bool file_exists(const char *path)
 
 /* ---- comparing parameters ------------------------------------------------- */
 
-static float *load_params(const char *path, int64_t *n)
-{
-    float *p = NULL;
-    struct err e = {0};
-    cr_assert_eq(params_load(path, &p, n, &e), 0, "%s", e.msg);
-    return p;
-}
-
-/* The parameters in path equal those in ref_path within 1e-5 relative. */
+/* The parameters in path equal those in ref_path within 1e-5 relative
+ * (tests/helpers.h), MODEL's 53,018 of them. */
 static void expect_same_params(const char *path, const char *ref_path, const char *what)
 {
-    int64_t n = 0, n_ref = 0;
-    float *a = load_params(path, &n), *b = load_params(ref_path, &n_ref);
-    cr_assert_eq(n, n_ref, "%s: %lld parameters, one device has %lld", what, (long long)n,
-                 (long long)n_ref);
-    cr_assert_eq(n, 53018, "%s: %lld parameters, " MODEL " has 53,018", what, (long long)n);
-    double max_rel = 0;
-    int64_t worst = 0, n_bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double scale = fmax(fabs((double)b[i]), 1e-2);
-        double rel = fabs((double)a[i] - (double)b[i]) / scale;
-        if (!(rel <= 1e-5)) n_bad++;   /* NaN counts as bad */
-        if (!(rel <= max_rel)) {
-            max_rel = rel;
-            worst = i;
-        }
-    }
-    cr_expect_eq(n_bad, 0,
-                 "%s: %lld of %lld parameters differ from one device's by more than 1e-5 "
-                 "relative; max relative difference %.3g at parameter %lld (%.9g vs %.9g)",
-                 what, (long long)n_bad, (long long)n, max_rel, (long long)worst,
-                 (double)a[worst], (double)b[worst]);
-    cr_log_info("%s: max relative difference from one device %.3g", what, max_rel);
-    free(a);
-    free(b);
+    expect_params_match(path, ref_path, 53018, what);
 }
 
 /* The options every equivalence run shares: seed, batch, steps. */

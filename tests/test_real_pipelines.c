@@ -12,13 +12,11 @@
 #include <criterion/criterion.h>
 
 #include "helpers.h"
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../real/params.h"
 
 #define MODEL "mlp:784-32-32-32-32-32-32-16-10"   /* 8 layers */
 /* seed, batch, steps; 4 microbatches divide among 2 or 4 devices */
@@ -44,41 +42,6 @@ static void run_real_ok(const char *const *args)
     cr_assert_eq(status, 0);
 }
 
-static float *load_params(const char *path, int64_t *n)
-{
-    float *p = NULL;
-    struct err e = {0};
-    cr_assert_eq(params_load(path, &p, n, &e), 0, "%s", e.msg);
-    return p;
-}
-
-/* The parameters in path equal those in ref_path within 1e-5 relative. */
-static void expect_same_params(const char *path, const char *ref_path, const char *what)
-{
-    int64_t n = 0, n_ref = 0;
-    float *a = load_params(path, &n), *b = load_params(ref_path, &n_ref);
-    cr_assert_eq(n, n_ref, "%s: %lld parameters, one device has %lld", what, (long long)n,
-                 (long long)n_ref);
-    double max_rel = 0;
-    int64_t worst = 0, n_bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double rel = fabs((double)a[i] - (double)b[i]) / fmax(fabs((double)b[i]), 1e-2);
-        if (!(rel <= 1e-5)) n_bad++;   /* NaN counts as bad */
-        if (!(rel <= max_rel)) {
-            max_rel = rel;
-            worst = i;
-        }
-    }
-    cr_expect_eq(n_bad, 0,
-                 "%s: %lld of %lld parameters differ from one device's by more than 1e-5 "
-                 "relative; largest %.3g at parameter %lld (%.9g vs %.9g)",
-                 what, (long long)n_bad, (long long)n, max_rel, (long long)worst,
-                 (double)a[worst], (double)b[worst]);
-    cr_log_info("%s: largest relative difference from one device %.3g (tolerance 1e-5)", what,
-                max_rel);
-    free(a);
-    free(b);
-}
 
 /* strategy on 2 and on 4 ranks against mirrored on one. */
 static void expect_one_device_math(const char *strategy)
@@ -94,7 +57,7 @@ static void expect_one_device_math(const char *strategy)
         snprintf(what, sizeof what, "%s on %s ranks", strategy, nps[k]);
         run_real_ok((const char *const[]){"--strategy", strategy, "--np", nps[k], SAME_RUN,
                                           "--save-params", path, NULL});
-        expect_same_params(path, ref, what);
+        expect_params_match(path, ref, -1, what);
     }
 }
 

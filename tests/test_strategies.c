@@ -44,10 +44,7 @@ static struct config scenario(const char *model, int devices, int batch, int mic
 
 static const struct strategy *find(const char *name)
 {
-    struct err e = {0};
-    const struct strategy *s = strategy_find(name, &e);
-    cr_assert_not_null(s, "%s", e.msg);
-    return s;
+    return test_strategy(name);
 }
 
 /* The plan of strategy `name`; the workload must outlive it. */
