@@ -353,16 +353,34 @@ static struct link *group_link(struct comm *c, int group, const char *what, stru
  * all-gather take equal shards, in place when member k's is at buf + kq:
  * they do the first size q elements, and a reduce to (a broadcast from) the
  * last member does the tail, all in one NCCL group. */
+
+/* This member's place in group's communicator and the shards of n:
+ * size members, me among them, q elements each and the tail [size q, n)
+ * for the last; *l's stream made to wait for the compute before. */
+struct shard_of {
+    int size, me;
+    size_t q, tail;
+};
+
+static int shard_begin(struct comm *c, size_t n, int group, const char *what, struct link **l,
+                       struct shard_of *sh, struct err *e)
+{
+    if (!(*l = group_link(c, group, what, e))) return e->code;
+    NCCL_TRY(e, ncclCommCount((*l)->comm, &sh->size));
+    NCCL_TRY(e, ncclCommUserRank((*l)->comm, &sh->me));
+    sh->q = n / (size_t)sh->size;
+    sh->tail = n - sh->q * (size_t)sh->size;
+    return after_compute(*l, e);
+}
+
 static int nccl_ireduce_scatter_sum(struct comm *c, float *buf, size_t n, int group,
                                     struct comm_req *r, struct err *e)
 {
-    struct link *l = group_link(c, group, "REDUCE_SCATTER", e);
-    if (!l) return e->code;
-    int size = 0, me = 0;
-    NCCL_TRY(e, ncclCommCount(l->comm, &size));
-    NCCL_TRY(e, ncclCommUserRank(l->comm, &me));
-    size_t q = n / (size_t)size, tail = n - q * (size_t)size;
-    TRY(after_compute(l, e));
+    struct shard_of sh;
+    struct link *l = NULL;
+    TRY(shard_begin(c, n, group, "REDUCE_SCATTER", &l, &sh, e));
+    const size_t q = sh.q, tail = sh.tail;
+    const int size = sh.size, me = sh.me;
     NCCL_TRY(e, ncclGroupStart());
     if (q) NCCL_TRY(e, ncclReduceScatter(buf, buf + q * (size_t)me, q, ncclFloat, ncclSum, l->comm,
                                          l->stream));
@@ -375,13 +393,11 @@ static int nccl_ireduce_scatter_sum(struct comm *c, float *buf, size_t n, int gr
 static int nccl_iall_gather(struct comm *c, float *buf, size_t n, int group, struct comm_req *r,
                             struct err *e)
 {
-    struct link *l = group_link(c, group, "ALL_GATHER", e);
-    if (!l) return e->code;
-    int size = 0, me = 0;
-    NCCL_TRY(e, ncclCommCount(l->comm, &size));
-    NCCL_TRY(e, ncclCommUserRank(l->comm, &me));
-    size_t q = n / (size_t)size, tail = n - q * (size_t)size;
-    TRY(after_compute(l, e));
+    struct shard_of sh;
+    struct link *l = NULL;
+    TRY(shard_begin(c, n, group, "ALL_GATHER", &l, &sh, e));
+    const size_t q = sh.q, tail = sh.tail;
+    const int size = sh.size, me = sh.me;
     NCCL_TRY(e, ncclGroupStart());
     if (q) NCCL_TRY(e, ncclAllGather(buf + q * (size_t)me, buf, q, ncclFloat, l->comm, l->stream));
     if (tail) NCCL_TRY(e, ncclBroadcast(buf + q * (size_t)size, buf + q * (size_t)size, tail,
