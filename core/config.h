@@ -55,6 +55,8 @@ struct opt_spec {
 };
 
 #define CONFIG_PATH_BYTES 4096
+/* Options the table may hold (config.is_set has one entry each). */
+#define CONFIG_MAX_OPTIONS 128
 
 struct config {
     /* OPTG_SCENARIO */
@@ -134,7 +136,7 @@ struct config {
 
     /* Not options. */
     char scenario_path[CONFIG_PATH_BYTES];  /* -f FILE, "" when none */
-    unsigned long long is_set;  /* bit i: config_options[i] was given (file or argv) */
+    bool is_set[CONFIG_MAX_OPTIONS];  /* [i]: config_options[i] was given (file or argv) */
     int n_positional;           /* arguments that are not options, in order */
     char **positional;          /* borrowed from argv; owned by config (array only) */
 };
