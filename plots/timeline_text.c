@@ -27,15 +27,13 @@ static char letter(const struct span *s)
     return s->mb > 0 && s->mb % 2 && letters[1] ? letters[1] : letters[0];
 }
 
-/* The kinds every key lists: the instruction set up to UPDATE. Kinds added
- * after it (the split backward of zero-bubble pipelines, ...) are listed
- * where a span uses them, so that the timelines of plans without them read
- * as they always have. */
+/* The kinds a key lists: those a span of the chart takes time in, so the
+ * key never names a letter the chart cannot show (communication is free on
+ * the ideal cluster: no S or R there). */
 static bool is_in_key(int k, const struct span *spans, size_t n)
 {
-    if (k <= OP_UPDATE) return true;
     for (size_t i = 0; i < n; i++)
-        if ((int)spans[i].kind == k) return true;
+        if ((int)spans[i].kind == k && spans[i].end_s > spans[i].start_s) return true;
     return false;
 }
 
@@ -45,21 +43,23 @@ static bool is_in_key(int k, const struct span *spans, size_t n)
  * comes before its comm row), each part in ORDER OP. */
 static void print_key(FILE *out, const struct span *spans, size_t n)
 {
-    bool is_first = true;
+    bool is_first = true, is_line_end = false;
     for (int part = 0; part < 3; part++) {
         for (int k = 0; k < OP_N_KINDS; k++) {
             const struct op_info *o = &op_infos[k];
             bool has_pair = o->letters[1] != '\0';
             int its_part = has_pair ? 0 : o->cls == OPC_COMPUTE ? 1 : 2;
             if (its_part != part || !is_in_key(k, spans, n)) continue;
-            if (!is_first) fputs(", ", out);
+            if (is_line_end) fputs(",\n", out);
+            else if (!is_first) fputs(", ", out);
             if (has_pair) fprintf(out, "%c/%c %s", o->letters[0], o->letters[1], o->label);
             else fprintf(out, "%c %s", o->letters[0], o->label);
-            is_first = false;
+            is_first = is_line_end = false;
         }
+        /* the pairs' words end their line, when more kinds follow */
         if (part == 0 && !is_first) {
-            fputs(" of even/odd microbatches,\n", out);
-            is_first = true;
+            fputs(" of even/odd microbatches", out);
+            is_line_end = true;
         }
     }
     fputs(is_first ? ". idle" : ", . idle", out);
