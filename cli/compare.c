@@ -7,6 +7,7 @@
 
 #include "../bench/compare.h"
 #include "../bench/run_numerics.h"
+#include "../core/table_notes.h"
 #include "compare.h"
 #include "outputs.h"
 #include "plot.h"
@@ -72,8 +73,10 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     printf("%lld devices of %s, batch %lld, %lld steps, stragglers %s\n%s\n\n", s.cfg.devices,
            c.sim_base.cluster.name, s.cfg.batch, s.cfg.steps, s.cfg.straggler, desc);
     report_print_table(stdout, c.reports, c.n, c.speedup);
+    table_legend_print(stdout, c.reports, c.n);
     run_print_baseline_note(stdout, &s.cfg, c.base->step_time_s.mean, false);
     for (int i = 0; i < c.n_notes; i++) printf("  not run: %s\n", c.notes[i]);
+    table_notes_print(stdout, c.reports, c.n, c.speedup, c.base);
     for (int i = 0; i < c.n; i++)
         if (run_exceeds_memory(c.sim_runs[i]))
             printf("  warning: %s needs more memory per device than a %s device has\n",

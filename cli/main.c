@@ -208,10 +208,16 @@ int main(int argc, char **argv)
             printf("\naccuracy: add --numerics to train the model for real inside the simulation "
                    "(loss, test accuracy, what staleness does to them; about %.0f s here).\n",
                    numerics_s);
-        if (status == 0)
+        /* The hint varies one option of this scenario, so it names the rest:
+         * `strata compare --straggler exp:0.5` alone would run compare's own
+         * defaults, another scenario. */
+        if (status == 0) {
             printf("\nnext: `strata sim --strategy pipeline-1f1b --timeline` draws a pipeline;"
-                   " `strata compare --straggler exp:0.5` shows what slow devices cost;"
+                   " `strata compare");
+            for (int i = 0; i < 10; i++) printf(" %s", scenario[i]);
+            printf(" --straggler exp:0.5` shows what slow devices cost;"
                    " `strata --help` lists everything.\n");
+        }
         return status;
     }
     /* No command word: the default command, compare, with the options given. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/ps_policy.h"
 #include "../plots/plots.h"
 #include "outputs.h"
 #include "plot.h"
@@ -78,17 +79,23 @@ int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, 
     TRY_CTX(e, rc, "--plot");
 
     char tl_title[600];
-    snprintf(tl_title, sizeof tl_title, "first %d steps; %s", OUTPUTS_TIMELINE_STEPS, title);
+    int64_t step_a, step_b;
+    TRY_CTX(e, outputs_timeline_steps(cfg, &step_a, &step_b, e), "--plot");
+    if (cfg->timeline_steps[0])
+        snprintf(tl_title, sizeof tl_title, "steps %lld to %lld; %s", (long long)step_a,
+                 (long long)step_b, title);
+    else
+        snprintf(tl_title, sizeof tl_title, "first %d steps; %s", OUTPUTS_TIMELINE_STEPS, title);
     o.title = tl_title;
     for (int i = 0; i < n; i++) {
         const struct trace *t = &runs[i]->trace;
-        double t_end = 0;
-        for (size_t k = 0; k < t->spans.len; k++)
-            if (t->spans.items[k].step < OUTPUTS_TIMELINE_STEPS && t->spans.items[k].end_s > t_end)
-                t_end = t->spans.items[k].end_s;
-        if (t_end <= 0) continue;   /* nothing took time: nothing to draw */
-        TRY_CTX(e, plot_timeline(t->spans.items, t->spans.len, runs[i]->plan->n_ranks,
-                                 runs[i]->report.strategy, t_end, &o, e), "--plot");
+        double t_begin, t_end;
+        outputs_window_of(t, runs[i]->plan->n_ranks, policy_is_async(runs[i]->plan->policy),
+                          step_a, step_b, &t_begin, &t_end);
+        if (t_end <= t_begin) continue;   /* nothing took time: nothing to draw */
+        TRY_CTX(e, plot_timeline_window(t->spans.items, t->spans.len, runs[i]->plan->n_ranks,
+                                        runs[i]->report.strategy, t_begin, t_end, &o, e),
+                "--plot");
         char name[96];
         snprintf(name, sizeof name, "timeline-%s", runs[i]->report.strategy);
         append(names, sizeof names, name);

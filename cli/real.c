@@ -17,6 +17,7 @@
 #include "../real/real.h"
 #include "../real/supervise.h"
 #include "../strategies/strategy.h"
+#include "../core/table_notes.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -148,6 +149,7 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
             print_header(&s->cfg, p, &res, s->wl, cpus_max);
             const struct report *rows[] = {&res.report};
             report_print_table(stdout, rows, 1, NULL);
+            table_legend_print(stdout, rows, 1);
             print_details(&res);
             print_failure(&res.report);
             if (s->cfg.timeline) print_timeline(p, &res);

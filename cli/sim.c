@@ -4,6 +4,7 @@
 
 #include "../bench/run.h"
 #include "../bench/run_numerics.h"
+#include "../core/table_notes.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -99,6 +100,8 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     double speedup = run_speedup(&run, &base);
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);
+    table_legend_print(stdout, rows, 1);
+    table_notes_print(stdout, rows, 1, &speedup, &base.report);
     print_details(&run);
     outputs_note_ideal(&run);
     if (s.cfg.timeline) outputs_timeline(&run);

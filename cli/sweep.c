@@ -298,6 +298,8 @@ static void print_meaning(const struct sweep *s)
             printf("efficiency: samples per second over devices x those of one device (%s a "
                    "step, %s; %s does not change it).\n", t1, how, ax->opt->name);
     }
+    printf("comm: share of the workers' time spent communicating while not computing "
+           "(hidden communication is not counted).\n");
     for (int i = 0; i < s->n_strategies; i++)
         if (strategy_has_servers(s->strategies[i])) {
             printf("devices count the workers: a ps-* strategy's servers are extra.\n");

@@ -206,7 +206,9 @@ static void print_summary(const struct validate_matrix *m)
                s->failure_median_abs_error * 100, s->failure_max_abs_error * 100, s->n_failure,
                s->n_failure == 1 ? "" : "s");
     printf("step time: each report's median step; error = predicted / measured - 1; c/m/i: "
-           "compute,\ncomm and idle shares of the workers' time (exposed communication only).\n");
+           "compute,\ncomm and idle shares of the workers' time (exposed communication only); "
+           "staleness TVD: total\nvariation distance of the predicted and measured staleness "
+           "histograms (0 = the same, 1 = disjoint).\n");
 }
 
 static int plot(const struct config *cfg, const struct validate_matrix *m, struct err *e)

@@ -182,6 +182,9 @@ const struct opt_spec config_options[] = {
      .help = "write the trace in Chrome trace-event format (Perfetto opens it)"},
     {.name = "timeline", FLAG(timeline), .def = "false", .groups = OPTG_OUTPUT,
      .help = "print an ASCII Gantt chart of the first steps"},
+    {.name = "timeline-steps", STRING(timeline_steps), .def = "", .groups = OPTG_OUTPUT,
+     .metavar = "A:B", .help = "--timeline and --plot draw steps A to B (counted from 0; "
+     "default the first 2)"},
     {.name = "explain", FLAG(explain), .def = "false", .groups = OPTG_SCHEDULE,
      .help = "schedule: first say what each op kind of the plan, and its server policy, mean"},
 };

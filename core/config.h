@@ -131,6 +131,8 @@ struct config {
     char csv_path[CONFIG_PATH_BYTES];   /* --csv: "" = none */
     char trace_path[CONFIG_PATH_BYTES]; /* --trace: Chrome trace-event JSON; "" = none */
     bool timeline;                      /* --timeline: ASCII Gantt chart of the first steps */
+    char timeline_steps[32];            /* --timeline-steps: "A:B", the steps the timeline
+                                         * draws (from 0); "" = the first 2 */
     /* OPTG_SCHEDULE */
     bool explain;               /* --explain: what each op kind and the server policy mean */
 
