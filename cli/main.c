@@ -18,7 +18,7 @@
  * on one scenario, simulated or for real (compare, sweep, validate). */
 #define STRATEGIES_GROUPS                                                                   \
     (OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |        \
-     OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_LIMITS)
+     OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_LIMITS | OPTG_HTML)
 
 static const struct command commands[] = {
     {"compare", "several strategies on one scenario, simulated or real: one table (the default)",
@@ -37,7 +37,7 @@ static const struct command commands[] = {
      "and prints its report. --json writes the report, --trace the Chrome trace-event\n"
      "file (Perfetto opens it), --timeline an ASCII chart of the first steps.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
-         OPTG_OUTPUT | OPTG_LIMITS,
+         OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML,
      cmd_sim},
     {"real", "one strategy, executed on CPU ranks under MPI: measured report, loss, accuracy",
      "Trains --model on --data with one strategy for real: one MPI process per device\n"
@@ -47,7 +47,7 @@ static const struct command commands[] = {
      "curve and the test accuracy; --straggler delays real compute ops as the simulator\n"
      "would. --save-params writes the trained parameters.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_LAUNCH | OPTG_DISTURB |
-         OPTG_OUTPUT | OPTG_LIMITS,
+         OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML,
      cmd_real},
     {"sweep", "vary the devices (or another option): speedup and scaling efficiency",
      "Runs every strategy (or --strategies) at every value of one option and prints a\n"
@@ -77,7 +77,7 @@ static const struct command commands[] = {
      "against measured step times. Each figure is NAME.png and NAME.svg in DIR (default\n"
      "plots/), beside NAME.dat and the script NAME.gp that draws it again. Without gnuplot\n"
      "(Debian: gnuplot-nox) the data and scripts are still written.",
-     OPTG_PLOT, cmd_plot},
+     OPTG_PLOT | OPTG_HTML, cmd_plot},
     {"validate", "a matrix of models, ranks and stragglers: every strategy simulated and run",
      "Runs each strategy (--strategies) in each cell of a matrix, --models x --np LIST x\n"
      "--stragglers (each defaults to its single option), twice: for real (--repeat R MPI\n"

@@ -4,12 +4,13 @@
 
 #include "../core/fileio.h"
 #include "../plots/timeline_text.h"
+#include "html.h"
 #include "outputs.h"
 
 int outputs_keep_steps(const struct config *cfg)
 {
     if (cfg->trace_path[0]) return -1;
-    bool is_plotted = cfg->plot_dir[0] || cfg->plot_terminal;
+    bool is_plotted = cfg->plot_dir[0] || cfg->plot_terminal || cfg->html_path[0];
     return cfg->timeline || is_plotted ? OUTPUTS_TIMELINE_STEPS : 0;
 }
 
@@ -27,7 +28,7 @@ int outputs_check(const struct config *cfg, struct err *e)
         if (files[i].path[0])
             TRY_CTX(e, file_check_writable(files[i].path, e), "%s", files[i].option);
     if (cfg->plot_dir[0]) TRY_CTX(e, file_check_dir_writable(cfg->plot_dir, true, e), "--plot");
-    return 0;
+    return html_check(cfg, e);
 }
 
 /* "out/t.json" + "mirrored" -> "out/t.mirrored.json" */

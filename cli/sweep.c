@@ -15,6 +15,7 @@
 #include "../plots/plots.h"
 #include "../real/job.h"
 #include "../real/launch.h"
+#include "html.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -392,11 +393,23 @@ static void print_notes(FILE *out, const struct sweep *s)
     }
 }
 
+static int write_json(const void *s, const char *path, struct err *e)
+{
+    return sweep_write_json(s, path, e);
+}
+
 static int write_files(const struct config *cfg, const struct sweep *s, struct err *e)
 {
     if (cfg->csv_path[0]) TRY_CTX(e, sweep_write_csv(s, cfg->csv_path, e), "--csv");
     if (cfg->json_path[0]) TRY_CTX(e, sweep_write_json(s, cfg->json_path, e), "--json");
-    return 0;
+    char scenario[CONFIG_PATH_BYTES + 1024];
+    snprintf(scenario, sizeof scenario, "over %s, %s on %s; %s, batch %lld (%s scaling), "
+             "stragglers %s", s->axis.opt->name, s->axis.is_real ? "measured" : "simulated",
+             s->axis.is_real ? "this machine" : cfg->cluster, cfg->model, cfg->batch,
+             cfg->scaling, cfg->straggler);
+    struct html_run page = {.command = "sweep", .scenario = scenario, .write_json = write_json,
+                            .json_ctx = s};
+    return html_write(cfg, &page, e);
 }
 
 /* A sweep of --checkpoint-every: goodput against the interval, with the
