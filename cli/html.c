@@ -216,7 +216,10 @@ int html_write_compare(const struct config *cfg, const char *scenario, const str
     const char **notes = XCALLOC(e, (size_t)c->n_notes + 1, sizeof *notes);
     int rc = lines && notes && baseline ? 0 : err_set(e, ERR_NOMEM, "--html: out of memory");
     if (rc == 0) {
-        notes[0] = baseline;
+        /* as printed: after a blank line, and ending in one */
+        char *note = baseline + strspn(baseline, "\n");
+        for (size_t k = strlen(note); k > 0 && note[k - 1] == '\n'; k--) note[k - 1] = '\0';
+        notes[0] = note;
         for (int i = 0; i < c->n_notes; i++) {
             snprintf(lines[i], sizeof lines[i], "not run: %s", c->notes[i]);
             notes[i + 1] = lines[i];

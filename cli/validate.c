@@ -343,7 +343,7 @@ static int write_page(const struct config *cfg, const struct validate_matrix *m,
 {
     char scenario[CONFIG_PATH_BYTES + 256];
     snprintf(scenario, sizeof scenario, "%d cell%s, simulated on %s and measured on this "
-             "machine (%d runs each), batch %lld, %lld steps", m->n_cells,
+             "machine (--repeat %d), batch %lld, %lld steps", m->n_cells,
              m->n_cells == 1 ? "" : "s", cfg->cluster, m->repeat, cfg->batch, cfg->steps);
     struct html_run page = {.command = "validate", .scenario = scenario,
                             .write_json = write_json, .json_ctx = m};

@@ -189,8 +189,12 @@ static int write_figures(FILE *out, const char *dir, const name_vec *names, bool
         char path[PATH_BYTES], *svg = NULL;
         snprintf(path, sizeof path, "%s/%s", dir, name);
         TRY(read_whole(path, &svg, e));
+        /* "timeline-ps-async.svg" is captioned "ps-async" under Timelines */
+        const char *caption = timelines ? name + 9 : name;
+        char shown[256];
+        snprintf(shown, sizeof shown, "%.*s", (int)(strlen(caption) - 4), caption);
         fputs("<figure>\n<figcaption>", out);
-        html_escape(out, timelines ? name + 9 : name);
+        html_escape(out, shown);
         fputs("</figcaption>\n", out);
         if (timelines)
             fputs("<div class=\"zoom\"><button type=\"button\" data-zoom=\"out\">−</button>"

@@ -38,7 +38,8 @@ struct column {
  * means (docs/metrics.md defines them at length). */
 static const struct column columns[] = {
     {"strategy", "strategy", COL_TEXT, false, false,
-     "the strategy; (predicted) and (measured) mark a validation's two reports"},
+     "the strategy; (predicted) and (measured) mark a validation's two reports, (baseline) "
+     "the run speedups are measured against"},
     {"mode", "mode", COL_TEXT, false, false, "sim: simulated; real: measured on MPI ranks"},
     {"devices", "devices", COL_COUNT, false, false, "devices that compute (servers are extra)"},
     {"step_time_s.mean", "step mean", COL_TIME, false, false, "mean time of a training step"},
@@ -77,7 +78,7 @@ struct row {
     int doc;
     const cJSON *report;
     const cJSON *parent;            /* the object holding it as a member; NULL */
-    const char *role;               /* that member's name ("report", "predicted") */
+    const char *role;               /* "predicted", "measured", "baseline" or NULL (label_of) */
     char path[PATH_BYTES];          /* the report's path in its document; "" = the root */
     char parent_path[PATH_BYTES];
 };
@@ -89,13 +90,25 @@ static bool is_report(const cJSON *j)
            cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "step_time_s"));
 }
 
-/* Depth first, in document order: the order the writers put reports in. */
+/* The members whose reports the table marks, and how: a validation row's
+ * two reports, a sweep's baselines. */
+static const char *label_of(const char *member, const char *inherited)
+{
+    static const char *const labels[][2] = {
+        {"predicted", "predicted"}, {"measured", "measured"}, {"baselines", "baseline"}};
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
+        if (!strcmp(member, labels[i][0])) return labels[i][1];
+    return inherited;
+}
+
+/* Depth first, in document order: the order the writers put reports in.
+ * role: the label of label_of the walk went through last, or NULL;
+ * holder: the object j is a member of. */
 static int find_reports(int doc, const cJSON *j, const cJSON *holder, const char *holder_path,
-                        const char *path, row_vec *rows)
+                        const char *path, const char *role, row_vec *rows)
 {
     if (is_report(j)) {
-        struct row r = {.doc = doc, .report = j, .parent = holder,
-                        .role = holder ? j->string : NULL};
+        struct row r = {.doc = doc, .report = j, .parent = holder, .role = role};
         snprintf(r.path, sizeof r.path, "%s", path);
         snprintf(r.parent_path, sizeof r.parent_path, "%s", holder_path);
         return vec_push(rows, r);
@@ -103,11 +116,13 @@ static int find_reports(int doc, const cJSON *j, const cJSON *holder, const char
     int i = 0;
     for (const cJSON *c = j ? j->child : NULL; c; c = c->next, i++) {
         char sub[PATH_BYTES];
-        if (cJSON_IsObject(j))
+        bool is_member = cJSON_IsObject(j);
+        if (is_member)
             snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", c->string);
         else
             snprintf(sub, sizeof sub, "%s[%d]", path, i);
-        TRY(find_reports(doc, c, cJSON_IsObject(j) ? j : NULL, path, sub, rows));
+        TRY(find_reports(doc, c, is_member ? j : NULL, path, sub, is_member ? label_of(c->string, role) : role,
+                         rows));
     }
     return 0;
 }
@@ -172,11 +187,9 @@ static void write_cell(FILE *out, const struct row *r, const struct column *c, d
     if (c->kind == COL_TEXT) {
         fputs("<td>", out);
         html_escape(out, cJSON_IsString(v) ? v->valuestring : "");
-        if (!strcmp(c->key, "strategy") && r->role && strcmp(r->role, "report")) {
-            fputs(" (", out);
-            html_escape(out, r->role);
-            fputs(")", out);
-        }
+        /* what the report is, where the document says more than "a report":
+         * a validation's (predicted) and (measured), a sweep's (baseline) */
+        if (!strcmp(c->key, "strategy") && r->role) fprintf(out, " (%s)", r->role);
         fputs("</td>", out);
         return;
     }
@@ -231,7 +244,7 @@ int html_table_write(FILE *out, const struct html_doc *docs, int n_docs, struct 
     int rc = 0;
     for (int i = 0; rc == 0 && i < n_docs; i++) {
         rc = json_parse(docs[i].json, docs[i].json_len, docs[i].source, &parsed[i], e);
-        if (rc == 0 && find_reports(i, parsed[i], NULL, "", "", &rows) < 0)
+        if (rc == 0 && find_reports(i, parsed[i], NULL, "", "", NULL, &rows) < 0)
             rc = err_set(e, ERR_NOMEM, "out of memory listing the reports of %s", docs[i].source);
     }
     if (rc == 0 && rows.len == 0)
