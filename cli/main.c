@@ -29,7 +29,8 @@ static const struct command commands[] = {
      "--mode real runs each strategy for real instead (one MPI job each, --np ranks, the\n"
      "training options of `strata real`) and prints the same table, measured.\n"
      "--plot DIR draws convergence, staleness and (simulated) each strategy's timeline as\n"
-     "PNG and SVG files with gnuplot; --plot-terminal draws them here.",
+     "PNG and SVG files with gnuplot; --plot-terminal draws them here. --html FILE writes\n"
+     "one self-contained page: the table, its notes, those figures and the JSON.",
      STRATEGIES_GROUPS, cmd_compare},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
@@ -76,7 +77,8 @@ static const struct command commands[] = {
      "staleness of pushes; a sweep's speedup and efficiency; a validation's predicted\n"
      "against measured step times. Each figure is NAME.png and NAME.svg in DIR (default\n"
      "plots/), beside NAME.dat and the script NAME.gp that draws it again. Without gnuplot\n"
-     "(Debian: gnuplot-nox) the data and scripts are still written.",
+     "(Debian: gnuplot-nox) the data and scripts are still written. --html FILE puts the\n"
+     "reports' table, the figures and the documents in one page (and alone, no plots/).",
      OPTG_PLOT | OPTG_HTML, cmd_plot},
     {"validate", "a matrix of models, ranks and stragglers: every strategy simulated and run",
      "Runs each strategy (--strategies) in each cell of a matrix, --models x --np LIST x\n"

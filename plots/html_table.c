@@ -232,7 +232,8 @@ static void write_table(FILE *out, const row_vec *rows)
     write_rows(out, rows, shown, scales);
     fputs("</tbody></table></div>\n<dl class=\"legend\">\n", out);
     for (int k = 0; k < N_COLUMNS; k++)
-        if (shown[k]) fprintf(out, "<dt>%s</dt><dd>%s</dd>\n", columns[k].head, columns[k].legend);
+        if (shown[k])
+            fprintf(out, "<div><dt>%s</dt><dd>%s</dd></div>\n", columns[k].head, columns[k].legend);
     fputs("</dl>\n", out);
 }
 
