@@ -114,13 +114,18 @@ static int page_docs_read(struct page_docs *p, int i, const char *path, const ch
     return 0;
 }
 
-/* The figures of the documents (and the runs' timelines) into dir. */
-static int draw(const char *dir, const char *scenario, const struct page_docs *d,
-                struct sim_run *const *runs, int n_runs, struct err *e)
+/* The figures of the run (its own drawing, or the documents') and the
+ * runs' timelines, into dir. */
+static int draw(const char *dir, const struct html_run *r, const struct page_docs *d,
+                struct err *e)
 {
     char names[1024] = "";
+    const char *scenario = r->scenario;
+    struct sim_run *const *runs = r->runs;
+    int n_runs = r->n_runs;
     struct plot_opts o = {dir, false, scenario};
-    TRY(plot_documents(&o, d->parsed, d->n, names, sizeof names, NULL, e));
+    if (r->draw) TRY(r->draw(r->draw_ctx, &o, e));
+    else TRY(plot_documents(&o, d->parsed, d->n, names, sizeof names, NULL, e));
     if (n_runs == 0) return 0;
     char title[600];
     snprintf(title, sizeof title, "first %d steps; %s", OUTPUTS_TIMELINE_STEPS, scenario);
@@ -133,7 +138,7 @@ static int write_page(const struct config *cfg, const struct html_run *r, const 
 {
     char gnuplot[PATH_BYTES], why[PATH_BYTES + 200];
     bool has_gnuplot = gnuplot_find(gnuplot, sizeof gnuplot);
-    if (has_gnuplot) TRY(draw(dir, r->scenario, d, r->runs, r->n_runs, e));
+    if (has_gnuplot) TRY(draw(dir, r, d, e));
     else
         snprintf(why, sizeof why, "No plots: they need gnuplot, and none was found (%s). "
                  "Install it (Debian: apt install gnuplot-nox) and run the command again; the "
@@ -189,7 +194,9 @@ int html_write_reports(const struct config *cfg, const char *command, const char
                        int n_runs, const char *const *notes, int n_notes, struct err *e)
 {
     struct reports ctx = {rs, n};
-    struct html_run r = {command, scenario, write_reports, &ctx, runs, n_runs, notes, n_notes};
+    struct html_run r = {.command = command, .scenario = scenario, .write_json = write_reports,
+                         .json_ctx = &ctx, .runs = runs, .n_runs = n_runs, .notes = notes,
+                         .n_notes = n_notes};
     return html_write(cfg, &r, e);
 }
 

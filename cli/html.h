@@ -7,6 +7,7 @@
 #define STRATA_CLI_HTML_H
 
 #include "../bench/run.h"
+#include "../plots/plots.h"
 
 /* Checks --html's file before any work: writable (core/fileio), and not
  * the file of --json, --csv or --trace. ERR_INPUT naming --html. */
@@ -24,6 +25,10 @@ struct html_run {
     int n_runs;
     const char *const *notes;       /* [n_notes] lines under the table */
     int n_notes;
+    /* The figures, drawn as the command's --plot draws them (into o->dir);
+     * NULL: as `strata plot` draws them from the document. */
+    int (*draw)(const void *ctx, const struct plot_opts *o, struct err *e);
+    const void *draw_ctx;
 };
 
 /* The page of r to cfg->html_path; nothing when --html was not given. */

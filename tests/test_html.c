@@ -183,3 +183,20 @@ Test(html, refusals_name_the_option)
     /* schedule runs nothing: it has no page */
     expect_refused(RUN("schedule", "--html", p), "--html", NULL);
 }
+
+/* A sweep's page has the figures its --plot draws: the speedup over the
+ * varied option even when that is not --devices (which `strata plot`
+ * could not tell from the document alone). */
+Test(html, sweep_page_has_its_speedup_figure)
+{
+    const char *page = test_tmp_path("sw.html");
+    struct run r = RUN("sweep", "--vary", "batch=64,128", "--strategies", "mirrored", "--steps",
+                       "2", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<figcaption>speedup</figcaption>"));
+    cr_expect_not_null(strstr(html, "<figcaption>efficiency</figcaption>"));
+    cr_expect_gt(page_check_numbers(html), 0);
+    free(html);
+}
