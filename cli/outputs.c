@@ -5,6 +5,7 @@
 #include "../core/fileio.h"
 #include "../core/ps_policy.h"
 #include "../plots/timeline_text.h"
+#include "html.h"
 #include "outputs.h"
 
 int outputs_timeline_steps(const struct config *cfg, int64_t *first, int64_t *last,
@@ -55,7 +56,7 @@ void outputs_window_of(const struct trace *t, int n_ranks, bool is_async, int64_
 int outputs_keep_steps(const struct config *cfg)
 {
     if (cfg->trace_path[0]) return -1;
-    bool is_plotted = cfg->plot_dir[0] || cfg->plot_terminal;
+    bool is_plotted = cfg->plot_dir[0] || cfg->plot_terminal || cfg->html_path[0];
     int64_t first, last;
     struct err e = {0};
     if (outputs_timeline_steps(cfg, &first, &last, &e) < 0) last = OUTPUTS_TIMELINE_STEPS - 1;
@@ -78,7 +79,7 @@ int outputs_check(const struct config *cfg, struct err *e)
     if (cfg->plot_dir[0]) TRY_CTX(e, file_check_dir_writable(cfg->plot_dir, true, e), "--plot");
     int64_t first, last;
     TRY(outputs_timeline_steps(cfg, &first, &last, e));
-    return 0;
+    return html_check(cfg, e);
 }
 
 /* "out/t.json" + "mirrored" -> "out/t.mirrored.json" */

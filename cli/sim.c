@@ -5,6 +5,7 @@
 #include "../bench/run.h"
 #include "../bench/run_numerics.h"
 #include "../core/table_notes.h"
+#include "html.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -91,12 +92,13 @@ int cmd_sim(const struct command *self, int argc, char **argv)
         status = scenario_fail(self, &e);
         goto out;
     }
-    char desc[512];
+    char desc[512], scenario[1024];
     workload_describe(s.wl, desc, sizeof desc);
-    printf("%s on %d devices of %s (%d node%s x %d), batch %lld, %lld steps\n%s\n\n", st->name,
-           run.plan->n_workers, run.cluster.name, run.cluster.nodes,
-           run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,
-           s.cfg.steps, desc);
+    snprintf(scenario, sizeof scenario, "%s on %d devices of %s (%d node%s x %d), batch %lld, "
+             "%lld steps", st->name, run.plan->n_workers, run.cluster.name, run.cluster.nodes,
+             run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,
+             s.cfg.steps);
+    printf("%s\n%s\n\n", scenario, desc);
     double speedup = run_speedup(&run, &base);
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);
@@ -106,7 +108,9 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     outputs_note_ideal(&run);
     if (s.cfg.timeline) outputs_timeline(&run);
     struct sim_run *runs[] = {&run};
-    if (outputs_write(&s.cfg, runs, 1, &speedup, &e) < 0) status = scenario_fail(self, &e);
+    if (outputs_write(&s.cfg, runs, 1, &speedup, &e) < 0 ||
+        html_write_reports(&s.cfg, "sim", scenario, rows, 1, runs, 1, NULL, 0, &e) < 0)
+        status = scenario_fail(self, &e);
 out:
     run_release(&run);
     run_release(&base);

@@ -12,6 +12,7 @@
 #include "../bench/validate_axes.h"
 #include "../plots/plots.h"
 #include "../sim/cluster.h"
+#include "html.h"
 #include "scenario.h"
 
 /* --- The command line --------------------------------------------------------
@@ -334,6 +335,23 @@ static int run_cell(struct matrix_run *mr, const struct validate_axes *ax,
     return 0;
 }
 
+static int write_json(const void *m, const char *path, struct err *e)
+{
+    return validate_write_json(m, path, e);
+}
+
+/* --html: the rows' predicted and measured reports, side by side. */
+static int write_page(const struct config *cfg, const struct validate_matrix *m, struct err *e)
+{
+    char scenario[CONFIG_PATH_BYTES + 256];
+    snprintf(scenario, sizeof scenario, "%d cell%s, simulated on %s and measured on this "
+             "machine (--repeat %d), batch %lld, %lld steps", m->n_cells,
+             m->n_cells == 1 ? "" : "s", cfg->cluster, m->repeat, cfg->batch, cfg->steps);
+    struct html_run page = {.command = "validate", .scenario = scenario,
+                            .write_json = write_json, .json_ctx = m};
+    return html_write(cfg, &page, e);
+}
+
 int cmd_validate(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
@@ -416,6 +434,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     if (status == 0 && m->n_rows > 0 && (cfg->plot_dir[0] || cfg->plot_terminal) &&
         plot(cfg, m, &e) < 0)
         status = scenario_fail(self, &e);
+    if (status == 0 && write_page(cfg, m, &e) < 0) status = scenario_fail(self, &e);
 
 out:
     for (int i = 0; i < mr.m.n_rows; i++) validate_run_release(&mr.runs[i]);

@@ -180,6 +180,8 @@ const struct opt_spec config_options[] = {
      .help = "write one CSV row per result to FILE"},
     {.name = "trace", STRING(trace_path), .def = "", .groups = OPTG_OUTPUT, .metavar = "FILE",
      .help = "write the trace in Chrome trace-event format (Perfetto opens it)"},
+    {.name = "html", STRING(html_path), .def = "", .groups = OPTG_HTML, .metavar = "FILE",
+     .help = "write one self-contained HTML page: scenario, table, notes, plots, timelines, JSON"},
     {.name = "timeline", FLAG(timeline), .def = "false", .groups = OPTG_OUTPUT,
      .help = "print an ASCII Gantt chart of the first steps"},
     {.name = "timeline-steps", STRING(timeline_steps), .def = "", .groups = OPTG_OUTPUT,

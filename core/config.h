@@ -28,6 +28,7 @@ enum opt_group {
     OPTG_VALIDATE = 1u << 12,  /* validate's matrix: --models, --np-list, --stragglers, --repeat */
     OPTG_SCHEDULE = 1u << 13,  /* what strata schedule shows besides the program: --explain */
     OPTG_LIMITS = 1u << 14,    /* what a run may take: --max-memory (not part of a report's config) */
+    OPTG_HTML = 1u << 15,      /* the report page: --html FILE (commands that write a report) */
 };
 
 enum opt_type {
@@ -130,6 +131,7 @@ struct config {
     char json_path[CONFIG_PATH_BYTES];  /* --json: "" = none */
     char csv_path[CONFIG_PATH_BYTES];   /* --csv: "" = none */
     char trace_path[CONFIG_PATH_BYTES]; /* --trace: Chrome trace-event JSON; "" = none */
+    char html_path[CONFIG_PATH_BYTES];  /* --html: the one-file report page; "" = none */
     bool timeline;                      /* --timeline: ASCII Gantt chart of the first steps */
     char timeline_steps[32];            /* --timeline-steps: "A:B", the steps the timeline
                                          * draws (from 0); "" = the first 2 */
