@@ -73,9 +73,9 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
            "%s\n\n", p.np, cfg->device, cfg->batch, cfg->epochs > 0 ? "epochs" : "steps",
            cfg->epochs > 0 ? cfg->epochs : cfg->steps, cfg->data, cfg->straggler, desc);
     report_print_table(stdout, c.reports, c.n, c.speedup);
+    run_print_baseline_note(stdout, cfg, c.base->step_time_s.mean, true);
     for (int i = 0; i < c.n; i++)
         straggler_print(stdout, c.reports[i]->strategy, c.reports[i]->paces, c.reports[i]->n_paces);
-    run_print_baseline_note(stdout, cfg, c.base->step_time_s.mean, true);
     for (int i = 0; i < c.n_notes; i++) printf("  not run: %s\n", c.notes[i]);
     /* Then no file is written, as for a simulated compare, and the reasons
      * go to stderr too. */
