@@ -232,8 +232,8 @@ static int launch(const struct command *self, const struct scenario *s, int argc
     int exit_code = 0;
     struct calib_failure f = {0};
     char text[256];
-    fprintf(stderr, "strata calibrate: timing the relaunch of a supervised 2-rank run (%d "
-            "runs)\n", CALIB_RELAUNCH_RUNS);
+    fprintf(stderr, "strata calibrate: timing the relaunch of supervised 2- and 3-rank runs (%d "
+            "runs each)\n", CALIB_RELAUNCH_RUNS);
     if (calib_measure_relaunch(&s->cfg, s->wl, NULL, &f, &e) < 0 ||
         calib_failure_format(&f, text, sizeof text, &e) < 0)
         return scenario_fail(self, &e);
