@@ -132,7 +132,7 @@ static void print_failure(const struct calib_failure *f)
            f->ckpt_read_bw_bytes_per_s);
     if (f->n_runs > 0)
         printf("  `strata real` supervised, 2 and 3 ranks of mirrored, rank 1 killed (--fail 1@2) "
-               "and every rank\n  relaunched, the median of %d runs each: relaunch to the job's "
+               "and every rank\n  relaunched, %d run(s) at each count: relaunch to the job's "
                "aligned start %.3f s (2 ranks),\n  %.3f s (3 ranks) -> restart_s %.3f s + "
                "restart_per_rank_s %.3f s a rank,\n  death to its noticing %.3f s -> "
                "detect_s\n\n", f->n_runs, f->relaunch_2_s, f->relaunch_3_s, f->restart_s,
@@ -233,7 +233,7 @@ static int launch(const struct command *self, const struct scenario *s, int argc
     struct calib_failure f = {0};
     char text[256];
     fprintf(stderr, "strata calibrate: timing the relaunch of supervised 2- and 3-rank runs (%d "
-            "runs each)\n", CALIB_RELAUNCH_RUNS);
+            "each)\n", CALIB_RELAUNCH_RUNS);
     if (calib_measure_relaunch(&s->cfg, s->wl, NULL, &f, &e) < 0 ||
         calib_failure_format(&f, text, sizeof text, &e) < 0)
         return scenario_fail(self, &e);
