@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/straggler_detect.h"
 #include "../nn/data.h"
 #include "../nn/device.h"
 #include "../plots/timeline_text.h"
@@ -156,6 +157,7 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
             report_print_table(stdout, rows, 1, NULL);
             table_legend_print(stdout, rows, 1);
             print_details(&res);
+            straggler_print(stdout, NULL, res.report.paces, res.report.n_paces);
             print_failure(&res.report);
             if (s->cfg.timeline) print_timeline(p, &res);
             rc = write_outputs(&s->cfg, p, &res, &e);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/analysis.h"
+#include "../core/straggler_detect.h"
 #include "checkpoint.h"
 #include "failure_env.h"
 #include "host_copy.h"
@@ -298,6 +299,7 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
     int n_checkpoints = 0;
     checkpoint_stats(ctx, &checkpoint_s, &n_checkpoints);
     TRY(failure_env_report(r, heartbeat_start_s(ctx->hb), makespan_s, checkpoint_s, e));
+    TRY(straggler_detect(spans, n_spans, &r->paces, &r->n_paces, e));
     return report_set_loss_curve(r, losses, n_losses, ctx->steps, e);
 }
 
