@@ -225,7 +225,10 @@ int analysis_add(struct analysis *a, const struct span *s)
         s->stream >= PLAN_N_STREAMS || s->step < 0 || !isfinite(s->start_s) ||
         !isfinite(s->end_s) || s->end_s < s->start_s)
         return ERR_INPUT;
-    bool is_applied_push = s->kind == OP_PUSH && s->version_applied >= 0;
+    /* a push a server applied, or a lagged UPDATE (core/plan.h "Steps in
+     * flight"): both apply gradients read from an older version */
+    bool is_applied_push = (s->kind == OP_PUSH || s->kind == OP_UPDATE) &&
+                           s->version_applied >= 0;
     if (is_applied_push && (s->version_read < 0 || s->version_applied < s->version_read ||
                             s->version_applied - s->version_read > INT_MAX - 1))
         return ERR_INPUT;   /* a push applied to a version older than it read */

@@ -9,7 +9,7 @@ const struct strategy *const strategy_registry[] = {
     &strategy_mirrored, &strategy_ps_sync, &strategy_ps_async, &strategy_ps_ssp,
     &strategy_model,    &strategy_pipeline_gpipe, &strategy_pipeline_1f1b,
     &strategy_pipeline_interleaved, &strategy_pipeline_zb,
-    &strategy_mirrored_zero1,
+    &strategy_mirrored_zero1, &strategy_pipelined_steps,
 };
 const size_t strategy_count = sizeof strategy_registry / sizeof strategy_registry[0];
 
