@@ -30,10 +30,12 @@ static int build_pipelined_steps(const struct config *c, const struct workload *
     TRY(partition_check_data_parallel(n, batch, e));
     double cap_bytes;
     TRY(partition_check_bucket_mb(c, &cap_bytes, e));
-    if (c->inflight < 1 || c->inflight > PLAN_MAX_LAG + 1)
+    /* 0: a config filled by hand without it (as stage.c takes --dp 0) */
+    long long inflight = c->inflight == 0 ? 1 : c->inflight;
+    if (inflight < 1 || inflight > PLAN_MAX_LAG + 1)
         return err_set(e, ERR_INPUT, "--inflight: %lld is not allowed (1 to %d steps in flight)",
-                       c->inflight, PLAN_MAX_LAG + 1);
-    const int n_layers = wl->n_layers, lag = (int)c->inflight - 1;
+                       inflight, PLAN_MAX_LAG + 1);
+    const int n_layers = wl->n_layers, lag = (int)inflight - 1;
 
     struct plan *p = plan_create("pipelined-steps", wl, n, 0, batch, 1, e);
     int *members = XCALLOC(e, (size_t)n, sizeof *members);
