@@ -112,11 +112,34 @@ int strategy_parse_list(const char *spec, const struct strategy **out, size_t *n
     }
 }
 
+/* An option whose default leaves every strategy as it is (--dp 1,
+ * --inflight 1) given another value for a strategy that does not read it:
+ * refused, naming those that do, rather than the run silently being
+ * another than the one asked for. (Options whose default already shapes
+ * some strategies, such as --microbatches or --chunks, cannot tell a
+ * chosen value from the default and are ignored by the others.) */
+static int check_unread(const struct strategy *s, const char *name, long long value,
+                        const char *what, struct err *e)
+{
+    if (value <= 1 || strategy_reads(s, name)) return 0;
+    char names[256];
+    size_t used = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < strategy_count && used < sizeof names; i++)
+        if (strategy_reads(strategy_registry[i], name))
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                     used ? ", " : "", strategy_registry[i]->name);
+    return err_set(e, ERR_INPUT, "--%s %lld: %s does not take %s (only %s do); leave it at 1",
+                   name, value, s->name, what, names);
+}
+
 int strategy_build(const struct strategy *s, const struct config *c,
                    const struct workload *wl, struct plan **out, struct err *e)
 {
     *out = NULL;
     struct plan *p = NULL;
+    TRY(check_unread(s, "dp", c->dp, "data-parallel replicas of stages", e));
+    TRY(check_unread(s, "inflight", c->inflight, "steps in flight", e));
     int rc = s->build(c, wl, &p, e);
     if (rc < 0) return rc;
     rc = plan_build_status(p, e);
