@@ -260,6 +260,13 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
         if (!server_has_workers(p, r))
             return err_set(e, ERR_INPUT, "--checkpoint-every/--resume: server rank %d holds no "
                            "layer any worker pushes (fewer --servers)", r);
+    /* A checkpoint holds parameters and momentum at a step boundary, not
+     * the gradients of the steps still in flight (core/plan.h): a resume
+     * would apply zeros in their place. */
+    if (p->n_grad_slots > 1)
+        return err_set(e, ERR_INPUT, "--checkpoint-every/--resume: %s keeps %d steps in flight, "
+                       "whose gradients a checkpoint does not hold; use --inflight 1",
+                       p->strategy, p->n_grad_slots);
     if (!cfg->resume[0]) return 0;
     char path[CKPT_PATH_BYTES + 32];
     int64_t step = 0;
