@@ -203,6 +203,10 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     if (p->n_microbatches > 1)
         printf(", as %d microbatches through the stages", p->n_microbatches);
     puts("");
+    if (p->note[0]) printf("note: %s\n", p->note);
+    if (p->n_grad_slots > 1)
+        printf("steps in flight: %d (a lagged op works on the gradients of that many steps "
+               "back; it does nothing before that step exists)\n", p->n_grad_slots);
     if (s.cfg.explain) print_explain(stdout, p);
     print_grid(stdout, p);
     for (int r = 0; r < p->n_ranks; r++) print_rank(stdout, p, r);

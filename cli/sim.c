@@ -96,6 +96,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
            run.plan->n_workers, run.cluster.name, run.cluster.nodes,
            run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,
            s.cfg.steps, desc);
+    if (run.plan->note[0]) printf("note: %s\n\n", run.plan->note);
     double speedup = run_speedup(&run, &base);
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);

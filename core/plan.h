@@ -181,6 +181,9 @@ struct plan {
     bool data_parallel;          /* every worker runs the whole model on its share of the
                                   * batch, so the same plan for fewer workers is the job
                                   * without one (--on-failure shrink); false for stages */
+    /* What the builder chose that the options did not say (a default it
+     * had to lower), for people: compare, sim and schedule print it; "" none */
+    char note[160];
     /* Sticky build error: the first failing builder call records it here and
      * returns -1; later calls do nothing. plan_build_status() reports it. */
     int build_rc;

@@ -112,12 +112,12 @@ int strategy_parse_list(const char *spec, const struct strategy **out, size_t *n
     }
 }
 
-/* An option whose default leaves every strategy as it is (--dp 1,
- * --inflight 1) given another value for a strategy that does not read it:
- * refused, naming those that do, rather than the run silently being
- * another than the one asked for. (Options whose default already shapes
- * some strategies, such as --microbatches or --chunks, cannot tell a
- * chosen value from the default and are ignored by the others.) */
+/* --dp, whose default 1 leaves every strategy as it is, given another
+ * value for a strategy that does not read it: refused, naming those that
+ * do, rather than the devices silently meaning something else than asked
+ * (D replicas of stages). Options that only tune one strategy (--chunks,
+ * --staleness, --inflight) are ignored by the others, as their defaults
+ * must be. */
 static int check_unread(const struct strategy *s, const char *name, long long value,
                         const char *what, struct err *e)
 {
@@ -139,7 +139,6 @@ int strategy_build(const struct strategy *s, const struct config *c,
     *out = NULL;
     struct plan *p = NULL;
     TRY(check_unread(s, "dp", c->dp, "data-parallel replicas of stages", e));
-    TRY(check_unread(s, "inflight", c->inflight, "steps in flight", e));
     int rc = s->build(c, wl, &p, e);
     if (rc < 0) return rc;
     rc = plan_build_status(p, e);
