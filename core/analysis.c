@@ -319,9 +319,12 @@ static void fill_step_times(struct analysis *a, double makespan_s, struct report
          * shares of an uneven batch differ by one sample) */
         *samples_applied = a->n_async_steps * a->p->batch / n_workers;
     } else {
-        /* a step is the global batch, less what a server dropped (backup) */
+        /* a step is the global batch, less what a server dropped (backup);
+         * with steps in flight (core/plan.h) the last n_grad_slots - 1
+         * steps' gradients are still in flight when the run stops */
         while (n < a->steps && a->step_n_workers[n] >= n_workers) n++;
-        *samples_applied = (int64_t)n * a->p->batch - a->samples_dropped;
+        int64_t in_flight = n >= a->p->n_grad_slots ? a->p->n_grad_slots - 1 : n;
+        *samples_applied = (int64_t)(n - in_flight) * a->p->batch - a->samples_dropped;
     }
     r->step_time_s.mean = a->steps > 0 ? makespan_s / a->steps : 0;
     r->step_time_s.p50 = r->step_time_s.p99 = r->step_time_s.mean;
