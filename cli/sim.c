@@ -64,7 +64,10 @@ static void print_details(const struct sim_run *run)
                run->cluster.name);
     }
     if (r->staleness.n_histogram > 0) {
-        printf("staleness of applied pushes (updates by others between pull and push):\n");
+        printf(run->plan->n_servers ? "staleness of applied pushes (updates by others between pull "
+                                     "and push):\n"
+                                   : "staleness of applied updates (updates between the parameters "
+                                     "a gradient was computed on and its own):\n");
         int64_t total = 0;
         for (int i = 0; i < r->staleness.n_histogram; i++) total += r->staleness.histogram[i];
         for (int i = 0; i < r->staleness.n_histogram && i < 32; i++)
