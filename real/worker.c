@@ -36,6 +36,7 @@
 #include "../core/ps_policy.h"
 #include "checkpoint.h"
 #include "host_copy.h"
+#include "momentum_shards.h"
 #include "mpi_check.h"
 #include "ps_wire.h"
 #include "worker.h"
@@ -421,9 +422,9 @@ static int run_backward_weight(struct worker *w, const struct op *o, struct err 
 
 /* ZeRO-1's UPDATE: SGD on this rank's shard of [lo,hi) only (core/plan.h
  * plan_shard), whose gradient sum the REDUCE_SCATTER before it left here;
- * the ALL_GATHER after it brings the other shards. Only the shard's slice
- * of the model's momentum block is ever touched. */
-static void run_shard_update(struct worker *w, const struct op *o)
+ * the ALL_GATHER after it brings the other shards. Its momentum is the
+ * shard's alone (real/momentum_shards.h). */
+static void run_shard_update(struct worker *w, int i, const struct op *o)
 {
     struct real_ctx *ctx = w->ctx;
     const struct plan_group *G = &ctx->p->groups.items[o->group];
@@ -431,7 +432,7 @@ static void run_shard_update(struct worker *w, const struct op *o)
     plan_shard(mlp_param_count(ctx->m, o->lo, o->hi), G->n_ranks,
                plan_group_member(ctx->p, o->group, ctx->rank), &lo, &hi);
     struct mlp *m = ctx->m;
-    m->dev->sgd_momentum(m->params + at + lo, m->momentum + at + lo, m->grads + at + lo,
+    m->dev->sgd_momentum(m->params + at + lo, momentum_of_shard(ctx, i, at, lo), m->grads + at + lo,
                          (size_t)(hi - lo), ctx->lr, ctx->momentum, ctx->weight_decay,
                          1.0f / (float)ctx->p->batch);
 }
@@ -449,7 +450,7 @@ static int run_compute(struct worker *w, int i, struct err *e)
     case OP_BACKWARD_WEIGHT: TRY(run_backward_weight(w, o, e)); break;
     case OP_UPDATE:
         if (o->group >= 0) {
-            run_shard_update(w, o);
+            run_shard_update(w, i, o);
             break;
         }
         mlp_sgd_step(ctx->m, o->lo, o->hi, ctx->lr, ctx->momentum, ctx->weight_decay,
