@@ -68,9 +68,13 @@ static void print_details(const struct real_result *res)
     if (r->failure.happened && r->failure.checkpoint_s > res->checkpoint_s)
         printf("checkpoints and commits of the whole run (every job): %.3f s\n",
                r->failure.checkpoint_s);
-    if (r->staleness.n_histogram > 0)
-        printf("staleness of applied pushes: mean %.2f, max %lld\n", r->staleness.mean,
+    if (r->staleness.n_histogram > 0) {
+        /* pushes to servers, or (steps in flight) a worker's own late updates */
+        const struct strategy *st = strategy_find(r->strategy, &(struct err){0});
+        printf("staleness of applied %s: mean %.2f, max %lld\n",
+               st && !strategy_has_servers(st) ? "updates" : "pushes", r->staleness.mean,
                (long long)r->staleness.max);
+    }
 }
 
 /* What the failures cost (real/supervise.h measured them; the makespan
