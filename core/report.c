@@ -27,6 +27,10 @@ void report_release(struct report *r)
     free(r->per_rank);
     r->per_rank = NULL;
     r->n_per_rank = 0;
+    free(r->rank_hosts);
+    r->rank_hosts = NULL;
+    r->n_rank_hosts = 0;
+    r->has_hosts = false;
 }
 
 /* --- Table ---------------------------------------------------------------
