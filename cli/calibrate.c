@@ -67,6 +67,9 @@ static void print_compute(const struct calib_compute *c, const char *model, cons
     }
 }
 
+/* The table and the fit of one link class. */
+static void print_link_table(const struct calib_comm *m);
+
 static void print_links(const struct calib_comm *m)
 {
     printf("links: ping-pong between ranks 0 and 1 (one way: half the round trip) and "
@@ -74,6 +77,33 @@ static void print_links(const struct calib_comm *m)
            "the timed calls. "
            "GB/s = 1e9 bytes/s;\nalgbw = bytes / time, busbw = algbw (ping-pong) or algbw x "
            "2(n-1)/n (all-reduce), as nccl-tests.\n", m->n_ranks);
+    print_link_table(m);
+}
+
+/* Several hosts: each link class alone, intra then inter. */
+static void print_node_links(const struct calib_nodes *nd)
+{
+    printf("nodes: %d (ranks grouped by shared memory, MPI_Comm_split_type), at most %d ranks "
+           "a node.\nEach link class timed alone; the median of the timed calls; GB/s = 1e9 "
+           "bytes/s;\nalgbw = bytes / time, busbw = algbw (ping-pong) or algbw x 2(n-1)/n "
+           "(all-reduce), as nccl-tests.\n\n", nd->n_nodes, nd->devices_per_node);
+    if (nd->has_intra) {
+        printf("intra-node links: ping-pong between ranks 0 and %d (one node), MPI_Iallreduce "
+               "within rank 0's\nnode (%d ranks)  -> intra_*\n",
+               nd->intra_peer, nd->intra.n_ranks);
+        print_link_table(&nd->intra);
+    } else {
+        printf("intra-node links: not measured (no node holds 2 ranks of this job); intra_* "
+               "are the inter-node figures\n\n");
+    }
+    printf("inter-node links: ping-pong between ranks 0 and %d (two nodes), MPI_Iallreduce "
+           "over one rank\nof each node (%d ranks)  -> inter_*\n", nd->inter_peer,
+           nd->inter.n_ranks);
+    print_link_table(&nd->inter);
+}
+
+static void print_link_table(const struct calib_comm *m)
+{
     printf("       bytes iters |  pingpong  algbw  busbw     fit |  allreduce  algbw  busbw   "
            "model\n");
     printf("                   |        us   GB/s   GB/s      us |         us   GB/s   GB/s   "
@@ -160,11 +190,13 @@ static int report(const struct command *self, const struct scenario *s,
     snprintf(name, sizeof name, "calibrated-%.52s", host);
     calib_profile(&res->compute, &res->comm, (int)cores, memory_per_rank((int)cores), name,
                   &profile);
+    calib_profile_nodes(&res->nodes, &profile);
     struct calib_failure failure;
     if (measure_failure(s, &failure, &e) < 0) return scenario_fail(self, &e);
     calib_failure_profile(&failure, &profile);
     print_compute(&res->compute, s->wl->canonical, s->cfg.data, res->comm.n_ranks);
-    print_links(&res->comm);
+    if (res->nodes.n_nodes > 1) print_node_links(&res->nodes);
+    else print_links(&res->comm);
     print_failure(&failure);
     char text[CLUSTER_TEXT_BYTES];
     cluster_format(&profile, text, sizeof text);
@@ -237,7 +269,7 @@ static int launch(const struct command *self, const struct scenario *s, int argc
         return scenario_fail(self, &e);
     if (setenv(CALIB_FAILURE_ENV, text, 1) < 0)
         return scenario_fail(self, &(struct err){ERR_NOMEM, "out of memory for the environment"});
-    int rc = launch_self_as_job(self->name, argc, argv, CALIB_RANKS, s->cfg.bind, false,
+    int rc = launch_self_as_job(self->name, argc, argv, CALIB_RANKS, s->cfg.bind, s->cfg.hostfile, false,
                                 &exit_code, &e);
     unsetenv(CALIB_FAILURE_ENV);
     return rc < 0 ? scenario_fail(self, &e) : exit_code;
