@@ -162,6 +162,36 @@ Test(two_hosts, calibrate_across_two_hosts_tells_the_links_apart_and_the_simulat
                                  "--steps", "2", NULL});
 }
 
+/* validate --hostfile: each cell twice, on this machine and across the
+ * hosts, each with its row (the errors themselves are the load's: not
+ * checked). */
+Test(two_hosts, validate_with_a_hostfile_runs_each_cell_on_one_host_and_across)
+{
+    const char *json = test_tmp_path("validate.json");
+    run_ok((const char *const[]){FIXTURE, STRATA_BIN, "validate", "--hostfile", HOSTFILE,
+                                 "--cluster", "cpu-loopback", "--np", "4", "--strategies",
+                                 "mirrored", "--data", "synthetic", "--model", MODEL, "--steps",
+                                 "5", "--json", json, NULL});
+    cJSON *doc = read_json(json);
+    cr_assert(doc);
+    const cJSON *cells = cJSON_GetObjectItemCaseSensitive(doc, "cells");
+    cr_assert_eq(cJSON_GetArraySize(cells), 2, "a cell on one host and one across");
+    for (int i = 0; i < 2; i++) {
+        const cJSON *c = cJSON_GetArrayItem(cells, i);
+        const cJSON *across = cJSON_GetObjectItemCaseSensitive(c, "across_hosts");
+        cr_assert(cJSON_IsBool(across));
+        cr_expect_eq(cJSON_IsTrue(across), i == 1, "cell %d across_hosts", i);
+        const cJSON *rows = cJSON_GetObjectItemCaseSensitive(c, "rows");
+        cr_assert_eq(cJSON_GetArraySize(rows), 1);
+        const cJSON *measured = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(rows, 0),
+                                                                  "measured");
+        const cJSON *hosts = cJSON_GetObjectItemCaseSensitive(measured, "hosts");
+        cr_expect_eq(cJSON_GetArraySize(hosts), i == 1 ? 2 : 1,
+                     "the measured run of cell %d on %d host(s)", i, cJSON_GetArraySize(hosts));
+    }
+    cJSON_Delete(doc);
+}
+
 Test(two_hosts, a_bad_hostfile_exits_2_naming_it_before_any_job)
 {
     expect_refused(RUN("real", "--hostfile", "/nonexistent/hosts", "--np", "2", "--data",
