@@ -11,6 +11,7 @@
 #include "../bench/calibrate.h"
 #include "../bench/calibrate_failure.h"
 #include "../nn/data.h"
+#include "../real/hostfile.h"
 #include "../real/job.h"
 #include "../real/launch.h"
 #include "scenario.h"
@@ -179,8 +180,12 @@ static int report(const struct command *self, const struct scenario *s,
     char desc[160];
     dev->describe(desc, sizeof desc);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("strata calibrate: %d MPI ranks of this machine (%ld cores), %s\n\n",
-           res->comm.n_ranks, cores, desc);
+    if (res->nodes.n_nodes > 1)
+        printf("strata calibrate: %d MPI ranks on %d hosts (%ld cores on rank 0's), %s\n\n",
+               res->comm.n_ranks, res->nodes.n_nodes, cores, desc);
+    else
+        printf("strata calibrate: %d MPI ranks of this machine (%ld cores), %s\n\n",
+               res->comm.n_ranks, cores, desc);
     struct cluster profile;
     char host[64] = "this machine";
     gethostname(host, sizeof host);
@@ -256,10 +261,27 @@ static int run_rank(const struct command *self, struct scenario *s)
  * a job), then become `mpirun -np 2 strata calibrate ...`, bound as a real
  * run of as many ranks is, so the compute measured is what such a run
  * gets; the relaunch's figures go to it in $STRATA_CALIB_FAILURE. */
+/* Ranks of the relaunch: CALIB_RANKS on this machine; with --hostfile,
+ * --np when given, else the file's slots (one a host where it gives none),
+ * so that every host it lists gets ranks and the links between them are
+ * measured (bench/calibrate_nodes.c). */
+static int ranks_of(const struct config *cfg, int *n_ranks, struct err *e)
+{
+    *n_ranks = CALIB_RANKS;
+    if (!cfg->hostfile[0]) return 0;
+    struct hostfile_summary h;
+    TRY(hostfile_check(cfg->hostfile, &h, e));
+    long long n = config_is_set(cfg, "np") && cfg->np > 0 ? cfg->np
+                                                         : h.n_slots + h.n_without_slots;
+    *n_ranks = n < CALIB_RANKS ? CALIB_RANKS : n > 65536 ? 65536 : (int)n;
+    return 0;
+}
+
 static int launch(const struct command *self, const struct scenario *s, int argc, char **argv)
 {
     struct err e = {0};
-    int exit_code = 0;
+    int exit_code = 0, n_ranks = CALIB_RANKS;
+    if (ranks_of(&s->cfg, &n_ranks, &e) < 0) return scenario_fail(self, &e);
     struct calib_failure f = {0};
     char text[256];
     fprintf(stderr, "strata calibrate: timing the relaunch of a supervised 2-rank run (%d "
@@ -269,7 +291,7 @@ static int launch(const struct command *self, const struct scenario *s, int argc
         return scenario_fail(self, &e);
     if (setenv(CALIB_FAILURE_ENV, text, 1) < 0)
         return scenario_fail(self, &(struct err){ERR_NOMEM, "out of memory for the environment"});
-    int rc = launch_self_as_job(self->name, argc, argv, CALIB_RANKS, s->cfg.bind, s->cfg.hostfile, false,
+    int rc = launch_self_as_job(self->name, argc, argv, n_ranks, s->cfg.bind, s->cfg.hostfile, false,
                                 &exit_code, &e);
     unsetenv(CALIB_FAILURE_ENV);
     return rc < 0 ? scenario_fail(self, &e) : exit_code;
