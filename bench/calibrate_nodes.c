@@ -28,7 +28,8 @@ int calib_nodes_split(struct calib_nodes *nd, struct err *e)
     int leader = rank;
     if (rc == MPI_SUCCESS) rc = MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node);
     MPI_Comm_free(&node);
-    if (rc != MPI_SUCCESS) return mpi_check_fail(e, rc, "grouping the ranks by node", __FILE__, __LINE__);
+    if (rc != MPI_SUCCESS)
+        return mpi_check_fail(e, rc, "grouping the ranks by node", __FILE__, __LINE__);
     int is_leader = node_rank == 0, most = 0;
     MPI_TRY(e, MPI_Allreduce(&is_leader, &nd->n_nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     MPI_TRY(e, MPI_Allreduce(&node_size, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
@@ -62,7 +63,8 @@ static int split_comms(MPI_Comm *node, MPI_Comm *leaders, struct err *e)
     int rc = MPI_Comm_rank(mine, &node_rank);
     if (rc == MPI_SUCCESS) rc = MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, mine);
     MPI_Comm_free(&mine);
-    if (rc != MPI_SUCCESS) return mpi_check_fail(e, rc, "grouping the ranks by node", __FILE__, __LINE__);
+    if (rc != MPI_SUCCESS)
+        return mpi_check_fail(e, rc, "grouping the ranks by node", __FILE__, __LINE__);
     MPI_TRY(e, MPI_Comm_split(MPI_COMM_WORLD, leader == 0 ? 0 : MPI_UNDEFINED, rank, node));
     MPI_TRY(e, MPI_Comm_split(MPI_COMM_WORLD, node_rank == 0 ? 0 : MPI_UNDEFINED, rank, leaders));
     return 0;

@@ -291,8 +291,8 @@ static int launch(const struct command *self, const struct scenario *s, int argc
         return scenario_fail(self, &e);
     if (setenv(CALIB_FAILURE_ENV, text, 1) < 0)
         return scenario_fail(self, &(struct err){ERR_NOMEM, "out of memory for the environment"});
-    int rc = launch_self_as_job(self->name, argc, argv, n_ranks, s->cfg.bind, s->cfg.hostfile, false,
-                                &exit_code, &e);
+    int rc = launch_self_as_job(self->name, argc, argv, n_ranks, s->cfg.bind, s->cfg.hostfile,
+                                false, &exit_code, &e);
     unsetenv(CALIB_FAILURE_ENV);
     return rc < 0 ? scenario_fail(self, &e) : exit_code;
 }

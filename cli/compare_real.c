@@ -69,7 +69,8 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
     char desc[512];
     workload_describe(s->wl, desc, sizeof desc);
     printf("%d MPI ranks %s (%s device), batch %lld, %s %lld, data %s, stragglers %s\n"
-           "%s\n\n", p.np, cfg->hostfile[0] ? "on --hostfile's hosts" : "of this machine", cfg->device, cfg->batch, cfg->epochs > 0 ? "epochs" : "steps",
+           "%s\n\n", p.np, cfg->hostfile[0] ? "on --hostfile's hosts" : "of this machine",
+           cfg->device, cfg->batch, cfg->epochs > 0 ? "epochs" : "steps",
            cfg->epochs > 0 ? cfg->epochs : cfg->steps, cfg->data, cfg->straggler, desc);
     report_print_table(stdout, c.reports, c.n, c.speedup);
     run_print_baseline_note(stdout, cfg, c.base->step_time_s.mean, true);

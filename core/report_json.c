@@ -213,7 +213,8 @@ static cJSON *write_hosts(const void *base)
     cJSON *map = cJSON_CreateObject();
     for (int i = 0; map && ok && i < r->n_rank_hosts; i++) {
         const char *name = r->rank_hosts[i].name;
-        if (cJSON_GetObjectItemCaseSensitive(map, name)) continue;   /* listed with an earlier rank */
+        /* listed with an earlier rank */
+        if (cJSON_GetObjectItemCaseSensitive(map, name)) continue;
         cJSON *ranks = json_add(map, name, cJSON_CreateArray(), &ok);
         for (int k = i; ok && k < r->n_rank_hosts; k++)
             if (!strcmp(r->rank_hosts[k].name, name))
@@ -234,9 +235,11 @@ static int read_hosts(const cJSON *v, const struct json_at *at, void *base, void
     int n = 0;
     for (const cJSON *h = v->child; h; h = h->next) {
         struct json_at hat = json_key(at, h->string);
-        if (!cJSON_IsArray(h)) return json_bad(&hat, "is %s, not an array of ranks", json_type_name(h));
+        if (!cJSON_IsArray(h))
+            return json_bad(&hat, "is %s, not an array of ranks", json_type_name(h));
         if (!h->string[0] || strlen(h->string) >= REPORT_HOST_BYTES)
-            return json_bad(&hat, "is not a host name of 1 to %d characters", REPORT_HOST_BYTES - 1);
+            return json_bad(&hat, "is not a host name of 1 to %d characters",
+                            REPORT_HOST_BYTES - 1);
         int k = cJSON_GetArraySize(h);
         if (k > INT_MAX - n) return json_bad(&hat, "holds too many ranks");
         n += k;
@@ -254,8 +257,8 @@ static int read_hosts(const cJSON *v, const struct json_at *at, void *base, void
             int64_t rank = 0;
             TRY(json_as_whole(item, &iat, n > 0 ? n - 1 : 0, &rank));
             if (r->rank_hosts[rank].name[0])
-                return json_bad(&iat, "is rank %lld, listed before under \"%s\"", (long long)rank,
-                                r->rank_hosts[rank].name);
+                return json_bad(&iat, "is rank %lld, listed before under \"%s\"",
+                                (long long)rank, r->rank_hosts[rank].name);
             snprintf(r->rank_hosts[rank].name, REPORT_HOST_BYTES, "%s", h->string);
         }
     }
