@@ -16,6 +16,7 @@
 #include "../nn/mlp.h"
 #include "../real/mpi_check.h"
 #include "calibrate.h"
+#include "calibrate_links.h"
 
 /* ---- timing ------------------------------------------------------------ */
 
@@ -41,7 +42,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Sorts t[0..n) and returns its median. */
-static double median(double *t, int n)
+double calib_median(double *t, int n)
 {
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
@@ -100,7 +101,7 @@ static int time_call(struct bench *b, enum bench_what what, int layer, double *m
         TRY(bench_call(b, what, layer, e));
         t[n++] = now_s() - t0;
     }
-    *median_s = median(t, n);
+    *median_s = calib_median(t, n);
     return 0;
 }
 
@@ -186,9 +187,9 @@ static int time_steps(struct bench *b, double *fwd_s, double *bwd_s, double *upd
         n++;
     }
     if (rc == 0) {
-        *fwd_s = median(t, n);
-        *bwd_s = median(t + n_max, n);
-        *upd_s = median(t + 2 * n_max, n);
+        *fwd_s = calib_median(t, n);
+        *bwd_s = calib_median(t + n_max, n);
+        *upd_s = calib_median(t + 2 * n_max, n);
         c->n_steps = n;
         c->fwd_sigma = calib_fit_sigma(t, n);
         c->bwd_sigma = calib_fit_sigma(t + n_max, n);
@@ -378,85 +379,6 @@ int calib_fit_link(const int64_t *bytes, const double *time_s, int n, double *al
 
 /* ---- the links --------------------------------------------------------------- */
 
-/* Timed calls of a size: many for small messages, where one is a few
- * microseconds; fewer for large ones, each a few milliseconds. */
-static int iters_for(int64_t bytes)
-{
-    int64_t n = ((int64_t)64 << 20) / (bytes > 0 ? bytes : 1);
-    return n < MIN_CALLS ? MIN_CALLS : n > 200 ? 200 : (int)n;
-}
-
-/* One way between ranks 0 and 1: half the median round trip, on every rank. */
-static int time_pingpong(char *buf, int64_t bytes, int iters, int rank, double *s, struct err *e)
-{
-    double t[200 + WARMUP_CALLS];
-    int n = (int)bytes;
-    for (int i = 0; i < iters + WARMUP_CALLS; i++) {
-        MPI_TRY(e, MPI_Barrier(MPI_COMM_WORLD));
-        double t0 = MPI_Wtime();
-        if (rank == 0) {
-            MPI_TRY(e, MPI_Send(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD));
-            MPI_TRY(e, MPI_Recv(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        } else if (rank == 1) {
-            MPI_TRY(e, MPI_Recv(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            MPI_TRY(e, MPI_Send(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD));
-        }
-        if (i >= WARMUP_CALLS) t[i - WARMUP_CALLS] = (MPI_Wtime() - t0) / 2;
-    }
-    double mine = median(t, iters);
-    MPI_TRY(e, MPI_Bcast(&mine, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-    *s = mine;
-    return 0;
-}
-
-/* The median call on each rank, the slowest rank's (the collective is done
- * when its last member is). Called as real/worker.c runs an ALLREDUCE:
- * nonblocking, then tested, yielding the core between tests. */
-static int time_allreduce(float *buf, int64_t bytes, int iters, double *s, struct err *e)
-{
-    double t[200 + WARMUP_CALLS];
-    int n = (int)(bytes / (int64_t)sizeof(float));
-    for (int i = 0; i < iters + WARMUP_CALLS; i++) {
-        MPI_TRY(e, MPI_Barrier(MPI_COMM_WORLD));
-        double t0 = MPI_Wtime();
-        MPI_Request req;
-        MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req));
-        for (int done = 0;;) {
-            MPI_TRY(e, MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-            if (done) break;
-            sched_yield();
-        }
-        if (i >= WARMUP_CALLS) t[i - WARMUP_CALLS] = MPI_Wtime() - t0;
-    }
-    double mine = median(t, iters), slowest = 0;
-    MPI_TRY(e, MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-    *s = slowest;
-    return 0;
-}
-
-static int measure_links(int64_t max_bytes, int rank, struct calib_comm *out, struct err *e)
-{
-    int n = 0;
-    for (int64_t b = 8; b < max_bytes && n < CALIB_MAX_SIZES - 1; b *= 4)
-        out->sizes[n++].bytes = b;
-    out->sizes[n++].bytes = max_bytes;
-    out->n_sizes = n;
-    /* zeros: the all-reduce's sums stay 0 however often it runs */
-    char *buf = calloc((size_t)max_bytes, 1);
-    /* every rank has its buffer, or all stop: the timing is collective */
-    int rc = mpi_check_agree(buf ? 0 : err_set(e, ERR_NOMEM, "calibrate: no memory for a "
-                                               "%lld-byte message buffer", (long long)max_bytes),
-                             e);
-    for (int i = 0; rc == 0 && i < n; i++) {
-        struct calib_size *z = &out->sizes[i];
-        z->iters = iters_for(z->bytes);
-        rc = time_pingpong(buf, z->bytes, z->iters, rank, &z->pingpong_s, e);
-        if (rc == 0) rc = time_allreduce((float *)(void *)buf, z->bytes, z->iters, &z->allreduce_s, e);
-    }
-    free(buf);
-    return rc;
-}
-
 double calib_ring_s(double alpha_s, double beta_bytes_per_s, double gamma_s_per_byte,
                     int n_ranks, int64_t bytes)
 {
@@ -481,27 +403,6 @@ double calib_fit_gamma(const int64_t *bytes, const double *time_s, int n, int n_
     }
     double gamma = den > 0 ? num / den : 0;
     return gamma > 0 && isfinite(gamma) ? gamma : 0;
-}
-
-static int fit_links(struct calib_comm *c, struct err *e)
-{
-    int64_t bytes[CALIB_MAX_SIZES];
-    double t[CALIB_MAX_SIZES], ar[CALIB_MAX_SIZES];
-    for (int i = 0; i < c->n_sizes; i++) {
-        bytes[i] = c->sizes[i].bytes;
-        t[i] = c->sizes[i].pingpong_s;
-        ar[i] = c->sizes[i].allreduce_s;
-    }
-    TRY(calib_fit_link(bytes, t, c->n_sizes, &c->latency_s, &c->bw_bytes_per_s, e));
-    c->fit_worst = 0;
-    for (int i = 0; i < c->n_sizes; i++) {
-        double fit = c->latency_s + (double)bytes[i] / c->bw_bytes_per_s;
-        double off = fabs(fit / t[i] - 1);
-        if (off > c->fit_worst) c->fit_worst = off;
-    }
-    c->gamma_s_per_byte = calib_fit_gamma(bytes, ar, c->n_sizes, c->n_ranks, c->latency_s,
-                                          c->bw_bytes_per_s);
-    return 0;
 }
 
 /* ---- time-sharing ------------------------------------------------------------ */
@@ -709,10 +610,11 @@ int calib_run(const struct calib_setup *s, struct calib_result *out, struct err 
     MPI_TRY(e, MPI_Bcast(c->timeshare_slowdown, CLUSTER_MAX_TIMESHARE, MPI_DOUBLE, 0,
                          MPI_COMM_WORLD));
     out->comm.n_ranks = n_ranks;
-    rc = measure_links(s->max_bytes, rank, &out->comm, e);
-    TRY(mpi_check_agree(rc, e));
-    TRY(fit_links(&out->comm, e));
-    return 0;
+    /* ranks on several hosts: each link class alone (calibrate_nodes.c) */
+    TRY(calib_nodes_split(&out->nodes, e));
+    if (out->nodes.n_nodes > 1) return calib_nodes_measure(&out->nodes, s->max_bytes, &out->comm, e);
+    TRY(calib_links_measure(MPI_COMM_WORLD, 0, 1, MPI_COMM_WORLD, s->max_bytes, &out->comm, e));
+    return calib_links_fit(&out->comm, e);
 }
 
 /* ---- the profile ------------------------------------------------------------ */

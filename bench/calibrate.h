@@ -106,6 +106,23 @@ struct calib_comm {
     double gamma_s_per_byte;         /* the all-reduce's reduction, fitted (calib_fit_gamma) */
 };
 
+/* The job's hosts (MPI_Comm_split_type, shared memory: the ranks that can
+ * share memory are one node) and, on two or more, each link class apart:
+ *   intra  ping-pong between rank 0 and the next rank of its node, and an
+ *          all-reduce within rank 0's node (the first phase of a
+ *          hierarchical all-reduce; the other nodes' ranks sleep)
+ *   inter  ping-pong between rank 0 and the lowest rank of another node,
+ *          and an all-reduce over one rank a node (the leaders, its second
+ *          phase) */
+struct calib_nodes {
+    int n_nodes;                     /* 1: one machine, nothing below is measured */
+    int devices_per_node;            /* the most ranks on one node */
+    int node_of_rank0_size;          /* ranks on rank 0's node */
+    int intra_peer, inter_peer;      /* the world ranks rank 0 pinged; -1 = none */
+    bool has_intra;                  /* rank 0's node holds 2 ranks or more */
+    struct calib_comm intra, inter;
+};
+
 struct calib_setup {
     int cores;                       /* online cores: sharing is measured up to cores + 2 */
     const struct device *dev;        /* initialised (dev->init) on every rank */
@@ -118,7 +135,8 @@ struct calib_setup {
 
 struct calib_result {
     struct calib_compute compute;    /* the mean over the ranks */
-    struct calib_comm comm;
+    struct calib_comm comm;          /* one machine: ranks 0 and 1; several: intra (or inter) */
+    struct calib_nodes nodes;
     struct cluster profile;          /* what cluster_write writes */
 };
 
@@ -179,5 +197,22 @@ double calib_busbw_allreduce(double algbw, int n_ranks);
  * file's name key. */
 void calib_profile(const struct calib_compute *c, const struct calib_comm *m, int cores,
                    int64_t mem_bytes_per_rank, const char *name, struct cluster *out);
+
+/* On two nodes or more, the profile's links and layout from them: intra
+ * from nd->intra (from nd->inter when no node held 2 ranks), inter from
+ * nd->inter, devices_per_node and nodes (measured_nodes) as found; gamma
+ * from the intra all-reduce, which is where a hierarchical all-reduce sums
+ * most. One node: out is left as it is. */
+void calib_profile_nodes(const struct calib_nodes *nd, struct cluster *out);
+
+/* Collective over MPI_COMM_WORLD: nd's hosts (n_nodes, devices_per_node,
+ * the peers), nothing timed. */
+int calib_nodes_split(struct calib_nodes *nd, struct err *e);
+
+/* Collective: times nd's two link classes (calib_nodes_split first, with
+ * n_nodes > 1) and fits each; *world gets the intra links (the inter ones
+ * when there are none) for what prints one link. */
+int calib_nodes_measure(struct calib_nodes *nd, int64_t max_bytes, struct calib_comm *world,
+                        struct err *e);
 
 #endif

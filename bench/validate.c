@@ -80,7 +80,9 @@ static int undisturbed_of(const struct validate_matrix *m, const struct validate
 {
     for (int i = 0; i < m->n_cells; i++) {
         const struct validate_cell *u = &m->cells[i];
-        if (u->is_undisturbed && u->np == c->np && !strcmp(u->model, c->model)) return i;
+        if (u->is_undisturbed && u->np == c->np && u->is_across_hosts == c->is_across_hosts &&
+            !strcmp(u->model, c->model))
+            return i;
     }
     return -1;
 }

@@ -59,6 +59,11 @@ struct validate_cell {
     int np;                          /* ranks that compute */
     char straggler[256];             /* --straggler spec */
     bool is_undisturbed;             /* the straggler model is none */
+    /* With --hostfile each cell runs twice: ranks across the hostfile's
+     * hosts (intra- and inter-node links; simulated on the profile's
+     * devices_per_node), and ranks on this machine alone (one node: intra
+     * links only; simulated with every rank on one node). */
+    bool is_across_hosts;
     int first_row, n_rows;           /* its rows in the matrix */
     double kendall_tau;              /* tau-b of the strategies' predicted vs measured step
                                       * times; NaN with fewer than 2 rows */
@@ -94,6 +99,7 @@ struct validate_matrix {
     struct validate_row *rows;        /* [n_rows], owned; rows of a cell are contiguous */
     int n_rows;
     int repeat;                       /* measured runs a row */
+    bool has_hostfile;                /* --hostfile: cells in pairs, one host and across hosts */
     struct validate_load load;
     struct validate_summary summary;  /* validate_summarize fills it */
 };

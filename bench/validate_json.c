@@ -168,6 +168,8 @@ cJSON *validate_to_json(const struct validate_matrix *m)
         if (!o) break;
         json_add(o, "model", cJSON_CreateString(c->model), &ok);
         json_add(o, "np", cJSON_CreateNumber(c->np), &ok);
+        /* only under --hostfile, so documents without it stay as they were */
+        if (m->has_hostfile) json_add(o, "across_hosts", cJSON_CreateBool(c->is_across_hosts), &ok);
         json_add(o, "straggler", cJSON_CreateString(c->straggler), &ok);
         json_add(o, "kendall_tau", json_num(c->kendall_tau), &ok);
         cJSON *rows = json_add(o, "rows", cJSON_CreateArray(), &ok);

@@ -11,6 +11,7 @@
 #include "../bench/calibrate.h"
 #include "../bench/calibrate_failure.h"
 #include "../nn/data.h"
+#include "../real/hostfile.h"
 #include "../real/job.h"
 #include "../real/launch.h"
 #include "scenario.h"
@@ -67,6 +68,9 @@ static void print_compute(const struct calib_compute *c, const char *model, cons
     }
 }
 
+/* The table and the fit of one link class. */
+static void print_link_table(const struct calib_comm *m);
+
 static void print_links(const struct calib_comm *m)
 {
     printf("links: ping-pong between ranks 0 and 1 (one way: half the round trip) and "
@@ -74,6 +78,33 @@ static void print_links(const struct calib_comm *m)
            "the timed calls. "
            "GB/s = 1e9 bytes/s;\nalgbw = bytes / time, busbw = algbw (ping-pong) or algbw x "
            "2(n-1)/n (all-reduce), as nccl-tests.\n", m->n_ranks);
+    print_link_table(m);
+}
+
+/* Several hosts: each link class alone, intra then inter. */
+static void print_node_links(const struct calib_nodes *nd)
+{
+    printf("nodes: %d (ranks grouped by shared memory, MPI_Comm_split_type), at most %d ranks "
+           "a node.\nEach link class timed alone; the median of the timed calls; GB/s = 1e9 "
+           "bytes/s;\nalgbw = bytes / time, busbw = algbw (ping-pong) or algbw x 2(n-1)/n "
+           "(all-reduce), as nccl-tests.\n\n", nd->n_nodes, nd->devices_per_node);
+    if (nd->has_intra) {
+        printf("intra-node links: ping-pong between ranks 0 and %d (one node), MPI_Iallreduce "
+               "within rank 0's\nnode (%d ranks)  -> intra_*\n",
+               nd->intra_peer, nd->intra.n_ranks);
+        print_link_table(&nd->intra);
+    } else {
+        printf("intra-node links: not measured (no node holds 2 ranks of this job); intra_* "
+               "are the inter-node figures\n\n");
+    }
+    printf("inter-node links: ping-pong between ranks 0 and %d (two nodes), MPI_Iallreduce "
+           "over one rank\nof each node (%d ranks)  -> inter_*\n", nd->inter_peer,
+           nd->inter.n_ranks);
+    print_link_table(&nd->inter);
+}
+
+static void print_link_table(const struct calib_comm *m)
+{
     printf("       bytes iters |  pingpong  algbw  busbw     fit |  allreduce  algbw  busbw   "
            "model\n");
     printf("                   |        us   GB/s   GB/s      us |         us   GB/s   GB/s   "
@@ -151,8 +182,12 @@ static int report(const struct command *self, const struct scenario *s,
     char desc[160];
     dev->describe(desc, sizeof desc);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("strata calibrate: %d MPI ranks of this machine (%ld cores), %s\n\n",
-           res->comm.n_ranks, cores, desc);
+    if (res->nodes.n_nodes > 1)
+        printf("strata calibrate: %d MPI ranks on %d hosts (%ld cores on rank 0's), %s\n\n",
+               res->comm.n_ranks, res->nodes.n_nodes, cores, desc);
+    else
+        printf("strata calibrate: %d MPI ranks of this machine (%ld cores), %s\n\n",
+               res->comm.n_ranks, cores, desc);
     struct cluster profile;
     char host[64] = "this machine";
     gethostname(host, sizeof host);
@@ -162,11 +197,13 @@ static int report(const struct command *self, const struct scenario *s,
     snprintf(name, sizeof name, "calibrated-%.52s", host);
     calib_profile(&res->compute, &res->comm, (int)cores, memory_per_rank((int)cores), name,
                   &profile);
+    calib_profile_nodes(&res->nodes, &profile);
     struct calib_failure failure;
     if (measure_failure(s, &failure, &e) < 0) return scenario_fail(self, &e);
     calib_failure_profile(&failure, &profile);
     print_compute(&res->compute, s->wl->canonical, s->cfg.data, res->comm.n_ranks);
-    print_links(&res->comm);
+    if (res->nodes.n_nodes > 1) print_node_links(&res->nodes);
+    else print_links(&res->comm);
     print_failure(&failure);
     char text[CLUSTER_TEXT_BYTES];
     cluster_format(&profile, text, sizeof text);
@@ -226,10 +263,27 @@ static int run_rank(const struct command *self, struct scenario *s)
  * a job), then become `mpirun -np 2 strata calibrate ...`, bound as a real
  * run of as many ranks is, so the compute measured is what such a run
  * gets; the relaunch's figures go to it in $STRATA_CALIB_FAILURE. */
+/* Ranks of the relaunch: CALIB_RANKS on this machine; with --hostfile,
+ * --np when given, else the file's slots (one a host where it gives none),
+ * so that every host it lists gets ranks and the links between them are
+ * measured (bench/calibrate_nodes.c). */
+static int ranks_of(const struct config *cfg, int *n_ranks, struct err *e)
+{
+    *n_ranks = CALIB_RANKS;
+    if (!cfg->hostfile[0]) return 0;
+    struct hostfile_summary h;
+    TRY(hostfile_check(cfg->hostfile, &h, e));
+    long long n = config_is_set(cfg, "np") && cfg->np > 0 ? cfg->np
+                                                         : h.n_slots + h.n_without_slots;
+    *n_ranks = n < CALIB_RANKS ? CALIB_RANKS : n > 65536 ? 65536 : (int)n;
+    return 0;
+}
+
 static int launch(const struct command *self, const struct scenario *s, int argc, char **argv)
 {
     struct err e = {0};
-    int exit_code = 0;
+    int exit_code = 0, n_ranks = CALIB_RANKS;
+    if (ranks_of(&s->cfg, &n_ranks, &e) < 0) return scenario_fail(self, &e);
     struct calib_failure f = {0};
     char text[256];
     fprintf(stderr, "strata calibrate: timing the relaunch of supervised 2- and 3-rank runs (%d "
@@ -239,8 +293,8 @@ static int launch(const struct command *self, const struct scenario *s, int argc
         return scenario_fail(self, &e);
     if (setenv(CALIB_FAILURE_ENV, text, 1) < 0)
         return scenario_fail(self, &(struct err){ERR_NOMEM, "out of memory for the environment"});
-    int rc = launch_self_as_job(self->name, argc, argv, CALIB_RANKS, s->cfg.bind, false,
-                                &exit_code, &e);
+    int rc = launch_self_as_job(self->name, argc, argv, n_ranks, s->cfg.bind, s->cfg.hostfile,
+                                false, &exit_code, &e);
     unsetenv(CALIB_FAILURE_ENV);
     return rc < 0 ? scenario_fail(self, &e) : exit_code;
 }

@@ -71,10 +71,11 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
 
     char desc[512], scenario[CONFIG_PATH_BYTES + 512];
     workload_describe(s->wl, desc, sizeof desc);
-    snprintf(scenario, sizeof scenario, "%d MPI ranks of this machine (%s device), batch %lld, "
-             "%s %lld, data %s, stragglers %s", p.np, cfg->device, cfg->batch,
-             cfg->epochs > 0 ? "epochs" : "steps", cfg->epochs > 0 ? cfg->epochs : cfg->steps,
-             cfg->data, cfg->straggler);
+    snprintf(scenario, sizeof scenario, "%d MPI ranks %s (%s device), batch %lld, "
+             "%s %lld, data %s, stragglers %s", p.np,
+             cfg->hostfile[0] ? "on --hostfile's hosts" : "of this machine", cfg->device,
+             cfg->batch, cfg->epochs > 0 ? "epochs" : "steps",
+             cfg->epochs > 0 ? cfg->epochs : cfg->steps, cfg->data, cfg->straggler);
     printf("%s\n%s\n\n", scenario, desc);
     report_print_table(stdout, c.reports, c.n, c.speedup);
     table_legend_print(stdout, c.reports, c.n);

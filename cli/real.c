@@ -13,6 +13,7 @@
 #include "../plots/timeline_text.h"
 #include "../real/checkpoint.h"
 #include "../real/failure_env.h"
+#include "../real/host_map.h"
 #include "../real/job.h"
 #include "../real/launch.h"
 #include "../real/real.h"
@@ -63,6 +64,9 @@ static void print_details(const struct real_result *res)
         printf("%s step %lld: %.4f", i ? "," : "\n  accuracy during training:",
                (long long)r->accuracy_curve[i].step, r->accuracy_curve[i].accuracy);
     putchar('\n');
+    char hosts[1024];
+    host_map_describe(r, hosts, sizeof hosts);
+    if (hosts[0]) printf("ranks on %s\n", hosts);
     if (res->n_checkpoints > 0)
         printf("checkpoints: %d written, %.3f s\n", res->n_checkpoints, res->checkpoint_s);
     if (r->failure.happened && r->failure.checkpoint_s > res->checkpoint_s)

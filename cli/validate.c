@@ -135,8 +135,10 @@ static void print_failures(const struct validate_matrix *m, int ci)
 static void print_cell(const struct validate_matrix *m, int ci)
 {
     const struct validate_cell *c = &m->cells[ci];
-    printf("\ncell %d of %d: model %s, %d ranks, straggler %s", ci + 1, m->n_cells, c->model,
-           c->np, c->straggler);
+    printf("\ncell %d of %d: model %s, %d ranks%s, straggler %s", ci + 1, m->n_cells, c->model,
+           c->np, !m->has_hostfile ? "" : c->is_across_hosts ? " across the hostfile's hosts"
+                                                              : " on this machine (one node)",
+           c->straggler);
     if (isfinite(c->kendall_tau)) printf(", Kendall tau-b %.2f", c->kendall_tau);
     printf("\n%-16s %11s %11s %8s | %-14s %-14s | %s\n", "strategy", "predicted", "measured",
            "error", "pred c/m/i", "meas c/m/i", "staleness TVD");
@@ -166,6 +168,30 @@ static void print_load(const struct validate_load *l)
                        : "machine was loaded: figures may be off (quiet is at most 0.5 a core)");
 }
 
+/* --hostfile: the median |error| of the rows of one placement, by the
+ * links their traffic crossed: intra-node only (this machine), or intra and
+ * inter (across hosts). */
+static void print_link_classes(const struct validate_matrix *m)
+{
+    if (!m->has_hostfile) return;
+    static const char *const what[] = {"on this machine (intra-node links)",
+                                       "across hosts (inter-node links too)"};
+    struct validate_row *part = calloc((size_t)m->n_rows + 1, sizeof *part);
+    if (!part) return;
+    for (int across = 0; across < 2; across++) {
+        int n = 0;
+        for (int i = 0; i < m->n_rows; i++)
+            if (m->cells[m->rows[i].cell].is_across_hosts == (across == 1)) part[n++] = m->rows[i];
+        double med = validate_median_abs_error(part, n);
+        if (n > 0 && isfinite(med))
+            printf("  |step-time error| %s: median %.1f%% over %d row%s\n", what[across],
+                   med * 100, n, n == 1 ? "" : "s");
+        else
+            printf("  |step-time error| %s: n/a (no row)\n", what[across]);
+    }
+    free(part);
+}
+
 static void print_summary(const struct validate_matrix *m)
 {
     const struct validate_summary *s = &m->summary;
@@ -175,6 +201,7 @@ static void print_summary(const struct validate_matrix *m)
     if (s->n_rows > 0)
         printf("  |step-time error|: median %.1f%%, p90 %.1f%%\n", s->median_abs_error * 100,
                s->p90_abs_error * 100);
+    print_link_classes(m);
     if (s->n_inflation > 0)
         printf("  straggler inflation error: median |e| %.1f%%, max |e| %.1f%% over %d "
                "strategy-straggler pair%s\n", s->inflation_median_abs_error * 100,
@@ -243,12 +270,19 @@ struct matrix_run {
 /* The scenario of one cell: cfg with its model and straggler set (as given
  * options, so the real jobs are passed them too). */
 static int cell_config(const struct config *cfg, const struct validate_axes *ax, int mi, int si,
-                       struct config *out, struct err *e)
+                       const struct validate_cell *c, struct config *out, struct err *e)
 {
     *out = *cfg;
     out->positional = NULL;
     out->n_positional = 0;
     TRY(config_set(out, "model", ax->models[mi], ~0u, e));
+    if (cfg->hostfile[0] && !c->is_across_hosts) {
+        /* the one-host half of a --hostfile pair: this machine, one node */
+        char np[32];
+        snprintf(np, sizeof np, "%d", c->np);
+        TRY(config_set(out, "hostfile", "", ~0u, e));
+        TRY(config_set(out, "devices-per-node", np, ~0u, e));
+    }
     return config_set(out, "straggler", ax->stragglers[si], ~0u, e);
 }
 
@@ -301,18 +335,20 @@ static void run_row(struct matrix_run *mr, const struct validate_axes *ax,
  * only when the cell's scenario cannot be made. */
 static int run_cell(struct matrix_run *mr, const struct validate_axes *ax,
                     const struct strategy *const *list, size_t n_strategies, int mi, int ni,
-                    int si, const struct config *cfg, int n_cells, struct err *e)
+                    int si, bool is_across_hosts, const struct config *cfg, int n_cells,
+                    struct err *e)
 {
     struct validate_matrix *m = &mr->m;
     int ci = m->n_cells++;
     struct validate_cell *c = &m->cells[ci];
+    c->is_across_hosts = is_across_hosts;
     snprintf(c->model, sizeof c->model, "%s", ax->models[mi]);
     snprintf(c->straggler, sizeof c->straggler, "%s", ax->stragglers[si]);
     c->np = ax->np[ni];
     c->is_undisturbed = ax->straggler_specs[si].kind == STRAG_NONE;
     c->first_row = m->n_rows;
     c->kendall_tau = NAN;
-    TRY(cell_config(cfg, ax, mi, si, mr->cell_cfg, e));
+    TRY(cell_config(cfg, ax, mi, si, c, mr->cell_cfg, e));
     for (size_t j = 0; j < n_strategies; j++) {
         /* with --fail, a row per policy that applies (validate_failure.h);
          * decided on the user's options, before the cell's are changed */
@@ -373,7 +409,8 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     if (rc == 0 && !(list = XCALLOC(&e, strategy_count, sizeof *list))) rc = ERR_NOMEM;
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
     /* with --fail, up to a row per policy (restart, shrink, continue) */
-    size_t n_cells = (size_t)ax.n_models * ax.n_np * ax.n_stragglers,
+    int n_placements = rc == 0 && s.cfg.hostfile[0] ? 2 : 1;   /* --hostfile: one host, across */
+    size_t n_cells = (size_t)ax.n_models * ax.n_np * ax.n_stragglers * n_placements,
            cap = n_cells * n * (rc == 0 && s.cfg.fail[0] ? 3 : 1);
     if (rc == 0 && (!(mr.m.cells = XCALLOC(&e, n_cells, sizeof *mr.m.cells)) ||
                     !(mr.m.rows = XCALLOC(&e, cap, sizeof *mr.m.rows)) ||
@@ -389,6 +426,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     const struct config *cfg = &s.cfg;
     struct validate_matrix *m = &mr.m;
     m->repeat = ax.repeat;
+    m->has_hostfile = n_placements > 1;
     m->load.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     struct err load_err = {0};
     if (validate_load_read(&m->load.before_1min, &load_err) < 0)
@@ -398,11 +436,13 @@ int cmd_validate(const struct command *self, int argc, char **argv)
      * beside its undisturbed partner, under the same load */
     for (int mi = 0; mi < ax.n_models; mi++)
         for (int ni = 0; ni < ax.n_np; ni++)
-            for (int si = 0; si < ax.n_stragglers; si++)
-                if (run_cell(&mr, &ax, list, n, mi, ni, si, cfg, (int)n_cells, &e) < 0) {
-                    status = scenario_fail(self, &e);
-                    goto out;
-                }
+            for (int pi = 0; pi < n_placements; pi++)
+                for (int si = 0; si < ax.n_stragglers; si++)
+                    if (run_cell(&mr, &ax, list, n, mi, ni, si, pi == 1, cfg, (int)n_cells,
+                                 &e) < 0) {
+                        status = scenario_fail(self, &e);
+                        goto out;
+                    }
     if (validate_load_read(&m->load.after_1min, &load_err) < 0)
         fprintf(stderr, "strata validate: %s\n", load_err.msg);
     validate_load_judge(&m->load);
@@ -411,8 +451,10 @@ int cmd_validate(const struct command *self, int argc, char **argv)
         goto out;
     }
 
-    printf("predicted on %s, measured on MPI ranks of this machine; batch %lld, %lld steps, "
-           "data %s\n", cfg->cluster, cfg->batch, cfg->steps, cfg->data);
+    printf("predicted on %s, measured on MPI ranks of %s; batch %lld, %lld steps, "
+           "data %s\n", cfg->cluster, cfg->hostfile[0] ? "this machine and --hostfile's hosts"
+                                                       : "this machine", cfg->batch, cfg->steps,
+           cfg->data);
     print_load(&m->load);
     for (int ci = 0; ci < m->n_cells; ci++) print_cell(m, ci);
     print_summary(m);

@@ -141,6 +141,9 @@ const struct opt_spec config_options[] = {
      .metavar = "HOW",
      .help = "real runs: pin each rank to a core (Open MPI's --bind-to core); auto = core when "
              "the ranks fit the cores, else none"},
+    {.name = "hostfile", STRING(hostfile), .def = "", .groups = OPTG_LAUNCH, .metavar = "FILE",
+     .help = "real runs: the hosts the relaunch puts its ranks on (mpirun --hostfile FILE: a "
+             "host a line, slots=N); \"\" = this machine. tools/two-hosts makes two on one"},
     {.name = "checkpoint-dir", STRING(checkpoint_dir), .def = "", .groups = OPTG_LAUNCH,
      .metavar = "DIR",
      .help = "real runs: where --checkpoint-every writes checkpoints; \"\" = --resume's DIR "

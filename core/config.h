@@ -108,6 +108,7 @@ struct config {
     char mode[8];               /* --mode: sim | real */
     long long np;               /* --np: processes that compute (real runs); 0 = --devices */
     char bind[8];               /* --bind: auto | core | none, ranks pinned to cores (real/launch.h) */
+    char hostfile[CONFIG_PATH_BYTES];   /* --hostfile: MPI hostfile for the relaunch; "" = this machine */
     char checkpoint_dir[CONFIG_PATH_BYTES]; /* --checkpoint-dir: "" = a temporary one */
     char resume[CONFIG_PATH_BYTES];         /* --resume: a checkpoint directory; "" = none */
     double timeout_s;           /* --timeout: no progress for S s = a failed rank; 0 = derived */

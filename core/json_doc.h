@@ -131,13 +131,15 @@ struct json_table {
 enum {
     JSON_OPTIONAL = 1u << 0,   /* may be absent, and is then left as it is */
     JSON_NULLABLE = 1u << 1,   /* null or the value; the bool at flag_offset says which */
+    JSON_OMIT_ABSENT = 1u << 2, /* with JSON_NULLABLE: written only when present (no null);
+                                 * for fields only some documents have (a real run's hosts) */
 };
 
 struct json_field {
     const char *key;
     enum json_kind kind;
     size_t offset;               /* of the value from the base (JSON_OBJECT: unused) */
-    unsigned flags;              /* JSON_OPTIONAL, JSON_NULLABLE */
+    unsigned flags;              /* JSON_OPTIONAL, JSON_NULLABLE, JSON_OMIT_ABSENT */
     size_t flag_offset;          /* JSON_NULLABLE: bool present; JSON_ARRAY: int count */
     int64_t min, max;            /* whole numbers' range (max 0: the type's); JSON_VERSION: max */
     const char *why;             /* said of a whole number below min */

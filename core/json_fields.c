@@ -189,8 +189,13 @@ cJSON *json_write_fields(const void *base, const struct json_table *t)
     bool ok = true;
     bool is_object = t->shape == JSON_SHAPE_OBJECT;
     cJSON *o = is_object ? cJSON_CreateObject() : cJSON_CreateArray();
-    for (size_t i = 0; o && ok && i < t->n; i++)
-        json_add(o, is_object ? t->fields[i].key : NULL, write_value(base, &t->fields[i]), &ok);
+    for (size_t i = 0; o && ok && i < t->n; i++) {
+        const struct json_field *fd = &t->fields[i];
+        if (is_object && fd->flags & JSON_OMIT_ABSENT &&
+            !*(const bool *)at_offset_const(base, fd->flag_offset))
+            continue;
+        json_add(o, is_object ? fd->key : NULL, write_value(base, fd), &ok);
+    }
     if (ok) return o;
     cJSON_Delete(o);
     return NULL;

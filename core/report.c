@@ -30,6 +30,10 @@ void report_release(struct report *r)
     free(r->paces);
     r->paces = NULL;
     r->n_paces = 0;
+    free(r->rank_hosts);
+    r->rank_hosts = NULL;
+    r->n_rank_hosts = 0;
+    r->has_hosts = false;
 }
 
 /* --- Table ---------------------------------------------------------------

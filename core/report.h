@@ -49,6 +49,12 @@ struct rank_time {
     int64_t steps;                   /* complete steps it ran */
 };
 
+/* Where one rank ran: its MPI processor name (the host), cut to fit. */
+#define REPORT_HOST_BYTES 64
+struct rank_host {
+    char name[REPORT_HOST_BYTES];
+};
+
 struct report {
     const char *mode;                /* "sim" or "real" */
     char strategy[64];
@@ -104,6 +110,12 @@ struct report {
      * (core/straggler_detect.h); real runs only: n_paces 0 writes no member */
     struct rank_pace *paces;         /* [n_paces], owned */
     int n_paces;
+    /* Real runs: "hosts" maps each host to the ranks that ran on it,
+     * { "host": [ranks], ... } in the order of their first rank; sim reports
+     * have no such key. rank_hosts[r] is rank r's host (real/host_map.h). */
+    bool has_hosts;
+    struct rank_host *rank_hosts;    /* [n_rank_hosts], owned */
+    int n_rank_hosts;
 };
 
 /* r's loss_curve from the workers' step losses (any order): one point per

@@ -8,8 +8,10 @@
  * forces one allowance: it writes a non-finite double as null, so null in a
  * real field reads back as NaN (NaN and ±inf are folded together, in the
  * file and so in the round trip). */
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,6 +203,69 @@ static int read_steps_per_worker(const cJSON *v, const struct json_at *at, void 
     return 0;
 }
 
+/* --- hosts: { "host": [ranks], ... }, real runs only ----------------------------- */
+
+/* Each host once, in the order of its first rank: O(ranks x hosts), fine for
+ * the thousands of ranks a report holds. */
+static cJSON *write_hosts(const void *base)
+{
+    const struct report *r = base;
+    bool ok = true;
+    cJSON *map = cJSON_CreateObject();
+    for (int i = 0; map && ok && i < r->n_rank_hosts; i++) {
+        const char *name = r->rank_hosts[i].name;
+        /* listed with an earlier rank */
+        if (cJSON_GetObjectItemCaseSensitive(map, name)) continue;
+        cJSON *ranks = json_add(map, name, cJSON_CreateArray(), &ok);
+        for (int k = i; ok && k < r->n_rank_hosts; k++)
+            if (!strcmp(r->rank_hosts[k].name, name))
+                json_add(ranks, NULL, cJSON_CreateNumber(k), &ok);
+    }
+    if (ok) return map;
+    cJSON_Delete(map);
+    return NULL;
+}
+
+/* The inverse: every rank 0 .. n-1 exactly once over the hosts' lists. */
+static int read_hosts(const cJSON *v, const struct json_at *at, void *base, void *ctx)
+{
+    (void)ctx;
+    struct report *r = base;
+    if (!cJSON_IsObject(v))
+        return json_bad(at, "is %s, not an object of host: [ranks]", json_type_name(v));
+    int n = 0;
+    for (const cJSON *h = v->child; h; h = h->next) {
+        struct json_at hat = json_key(at, h->string);
+        if (!cJSON_IsArray(h))
+            return json_bad(&hat, "is %s, not an array of ranks", json_type_name(h));
+        if (!h->string[0] || strlen(h->string) >= REPORT_HOST_BYTES)
+            return json_bad(&hat, "is not a host name of 1 to %d characters",
+                            REPORT_HOST_BYTES - 1);
+        int k = cJSON_GetArraySize(h);
+        if (k > INT_MAX - n) return json_bad(&hat, "holds too many ranks");
+        n += k;
+    }
+    free(r->rank_hosts);
+    r->rank_hosts = calloc(n > 0 ? (size_t)n : 1, sizeof *r->rank_hosts);
+    r->n_rank_hosts = 0;
+    if (!r->rank_hosts) return err_set(at->e, ERR_NOMEM, "out of memory for %d ranks' hosts", n);
+    r->n_rank_hosts = n;
+    for (const cJSON *h = v->child; h; h = h->next) {
+        struct json_at hat = json_key(at, h->string);
+        int i = 0;
+        for (const cJSON *item = h->child; item; item = item->next, i++) {
+            struct json_at iat = json_index(&hat, i);
+            int64_t rank = 0;
+            TRY(json_as_whole(item, &iat, n > 0 ? n - 1 : 0, &rank));
+            if (r->rank_hosts[rank].name[0])
+                return json_bad(&iat, "is rank %lld, listed before under \"%s\"",
+                                (long long)rank, r->rank_hosts[rank].name);
+            snprintf(r->rank_hosts[rank].name, REPORT_HOST_BYTES, "%s", h->string);
+        }
+    }
+    return 0;
+}
+
 /* --- The table ------------------------------------------------------------------
  * Each field of the contract, once, in the order the file has them. Fields
  * marked JSON_OPTIONAL came after version 1 of the format: absent in older
@@ -338,6 +403,9 @@ static const struct json_field report_fields[] = {
     CUSTOM("steps_per_worker", read_steps_per_worker, write_steps_per_worker,
            .flags = JSON_OPTIONAL),
     OBJECT("failure", failure, NULLABLE(failure.happened)),
+    CUSTOM("hosts", read_hosts, write_hosts,
+           .flags = JSON_OPTIONAL | JSON_NULLABLE | JSON_OMIT_ABSENT,
+           .flag_offset = offsetof(struct report, has_hosts)),
 };
 static const struct json_table report_table = JSON_TABLE(JSON_SHAPE_OBJECT, report_fields);
 

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT; before any header */
 
 #include "../core/untracked.h"
+#include "hostfile.h"
 #include "launch.h"
 
 #include <errno.h>
@@ -550,18 +551,50 @@ int launch_job(char **argv, int *exit_code, struct err *e)
     return rc;
 }
 
+/* job with "--hostfile" path put before its "-np" (launch_build_argv's
+ * form has one); job is freed either way. */
+static char **with_hostfile(char **job, const char *path, struct err *e)
+{
+    size_t n = 0, np_at = 0;
+    while (job[n]) n++;
+    while (np_at < n && strcmp(job[np_at], "-np")) np_at++;
+    char **out = XCALLOC(e, n + 3, sizeof *out);
+    char *flag = strdup("--hostfile"), *file = strdup(path);
+    if (!out || !flag || !file) {
+        if (out) err_set(e, ERR_NOMEM, "out of memory for the MPI command line");
+        free(out);
+        free(flag);
+        free(file);
+        launch_argv_free(job);
+        return NULL;
+    }
+    memcpy(out, job, np_at * sizeof *out);
+    out[np_at] = flag;
+    out[np_at + 1] = file;
+    memcpy(out + np_at + 2, job + np_at, (n - np_at + 1) * sizeof *out);
+    free(job);   /* its strings now belong to out */
+    return out;
+}
+
 char **launch_self_job_argv(const char *command, int argc, char **argv, int n_ranks,
-                            const char *bind, bool *is_openmpi, struct err *e)
+                            const char *bind, const char *hostfile, bool *is_openmpi,
+                            struct err *e)
 {
     char mpirun[LAUNCH_PATH_BYTES], self[LAUNCH_PATH_BYTES];
-    if (launch_find_mpirun(mpirun, sizeof mpirun, e) < 0 ||
+    bool has_hosts = hostfile && *hostfile;
+    struct hostfile_summary hosts;
+    if ((has_hosts && hostfile_check(hostfile, &hosts, e) < 0) ||
+        launch_find_mpirun(mpirun, sizeof mpirun, e) < 0 ||
         launch_self_path("strata", self, sizeof self, e) < 0)
         return NULL;
     *is_openmpi = launch_mpirun_is_openmpi(mpirun);
+    /* With hosts listed, this machine's cores say nothing of theirs: auto
+     * is none, and core is each host's business (launch.h). */
+    int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (has_hosts && (!bind || !strcmp(bind, "auto"))) bind = "none";
+    if (has_hosts) cores = n_ranks;
     enum launch_bind how;
-    if (launch_bind_resolve(bind, n_ranks, (int)sysconf(_SC_NPROCESSORS_ONLN), *is_openmpi,
-                            &how, e) < 0)
-        return NULL;
+    if (launch_bind_resolve(bind, n_ranks, cores, *is_openmpi, &how, e) < 0) return NULL;
     /* the ranks run the same command with the same options */
     char **args = XCALLOC(e, (size_t)argc + 2, sizeof *args);
     if (!args) return NULL;
@@ -569,15 +602,17 @@ char **launch_self_job_argv(const char *command, int argc, char **argv, int n_ra
     for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
     char **job = launch_build_argv(mpirun, *is_openmpi, n_ranks, how, self, argc + 1, args, e);
     free(args);
-    return job;
+    return job && has_hosts ? with_hostfile(job, hostfile, e) : job;
 }
 
 int launch_self_as_job(const char *command, int argc, char **argv, int n_ranks,
-                       const char *bind, bool show_progress, int *exit_code, struct err *e)
+                       const char *bind, const char *hostfile, bool show_progress,
+                       int *exit_code, struct err *e)
 {
     *exit_code = -1;
     bool is_openmpi = false;
-    char **job = launch_self_job_argv(command, argc, argv, n_ranks, bind, &is_openmpi, e);
+    char **job = launch_self_job_argv(command, argc, argv, n_ranks, bind, hostfile, &is_openmpi,
+                                      e);
     if (!job) return e->code;
     int rc = launch_prepare_env(is_openmpi, show_progress, e);
     if (rc == 0) {

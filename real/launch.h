@@ -130,9 +130,15 @@ int launch_job(char **argv, int *exit_code, struct err *e);
 /* The argv of this program as an MPI job of n_ranks ranks running
  * `strata command argv[0..argc)`: the launcher found, bind resolved for this
  * machine's online cores (launch_build_argv's form); *is_openmpi says whose
- * launcher it is. NULL with e set on failure; free with launch_argv_free. */
+ * launcher it is. hostfile (NULL or "" = none): checked (real/hostfile.h,
+ * ERR_INPUT naming --hostfile) and passed as "--hostfile FILE" before -np;
+ * then --bind auto means none (strata cannot count another host's cores,
+ * and two "hosts" of one machine, tools/two-hosts, would each pin their
+ * ranks to the same first cores) and core is left to each host. NULL with
+ * e set on failure; free with launch_argv_free. */
 char **launch_self_job_argv(const char *command, int argc, char **argv, int n_ranks,
-                            const char *bind, bool *is_openmpi, struct err *e);
+                            const char *bind, const char *hostfile, bool *is_openmpi,
+                            struct err *e);
 
 /* This program relaunched as an MPI job of n_ranks ranks, each running
  * `strata command argv[0..argc)`, and waited for: the launcher found
@@ -143,6 +149,7 @@ char **launch_self_job_argv(const char *command, int argc, char **argv, int n_ra
  * status; else the first step's error (ERR_INPUT, ERR_RUN or ERR_NOMEM),
  * *exit_code -1. Nothing stays allocated either way. */
 int launch_self_as_job(const char *command, int argc, char **argv, int n_ranks,
-                       const char *bind, bool show_progress, int *exit_code, struct err *e);
+                       const char *bind, const char *hostfile, bool show_progress,
+                       int *exit_code, struct err *e);
 
 #endif

@@ -12,6 +12,7 @@
 #include "checkpoint.h"
 #include "failure_env.h"
 #include "host_copy.h"
+#include "host_map.h"
 #include "momentum_shards.h"
 #include "mpi_check.h"
 #include "params.h"
@@ -330,6 +331,9 @@ static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
     heartbeat_finishing(ctx->hb);
     if (rc == 0) rc = params_gather(ctx, true, e);
     heartbeat_finishing(ctx->hb);
+    struct report hosts;   /* rank 0: where each rank ran, for the report made below */
+    report_init(&hosts);
+    if (rc == 0) rc = host_map_gather(ctx->params_comm, &hosts, e);
     if (rc == 0 && ctx->rank == 0) {
         size_t total_spans = 0, total_losses = 0;
         for (int r = 0; r < ctx->p->n_ranks; r++) {
@@ -338,12 +342,19 @@ static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
         }
         rc = make_report(ctx, res, (struct span *)spans, total_spans,
                          (const struct step_loss *)losses, total_losses, e);
+        if (rc == 0) {
+            res->report.has_hosts = hosts.has_hosts;
+            res->report.rank_hosts = hosts.rank_hosts;
+            res->report.n_rank_hosts = hosts.n_rank_hosts;
+            hosts.rank_hosts = NULL;
+        }
         heartbeat_finishing(ctx->hb);
         if (rc == 0) rc = evaluate(ctx, ctx->steps, res, e);
         heartbeat_finishing(ctx->hb);
         const char *path = ctx->cfg->save_params;
         if (rc == 0 && path[0]) rc = save_params(ctx, path, e);
     }
+    report_release(&hosts);
     free(spans);
     free(losses);
     free(n_spans);

@@ -184,7 +184,7 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
     int n_ranks = S->n_workers + j->p->n_servers;
     bool is_openmpi = false;
     char **argv = launch_self_job_argv(j->command, n_args, args, n_ranks, j->cfg->bind,
-                                       &is_openmpi, e);
+                                       j->cfg->hostfile, &is_openmpi, e);
     free(args);
     if (!argv) return e->code;
     int rc = launch_prepare_env(is_openmpi, j->show_progress, e);

@@ -147,6 +147,7 @@ enum key_type {
                     * (0, KEY_MAX_SLOWDOWN], commas */
     KEY_COST_BW,  /* KEY_RATE's range, or inf; 0 (absent) = free, and not written */
     KEY_COST_S,   /* as KEY_SECONDS, written only when > 0 */
+    KEY_NODES,    /* as KEY_COUNT0, written only when > 0 */
 };
 #define KEY_COUNT_MAX 1024   /* as --devices-per-node */
 /* Bounds that keep every simulated time finite: an op's time is its FLOPs
@@ -192,6 +193,7 @@ static const struct key_spec keys[] = {
     KEY("restart_s", KEY_COST_S, restart_s, false),
     KEY("restart_per_rank_s", KEY_COST_S, restart_per_rank_s, false),
     KEY("detect_s", KEY_COST_S, detect_s, false),
+    KEY("nodes", KEY_NODES, measured_nodes, false),
 };
 #undef KEY
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
@@ -208,7 +210,8 @@ static const char *allowed_of(enum key_type t)
     case KEY_COST_S: return "a number of seconds from 0 to 1e6";
     case KEY_BYTES: return "an integer > 0";
     case KEY_COUNT: return "an integer from 1 to 1024";
-    case KEY_COUNT0: return "an integer from 0 to 1024";
+    case KEY_COUNT0:
+    case KEY_NODES: return "an integer from 0 to 1024";
     case KEY_SIGMA: return "a log-normal sigma from 0 to 2; 0 = no spread";
     case KEY_TIMESHARE:
         return "1 to 128 numbers > 0 and at most 1e6, separated by commas: the slowdown of 1, "
@@ -301,6 +304,7 @@ static int set_key(struct cluster *c, const struct key_spec *k, const char *text
         return 0;
     case KEY_COUNT:
     case KEY_COUNT0:
+    case KEY_NODES:
         if (!parse_int(text, &i) || i < (k->type == KEY_COUNT) || i > KEY_COUNT_MAX) break;
         *(int *)field = (int)i;
         return 0;
@@ -579,6 +583,10 @@ static size_t format_key(const struct cluster *c, const struct key_spec *k, char
         return (size_t)snprintf(buf, n, "%s = %.17g\n", k->name, d);
     case KEY_BYTES:
         return (size_t)snprintf(buf, n, "%s = %" PRId64 "\n", k->name, *(const int64_t *)field);
+    case KEY_NODES:
+        /* absent (0) = not said: profiles of one machine are written as before */
+        if (*(const int *)field < 1) return 0;
+        return (size_t)snprintf(buf, n, "%s = %d\n", k->name, *(const int *)field);
     case KEY_COUNT:
     case KEY_COUNT0:
         return (size_t)snprintf(buf, n, "%s = %d\n", k->name, *(const int *)field);

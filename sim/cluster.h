@@ -70,6 +70,10 @@ struct cluster {
     double restart_s;
     double restart_per_rank_s;
     double detect_s;
+    /* The nodes calibrate measured (its ranks' hosts); 0 = not said (presets,
+     * one machine). What a run uses is `nodes` below: this only records
+     * where the intra and inter links came from. */
+    int measured_nodes;
     /* Set by cluster_layout, not a key of a file: */
     int nodes;
     enum allreduce_algo allreduce;
@@ -90,7 +94,8 @@ extern const char *const allreduce_names[];   /* "ring", "tree", "hierarchical" 
  * from 0 to JITTER_MAX_SIGMA), timeshare_slowdown (a comma list of 1 to
  * CLUSTER_MAX_TIMESHARE numbers > 0; absent: not measured),
  * ckpt_write_bw_bytes_per_s, ckpt_read_bw_bytes_per_s (0 = free: > 0 or
- * inf), restart_s, restart_per_rank_s, detect_s (0) ('#' comments; unknown keys, bad numbers and
+ * inf), restart_s, restart_per_rank_s, detect_s (0), nodes (0: the nodes
+ * calibrate measured the links between) ('#' comments; unknown keys, bad numbers and
  * missing keys are ERR_INPUT naming the file and line). Neither: ERR_INPUT
  * naming --cluster and the presets. */
 int cluster_load(const char *name_or_path, struct cluster *c, struct err *e);

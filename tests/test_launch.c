@@ -661,7 +661,7 @@ Test(launch, self_as_job_runs_this_program_under_the_launcher_and_returns_its_st
     cr_assert_eq(launch_self_path("test_launch", self, sizeof self, &e), 0, "%s", e.msg);
     char *args[] = {"--np", "3", "--strategy", "mirrored"};
     int code = -2;
-    cr_assert_eq(launch_self_as_job("real", 4, args, 3, "none", true, &code, &e), 0, "%s", e.msg);
+    cr_assert_eq(launch_self_as_job("real", 4, args, 3, "none", NULL, true, &code, &e), 0, "%s", e.msg);
     cr_expect_eq(code, 3, "the job's own exit status");
     char want[2 * LAUNCH_PATH_BYTES];
     snprintf(want, sizeof want, "-np 3 %s real --np 3 --strategy mirrored\nprogress=1\n", self);
@@ -679,14 +679,14 @@ Test(launch, self_as_job_reports_a_missing_launcher_and_a_binding_it_cannot_give
     int code = 0;
     struct err e = {0};
     setenv("STRATA_MPIRUN", test_tmp_path("no-such-mpirun"), 1);
-    cr_expect_eq(launch_self_as_job("calibrate", 2, args, 2, NULL, false, &code, &e), ERR_INPUT);
+    cr_expect_eq(launch_self_as_job("calibrate", 2, args, 2, NULL, NULL, false, &code, &e), ERR_INPUT);
     cr_expect_eq(code, -1);
     cr_expect(strstr(e.msg, "STRATA_MPIRUN="), "message: %s", e.msg);
 
     make_recording_launcher(test_tmp_path("fake-mpirun"));
     setenv("STRATA_MPIRUN", test_tmp_path("fake-mpirun"), 1);
     e = (struct err){0};
-    cr_expect_eq(launch_self_as_job("calibrate", 2, args, 2, "core", false, &code, &e),
+    cr_expect_eq(launch_self_as_job("calibrate", 2, args, 2, "core", NULL, false, &code, &e),
                  ERR_INPUT);
     cr_expect_eq(code, -1);
     cr_expect(strstr(e.msg, "--bind core"), "message: %s", e.msg);
