@@ -83,4 +83,13 @@ struct validation_point {
 int plot_validation(const struct validation_point *pts, int n, const struct plot_opts *o,
                     struct err *e);
 
+/* replay.*: step times as bars, bars[0] the measured one, each labelled
+ * with its time and its change against bars[0] (strata replay: measured,
+ * replayed, the what-if). */
+struct replay_bar {
+    const char *label;      /* "measured", "replayed", "without stragglers" */
+    double step_s;
+};
+int plot_replay(const struct replay_bar *bars, int n, const struct plot_opts *o, struct err *e);
+
 #endif
