@@ -259,7 +259,8 @@ static int run_whatif(const struct replay_table *measured, const struct replay_t
 
 /* The trace's scenario as replay runs it: what was measured stands in for
  * the disturbances, so none is drawn again. */
-static int home_config(const struct trace_doc *doc, struct replay_result *res, struct err *e)
+static int home_config(const struct trace_doc *doc, const struct replay_opts *o,
+                       struct replay_result *res, struct err *e)
 {
     res->cfg = doc->cfg;
     struct config *c = &res->cfg;
@@ -271,8 +272,14 @@ static int home_config(const struct trace_doc *doc, struct replay_result *res, s
                        c->mtbf_hours);
     snprintf(c->strategy, sizeof c->strategy, "%s", doc->strategy);
     snprintf(res->mode, sizeof res->mode, "%s", doc->mode);
-    /* a real run does not know its network: the loopback preset stands in */
-    if (!strcmp(doc->mode, "real")) snprintf(c->cluster, sizeof c->cluster, "cpu-loopback");
+    /* a real run does not know its network: --cluster says it, else the
+     * loopback preset stands in */
+    if (!strcmp(doc->mode, "real")) {
+        const char *net = o->cluster && o->cluster[0] ? o->cluster : "cpu-loopback";
+        struct cluster probe;
+        TRY_CTX(e, cluster_load(net, &probe, e), "--cluster");
+        snprintf(c->cluster, sizeof c->cluster, "%s", net);
+    }
     snprintf(res->home_cluster, sizeof res->home_cluster, "%s", c->cluster);
     snprintf(c->straggler, sizeof c->straggler, "none");
     snprintf(c->jitter, sizeof c->jitter, "off");
@@ -290,7 +297,11 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
     report_init(&res->replayed);
     report_init(&res->whatif);
     trace_init(&res->replayed_trace, -1, -1);
-    TRY(home_config(doc, res, e));
+    TRY(home_config(doc, o, res, e));
+    /* --cluster is the what-if's network only where the trace knows its own */
+    struct replay_opts wo = *o;
+    if (!strcmp(doc->mode, "real")) wo.cluster = NULL;
+    o = &wo;
 
     struct workload *wl = NULL;
     struct plan *p = NULL;

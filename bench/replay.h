@@ -11,7 +11,8 @@
  *                       (replay_table_typical), and per worker the share of
  *                       the job's time its own slowness cost (the replay
  *                       with that worker alone made typical)
- *   cluster             the same compute on another network
+ *   cluster             the same compute on another network (a simulated
+ *                       trace's; a real trace's --cluster is its home network)
  *   strategy            the measured seconds per FLOP of each layer,
  *                       replanned under another strategy (same model,
  *                       batch, devices)
@@ -36,7 +37,8 @@
 #define REPLAY_MAX_SHARE_RANKS 256
 
 struct replay_opts {
-    const char *cluster;        /* the what-if's network; NULL or "" = the home network */
+    const char *cluster;        /* a simulated trace: the what-if's network; a real one: the
+                                 * home network; NULL or "" = the home network, default */
     const char *strategy;       /* the what-if's strategy; NULL or "" = the trace's */
     long long scale_devices;    /* the what-if's devices; 0 = the trace's */
     bool without_stragglers;
@@ -53,8 +55,8 @@ struct replay_rank {
 struct replay_result {
     /* The home replay: the trace's plan on the home network, the trace's
      * own cluster for a simulated trace, cpu-loopback for a real one (a real
-     * run does not know its network: pass --cluster with a calibrated
-     * profile for the what-if on it). */
+     * run does not know its network: opts.cluster names it, best a
+     * profile calibrated on the machine the run ran on). */
     char mode[8];                     /* the trace's: "sim" or "real" */
     char home_cluster[CONFIG_PATH_BYTES];
     struct config cfg;                /* the trace's scenario, cluster = home */

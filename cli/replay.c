@@ -91,8 +91,10 @@ static void print_result(const char *name, const struct replay_result *r)
            r->cfg.devices, r->cfg.steps, !strcmp(r->mode, "real") ? "measured (real)" : "simulated");
     printf("replayed on %s%s: each compute op as long as it took in the trace, communication "
            "from the network model\n\n", r->home_cluster,
-           !strcmp(r->mode, "real") ? " (a real run's network is unknown: --cluster PROFILE "
-                                      "replays on a calibrated one)" : "");
+           !strcmp(r->mode, "real") && !strcmp(r->home_cluster, "cpu-loopback")
+               ? " (a real run's network is unknown: --cluster PROFILE replays on a calibrated "
+                 "one)"
+               : "");
     printf("%-22s %15s %15s %8s\n", "", "measured", "replayed", "error");
     printf("%-22s", "step time (mean)");
     print_ms(r->measured.step_time_s.mean);
@@ -115,10 +117,8 @@ static void print_result(const char *name, const struct replay_result *r)
         putchar('\n');
     }
     if (!r->has_whatif) return;
-    printf("\nwhat-if (%s): ", r->whatif_what);
-    print_ms(r->whatif.step_time_s.mean);
-    printf(" a step, %+.1f%% against the measured run (%+.1f%% against the replay)\n",
-           100 * r->whatif_change,
+    printf("\nwhat-if (%s): %.4g ms a step, %+.1f%% against the measured run (%+.1f%% "
+           "against the replay)\n", r->whatif_what, 1e3 * r->whatif.step_time_s.mean, 100 * r->whatif_change,
            100 * (r->whatif.step_time_s.mean / r->replayed.step_time_s.mean - 1));
     for (int i = 0; i < r->n_ranks; i++)
         if (isfinite(r->ranks[i].straggler_share) && r->ranks[i].straggler_share >= 0.005)
