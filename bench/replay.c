@@ -249,7 +249,8 @@ static int run_whatif(const struct replay_table *measured, const struct replay_t
     } else {
         src.table = from;
     }
-    if (rc == 0) rc = replay_sim(&res->whatif_cfg, wl, &src, NULL, &res->whatif, e);
+    if (rc == 0 && (rc = replay_sim(&res->whatif_cfg, wl, &src, NULL, &res->whatif, e)) < 0)
+        err_prefix(e, "the what-if (%s)", res->whatif_what);
     replay_rates_free(&rates);
     TRY(rc);
     res->has_whatif = true;

@@ -1,6 +1,7 @@
 /* Trace-driven simulation: a run's trace (core/trace_read.h) replayed in the
  * simulator with every compute op taking the time it took in the trace
- * (per rank, step and op) and communication the network model's. What
+ * (per rank, step and op, with the delay its rank took before starting it:
+ * replay_durations.c) and communication the network model's. What
  * separates the two errors `strata validate` sees together: the replay's
  * error is the schedule's and the network's alone, the compute model being
  * out of it.

@@ -23,12 +23,29 @@ void trace_doc_release(struct trace_doc *d)
     memset(d, 0, sizeof *d);
 }
 
+/* parent's member at->key, or NULL after saying it is missing (json_need's
+ * hint is about reports). type: a cJSON type the member must have, or 0. */
+static const cJSON *member(const cJSON *parent, const struct json_at *at, int type)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(parent, at->key);
+    if (!v) {
+        json_bad(at, "is missing (docs/trace-format.md lists what a strata trace holds)");
+        return NULL;
+    }
+    if (type && !(v->type & type)) {
+        json_bad(at, "is %s, not %s", json_type_name(v),
+                 type == cJSON_Object ? "an object" : "an array");
+        return NULL;
+    }
+    return v;
+}
+
 /* parent[key] as a whole number in [0, max]. */
 static int need_whole(const cJSON *parent, const struct json_at *up, const char *key,
                       int64_t max, int64_t *out)
 {
     struct json_at at = json_key(up, key);
-    const cJSON *v = json_need(parent, &at);
+    const cJSON *v = member(parent, &at, 0);
     if (!v) return ERR_INPUT;
     return json_as_whole(v, &at, max, out);
 }
@@ -38,7 +55,7 @@ static int need_string(const cJSON *parent, const struct json_at *up, const char
                        char *buf, size_t n)
 {
     struct json_at at = json_key(up, key);
-    const cJSON *v = json_need(parent, &at);
+    const cJSON *v = member(parent, &at, 0);
     if (!v) return ERR_INPUT;
     if (!cJSON_IsString(v)) return json_bad(&at, "is %s, not a string", json_type_name(v));
     size_t len = strlen(v->valuestring);
@@ -51,7 +68,7 @@ static int need_string(const cJSON *parent, const struct json_at *up, const char
 static int need_time(const cJSON *parent, const struct json_at *up, const char *key, double *out)
 {
     struct json_at at = json_key(up, key);
-    const cJSON *v = json_need(parent, &at);
+    const cJSON *v = member(parent, &at, 0);
     if (!v) return ERR_INPUT;
     TRY(json_as_real(v, &at, out));
     if (!(isfinite(*out) && *out >= 0))
@@ -122,7 +139,7 @@ static int read_span(const cJSON *ev, const struct json_at *at, int n_ranks, str
     s->end_s = (ts_us + dur_us) / US_PER_S;
 
     struct json_at args_at = json_key(at, "args");
-    const cJSON *args = json_need_as(ev, &args_at, cJSON_Object);
+    const cJSON *args = member(ev, &args_at, cJSON_Object);
     if (!args) return ERR_INPUT;
     TRY(need_whole(args, &args_at, "step", TRACE_MAX_INDEX, &v));
     s->step = (int32_t)v;
@@ -172,7 +189,7 @@ static int read_header(const cJSON *root, const struct json_at *top, struct trac
         return json_bad(top, "ran %lld steps on %d workers: nothing to replay",
                         (long long)d->steps, d->n_workers);
     struct json_at sc_at = json_key(top, "scenario");
-    const cJSON *sc = json_need(root, &sc_at);
+    const cJSON *sc = member(root, &sc_at, 0);
     if (!sc) return ERR_INPUT;
     return report_config_from_json(sc, &sc_at, &d->cfg, &d->config_groups);
 }
@@ -190,7 +207,7 @@ int trace_doc_parse(const char *text, size_t len, const char *name, struct trace
         rc = json_bad(&top, "is %s, not an object with \"traceEvents\"", json_type_name(root));
     if (rc == 0) rc = read_header(root, &top, out);
     struct json_at ev_at = json_key(&top, "traceEvents");
-    const cJSON *events = rc == 0 ? json_need_as(root, &ev_at, cJSON_Array) : NULL;
+    const cJSON *events = rc == 0 ? member(root, &ev_at, cJSON_Array) : NULL;
     if (rc == 0 && !events) rc = ERR_INPUT;
     int i = 0;
     for (const cJSON *ev = events ? events->child : NULL; rc == 0 && ev; ev = ev->next, i++) {

@@ -25,6 +25,7 @@ struct hand {
     double fwd_ms[2], bwd_ms[2], upd_ms[2];
     const char *cluster;     /* the scenario's */
     const char *mode;
+    double lag_ms[2];        /* before each forward: the rank started it late */
 };
 
 #define HAND_STEPS 2
@@ -51,10 +52,12 @@ static const char *write_hand(const char *file, const struct hand *h)
     double t_ms = 0;
     for (int s = 0; s < HAND_STEPS; s++) {
         double arrive_ms = 0;
-        for (int r = 0; r < 2; r++) arrive_ms = fmax(arrive_ms, h->fwd_ms[r] + h->bwd_ms[r]);
+        for (int r = 0; r < 2; r++)
+            arrive_ms = fmax(arrive_ms, h->lag_ms[r] + h->fwd_ms[r] + h->bwd_ms[r]);
         for (int r = 0; r < 2; r++) {
-            event(f, &first, "FORWARD", r, 0, s, 0, "[0,2)", t_ms, h->fwd_ms[r]);
-            event(f, &first, "BACKWARD", r, 0, s, 1, "[0,2)", t_ms + h->fwd_ms[r], h->bwd_ms[r]);
+            double f_ms = t_ms + h->lag_ms[r];
+            event(f, &first, "FORWARD", r, 0, s, 0, "[0,2)", f_ms, h->fwd_ms[r]);
+            event(f, &first, "BACKWARD", r, 0, s, 1, "[0,2)", f_ms + h->fwd_ms[r], h->bwd_ms[r]);
             event(f, &first, "ALLREDUCE", r, 1, s, 2, "[0,2)", t_ms + arrive_ms, 0);
             event(f, &first, "UPDATE", r, 0, s, 3, "[0,2)", t_ms + arrive_ms, h->upd_ms[r]);
         }
@@ -96,7 +99,7 @@ static void expect_near(double got, double want, double rel, const char *what)
               what, got, want, fabs(got / want - 1));
 }
 
-static const struct hand uneven = {{1, 1}, {2, 4}, {0.5, 0.5}, "ideal", NULL};
+static const struct hand uneven = {{1, 1}, {2, 4}, {0.5, 0.5}, "ideal", NULL, {0, 0}};
 
 Test(replay, hand_trace_replays_to_closed_form)
 {
@@ -106,6 +109,23 @@ Test(replay, hand_trace_replays_to_closed_form)
     expect_near(num_at(j, "replayed_step_s", NULL), 5.5e-3, 1e-9, "replayed step");
     cr_expect(fabs(num_at(j, "error", NULL)) < 1e-9);
     cr_expect_eq(strcmp(str_at(j, "network"), "ideal"), 0);
+    cJSON_Delete(j);
+}
+
+Test(replay, a_rank_that_starts_an_op_late_keeps_its_lag)
+{
+    /* rank 0 starts each forward 3 ms after it could: its own lost time
+     * (host, scheduler), replayed as part of the op, so rank 0 now arrives
+     * last: 3 + 1 + 2 + 0.5 a step */
+    struct hand h = uneven;
+    h.mode = "real";
+    h.lag_ms[0] = 3;
+    cJSON *j = REPLAY(write_hand("lag.json", &h), "--cluster", "ideal");
+    expect_near(num_at(j, "measured_step_s", NULL), 6.5e-3, 1e-9, "measured step");
+    expect_near(num_at(j, "replayed_step_s", NULL), 6.5e-3, 1e-9, "replayed step");
+    cr_expect_str_eq(str_at(j, "network"), "ideal");
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(j, "whatif")), "a real trace's --cluster is its "
+              "network, not a what-if");
     cJSON_Delete(j);
 }
 
@@ -167,7 +187,7 @@ Test(replay, strategy_replans_measured_rates_per_layer)
      * Model parallelism on 2 ranks (rank 0 layer 0, rank 1 layer 1; the
      * ideal network) runs F0, F1, B1, B0 in a chain, then rank 0's update
      * (rank 1's overlaps B0): the closed form below. */
-    struct hand h = {{1, 1}, {2, 2}, {0.5, 0.5}, "ideal", NULL};
+    struct hand h = {{1, 1}, {2, 2}, {0.5, 0.5}, "ideal", NULL, {0, 0}};
     cJSON *j = REPLAY(write_hand("even.json", &h), "--strategy", "model");
     double rf = 1e-3 / flops_of("mirrored", 0, 0, OP_FORWARD);
     double rb = 2e-3 / flops_of("mirrored", 0, 1, OP_BACKWARD);
@@ -185,7 +205,7 @@ Test(replay, scale_of_a_uniform_run_keeps_its_step)
 {
     /* every op of a kind took the same time, so every draw is that time and
      * weak scaling keeps each device's work: the step stays 1 + 2 + 0.5 ms */
-    struct hand h = {{1, 1}, {2, 2}, {0.5, 0.5}, "ideal", NULL};
+    struct hand h = {{1, 1}, {2, 2}, {0.5, 0.5}, "ideal", NULL, {0, 0}};
     cJSON *j = REPLAY(write_hand("even.json", &h), "--scale", "16", "--seed", "7");
     expect_near(num_at(j, "whatif", "step_s"), 3.5e-3, 1e-9, "step at 16 devices");
     cr_expect_eq(num_at(j, "whatif", "devices"), 16);
