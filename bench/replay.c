@@ -315,8 +315,18 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
         rc = err_set(e, ERR_INPUT, "%s: the trace has %d ranks (%d workers), but its scenario "
                      "builds %d (%d): the trace is of another plan", name, doc->n_ranks,
                      doc->n_workers, p->n_ranks, p->n_workers);
+    /* An asynchronous run's fast worker may run up to all of the job's
+     * steps; and a rank's step k means k spans of it before: both bound
+     * what a (damaged) file can make replay allocate. */
+    int64_t n_spans = (int64_t)doc->trace.spans.len;
+    int64_t max_steps = doc->steps * (p && p->n_workers > 1 ? p->n_workers : 1);
+    if (max_steps > n_spans) max_steps = n_spans;
+    if (rc == 0 && doc->steps > n_spans)
+        rc = err_set(e, ERR_INPUT, "%s: the trace says its run had %lld steps but holds %lld "
+                     "spans: it is cut short or damaged", name, (long long)doc->steps,
+                     (long long)n_spans);
     if (rc == 0) rc = replay_table_from_spans(doc->trace.spans.items, doc->trace.spans.len, p,
-                                              name, &measured, e);
+                                              max_steps, name, &measured, e);
     if (rc == 0) rc = measured_report(doc, p, res, e);
     res->n_plan_ranks = p ? p->n_ranks : 0;
     struct source src = {.table = &measured, .wl = wl};

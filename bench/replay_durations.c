@@ -108,7 +108,8 @@ static int add_start_gaps(const struct span *spans, size_t n, const struct plan 
 }
 
 int replay_table_from_spans(const struct span *spans, size_t n, const struct plan *p,
-                            const char *name, struct replay_table *t, struct err *e)
+                            int64_t max_steps, const char *name, struct replay_table *t,
+                            struct err *e)
 {
     memset(t, 0, sizeof *t);
     t->n_ranks = p->n_ranks;
@@ -130,6 +131,10 @@ int replay_table_from_spans(const struct span *spans, size_t n, const struct pla
                            "trace is of another plan", name, i, (int)s->rank, (int)s->op,
                            op_infos[s->kind].name, (int)s->lo, (int)s->hi,
                            op_infos[o->kind].name, o->lo, o->hi);
+        if (s->step >= max_steps)
+            return err_set(e, ERR_INPUT, "%s: span %zu (rank %d, op %d) is of step %d, but the "
+                           "run had %lld steps a rank at most", name, i, (int)s->rank,
+                           (int)s->op, (int)s->step, (long long)max_steps);
         if (s->step >= t->n_steps[s->rank]) t->n_steps[s->rank] = s->step + 1;
     }
     TRY(table_alloc(t, e));

@@ -23,10 +23,12 @@ struct replay_table {
 };
 
 /* The compute spans of spans[0..n) into t, checked against p: each span's
- * rank, op index and kind must be p's (a trace of another plan is
- * ERR_INPUT naming `name`, the span and what differs). */
+ * rank, op index, kind and layers must be p's, its step below max_steps (a
+ * trace of another plan is ERR_INPUT naming `name`, the span and what
+ * differs). */
 int replay_table_from_spans(const struct span *spans, size_t n, const struct plan *p,
-                            const char *name, struct replay_table *t, struct err *e);
+                            int64_t max_steps, const char *name, struct replay_table *t,
+                            struct err *e);
 
 /* out = in with every op's duration made typical: the lower median of the
  * same op (kind, layers, microbatch) in the same step over the ranks that

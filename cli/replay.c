@@ -137,10 +137,9 @@ static int write_plots(const struct config *cfg, const struct trace_doc *doc,
     /* the measured and the replayed timeline on one time axis, to compare */
     double t_end_s = fmax(r->measured.step_time_s.mean, r->replayed.step_time_s.mean) *
                      (double)r->cfg.steps;
-    TRY_CTX(e, plot_timeline(doc->trace.spans.items, doc->trace.spans.len, r->n_plan_ranks,
-                             "measured", t_end_s, &o, e), "--plot");
-    TRY_CTX(e, plot_timeline(r->replayed_trace.spans.items, r->replayed_trace.spans.len,
-                             r->n_plan_ranks, "replayed", t_end_s, &o, e), "--plot");
+    TRY_CTX(e, plot_replay_timelines(doc->trace.spans.items, doc->trace.spans.len,
+                                     r->replayed_trace.spans.items, r->replayed_trace.spans.len,
+                                     r->n_plan_ranks, t_end_s, &o, e), "--plot");
     char whatif[300];
     snprintf(whatif, sizeof whatif, "what-if: %s", r->whatif_what);
     struct replay_bar bars[3] = {{"measured", r->measured.step_time_s.mean},
@@ -148,7 +147,7 @@ static int write_plots(const struct config *cfg, const struct trace_doc *doc,
                                  {whatif, r->whatif.step_time_s.mean}};
     TRY_CTX(e, plot_replay(bars, r->has_whatif ? 3 : 2, &o, e), "--plot");
     if (o.dir)
-        printf("\nplots in %s: timeline-measured, timeline-replayed, replay (.png, .svg)\n", o.dir);
+        printf("\nplots in %s: replay-timelines, replay (.png, .svg)\n", o.dir);
     return 0;
 }
 

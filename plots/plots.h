@@ -92,4 +92,11 @@ struct replay_bar {
 };
 int plot_replay(const struct replay_bar *bars, int n, const struct plot_opts *o, struct err *e);
 
+/* replay-timelines.*: two Gantt panels on one time axis, [0, t_end_s): the
+ * measured spans above, the replayed ones below, a row per rank and stream
+ * of n_ranks, boxes coloured by op kind. */
+int plot_replay_timelines(const struct span *measured, size_t n_measured,
+                          const struct span *replayed, size_t n_replayed, int n_ranks,
+                          double t_end_s, const struct plot_opts *o, struct err *e);
+
 #endif
