@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "../bench/replay.h"
-#include "../core/fileio.h"
 #include "../core/trace_read.h"
 #include "../plots/plots.h"
 #include "commands.h"
