@@ -58,7 +58,7 @@ static int replay_sim(const struct config *cfg, const struct workload *wl, struc
     if (!st) return e->code;
     struct cluster cl;
     struct plan *p = NULL;
-    TRY_CTX(e, cluster_load(cfg->cluster, &cl, e), "--cluster");
+    TRY(cluster_load(cfg->cluster, &cl, e));
     TRY(cluster_set_jitter(&cl, "off", e));
     TRY_CTX(e, strategy_build(st, cfg, wl, &p, e), "%s", st->name);
     int rc = cluster_layout(&cl, p->n_ranks, cfg->nodes, cfg->devices_per_node, cfg->allreduce, e);
@@ -185,7 +185,7 @@ static int whatif_config(const struct replay_result *res, const struct replay_op
     *w = res->cfg;
     if (o->cluster && o->cluster[0]) {
         struct cluster probe;
-        TRY_CTX(e, cluster_load(o->cluster, &probe, e), "--cluster");
+        TRY(cluster_load(o->cluster, &probe, e));
         snprintf(w->cluster, sizeof w->cluster, "%s", o->cluster);
     }
     if (o->strategy && o->strategy[0]) {
@@ -278,7 +278,7 @@ static int home_config(const struct trace_doc *doc, const struct replay_opts *o,
     if (!strcmp(doc->mode, "real")) {
         const char *net = o->cluster && o->cluster[0] ? o->cluster : "cpu-loopback";
         struct cluster probe;
-        TRY_CTX(e, cluster_load(net, &probe, e), "--cluster");
+        TRY(cluster_load(net, &probe, e));
         snprintf(c->cluster, sizeof c->cluster, "%s", net);
     }
     snprintf(res->home_cluster, sizeof res->home_cluster, "%s", c->cluster);
