@@ -22,6 +22,8 @@ int cmd_compare(const struct command *self, int argc, char **argv);
 int cmd_lab(const struct command *self, int argc, char **argv);
 int cmd_plot(const struct command *self, int argc, char **argv);
 int cmd_real(const struct command *self, int argc, char **argv);
+/* `strata replay TRACE`: a trace replayed in the simulator, and what-ifs (cli/replay.c). */
+int cmd_replay(const struct command *self, int argc, char **argv);
 int cmd_schedule(const struct command *self, int argc, char **argv);
 int cmd_sim(const struct command *self, int argc, char **argv);
 int cmd_sweep(const struct command *self, int argc, char **argv);

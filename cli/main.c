@@ -70,6 +70,37 @@ static const struct command commands[] = {
      "free), strata's EXPLAIN. --explain first says what each op kind of the plan and its\n"
      "server policy mean; --json FILE writes the plan as JSON.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE | OPTG_LIMITS, cmd_schedule},
+    {"replay", "a run's trace replayed in the simulator: replay error, and what-ifs on it",
+     "strata replay TRACE.json [what-if options] [--json FILE] [--plot DIR] [--html FILE]\n"
+     "\n"
+     "Replays TRACE (written by `strata real --trace` or `strata sim --trace`: a Chrome\n"
+     "trace-event file that also holds the run's scenario and each span's op index, step,\n"
+     "microbatch, start and measured duration; docs/trace-format.md) in the simulator: the\n"
+     "same plan, each compute op of each rank and step as long as it took in the trace\n"
+     "(with any delay its rank took before starting it), communication from the network\n"
+     "model. Prints replayed against measured step time and\n"
+     "the error, per rank too: the schedule's and the network's error, compute's left out.\n"
+     "The network: a simulated trace's own --cluster; a real trace's, --cluster (best a\n"
+     "profile of the machine it ran on: `strata calibrate -o local.profile`), else\n"
+     "cpu-loopback.\n"
+     "\n"
+     "What-if questions, each a flag, combinable, answered as a second replay:\n"
+     "  --without-stragglers  every op at its typical time: the lower median of the same op\n"
+     "                        in the same step over the ranks that run it (of one rank's op,\n"
+     "                        over the steps); and per rank the share of the job's time its\n"
+     "                        slowness cost (the replay with it alone made typical)\n"
+     "  --cluster NAME|FILE   (a simulated trace) the same compute on another network\n"
+     "  --strategy NAME       the measured seconds per FLOP of each layer, replanned under\n"
+     "                        another strategy (same model, batch, devices)\n"
+     "  --scale N             at N devices, the global batch grown with them (weak scaling),\n"
+     "                        each op drawn from the run's measured per-layer rates (--seed)\n"
+     "\n"
+     "--seed N seeds --scale's draws; --json FILE writes the replay (the measured,\n"
+     "replayed and what-if reports); --plot DIR draws the measured and replayed timelines\n"
+     "and the step times as bars; --html FILE puts them on one page. A trace of a run with\n"
+     "failures is refused. Exit status 2 for a malformed trace or a refused what-if.",
+     OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_OUTPUT | OPTG_PLOT | OPTG_HTML | OPTG_REPLAY,
+     cmd_replay},
     {"plot", "figures of saved reports: convergence, staleness, speedup, validation",
      "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
      "Reads reports saved with --json (by sim, real, compare, sweep or validate) and draws\n"

@@ -119,7 +119,11 @@ int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
                 snprintf(path, sizeof path, "%s", cfg->trace_path);
             else
                 per_strategy_path(cfg->trace_path, runs[i]->report.strategy, path, sizeof path);
-            TRY_CTX(e, trace_write_chrome(&runs[i]->trace, runs[i]->plan, path, e), "--trace");
+            const struct trace_scenario sc = {.mode = "sim", .cfg = runs[i]->report.config,
+                                              .config_groups = runs[i]->report.config_groups,
+                                              .steps = runs[i]->cfg.steps};
+            TRY_CTX(e, trace_write_chrome(&runs[i]->trace, runs[i]->plan, &sc, path, e),
+                    "--trace");
             if (runs[i]->trace.n_dropped)
                 fprintf(stderr, "strata: --trace %s: kept the first %lld spans, left out %lld "
                         "(use fewer --steps for a whole trace)\n", path,

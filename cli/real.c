@@ -106,8 +106,11 @@ static int write_outputs(const struct config *cfg, const struct plan *p,
     if (cfg->json_path[0]) TRY_CTX(e, report_write_json(&res->report, cfg->json_path, e), "--json");
     const struct report *rows[] = {&res->report};
     if (cfg->csv_path[0]) TRY_CTX(e, report_write_csv(rows, 1, NULL, cfg->csv_path, e), "--csv");
+    const struct trace_scenario sc = {.mode = "real", .cfg = res->report.config,
+                                      .config_groups = res->report.config_groups,
+                                      .steps = res->steps};
     if (cfg->trace_path[0])
-        TRY_CTX(e, trace_write_chrome(&res->trace, p, cfg->trace_path, e), "--trace");
+        TRY_CTX(e, trace_write_chrome(&res->trace, p, &sc, cfg->trace_path, e), "--trace");
     char scenario[CONFIG_PATH_BYTES + 256];
     snprintf(scenario, sizeof scenario, "%s on %d MPI rank%s, %s, batch %d, %lld steps of %s",
              p->strategy, p->n_workers, p->n_workers == 1 ? "" : "s", res->device, p->batch,

@@ -196,6 +196,12 @@ const struct opt_spec config_options[] = {
      "default the first 2)"},
     {.name = "explain", FLAG(explain), .def = "false", .groups = OPTG_SCHEDULE,
      .help = "schedule: first say what each op kind of the plan, and its server policy, mean"},
+    {.name = "without-stragglers", FLAG(without_stragglers), .def = "false",
+     .groups = OPTG_REPLAY,
+     .help = "replay: every op at its typical time (median over ranks); each rank's cost"},
+    {.name = "scale", INT(scale_devices, 0, 1048576), .def = "0", .groups = OPTG_REPLAY,
+     .metavar = "N", .help = "replay: the run at N devices from its measured per-op times "
+     "(weak scaling; 0 = not scaled)"},
 };
 const size_t config_n_options = sizeof config_options / sizeof config_options[0];
 

@@ -29,6 +29,7 @@ enum opt_group {
     OPTG_SCHEDULE = 1u << 13,  /* what strata schedule shows besides the program: --explain */
     OPTG_LIMITS = 1u << 14,    /* what a run may take: --max-memory (not part of a report's config) */
     OPTG_HTML = 1u << 15,      /* the report page: --html FILE (commands that write a report) */
+    OPTG_REPLAY = 1u << 16,    /* strata replay's what-ifs: --without-stragglers, --scale */
 };
 
 enum opt_type {
@@ -139,6 +140,10 @@ struct config {
                                          * draws (from 0); "" = the first 2 */
     /* OPTG_SCHEDULE */
     bool explain;               /* --explain: what each op kind and the server policy mean */
+
+    /* OPTG_REPLAY */
+    bool without_stragglers;    /* --without-stragglers: every op at its typical time */
+    long long scale_devices;    /* --scale: the run at N devices; 0 = not scaled */
 
     /* Not options. */
     char scenario_path[CONFIG_PATH_BYTES];  /* -f FILE, "" when none */

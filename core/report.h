@@ -142,6 +142,14 @@ cJSON *report_to_json(const struct report *r);
 int report_from_json(const cJSON *j, const struct json_at *at, struct report *r,
                      struct config *c);
 
+/* The options of `groups` of c as a report's "config" object (caller
+ * deletes it; NULL on out of memory), and such an object read back into c
+ * (config_init, then every key through config_set; *groups gains the
+ * groups of the options present): what a trace's "scenario" reuses. */
+cJSON *report_config_to_json(const struct config *c, unsigned groups);
+int report_config_from_json(const cJSON *v, const struct json_at *at, struct config *c,
+                            unsigned *groups);
+
 /* { "strata_report": 1, ... } to path, atomically. */
 int report_write_json(const struct report *r, const char *path, struct err *e);
 

@@ -112,19 +112,24 @@ static cJSON *option_value(const struct config *c, const struct opt_spec *o)
     return v;
 }
 
-/* The options of the report's config_groups, in the option table's order. */
-static cJSON *write_config(const void *base)
+cJSON *report_config_to_json(const struct config *c, unsigned groups)
 {
-    const struct report *r = base;
     bool ok = true;
     cJSON *cfg = cJSON_CreateObject();
-    for (size_t i = 0; cfg && ok && r->config && i < config_n_options; i++) {
+    for (size_t i = 0; cfg && ok && c && i < config_n_options; i++) {
         const struct opt_spec *o = &config_options[i];
-        if (o->groups & r->config_groups) json_add(cfg, o->name, option_value(r->config, o), &ok);
+        if (o->groups & groups) json_add(cfg, o->name, option_value(c, o), &ok);
     }
     if (ok) return cfg;
     cJSON_Delete(cfg);
     return NULL;
+}
+
+/* The options of the report's config_groups, in the option table's order. */
+static cJSON *write_config(const void *base)
+{
+    const struct report *r = base;
+    return report_config_to_json(r->config, r->config_groups);
 }
 
 /* An option's value as config_set's text. The writer prints numbers from
@@ -159,16 +164,21 @@ static int read_option(const cJSON *item, const struct json_at *cfg_at, struct c
 
 /* ctx is the config the report is to point to: config_init's defaults,
  * then every key of the object through config_set. */
+int report_config_from_json(const cJSON *v, const struct json_at *at, struct config *c,
+                            unsigned *groups)
+{
+    config_init(c);
+    if (!cJSON_IsObject(v)) return json_bad(at, "is %s, not an object", json_type_name(v));
+    for (const cJSON *item = v->child; item; item = item->next)
+        TRY(read_option(item, at, c, groups));
+    return 0;
+}
+
 static int read_config(const cJSON *v, const struct json_at *at, void *base, void *ctx)
 {
     struct report *r = base;
-    struct config *c = ctx;
-    config_init(c);
-    r->config = c;
-    if (!cJSON_IsObject(v)) return json_bad(at, "is %s, not an object", json_type_name(v));
-    for (const cJSON *item = v->child; item; item = item->next)
-        TRY(read_option(item, at, c, &r->config_groups));
-    return 0;
+    r->config = ctx;
+    return report_config_from_json(v, at, ctx, &r->config_groups);
 }
 
 /* --- steps_per_worker: a column of per_rank, written beside it ------------------ */

@@ -49,6 +49,9 @@ static const struct doc_kind {
     {"strata_validate", 1, NULL, "rows", {"predicted", "measured"}, 2, &validate_row},
     /* version 2: a matrix, cells[].rows[] (bench/validate.h) */
     {"strata_validate", 2, "cells", "rows", {"predicted", "measured"}, 2, &validate_row},
+    /* strata replay (bench/replay.h): one entry, the document itself; its
+     * what-if report (null when none was asked) is not read */
+    {"strata_replay", 1, NULL, NULL, {"measured", "replayed"}, 2, NULL},
 };
 
 /* The kind of root: by its tag, and among a tag's versions the one root
@@ -67,8 +70,9 @@ static int find_kind(const cJSON *root, const struct json_at *top,
             *out = &doc_kinds[i];
     }
     if (!*out)
-        return json_bad(top, "has no \"strata_report\", \"strata_compare\", \"strata_sweep\" "
-                             "or \"strata_validate\" field (not a strata report?)");
+        return json_bad(top, "has no \"strata_report\", \"strata_compare\", \"strata_sweep\", "
+                             "\"strata_validate\" or \"strata_replay\" field (not a strata "
+                             "report?)");
     return 0;
 }
 
@@ -278,9 +282,14 @@ static int read_doc(const cJSON *root, const struct json_at *top, struct report_
         return json_bad(top, "is %s, not an object (not a strata report?)", json_type_name(root));
     const struct doc_kind *k;
     TRY(find_kind(root, top, &k));
-    if (!k->list) {
+    if (!k->list && !k->member[0]) {
         TRY(alloc_doc(d, k, 1, top->e));
         return read_report(root, top, &d->reports[0], &d->configs[0]);
+    }
+    if (!k->list) {   /* the document is its one entry */
+        TRY(json_read_version(root, top, k->tag, k->version));
+        TRY(alloc_doc(d, k, 1, top->e));
+        return read_entry(root, top, k, d, 0);
     }
     TRY(json_read_version(root, top, k->tag, k->version));
     int n = 0, next = 0;

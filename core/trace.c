@@ -11,6 +11,7 @@
 
 #include "json_doc.h"
 #include "plan_json.h"
+#include "report.h"
 #include "trace.h"
 
 #define US_PER_S 1e6
@@ -103,12 +104,27 @@ static void add_span(cJSON *events, const struct span *s, bool *ok)
              cJSON_AddNumberToObject(args, "version_read", (double)s->version_read)) &&
             (s->version_applied < 0 ||
              cJSON_AddNumberToObject(args, "version_applied", (double)s->version_applied)) &&
-            cJSON_AddNumberToObject(args, "step", s->step);
+            cJSON_AddNumberToObject(args, "step", s->step) &&
+            cJSON_AddNumberToObject(args, "op", s->op);
     if (!added) *ok = false;
 }
 
-int trace_write_chrome(const struct trace *t, const struct plan *p, const char *path,
-                       struct err *e)
+/* The keys replay reads (docs/trace-format.md); viewers skip them. */
+static void add_scenario(cJSON *doc, const struct trace *t, const struct plan *p,
+                         const struct trace_scenario *sc, bool *ok)
+{
+    json_add(doc, "strata_trace", cJSON_CreateNumber(TRACE_FORMAT_VERSION), ok);
+    json_add(doc, "mode", cJSON_CreateString(sc->mode ? sc->mode : "sim"), ok);
+    json_add(doc, "strategy", cJSON_CreateString(p ? p->strategy : ""), ok);
+    json_add(doc, "steps", cJSON_CreateNumber((double)sc->steps), ok);
+    json_add(doc, "ranks", cJSON_CreateNumber(p ? p->n_ranks : 0), ok);
+    json_add(doc, "workers", cJSON_CreateNumber(p ? p->n_workers : 0), ok);
+    json_add(doc, "dropped_spans", cJSON_CreateNumber((double)t->n_dropped), ok);
+    json_add(doc, "scenario", report_config_to_json(sc->cfg, sc->config_groups), ok);
+}
+
+int trace_write_chrome(const struct trace *t, const struct plan *p,
+                       const struct trace_scenario *sc, const char *path, struct err *e)
 {
     for (size_t i = 0; i < t->spans.len; i++) {
         const struct span *s = &t->spans.items[i];
@@ -125,6 +141,7 @@ int trace_write_chrome(const struct trace *t, const struct plan *p, const char *
     cJSON *doc = cJSON_CreateObject();
     cJSON *events = doc ? cJSON_AddArrayToObject(doc, "traceEvents") : NULL;
     if (!events || !cJSON_AddStringToObject(doc, "displayTimeUnit", "ms")) ok = false;
+    if (ok && sc) add_scenario(doc, t, p, sc, &ok);
 
     /* Metadata first: viewers label a rank and its streams however early
      * or late its first span comes. Servers run no streams of ours. */

@@ -59,11 +59,27 @@ void trace_release(struct trace *t);
 /* Keeps s if it qualifies; 0 or ERR_NOMEM. */
 int trace_add(struct trace *t, const struct span *s);
 
+/* What made a trace, written beside its events so that `strata replay`
+ * can build the same plan again (docs/trace-format.md). */
+struct config;
+struct trace_scenario {
+    const char *mode;             /* "sim" or "real" */
+    const struct config *cfg;     /* the run's options */
+    unsigned config_groups;       /* which of them shaped it (a report's config_groups) */
+    int64_t steps;                /* steps each compute rank ran */
+};
+
+#define TRACE_FORMAT_VERSION 1
+
 /* Writes the kept spans in the Chrome trace-event format (JSON): each rank
  * a process, each stream a thread, each span a complete event ("ph": "X",
- * microseconds) named by its op kind, with layers, microbatch, bytes and
- * versions in "args". Perfetto and chrome://tracing open it. Atomic. */
-int trace_write_chrome(const struct trace *t, const struct plan *p, const char *path,
-                       struct err *e);
+ * microseconds) named by its op kind, with its op index in the rank's
+ * program, step, layers, microbatch, bytes and versions in "args". With a
+ * scenario (may be NULL) the top-level object also holds "strata_trace",
+ * "mode", "strategy", "steps", "ranks", "workers", "dropped_spans" and
+ * "scenario" (the options, as a report's "config"). Perfetto and
+ * chrome://tracing open it, and ignore the keys they do not know. Atomic. */
+int trace_write_chrome(const struct trace *t, const struct plan *p,
+                       const struct trace_scenario *sc, const char *path, struct err *e);
 
 #endif

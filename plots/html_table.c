@@ -39,7 +39,7 @@ struct column {
 static const struct column columns[] = {
     {"strategy", "strategy", COL_TEXT, false, false,
      "the strategy; (predicted) and (measured) mark a validation's two reports, (baseline) "
-     "the run speedups are measured against"},
+     "the run speedups are measured against, (measured), (replayed) and (what-if) a replay's"},
     {"mode", "mode", COL_TEXT, false, false, "sim: simulated; real: measured on MPI ranks"},
     {"devices", "devices", COL_COUNT, false, false, "devices that compute (servers are extra)"},
     {"step_time_s.mean", "step mean", COL_TIME, false, false, "mean time of a training step"},
@@ -91,11 +91,12 @@ static bool is_report(const cJSON *j)
 }
 
 /* The members whose reports the table marks, and how: a validation row's
- * two reports, a sweep's baselines. */
+ * two reports, a sweep's baselines, a replay's three. */
 static const char *label_of(const char *member, const char *inherited)
 {
     static const char *const labels[][2] = {
-        {"predicted", "predicted"}, {"measured", "measured"}, {"baselines", "baseline"}};
+        {"predicted", "predicted"}, {"measured", "measured"}, {"baselines", "baseline"},
+        {"replayed", "replayed"}, {"whatif_report", "what-if"}};
     for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
         if (!strcmp(member, labels[i][0])) return labels[i][1];
     return inherited;

@@ -88,4 +88,20 @@ struct validation_point {
 int plot_validation(const struct validation_point *pts, int n, const struct plot_opts *o,
                     struct err *e);
 
+/* replay.*: step times as bars, bars[0] the measured one, each labelled
+ * with its time and its change against bars[0] (strata replay: measured,
+ * replayed, the what-if). */
+struct replay_bar {
+    const char *label;      /* "measured", "replayed", "without stragglers" */
+    double step_s;
+};
+int plot_replay(const struct replay_bar *bars, int n, const struct plot_opts *o, struct err *e);
+
+/* replay-timelines.*: two Gantt panels on one time axis, [0, t_end_s): the
+ * measured spans above, the replayed ones below, a row per rank and stream
+ * of n_ranks, boxes coloured by op kind. */
+int plot_replay_timelines(const struct span *measured, size_t n_measured,
+                          const struct span *replayed, size_t n_replayed, int n_ranks,
+                          double t_end_s, const struct plot_opts *o, struct err *e);
+
 #endif

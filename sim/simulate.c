@@ -189,12 +189,18 @@ static void recheck_pulls(struct sim *m, int srv)
         if (!m->is_dead[m->x[freed[k].g].rank]) answer_pull(m, freed[k].g);
 }
 
-/* Compute op g runs now for cost_s before jitter and stragglers. */
+/* Compute op g runs now for cost_s before jitter and stragglers, or for
+ * the duration the setup's durations give it (replay). */
 static void start_compute(struct sim *m, int g, double cost_s)
 {
     const struct xop *x = &m->x[g];
-    double base_s = jitter_compute_s(m->jit, x->rank, (enum op_kind)x->kind, cost_s);
-    double d = m->strag ? straggler_compute_s(m->strag, x->rank, base_s) : base_s;
+    const struct sim_durations *given = m->s->durations;
+    double d = given ? given->compute_s(given->ctx, x->rank, m->step[x->rank], g - m->off[x->rank])
+                     : -1;
+    if (d < 0) {
+        double base_s = jitter_compute_s(m->jit, x->rank, (enum op_kind)x->kind, cost_s);
+        d = m->strag ? straggler_compute_s(m->strag, x->rank, base_s) : base_s;
+    }
     if (!(d >= 0 && d < INFINITY)) {
         fail_time(m, "a compute op's duration", d, x->rank);
         return;

@@ -47,6 +47,17 @@ struct sim_hooks {
     int (*step_done)(void *ctx, int rank, int64_t job_step, int replica, double now_s);
 };
 
+/* Replay (bench/replay.h): compute durations given from outside, such as a
+ * measured trace. compute_s(ctx, rank, step, op) is the duration of the
+ * rank's op (its index in the rank's program) in the rank's step `step`,
+ * taken whole: the cost model, the cluster's jitter and --straggler's
+ * slowdown are not applied on top (a measured time has them already). A
+ * negative return leaves that op to the model. */
+struct sim_durations {
+    void *ctx;
+    double (*compute_s)(void *ctx, int rank, int64_t step, int op);
+};
+
 struct sim_setup {
     const struct plan *plan;
     const struct cluster *cluster;        /* laid out for the plan's ranks */
@@ -56,6 +67,7 @@ struct sim_setup {
     struct failure_spec failure;          /* continue: an asynchronous worker's */
     double mtbf_s;                        /* continue: per worker, 0 = none */
     const struct sim_hooks *hooks;        /* NULL = timing only */
+    const struct sim_durations *durations; /* NULL = every compute op from the model */
     double *step_end_s;                   /* [steps] or NULL: filled with when every rank had
                                            * ended step s (the caller's buffer) */
 };

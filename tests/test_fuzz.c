@@ -1,5 +1,5 @@
 /* Every parser of strata fuzzed in-process: options, scenario files,
- * cluster profiles, IDX files, report documents, straggler/failure and
+ * cluster profiles, IDX files, report documents, traces, straggler/failure and
  * model specs. Each parser first runs its corpus (tests/corpus/<parser>/:
  * seeds and every input that ever failed), then fuzz_cases(2000) seeded
  * mutants of it (STRATA_FUZZ_CASES=100000 for a soak, STRATA_FUZZ_SEED for
@@ -22,6 +22,7 @@
 #include "../core/config.h"
 #include "../core/report.h"
 #include "../core/straggler.h"
+#include "../core/trace_read.h"
 #include "../core/workload.h"
 #include "../nn/data.h"
 #include "../sim/cluster.h"
@@ -255,6 +256,21 @@ static int run_report(const struct fuzz_input *in, struct err *e)
 Test(fuzz, report_documents)
 {
     fuzz_parser("report", run_report, NULL);
+}
+
+/* ---- strata traces (strata replay's input) ------------------------------------ */
+
+static int run_trace(const struct fuzz_input *in, struct err *e)
+{
+    struct trace_doc d;
+    int rc = trace_doc_parse(in->bytes, in->len, "fuzz.json", &d, e);
+    trace_doc_release(&d);
+    return rc;
+}
+
+Test(fuzz, trace_documents)
+{
+    fuzz_parser("trace", run_trace, NULL);
 }
 
 /* ---- --straggler and --fail ---------------------------------------------------- */

@@ -266,6 +266,15 @@ Test(browser, plot_page)
     check_page(b, page, 2 * 11);
 }
 
+Test(browser, replay_page)
+{
+    const char *b = browser_or_skip(), *trace = test_tmp_path("t.json"),
+               *page = test_tmp_path("replay.html");
+    PAGE("sim", "--strategy", "pipeline-1f1b", "--steps", "3", "--trace", trace);
+    PAGE("replay", trace, "--without-stragglers", "--html", page);
+    check_page(b, page, 3 * 11);   /* measured, replayed and what-if */
+}
+
 /* The real ones: small MPI jobs on 2 ranks. */
 static const char *const small_real[] = {"--steps", "3", "--model", "mlp:784-16-10", "--data",
                                          "synthetic", "--batch", "16"};

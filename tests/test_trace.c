@@ -137,7 +137,7 @@ static cJSON *chrome_json(const struct trace *t, const struct plan *p)
     cr_assert_geq(fd, 0);
     close(fd);
     struct err e = {0};
-    cr_assert_eq(trace_write_chrome(t, p, path, &e), 0, "%s", e.msg);
+    cr_assert_eq(trace_write_chrome(t, p, NULL, path, &e), 0, "%s", e.msg);
     cJSON *doc = read_json(path);
     unlink(path);
     return doc;
@@ -238,13 +238,13 @@ Test(trace, chrome_json_refuses_a_bad_op_kind_and_reports_bad_paths)
     trace_init(&t, -1, -1);
     struct span s = span_at(0, STREAM_COMPUTE, OP_N_KINDS, 0, 0, 1);
     cr_assert_eq(trace_add(&t, &s), 0);
-    cr_assert_eq(trace_write_chrome(&t, NULL, "/tmp/strata-never-written.json", &e), ERR_INPUT);
+    cr_assert_eq(trace_write_chrome(&t, NULL, NULL, "/tmp/strata-never-written.json", &e), ERR_INPUT);
     cr_assert(strstr(e.msg, "op kind"), "%s", e.msg);
     cr_assert_eq(access("/tmp/strata-never-written.json", F_OK), -1);
 
     t.spans.items[0].kind = OP_FORWARD;
     e = (struct err){0};
-    cr_assert_eq(trace_write_chrome(&t, NULL, "/nonexistent-dir/trace.json", &e), ERR_INPUT);
+    cr_assert_eq(trace_write_chrome(&t, NULL, NULL, "/nonexistent-dir/trace.json", &e), ERR_INPUT);
     cr_assert(strstr(e.msg, "does not exist"), "%s", e.msg);
     trace_release(&t);
 }

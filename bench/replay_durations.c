@@ -1,0 +1,338 @@
+/* The duration sources of a replay (replay_durations.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay_durations.h"
+
+static bool is_compute(int kind) { return op_infos[kind].cls == OPC_COMPUTE; }
+
+void replay_table_free(struct replay_table *t)
+{
+    if (!t) return;
+    for (int r = 0; t->dur_s && r < t->n_ranks; r++) free(t->dur_s[r]);
+    free(t->dur_s);
+    free(t->n_steps);
+    free(t->n_ops);
+    memset(t, 0, sizeof *t);
+}
+
+/* t sized for n_steps[r] x n_ops[r] per rank (already set), every entry -1. */
+static int table_alloc(struct replay_table *t, struct err *e)
+{
+    t->dur_s = XCALLOC(e, (size_t)t->n_ranks, sizeof *t->dur_s);
+    if (!t->dur_s) return ERR_NOMEM;
+    for (int r = 0; r < t->n_ranks; r++) {
+        size_t n = (size_t)t->n_steps[r] * (size_t)t->n_ops[r];
+        if (!n) continue;
+        if (!(t->dur_s[r] = XCALLOC(e, n, sizeof **t->dur_s))) return ERR_NOMEM;
+        for (size_t i = 0; i < n; i++) t->dur_s[r][i] = -1;
+    }
+    return 0;
+}
+
+/* An empty table shaped like `like`. */
+static int table_like(const struct replay_table *like, struct replay_table *t, struct err *e)
+{
+    memset(t, 0, sizeof *t);
+    t->n_ranks = like->n_ranks;
+    t->n_steps = XCALLOC(e, (size_t)t->n_ranks + 1, sizeof *t->n_steps);
+    t->n_ops = XCALLOC(e, (size_t)t->n_ranks + 1, sizeof *t->n_ops);
+    if (!t->n_steps || !t->n_ops) return ERR_NOMEM;
+    memcpy(t->n_steps, like->n_steps, (size_t)t->n_ranks * sizeof *t->n_steps);
+    memcpy(t->n_ops, like->n_ops, (size_t)t->n_ranks * sizeof *t->n_ops);
+    return table_alloc(t, e);
+}
+
+double replay_table_get(const struct replay_table *t, int rank, int64_t step, int op)
+{
+    if (rank < 0 || rank >= t->n_ranks || step < 0 || step >= t->n_steps[rank] || op < 0 ||
+        op >= t->n_ops[rank])
+        return -1;
+    return t->dur_s[rank][step * t->n_ops[rank] + op];
+}
+
+/* A compute op waits only for ops of its own rank (its stream's previous
+ * op, its deps, the rank's previous step). When its span starts later than
+ * the last of those ended, the rank let that time pass (host overhead, the
+ * process descheduled): its own time, not the network's, so the op's
+ * duration takes it in (Lumos, MLSys 2025, replays such gaps as well). In a
+ * simulated trace compute starts when it can, so this adds nothing. */
+static int add_start_gaps(const struct span *spans, size_t n, const struct plan *p,
+                          struct replay_table *t, struct err *e)
+{
+    int rc = 0;
+    for (int r = 0; r < t->n_ranks && rc == 0; r++) {
+        int n_ops = t->n_ops[r], n_steps = t->n_steps[r];
+        size_t cells = (size_t)n_ops * (size_t)n_steps;
+        if (!cells) continue;
+        double *end_s = XCALLOC(e, cells, sizeof *end_s);
+        double *start_s = XCALLOC(e, cells, sizeof *start_s);
+        double *step_end_s = XCALLOC(e, (size_t)n_steps, sizeof *step_end_s);
+        if (!end_s || !start_s || !step_end_s) rc = ERR_NOMEM;
+        for (size_t i = 0; rc == 0 && i < cells; i++) end_s[i] = start_s[i] = NAN;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            const struct span *s = &spans[i];
+            if (s->rank != r) continue;
+            size_t k = (size_t)s->step * n_ops + s->op;
+            end_s[k] = s->end_s;
+            start_s[k] = s->start_s;
+            step_end_s[s->step] = fmax(step_end_s[s->step], s->end_s);
+        }
+        const struct plan_rank *pr = &p->ranks[r];
+        for (int st = 0; rc == 0 && st < n_steps; st++)
+            for (int i = 0; i < n_ops; i++) {
+                size_t k = (size_t)st * n_ops + i;
+                const struct op *o = &pr->ops.items[i];
+                if (!is_compute(o->kind) || isnan(start_s[k]) || t->dur_s[r][k] < 0) continue;
+                double ready_s = st > 0 ? step_end_s[st - 1] : 0;
+                bool is_known = true;
+                for (int j = i - 1; j >= 0; j--)   /* the previous op of its stream */
+                    if (pr->ops.items[j].stream == o->stream) {
+                        ready_s = fmax(ready_s, end_s[(size_t)st * n_ops + j]);
+                        is_known &= !isnan(end_s[(size_t)st * n_ops + j]);
+                        break;
+                    }
+                for (int d = 0; d < o->n_deps; d++) {
+                    double dep_end_s = end_s[(size_t)st * n_ops + pr->deps.items[o->dep_first + d]];
+                    ready_s = fmax(ready_s, dep_end_s);
+                    is_known &= !isnan(dep_end_s);
+                }
+                if (is_known && start_s[k] > ready_s) t->dur_s[r][k] += start_s[k] - ready_s;
+            }
+        free(end_s);
+        free(start_s);
+        free(step_end_s);
+    }
+    return rc;
+}
+
+int replay_table_from_spans(const struct span *spans, size_t n, const struct plan *p,
+                            int64_t max_steps, const char *name, struct replay_table *t,
+                            struct err *e)
+{
+    memset(t, 0, sizeof *t);
+    t->n_ranks = p->n_ranks;
+    t->n_steps = XCALLOC(e, (size_t)p->n_ranks + 1, sizeof *t->n_steps);
+    t->n_ops = XCALLOC(e, (size_t)p->n_ranks + 1, sizeof *t->n_ops);
+    if (!t->n_steps || !t->n_ops) return ERR_NOMEM;
+    for (int r = 0; r < p->n_ranks; r++) t->n_ops[r] = (int)p->ranks[r].ops.len;
+    /* First pass: check every span against the plan, and size the steps. */
+    for (size_t i = 0; i < n; i++) {
+        const struct span *s = &spans[i];
+        if (s->rank < 0 || s->rank >= p->n_ranks || s->op < 0 || s->op >= t->n_ops[s->rank])
+            return err_set(e, ERR_INPUT, "%s: span %zu is op %d of rank %d, but the plan its "
+                           "scenario builds (%s) has no such op: the trace is of another plan",
+                           name, i, (int)s->op, (int)s->rank, p->strategy);
+        const struct op *o = &p->ranks[s->rank].ops.items[s->op];
+        if ((int)o->kind != s->kind || o->lo != s->lo || o->hi != s->hi)
+            return err_set(e, ERR_INPUT, "%s: span %zu (rank %d, op %d) is %s of layers [%d,%d), "
+                           "but that op of the plan its scenario builds is %s of [%d,%d): the "
+                           "trace is of another plan", name, i, (int)s->rank, (int)s->op,
+                           op_infos[s->kind].name, (int)s->lo, (int)s->hi,
+                           op_infos[o->kind].name, o->lo, o->hi);
+        if (s->step >= max_steps)
+            return err_set(e, ERR_INPUT, "%s: span %zu (rank %d, op %d) is of step %d, but the "
+                           "run had %lld steps a rank at most", name, i, (int)s->rank,
+                           (int)s->op, (int)s->step, (long long)max_steps);
+        if (s->step >= t->n_steps[s->rank]) t->n_steps[s->rank] = s->step + 1;
+    }
+    TRY(table_alloc(t, e));
+    for (size_t i = 0; i < n; i++) {
+        const struct span *s = &spans[i];
+        if (is_compute(s->kind))
+            t->dur_s[s->rank][(size_t)s->step * t->n_ops[s->rank] + s->op] = s->end_s - s->start_s;
+    }
+    return add_start_gaps(spans, n, p, t, e);
+}
+
+/* --- typical durations ------------------------------------------------------- */
+
+struct entry {
+    int kind, lo, hi, mb, step, rank, op;
+    double dur_s;
+};
+
+/* By the op's identity, then the step, then the duration. */
+static int by_op_step_dur(const void *pa, const void *pb)
+{
+    const struct entry *a = pa, *b = pb;
+    int d[] = {a->kind - b->kind, a->lo - b->lo, a->hi - b->hi, a->mb - b->mb, a->step - b->step};
+    for (size_t i = 0; i < sizeof d / sizeof *d; i++)
+        if (d[i]) return d[i] < 0 ? -1 : 1;
+    return (a->dur_s > b->dur_s) - (a->dur_s < b->dur_s);
+}
+
+static bool same_op_step(const struct entry *a, const struct entry *b)
+{
+    return a->kind == b->kind && a->lo == b->lo && a->hi == b->hi && a->mb == b->mb &&
+           a->step == b->step;
+}
+
+static int by_value(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/* The lower median of one rank's op over the steps that have it. */
+static double median_over_steps(const struct replay_table *t, int r, int op, double *scratch)
+{
+    int n = 0;
+    for (int s = 0; s < t->n_steps[r]; s++) {
+        double d = t->dur_s[r][(size_t)s * t->n_ops[r] + op];
+        if (d >= 0) scratch[n++] = d;
+    }
+    if (!n) return -1;
+    qsort(scratch, (size_t)n, sizeof *scratch, by_value);
+    return scratch[(n - 1) / 2];
+}
+
+int replay_table_typical(const struct replay_table *in, const struct plan *p,
+                         struct replay_table *out, struct err *e)
+{
+    TRY(table_like(in, out, e));
+    VEC(struct entry) all = {0};
+    int max_steps = 1;
+    for (int r = 0; r < in->n_ranks; r++) {
+        if (in->n_steps[r] > max_steps) max_steps = in->n_steps[r];
+        for (int s = 0; s < in->n_steps[r]; s++)
+            for (int i = 0; i < in->n_ops[r]; i++) {
+                double d = in->dur_s[r][(size_t)s * in->n_ops[r] + i];
+                if (d < 0) continue;
+                const struct op *o = &p->ranks[r].ops.items[i];
+                struct entry x = {(int)o->kind, o->lo, o->hi, o->mb, s, r, i, d};
+                if (vec_push(&all, x) < 0) {
+                    vec_free(&all);
+                    return err_set(e, ERR_NOMEM, "replay: out of memory making durations typical");
+                }
+            }
+    }
+    double *scratch = XCALLOC(e, (size_t)max_steps, sizeof *scratch);
+    if (!scratch) {
+        vec_free(&all);
+        return ERR_NOMEM;
+    }
+    qsort(all.items, all.len, sizeof *all.items, by_op_step_dur);
+    /* Each group: one op identity in one step, durations ascending. */
+    for (size_t g = 0; g < all.len;) {
+        size_t end = g + 1;
+        bool is_shared = false;   /* more than one rank runs it */
+        while (end < all.len && same_op_step(&all.items[g], &all.items[end])) {
+            is_shared |= all.items[end].rank != all.items[g].rank;
+            end++;
+        }
+        double shared_s = all.items[g + (end - g - 1) / 2].dur_s;
+        for (size_t k = g; k < end; k++) {
+            const struct entry *x = &all.items[k];
+            double d = is_shared ? shared_s : median_over_steps(in, x->rank, x->op, scratch);
+            out->dur_s[x->rank][(size_t)x->step * out->n_ops[x->rank] + x->op] = d;
+        }
+        g = end;
+    }
+    free(scratch);
+    vec_free(&all);
+    return 0;
+}
+
+int replay_table_one_typical(const struct replay_table *measured,
+                             const struct replay_table *typical, int r,
+                             struct replay_table *out, struct err *e)
+{
+    TRY(table_like(measured, out, e));
+    for (int k = 0; k < out->n_ranks; k++) {
+        const struct replay_table *from = k == r ? typical : measured;
+        size_t n = (size_t)out->n_steps[k] * (size_t)out->n_ops[k];
+        if (n) memcpy(out->dur_s[k], from->dur_s[k], n * sizeof *out->dur_s[k]);
+    }
+    return 0;
+}
+
+/* --- per-layer rates --------------------------------------------------------- */
+
+static int rate_class(int kind)
+{
+    switch ((enum op_kind)kind) {
+    case OP_FORWARD: return RATE_FORWARD;
+    case OP_BACKWARD:
+    case OP_BACKWARD_INPUT:
+    case OP_BACKWARD_WEIGHT: return RATE_BACKWARD;
+    case OP_UPDATE: return RATE_UPDATE;
+    default: return -1;
+    }
+}
+
+/* What layer l weighs in an op of class c: its share of the op's work. */
+static double layer_weight(const struct workload *wl, int c, int l)
+{
+    const struct layer *L = &wl->layers[l];
+    return c == RATE_FORWARD ? L->fwd_flops_per_sample
+           : c == RATE_BACKWARD ? L->bwd_flops_per_sample
+                                : (double)L->params;
+}
+
+void replay_rates_free(struct replay_rates *r)
+{
+    if (!r) return;
+    for (int i = 0; r->by_layer && i < RATE_N_CLASSES * r->n_layers; i++) vec_free(&r->by_layer[i]);
+    free(r->by_layer);
+    for (int c = 0; c < RATE_N_CLASSES; c++) vec_free(&r->pooled[c]);
+    memset(r, 0, sizeof *r);
+}
+
+int replay_rates_build(const struct replay_table *t, const struct plan *p,
+                       struct replay_rates *r, struct err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->n_layers = p->wl->n_layers;
+    r->by_layer = XCALLOC(e, (size_t)RATE_N_CLASSES * (size_t)r->n_layers + 1, sizeof *r->by_layer);
+    if (!r->by_layer) return ERR_NOMEM;
+    for (int k = 0; k < t->n_ranks; k++)
+        for (int s = 0; s < t->n_steps[k]; s++)
+            for (int i = 0; i < t->n_ops[k]; i++) {
+                double d = t->dur_s[k][(size_t)s * t->n_ops[k] + i];
+                const struct op *o = &p->ranks[k].ops.items[i];
+                int c = rate_class(o->kind);
+                if (d < 0 || c < 0 || !(o->flops > 0)) continue;
+                double rate = d / o->flops;
+                for (int l = o->lo; l < o->hi && l < r->n_layers; l++)
+                    if (vec_push(&r->by_layer[c * r->n_layers + l], rate) < 0 ||
+                        vec_push(&r->pooled[c], rate) < 0)
+                        return err_set(e, ERR_NOMEM, "replay: out of memory collecting rates");
+            }
+    for (int i = 0; i < RATE_N_CLASSES * r->n_layers; i++)
+        qsort(r->by_layer[i].items, r->by_layer[i].len, sizeof(double), by_value);
+    for (int c = 0; c < RATE_N_CLASSES; c++)
+        qsort(r->pooled[c].items, r->pooled[c].len, sizeof(double), by_value);
+    return 0;
+}
+
+/* The u-quantile of sorted xs[0..n) (u < 0: the lower median); n > 0. */
+static double quantile(const double *xs, size_t n, double u)
+{
+    if (u < 0) return xs[(n - 1) / 2];
+    size_t k = (size_t)(u * (double)n);
+    return xs[k < n ? k : n - 1];
+}
+
+double replay_rates_op_s(const struct replay_rates *r, const struct workload *wl,
+                         const struct op *op, double u)
+{
+    int c = rate_class(op->kind);
+    if (c < 0 || !(op->flops > 0) || op->hi > r->n_layers || op->hi > wl->n_layers) return -1;
+    double total_w = 0;
+    for (int l = op->lo; l < op->hi; l++) total_w += layer_weight(wl, c, l);
+    if (!(total_w > 0)) return -1;
+    double d = 0;
+    for (int l = op->lo; l < op->hi; l++) {
+        const double *xs = r->by_layer[c * r->n_layers + l].items;
+        size_t n = r->by_layer[c * r->n_layers + l].len;
+        if (!n) {
+            xs = r->pooled[c].items;
+            n = r->pooled[c].len;
+        }
+        if (!n) return -1;
+        d += quantile(xs, n, u) * op->flops * layer_weight(wl, c, l) / total_w;
+    }
+    return d;
+}

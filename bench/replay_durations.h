@@ -1,0 +1,73 @@
+/* Where a replay's compute durations come from (bench/replay.h): a table of
+ * the measured ones, per rank, step and op of the trace's plan; the same
+ * table with every op made typical (--without-stragglers); or, for a plan
+ * the trace did not run (--strategy, --scale), measured seconds per FLOP of
+ * each layer, from which any op's time follows. */
+#ifndef STRATA_BENCH_REPLAY_DURATIONS_H
+#define STRATA_BENCH_REPLAY_DURATIONS_H
+
+#include <stdint.h>
+
+#include "../core/err.h"
+#include "../core/plan.h"
+#include "../core/trace.h"
+#include "../core/vec.h"
+
+/* dur_s[r][step * n_ops[r] + op]: a compute op's seconds, -1 where the trace
+ * has none (the cost model's then). */
+struct replay_table {
+    int n_ranks;
+    int *n_steps;          /* [n_ranks] */
+    int *n_ops;            /* [n_ranks] */
+    double **dur_s;        /* [n_ranks][n_steps * n_ops] */
+};
+
+/* The compute spans of spans[0..n) into t, checked against p: each span's
+ * rank, op index, kind and layers must be p's, its step below max_steps (a
+ * trace of another plan is ERR_INPUT naming `name`, the span and what
+ * differs). */
+int replay_table_from_spans(const struct span *spans, size_t n, const struct plan *p,
+                            int64_t max_steps, const char *name, struct replay_table *t,
+                            struct err *e);
+
+/* out = in with every op's duration made typical: the lower median of the
+ * same op (kind, layers, microbatch) in the same step over the ranks that
+ * run it, or, when one rank alone runs it, the lower median of that rank's
+ * op over the steps. Lower (for two values the smaller): a straggler is
+ * slow, so of two ranks the typical one is the faster. */
+int replay_table_typical(const struct replay_table *in, const struct plan *p,
+                         struct replay_table *out, struct err *e);
+
+/* out = measured, but rank r's durations from typical. */
+int replay_table_one_typical(const struct replay_table *measured,
+                             const struct replay_table *typical, int r,
+                             struct replay_table *out, struct err *e);
+
+/* The entry, or -1 when there is none. */
+double replay_table_get(const struct replay_table *t, int rank, int64_t step, int op);
+
+void replay_table_free(struct replay_table *t);
+
+/* Measured seconds per FLOP of each layer, per kind of compute (forward,
+ * backward with its zero-bubble halves, update): every op of the table gives
+ * each of its layers its own duration / FLOPs as one sample. Sorted. */
+enum { RATE_FORWARD, RATE_BACKWARD, RATE_UPDATE, RATE_N_CLASSES };
+struct replay_rates {
+    int n_layers;
+    VEC(double) *by_layer;          /* [RATE_N_CLASSES * n_layers] */
+    VEC(double) pooled[RATE_N_CLASSES];   /* every layer's, for a layer with none */
+};
+
+int replay_rates_build(const struct replay_table *t, const struct plan *p,
+                       struct replay_rates *r, struct err *e);
+
+/* op's time (a compute op of a plan of the same workload wl): for each of
+ * its layers, its share of op's FLOPs (by the layer's FLOPs or, for
+ * UPDATE, parameters) at the layer's rate quantile u in [0, 1) (u < 0: the
+ * lower median). -1 when no rate applies (the cost model's then). */
+double replay_rates_op_s(const struct replay_rates *r, const struct workload *wl,
+                         const struct op *op, double u);
+
+void replay_rates_free(struct replay_rates *r);
+
+#endif

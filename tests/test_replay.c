@@ -1,0 +1,392 @@
+/* strata replay (bench/replay.c, core/trace_read.c, cli/replay.c): traces
+ * made by hand with known durations replay to the closed form; simulated
+ * traces of every classic strategy replay to their own step time; the
+ * what-ifs give what their definitions say; malformed traces are refused;
+ * and a real run is reproduced within a tolerance the loaded machine
+ * allows. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/config.h"
+#include "../core/plan.h"
+#include "../core/workload.h"
+#include "../strategies/strategy.h"
+#include "helpers.h"
+
+TEST_SUITE_WITH_TMP_DIR(replay, .timeout = 300);
+
+/* The hand trace: mirrored on 2 ranks, mlp:784-32-10, 2 steps. Each rank
+ * runs FORWARD (op 0), BACKWARD (1), ALLREDUCE (2), UPDATE (3) a step, for
+ * the durations below (ms); the all-reduce starts when the later rank
+ * arrives and takes no time (the ideal network). */
+struct hand {
+    double fwd_ms[2], bwd_ms[2], upd_ms[2];
+    const char *cluster;     /* the scenario's */
+    const char *mode;
+    double lag_ms[2];        /* before each forward: the rank started it late */
+};
+
+#define HAND_STEPS 2
+
+static void event(FILE *f, bool *first, const char *name, int rank, int tid, int step, int op,
+                  const char *layers, double ts_ms, double dur_ms)
+{
+    fprintf(f, "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.17g,\"dur\":%.17g,"
+               "\"args\":{\"layers\":\"%s\",\"mb\":%d,\"step\":%d,\"op\":%d}}",
+            *first ? "" : ",", name, rank, tid, ts_ms * 1e3, dur_ms * 1e3, layers,
+            !strcmp(name, "FORWARD") || !strcmp(name, "BACKWARD") ? 0 : -1, step, op);
+    *first = false;
+}
+
+/* Writes h as a trace file; returns its path. The measured step time is
+ * then max_r(fwd + bwd) + upd (upd equal on both ranks). */
+static const char *write_hand(const char *file, const struct hand *h)
+{
+    const char *path = test_tmp_path(file);
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "cannot write %s", path);
+    fprintf(f, "{\"traceEvents\":[");
+    bool first = true;
+    double t_ms = 0;
+    for (int s = 0; s < HAND_STEPS; s++) {
+        double arrive_ms = 0;
+        for (int r = 0; r < 2; r++)
+            arrive_ms = fmax(arrive_ms, h->lag_ms[r] + h->fwd_ms[r] + h->bwd_ms[r]);
+        for (int r = 0; r < 2; r++) {
+            double f_ms = t_ms + h->lag_ms[r];
+            event(f, &first, "FORWARD", r, 0, s, 0, "[0,2)", f_ms, h->fwd_ms[r]);
+            event(f, &first, "BACKWARD", r, 0, s, 1, "[0,2)", f_ms + h->fwd_ms[r], h->bwd_ms[r]);
+            event(f, &first, "ALLREDUCE", r, 1, s, 2, "[0,2)", t_ms + arrive_ms, 0);
+            event(f, &first, "UPDATE", r, 0, s, 3, "[0,2)", t_ms + arrive_ms, h->upd_ms[r]);
+        }
+        t_ms += arrive_ms + fmax(h->upd_ms[0], h->upd_ms[1]);
+    }
+    fprintf(f, "],\"displayTimeUnit\":\"ms\",\"strata_trace\":1,\"mode\":\"%s\","
+               "\"strategy\":\"mirrored\",\"steps\":%d,\"ranks\":2,\"workers\":2,"
+               "\"dropped_spans\":0,\"scenario\":{\"strategy\":\"mirrored\","
+               "\"model\":\"mlp:784-32-10\",\"devices\":2,\"batch\":256,\"steps\":%d,"
+               "\"seed\":1,\"cluster\":\"%s\"}}\n",
+            h->mode ? h->mode : "sim", HAND_STEPS, HAND_STEPS, h->cluster);
+    fclose(f);
+    return path;
+}
+
+/* strata replay args... --json OUT, which must succeed; its document. */
+static cJSON *replay_json(const char *const *args)
+{
+    const char *out = test_tmp_path("replay.json");
+    const char *argv[24] = {"replay"};
+    int n = 1;
+    for (; args[n - 1]; n++) argv[n] = args[n - 1];
+    argv[n++] = "--json";
+    argv[n++] = out;
+    argv[n] = NULL;
+    struct run r = run_strata(argv);
+    cr_assert_eq(r.status, 0, "strata replay failed (%d): %s", r.status, r.err);
+    run_free(&r);
+    return read_json(out);
+}
+
+#define REPLAY(...) replay_json((const char *const[]){__VA_ARGS__, NULL})
+
+static void expect_near(double got, double want, double rel, const char *what)
+{
+    cr_log_info("%s: %.12g, closed form %.12g (relative %.3g)", what, got, want,
+                fabs(got / want - 1));
+    cr_expect(fabs(got - want) <= rel * fabs(want), "%s: %.12g, closed form %.12g (%.3g apart)",
+              what, got, want, fabs(got / want - 1));
+}
+
+static const struct hand uneven = {{1, 1}, {2, 4}, {0.5, 0.5}, "ideal", NULL, {0, 0}};
+
+Test(replay, hand_trace_replays_to_closed_form)
+{
+    /* ideal network: a step is the later rank's fwd + bwd, then the update */
+    cJSON *j = REPLAY(write_hand("uneven.json", &uneven));
+    expect_near(num_at(j, "measured_step_s", NULL), 5.5e-3, 1e-9, "measured step");
+    expect_near(num_at(j, "replayed_step_s", NULL), 5.5e-3, 1e-9, "replayed step");
+    cr_expect(fabs(num_at(j, "error", NULL)) < 1e-9);
+    cr_expect_eq(strcmp(str_at(j, "network"), "ideal"), 0);
+    cJSON_Delete(j);
+}
+
+Test(replay, a_rank_that_starts_an_op_late_keeps_its_lag)
+{
+    /* rank 0 starts each forward 3 ms after it could: its own lost time
+     * (host, scheduler), replayed as part of the op, so rank 0 now arrives
+     * last: 3 + 1 + 2 + 0.5 a step */
+    struct hand h = uneven;
+    h.mode = "real";
+    h.lag_ms[0] = 3;
+    cJSON *j = REPLAY(write_hand("lag.json", &h), "--cluster", "ideal");
+    expect_near(num_at(j, "measured_step_s", NULL), 6.5e-3, 1e-9, "measured step");
+    expect_near(num_at(j, "replayed_step_s", NULL), 6.5e-3, 1e-9, "replayed step");
+    cr_expect_str_eq(str_at(j, "network"), "ideal");
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(j, "whatif")), "a real trace's --cluster is its "
+              "network, not a what-if");
+    cJSON_Delete(j);
+}
+
+Test(replay, without_stragglers_makes_the_slow_rank_typical)
+{
+    /* typical backward: the lower median of {2, 4} ms = 2 ms, so a step is
+     * 1 + 2 + 0.5; rank 1 alone made typical gives the same, rank 0 nothing */
+    cJSON *j = REPLAY(write_hand("uneven.json", &uneven), "--without-stragglers");
+    const cJSON *w = cJSON_GetObjectItem(j, "whatif");
+    cr_assert(cJSON_IsObject(w), "no what-if in the replay");
+    expect_near(num_at(w, "step_s", NULL), 3.5e-3, 1e-9, "step without stragglers");
+    const cJSON *ranks = cJSON_GetObjectItem(j, "per_rank");
+    cr_assert_eq(cJSON_GetArraySize(ranks), 2);
+    expect_near(num_at(cJSON_GetArrayItem(ranks, 1), "straggler_share", NULL), 1 - 3.5 / 5.5,
+                1e-9, "rank 1's share");
+    cr_expect(fabs(num_at(cJSON_GetArrayItem(ranks, 0), "straggler_share", NULL)) < 1e-12);
+    cJSON_Delete(j);
+}
+
+Test(replay, cluster_ideal_removes_communication)
+{
+    struct hand h = uneven;
+    h.cluster = "cpu-loopback";
+    const char *path = write_hand("loopback.json", &h);
+    cJSON *j = REPLAY(path, "--cluster", "ideal");
+    /* at home the all-reduce costs the loopback's time; on ideal nothing */
+    cr_expect(num_at(j, "replayed_step_s", NULL) > 5.5e-3 * (1 + 1e-6),
+              "replayed %.9g s: the loopback's all-reduce should cost something",
+              num_at(j, "replayed_step_s", NULL));
+    expect_near(num_at(j, "whatif", "step_s"), 5.5e-3, 1e-9, "step on ideal");
+    cJSON_Delete(j);
+}
+
+/* The FLOPs of op `index` of `rank` in strategy's plan of the hand scenario. */
+static double flops_of(const char *strategy, int rank, int index, enum op_kind kind)
+{
+    struct config c;
+    config_init(&c);
+    snprintf(c.strategy, sizeof c.strategy, "%s", strategy);
+    snprintf(c.model, sizeof c.model, "mlp:784-32-10");
+    c.devices = 2;
+    c.batch = 256;
+    struct workload *wl = test_workload(c.model);
+    struct plan *p = NULL;
+    struct err e = {0};
+    cr_assert_eq(strategy_build(test_strategy(strategy), &c, wl, &p, &e), 0, "%s", e.msg);
+    const struct op *o = &p->ranks[rank].ops.items[index];
+    cr_assert_eq(o->kind, kind, "%s rank %d op %d is %s", strategy, rank, index,
+                 op_infos[o->kind].name);
+    double flops = o->flops;
+    plan_free(p);
+    workload_free(wl);
+    return flops;
+}
+
+Test(replay, strategy_replans_measured_rates_per_layer)
+{
+    /* Both ranks alike: each layer's rate is the op's time / its FLOPs.
+     * Model parallelism on 2 ranks (rank 0 layer 0, rank 1 layer 1; the
+     * ideal network) runs F0, F1, B1, B0 in a chain, then rank 0's update
+     * (rank 1's overlaps B0): the closed form below. */
+    struct hand h = {{1, 1}, {2, 2}, {0.5, 0.5}, "ideal", NULL, {0, 0}};
+    cJSON *j = REPLAY(write_hand("even.json", &h), "--strategy", "model");
+    double rf = 1e-3 / flops_of("mirrored", 0, 0, OP_FORWARD);
+    double rb = 2e-3 / flops_of("mirrored", 0, 1, OP_BACKWARD);
+    double ru = 0.5e-3 / flops_of("mirrored", 0, 3, OP_UPDATE);
+    double want = rf * (flops_of("model", 0, 0, OP_FORWARD) + flops_of("model", 1, 1, OP_FORWARD)) +
+                  rb * (flops_of("model", 1, 2, OP_BACKWARD) + flops_of("model", 0, 3, OP_BACKWARD)) +
+                  ru * flops_of("model", 0, 4, OP_UPDATE);
+    expect_near(num_at(j, "whatif", "step_s"), want, 1e-9, "model's step from mirrored's rates");
+    cr_expect_eq(num_at(j, "whatif", "devices"), 2);
+    cr_expect_str_eq(str_at(cJSON_GetObjectItem(j, "whatif"), "strategy"), "model");
+    cJSON_Delete(j);
+}
+
+Test(replay, scale_of_a_uniform_run_keeps_its_step)
+{
+    /* every op of a kind took the same time, so every draw is that time and
+     * weak scaling keeps each device's work: the step stays 1 + 2 + 0.5 ms */
+    struct hand h = {{1, 1}, {2, 2}, {0.5, 0.5}, "ideal", NULL, {0, 0}};
+    cJSON *j = REPLAY(write_hand("even.json", &h), "--scale", "16", "--seed", "7");
+    expect_near(num_at(j, "whatif", "step_s"), 3.5e-3, 1e-9, "step at 16 devices");
+    cr_expect_eq(num_at(j, "whatif", "devices"), 16);
+    cr_expect_eq(num_at(j, "whatif", "batch"), 256 * 8);
+    cJSON_Delete(j);
+}
+
+Test(replay, what_ifs_combine)
+{
+    /* without stragglers on ideal from the loopback trace: 1 + 2 + 0.5 */
+    struct hand h = uneven;
+    h.cluster = "cpu-loopback";
+    cJSON *j = REPLAY(write_hand("loopback.json", &h), "--without-stragglers", "--cluster",
+                      "ideal");
+    expect_near(num_at(j, "whatif", "step_s"), 3.5e-3, 1e-9, "typical ops on ideal");
+    cJSON_Delete(j);
+}
+
+Test(replay, plot_writes_both_timelines_and_the_bars)
+{
+    const char *dir = test_tmp_path("plots");
+    cJSON *j = REPLAY(write_hand("uneven.json", &uneven), "--without-stragglers", "--plot", dir);
+    cJSON_Delete(j);
+    char path[256];
+    snprintf(path, sizeof path, "%s/replay.dat", dir);
+    char *bars = test_slurp(path);
+    /* measured, replayed and the what-if, each with its change */
+    cr_expect(strstr(bars, "\"measured\" 0.0055 0") != NULL, "%s", bars);
+    cr_expect(strstr(bars, "\"what-if: without stragglers\" 0.0035 -36.") != NULL, "%s", bars);
+    free(bars);
+    snprintf(path, sizeof path, "%s/replay-timelines.gp", dir);
+    char *gp = test_slurp(path);
+    cr_expect(strstr(gp, "multiplot layout 2,1") && strstr(gp, "'replayed'"), "%s", gp);
+    free(gp);
+}
+
+/* A simulated trace fed back is the same schedule: the replay's step time
+ * is the simulator's own, to rounding (the trace's microseconds). */
+Test(replay, sim_traces_of_the_classic_strategies_replay_exactly)
+{
+    static const char *const strategies[] = {"mirrored", "ps-sync", "ps-async", "ps-ssp",
+                                             "model", "pipeline-gpipe", "pipeline-1f1b"};
+    for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++) {
+        const char *trace = test_tmp_path("sim-trace.json");
+        struct run r = RUN("sim", "--strategy", strategies[i], "--devices", "4", "--steps", "3",
+                           "--cluster", "cpu-loopback", "--straggler", "exp:0.5", "--trace",
+                           trace);
+        cr_assert_eq(r.status, 0, "%s: %s", strategies[i], r.err);
+        run_free(&r);
+        cJSON *j = REPLAY(trace);
+        double err = num_at(j, "error", NULL);
+        cr_log_info("%s: replay error %.3g", strategies[i], err);
+        cr_expect(fabs(err) <= 1e-9, "%s: replayed %.12g s, measured %.12g s", strategies[i],
+                  num_at(j, "replayed_step_s", NULL), num_at(j, "measured_step_s", NULL));
+        cJSON_Delete(j);
+    }
+}
+
+Test(replay, malformed_traces_are_refused)
+{
+    expect_refused(RUN("replay", test_tmp_file("bad.json", "{\"traceEvents\": [")), "bad.json",
+                   NULL);
+    expect_refused(RUN("replay", test_tmp_file("plain.json", "{\"traceEvents\": []}")),
+                   "strata_trace", NULL);
+    expect_refused(RUN("replay", "/nonexistent/trace.json"), "/nonexistent/trace.json", NULL);
+    expect_refused(RUN("replay"), "one trace file", NULL);
+    expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--scale", "-1"), "--scale",
+                   "-1");
+    expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--scale", "2x"), "--scale",
+                   "2x");
+    expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--steps", "3"), "--steps",
+                   NULL);
+    expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--strategy", "nope"),
+                   "nope", NULL);
+
+    /* a span that does not fit the plan of its scenario */
+    char *text = test_slurp(write_hand("uneven.json", &uneven));
+    char *at = strstr(text, "\"op\":3");
+    cr_assert(at);
+    memcpy(at, "\"op\":9", 6);
+    expect_refused(RUN("replay", test_tmp_file("other-plan.json", text)), "another plan", NULL);
+    free(text);
+    text = test_slurp(write_hand("uneven.json", &uneven));
+    at = strstr(text, "\"pid\":1");
+    cr_assert(at);
+    memcpy(at, "\"pid\":7", 7);
+    expect_refused(RUN("replay", test_tmp_file("pid.json", text)), "pid", NULL);
+    free(text);
+    text = test_slurp(write_hand("uneven.json", &uneven));
+    at = strstr(text, "\"name\":\"FORWARD\"");
+    cr_assert(at);
+    memcpy(at, "\"name\":\"FORWARX\"", 16);
+    expect_refused(RUN("replay", test_tmp_file("kind.json", text)), "FORWARX", NULL);
+    free(text);
+}
+
+/* --- real runs (2 MPI ranks on a machine other work shares) -----------------
+ * The tolerances are wide: on this loaded 2-core machine a real step's
+ * communication is mostly waiting for the CPU, which no network model
+ * holds (the README's benchmark gives the figure on a quiet machine). A
+ * replay that ignored the trace (the cost model's compute) or made nothing
+ * typical would still fail them. */
+#define REAL_TOLERANCE 0.6
+
+static const char *real_trace(const char *file, const char *straggler, const char *json)
+{
+    const char *trace = test_tmp_path(file);
+    struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--devices", "2",
+                       "--steps", "5", "--data", "synthetic", "--model", "mlp:784-16-10",
+                       "--batch", "8192", "--straggler", straggler, "--trace", trace, "--json",
+                       json);
+    cr_assert_eq(r.status, 0, "strata real: %s", r.err);
+    run_free(&r);
+    return trace;
+}
+
+Test(replay, real_run_is_reproduced)
+{
+    const char *trace = real_trace("real.json", "none", test_tmp_path("real-report.json"));
+    cJSON *j = REPLAY(trace);
+    double err = num_at(j, "error", NULL);
+    cr_log_info("real mirrored np 2: measured %.4g s, replayed %.4g s, error %+.1f%%",
+                num_at(j, "measured_step_s", NULL), num_at(j, "replayed_step_s", NULL),
+                100 * err);
+    cr_expect(fabs(err) <= REAL_TOLERANCE, "replay error %+.1f%%", 100 * err);
+    cJSON_Delete(j);
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+#define STRAGGLER_PAIRS 3
+
+Test(replay, real_run_without_its_straggler_is_predicted)
+{
+    /* Two identical real runs here can differ 3x in step time as the other
+     * work on the machine comes and goes, so runs with and without the
+     * straggler alternate, STRAGGLER_PAIRS of each, and their medians are
+     * compared: the what-if of the runs with it against the runs measured
+     * without it, and against those runs' own replays (which share the
+     * network model's error). */
+    double pred_s[STRAGGLER_PAIRS], ref_s[STRAGGLER_PAIRS], ref_replayed_s[STRAGGLER_PAIRS];
+    for (int i = 0; i < STRAGGLER_PAIRS; i++) {
+        const char *ref_json = test_tmp_path("ref.json");
+        const char *ref_trace = real_trace("ref-trace.json", "none", ref_json);
+        cJSON *ref = read_json(ref_json);
+        ref_s[i] = num_at(ref, "step_time_s", "mean");
+        cJSON_Delete(ref);
+        cJSON *ref_replay = REPLAY(ref_trace);
+        ref_replayed_s[i] = num_at(ref_replay, "replayed_step_s", NULL);
+        cJSON_Delete(ref_replay);
+
+        const char *slow = real_trace("slow.json", "slow:1=3", test_tmp_path("slow-report.json"));
+        cJSON *j = REPLAY(slow, "--without-stragglers");
+        pred_s[i] = num_at(j, "whatif", "step_s");
+        double measured_slow_s = num_at(j, "measured_step_s", NULL);
+        cr_log_info("pair %d: slow:1=3 measured %.4g s, predicted without it %.4g s; the run "
+                    "without it measured %.4g s, replayed %.4g s", i, measured_slow_s, pred_s[i],
+                    ref_s[i], ref_replayed_s[i]);
+        cr_expect(pred_s[i] < measured_slow_s * 0.8, "the straggler's cost should be gone: "
+                  "%.4g s of %.4g s", pred_s[i], measured_slow_s);
+        const cJSON *ranks = cJSON_GetObjectItem(j, "per_rank");
+        cr_expect(num_at(cJSON_GetArrayItem(ranks, 1), "straggler_share", NULL) >
+                      num_at(cJSON_GetArrayItem(ranks, 0), "straggler_share", NULL) + 0.1,
+                  "rank 1, 3x slower, should cost the job more than rank 0");
+        cJSON_Delete(j);
+    }
+    qsort(pred_s, STRAGGLER_PAIRS, sizeof *pred_s, by_double);
+    qsort(ref_s, STRAGGLER_PAIRS, sizeof *ref_s, by_double);
+    qsort(ref_replayed_s, STRAGGLER_PAIRS, sizeof *ref_replayed_s, by_double);
+    double pred = pred_s[STRAGGLER_PAIRS / 2], ref = ref_s[STRAGGLER_PAIRS / 2],
+           ref_replayed = ref_replayed_s[STRAGGLER_PAIRS / 2];
+    cr_log_info("medians: predicted without the straggler %.4g s; measured without it %.4g s "
+                "(%+.1f%%), replayed without it %.4g s (%+.1f%%)", pred, ref,
+                100 * (pred / ref - 1), ref_replayed, 100 * (pred / ref_replayed - 1));
+    cr_expect(fabs(pred / ref - 1) <= REAL_TOLERANCE,
+              "predicted %.4g s without the straggler, measured %.4g s", pred, ref);
+    cr_expect(fabs(pred / ref_replayed - 1) <= REAL_TOLERANCE,
+              "predicted %.4g s without the straggler, the run without it replays to %.4g s",
+              pred, ref_replayed);
+}
