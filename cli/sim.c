@@ -1,7 +1,9 @@
 /* strata sim: one strategy, simulated. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../bench/chakra_source.h"
 #include "../bench/run.h"
 #include "../bench/run_numerics.h"
 #include "outputs.h"
@@ -80,13 +82,25 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     struct scenario s;
     struct sim_run run = {0}, base = {0};
     struct run_numerics *numerics = NULL;   /* the run and its baseline share it */
+    struct chakra_source traced = {0};
     int status = 0;
 
     if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
     const struct strategy *st = s.strategy;
+    /* --workload chakra:DIR: the traces' plan instead of --strategy's */
+    if (s.cfg.workload[0]) {
+        if (chakra_source_open(&s.cfg, &s.wl, &traced, &e) < 0) {
+            status = scenario_fail(self, &e);
+            goto out;
+        }
+        st = &traced.strategy;
+        chakra_source_print_left_out(stderr, "strata sim: ", &traced);
+    }
+    /* Another tool's trace has no one-device form to measure speedup by. */
+    bool has_baseline = !s.cfg.workload[0] || traced.is_strata;
     if (!(numerics = run_numerics_create(&e)) ||
         run_simulate(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), numerics, &run, &e) < 0 ||
-        run_baseline(&s.cfg, s.wl, numerics, &base, &e) < 0) {
+        (has_baseline && run_baseline(&s.cfg, s.wl, numerics, &base, &e) < 0)) {
         status = scenario_fail(self, &e);
         goto out;
     }
@@ -96,7 +110,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
            run.plan->n_workers, run.cluster.name, run.cluster.nodes,
            run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,
            s.cfg.steps, desc);
-    double speedup = run_speedup(&run, &base);
+    double speedup = has_baseline ? run_speedup(&run, &base) : NAN;
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);
     print_details(&run);
@@ -108,6 +122,7 @@ out:
     run_release(&run);
     run_release(&base);
     run_numerics_free(numerics);
+    chakra_source_release(&traced);
     scenario_release(&s);
     return status;
 }

@@ -184,6 +184,13 @@ const struct opt_spec config_options[] = {
      .help = "print an ASCII Gantt chart of the first steps"},
     {.name = "explain", FLAG(explain), .def = "false", .groups = OPTG_SCHEDULE,
      .help = "schedule: first say what each op kind of the plan, and its server policy, mean"},
+    /* Chakra execution traces (core/chakra.h, docs/chakra.md) */
+    {.name = "chakra", STRING(chakra_dir), .def = "", .groups = OPTG_SCHEDULE, .metavar = "DIR",
+     .help = "schedule: also write each rank's program as a Chakra trace DIR/STRATEGY.RANK.et"},
+    {.name = "workload", STRING(workload), .def = "", .groups = OPTG_TRACE_IN,
+     .metavar = "chakra:DIR",
+     .help = "simulate the plan of the Chakra traces NAME.RANK.et in DIR instead of building "
+             "--strategy's; strata's own traces bring their scenario options"},
 };
 const size_t config_n_options = sizeof config_options / sizeof config_options[0];
 

@@ -28,6 +28,7 @@ enum opt_group {
     OPTG_VALIDATE = 1u << 12,  /* validate's matrix: --models, --np-list, --stragglers, --repeat */
     OPTG_SCHEDULE = 1u << 13,  /* what strata schedule shows besides the program: --explain */
     OPTG_LIMITS = 1u << 14,    /* what a run may take: --max-memory (not part of a report's config) */
+    OPTG_TRACE_IN = 1u << 15,  /* a plan read from traces: --workload chakra:DIR (not part of a report's config) */
 };
 
 enum opt_type {
@@ -131,6 +132,9 @@ struct config {
     bool timeline;                      /* --timeline: ASCII Gantt chart of the first steps */
     /* OPTG_SCHEDULE */
     bool explain;               /* --explain: what each op kind and the server policy mean */
+    char chakra_dir[CONFIG_PATH_BYTES];  /* --chakra: schedule writes Chakra traces here; "" = none */
+    /* OPTG_TRACE_IN */
+    char workload[CONFIG_PATH_BYTES];    /* --workload: "chakra:DIR", or "" = build --strategy's plan */
 
     /* Not options. */
     char scenario_path[CONFIG_PATH_BYTES];  /* -f FILE, "" when none */
