@@ -473,10 +473,19 @@ static int foreign_op(const struct rank_read *rr, const struct chakra_node *n, i
             return err_set(e, ERR_INPUT, "%s: %s %llu: %s %lld is not another rank of the "
                            "trace (0 to %d)", rr->path, type, (unsigned long long)n->id, who,
                            (long long)peer, n_ranks - 1);
+        /* a plan's tag names a layer boundary and a microbatch; a trace's
+         * is any number the pair agreed on: kept as the microbatch */
+        int64_t tag = node_int(n, "comm_tag", 0);
+        if (tag < 0 || tag > PLAN_MAX_MB)
+            return err_set(e, ERR_INPUT, "%s: %s %llu: comm_tag %lld is outside the 0 to %d "
+                           "strata models", rr->path, type, (unsigned long long)n->id,
+                           (long long)tag, PLAN_MAX_MB);
         op->kind = is_send ? OP_SEND : OP_RECV;
         op->stream = STREAM_COMM;
         op->peer = (int)peer;
-        op->tag = (uint32_t)node_int(n, "comm_tag", 0);
+        op->lo = op->hi = 0;   /* the boundary of the tag */
+        op->mb = (int)tag;
+        op->tag = plan_tag(TAG_ACT, 0, (int)tag);
         op->bytes = node_int(n, "comm_size", node_int(n, "tensor_size", 0));
         return 0;
     }
