@@ -410,7 +410,7 @@ static enum op_kind kind_named(const char *name)
 
 /* A strata node back into its op, exactly. */
 static int strata_op(const struct rank_read *rr, const struct chakra_node *n, int n_ranks,
-                     struct op *op, struct err *e)
+                     int batch, int n_mb, struct op *op, struct err *e)
 {
     const struct chakra_attr *kind = chakra_attr_find(&n->attrs, "strata_kind");
     const struct chakra_attr *layers = chakra_attr_find(&n->attrs, "strata_layers");
@@ -442,6 +442,16 @@ static int strata_op(const struct rank_read *rr, const struct chakra_node *n, in
     if (op->stream < 0 || op->stream >= PLAN_N_STREAMS || (op->peer >= n_ranks))
         return err_set(e, ERR_INPUT, "%s: node %llu: stream %d or peer %d out of range", rr->path,
                        (unsigned long long)n->id, op->stream, op->peer);
+    /* what plan_check leaves to the builders, which a file cannot be
+     * trusted with: the arithmetic (--numerics) slices the batch by these */
+    bool is_compute = op_infos[op->kind].cls == OPC_COMPUTE;
+    if (op->n_samples < 0 || op->n_samples > batch || op->mb < -1 ||
+        (is_compute && op->mb >= n_mb) || op->mb > PLAN_MAX_MB || op->bytes < 0 ||
+        !(op->flops >= 0 && op->flops < 1e300))
+        return err_set(e, ERR_INPUT, "%s: node %llu (%s): samples %d, microbatch %d, bytes %lld "
+                       "or FLOPs %g out of range (batch %d in %d microbatches)", rr->path,
+                       (unsigned long long)n->id, op_infos[op->kind].name, op->n_samples, op->mb,
+                       (long long)op->bytes, op->flops, batch, n_mb);
     return 0;
 }
 
@@ -460,6 +470,10 @@ static int foreign_op(const struct rank_read *rr, const struct chakra_node *n, i
         op->flops = (double)node_int(n, "num_ops", 0);
         op->bytes = node_int(n, "tensor_size", 0);
         op->time_s = (double)n->duration_micros * 1e-6;
+        if (op->flops < 0 || op->bytes < 0)
+            return err_set(e, ERR_INPUT, "%s: COMP_NODE %llu: num_ops %g or tensor_size %lld "
+                           "is negative", rr->path, (unsigned long long)n->id, op->flops,
+                           (long long)op->bytes);
         return 0;
     case CHAKRA_COMM_SEND_NODE:
     case CHAKRA_COMM_RECV_NODE: {
@@ -487,7 +501,7 @@ static int foreign_op(const struct rank_read *rr, const struct chakra_node *n, i
         op->mb = (int)tag;
         op->tag = plan_tag(TAG_ACT, 0, (int)tag);
         op->bytes = node_int(n, "comm_size", node_int(n, "tensor_size", 0));
-        return 0;
+        break;
     }
     case CHAKRA_COMM_COLL_NODE: {
         int64_t ct = node_int(n, "comm_type", -1);
@@ -513,7 +527,7 @@ static int foreign_op(const struct rank_read *rr, const struct chakra_node *n, i
         op->stream = STREAM_COMM;
         op->group = *all_group;
         op->bytes = node_int(n, "comm_size", 0);
-        return 0;
+        break;
     }
     default:
         if (type) snprintf(left_buf, left_n, "%s", type);
@@ -521,6 +535,10 @@ static int foreign_op(const struct rank_read *rr, const struct chakra_node *n, i
         *left = left_buf;
         return 0;
     }
+    if (op->bytes < 0)
+        return err_set(e, ERR_INPUT, "%s: %s %llu: comm_size %lld is negative", rr->path, type,
+                       (unsigned long long)n->id, (long long)op->bytes);
+    return 0;
 }
 
 static int read_rank(const struct chakra_trace *t, int r, struct plan *p, int *all_group,
@@ -547,7 +565,7 @@ static int read_rank(const struct chakra_trace *t, int r, struct plan *p, int *a
         struct op op;
         const char *left = NULL;
         char left_buf[64];
-        rc = t->is_strata ? strata_op(&rr, node, p->n_ranks, &op, e)
+        rc = t->is_strata ? strata_op(&rr, node, p->n_ranks, p->batch, p->n_microbatches, &op, e)
                           : foreign_op(&rr, node, r, p->n_ranks, p->wl->n_layers, all_group, p,
                                        &op, &left, left_buf, sizeof left_buf, e);
         if (rc == 0) rc = resolve_deps(&rr, i, t->is_strata, &deps, e);
