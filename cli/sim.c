@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../bench/chakra_source.h"
+#include "../core/budget.h"
 #include "../bench/run.h"
 #include "../bench/run_numerics.h"
 #include "outputs.h"
@@ -95,6 +96,11 @@ int cmd_sim(const struct command *self, int argc, char **argv)
         }
         st = &traced.strategy;
         chakra_source_print_left_out(stderr, "strata sim: ", &traced);
+        /* the budget again, now for the traces' scenario rather than --model's */
+        if (budget_check(&s.cfg, s.wl, self->groups, &e) < 0) {
+            status = scenario_fail(self, &e);
+            goto out;
+        }
     }
     /* Another tool's trace has no one-device form to measure speedup by. */
     bool has_baseline = !s.cfg.workload[0] || traced.is_strata;
@@ -105,7 +111,12 @@ int cmd_sim(const struct command *self, int argc, char **argv)
         goto out;
     }
     char desc[512];
-    workload_describe(s.wl, desc, sizeof desc);
+    if (traced.strategy.name && !traced.is_strata)   /* no layers to describe */
+        snprintf(desc, sizeof desc, "%.300s: another tool's traces, %d ranks, %lld ops a step "
+                 "(their own FLOPs, bytes and times)", s.cfg.workload, run.plan->n_ranks,
+                 (long long)plan_n_ops(run.plan));
+    else
+        workload_describe(s.wl, desc, sizeof desc);
     printf("%s on %d devices of %s (%d node%s x %d), batch %lld, %lld steps\n%s\n\n", st->name,
            run.plan->n_workers, run.cluster.name, run.cluster.nodes,
            run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,

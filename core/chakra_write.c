@@ -89,7 +89,8 @@ static void put_string_attr(struct pb_buf *msg, uint32_t field, const char *name
     attr_end(msg, field, &a);
 }
 
-/* Packed repeated varints (proto3's default for repeated scalars). */
+/* Packed repeated varints (proto3's default for repeated scalars), from
+ * int64s or from ints (a plan's deps and group members). */
 static void put_packed(struct pb_buf *msg, uint32_t field, const int64_t *v, size_t n)
 {
     struct pb_buf packed = {0};
@@ -98,12 +99,20 @@ static void put_packed(struct pb_buf *msg, uint32_t field, const int64_t *v, siz
     pb_buf_free(&packed);
 }
 
-static void put_int64_list_attr(struct pb_buf *msg, uint32_t field, const char *name,
-                                const int64_t *v, size_t n)
+static void put_packed_ints(struct pb_buf *msg, uint32_t field, const int *v, size_t n)
+{
+    struct pb_buf packed = {0};
+    for (size_t i = 0; i < n; i++) pb_put_varint(&packed, (uint64_t)(int64_t)v[i]);
+    pb_put_message(msg, field, &packed);
+    pb_buf_free(&packed);
+}
+
+static void put_int_list_attr(struct pb_buf *msg, uint32_t field, const char *name,
+                              const int *v, size_t n)
 {
     struct pb_buf a, list = {0};
     attr_begin(&a, name);
-    put_packed(&list, LIST_VALUES, v, n);
+    put_packed_ints(&list, LIST_VALUES, v, n);
     pb_put_message(&a, ATTR_INT64_LIST, &list);
     pb_buf_free(&list);
     attr_end(msg, field, &a);
@@ -153,9 +162,8 @@ static void put_op_node(struct pb_buf *out, const struct plan *p, int r, int i,
     pb_put_uint64(&node, NODE_TYPE, node_type_of(op->kind));
     /* ctrl_deps: the stream's order, which Chakra has no other way to say */
     if (prev_on_stream >= 0) put_packed(&node, NODE_CTRL_DEPS, &prev_on_stream, 1);
-    int64_t deps[op->n_deps > 0 ? op->n_deps : 1];
-    for (int k = 0; k < op->n_deps; k++) deps[k] = plan_deps(p, r, i)[k];
-    if (op->n_deps > 0) put_packed(&node, NODE_DATA_DEPS, deps, (size_t)op->n_deps);
+    if (op->n_deps > 0)
+        put_packed_ints(&node, NODE_DATA_DEPS, plan_deps(p, r, i), (size_t)op->n_deps);
 
     switch (info->cls) {
     case OPC_COMPUTE:
@@ -188,8 +196,7 @@ static void put_op_node(struct pb_buf *out, const struct plan *p, int r, int i,
     /* strata's own: what makes the round trip exact */
     put_string_attr(&node, NODE_ATTR, "strata_kind", info->name);
     put_int64_attr(&node, NODE_ATTR, "strata_stream", op->stream);
-    int64_t layers[2] = {op->lo, op->hi};
-    put_int64_list_attr(&node, NODE_ATTR, "strata_layers", layers, 2);
+    put_int_list_attr(&node, NODE_ATTR, "strata_layers", (const int[]){op->lo, op->hi}, 2);
     put_int64_attr(&node, NODE_ATTR, "strata_mb", op->mb);
     put_int64_attr(&node, NODE_ATTR, "strata_n_samples", op->n_samples);
     put_int64_attr(&node, NODE_ATTR, "strata_group", op->group);
@@ -288,14 +295,11 @@ static void put_metadata(struct pb_buf *out, const struct plan *p, const struct 
     put_int64_attr(&meta, META_ATTR, "strata_policy_arg", p->policy_arg);
     put_bool_attr(&meta, META_ATTR, "strata_data_parallel", p->data_parallel);
     put_bool_attr(&meta, META_ATTR, "strata_is_server", p->ranks[r].is_server);
-    int64_t shard[2] = {p->ranks[r].shard_lo, p->ranks[r].shard_hi};
-    put_int64_list_attr(&meta, META_ATTR, "strata_shard", shard, 2);
-    for (size_t g = 0; g < p->groups.len; g++) {
-        const struct plan_group *grp = &p->groups.items[g];
-        int64_t ranks[grp->n_ranks > 0 ? grp->n_ranks : 1];
-        for (int k = 0; k < grp->n_ranks; k++) ranks[k] = grp->ranks[k];
-        put_int64_list_attr(&meta, META_ATTR, "strata_group", ranks, (size_t)grp->n_ranks);
-    }
+    put_int_list_attr(&meta, META_ATTR, "strata_shard",
+                      (const int[]){p->ranks[r].shard_lo, p->ranks[r].shard_hi}, 2);
+    for (size_t g = 0; g < p->groups.len; g++)
+        put_int_list_attr(&meta, META_ATTR, "strata_group", p->groups.items[g].ranks,
+                          (size_t)p->groups.items[g].n_ranks);
     /* the scenario that built the plan: the report of a run of the
      * imported plan names the same options */
     for (size_t i = 0; i < config_n_options; i++) {
