@@ -105,5 +105,8 @@ void chakra_file_release(struct chakra_file *f);
 
 /* The first attribute called name, or NULL. */
 const struct chakra_attr *chakra_attr_find(const chakra_attrs *attrs, const char *name);
+/* The integer value of the first attribute called name, or def when there
+ * is none or it is not an integer. */
+int64_t chakra_attr_int(const chakra_attrs *attrs, const char *name, int64_t def);
 
 #endif

@@ -41,6 +41,12 @@ const struct chakra_attr *chakra_attr_find(const chakra_attrs *attrs, const char
     return NULL;
 }
 
+int64_t chakra_attr_int(const chakra_attrs *attrs, const char *name, int64_t def)
+{
+    const struct chakra_attr *a = chakra_attr_find(attrs, name);
+    return a && a->kind == CHAKRA_ATTR_INT ? a->i : def;
+}
+
 static int copy_string(const struct pb_field *f, char **out, struct err *e)
 {
     char *s = malloc(f->len + 1);

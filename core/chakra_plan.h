@@ -1,6 +1,8 @@
 /* Chakra execution traces read into a plan (core/chakra.h): a directory of
  * NAME.RANK.et files, one per rank, becomes the plan of one step that every
  * executor and disturbance of strata runs. docs/chakra.md gives the mapping.
+ * core/chakra_dir.c reads the directory and the metadata's scenario;
+ * core/chakra_plan.c turns the nodes into ops.
  *
  * Traces strata wrote (core/chakra_write.h; their metadata says
  * strata_plan) come back as the very plan written, server policy, groups
