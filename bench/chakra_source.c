@@ -63,6 +63,11 @@ int chakra_source_open(struct config *cfg, struct workload **wl, struct chakra_s
     }
     /* read once here for the left-out nodes and to fail before the run */
     if (rc == 0) rc = chakra_trace_plan(&t, traced, (int)cfg->batch, &p, &src->left_out, e);
+    if (rc == 0 && config_is_set(cfg, "strategy") &&
+        strcmp(cfg->strategy, chakra_trace_strategy(&t)))
+        rc = err_set(e, ERR_INPUT, "--strategy: %s was given, but the traces in %s are a plan "
+                     "of %s; leave --strategy out (the plan comes from the traces)",
+                     cfg->strategy, dir, chakra_trace_strategy(&t));
     if (rc == 0) {
         snprintf(src->strategy_name, sizeof src->strategy_name, "%s", chakra_trace_strategy(&t));
         snprintf(cfg->strategy, sizeof cfg->strategy, "%s", src->strategy_name);

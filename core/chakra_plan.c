@@ -447,7 +447,7 @@ int chakra_trace_plan(const struct chakra_trace *t, const struct workload *wl, i
         err_prefix(e, "--workload: %s", t->dir);
         rc = e->code = ERR_INPUT;
     }
-    if (rc == 0 && left_out)
+    if (rc == 0 && left_out && left_out->len > 1)   /* qsort of NULL is undefined */
         qsort(left_out->items, left_out->len, sizeof *left_out->items, cmp_left_out);
     struct plan_verdict v;
     if (rc == 0) rc = plan_check(p, &v, e);

@@ -168,6 +168,13 @@ Test(chakra, an_option_the_traces_already_fix_is_refused)
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
     expect_refused(RUN("sim", "--workload", spec, "--devices", "8"), "--devices", "leave");
+    expect_refused(RUN("sim", "--workload", spec, "--strategy", "ps-sync"), "--strategy",
+                   "leave");
+    /* the same values as the traces' are no conflict */
+    struct run same = RUN("sim", "--workload", spec, "--devices", "2", "--strategy", "mirrored",
+                          "--steps", "2");
+    cr_expect_eq(same.status, 0, "%s", same.err);
+    run_free(&same);
 }
 
 /* --- another tool's trace --------------------------------------------------------- */
