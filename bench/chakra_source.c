@@ -53,12 +53,13 @@ int chakra_source_open(struct config *cfg, struct workload **wl, struct chakra_s
         rc = chakra_trace_options(&t, cfg, e);
         if (rc == 0) rc = workload_parse(cfg->model, &traced, e);
     } else if (rc == 0) {
-        unsigned long long was_set = cfg->is_set;
+        unsigned char was_set[sizeof cfg->is_set];   /* set for the trace, not by the user */
+        memcpy(was_set, &cfg->is_set, sizeof was_set);
         char devices[32];
         snprintf(devices, sizeof devices, "%d", t.n_files);
         rc = config_set(cfg, "devices", devices, OPTG_SCENARIO, e);
         if (rc == 0) rc = config_set(cfg, "model", cfg->workload, OPTG_SCENARIO, e);
-        cfg->is_set = was_set;
+        memcpy(&cfg->is_set, was_set, sizeof was_set);
         if (rc == 0) rc = chakra_workload_placeholder(cfg->workload, &traced, e);
     }
     /* read once here for the left-out nodes and to fail before the run */

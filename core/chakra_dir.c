@@ -179,7 +179,8 @@ int chakra_trace_options(const struct chakra_trace *t, struct config *cfg, struc
     if (!t->is_strata) return 0;
     /* the options are the trace's, not the command line's: a user's value
      * that differs would be silently ignored, so it is refused */
-    unsigned long long was_set = cfg->is_set;
+    unsigned char was_set[sizeof cfg->is_set];   /* what the user gave, kept as it was */
+    memcpy(was_set, &cfg->is_set, sizeof was_set);
     const chakra_attrs *attrs = &t->files[0].attrs;
     for (size_t i = 0; i < attrs->len; i++) {
         const struct chakra_attr *a = &attrs->items[i];
@@ -203,7 +204,7 @@ int chakra_trace_options(const struct chakra_trace *t, struct config *cfg, struc
                            mine, t->dir, eq + 1, key);
         TRY_CTX(e, config_set(cfg, key, eq + 1, OPTG_SCENARIO, e), "--workload: %s", t->dir);
     }
-    cfg->is_set = was_set;
+    memcpy(&cfg->is_set, was_set, sizeof was_set);
     return 0;
 }
 
