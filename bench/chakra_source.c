@@ -1,4 +1,5 @@
 /* Plans from Chakra traces for a run: see bench/chakra_source.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "chakra_source.h"
@@ -39,6 +40,24 @@ static int replay_build(const struct config *c, const struct workload *wl, struc
     return rc;
 }
 
+/* src->notes from src->left_out. */
+static int make_notes(struct chakra_source *src, struct err *e)
+{
+    for (size_t i = 0; i < src->left_out.len; i++) {
+        const struct chakra_left_out *lo = &src->left_out.items[i];
+        char line[256];
+        snprintf(line, sizeof line, "%lld node%s of type %s not modelled: left out (the nodes "
+                 "after %s wait for what %s waited for)", lo->count, lo->count == 1 ? "" : "s",
+                 lo->what, lo->count == 1 ? "it" : "them", lo->count == 1 ? "it" : "they");
+        char *copy = strdup(line);
+        if (!copy || vec_push(&src->notes, copy) < 0) {
+            free(copy);
+            return err_set(e, ERR_NOMEM, "out of memory");
+        }
+    }
+    return 0;
+}
+
 int chakra_source_open(struct config *cfg, struct workload **wl, struct chakra_source *src,
                        struct err *e)
 {
@@ -69,6 +88,7 @@ int chakra_source_open(struct config *cfg, struct workload **wl, struct chakra_s
         rc = err_set(e, ERR_INPUT, "--strategy: %s was given, but the traces in %s are a plan "
                      "of %s; leave --strategy out (the plan comes from the traces)",
                      cfg->strategy, dir, chakra_trace_strategy(&t));
+    if (rc == 0) rc = make_notes(src, e);
     if (rc == 0) {
         snprintf(src->strategy_name, sizeof src->strategy_name, "%s", chakra_trace_strategy(&t));
         snprintf(cfg->strategy, sizeof cfg->strategy, "%s", src->strategy_name);
@@ -94,15 +114,13 @@ int chakra_source_open(struct config *cfg, struct workload **wl, struct chakra_s
 void chakra_source_release(struct chakra_source *src)
 {
     vec_free(&src->left_out);
+    for (size_t i = 0; i < src->notes.len; i++) free(src->notes.items[i]);
+    vec_free(&src->notes);
 }
 
 void chakra_source_print_left_out(FILE *out, const char *prefix,
                                   const struct chakra_source *src)
 {
-    for (size_t i = 0; i < src->left_out.len; i++) {
-        const struct chakra_left_out *lo = &src->left_out.items[i];
-        fprintf(out, "%swarning: %lld node%s of type %s not modelled: left out (the nodes after "
-                "%s wait for what %s waited for)\n", prefix, lo->count, lo->count == 1 ? "" : "s",
-                lo->what, lo->count == 1 ? "it" : "them", lo->count == 1 ? "it" : "they");
-    }
+    for (size_t i = 0; i < src->notes.len; i++)
+        fprintf(out, "%swarning: %s\n", prefix, src->notes.items[i]);
 }

@@ -21,6 +21,8 @@ struct chakra_source {
                                  * and the one-device baseline is the same as the run's */
     int n_ranks;
     chakra_left_outs left_out;  /* nodes the plan leaves out, by kind */
+    VEC(char *) notes;          /* one line each: "3 nodes of type MEM_LOAD_NODE not
+                                 * modelled: left out (...)", for stderr and --html */
 };
 
 /* Reads cfg->workload ("chakra:DIR"): sets cfg's scenario options from the
@@ -32,8 +34,8 @@ int chakra_source_open(struct config *cfg, struct workload **wl, struct chakra_s
                        struct err *e);
 void chakra_source_release(struct chakra_source *src);
 
-/* "warning: 3 nodes of type MEM_LOAD_NODE not modelled: left out", one line
- * per kind, to out; nothing when every node was modelled. */
+/* "warning: " and each of src->notes, a line each, to out; nothing when
+ * every node was modelled. */
 void chakra_source_print_left_out(FILE *out, const char *prefix,
                                   const struct chakra_source *src);
 

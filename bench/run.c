@@ -65,6 +65,8 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     r->devices = run->plan->n_workers;
     r->config = &run->cfg;
     r->config_groups = RUN_CONFIG_GROUPS | (run_wants_numerics(cfg) ? OPTG_TRAIN : 0u);
+    r->has_step_lead = run->result.max_step_lead >= 0;
+    r->max_step_lead = run->result.max_step_lead;
     return 0;
 }
 

@@ -7,7 +7,9 @@
 
 #include "../bench/compare.h"
 #include "../bench/run_numerics.h"
+#include "../core/table_notes.h"
 #include "compare.h"
+#include "html.h"
 #include "outputs.h"
 #include "plot.h"
 #include "scenario.h"
@@ -67,13 +69,16 @@ int cmd_compare(const struct command *self, int argc, char **argv)
         for (int i = 0; i < c.n_notes; i++) fprintf(stderr, "  not run: %s\n", c.notes[i]);
     }
 
-    char desc[512];
+    char desc[512], scenario[1024];
     workload_describe(s.wl, desc, sizeof desc);
-    printf("%lld devices of %s, batch %lld, %lld steps, stragglers %s\n%s\n\n", s.cfg.devices,
-           c.sim_base.cluster.name, s.cfg.batch, s.cfg.steps, s.cfg.straggler, desc);
+    snprintf(scenario, sizeof scenario, "%lld devices of %s, batch %lld, %lld steps, stragglers %s",
+             s.cfg.devices, c.sim_base.cluster.name, s.cfg.batch, s.cfg.steps, s.cfg.straggler);
+    printf("%s\n%s\n\n", scenario, desc);
     report_print_table(stdout, c.reports, c.n, c.speedup);
+    table_legend_print(stdout, c.reports, c.n);
     run_print_baseline_note(stdout, &s.cfg, c.base->step_time_s.mean, false);
     for (int i = 0; i < c.n_notes; i++) printf("  not run: %s\n", c.notes[i]);
+    table_notes_print(stdout, c.reports, c.n, c.speedup, c.base);
     for (int i = 0; i < c.n; i++)
         if (run_exceeds_memory(c.sim_runs[i]))
             printf("  warning: %s needs more memory per device than a %s device has\n",
@@ -86,6 +91,8 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     else if (outputs_write(&s.cfg, c.sim_runs, c.n, c.speedup, &e) < 0)
         status = scenario_fail(self, &e);
     else if (plot_wanted(&s.cfg) && plot_sim_runs(&s.cfg, c.sim_runs, c.n, &e) < 0)
+        status = scenario_fail(self, &e);
+    else if (html_write_compare(&s.cfg, scenario, &c, false, &e) < 0)
         status = scenario_fail(self, &e);
 out:
     compare_release(&c);

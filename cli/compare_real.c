@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include "../bench/compare.h"
+#include "../core/table_notes.h"
 #include "compare.h"
+#include "html.h"
 #include "plot.h"
 
 static int write_outputs(const struct config *cfg, const struct report *const *rows, int n,
@@ -66,14 +68,18 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
     if (c.n_failed) status = 1;
     else if (c.n == 0 && c.n_unfit > 0) status = 2;
 
-    char desc[512];
+    char desc[512], scenario[CONFIG_PATH_BYTES + 512];
     workload_describe(s->wl, desc, sizeof desc);
-    printf("%d MPI ranks of this machine (%s device), batch %lld, %s %lld, data %s, stragglers %s\n"
-           "%s\n\n", p.np, cfg->device, cfg->batch, cfg->epochs > 0 ? "epochs" : "steps",
-           cfg->epochs > 0 ? cfg->epochs : cfg->steps, cfg->data, cfg->straggler, desc);
+    snprintf(scenario, sizeof scenario, "%d MPI ranks of this machine (%s device), batch %lld, "
+             "%s %lld, data %s, stragglers %s", p.np, cfg->device, cfg->batch,
+             cfg->epochs > 0 ? "epochs" : "steps", cfg->epochs > 0 ? cfg->epochs : cfg->steps,
+             cfg->data, cfg->straggler);
+    printf("%s\n%s\n\n", scenario, desc);
     report_print_table(stdout, c.reports, c.n, c.speedup);
+    table_legend_print(stdout, c.reports, c.n);
     run_print_baseline_note(stdout, cfg, c.base->step_time_s.mean, true);
     for (int i = 0; i < c.n_notes; i++) printf("  not run: %s\n", c.notes[i]);
+    table_notes_print(stdout, c.reports, c.n, c.speedup, c.base);
     /* Then no file is written, as for a simulated compare, and the reasons
      * go to stderr too. */
     if (status != 0) {
@@ -88,6 +94,8 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
                  p.np, cfg->device, cfg->batch, cfg->model);
         if (plot_real_reports(cfg, c.reports, c.n, title, &e) < 0) status = scenario_fail(self, &e);
     }
+    if (status == 0 && html_write_compare(cfg, scenario, &c, true, &e) < 0)
+        status = scenario_fail(self, &e);
 out:
     compare_release(&c);
     free(list);

@@ -14,6 +14,7 @@
 #include "../core/config.h"
 #include "../core/lab_expr.h"
 #include "../core/lab_file.h"
+#include "../core/table_notes.h"
 #include "commands.h"
 #include "scenario.h"
 
@@ -211,6 +212,7 @@ static int run_lab(const struct lab_args *a, const struct lab *lab, struct err *
         const struct lab_run_result *r = &res.runs[i];
         print_run_command(lab, r->run);
         report_print_table(stdout, r->c.reports, r->c.n, r->c.speedup);
+        if (i == res.n - 1) table_legend_print(stdout, r->c.reports, r->c.n);   /* once */
         putchar('\n');
     }
     if (rc == 0 && !a->is_check) {

@@ -18,7 +18,7 @@
  * on one scenario, simulated or for real (compare, sweep, validate). */
 #define STRATEGIES_GROUPS                                                                   \
     (OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |        \
-     OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_LIMITS)
+     OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_LIMITS | OPTG_HTML)
 
 static const struct command commands[] = {
     {"compare", "several strategies on one scenario, simulated or real: one table (the default)",
@@ -29,7 +29,8 @@ static const struct command commands[] = {
      "--mode real runs each strategy for real instead (one MPI job each, --np ranks, the\n"
      "training options of `strata real`) and prints the same table, measured.\n"
      "--plot DIR draws convergence, staleness and (simulated) each strategy's timeline as\n"
-     "PNG and SVG files with gnuplot; --plot-terminal draws them here.",
+     "PNG and SVG files with gnuplot; --plot-terminal draws them here. --html FILE writes\n"
+     "one self-contained page: the table, its notes, those figures and the JSON.",
      STRATEGIES_GROUPS, cmd_compare},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
@@ -39,7 +40,7 @@ static const struct command commands[] = {
      "--workload chakra:DIR simulates the Chakra traces in DIR (strata schedule --chakra\n"
      "writes them; so do PyTorch's execution traces through chakra_converter).",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
-         OPTG_OUTPUT | OPTG_LIMITS | OPTG_TRACE_IN,
+         OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML | OPTG_TRACE_IN,
      cmd_sim},
     {"real", "one strategy, executed on CPU ranks under MPI: measured report, loss, accuracy",
      "Trains --model on --data with one strategy for real: one MPI process per device\n"
@@ -49,7 +50,7 @@ static const struct command commands[] = {
      "curve and the test accuracy; --straggler delays real compute ops as the simulator\n"
      "would. --save-params writes the trained parameters.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_LAUNCH | OPTG_DISTURB |
-         OPTG_OUTPUT | OPTG_LIMITS,
+         OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML,
      cmd_real},
     {"sweep", "vary the devices (or another option): speedup and scaling efficiency",
      "Runs every strategy (or --strategies) at every value of one option and prints a\n"
@@ -79,8 +80,9 @@ static const struct command commands[] = {
      "staleness of pushes; a sweep's speedup and efficiency; a validation's predicted\n"
      "against measured step times. Each figure is NAME.png and NAME.svg in DIR (default\n"
      "plots/), beside NAME.dat and the script NAME.gp that draws it again. Without gnuplot\n"
-     "(Debian: gnuplot-nox) the data and scripts are still written.",
-     OPTG_PLOT, cmd_plot},
+     "(Debian: gnuplot-nox) the data and scripts are still written. --html FILE puts the\n"
+     "reports' table, the figures and the documents in one page (and alone, no plots/).",
+     OPTG_PLOT | OPTG_HTML, cmd_plot},
     {"validate", "a matrix of models, ranks and stragglers: every strategy simulated and run",
      "Runs each strategy (--strategies) in each cell of a matrix, --models x --np LIST x\n"
      "--stragglers (each defaults to its single option), twice: for real (--repeat R MPI\n"
@@ -211,10 +213,16 @@ int main(int argc, char **argv)
             printf("\naccuracy: add --numerics to train the model for real inside the simulation "
                    "(loss, test accuracy, what staleness does to them; about %.0f s here).\n",
                    numerics_s);
-        if (status == 0)
+        /* The hint varies one option of this scenario, so it names the rest:
+         * `strata compare --straggler exp:0.5` alone would run compare's own
+         * defaults, another scenario. */
+        if (status == 0) {
             printf("\nnext: `strata sim --strategy pipeline-1f1b --timeline` draws a pipeline;"
-                   " `strata compare --straggler exp:0.5` shows what slow devices cost;"
+                   " `strata compare");
+            for (int i = 0; i < 10; i++) printf(" %s", scenario[i]);
+            printf(" --straggler exp:0.5` shows what slow devices cost;"
                    " `strata --help` lists everything.\n");
+        }
         return status;
     }
     /* No command word: the default command, compare, with the options given. */

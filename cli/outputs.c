@@ -3,14 +3,64 @@
 #include <string.h>
 
 #include "../core/fileio.h"
+#include "../core/ps_policy.h"
 #include "../plots/timeline_text.h"
+#include "html.h"
 #include "outputs.h"
+
+int outputs_timeline_steps(const struct config *cfg, int64_t *first, int64_t *last,
+                           struct err *e)
+{
+    *first = 0;
+    *last = OUTPUTS_TIMELINE_STEPS - 1;
+    const char *v = cfg->timeline_steps;
+    if (!v[0]) return 0;
+    long long a, b;
+    int used = 0;
+    if (sscanf(v, "%lld:%lld%n", &a, &b, &used) != 2 || v[used] != '\0' || a < 0 || a > b ||
+        b >= cfg->steps)
+        return err_set(e, ERR_INPUT, "--timeline-steps: '%s' is not allowed (A:B, steps from 0 "
+                       "with 0 <= A <= B < --steps %lld)", v, cfg->steps);
+    *first = a;
+    *last = b;
+    return 0;
+}
+
+void outputs_window_of(const struct trace *t, int n_ranks, bool is_async, int64_t first,
+                       int64_t last, double *begin_s, double *end_s)
+{
+    *begin_s = *end_s = 0;
+    double *rank_end = calloc((size_t)(n_ranks > 0 ? n_ranks : 1), sizeof *rank_end);
+    if (!rank_end) return;   /* out of memory: an empty window, "nothing to draw" */
+    bool any = false;
+    for (size_t i = 0; i < t->spans.len; i++) {
+        const struct span *s = &t->spans.items[i];
+        if (s->step < first || s->step > last || !(s->end_s > s->start_s)) continue;
+        if (!any || s->start_s < *begin_s) *begin_s = s->start_s;
+        any = true;
+        if (s->step == last && s->rank >= 0 && s->rank < n_ranks && s->end_s > rank_end[s->rank])
+            rank_end[s->rank] = s->end_s;
+    }
+    bool has_end = false;
+    for (int r = 0; r < n_ranks; r++) {
+        if (rank_end[r] <= 0) continue;
+        if (!has_end || (is_async ? rank_end[r] < *end_s : rank_end[r] > *end_s))
+            *end_s = rank_end[r];
+        has_end = true;
+    }
+    free(rank_end);
+    /* from 0 when the window starts the run: the first op's wait shows */
+    if (first == 0) *begin_s = 0;
+}
 
 int outputs_keep_steps(const struct config *cfg)
 {
     if (cfg->trace_path[0]) return -1;
-    bool is_plotted = cfg->plot_dir[0] || cfg->plot_terminal;
-    return cfg->timeline || is_plotted ? OUTPUTS_TIMELINE_STEPS : 0;
+    bool is_plotted = cfg->plot_dir[0] || cfg->plot_terminal || cfg->html_path[0];
+    int64_t first, last;
+    struct err e = {0};
+    if (outputs_timeline_steps(cfg, &first, &last, &e) < 0) last = OUTPUTS_TIMELINE_STEPS - 1;
+    return cfg->timeline || is_plotted ? (int)last + 1 : 0;
 }
 
 int outputs_check(const struct config *cfg, struct err *e)
@@ -27,7 +77,9 @@ int outputs_check(const struct config *cfg, struct err *e)
         if (files[i].path[0])
             TRY_CTX(e, file_check_writable(files[i].path, e), "%s", files[i].option);
     if (cfg->plot_dir[0]) TRY_CTX(e, file_check_dir_writable(cfg->plot_dir, true, e), "--plot");
-    return 0;
+    int64_t first, last;
+    TRY(outputs_timeline_steps(cfg, &first, &last, e));
+    return html_check(cfg, e);
 }
 
 /* "out/t.json" + "mirrored" -> "out/t.mirrored.json" */
@@ -79,17 +131,32 @@ int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
 void outputs_timeline(const struct sim_run *run)
 {
     const struct trace *t = &run->trace;
-    double t_end = 0;
-    for (size_t i = 0; i < t->spans.len; i++)
-        if (t->spans.items[i].step < OUTPUTS_TIMELINE_STEPS && t->spans.items[i].end_s > t_end)
-            t_end = t->spans.items[i].end_s;
+    int64_t first, last;
+    struct err e = {0};
+    if (outputs_timeline_steps(&run->cfg, &first, &last, &e) < 0) {   /* checked before the run */
+        first = 0;
+        last = OUTPUTS_TIMELINE_STEPS - 1;
+    }
+    struct timeline_view v = {.dead_rank = -1};
+    outputs_window_of(t, run->plan->n_ranks, policy_is_async(run->plan->policy), first, last,
+                      &v.begin_s, &v.end_s);
+    if (run->result.failed) {
+        v.dead_rank = run->result.failed_rank;
+        v.dead_from_s = run->result.failure_time_s;
+    }
     /* On the ideal cluster, one time unit a column when it fits: the
      * textbook picture, as `strata schedule` draws it. */
     int cols = timeline_width();
-    if (run->cluster.is_ideal && t_end + 18 < cols) cols = (int)t_end + 18;
-    printf("\n%s, first %d steps: ", run->report.strategy, OUTPUTS_TIMELINE_STEPS);
-    timeline_print(stdout, t->spans.items, t->spans.len, run->plan->n_ranks, t_end, cols, 64,
-                   run->cluster.is_ideal ? "units" : "s");
+    double len = v.end_s - v.begin_s;
+    if (run->cluster.is_ideal && len + 18 < cols) cols = (int)len + 18;
+    if (run->cfg.timeline_steps[0])
+        printf("\n%s, steps %lld to %lld (%.4g to %.4g %s): ", run->report.strategy,
+               (long long)first, (long long)last, v.begin_s, v.end_s,
+               run->cluster.is_ideal ? "units" : "s");
+    else
+        printf("\n%s, first %d steps: ", run->report.strategy, OUTPUTS_TIMELINE_STEPS);
+    timeline_print_view(stdout, t->spans.items, t->spans.len, run->plan->n_ranks, &v, cols, 64,
+                        run->cluster.is_ideal ? "units" : "s");
 }
 
 void outputs_note_ideal(const struct sim_run *run)

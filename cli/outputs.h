@@ -28,6 +28,21 @@ void outputs_note_ideal(const struct sim_run *run);
  * step end and the next begin. */
 #define OUTPUTS_TIMELINE_STEPS 2
 
+/* The steps [*first, *last] (counted from 0) that --timeline and --plot's
+ * timeline draw: --timeline-steps A:B, else the first
+ * OUTPUTS_TIMELINE_STEPS. ERR_INPUT naming the option when A:B is malformed,
+ * A > B, or B is not below --steps. */
+int outputs_timeline_steps(const struct config *cfg, int64_t *first, int64_t *last,
+                           struct err *e);
+
+/* The time of steps [first, last] of t, [*begin_s, *end_s): from the first
+ * span of step first (0 for the first step) to the last end of step last,
+ * or, asynchronous (each worker counts its own steps), to when the first
+ * worker to get there ended its step last: the later steps of faster
+ * workers are not kept, and would show as idle. Both 0 when none took time. */
+void outputs_window_of(const struct trace *t, int n_ranks, bool is_async, int64_t first,
+                       int64_t last, double *begin_s, double *end_s);
+
 /* Steps whose spans a run must keep for these outputs: all for --trace, a
  * few for --timeline and --plot, none otherwise. */
 int outputs_keep_steps(const struct config *cfg);

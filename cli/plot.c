@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/ps_policy.h"
 #include "../plots/plots.h"
+#include "html.h"
 #include "outputs.h"
 #include "plot.h"
 #include "scenario.h"
@@ -30,9 +32,10 @@ static void append(char *buf, size_t n, const char *name)
     snprintf(buf + len, n - len, "%s%s", len ? ", " : "", name);
 }
 
-/* Convergence and staleness of rs, and what was left out and why. */
+/* Convergence and staleness of rs, and what was left out and why (on
+ * notes; NULL: not said). */
 static int plot_report_set(const struct plot_opts *o, const struct report *const *rs, int n,
-                           char *names, size_t n_names, struct err *e)
+                           char *names, size_t n_names, FILE *notes, struct err *e)
 {
     bool has_loss = false, has_staleness = false;
     for (int i = 0; i < n; i++) {
@@ -42,14 +45,14 @@ static int plot_report_set(const struct plot_opts *o, const struct report *const
     }
     TRY(plot_convergence(rs, n, o, e));
     append(names, n_names, "convergence");
-    if (!has_loss)
-        printf("  note: no loss curve in these reports, so the convergence plot is empty: "
+    if (!has_loss && notes)
+        fprintf(notes, "  note: no loss curve in these reports, so the convergence plot is empty: "
                "simulate with --numerics, or run for real\n");
     if (has_staleness) {
         TRY(plot_staleness(rs, n, o, e));
         append(names, n_names, "staleness");
-    } else {
-        printf("  note: no staleness plot: no run pushed to a parameter server\n");
+    } else if (notes) {
+        fprintf(notes, "  note: no staleness plot: no run pushed to a parameter server\n");
     }
     return 0;
 }
@@ -57,6 +60,25 @@ static int plot_report_set(const struct plot_opts *o, const struct report *const
 static void opts_of(const struct config *cfg, const char *title, struct plot_opts *o)
 {
     *o = (struct plot_opts){cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title};
+}
+
+int plot_run_timelines(const struct plot_opts *o, struct sim_run *const *runs, int n,
+                       int64_t step_a, int64_t step_b, char *names, size_t n_names,
+                       struct err *e)
+{
+    for (int i = 0; i < n; i++) {
+        const struct trace *t = &runs[i]->trace;
+        double t_begin, t_end;
+        outputs_window_of(t, runs[i]->plan->n_ranks, policy_is_async(runs[i]->plan->policy),
+                          step_a, step_b, &t_begin, &t_end);
+        if (t_end <= t_begin) continue;   /* nothing took time: nothing to draw */
+        TRY(plot_timeline_window(t->spans.items, t->spans.len, runs[i]->plan->n_ranks,
+                                 runs[i]->report.strategy, t_begin, t_end, o, e));
+        char name[96];
+        snprintf(name, sizeof name, "timeline-%s", runs[i]->report.strategy);
+        append(names, n_names, name);
+    }
+    return 0;
 }
 
 int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, struct err *e)
@@ -73,26 +95,20 @@ int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, 
     const struct report **rs = XCALLOC(e, (size_t)n, sizeof *rs);
     if (!rs) return err_prefix(e, "--plot");
     for (int i = 0; i < n; i++) rs[i] = &runs[i]->report;
-    int rc = plot_report_set(&o, rs, n, names, sizeof names, e);
+    int rc = plot_report_set(&o, rs, n, names, sizeof names, stdout, e);
     free(rs);
     TRY_CTX(e, rc, "--plot");
 
     char tl_title[600];
-    snprintf(tl_title, sizeof tl_title, "first %d steps; %s", OUTPUTS_TIMELINE_STEPS, title);
+    int64_t step_a, step_b;
+    TRY_CTX(e, outputs_timeline_steps(cfg, &step_a, &step_b, e), "--plot");
+    if (cfg->timeline_steps[0])
+        snprintf(tl_title, sizeof tl_title, "steps %lld to %lld; %s", (long long)step_a,
+                 (long long)step_b, title);
+    else
+        snprintf(tl_title, sizeof tl_title, "first %d steps; %s", OUTPUTS_TIMELINE_STEPS, title);
     o.title = tl_title;
-    for (int i = 0; i < n; i++) {
-        const struct trace *t = &runs[i]->trace;
-        double t_end = 0;
-        for (size_t k = 0; k < t->spans.len; k++)
-            if (t->spans.items[k].step < OUTPUTS_TIMELINE_STEPS && t->spans.items[k].end_s > t_end)
-                t_end = t->spans.items[k].end_s;
-        if (t_end <= 0) continue;   /* nothing took time: nothing to draw */
-        TRY_CTX(e, plot_timeline(t->spans.items, t->spans.len, runs[i]->plan->n_ranks,
-                                 runs[i]->report.strategy, t_end, &o, e), "--plot");
-        char name[96];
-        snprintf(name, sizeof name, "timeline-%s", runs[i]->report.strategy);
-        append(names, sizeof names, name);
-    }
+    TRY_CTX(e, plot_run_timelines(&o, runs, n, step_a, step_b, names, sizeof names, e), "--plot");
     say_where(&o, names);
     return 0;
 }
@@ -104,7 +120,7 @@ int plot_real_reports(const struct config *cfg, const struct report *const *rs, 
     struct plot_opts o;
     char names[256] = "";
     opts_of(cfg, title, &o);
-    TRY_CTX(e, plot_report_set(&o, rs, n, names, sizeof names, e), "--plot");
+    TRY_CTX(e, plot_report_set(&o, rs, n, names, sizeof names, stdout, e), "--plot");
     printf("  note: no timeline plots for real runs: their jobs do not send spans back "
            "(`strata compare --plot DIR` draws the simulated ones)\n");
     say_where(&o, names);
@@ -200,6 +216,35 @@ static bool varies_checkpoint_interval(const struct report *const *rs, int n)
     return false;
 }
 
+int plot_documents(const struct plot_opts *o, const struct report_doc *docs, int n_docs,
+                   char *names, size_t n_names, FILE *notes, struct err *e)
+{
+    struct extras x = {0};
+    int n = 0;
+    for (int i = 0; i < n_docs; i++) n += docs[i].n;
+    const struct report **rs = XCALLOC(e, (size_t)n + 1, sizeof *rs);
+    int rc = rs ? collect_extras(docs, n_docs, &x, e) : ERR_NOMEM;
+    for (int i = 0, k = 0; rc == 0 && i < n_docs; i++)
+        for (int j = 0; j < docs[i].n; j++) rs[k++] = &docs[i].reports[j];
+    if (rc == 0) rc = plot_report_set(o, rs, n, names, n_names, notes, e);
+    if (rc == 0 && varies_devices(&x)) {
+        rc = plot_speedup(x.speedup, x.n_speedup, "devices", true, o, e);
+        if (rc == 0) append(names, n_names, "speedup, efficiency");
+    }
+    if (rc == 0 && varies_checkpoint_interval(rs, n)) {
+        rc = plot_goodput(rs, n, o, e);
+        if (rc == 0) append(names, n_names, "goodput");
+    }
+    if (rc == 0 && x.n_validation > 0) {
+        rc = plot_validation(x.validation, x.n_validation, o, e);
+        if (rc == 0) append(names, n_names, "validation");
+    }
+    free(x.speedup);
+    free(x.validation);
+    free(rs);
+    return rc;
+}
+
 int cmd_plot(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
@@ -207,7 +252,6 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     config_init(&cfg);
     struct report_doc *docs = NULL;
     const struct report **rs = NULL;
-    struct extras x = {0};
     int n_docs = 0, n = 0, status = 0;
     int rc = config_parse_args(&cfg, argc, argv, self->groups, &e);
     if (rc == CONFIG_HELP) {
@@ -217,6 +261,7 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     if (rc == 0 && cfg.n_positional == 0)
         rc = err_set(&e, ERR_INPUT, "give the report files to plot (`strata sim`, `compare`, "
                      "`sweep` and `validate` write them with --json FILE)");
+    if (rc == 0 && cfg.html_path[0]) rc = html_check(&cfg, &e);
     if (rc == 0 && !(docs = XCALLOC(&e, (size_t)cfg.n_positional, sizeof *docs)))
         rc = ERR_NOMEM;
     for (int i = 0; rc == 0 && i < cfg.n_positional; i++) {
@@ -232,7 +277,6 @@ int cmd_plot(const struct command *self, int argc, char **argv)
                          cfg.positional[i], docs[i].kind);
     }
     if (rc == 0 && !(rs = XCALLOC(&e, (size_t)n + 1, sizeof *rs))) rc = ERR_NOMEM;
-    if (rc == 0) rc = collect_extras(docs, n_docs, &x, &e);
     if (rc < 0) {
         status = scenario_fail(self, &e);
         goto out;
@@ -240,31 +284,20 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     for (int i = 0, k = 0; i < n_docs; i++)
         for (int j = 0; j < docs[i].n; j++) rs[k++] = &docs[i].reports[j];
 
-    /* Plain `strata plot FILE` has to put its figures somewhere. */
-    if (!config_is_set(&cfg, "plot") && !config_is_set(&cfg, "plot-terminal"))
+    /* Plain `strata plot FILE` has to put its figures somewhere: plots/,
+     * or only the page when --html is all that was asked. */
+    if (!config_is_set(&cfg, "plot") && !config_is_set(&cfg, "plot-terminal") &&
+        !cfg.html_path[0])
         snprintf(cfg.plot_dir, sizeof cfg.plot_dir, "%s", PLOT_DEFAULT_DIR);
     char title[512], names[256] = "";
     title_of(rs, n, title, sizeof title);
     struct plot_opts o;
     opts_of(&cfg, title, &o);
-    rc = plot_report_set(&o, rs, n, names, sizeof names, &e);
-    if (rc == 0 && varies_devices(&x)) {
-        rc = plot_speedup(x.speedup, x.n_speedup, "devices", true, &o, &e);
-        if (rc == 0) append(names, sizeof names, "speedup, efficiency");
-    }
-    if (rc == 0 && varies_checkpoint_interval(rs, n)) {
-        rc = plot_goodput(rs, n, &o, &e);
-        if (rc == 0) append(names, sizeof names, "goodput");
-    }
-    if (rc == 0 && x.n_validation > 0) {
-        rc = plot_validation(x.validation, x.n_validation, &o, &e);
-        if (rc == 0) append(names, sizeof names, "validation");
-    }
+    rc = plot_documents(&o, docs, n_docs, names, sizeof names, stdout, &e);
+    if (rc == 0 && cfg.html_path[0]) rc = html_write_files(&cfg, "plot", title, &e);
     if (rc < 0) status = scenario_fail(self, &e);
     else say_where(&o, names);
 out:
-    free(x.speedup);
-    free(x.validation);
     free(rs);
     for (int i = 0; i < n_docs; i++) report_doc_release(&docs[i]);
     free(docs);

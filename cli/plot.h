@@ -4,6 +4,7 @@
 #define STRATA_CLI_PLOT_H
 
 #include "../bench/run.h"
+#include "../plots/plots.h"
 
 /* Did the user ask for plots (--plot DIR or --plot-terminal)? */
 bool plot_wanted(const struct config *cfg);
@@ -16,5 +17,18 @@ int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, 
  * jobs send no spans back, so no timelines: a note says so). */
 int plot_real_reports(const struct config *cfg, const struct report *const *rs, int n,
                       const char *title, struct err *e);
+
+/* The timelines of runs' steps step_a..step_b (their kept spans; see
+ * outputs_timeline_steps), one figure per run, their names appended to names. */
+int plot_run_timelines(const struct plot_opts *o, struct sim_run *const *runs, int n,
+                       int64_t step_a, int64_t step_b, char *names, size_t n_names,
+                       struct err *e);
+
+/* Every figure `strata plot` draws from documents read back: convergence,
+ * staleness, and when the documents hold them, speedup, goodput and
+ * validation; their names appended to names, what was left out said on
+ * notes (NULL: not said). */
+int plot_documents(const struct plot_opts *o, const struct report_doc *docs, int n_docs,
+                   char *names, size_t n_names, FILE *notes, struct err *e);
 
 #endif

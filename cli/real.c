@@ -17,6 +17,8 @@
 #include "../real/real.h"
 #include "../real/supervise.h"
 #include "../strategies/strategy.h"
+#include "../core/table_notes.h"
+#include "html.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -97,7 +99,11 @@ static int write_outputs(const struct config *cfg, const struct plan *p,
     if (cfg->csv_path[0]) TRY_CTX(e, report_write_csv(rows, 1, NULL, cfg->csv_path, e), "--csv");
     if (cfg->trace_path[0])
         TRY_CTX(e, trace_write_chrome(&res->trace, p, cfg->trace_path, e), "--trace");
-    return 0;
+    char scenario[CONFIG_PATH_BYTES + 256];
+    snprintf(scenario, sizeof scenario, "%s on %d MPI rank%s, %s, batch %d, %lld steps of %s",
+             p->strategy, p->n_workers, p->n_workers == 1 ? "" : "s", res->device, p->batch,
+             (long long)res->steps, cfg->data);
+    return html_write_reports(cfg, "real", scenario, rows, 1, NULL, 0, NULL, 0, e);
 }
 
 static void print_timeline(const struct plan *p, const struct real_result *res)
@@ -148,6 +154,7 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
             print_header(&s->cfg, p, &res, s->wl, cpus_max);
             const struct report *rows[] = {&res.report};
             report_print_table(stdout, rows, 1, NULL);
+            table_legend_print(stdout, rows, 1);
             print_details(&res);
             print_failure(&res.report);
             if (s->cfg.timeline) print_timeline(p, &res);

@@ -7,6 +7,8 @@
 #include "../core/budget.h"
 #include "../bench/run.h"
 #include "../bench/run_numerics.h"
+#include "../core/table_notes.h"
+#include "html.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -110,25 +112,32 @@ int cmd_sim(const struct command *self, int argc, char **argv)
         status = scenario_fail(self, &e);
         goto out;
     }
-    char desc[512];
+    char desc[512], scenario[1024];
     if (traced.strategy.name && !traced.is_strata)   /* no layers to describe */
         snprintf(desc, sizeof desc, "%.300s: another tool's traces, %d ranks, %lld ops a step "
                  "(their own FLOPs, bytes and times)", s.cfg.workload, run.plan->n_ranks,
                  (long long)plan_n_ops(run.plan));
     else
         workload_describe(s.wl, desc, sizeof desc);
-    printf("%s on %d devices of %s (%d node%s x %d), batch %lld, %lld steps\n%s\n\n", st->name,
-           run.plan->n_workers, run.cluster.name, run.cluster.nodes,
-           run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,
-           s.cfg.steps, desc);
+    snprintf(scenario, sizeof scenario, "%s on %d devices of %s (%d node%s x %d), batch %lld, "
+             "%lld steps", st->name, run.plan->n_workers, run.cluster.name, run.cluster.nodes,
+             run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,
+             s.cfg.steps);
+    printf("%s\n%s\n\n", scenario, desc);
     double speedup = has_baseline ? run_speedup(&run, &base) : NAN;
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);
+    table_legend_print(stdout, rows, 1);
+    table_notes_print(stdout, rows, 1, &speedup, has_baseline ? &base.report : NULL);
     print_details(&run);
     outputs_note_ideal(&run);
     if (s.cfg.timeline) outputs_timeline(&run);
     struct sim_run *runs[] = {&run};
-    if (outputs_write(&s.cfg, runs, 1, &speedup, &e) < 0) status = scenario_fail(self, &e);
+    if (outputs_write(&s.cfg, runs, 1, &speedup, &e) < 0 ||
+        html_write_reports(&s.cfg, "sim", scenario, rows, 1, runs, 1,
+                           (const char *const *)traced.notes.items, (int)traced.notes.len,
+                           &e) < 0)
+        status = scenario_fail(self, &e);
 out:
     run_release(&run);
     run_release(&base);

@@ -15,6 +15,7 @@
 #include "../plots/plots.h"
 #include "../real/job.h"
 #include "../real/launch.h"
+#include "html.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -298,6 +299,8 @@ static void print_meaning(const struct sweep *s)
             printf("efficiency: samples per second over devices x those of one device (%s a "
                    "step, %s; %s does not change it).\n", t1, how, ax->opt->name);
     }
+    printf("comm: share of the workers' time spent communicating while not computing "
+           "(hidden communication is not counted).\n");
     for (int i = 0; i < s->n_strategies; i++)
         if (strategy_has_servers(s->strategies[i])) {
             printf("devices count the workers: a ps-* strategy's servers are extra.\n");
@@ -392,13 +395,6 @@ static void print_notes(FILE *out, const struct sweep *s)
     }
 }
 
-static int write_files(const struct config *cfg, const struct sweep *s, struct err *e)
-{
-    if (cfg->csv_path[0]) TRY_CTX(e, sweep_write_csv(s, cfg->csv_path, e), "--csv");
-    if (cfg->json_path[0]) TRY_CTX(e, sweep_write_json(s, cfg->json_path, e), "--json");
-    return 0;
-}
-
 /* A sweep of --checkpoint-every: goodput against the interval, with the
  * model's optimum, when its runs failed (--fail, --mtbf). */
 static int plot_goodput_of(const struct sweep *s, const struct plot_opts *o, struct err *e)
@@ -419,33 +415,62 @@ static int plot_goodput_of(const struct sweep *s, const struct plot_opts *o, str
     return rc;
 }
 
+/* The scenario, as a reader of a figure or the page alone needs it. */
+static void title_of(const struct config *cfg, const struct sweep *s, char *buf, size_t n)
+{
+    snprintf(buf, n, "over %s, %s on %s; %s, batch %lld (%s scaling), stragglers %s",
+             s->axis.opt->name, s->axis.is_real ? "measured" : "simulated",
+             s->axis.is_real ? "this machine" : cfg->cluster, cfg->model, cfg->batch,
+             cfg->scaling, cfg->straggler);
+}
+
 /* The speedup figure: one line per strategy over the varied option, the
  * ideal line (speedup = devices) on devices sweeps; goodput too on a sweep
  * of --checkpoint-every. */
-static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
+static int draw(const void *sweep, const struct plot_opts *o, struct err *e)
 {
-    if (!cfg->plot_dir[0] && !cfg->plot_terminal) return 0;
+    const struct sweep *s = sweep;
     struct sweep_xy *xy = XCALLOC(e, (size_t)s->n_points + 1, sizeof *xy);
     struct speedup_point *pts = XCALLOC(e, (size_t)s->n_points + 1, sizeof *pts);
     int rc = xy && pts ? 0 : ERR_NOMEM;
     int n = rc ? 0 : sweep_xy(s, xy);
     for (int i = 0; i < n; i++)
         pts[i] = (struct speedup_point){xy[i].strategy, xy[i].x, xy[i].speedup, xy[i].efficiency};
-    char title[CONFIG_PATH_BYTES + 1024], x_label[128];
-    /* the scenario: what a reader of the picture alone needs to know */
-    snprintf(title, sizeof title, "over %s, %s on %s; %s, batch %lld (%s scaling), stragglers %s",
-             s->axis.opt->name, s->axis.is_real ? "measured" : "simulated",
-             s->axis.is_real ? "this machine" : cfg->cluster, cfg->model, cfg->batch,
-             cfg->scaling, cfg->straggler);
+    char x_label[128];
     snprintf(x_label, sizeof x_label, "%s%s", s->axis.opt->name,
              sweep_is_numeric(&s->axis) ? "" : " (position in --vary)");
-    struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title};
-    if (rc == 0) rc = plot_speedup(pts, n, x_label, s->axis.is_devices, &o, e);
+    if (rc == 0) rc = plot_speedup(pts, n, x_label, s->axis.is_devices, o, e);
     free(xy);
     free(pts);
-    if (rc == 0 && !strcmp(s->axis.opt->name, "checkpoint-every")) rc = plot_goodput_of(s, &o, e);
+    if (rc == 0 && !strcmp(s->axis.opt->name, "checkpoint-every")) rc = plot_goodput_of(s, o, e);
+    return rc;
+}
+
+static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
+{
+    if (!cfg->plot_dir[0] && !cfg->plot_terminal) return 0;
+    char title[CONFIG_PATH_BYTES + 1024];
+    title_of(cfg, s, title, sizeof title);
+    struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title};
+    int rc = draw(s, &o, e);
     if (rc < 0) err_prefix(e, cfg->plot_dir[0] ? "--plot" : "--plot-terminal");
     return rc;
+}
+
+static int write_json(const void *s, const char *path, struct err *e)
+{
+    return sweep_write_json(s, path, e);
+}
+
+static int write_files(const struct config *cfg, const struct sweep *s, struct err *e)
+{
+    if (cfg->csv_path[0]) TRY_CTX(e, sweep_write_csv(s, cfg->csv_path, e), "--csv");
+    if (cfg->json_path[0]) TRY_CTX(e, sweep_write_json(s, cfg->json_path, e), "--json");
+    char scenario[CONFIG_PATH_BYTES + 1024];
+    title_of(cfg, s, scenario, sizeof scenario);
+    struct html_run page = {.command = "sweep", .scenario = scenario, .write_json = write_json,
+                            .json_ctx = s, .draw = draw, .draw_ctx = s};
+    return html_write(cfg, &page, e);
 }
 
 /* 1 when a run failed; 2 when nothing ran because nothing fit; else 0. */

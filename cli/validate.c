@@ -12,6 +12,7 @@
 #include "../bench/validate_axes.h"
 #include "../plots/plots.h"
 #include "../sim/cluster.h"
+#include "html.h"
 #include "scenario.h"
 
 /* --- The command line --------------------------------------------------------
@@ -206,7 +207,9 @@ static void print_summary(const struct validate_matrix *m)
                s->failure_median_abs_error * 100, s->failure_max_abs_error * 100, s->n_failure,
                s->n_failure == 1 ? "" : "s");
     printf("step time: each report's median step; error = predicted / measured - 1; c/m/i: "
-           "compute,\ncomm and idle shares of the workers' time (exposed communication only).\n");
+           "compute,\ncomm and idle shares of the workers' time (exposed communication only); "
+           "staleness TVD: total\nvariation distance of the predicted and measured staleness "
+           "histograms (0 = the same, 1 = disjoint).\n");
 }
 
 static int plot(const struct config *cfg, const struct validate_matrix *m, struct err *e)
@@ -332,6 +335,23 @@ static int run_cell(struct matrix_run *mr, const struct validate_axes *ax,
     return 0;
 }
 
+static int write_json(const void *m, const char *path, struct err *e)
+{
+    return validate_write_json(m, path, e);
+}
+
+/* --html: the rows' predicted and measured reports, side by side. */
+static int write_page(const struct config *cfg, const struct validate_matrix *m, struct err *e)
+{
+    char scenario[CONFIG_PATH_BYTES + 256];
+    snprintf(scenario, sizeof scenario, "%d cell%s, simulated on %s and measured on this "
+             "machine (--repeat %d), batch %lld, %lld steps", m->n_cells,
+             m->n_cells == 1 ? "" : "s", cfg->cluster, m->repeat, cfg->batch, cfg->steps);
+    struct html_run page = {.command = "validate", .scenario = scenario,
+                            .write_json = write_json, .json_ctx = m};
+    return html_write(cfg, &page, e);
+}
+
 int cmd_validate(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
@@ -414,6 +434,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     if (status == 0 && m->n_rows > 0 && (cfg->plot_dir[0] || cfg->plot_terminal) &&
         plot(cfg, m, &e) < 0)
         status = scenario_fail(self, &e);
+    if (status == 0 && write_page(cfg, m, &e) < 0) status = scenario_fail(self, &e);
 
 out:
     for (int i = 0; i < mr.m.n_rows; i++) validate_run_release(&mr.runs[i]);

@@ -300,7 +300,7 @@ static int by_value(const void *x, const void *y)
  * the one before (the first from 0), the last of a finished job ending at
  * the makespan. With no step ended, p50 = p99 = mean. */
 static void fill_step_times(struct analysis *a, double makespan_s, struct report *r,
-                            int64_t *samples_applied)
+                            int64_t *samples_applied, int64_t *updates)
 {
     const int n_workers = a->p->n_workers;
     double *ends = a->step_end_s;   /* synchronous: already one per step */
@@ -315,10 +315,12 @@ static void fill_step_times(struct analysis *a, double makespan_s, struct report
          * batch: B/N samples (exactly S x B when all S x N are done; the
          * shares of an uneven batch differ by one sample) */
         *samples_applied = a->n_async_steps * a->p->batch / n_workers;
+        *updates = (int64_t)a->n_applied;   /* each push is its own update */
     } else {
         /* a step is the global batch, less what a server dropped (backup) */
         while (n < a->steps && a->step_n_workers[n] >= n_workers) n++;
         *samples_applied = (int64_t)n * a->p->batch - a->samples_dropped;
+        *updates = n;   /* one update of the global batch a step */
     }
     r->step_time_s.mean = a->steps > 0 ? makespan_s / a->steps : 0;
     r->step_time_s.p50 = r->step_time_s.p99 = r->step_time_s.mean;
@@ -349,8 +351,9 @@ int analysis_finish(struct analysis *a, double makespan_s, struct report *r, str
         return err_set(e, ERR_NOMEM, "analysis: out of memory filling the report");
     }
 
-    int64_t samples_applied = 0;
-    fill_step_times(a, makespan_s, r, &samples_applied);
+    int64_t samples_applied = 0, updates = 0;
+    fill_step_times(a, makespan_s, r, &samples_applied, &updates);
+    r->updates = updates;
 
     /* Device time, per worker and over all of them. A worker's time runs
      * from 0 to the end of the job, less the time it was done (asynchronous:

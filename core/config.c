@@ -26,7 +26,7 @@
 #define CHOICE(f, list) .type = OPT_CHOICE, FIELD(f, char *), .choices = (list)
 #define FLAG(f) .type = OPT_FLAG, FIELD(f, bool)
 
-/* ORDER: a row's index is its bit in config.is_set, and --help lists rows in
+/* ORDER: a row's index is its entry in config.is_set, and --help lists rows in
  * this order. */
 const struct opt_spec config_options[] = {
     {.name = "strategy", STRING(strategy), .def = "mirrored", .groups = OPTG_STRATEGY,
@@ -180,8 +180,13 @@ const struct opt_spec config_options[] = {
      .help = "write one CSV row per result to FILE"},
     {.name = "trace", STRING(trace_path), .def = "", .groups = OPTG_OUTPUT, .metavar = "FILE",
      .help = "write the trace in Chrome trace-event format (Perfetto opens it)"},
+    {.name = "html", STRING(html_path), .def = "", .groups = OPTG_HTML, .metavar = "FILE",
+     .help = "write one self-contained HTML page: scenario, table, notes, plots, timelines, JSON"},
     {.name = "timeline", FLAG(timeline), .def = "false", .groups = OPTG_OUTPUT,
      .help = "print an ASCII Gantt chart of the first steps"},
+    {.name = "timeline-steps", STRING(timeline_steps), .def = "", .groups = OPTG_OUTPUT,
+     .metavar = "A:B", .help = "--timeline and --plot draw steps A to B (counted from 0; "
+     "default the first 2)"},
     {.name = "explain", FLAG(explain), .def = "false", .groups = OPTG_SCHEDULE,
      .help = "schedule: first say what each op kind of the plan, and its server policy, mean"},
     /* Chakra execution traces (core/chakra.h, docs/chakra.md) */
@@ -194,8 +199,8 @@ const struct opt_spec config_options[] = {
 };
 const size_t config_n_options = sizeof config_options / sizeof config_options[0];
 
-_Static_assert(sizeof config_options / sizeof config_options[0] <= 64,
-               "config.is_set has one bit per option: 64 at most");
+_Static_assert(sizeof config_options / sizeof config_options[0] <= CONFIG_MAX_OPTIONS,
+               "config.is_set has one entry per option: raise CONFIG_MAX_OPTIONS");
 
 /* ---- values ---------------------------------------------------------- */
 
@@ -398,9 +403,9 @@ const struct opt_spec *config_find(const char *name)
     return find_n(name, strlen(name));
 }
 
-static unsigned long long bit_of(const struct opt_spec *o)
+static size_t index_of(const struct opt_spec *o)
 {
-    return 1ull << (size_t)(o - config_options);
+    return (size_t)(o - config_options);
 }
 
 /* Optimal string alignment distance: edits, with swapping two neighbours as
@@ -469,7 +474,7 @@ int config_set(struct config *c, const char *name, const char *value, unsigned g
     const struct opt_spec *o = NULL;
     TRY(lookup(shown, name, strlen(name), groups, &o, e));
     TRY(set_value(c, o, value, e));
-    c->is_set |= bit_of(o);
+    c->is_set[index_of(o)] = true;
     return 0;
 }
 
@@ -694,7 +699,7 @@ int config_parse_args(struct config *c, int argc, char **argv, unsigned groups, 
     if (rc == 0 && file) rc = config_load_file(c, file, groups, e);
     for (size_t i = 0; rc == 0 && i < set.len; i++) {
         rc = set_value(c, set.items[i].o, set.items[i].value, e);
-        if (rc == 0) c->is_set |= bit_of(set.items[i].o);
+        if (rc == 0) c->is_set[index_of(set.items[i].o)] = true;
     }
     vec_free(&set);
     if (rc < 0) {
@@ -769,7 +774,7 @@ void config_print_help(FILE *out, unsigned groups)
 bool config_is_set(const struct config *c, const char *name)
 {
     const struct opt_spec *o = config_find(name);
-    return o && (c->is_set & bit_of(o));
+    return o && c->is_set[index_of(o)];
 }
 
 static char *dup_text(const char *text)
@@ -789,7 +794,7 @@ int config_to_args(const struct config *c, unsigned groups, char ***out, int *n,
     int k = 0;
     for (size_t i = 0; i < config_n_options; i++) {
         const struct opt_spec *o = &config_options[i];
-        if (!(o->groups & groups) || !(c->is_set & bit_of(o))) continue;
+        if (!(o->groups & groups) || !c->is_set[i]) continue;
         char value[CONFIG_PATH_BYTES], name[80];
         config_format(c, o, value, sizeof value);
         if (o->type == OPT_FLAG && strcmp(value, "true")) continue;

@@ -28,7 +28,8 @@ enum opt_group {
     OPTG_VALIDATE = 1u << 12,  /* validate's matrix: --models, --np-list, --stragglers, --repeat */
     OPTG_SCHEDULE = 1u << 13,  /* what strata schedule shows besides the program: --explain */
     OPTG_LIMITS = 1u << 14,    /* what a run may take: --max-memory (not part of a report's config) */
-    OPTG_TRACE_IN = 1u << 15,  /* a plan read from traces: --workload chakra:DIR (not part of a report's config) */
+    OPTG_HTML = 1u << 15,      /* the report page: --html FILE (commands that write a report) */
+    OPTG_TRACE_IN = 1u << 16,  /* a plan read from traces: --workload chakra:DIR (not part of a report's config) */
 };
 
 enum opt_type {
@@ -56,6 +57,8 @@ struct opt_spec {
 };
 
 #define CONFIG_PATH_BYTES 4096
+/* Options the table may hold (config.is_set has one entry each). */
+#define CONFIG_MAX_OPTIONS 128
 
 struct config {
     /* OPTG_SCENARIO */
@@ -129,7 +132,10 @@ struct config {
     char json_path[CONFIG_PATH_BYTES];  /* --json: "" = none */
     char csv_path[CONFIG_PATH_BYTES];   /* --csv: "" = none */
     char trace_path[CONFIG_PATH_BYTES]; /* --trace: Chrome trace-event JSON; "" = none */
+    char html_path[CONFIG_PATH_BYTES];  /* --html: the one-file report page; "" = none */
     bool timeline;                      /* --timeline: ASCII Gantt chart of the first steps */
+    char timeline_steps[32];            /* --timeline-steps: "A:B", the steps the timeline
+                                         * draws (from 0); "" = the first 2 */
     /* OPTG_SCHEDULE */
     bool explain;               /* --explain: what each op kind and the server policy mean */
     char chakra_dir[CONFIG_PATH_BYTES];  /* --chakra: schedule writes Chakra traces here; "" = none */
@@ -138,7 +144,7 @@ struct config {
 
     /* Not options. */
     char scenario_path[CONFIG_PATH_BYTES];  /* -f FILE, "" when none */
-    unsigned long long is_set;  /* bit i: config_options[i] was given (file or argv) */
+    bool is_set[CONFIG_MAX_OPTIONS];  /* [i]: config_options[i] was given (file or argv) */
     int n_positional;           /* arguments that are not options, in order */
     char **positional;          /* borrowed from argv; owned by config (array only) */
 };

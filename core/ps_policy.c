@@ -119,6 +119,10 @@ struct ps_push_result ps_server_push(struct ps_server *s, int w, int64_t step,
         /* Applied on arrival, as its own update. */
         s->pushed[w] = step + 1;
         min_clock_tick(&s->slowest, w);
+        /* its pull for this step is answered at once while pushed[w] is
+         * at most K beyond the slowest (ps_server_pull_bound) */
+        int64_t lead = s->pushed[w] - min_clock_min(&s->slowest);
+        if (lead > s->max_lead) s->max_lead = lead;
         struct ps_push_result r = {PS_APPLIED, s->version};
         s->version += 1;
         return r;

@@ -97,6 +97,8 @@ struct ps_server {
     int64_t *pushed;          /* [n_workers]: steps each worker has pushed (its clock) */
     bool *is_retired;         /* [n_workers]: gone (ps_server_retire) */
     struct min_clock slowest; /* the live workers' pushed[], for ssp's bound in O(1) */
+    int64_t max_lead;         /* async, ssp: the most steps a pusher was beyond the
+                               * slowest live worker; ssp's pulls wait only past K */
 };
 
 enum ps_action {

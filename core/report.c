@@ -38,7 +38,7 @@ enum col {
     COL_STRATEGY, COL_DEVICES, COL_STEP, COL_THROUGHPUT, COL_SPEEDUP,
     COL_COMPUTE, COL_COMM, COL_IDLE, COL_BUBBLE, COL_STALENESS, COL_PEAK,
     COL_FAILURES, COL_LOST, COL_GOODPUT,
-    COL_LOSS, COL_ACCURACY, COL_TIME_TO_ACCURACY,
+    COL_UPDATES, COL_LOSS, COL_ACCURACY, COL_TIME_TO_ACCURACY,
     N_COLS
 };
 
@@ -46,7 +46,7 @@ static const char *const col_title[N_COLS] = {
     "strategy", "devices", "step time", "samples/s", "speedup",
     "compute", "comm", "idle", "bubble", "staleness", "peak mem",
     "failures", "time lost", "goodput",
-    "loss", "accuracy", "time to acc",
+    "updates", "loss", "accuracy", "time to acc",
 };
 
 #define CELL_BYTES 96
@@ -130,6 +130,10 @@ static void fmt_cell(char *buf, const struct report *r, enum col c, const double
         if (r->failure.happened) fmt_percent(buf, r->failure.goodput);
         else snprintf(buf, CELL_BYTES, "-");
         break;
+    case COL_UPDATES:   /* 0 in a report read back from JSON, which does not hold it */
+        if (r->has_final && r->updates > 0) snprintf(buf, CELL_BYTES, "%lld", (long long)r->updates);
+        else snprintf(buf, CELL_BYTES, "-");
+        break;
     case COL_LOSS:
         if (r->has_final) fmt_real(buf, "%.4f", r->final.loss);
         else snprintf(buf, CELL_BYTES, "-");
@@ -183,8 +187,8 @@ void report_print_table(FILE *out, const struct report *const *rs, int n,
      * accuracy) only when some run has it. */
     bool shown[N_COLS];
     for (int c = 0; c < N_COLS; c++)
-        shown[c] = c < COL_FAILURES || (c < COL_LOSS && any_failure) ||
-                   (c >= COL_LOSS && any_final && (c != COL_TIME_TO_ACCURACY || any_target));
+        shown[c] = c < COL_FAILURES || (c < COL_UPDATES && any_failure) ||
+                   (c >= COL_UPDATES && any_final && (c != COL_TIME_TO_ACCURACY || any_target));
 
     int width[N_COLS];
     char cell[CELL_BYTES];

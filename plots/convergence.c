@@ -1,5 +1,6 @@
 /* convergence.*: loss (and test accuracy) against time and against step, a
  * line per report, so that a fast strategy that learns slowly shows as such. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -37,10 +38,60 @@ static int write_data(struct text *dat, const struct report *const *rs, int n)
     return block;
 }
 
+/* What the panels need to know beyond the curves: the loss axis's top when
+ * a run diverged (else 0: gnuplot's own range), and whether some run has
+ * two accuracy points (one point is no curve). */
+struct view {
+    double loss_top;
+    bool has_accuracy_curve;
+};
+
+/* A run diverged when its loss left 4x the largest starting loss (or became
+ * NaN or infinite): the axis then stops at that bound instead of rescaling to
+ * 1e35 and flattening every other curve; the panel says who was clipped. */
+static struct view view_of(const struct report *const *rs, int n)
+{
+    struct view v = {0, false};
+    double start = 0;
+    for (int i = 0; i < n; i++) {
+        if (rs[i]->n_loss_curve > 0 && isfinite(rs[i]->loss_curve[0].loss) &&
+            rs[i]->loss_curve[0].loss > start)
+            start = rs[i]->loss_curve[0].loss;
+        if (rs[i]->n_accuracy_curve >= 2) v.has_accuracy_curve = true;
+    }
+    double bound = 4 * start;
+    for (int i = 0; i < n && start > 0; i++)
+        for (int k = 0; k < rs[i]->n_loss_curve; k++)
+            if (!(rs[i]->loss_curve[k].loss <= bound)) v.loss_top = bound;
+    return v;
+}
+
+/* "name (diverged at step s)" labels of the clipped runs, one line each. */
+static void label_diverged(struct text *gp, const struct report *const *rs, int n, double top)
+{
+    text_printf(gp, "    set label 2 \"");
+    int said = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < rs[i]->n_loss_curve; k++)
+            if (!(rs[i]->loss_curve[k].loss <= top)) {
+                char title[NAME_BYTES];
+                series_name(rs, n, i, title, sizeof title);
+                for (char *c = title; *c; c++)   /* a quote would end gnuplot's string */
+                    if (*c == '"' || *c == '\\') *c = '\'';
+                text_printf(gp, "%s%s: loss above %.3g from step %lld (clipped)", said++ ? "\\n" : "",
+                            title, top, (long long)rs[i]->loss_curve[k].step);
+                break;
+            }
+    text_printf(gp, "\" at graph 0.02,0.06 left front textcolor rgb '#b00000'\n");
+}
+
 /* One panel: every report's curve of one kind (pass 0 loss, 1 accuracy)
- * against time or against step. */
+ * against time or against step. Each report has its colour, dash pattern
+ * and point type, the same in every panel, so curves that coincide (the
+ * synchronous strategies' losses are equal by construction) still show
+ * each one: a different dash, points at different places. */
 static void panel(struct text *gp, const struct report *const *rs, int n, int pass, bool by_step,
-                  struct time_unit u, const char *name)
+                  struct time_unit u, const char *name, const struct view *v)
 {
     if (by_step) text_printf(gp, "    set xlabel 'step'\n");
     else text_printf(gp, "    set xlabel 'time (%s)'\n", u.name);
@@ -49,8 +100,13 @@ static void panel(struct text *gp, const struct report *const *rs, int n, int pa
      * the time panel's, opaque so that a curve under it does not garble it. */
     if (by_step) text_printf(gp, "    unset key\n");
     else text_printf(gp, "    set key %s right opaque\n", pass ? "bottom" : "top");
-    /* Loss comes every step (a line); accuracy at each evaluation (points). */
-    const char *style = pass ? "linespoints pt 7 ps 0.6" : "lines";
+    if (pass == 0 && v->loss_top > 0) {
+        text_printf(gp, "    set yrange [0:%.6g]\n", v->loss_top);
+        label_diverged(gp, rs, n, v->loss_top);
+    }
+    if (pass == 1 && !v->has_accuracy_curve)
+        text_printf(gp, "    set label 3 'one evaluation per run, at the end: --eval-every K "
+                        "draws a curve' at graph 0.5,0.9 center front\n");
     int block = 0, shown = 0;
     for (int p = 0; p <= pass; p++)
         for (int i = 0; i < n; i++) {
@@ -63,8 +119,11 @@ static void panel(struct text *gp, const struct report *const *rs, int n, int pa
                             "    plot ", name, block);
                 if (by_step) text_printf(gp, "1:3");
                 else text_printf(gp, "($2*%g):3", u.per_s);
-                /* Colour by report, the same in every panel. */
-                text_printf(gp, " with %s lt %d lw 1.5 title ", style, i + 1);
+                /* A point every ~8th step, each report at another
+                 * interval, so the points of coinciding curves fall apart. */
+                int every = m / 8 + 1 + i;
+                text_printf(gp, " with linespoints lt %d dt %d pt %d pi %d ps %s lw 1.5 title ",
+                            i + 1, i % 5 + 1, i % 7 + 4, pass ? 1 : every, pass ? "0.9" : "0.7");
                 text_quoted(gp, title);
                 shown++;
             }
@@ -75,6 +134,8 @@ static void panel(struct text *gp, const struct report *const *rs, int n, int pa
                         "    plot [0:1][0:1] NaN notitle\n    unset label 1",
                     pass ? "accuracy" : "loss");
     text_printf(gp, "\n");
+    if (pass == 0 && v->loss_top > 0) text_printf(gp, "    set autoscale y\n    unset label 2\n");
+    if (pass == 1 && !v->has_accuracy_curve) text_printf(gp, "    unset label 3\n");
 }
 
 int plot_convergence(const struct report *const *rs, int n, const struct plot_opts *o,
@@ -93,6 +154,7 @@ int plot_convergence(const struct report *const *rs, int n, const struct plot_op
             if (rs[i]->accuracy_curve[k].time_s > t_max) t_max = rs[i]->accuracy_curve[k].time_s;
     }
     struct time_unit u = time_unit_for(t_max);
+    struct view v = view_of(rs, n);
 
     script_begin(&gp, name, "loss and test accuracy during training, a line per run");
     int rows = has_accuracy ? 2 : 1;
@@ -111,8 +173,8 @@ int plot_convergence(const struct report *const *rs, int n, const struct plot_op
         snprintf(layout, sizeof layout, "multiplot layout %d,2 title", rows);
         script_title(&gp, layout, "Convergence", o->title);
         for (int pass = 0; pass < rows; pass++) {
-            panel(&gp, rs, n, pass, false, u, name);
-            panel(&gp, rs, n, pass, true, u, name);
+            panel(&gp, rs, n, pass, false, u, name, &v);
+            panel(&gp, rs, n, pass, true, u, name, &v);
         }
         text_printf(&gp, "    unset multiplot\n");
     }

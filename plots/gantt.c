@@ -8,19 +8,25 @@
 #include "render.h"
 #include "script.h"
 
-static bool is_drawn(const struct span *s, int n_ranks, double t_end_s)
+/* The window drawn, [begin_s, end_s): --timeline-steps' steps. */
+struct window {
+    double begin_s, end_s;
+};
+
+static bool is_drawn(const struct span *s, int n_ranks, const struct window *w)
 {
     return s->rank >= 0 && s->rank < n_ranks && s->kind >= 0 && s->kind < OP_N_KINDS &&
-           s->end_s > s->start_s && s->start_s < t_end_s;
+           s->end_s > s->start_s && s->start_s < w->end_s && s->end_s > w->begin_s;
 }
 
 /* Rank r's stream s is row 2r + s of the grid; only rows with a span are
  * drawn, numbered from the top in *y. Returns the number drawn. */
-static int number_rows(const struct span *spans, size_t n, int n_ranks, double t_end_s, int *y)
+static int number_rows(const struct span *spans, size_t n, int n_ranks, const struct window *w,
+                       int *y)
 {
     for (int i = 0; i < 2 * n_ranks; i++) y[i] = -1;
     for (size_t i = 0; i < n; i++)
-        if (is_drawn(&spans[i], n_ranks, t_end_s)) y[2 * spans[i].rank + (spans[i].stream ? 1 : 0)] = 0;
+        if (is_drawn(&spans[i], n_ranks, w)) y[2 * spans[i].rank + (spans[i].stream ? 1 : 0)] = 0;
     int rows = 0;
     for (int i = 0; i < 2 * n_ranks; i++)
         if (y[i] == 0) y[i] = rows++;
@@ -28,9 +34,9 @@ static int number_rows(const struct span *spans, size_t n, int n_ranks, double t
 }
 
 /* A block per op kind present (so the key names each kind once), each span
- * "start_s end_s row mb step", ends cut at t_end_s. */
+ * "start_s end_s row mb step", cut to the window. */
 static void write_data(struct text *dat, const struct span *spans, size_t n, int n_ranks,
-                       double t_end_s, const int *y, bool *has_kind)
+                       const struct window *w, const int *y, bool *has_kind)
 {
     text_printf(dat, "# strata timeline data: a block per op kind (gnuplot's index), a span a "
                      "line; times in seconds, row 0 at the top\n");
@@ -39,13 +45,14 @@ static void write_data(struct text *dat, const struct span *spans, size_t n, int
         has_kind[k] = false;
         for (size_t i = 0; i < n; i++) {
             const struct span *s = &spans[i];
-            if (s->kind != k || !is_drawn(s, n_ranks, t_end_s)) continue;
+            if (s->kind != k || !is_drawn(s, n_ranks, w)) continue;
             if (!has_kind[k])
                 text_printf(dat, "%s# index %d: %s: start_s end_s row microbatch step\n",
                             block ? "\n\n" : "", block, op_infos[k].name);
             has_kind[k] = true;
-            text_printf(dat, "%.10g %.10g %d %d %d\n", s->start_s,
-                        s->end_s < t_end_s ? s->end_s : t_end_s,
+            text_printf(dat, "%.10g %.10g %d %d %d\n",
+                        s->start_s > w->begin_s ? s->start_s : w->begin_s,
+                        s->end_s < w->end_s ? s->end_s : w->end_s,
                         y[2 * s->rank + (s->stream ? 1 : 0)], (int)s->mb, (int)s->step);
         }
         if (has_kind[k]) block++;
@@ -53,10 +60,10 @@ static void write_data(struct text *dat, const struct span *spans, size_t n, int
 }
 
 static void write_script(struct text *gp, const char *name, const char *strategy, int n_ranks,
-                         double t_end_s, int rows, const int *y, const bool *has_kind,
+                         const struct window *w, int rows, const int *y, const bool *has_kind,
                          const char *scenario)
 {
-    struct time_unit u = time_unit_for(t_end_s);
+    struct time_unit u = time_unit_for(w->end_s);
     script_begin(gp, name, "timeline of a run, a row per rank and stream");
     int height = 200 + 28 * rows;
     script_figure_begin(gp, name, 1400, height > 4000 ? 4000 : height,
@@ -64,8 +71,8 @@ static void write_script(struct text *gp, const char *name, const char *strategy
     char lead[160];
     snprintf(lead, sizeof lead, "Timeline of %s (white: idle)", strategy);
     script_title(gp, "title", lead, scenario);
-    text_printf(gp, "    set xlabel 'time (%s)'\n    set xrange [0:%.10g]\n", u.name,
-                t_end_s * u.per_s);
+    text_printf(gp, "    set xlabel 'time (%s)'\n    set xrange [%.10g:%.10g]\n", u.name,
+                w->begin_s * u.per_s, w->end_s * u.per_s);
     /* Row 0 (rank 0's compute) on top, as `strata sim --timeline` prints it. */
     text_printf(gp, "    set yrange [%d.5:-0.5]\n    set ytics (", rows - 1);
     for (int i = 0, shown = 0; i < 2 * n_ranks; i++)
@@ -82,11 +89,14 @@ static void write_script(struct text *gp, const char *name, const char *strategy
         for (const char *p = op_infos[k].name; *p && j < 31; p++) kind[j++] = (char)tolower(*p);
         kind[j] = '\0';
         /* A box from start to end, 0.8 rows high; the dark border parts
-         * back-to-back ops (consecutive microbatches) of one kind. */
+         * back-to-back ops (consecutive microbatches) of one compute kind.
+         * Messages are too short for a fill to show inside a border: theirs
+         * is their own colour, so a send and a receive look as the key says. */
+        const char *border = op_infos[k].cls == OPC_COMPUTE ? "#303030" : op_infos[k].colour;
         text_printf(gp, "%s'%s.dat' index %d using (($1+$2)/2*%g):3:(($2-$1)/2*%g):(0.4) "
-                        "with boxxyerror lc rgb '%s' fs solid 1.0 border lc rgb '#303030' "
+                        "with boxxyerror lc rgb '%s' fs solid 1.0 border lc rgb '%s' "
                         "title '%s'", block ? ", \\\n         " : "    plot ", name, block,
-                    u.per_s, u.per_s, op_infos[k].colour, kind);
+                    u.per_s, u.per_s, op_infos[k].colour, border, kind);
         block++;
     }
     text_printf(gp, "\n");
@@ -96,16 +106,24 @@ static void write_script(struct text *gp, const char *name, const char *strategy
 int plot_timeline(const struct span *spans, size_t n, int n_ranks, const char *strategy,
                   double t_end_s, const struct plot_opts *o, struct err *e)
 {
-    if (n_ranks < 1 || !(t_end_s > 0))
-        return err_set(e, ERR_INPUT, "timeline of %s: nothing to draw (%d ranks, up to %g s)",
-                       strategy, n_ranks, t_end_s);
+    return plot_timeline_window(spans, n, n_ranks, strategy, 0, t_end_s, o, e);
+}
+
+int plot_timeline_window(const struct span *spans, size_t n, int n_ranks, const char *strategy,
+                         double t_begin_s, double t_end_s, const struct plot_opts *o,
+                         struct err *e)
+{
+    const struct window w = {t_begin_s, t_end_s};
+    if (n_ranks < 1 || !(t_end_s > t_begin_s) || !(t_begin_s >= 0))
+        return err_set(e, ERR_INPUT, "timeline of %s: nothing to draw (%d ranks, %g to %g s)",
+                       strategy, n_ranks, t_begin_s, t_end_s);
     int *y = malloc(sizeof *y * 2 * (size_t)n_ranks);
     if (!y) return err_set(e, ERR_NOMEM, "timeline of %s: out of memory", strategy);
-    int rows = number_rows(spans, n, n_ranks, t_end_s, y);
+    int rows = number_rows(spans, n, n_ranks, &w, y);
     if (rows == 0) {
         free(y);
-        return err_set(e, ERR_INPUT, "timeline of %s: no span takes time before %g s (nothing "
-                       "to draw)", strategy, t_end_s);
+        return err_set(e, ERR_INPUT, "timeline of %s: no span takes time between %g and %g s "
+                       "(nothing to draw)", strategy, t_begin_s, t_end_s);
     }
     /* The strategy names the file: keep it to characters safe in a name. */
     char name[96];
@@ -116,8 +134,8 @@ int plot_timeline(const struct span *spans, size_t n, int n_ranks, const char *s
 
     struct text dat = {0}, gp = {0};
     bool has_kind[OP_N_KINDS];
-    write_data(&dat, spans, n, n_ranks, t_end_s, y, has_kind);
-    write_script(&gp, name, strategy, n_ranks, t_end_s, rows, y, has_kind, o->title);
+    write_data(&dat, spans, n, n_ranks, &w, y, has_kind);
+    write_script(&gp, name, strategy, n_ranks, &w, rows, y, has_kind, o->title);
     int rc = plot_render(o, name, &dat, &gp, e);
     free(y);
     return rc;

@@ -42,6 +42,11 @@ int plot_convergence(const struct report *const *rs, int n, const struct plot_op
 int plot_timeline(const struct span *spans, size_t n, int n_ranks, const char *strategy,
                   double t_end_s, const struct plot_opts *o, struct err *e);
 
+/* As plot_timeline, over [t_begin_s, t_end_s) (--timeline-steps). */
+int plot_timeline_window(const struct span *spans, size_t n, int n_ranks, const char *strategy,
+                         double t_begin_s, double t_end_s, const struct plot_opts *o,
+                         struct err *e);
+
 /* staleness.*: for each report with a staleness histogram, the share of its
  * pushes that were 0, 1, 2 ... versions behind, as bars side by side. */
 int plot_staleness(const struct report *const *rs, int n, const struct plot_opts *o,

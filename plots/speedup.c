@@ -57,8 +57,12 @@ static void figure(struct text *gp, const char *fig, const char *lead, const cha
     /* Room above the top point, so that an ideal line there stays in sight. */
     else text_printf(gp, "    set yrange [0:*]\n    set offsets 0, 0, graph 0.08, 0\n");
     for (int b = 0; b < blocks; b++) {
-        text_printf(gp, "%s'speedup.dat' index %d using 1:%d with linespoints lt %d lw 1.5 pt 7 "
-                        "title ", b ? ", \\\n         " : "    plot ", b, col, b + 1);
+        /* a dash pattern and a point type a strategy, as in the convergence
+         * plot: equal speedups (ps-ssp whose bound never binds, and
+         * ps-async) then both show */
+        text_printf(gp, "%s'speedup.dat' index %d using 1:%d with linespoints lt %d dt %d pt %d "
+                        "ps 1.2 lw 1.5 title ", b ? ", \\\n         " : "    plot ", b, col, b + 1,
+                    b % 5 + 1, b % 7 + 4);
         text_quoted(gp, titles[b]);
     }
     if (ideal) text_printf(gp, ", \\\n         %s with lines dt 2 lc rgb 'gray40' title 'ideal'", ideal);

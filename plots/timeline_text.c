@@ -27,15 +27,13 @@ static char letter(const struct span *s)
     return s->mb > 0 && s->mb % 2 && letters[1] ? letters[1] : letters[0];
 }
 
-/* The kinds every key lists: the instruction set up to UPDATE. Kinds added
- * after it (the split backward of zero-bubble pipelines, ...) are listed
- * where a span uses them, so that the timelines of plans without them read
- * as they always have. */
+/* The kinds a key lists: those a span of the chart takes time in, so the
+ * key never names a letter the chart cannot show (communication is free on
+ * the ideal cluster: no S or R there). */
 static bool is_in_key(int k, const struct span *spans, size_t n)
 {
-    if (k <= OP_UPDATE) return true;
     for (size_t i = 0; i < n; i++)
-        if ((int)spans[i].kind == k) return true;
+        if ((int)spans[i].kind == k && spans[i].end_s > spans[i].start_s) return true;
     return false;
 }
 
@@ -45,21 +43,23 @@ static bool is_in_key(int k, const struct span *spans, size_t n)
  * comes before its comm row), each part in ORDER OP. */
 static void print_key(FILE *out, const struct span *spans, size_t n)
 {
-    bool is_first = true;
+    bool is_first = true, is_line_end = false;
     for (int part = 0; part < 3; part++) {
         for (int k = 0; k < OP_N_KINDS; k++) {
             const struct op_info *o = &op_infos[k];
             bool has_pair = o->letters[1] != '\0';
             int its_part = has_pair ? 0 : o->cls == OPC_COMPUTE ? 1 : 2;
             if (its_part != part || !is_in_key(k, spans, n)) continue;
-            if (!is_first) fputs(", ", out);
+            if (is_line_end) fputs(",\n", out);
+            else if (!is_first) fputs(", ", out);
             if (has_pair) fprintf(out, "%c/%c %s", o->letters[0], o->letters[1], o->label);
             else fprintf(out, "%c %s", o->letters[0], o->label);
-            is_first = false;
+            is_first = is_line_end = false;
         }
+        /* the pairs' words end their line, when more kinds follow */
         if (part == 0 && !is_first) {
-            fputs(" of even/odd microbatches,\n", out);
-            is_first = true;
+            fputs(" of even/odd microbatches", out);
+            is_line_end = true;
         }
     }
     fputs(is_first ? ". idle" : ", . idle", out);
@@ -68,7 +68,33 @@ static void print_key(FILE *out, const struct span *spans, size_t n)
 void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, double t_end_s,
                     int cols, int max_rows, const char *unit)
 {
-    if (t_end_s <= 0 || n == 0) {
+    const struct timeline_view v = {.begin_s = 0, .end_s = t_end_s, .dead_rank = -1};
+    timeline_print_view(out, spans, n, n_ranks, &v, cols, max_rows, unit);
+}
+
+/* Each row's lowest and highest step among the spans it draws. */
+struct row_steps {
+    int64_t lo, hi;
+};
+
+/* True when some drawn rows cover other steps than the first drawn row:
+ * then each row says its own (asynchronous workers). */
+static bool rows_differ(const struct row_steps *st, const char *used, int n_rows)
+{
+    int first = -1;
+    for (int r = 0; r < n_rows; r++) {
+        if (!used[r]) continue;
+        if (first < 0) first = r;
+        else if (st[r].lo != st[first].lo || st[r].hi != st[first].hi) return true;
+    }
+    return false;
+}
+
+void timeline_print_view(FILE *out, const struct span *spans, size_t n, int n_ranks,
+                         const struct timeline_view *v, int cols, int max_rows, const char *unit)
+{
+    double len_s = v->end_s - v->begin_s;
+    if (!(len_s > 0) || n == 0) {
         fputs("  (nothing takes time: no timeline to draw)\n", out);
         return;
     }
@@ -76,21 +102,27 @@ void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, 
     int n_rows = 2 * n_ranks;
     const int label = 16;
     int width = cols - label - 2 > 10 ? cols - label - 2 : 10;
-    double per_col = t_end_s / width;
+    double per_col = len_s / width;
     char *grid = malloc((size_t)n_rows * (size_t)width);
     double *cover = calloc((size_t)n_rows * (size_t)width, sizeof *cover);
     char *used = calloc((size_t)n_rows, 1);
-    if (!grid || !cover || !used) goto out;
+    struct row_steps *st = calloc((size_t)n_rows, sizeof *st);
+    bool has_dead = false;
+    if (!grid || !cover || !used || !st) goto out;
     memset(grid, '.', (size_t)n_rows * (size_t)width);
     for (size_t i = 0; i < n; i++) {
         const struct span *s = &spans[i];
         if (s->rank < 0 || s->rank >= n_ranks || s->end_s <= s->start_s) continue;
+        if (s->end_s <= v->begin_s || s->start_s >= v->end_s) continue;   /* outside the window */
         int row = 2 * s->rank + (s->stream ? 1 : 0);
+        if (!used[row] || s->step < st[row].lo) st[row].lo = s->step;
+        if (!used[row] || s->step > st[row].hi) st[row].hi = s->step;
         used[row] = 1;
-        int c0 = (int)(s->start_s / per_col), c1 = (int)(s->end_s / per_col);
+        double a = s->start_s - v->begin_s, b = s->end_s - v->begin_s;
+        int c0 = (int)(a / per_col), c1 = (int)(b / per_col);
         for (int c = c0 < 0 ? 0 : c0; c <= c1 && c < width; c++) {
             double lo = c * per_col, hi = lo + per_col;
-            double part = (s->end_s < hi ? s->end_s : hi) - (s->start_s > lo ? s->start_s : lo);
+            double part = (b < hi ? b : hi) - (a > lo ? a : lo);
             size_t k = (size_t)row * (size_t)width + (size_t)c;
             if (part > cover[k]) {
                 cover[k] = part;
@@ -98,10 +130,25 @@ void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, 
             }
         }
     }
+    /* The dead rank: its idle columns after the death are 'x', so its row
+     * is drawn even when it ran nothing in the window. */
+    if (v->dead_rank >= 0 && v->dead_rank < n_ranks && v->dead_from_s < v->end_s) {
+        int row = 2 * v->dead_rank;
+        double from = v->dead_from_s - v->begin_s;
+        int c0 = from > 0 ? (int)(from / per_col) : 0;
+        for (int c = c0; c < width; c++) {
+            char *g = &grid[(size_t)row * (size_t)width + (size_t)c];
+            if (*g == '.') *g = 'x';
+        }
+        used[row] = 1;
+        has_dead = true;
+    }
     fprintf(out, "timeline, one column = %.3g %s (", per_col,
             per_col == 1 && !strcmp(unit, "units") ? "unit" : unit);
     print_key(out, spans, n);
+    if (has_dead) fprintf(out, ", x rank %d dead", v->dead_rank);
     fputs("):\n", out);
+    bool say_steps = rows_differ(st, used, n_rows);
     int shown = 0, hidden = 0;
     for (int row = 0; row < n_rows; row++) {
         if (!used[row]) continue;
@@ -111,7 +158,12 @@ void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, 
         }
         char name[32];
         snprintf(name, sizeof name, "rank %d %s", row / 2, row % 2 ? "comm" : "compute");
-        fprintf(out, "  %-*s|%.*s|\n", label - 2, name, width, grid + (size_t)row * (size_t)width);
+        fprintf(out, "  %-*s|%.*s|", label - 2, name, width, grid + (size_t)row * (size_t)width);
+        if (say_steps && st[row].lo == st[row].hi)
+            fprintf(out, " step %lld", (long long)st[row].lo);
+        else if (say_steps)
+            fprintf(out, " steps %lld-%lld", (long long)st[row].lo, (long long)st[row].hi);
+        fputc('\n', out);
         shown++;
     }
     if (hidden) fprintf(out, "  ... %d more rows\n", hidden);
@@ -119,6 +171,7 @@ out:
     free(grid);
     free(cover);
     free(used);
+    free(st);
 }
 
 struct span *timeline_spans_of_unit_run(const struct plan *p, const struct plan_times *t,

@@ -23,6 +23,20 @@ int timeline_width(void);
 void timeline_print(FILE *out, const struct span *spans, size_t n, int n_ranks, double t_end_s,
                     int cols, int max_rows, const char *unit);
 
+/* What a window of a run shows beyond its spans. */
+struct timeline_view {
+    double begin_s, end_s;   /* the time drawn: [begin_s, end_s) */
+    int dead_rank;           /* a rank that died (its compute row shows 'x' from
+                              * dead_from_s where it ran nothing), or -1 */
+    double dead_from_s;
+};
+
+/* As timeline_print, over v's window. When the rows' step numbers differ
+ * (asynchronous workers each count their own), every row ends with the
+ * steps it shows. */
+void timeline_print_view(FILE *out, const struct span *spans, size_t n, int n_ranks,
+                         const struct timeline_view *v, int cols, int max_rows, const char *unit);
+
 /* The spans of a unit-cost run (plan_unit_run), for the same chart. Caller
  * frees; NULL when out of memory. */
 struct span *timeline_spans_of_unit_run(const struct plan *p, const struct plan_times *t,

@@ -814,6 +814,10 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
     res->n_events = m.n_events;
     res->n_scanned = m.n_scanned;
     res->n_heap_moves = m.n_net_touched + m.q.n_moves + network_touched(m.net);
+    res->max_step_lead = -1;
+    for (int k = 0; m.is_async && m.servers && k < s->plan->n_servers; k++)
+        if (m.servers[k].is_used && m.servers[k].ps.max_lead > res->max_step_lead)
+            res->max_step_lead = m.servers[k].ps.max_lead;
 done:
     failure_draws_free(m.draws);
     free(m.node_busy);

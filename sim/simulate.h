@@ -73,6 +73,8 @@ struct sim_result {
     int failed_rank;           /* the first one's */
     double failure_time_s;
     int n_failures;            /* workers that died while the run went on */
+    int64_t max_step_lead;     /* async and ssp servers: the most steps a worker pushed
+                                * beyond the slowest live one; -1 with none */
 };
 
 /* Runs the setup; spans go to a (may be NULL) and t (may be NULL). */

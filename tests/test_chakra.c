@@ -239,6 +239,15 @@ Test(chakra, a_foreign_trace_runs_and_counts_what_it_leaves_out)
     cr_expect(step_s >= 100e-6 && step_s < 1e-2, "step %g s", step_s);
     cJSON_Delete(rep);
 
+    /* the report page says it too, among the notes under its table */
+    const char *html = test_tmp_path("foreign.html");
+    r = RUN("sim", "--workload", spec, "--steps", "3", "--html", html);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *page = test_slurp(html);
+    cr_expect_not_null(strstr(page, "2 nodes of type COMM_COLL_NODE ALL_TO_ALL not modelled"));
+    free(page);
+
     /* a straggler of the traced job: rank 0 three times slower, its 100 us
      * now 300 us */
     r = RUN("sim", "--workload", spec, "--steps", "3", "--straggler", "slow:0=3", "--json", json);

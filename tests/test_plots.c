@@ -6,6 +6,7 @@
 
 #include "helpers.h"
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -297,9 +298,9 @@ Test(plots, text_timeline_letters_follow_the_op_table_and_the_microbatch)
     /* 16 label columns and 2 bars around the narrowest grid, 10 columns */
     timeline_print(out, s, 6, 2, 5.0, 16 + 2 + 10, 64, "units");
     fclose(out);
+    /* the key names only the kinds drawn: no all-reduce, push or pull here */
     cr_expect_not_null(strstr(buf, "one column = 0.5 units (F/f forward, B/b backward of even/odd "
-                                   "microbatches,\nU update, S send, R recv, A all-reduce, P push, "
-                                   "L pull, . idle):\n"),
+                                   "microbatches,\nU update, S send, . idle):\n"),
                   "%s", buf);
     cr_expect_not_null(strstr(buf, "rank 0 compute|FFff......|"), "%s", buf);
     cr_expect_not_null(strstr(buf, "rank 0 comm   |..SSSS....|"), "%s", buf);
@@ -707,4 +708,83 @@ Test(plots, strata_sweep_of_checkpoint_every_draws_goodput_and_plot_draws_it_aga
     free(json);
     free(out);
     free(again);
+}
+
+/* Item 5 of issue 17: plots that never mislead. */
+Test(plots, convergence_curves_differ_in_dash_and_point_type)
+{
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0], &r[1]};
+    struct plot_opts o = {test_tmp_dir, false, "two"};
+    struct err e = {0};
+    cr_assert_eq(plot_convergence(rs, 2, &o, &e), 0, "%s", e.msg);
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
+    /* equal curves would hide each other in one style */
+    cr_expect_not_null(strstr(gp, "lt 1 dt 1 pt 4"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "lt 2 dt 2 pt 5"), "%s", gp);
+    free(gp);
+    free_reports(r);
+}
+
+Test(plots, convergence_clips_a_diverged_run_and_says_so)
+{
+    struct report r[3];
+    make_reports(r);
+    r[1].loss_curve[2].loss = 1e35;   /* diverged at step 2 */
+    r[1].loss_curve[3].loss = NAN;
+    const struct report *rs[] = {&r[0], &r[1]};
+    struct plot_opts o = {test_tmp_dir, false, "diverged"};
+    struct err e = {0};
+    cr_assert_eq(plot_convergence(rs, 2, &o, &e), 0, "%s", e.msg);
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
+    /* 4 x the largest starting loss, 2.3 */
+    cr_expect_not_null(strstr(gp, "set yrange [0:9.2]"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "loss above 9.2 from step 2 (clipped)"), "%s", gp);
+    free(gp);
+    free_reports(r);
+    /* nothing diverged: gnuplot's own range, no label */
+    make_reports(r);
+    cr_assert_eq(plot_convergence(rs, 2, &o, &e), 0, "%s", e.msg);
+    gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_null(strstr(gp, "clipped"), "%s", gp);
+    free(gp);
+    free_reports(r);
+}
+
+Test(plots, convergence_says_why_one_accuracy_point_is_no_curve)
+{
+    struct report r[3];
+    make_reports(r);
+    r[0].n_accuracy_curve = 1;   /* only the final evaluation */
+    const struct report *rs[] = {&r[0]};
+    struct plot_opts o = {test_tmp_dir, false, "one point"};
+    struct err e = {0};
+    cr_assert_eq(plot_convergence(rs, 1, &o, &e), 0, "%s", e.msg);
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_not_null(strstr(gp, "one evaluation per run, at the end: --eval-every K"), "%s", gp);
+    free(gp);
+    r[0].n_accuracy_curve = 2;
+    cr_assert_eq(plot_convergence(rs, 1, &o, &e), 0, "%s", e.msg);
+    gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_null(strstr(gp, "one evaluation per run"), "%s", gp);
+    free(gp);
+    free_reports(r);
+}
+
+Test(plots, timeline_draws_messages_in_their_own_colour)
+{
+    const struct span s[] = {
+        {.rank = 0, .stream = 0, .kind = OP_FORWARD, .start_s = 0, .end_s = 1},
+        {.rank = 0, .stream = 1, .kind = OP_SEND, .start_s = 1, .end_s = 1.01},
+    };
+    struct plot_opts o = {test_tmp_dir, false, "ticks"};
+    struct err e = {0};
+    cr_assert_eq(plot_timeline(s, 2, 1, "pipeline-1f1b", 2, &o, &e), 0, "%s", e.msg);
+    char *gp = test_slurp(test_tmp_path("timeline-pipeline-1f1b.gp"));
+    char want[96];
+    snprintf(want, sizeof want, "lc rgb '%s' fs solid 1.0 border lc rgb '%s'",
+             op_infos[OP_SEND].colour, op_infos[OP_SEND].colour);
+    cr_expect_not_null(strstr(gp, want), "a send's border is its colour: %s", gp);
+    free(gp);
 }

@@ -1,0 +1,163 @@
+/* Legend and notes under a table of reports (table_notes.h). The notes say
+ * what the numbers of this run are and why; the words around them are the
+ * glossary's (`strata help metrics`, docs/metrics.md). */
+#include <math.h>
+#include <string.h>
+
+#include "table_notes.h"
+
+bool table_legend_print(FILE *out, const struct report *const *rs, int n)
+{
+    if (n <= 0) return false;
+    bool any_final = false, any_failure = false, any_updates = false;
+    for (int i = 0; i < n; i++) {
+        any_final |= rs[i]->has_final;
+        any_failure |= rs[i]->failure.happened;
+        any_updates |= rs[i]->has_final && rs[i]->updates > 0;
+    }
+    fputs("compute/comm/idle: shares of the workers' time (comm: not hidden under compute); "
+          "bubble: idle share of stages;\n  staleness: mean/max updates by others between a "
+          "worker's pull and its push; peak mem: per device", out);
+    if (any_failure) fputs(";\n  time lost: detection + relaunch + redone work; goodput: share "
+                           "of the time on work that survived", out);
+    if (any_final)
+        fprintf(out, ";\n  %sloss: training loss of the last step; accuracy: on the test set",
+                any_updates ? "updates: optimizer steps the model took; " : "");
+    fputs(".\n", out);
+    return true;
+}
+
+/* The figures a row shows, equal (the same computation gives the same
+ * doubles, so equality is exact, not a tolerance). */
+static bool same_figures(const struct report *a, const struct report *b)
+{
+    return a->devices == b->devices && a->step_time_s.mean == b->step_time_s.mean &&
+           a->throughput_samples_per_s == b->throughput_samples_per_s &&
+           a->breakdown.compute == b->breakdown.compute && a->breakdown.comm == b->breakdown.comm &&
+           a->breakdown.idle == b->breakdown.idle && a->staleness.mean == b->staleness.mean &&
+           a->staleness.max == b->staleness.max && a->has_final == b->has_final &&
+           (!a->has_final || a->final.test_accuracy == b->final.test_accuracy);
+}
+
+/* ps-ssp's twin: its bound K (--staleness) is in steps, a worker's lead over
+ * the slowest; it waits only past K (core/ps_policy.h), so a largest lead
+ * L <= K means no pull ever waited and the run is ps-async's. */
+static void explain_ssp(FILE *out, const struct report *ssp, const struct report *twin)
+{
+    long long k = ssp->config ? ssp->config->staleness : -1;
+    long long l = (long long)ssp->max_step_lead;
+    int w = ssp->devices;
+    fprintf(out, "  note: %s ran exactly as %s: its bound K = %lld steps (--staleness: a pull "
+            "waits while its worker\n  is more than K steps ahead of the slowest) never held a "
+            "pull: the largest lead was L = %lld step%s.\n", ssp->strategy, twin->strategy,
+            k, l, l == 1 ? "" : "s");
+    fprintf(out, "  Staleness counts versions, the updates of all %d workers: a lead of L steps "
+            "allows about %d (L + 1) = %lld;\n  the largest here was %lld. Slow one worker "
+            "down (--straggler slow:1=3) to make K bind.\n", w, w - 1,
+            (long long)(w - 1) * (l + 1), (long long)ssp->staleness.max);
+}
+
+bool note_identical_rows(FILE *out, const struct report *const *rs, int n)
+{
+    bool said = false;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            if (!same_figures(rs[i], rs[j])) continue;
+            const struct report *ssp = !strcmp(rs[j]->strategy, "ps-ssp") ? rs[j]
+                                       : !strcmp(rs[i]->strategy, "ps-ssp") ? rs[i] : NULL;
+            const struct report *twin = ssp == rs[j] ? rs[i] : rs[j];
+            if (ssp && ssp->has_step_lead && ssp->config &&
+                ssp->max_step_lead <= ssp->config->staleness)
+                explain_ssp(out, ssp, twin);
+            else
+                fprintf(out, "  note: %s and %s ran exactly alike here (the same step time, "
+                        "breakdown and staleness).\n", rs[i]->strategy, rs[j]->strategy);
+            said = true;
+        }
+    return said;
+}
+
+bool note_more_updates(FILE *out, const struct report *const *rs, int n)
+{
+    int lo = -1, hi = -1;
+    for (int i = 0; i < n; i++) {
+        if (!rs[i]->has_final || rs[i]->updates <= 0) continue;
+        if (lo < 0 || rs[i]->updates < rs[lo]->updates) lo = i;
+        if (hi < 0 || rs[i]->updates > rs[hi]->updates) hi = i;
+    }
+    if (lo < 0 || rs[hi]->updates < 2 * rs[lo]->updates) return false;
+    double ratio = (double)rs[hi]->updates / (double)rs[lo]->updates;
+    fprintf(out, "  note: %s made %.1f× the updates of %s (%lld of %lld samples against %lld "
+            "of %lld): its loss and\n  accuracy are after more, smaller, staler steps; lab "
+            "async-noise compares equal numbers of updates.\n",
+            rs[hi]->strategy, ratio, rs[lo]->strategy, (long long)rs[hi]->updates,
+            (long long)(rs[hi]->samples_applied / rs[hi]->updates), (long long)rs[lo]->updates,
+            (long long)(rs[lo]->samples_applied / rs[lo]->updates));
+    return true;
+}
+
+bool note_diverged(FILE *out, const struct report *const *rs, int n)
+{
+    bool said = false;
+    for (int i = 0; i < n; i++) {
+        const struct report *r = rs[i];
+        if (!r->has_final) continue;
+        int at = -1;
+        for (int k = 0; k < r->n_loss_curve && at < 0; k++)
+            if (!isfinite(r->loss_curve[k].loss)) at = k;
+        if (at < 0 && isfinite(r->final.loss)) continue;
+        fprintf(out, "  note: %s diverged: its training loss became NaN or infinite", r->strategy);
+        if (at >= 0)
+            fprintf(out, " at step %lld of %lld", (long long)r->loss_curve[at].step,
+                    r->config ? r->config->steps : (long long)r->n_loss_curve);
+        fprintf(out, ", so its loss shows `-`;\n  its accuracy %.1f%% is what a broken model "
+                "scores.", 100 * r->final.test_accuracy);
+        if (r->config)
+            fprintf(out, " Lower --lr (%g) or --momentum (%g).", r->config->lr,
+                    r->config->momentum);
+        fputc('\n', out);
+        said = true;
+    }
+    return said;
+}
+
+/* Device-seconds of compute per sample applied: what one sample costs. */
+static double compute_per_sample_s(const struct report *r)
+{
+    double s = 0;
+    for (int k = 0; k < r->n_per_rank; k++) s += r->per_rank[k].compute_s;
+    return r->samples_applied > 0 ? s / (double)r->samples_applied : NAN;
+}
+
+bool note_superlinear(FILE *out, const struct report *const *rs, int n, const double *speedup,
+                      const struct report *baseline)
+{
+    if (!speedup || !baseline) return false;
+    bool said = false;
+    double base_us = 1e6 * compute_per_sample_s(baseline);
+    for (int i = 0; i < n; i++) {
+        if (!(speedup[i] > rs[i]->devices) || rs[i]->devices <= 1) continue;
+        double us = 1e6 * compute_per_sample_s(rs[i]);
+        fprintf(out, "  note: %s's speedup %.2f× is more than its %d devices: ", rs[i]->strategy,
+                speedup[i], rs[i]->devices);
+        if (us < base_us)   /* e.g. a sharded optimizer update: 1/N of it each */
+            fprintf(out, "its work split %d ways costs less\n  compute a sample (%.3g us) than "
+                    "the one-device baseline's whole (%.3g us).\n", rs[i]->devices, us, base_us);
+        else
+            fprintf(out, "not by cheaper compute (%.3g us a\n  sample against the one-device "
+                    "baseline's %.3g us): the baseline waited, idle %.1f%% of its time.\n", us,
+                    base_us, 100 * baseline->breakdown.idle);
+        said = true;
+    }
+    return said;
+}
+
+bool table_notes_print(FILE *out, const struct report *const *rs, int n, const double *speedup,
+                       const struct report *baseline)
+{
+    bool said = note_identical_rows(out, rs, n);
+    said |= note_more_updates(out, rs, n);
+    said |= note_diverged(out, rs, n);
+    said |= note_superlinear(out, rs, n, speedup, baseline);
+    return said;
+}

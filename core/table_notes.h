@@ -1,0 +1,41 @@
+/* What a student needs under a table of reports (issue 17): one legend of
+ * the columns shown, and notes on what would otherwise look like a bug,
+ * each computed from the reports themselves, never canned. Each note is its
+ * own function, so a test can show it appears when its condition holds and
+ * not otherwise; table_notes_print runs them all. Every function returns
+ * whether it printed anything. */
+#ifndef STRATA_TABLE_NOTES_H
+#define STRATA_TABLE_NOTES_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "report.h"
+
+/* One or two lines for the columns report_print_table shows for rs[0..n). */
+bool table_legend_print(FILE *out, const struct report *const *rs, int n);
+
+/* Two rows with the same figures: why (ps-ssp whose bound K was never
+ * reached: the largest step lead L and K, and how steps relate to the
+ * versions staleness counts). */
+bool note_identical_rows(FILE *out, const struct report *const *rs, int n);
+
+/* Numerics ran and some strategy made at least twice the updates of
+ * another (asynchronous servers apply each worker's push). */
+bool note_more_updates(FILE *out, const struct report *const *rs, int n);
+
+/* A run's training loss became NaN or infinite: at which step, why the
+ * table shows `-`, and what to lower. */
+bool note_diverged(FILE *out, const struct report *const *rs, int n);
+
+/* A speedup above the device count: the one-device baseline spends more
+ * compute per sample than the strategy does, and by how much. baseline may
+ * be NULL (then nothing is said). speedup may be NULL. */
+bool note_superlinear(FILE *out, const struct report *const *rs, int n, const double *speedup,
+                      const struct report *baseline);
+
+/* Every note above, in that order. */
+bool table_notes_print(FILE *out, const struct report *const *rs, int n, const double *speedup,
+                       const struct report *baseline);
+
+#endif

@@ -1,0 +1,259 @@
+/* The report page's table: every report of the page's JSON documents, a
+ * row each, read from the JSON itself (html_page.h says why), and the
+ * legend of the columns it shows. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/json_doc.h"
+#include "../core/vec.h"
+#include "html_page.h"
+
+#define PATH_BYTES 256
+#define CELL_PATH_BYTES (PATH_BYTES + 80)   /* a row's path and a column's key */
+
+/* How a column's numbers are shown. */
+enum col_kind {
+    COL_TEXT,    /* a string, as it is */
+    COL_NUM,     /* %.4g */
+    COL_COUNT,   /* %.7g: samples per second, devices: whole digits */
+    COL_TIME,    /* seconds, shown in s, ms or µs as the column's largest value suits */
+    COL_SHARE,   /* a fraction, shown in % */
+    COL_MIB,     /* bytes, shown in MiB */
+};
+
+struct column {
+    const char *key;       /* path inside the report (or its parent, is_parent) */
+    const char *head;
+    enum col_kind kind;
+    bool is_optional;      /* shown only when some row has a number there */
+    bool is_parent;        /* a field of the object holding the report: a sweep
+                            * point's speedup, a validation row's error */
+    const char *legend;
+};
+
+/* The columns, in the terminal table's order (core/report.c), and what each
+ * means (docs/metrics.md defines them at length). */
+static const struct column columns[] = {
+    {"strategy", "strategy", COL_TEXT, false, false,
+     "the strategy; (predicted) and (measured) mark a validation's two reports, (baseline) "
+     "the run speedups are measured against"},
+    {"mode", "mode", COL_TEXT, false, false, "sim: simulated; real: measured on MPI ranks"},
+    {"devices", "devices", COL_COUNT, false, false, "devices that compute (servers are extra)"},
+    {"step_time_s.mean", "step mean", COL_TIME, false, false, "mean time of a training step"},
+    {"step_time_s.p99", "step p99", COL_TIME, false, false, "99th percentile of the step time"},
+    {"throughput_samples_per_s", "samples/s", COL_COUNT, false, false,
+     "samples whose gradient took effect, per second"},
+    {"speedup", "speedup", COL_NUM, true, true,
+     "a sweep point's throughput over its baseline (one device, or the first value)"},
+    {"efficiency", "efficiency", COL_SHARE, true, true, "speedup over the ideal speedup"},
+    {"breakdown.compute", "compute", COL_SHARE, false, false, "share of device time computing"},
+    {"breakdown.comm", "comm", COL_SHARE, false, false,
+     "share of device time in exposed communication"},
+    {"breakdown.idle", "idle", COL_SHARE, false, false, "share of device time waiting"},
+    {"bubble_fraction", "bubble", COL_SHARE, false, false,
+     "idle share of pipeline and model ranks' time: (p-1)/(m+p-1) for GPipe and 1F1B"},
+    {"staleness.mean", "staleness", COL_NUM, false, false,
+     "mean parameter versions a push was behind when applied"},
+    {"staleness.max", "max stale", COL_NUM, false, false, "the largest staleness seen"},
+    {"memory_bytes_per_device.peak", "peak mem", COL_MIB, false, false,
+     "peak memory of a device: parameters, gradients, optimizer, activations"},
+    {"final.loss", "loss", COL_NUM, true, false, "training loss at the end (numerics ran)"},
+    {"final.test_accuracy", "accuracy", COL_SHARE, true, false, "test accuracy at the end"},
+    {"time_to_accuracy_s", "to target", COL_TIME, true, false,
+     "time to reach the target accuracy"},
+    {"failure.goodput", "goodput", COL_SHARE, true, false,
+     "share of the run's time spent on work that survived failures"},
+    {"predicted_step_s", "predicted", COL_TIME, true, true,
+     "a validation row's simulated step time"},
+    {"measured_step_s", "measured", COL_TIME, true, true, "a validation row's measured step time"},
+    {"error", "error", COL_SHARE, true, true, "predicted / measured - 1"},
+};
+enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
+
+/* One report found in a document. */
+struct row {
+    int doc;
+    const cJSON *report;
+    const cJSON *parent;            /* the object holding it as a member; NULL */
+    const char *role;               /* "predicted", "measured", "baseline" or NULL (label_of) */
+    char path[PATH_BYTES];          /* the report's path in its document; "" = the root */
+    char parent_path[PATH_BYTES];
+};
+typedef VEC(struct row) row_vec;
+
+static bool is_report(const cJSON *j)
+{
+    return cJSON_IsObject(j) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "strategy")) &&
+           cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "step_time_s"));
+}
+
+/* The members whose reports the table marks, and how: a validation row's
+ * two reports, a sweep's baselines. */
+static const char *label_of(const char *member, const char *inherited)
+{
+    static const char *const labels[][2] = {
+        {"predicted", "predicted"}, {"measured", "measured"}, {"baselines", "baseline"}};
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
+        if (!strcmp(member, labels[i][0])) return labels[i][1];
+    return inherited;
+}
+
+/* Depth first, in document order: the order the writers put reports in.
+ * role: the label of label_of the walk went through last, or NULL;
+ * holder: the object j is a member of. */
+static int find_reports(int doc, const cJSON *j, const cJSON *holder, const char *holder_path,
+                        const char *path, const char *role, row_vec *rows)
+{
+    if (is_report(j)) {
+        struct row r = {.doc = doc, .report = j, .parent = holder, .role = role};
+        snprintf(r.path, sizeof r.path, "%s", path);
+        snprintf(r.parent_path, sizeof r.parent_path, "%s", holder_path);
+        return vec_push(rows, r);
+    }
+    int i = 0;
+    for (const cJSON *c = j ? j->child : NULL; c; c = c->next, i++) {
+        char sub[PATH_BYTES];
+        bool is_member = cJSON_IsObject(j);
+        if (is_member)
+            snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", c->string);
+        else
+            snprintf(sub, sizeof sub, "%s[%d]", path, i);
+        TRY(find_reports(doc, c, is_member ? j : NULL, path, sub, is_member ? label_of(c->string, role) : role,
+                         rows));
+    }
+    return 0;
+}
+
+/* The value at a dotted key ("step_time_s.mean") under obj, or NULL. */
+static const cJSON *at_key(const cJSON *obj, const char *key)
+{
+    char part[64];
+    while (obj && *key) {
+        size_t n = strcspn(key, ".");
+        snprintf(part, sizeof part, "%.*s", (int)n, key);
+        obj = cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, part) : NULL;
+        key += n + (key[n] == '.');
+    }
+    return obj;
+}
+
+static const cJSON *cell_of(const struct row *r, const struct column *c, char *path, size_t n)
+{
+    const cJSON *base = c->is_parent ? r->parent : r->report;
+    const char *base_path = c->is_parent ? r->parent_path : r->path;
+    snprintf(path, n, "%.*s%s%s", PATH_BYTES, base_path, *base_path ? "." : "", c->key);
+    return base ? at_key(base, c->key) : NULL;
+}
+
+/* The multiplier a column's numbers are shown with, and its unit. */
+static double scale_of(const struct column *c, const row_vec *rows, const char **unit)
+{
+    *unit = "";
+    switch (c->kind) {
+    case COL_SHARE: *unit = "%"; return 100;
+    case COL_MIB: *unit = "MiB"; return 1.0 / 1048576;
+    case COL_TIME: {
+        double max = 0;
+        char path[CELL_PATH_BYTES];
+        for (size_t i = 0; i < rows->len; i++) {
+            const cJSON *v = cell_of(&rows->items[i], c, path, sizeof path);
+            if (cJSON_IsNumber(v) && fabs(v->valuedouble) > max) max = fabs(v->valuedouble);
+        }
+        if (max >= 1 || max == 0) { *unit = "s"; return 1; }
+        if (max >= 1e-3) { *unit = "ms"; return 1e3; }
+        *unit = "µs";
+        return 1e6;
+    }
+    default: return 1;
+    }
+}
+
+static bool is_shown(const struct column *c, const row_vec *rows)
+{
+    if (!c->is_optional) return true;
+    char path[CELL_PATH_BYTES];
+    for (size_t i = 0; i < rows->len; i++)
+        if (cJSON_IsNumber(cell_of(&rows->items[i], c, path, sizeof path))) return true;
+    return false;
+}
+
+static void write_cell(FILE *out, const struct row *r, const struct column *c, double scale)
+{
+    char path[CELL_PATH_BYTES];
+    const cJSON *v = cell_of(r, c, path, sizeof path);
+    if (c->kind == COL_TEXT) {
+        fputs("<td>", out);
+        html_escape(out, cJSON_IsString(v) ? v->valuestring : "");
+        /* what the report is, where the document says more than "a report":
+         * a validation's (predicted) and (measured), a sweep's (baseline) */
+        if (!strcmp(c->key, "strategy") && r->role) fprintf(out, " (%s)", r->role);
+        fputs("</td>", out);
+        return;
+    }
+    if (!cJSON_IsNumber(v)) {   /* null (not measured) or absent */
+        fputs(v ? "<td class=\"num\">–</td>" : "<td class=\"num\"></td>", out);
+        return;
+    }
+    fprintf(out, "<td class=\"num\" data-doc=\"%d\" data-json=\"", r->doc);
+    html_escape(out, path);
+    fprintf(out, "\" data-scale=\"%.17g\">", scale);
+    fprintf(out, c->kind == COL_COUNT ? "%.7g" : "%.4g", v->valuedouble * scale);
+    fputs("</td>", out);
+}
+
+static void write_rows(FILE *out, const row_vec *rows, const bool *shown, const double *scales)
+{
+    for (size_t i = 0; i < rows->len; i++) {
+        fputs("<tr>", out);
+        for (int k = 0; k < N_COLUMNS; k++)
+            if (shown[k]) write_cell(out, &rows->items[i], &columns[k], scales[k]);
+        fputs("</tr>\n", out);
+    }
+}
+
+static void write_table(FILE *out, const row_vec *rows)
+{
+    bool shown[N_COLUMNS];
+    double scales[N_COLUMNS];
+    const char *units[N_COLUMNS];
+    for (int k = 0; k < N_COLUMNS; k++) {
+        shown[k] = is_shown(&columns[k], rows);
+        scales[k] = scale_of(&columns[k], rows, &units[k]);
+    }
+    fputs("<div class=\"scroll\"><table id=\"strata-table\">\n<thead><tr>", out);
+    for (int k = 0; k < N_COLUMNS; k++)
+        if (shown[k])
+            fprintf(out, "<th%s>%s%s%s%s</th>", columns[k].kind == COL_TEXT ? "" : " class=\"num\"",
+                    columns[k].head, *units[k] ? " (" : "", units[k], *units[k] ? ")" : "");
+    fputs("</tr></thead>\n<tbody>\n", out);
+    write_rows(out, rows, shown, scales);
+    fputs("</tbody></table></div>\n<dl class=\"legend\">\n", out);
+    for (int k = 0; k < N_COLUMNS; k++)
+        if (shown[k])
+            fprintf(out, "<div><dt>%s</dt><dd>%s</dd></div>\n", columns[k].head, columns[k].legend);
+    fputs("</dl>\n", out);
+}
+
+int html_table_write(FILE *out, const struct html_doc *docs, int n_docs, struct err *e)
+{
+    row_vec rows = {0};
+    cJSON **parsed = XCALLOC(e, (size_t)n_docs + 1, sizeof *parsed);
+    if (!parsed) return ERR_NOMEM;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < n_docs; i++) {
+        rc = json_parse(docs[i].json, docs[i].json_len, docs[i].source, &parsed[i], e);
+        if (rc == 0 && find_reports(i, parsed[i], NULL, "", "", NULL, &rows) < 0)
+            rc = err_set(e, ERR_NOMEM, "out of memory listing the reports of %s", docs[i].source);
+    }
+    if (rc == 0 && rows.len == 0)
+        fputs("<p>These documents hold no report.</p>\n", out);
+    else if (rc == 0)
+        write_table(out, &rows);
+    vec_free(&rows);
+    for (int i = 0; i < n_docs; i++) cJSON_Delete(parsed[i]);
+    free(parsed);
+    return rc;
+}

@@ -1,0 +1,202 @@
+/* The report page (--html FILE, plots/html_page.h, cli/html.c) without a
+ * browser: what it escapes, what it embeds, that its table says what its
+ * JSON says, that it loads nothing from elsewhere, that it is the same for
+ * the same seed, and how --html is refused. test_html_browser.c loads the
+ * pages in Chromium. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../plots/html_page.h"
+#include "helpers.h"
+#include "html_check.h"
+
+TEST_SUITE_WITH_TMP_DIR(html, .timeout = 120);
+
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = strstr(s, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+/* A strategy name and a source that would end the <script> early or open a
+ * tag, were they not escaped. */
+Test(html, page_escapes_what_it_shows_and_embeds)
+{
+    const char *json = "{\"strata_compare\": 1, \"reports\": [{\"strategy\": "
+                       "\"x</script><b>&'\\\"\", \"mode\": \"sim\", \"devices\": 2, "
+                       "\"step_time_s\": {\"mean\": 0.25, \"p50\": 0.25, \"p99\": 0.5}}]}";
+    struct html_doc doc = {"odd <name> & \"quotes\".json", json, strlen(json)};
+    const char *notes[] = {"a note with <i>markup</i>"};
+    struct html_page page = {.command = "compare", .scenario = "2 devices of <cluster>",
+                             .notes = notes, .n_notes = 1, .docs = &doc, .n_docs = 1,
+                             .no_figures_why = "no figures"};
+    struct err e = {0};
+    const char *path = test_tmp_path("p.html");
+    cr_assert_eq(html_page_write(&page, path, &e), 0, "%s", e.msg);
+    char *html = test_slurp(path);
+    /* the page's own two scripts end; nothing else does */
+    cr_expect_eq(count(html, "</script>"), 2, "a </script> of the data got through");
+    cr_expect_null(strstr(html, "<b>"));
+    cr_expect_null(strstr(html, "<i>"));
+    cr_expect_null(strstr(html, "<cluster>"));
+    cr_expect_not_null(strstr(html, "x&lt;/script&gt;&lt;b&gt;&amp;&#39;&quot;"), "the table's cell");
+    cr_expect_not_null(strstr(html, "odd &lt;name&gt; &amp; &quot;quotes&quot;.json"));
+    cr_expect_not_null(strstr(html, "2 devices of &lt;cluster&gt;"));
+    /* the embedded document reads back as written */
+    cJSON *back = page_doc(html, 0), *orig = cJSON_Parse(json);
+    cr_assert_not_null(back, "the embedded JSON does not parse");
+    cr_expect(cJSON_Compare(back, orig, true), "the embedded JSON differs from the document");
+    /* devices; 0.25 s and 0.5 s shown in ms as 250 and 500; the other
+     * columns are empty, the report having no such fields */
+    cr_expect_eq(page_check_numbers(html), 3);
+    cr_expect_not_null(strstr(html, "data-scale=\"1000\">250</td>"));
+    cJSON_Delete(back);
+    cJSON_Delete(orig);
+    free(html);
+}
+
+/* A malformed document is refused, and no page is left behind. */
+Test(html, malformed_document_writes_no_page)
+{
+    struct html_doc doc = {"bad.json", "{\"strata_report\": ", 18};
+    struct html_page page = {.command = "plot", .docs = &doc, .n_docs = 1};
+    struct err e = {0};
+    const char *path = test_tmp_path("bad.html");
+    cr_expect_eq(html_page_write(&page, path, &e), ERR_INPUT);
+    cr_expect_not_null(strstr(e.msg, "bad.json"), "%s", e.msg);
+    FILE *f = fopen(path, "r");
+    cr_expect_null(f, "a page was written for a malformed document");
+    if (f) fclose(f);
+}
+
+/* compare's page: its embedded document is --json's, every number of its
+ * table is that document's, and each strategy has its timeline. */
+Test(html, compare_page_is_its_json)
+{
+    const char *page = test_tmp_path("c.html"), *json = test_tmp_path("c.json");
+    struct run r = RUN("compare", "--strategies", "mirrored,pipeline-1f1b,ps-async", "--steps",
+                       "3", "--html", page, "--json", json);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *html = test_slurp(page);
+    cJSON *embedded = page_doc(html, 0), *written = read_json(json);
+    cr_assert_not_null(embedded);
+    cr_expect(cJSON_Compare(embedded, written, true), "the page's JSON is not --json's");
+    /* 3 reports, 11 numeric columns each (no optional one has a number:
+     * no numerics, no failure) */
+    cr_expect_eq(page_check_numbers(html), 3 * 11);
+    cr_expect_eq(count(html, "class=\"zoom\""), 3, "a zoomable timeline per strategy");
+    cr_expect_not_null(strstr(html, "<li>speedup: samples applied per second over the baseline"),
+                       "the baseline note");
+    cJSON_Delete(embedded);
+    cJSON_Delete(written);
+    free(html);
+}
+
+/* Nothing outside the file: no link, no src, no URL but the SVG namespaces,
+ * and a Content-Security-Policy that forbids loading any (the browser test
+ * shows a browser keeps to it). */
+Test(html, page_loads_nothing_from_elsewhere)
+{
+    const char *page = test_tmp_path("s.html");
+    struct run r = RUN("sim", "--strategy", "ps-async", "--steps", "3", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"));
+    cr_expect_null(strstr(html, "<link"));
+    cr_expect_null(strstr(html, " src="));
+    cr_expect_null(strstr(html, "<?xml"), "gnuplot's prolog is not HTML");
+    int urls = count(html, "http://") + count(html, "https://");
+    int namespaces = count(html, "http://www.w3.org/");
+    cr_expect_eq(urls, namespaces, "%d URLs, %d of them SVG namespaces", urls, namespaces);
+    cr_expect_gt(count(html, "<svg"), 1, "the plots and the timeline inlined");
+    free(html);
+}
+
+Test(html, same_seed_same_page)
+{
+    const char *a = test_tmp_path("a.html"), *b = test_tmp_path("b.html");
+    for (int i = 0; i < 2; i++) {
+        struct run r = RUN("sim", "--strategy", "pipeline-gpipe", "--steps", "3", "--straggler",
+                           "exp:0.2", "--html", i ? b : a);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        run_free(&r);
+    }
+    size_t na, nb;
+    char *pa = test_slurp_n(a, &na), *pb = test_slurp_n(b, &nb);
+    cr_expect(na == nb && !memcmp(pa, pb, na), "two runs of one seed made different pages");
+    free(pa);
+    free(pb);
+}
+
+/* Without gnuplot: the table and the data, and a line saying what the
+ * plots need. */
+Test(html, page_without_gnuplot_says_so)
+{
+    setenv("STRATA_GNUPLOT", "/nonexistent/gnuplot", 1);
+    const char *page = test_tmp_path("n.html");
+    struct run r = RUN("sim", "--strategy", "mirrored", "--steps", "3", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "they need gnuplot"));
+    cr_expect_null(strstr(html, "<svg"));
+    cr_expect_eq(page_check_numbers(html), 11);
+    free(html);
+}
+
+/* `strata plot` of two documents: both embedded, named by their files
+ * (escaped), and the table holds the reports of both. */
+Test(html, plot_page_of_two_documents)
+{
+    const char *a = test_tmp_path("one & <two>.json"), *b = test_tmp_path("sweep.json");
+    struct run r = RUN("sim", "--strategy", "mirrored", "--steps", "3", "--json", a);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN("sweep", "--devices", "1,2", "--strategies", "mirrored", "--steps", "3", "--json", b);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    const char *page = test_tmp_path("p.html");
+    r = RUN("plot", a, b, "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "one &amp; &lt;two&gt;.json"));
+    cr_expect_null(strstr(html, "<two>"));
+    /* one report, then two sweep points with speedup and efficiency, and
+     * the sweep's baseline */
+    cr_expect_eq(page_check_numbers(html), 11 + 2 * 13 + 11);
+    cr_expect_not_null(strstr(html, "<td>mirrored (baseline)</td>"));
+    cr_expect_not_null(strstr(html, "<figcaption>speedup</figcaption>"), "the sweep's figure");
+    free(html);
+}
+
+Test(html, refusals_name_the_option)
+{
+    const char *p = test_tmp_path("x.html");
+    expect_refused(RUN("sim", "--html", p, "--json", p), "--html", "--json");
+    expect_refused(RUN("compare", "--html", "/nonexistent-dir/x.html"), "--html",
+                   "/nonexistent-dir");
+    /* schedule runs nothing: it has no page */
+    expect_refused(RUN("schedule", "--html", p), "--html", NULL);
+}
+
+/* A sweep's page has the figures its --plot draws: the speedup over the
+ * varied option even when that is not --devices (which `strata plot`
+ * could not tell from the document alone). */
+Test(html, sweep_page_has_its_speedup_figure)
+{
+    const char *page = test_tmp_path("sw.html");
+    struct run r = RUN("sweep", "--vary", "batch=64,128", "--strategies", "mirrored", "--steps",
+                       "2", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<figcaption>speedup</figcaption>"));
+    cr_expect_not_null(strstr(html, "<figcaption>efficiency</figcaption>"));
+    cr_expect_gt(page_check_numbers(html), 0);
+    free(html);
+}

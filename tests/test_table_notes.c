@@ -1,0 +1,229 @@
+/* core/table_notes.c: each note appears when its condition holds, with this
+ * run's numbers, and not otherwise. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "../core/config.h"
+#include "../core/table_notes.h"
+#include "helpers.h"
+#include "report_fixture.h"
+
+typedef bool (*note_fn)(FILE *, const struct report *const *, int);
+
+/* What note printed for rs[0..n), in a malloc'd string; *said its return. */
+static char *capture(note_fn note, const struct report *const *rs, int n, bool *said)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert(f);
+    *said = note(f, rs, n);
+    fclose(f);
+    return buf;
+}
+
+/* Two async-like reports of 8 workers, identical figures. */
+static void twins(struct report *a, struct report *b, struct config *cfg)
+{
+    config_init(cfg);
+    test_fill_report(a);
+    test_fill_report(b);
+    snprintf(a->strategy, sizeof a->strategy, "ps-async");
+    snprintf(b->strategy, sizeof b->strategy, "ps-ssp");
+    a->config = b->config = cfg;
+    a->has_step_lead = b->has_step_lead = true;
+    a->max_step_lead = b->max_step_lead = 1;
+    a->staleness.max = b->staleness.max = 9;
+}
+
+Test(table_notes, ssp_twin_says_lead_and_bound)
+{
+    struct report a, b;
+    struct config cfg;
+    twins(&a, &b, &cfg);
+    cfg.staleness = 4;
+    const struct report *rs[] = {&a, &b};
+    bool said;
+    char *s = capture(note_identical_rows, rs, 2, &said);
+    cr_assert(said);
+    cr_assert(strstr(s, "ps-ssp ran exactly as ps-async"), "%s", s);
+    cr_assert(strstr(s, "K = 4 steps"), "%s", s);
+    cr_assert(strstr(s, "L = 1 step."), "%s", s);
+    /* 8 workers: one step of lead is 7 versions, (L + 1) 7 = 14 */
+    cr_assert(strstr(s, "about 7 (L + 1) = 14"), "%s", s);
+    cr_assert(strstr(s, "largest here was 9"), "%s", s);
+    free(s);
+    report_release(&a);
+    report_release(&b);
+}
+
+Test(table_notes, identical_rows_silent_when_figures_differ)
+{
+    struct report a, b;
+    struct config cfg;
+    twins(&a, &b, &cfg);
+    b.step_time_s.mean *= 1.5;   /* the bound bound: ssp waited */
+    const struct report *rs[] = {&a, &b};
+    bool said;
+    char *s = capture(note_identical_rows, rs, 2, &said);
+    cr_assert(!said);
+    cr_assert(!s || !*s, "%s", s);
+    free(s);
+    report_release(&a);
+    report_release(&b);
+}
+
+Test(table_notes, identical_rows_generic_when_not_ssp)
+{
+    struct report a, b;
+    struct config cfg;
+    twins(&a, &b, &cfg);
+    snprintf(b.strategy, sizeof b.strategy, "mirrored");
+    const struct report *rs[] = {&a, &b};
+    bool said;
+    char *s = capture(note_identical_rows, rs, 2, &said);
+    cr_assert(said);
+    cr_assert(strstr(s, "ps-async and mirrored ran exactly alike"), "%s", s);
+    free(s);
+    report_release(&a);
+    report_release(&b);
+}
+
+Test(table_notes, more_updates_names_ratio_and_batch)
+{
+    struct report a, b;
+    struct config cfg;
+    twins(&a, &b, &cfg);
+    a.updates = 240;
+    a.samples_applied = 240 * 32;
+    b.updates = 15;
+    b.samples_applied = 15 * 512;
+    snprintf(b.strategy, sizeof b.strategy, "mirrored");
+    const struct report *rs[] = {&a, &b};
+    bool said;
+    char *s = capture(note_more_updates, rs, 2, &said);
+    cr_assert(said);
+    cr_assert(strstr(s, "ps-async made 16.0× the updates of mirrored (240 of 32 samples against "
+                        "15 of 512)"), "%s", s);
+    free(s);
+    /* equal updates (the controlled experiment): nothing to say */
+    b.updates = 240;
+    s = capture(note_more_updates, rs, 2, &said);
+    cr_assert(!said);
+    free(s);
+    /* no numerics: no updates column, no note */
+    b.updates = 15;
+    a.has_final = b.has_final = false;
+    s = capture(note_more_updates, rs, 2, &said);
+    cr_assert(!said);
+    free(s);
+    report_release(&a);
+    report_release(&b);
+}
+
+Test(table_notes, diverged_names_first_bad_step_and_knobs)
+{
+    struct report a;
+    struct config cfg;
+    config_init(&cfg);
+    cfg.lr = 0.04;
+    cfg.momentum = 0.9;
+    cfg.steps = 15;
+    test_fill_report(&a);
+    a.config = &cfg;
+    const struct report *rs[] = {&a};
+    bool said;
+    char *s = capture(note_diverged, rs, 1, &said);
+    cr_assert(!said, "a finite loss curve is not a divergence: %s", s);
+    free(s);
+    a.loss_curve[1].loss = NAN;   /* step 100 */
+    a.final.loss = NAN;
+    a.final.test_accuracy = 0.1;
+    s = capture(note_diverged, rs, 1, &said);
+    cr_assert(said);
+    cr_assert(strstr(s, "pipeline-1f1b diverged"), "%s", s);
+    cr_assert(strstr(s, "at step 100 of 15"), "%s", s);
+    cr_assert(strstr(s, "accuracy 10.0%"), "%s", s);
+    cr_assert(strstr(s, "--lr (0.04) or --momentum (0.9)"), "%s", s);
+    free(s);
+    report_release(&a);
+}
+
+static bool superlinear_with_base(FILE *f, const struct report *const *rs, int n)
+{
+    static const double speedup[] = {9.5};
+    return note_superlinear(f, rs, n, speedup, rs[n]);
+}
+
+Test(table_notes, superlinear_only_above_device_count)
+{
+    struct report a, base;
+    test_fill_report(&a);
+    test_fill_report(&base);
+    a.devices = 8;
+    base.devices = 1;
+    base.n_per_rank = 1;
+    base.per_rank[0].compute_s = 2.0;   /* 2 s / 2560 samples = 781 us */
+    /* a: (1.5 + 1.25) s / 2560 = 1074 us: more, yet faster than 8 x */
+    const struct report *rs[] = {&a, &base};
+    bool said;
+    char *s = capture(superlinear_with_base, rs, 1, &said);
+    cr_assert(said);
+    cr_assert(strstr(s, "speedup 9.50× is more than its 8 devices"), "%s", s);
+    cr_assert(strstr(s, "baseline's 781 us"), "%s", s);
+    cr_assert(strstr(s, "idle 12.5%"), "the baseline's idle share: %s", s);
+    free(s);
+    a.devices = 16;   /* 9.5 on 16: nothing surprising */
+    s = capture(superlinear_with_base, rs, 1, &said);
+    cr_assert(!said, "%s", s);
+    free(s);
+    report_release(&a);
+    report_release(&base);
+}
+
+Test(table_notes, legend_lists_only_shown_columns)
+{
+    struct report a;
+    test_fill_report(&a);
+    a.updates = 10;
+    const struct report *rs[] = {&a};
+    bool said;
+    char *s = capture(table_legend_print, rs, 1, &said);
+    cr_assert(said);
+    cr_assert(strstr(s, "staleness: mean/max updates by others between a worker's pull and its "
+                        "push"), "%s", s);
+    cr_assert(strstr(s, "updates: optimizer steps"), "%s", s);
+    cr_assert(!strstr(s, "goodput"), "no failure, no goodput: %s", s);
+    free(s);
+    a.has_final = false;
+    a.failure.happened = true;
+    s = capture(table_legend_print, rs, 1, &said);
+    cr_assert(strstr(s, "goodput"), "%s", s);
+    cr_assert(!strstr(s, "accuracy"), "%s", s);
+    free(s);
+    report_release(&a);
+}
+
+/* The notes reach the terminal: the default-like scenario, where ps-ssp's
+ * bound never binds, says so with L and K; a slow worker makes it bind and
+ * the note goes. */
+Test(table_notes, compare_prints_ssp_note_only_when_rows_match)
+{
+    const char *twin[] = {"compare", "--strategies", "ps-async,ps-ssp", "--devices", "4",
+                          "--steps", "10", NULL};
+    struct run r = run_strata(twin);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "note: ps-ssp ran exactly as ps-async"), "%s", r.out);
+    cr_assert(strstr(r.out, "K = 4 steps"), "%s", r.out);
+    cr_assert(strstr(r.out, "staleness: mean/max updates by others"), "legend: %s", r.out);
+    run_free(&r);
+    const char *bound[] = {"compare", "--strategies", "ps-async,ps-ssp", "--devices", "4",
+                           "--steps", "10", "--straggler", "slow:1=3", "--staleness", "1", NULL};
+    r = run_strata(bound);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(!strstr(r.out, "ran exactly as"), "%s", r.out);
+    run_free(&r);
+}
