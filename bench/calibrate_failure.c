@@ -94,6 +94,20 @@ int calib_measure_checkpoint_io(const char *dir, int64_t state_bytes, int n,
     return rc;
 }
 
+void calib_relaunch_fit(double t2_s, double t3_s, double *a_s, double *b_s)
+{
+    double b = t3_s - t2_s, a = t2_s - 2 * b;
+    if (b < 0) {
+        b = 0;
+        a = (t2_s + t3_s) / 2;
+    } else if (a < 0) {
+        a = 0;
+        b = (2 * t2_s + 3 * t3_s) / 13;   /* sum(n t) / sum(n^2) over n = 2, 3 */
+    }
+    *a_s = a;
+    *b_s = b;
+}
+
 int calib_measure_relaunch(const struct config *cfg, const struct workload *wl,
                            const char *strata_bin, struct calib_failure *out, struct err *e)
 {
@@ -110,33 +124,41 @@ int calib_measure_relaunch(const struct config *cfg, const struct workload *wl,
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof set / sizeof set[0]; i++)
         rc = config_set(job, set[i][0], set[i][1], ~0u, e);
-    double restart_s[CALIB_RELAUNCH_RUNS], detect_s[CALIB_RELAUNCH_RUNS];
-    for (int k = 0; rc == 0 && k < CALIB_RELAUNCH_RUNS; k++) {
-        struct report_doc doc;
-        rc = real_job_run(job, wl, "mirrored", 2, strata_bin, &doc, e);
-        if (rc < 0) break;
-        const struct report *r = &doc.reports[0];
-        if (!r->failure.happened)
-            rc = err_set(e, ERR_RUN, "calibrate: the supervised run reported no failure");
-        restart_s[k] = r->failure.relaunch_s;
-        detect_s[k] = r->failure.detect_s;
-        report_doc_release(&doc);
-    }
+    enum { N_COUNTS = 2 };
+    static const int ranks[N_COUNTS] = {2, 3};
+    double relaunch_s[N_COUNTS][CALIB_RELAUNCH_RUNS];
+    double detect_s[N_COUNTS * CALIB_RELAUNCH_RUNS];
+    for (int c = 0; rc == 0 && c < N_COUNTS; c++)
+        for (int k = 0; rc == 0 && k < CALIB_RELAUNCH_RUNS; k++) {
+            struct report_doc doc;
+            rc = real_job_run(job, wl, "mirrored", ranks[c], strata_bin, &doc, e);
+            if (rc < 0) break;
+            const struct report *r = &doc.reports[0];
+            if (!r->failure.happened)
+                rc = err_set(e, ERR_RUN, "calibrate: the supervised run on %d ranks reported no "
+                             "failure", ranks[c]);
+            relaunch_s[c][k] = r->failure.relaunch_s;
+            detect_s[c * CALIB_RELAUNCH_RUNS + k] = r->failure.detect_s;
+            report_doc_release(&doc);
+        }
     free(job);
     if (rc < 0) {
         err_prefix(e, "calibrate, timing a relaunch");
         return rc;
     }
     out->n_runs = CALIB_RELAUNCH_RUNS;
-    out->restart_s = validate_quantile(restart_s, CALIB_RELAUNCH_RUNS, 0.5);
-    out->detect_s = validate_quantile(detect_s, CALIB_RELAUNCH_RUNS, 0.5);
+    out->relaunch_2_s = validate_quantile(relaunch_s[0], CALIB_RELAUNCH_RUNS, 0.5);
+    out->relaunch_3_s = validate_quantile(relaunch_s[1], CALIB_RELAUNCH_RUNS, 0.5);
+    calib_relaunch_fit(out->relaunch_2_s, out->relaunch_3_s, &out->restart_s,
+                       &out->restart_per_rank_s);
+    out->detect_s = validate_quantile(detect_s, N_COUNTS * CALIB_RELAUNCH_RUNS, 0.5);
     return 0;
 }
 
 int calib_failure_format(const struct calib_failure *f, char *buf, size_t n, struct err *e)
 {
-    int w = snprintf(buf, n, "runs=%d;restart_s=%.17g;detect_s=%.17g", f->n_runs, f->restart_s,
-                     f->detect_s);
+    int w = snprintf(buf, n, "runs=%d;relaunch_2_s=%.17g;relaunch_3_s=%.17g;detect_s=%.17g",
+                     f->n_runs, f->relaunch_2_s, f->relaunch_3_s, f->detect_s);
     if (w < 0 || (size_t)w >= n)
         return err_set(e, ERR_INPUT, "%s: %d bytes do not fit %zu", CALIB_FAILURE_ENV, w, n);
     return 0;
@@ -145,14 +167,17 @@ int calib_failure_format(const struct calib_failure *f, char *buf, size_t n, str
 int calib_failure_parse(const char *text, struct calib_failure *f, struct err *e)
 {
     int runs = 0, used = 0;
-    double restart_s = 0, detect_s = 0;
-    if (sscanf(text, "runs=%d;restart_s=%lf;detect_s=%lf%n", &runs, &restart_s, &detect_s,
-               &used) != 3 || text[used] != '\0' || runs < 1 || !isfinite(restart_s) ||
-        !isfinite(detect_s) || restart_s < 0 || detect_s < 0)
-        return err_set(e, ERR_INPUT, "%s: '%.80s' is not runs=N;restart_s=S;detect_s=S (N >= 1, "
-                       "S >= 0)", CALIB_FAILURE_ENV, text);
+    double t2_s = 0, t3_s = 0, detect_s = 0;
+    if (sscanf(text, "runs=%d;relaunch_2_s=%lf;relaunch_3_s=%lf;detect_s=%lf%n", &runs, &t2_s,
+               &t3_s, &detect_s, &used) != 4 || text[used] != '\0' || runs < 1 ||
+        !isfinite(t2_s) || !isfinite(t3_s) || !isfinite(detect_s) || t2_s < 0 || t3_s < 0 ||
+        detect_s < 0)
+        return err_set(e, ERR_INPUT, "%s: '%.80s' is not runs=N;relaunch_2_s=S;relaunch_3_s=S;"
+                       "detect_s=S (N >= 1, S >= 0)", CALIB_FAILURE_ENV, text);
     f->n_runs = runs;
-    f->restart_s = restart_s;
+    f->relaunch_2_s = t2_s;
+    f->relaunch_3_s = t3_s;
+    calib_relaunch_fit(t2_s, t3_s, &f->restart_s, &f->restart_per_rank_s);
     f->detect_s = detect_s;
     return 0;
 }
@@ -162,5 +187,6 @@ void calib_failure_profile(const struct calib_failure *f, struct cluster *c)
     c->ckpt_write_bw_bytes_per_s = f->ckpt_write_bw_bytes_per_s;
     c->ckpt_read_bw_bytes_per_s = f->ckpt_read_bw_bytes_per_s;
     c->restart_s = f->restart_s;
+    c->restart_per_rank_s = f->restart_per_rank_s;
     c->detect_s = f->detect_s;
 }

@@ -94,10 +94,15 @@ int chakra_source_open(struct config *cfg, struct workload **wl, struct chakra_s
         snprintf(cfg->strategy, sizeof cfg->strategy, "%s", src->strategy_name);
         src->is_strata = t.is_strata;
         src->n_ranks = p->n_ranks;
+        /* the registry's strategy of that name, when there is one, says
+         * which options it reads (checks such as --dp's ask) */
+        struct err not_found = {0};
+        const struct strategy *own =
+            t.is_strata ? strategy_find(src->strategy_name, &not_found) : NULL;
         src->strategy = (struct strategy){
             .name = src->strategy_name,
-            .summary = "the plan of Chakra traces (--workload)",
-            .options = "",
+            .summary = own ? own->summary : "the plan of Chakra traces (--workload)",
+            .options = own ? own->options : "",
             .policy = p->policy,
             .build = replay_build,
         };

@@ -84,6 +84,9 @@ int run_baseline_config(const struct config *cfg, struct config *one, struct err
     one->devices = 1;
     one->np = 1;
     one->nodes = 0;
+    /* one device has no replicas of stages (and strategy_build refuses
+     * --dp for mirrored) */
+    one->dp = 1;
     /* The baseline has only rank 0: a failure of another rank does not
      * happen there, and of the slow ranks only rank 0 stays slow. */
     one->fail[0] = '\0';

@@ -10,7 +10,8 @@
  * its expanded spec, the data set by being the one held); a field added to
  * the struct fails this assert until the key compares it too. */
 _Static_assert(sizeof(struct numerics_setup) ==
-                   2 * sizeof(void *) + sizeof(uint64_t) + 3 * sizeof(int) + 3 * sizeof(float),
+                   (2 * sizeof(void *) + sizeof(uint64_t) + 4 * sizeof(int) + 3 * sizeof(float) +
+                    7) / 8 * 8,   /* padded to the uint64_t's alignment */
                "struct numerics_setup changed: compare the new field in same_sync_inputs");
 
 struct run_numerics {
@@ -82,7 +83,8 @@ static bool same_sync_inputs(const struct run_numerics *n, const struct numerics
     return n->has_sync && ns->data == &n->data && !strcmp(n->sync_model, ns->wl->canonical) &&
            k->seed == ns->seed && k->steps == ns->steps && k->batch == ns->batch &&
            k->lr == ns->lr && k->momentum == ns->momentum &&
-           k->weight_decay == ns->weight_decay && k->eval_every == ns->eval_every;
+           k->weight_decay == ns->weight_decay && k->eval_every == ns->eval_every &&
+           k->grad_delay == ns->grad_delay;
 }
 
 static int sync_sequence(struct run_numerics *n, const struct numerics_setup *ns, struct err *e)
@@ -108,7 +110,8 @@ static int simulate_with(struct run_numerics *n, const struct config *cfg,
     struct numerics_setup ns = {
         .wl = wl, .data = &n->data, .seed = (uint64_t)cfg->seed, .steps = setup->steps,
         .batch = p->batch, .lr = (float)cfg->lr, .momentum = (float)cfg->momentum,
-        .weight_decay = (float)cfg->weight_decay, .eval_every = eval_every(cfg)};
+        .weight_decay = (float)cfg->weight_decay, .eval_every = eval_every(cfg),
+        .grad_delay = p->n_grad_slots - 1};
     int rc = 0;
     if (policy_infos[p->policy].is_exact) {
         TRY(sync_sequence(n, &ns, e));

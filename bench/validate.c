@@ -196,7 +196,7 @@ int validate_strategy(const struct config *cfg, const struct workload *wl,
     struct config sim_cfg = *cfg;
     sim_cfg.devices = np;   /* the simulated workers are the real run's ranks */
     /* the simulation first: cheap, and it rejects what does not fit */
-    TRY(run_simulate(&sim_cfg, st, wl, 0, NULL, &out->sim, e));
+    TRY(validate_failure_simulate(&sim_cfg, st, wl, &out->sim, e));
     out->real = XCALLOC(e, (size_t)repeat, sizeof *out->real);
     out->real_step_s = XCALLOC(e, (size_t)repeat, sizeof *out->real_step_s);
     if (!out->real || !out->real_step_s) return ERR_NOMEM;

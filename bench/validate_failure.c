@@ -2,6 +2,7 @@
 #include "validate_failure.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,4 +95,22 @@ void validate_failure_release(struct validate_failure *f)
     free(f->measured_runs_lost_s);
     f->measured_runs_lost_s = NULL;
     f->n_measured_runs = 0;
+}
+
+int validate_failure_simulate(const struct config *cfg, const struct strategy *st,
+                              const struct workload *wl, struct sim_run *out, struct err *e)
+{
+    TRY(run_simulate(cfg, st, wl, 0, NULL, out, e));
+    const char *policy = out->report.failure.policy;
+    if (!cfg->fail[0] || !policy || strcmp(policy, failure_policy_names[FAILURE_CONTINUE]))
+        return 0;
+    run_release(out);
+    struct config as_real = *cfg;
+    snprintf(as_real.on_failure, sizeof as_real.on_failure, "%s",
+             failure_policy_names[FAILURE_SHRINK]);
+    TRY_CTX(e, run_simulate(&as_real, st, wl, 0, NULL, out, e),
+            "--on-failure continue, predicted as the real relaunch of the survivors");
+    out->report.failure.policy = failure_policy_names[FAILURE_CONTINUE];
+    snprintf(out->cfg.on_failure, sizeof out->cfg.on_failure, "%s", cfg->on_failure);
+    return 0;
 }

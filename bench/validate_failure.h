@@ -18,7 +18,17 @@
  * cost failure or not, and are not in it. The measured figures of R runs
  * are each part's median over the runs (so the parts need not add up to
  * the median lost, which is its own median). error = predicted lost /
- * measured lost - 1, as a step time's. */
+ * measured lost - 1, as a step time's.
+ *
+ * continue: an MPI job cannot outlive a dead rank, so strata's real
+ * continue relaunches the survivors from the servers' last commit
+ * (real/supervise.h) and loses what shrink loses: the work since that
+ * commit, detection and a relaunch of the survivors and the servers. The
+ * simulator's own continue (the event loop's: the dead worker retires and
+ * the others take its work, nothing lost) is what a parameter-server system
+ * that outlives a worker does, and stays what `strata sim` answers; the
+ * prediction held against a real continue is the timeline's shrink, under
+ * continue's name (validate_failure_simulate). */
 #ifndef STRATA_BENCH_VALIDATE_FAILURE_H
 #define STRATA_BENCH_VALIDATE_FAILURE_H
 
@@ -27,6 +37,7 @@
 #include "../core/report.h"
 #include "../core/workload.h"
 #include "../strategies/strategy.h"
+#include "run.h"
 
 struct validate_lost {
     double lost_s, detect_s, relaunch_s, redone_s;
@@ -55,5 +66,13 @@ int validate_failure_policies(const struct config *cfg, const struct workload *w
 int validate_failure_compare(const struct report *predicted, const struct report *const *measured,
                              int n, struct validate_failure *out, struct err *e);
 void validate_failure_release(struct validate_failure *f);
+
+/* The simulation of cfg (its devices the real run's) that validate holds
+ * against a real run: run_simulate's, except that a failure under continue
+ * is predicted as the real supervisor carries it out (above): the timeline
+ * of shrink from the last commit, the report and its config still saying
+ * continue. */
+int validate_failure_simulate(const struct config *cfg, const struct strategy *st,
+                              const struct workload *wl, struct sim_run *out, struct err *e);
 
 #endif

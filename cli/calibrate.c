@@ -131,10 +131,12 @@ static void print_failure(const struct calib_failure *f)
            f->dir, f->n_io, f->write_s * 1e3, f->ckpt_write_bw_bytes_per_s, f->read_s * 1e3,
            f->ckpt_read_bw_bytes_per_s);
     if (f->n_runs > 0)
-        printf("  `strata real` supervised, 2 ranks of mirrored, rank 1 killed (--fail 1@2) and "
-               "every rank\n  relaunched, the median of %d runs: relaunch to the job's aligned "
-               "start %.3f s -> restart_s,\n  death to its noticing %.3f s -> detect_s\n\n",
-               f->n_runs, f->restart_s, f->detect_s);
+        printf("  `strata real` supervised, 2 and 3 ranks of mirrored, rank 1 killed (--fail 1@2) "
+               "and every rank\n  relaunched, %d run(s) at each count: relaunch to the job's "
+               "aligned start %.3f s (2 ranks),\n  %.3f s (3 ranks) -> restart_s %.3f s + "
+               "restart_per_rank_s %.3f s a rank,\n  death to its noticing %.3f s -> "
+               "detect_s\n\n", f->n_runs, f->relaunch_2_s, f->relaunch_3_s, f->restart_s,
+               f->restart_per_rank_s, f->detect_s);
     else
         printf("  relaunch and detection: not measured under your own mpirun (`strata "
                "calibrate` alone\n  measures them before it starts its job): restart_s and "
@@ -230,8 +232,8 @@ static int launch(const struct command *self, const struct scenario *s, int argc
     int exit_code = 0;
     struct calib_failure f = {0};
     char text[256];
-    fprintf(stderr, "strata calibrate: timing the relaunch of a supervised 2-rank run (%d "
-            "runs)\n", CALIB_RELAUNCH_RUNS);
+    fprintf(stderr, "strata calibrate: timing the relaunch of supervised 2- and 3-rank runs (%d "
+            "each)\n", CALIB_RELAUNCH_RUNS);
     if (calib_measure_relaunch(&s->cfg, s->wl, NULL, &f, &e) < 0 ||
         calib_failure_format(&f, text, sizeof text, &e) < 0)
         return scenario_fail(self, &e);

@@ -80,6 +80,9 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     for (int i = 0; i < c.n_notes; i++) printf("  not run: %s\n", c.notes[i]);
     table_notes_print(stdout, c.reports, c.n, c.speedup, c.base);
     for (int i = 0; i < c.n; i++)
+        if (c.sim_runs && c.sim_runs[i]->plan->note[0])
+            printf("  note: %s: %s\n", c.reports[i]->strategy, c.sim_runs[i]->plan->note);
+    for (int i = 0; i < c.n; i++)
         if (run_exceeds_memory(c.sim_runs[i]))
             printf("  warning: %s needs more memory per device than a %s device has\n",
                    c.reports[i]->strategy, c.sim_runs[i]->cluster.name);

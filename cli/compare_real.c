@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "../bench/compare.h"
+#include "../core/straggler_detect.h"
 #include "../core/table_notes.h"
 #include "compare.h"
 #include "html.h"
@@ -78,6 +79,8 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
     report_print_table(stdout, c.reports, c.n, c.speedup);
     table_legend_print(stdout, c.reports, c.n);
     run_print_baseline_note(stdout, cfg, c.base->step_time_s.mean, true);
+    for (int i = 0; i < c.n; i++)
+        straggler_print(stdout, c.reports[i]->strategy, c.reports[i]->paces, c.reports[i]->n_paces);
     for (int i = 0; i < c.n_notes; i++) printf("  not run: %s\n", c.notes[i]);
     table_notes_print(stdout, c.reports, c.n, c.speedup, c.base);
     /* Then no file is written, as for a simulated compare, and the reasons

@@ -63,7 +63,14 @@ static const char glossary[] =
     "             redone work since the checkpoint or commit gone back to;\n"
     "             checkpoint_s: every rank stopped to write checkpoints (and\n"
     "             shrink's commits); goodput: the share of T spent on work that\n"
-    "             survived, (T - lost - checkpoints) / T (continue: 1).\n";
+    "             survived, (T - lost - checkpoints) / T (continue: 1).\n"
+    "stragglers   real runs: each compute op's time over the median time of the\n"
+    "             same op (layers, microbatch) in the same step on the other ranks\n"
+    "             that run it; a rank's median and p99 of those ratios. A rank is\n"
+    "             a straggler (consistently slow) when its median ratio is >= 1.3\n"
+    "             and so is its per-step median in >= 3/4 of the steps compared.\n"
+    "             Pipeline and model stages have peers only in other replicas\n"
+    "             (--dp): without one a rank is not judged.\n";
 
 int cmd_help_metrics(void)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/straggler_detect.h"
 #include "../nn/data.h"
 #include "../nn/device.h"
 #include "../plots/timeline_text.h"
@@ -67,9 +68,13 @@ static void print_details(const struct real_result *res)
     if (r->failure.happened && r->failure.checkpoint_s > res->checkpoint_s)
         printf("checkpoints and commits of the whole run (every job): %.3f s\n",
                r->failure.checkpoint_s);
-    if (r->staleness.n_histogram > 0)
-        printf("staleness of applied pushes: mean %.2f, max %lld\n", r->staleness.mean,
+    if (r->staleness.n_histogram > 0) {
+        /* pushes to servers, or (steps in flight) a worker's own late updates */
+        const struct strategy *st = strategy_find(r->strategy, &(struct err){0});
+        printf("staleness of applied %s: mean %.2f, max %lld\n",
+               st && !strategy_has_servers(st) ? "updates" : "pushes", r->staleness.mean,
                (long long)r->staleness.max);
+    }
 }
 
 /* What the failures cost (real/supervise.h measured them; the makespan
@@ -156,6 +161,7 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
             report_print_table(stdout, rows, 1, NULL);
             table_legend_print(stdout, rows, 1);
             print_details(&res);
+            straggler_print(stdout, NULL, res.report.paces, res.report.n_paces);
             print_failure(&res.report);
             if (s->cfg.timeline) print_timeline(p, &res);
             rc = write_outputs(&s->cfg, p, &res, &e);

@@ -57,9 +57,11 @@ static void print_op(FILE *out, const struct plan *p, int r, int i, int width)
     size_t used = 0;
     for (int k = 0; k < op->n_deps && used < sizeof deps - 12; k++)
         used += (size_t)snprintf(deps + used, sizeof deps - used, "%s%d", k ? "," : "", d[k]);
-    fprintf(out, "  %4d  %-7s  %-*s  %-9s  %4s  %7d  %-14s  %10s%s  %s\n", i,
+    char lag[64] = "";
+    if (op->lag > 0) snprintf(lag, sizeof lag, "  (lag %d: step s-%d's gradients)", op->lag, op->lag);
+    fprintf(out, "  %4d  %-7s  %-*s  %-9s  %4s  %7d  %-14s  %10s%s  %s%s\n", i,
             plan_stream_name(op->stream), width, op_infos[op->kind].name, where, mb, op->n_samples, peer,
-            bytes, op_infos[op->kind].cls == OPC_COMPUTE ? " touched" : " moved  ", deps);
+            bytes, op_infos[op->kind].cls == OPC_COMPUTE ? " touched" : " moved  ", deps, lag);
 }
 
 /* --explain: the meaning of each op kind the plan uses, in the order of the
@@ -205,6 +207,10 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     if (p->n_microbatches > 1)
         printf(", as %d microbatches through the stages", p->n_microbatches);
     puts("");
+    if (p->note[0]) printf("note: %s\n", p->note);
+    if (p->n_grad_slots > 1)
+        printf("steps in flight: %d (an op with lag L works on the gradients of the step L "
+               "back, and does nothing before that step exists)\n", p->n_grad_slots);
     if (s.cfg.explain) print_explain(stdout, p);
     print_grid(stdout, p);
     for (int r = 0; r < p->n_ranks; r++) print_rank(stdout, p, r);

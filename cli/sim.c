@@ -69,7 +69,10 @@ static void print_details(const struct sim_run *run)
                run->cluster.name);
     }
     if (r->staleness.n_histogram > 0) {
-        printf("staleness of applied pushes (updates by others between pull and push):\n");
+        printf(run->plan->n_servers ? "staleness of applied pushes (updates by others between pull "
+                                     "and push):\n"
+                                   : "staleness of applied updates (updates between the parameters "
+                                     "a gradient was computed on and its own):\n");
         int64_t total = 0;
         for (int i = 0; i < r->staleness.n_histogram; i++) total += r->staleness.histogram[i];
         for (int i = 0; i < r->staleness.n_histogram && i < 32; i++)
@@ -124,6 +127,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
              run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,
              s.cfg.steps);
     printf("%s\n%s\n\n", scenario, desc);
+    if (run.plan->note[0]) printf("note: %s\n\n", run.plan->note);
     double speedup = has_baseline ? run_speedup(&run, &base) : NAN;
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);

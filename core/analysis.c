@@ -225,7 +225,10 @@ int analysis_add(struct analysis *a, const struct span *s)
         s->stream >= PLAN_N_STREAMS || s->step < 0 || !isfinite(s->start_s) ||
         !isfinite(s->end_s) || s->end_s < s->start_s)
         return ERR_INPUT;
-    bool is_applied_push = s->kind == OP_PUSH && s->version_applied >= 0;
+    /* a push a server applied, or a lagged UPDATE (core/plan.h "Steps in
+     * flight"): both apply gradients read from an older version */
+    bool is_applied_push = (s->kind == OP_PUSH || s->kind == OP_UPDATE) &&
+                           s->version_applied >= 0;
     if (is_applied_push && (s->version_read < 0 || s->version_applied < s->version_read ||
                             s->version_applied - s->version_read > INT_MAX - 1))
         return ERR_INPUT;   /* a push applied to a version older than it read */
@@ -317,10 +320,13 @@ static void fill_step_times(struct analysis *a, double makespan_s, struct report
         *samples_applied = a->n_async_steps * a->p->batch / n_workers;
         *updates = (int64_t)a->n_applied;   /* each push is its own update */
     } else {
-        /* a step is the global batch, less what a server dropped (backup) */
+        /* a step is the global batch, less what a server dropped (backup);
+         * with steps in flight (core/plan.h) the last n_grad_slots - 1
+         * steps' gradients are still in flight when the run stops */
         while (n < a->steps && a->step_n_workers[n] >= n_workers) n++;
-        *samples_applied = (int64_t)n * a->p->batch - a->samples_dropped;
-        *updates = n;   /* one update of the global batch a step */
+        int64_t in_flight = n >= a->p->n_grad_slots ? a->p->n_grad_slots - 1 : n;
+        *samples_applied = (int64_t)(n - in_flight) * a->p->batch - a->samples_dropped;
+        *updates = n - in_flight;   /* one update of the global batch a step */
     }
     r->step_time_s.mean = a->steps > 0 ? makespan_s / a->steps : 0;
     r->step_time_s.p50 = r->step_time_s.p99 = r->step_time_s.mean;

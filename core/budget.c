@@ -46,14 +46,19 @@ void budget_estimate(const struct config *c, const struct workload *w, unsigned 
     double ranks = (double)c->devices + servers;
     /* Ops a rank runs in a step, at most: a forward, a backward, a send
      * and a receive per microbatch (pipelines) and per chunk of layers it
-     * holds (pipeline-interleaved's --chunks; a compare's estimate leaves
-     * them out, as it leaves out that most strategies hold one), a
-     * collective or a push and a pull per layer (buckets), the update and
-     * a few more. */
-    bool is_chunked = !strcmp(c->strategy, "pipeline-interleaved") && !(groups & OPTG_COMPARE);
-    double per_micro = 4.0 * (is_chunked && c->chunks > 1 ? (double)c->chunks : 1);
+     * holds (pipeline-interleaved's --chunks, also in a compare that may
+     * run it: "all" or a list naming it), a collective or a push and a
+     * pull per layer (buckets), the update and a few more. */
+    bool may_interleave = (groups & OPTG_COMPARE)
+                              ? !strcmp(c->strategies, "all") ||
+                                    strstr(c->strategies, "pipeline-interleaved") != NULL
+                              : !strcmp(c->strategy, "pipeline-interleaved");
+    double per_micro = 4.0 * (may_interleave && c->chunks > 1 ? (double)c->chunks : 1);
     double ops = per_micro * (double)c->microbatches + 2.0 * w->n_layers + 8;
-    bool drives_micro = per_micro * (double)c->microbatches > 2.0 * w->n_layers + 8;
+    /* the plan's size is ranks x ops: microbatches drive it when they are
+     * most of the ops and the ops outnumber the ranks */
+    bool drives_micro = per_micro * (double)c->microbatches > 2.0 * w->n_layers + 8 &&
+                        ops > ranks;
     double steps = c->epochs > 0
                        ? (double)c->epochs * (BUDGET_EPOCH_SAMPLES / (double)c->batch + 1)
                        : (double)c->steps;
@@ -68,6 +73,13 @@ void budget_estimate(const struct config *c, const struct workload *w, unsigned 
         set_part(&out->parts[BUDGET_STEPS], ranks * steps * BUDGET_BYTES_PER_RANK_STEP,
                  c->epochs > 0 ? "epochs" : "steps", "%.0f ranks x %.0f steps x %.0f B", ranks,
                  steps, BUDGET_BYTES_PER_RANK_STEP);
+        out->events = ranks * ops * steps;
+        /* blamed on the largest of the three factors */
+        out->events_option = steps >= ranks && steps >= ops ? (c->epochs > 0 ? "epochs" : "steps")
+                             : drives_micro                 ? "microbatches"
+                                                            : "devices";
+        snprintf(out->events_why, sizeof out->events_why,
+                 "%.0f ranks x %.0f ops a step x %.0f steps", ranks, ops, steps);
         if (c->numerics)
             set_part(&out->parts[BUDGET_NUMERICS],
                      ranks * params * BUDGET_PARAM_COPIES * w->elem_bytes, "model",
@@ -90,7 +102,18 @@ int budget_check(const struct config *c, const struct workload *w, unsigned grou
     struct budget b;
     budget_estimate(c, w, groups, &b);
     double limit = c->max_memory_gib * 1024 * 1024 * 1024;
-    if (b.total_bytes <= limit) return 0;
+    if (b.total_bytes <= limit) {
+        double max_events = c->max_memory_gib * BUDGET_EVENTS_PER_GIB;
+        if (b.events <= max_events) return 0;
+        char value[64];
+        config_format(c, config_find(b.events_option), value, sizeof value);
+        return err_set(e, ERR_INPUT,
+                       "the simulation would handle up to %.3g events, more than --max-memory "
+                       "%g (GiB) allows (%.0e events a GiB, a few minutes of simulation); "
+                       "from --%s %s: %s. Lower --%s, or raise --max-memory to wait for it",
+                       b.events, c->max_memory_gib, BUDGET_EVENTS_PER_GIB, b.events_option,
+                       value, b.events_why, b.events_option);
+    }
     const struct budget_part *big = &b.parts[0];
     for (int i = 1; i < BUDGET_N_PARTS; i++)
         if (b.parts[i].bytes > big->bytes) big = &b.parts[i];

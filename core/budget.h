@@ -29,7 +29,18 @@ enum { BUDGET_PLAN, BUDGET_STEPS, BUDGET_NUMERICS, BUDGET_REAL, BUDGET_N_PARTS }
 struct budget {
     struct budget_part parts[BUDGET_N_PARTS];   /* 0 bytes where it does not apply */
     double total_bytes;
+    /* Events a simulation handles, at most (ranks x ops a step x steps); 0
+     * for a run that simulates nothing. They cost time, not memory, but
+     * --max-memory is the one limit on a run's size a user sets, so it
+     * allows BUDGET_EVENTS_PER_GIB of them a GiB. */
+    double events;
+    const char *events_option;   /* "steps", "epochs", "microbatches", "devices" */
+    char events_why[200];
 };
+
+/* About 200 s of simulation at the ~5 million events a second measured on
+ * this machine (mirrored, 64 ranks): 4 GiB, the default, allows ~14 min. */
+#define BUDGET_EVENTS_PER_GIB 1e9
 
 /* The estimate of a run of c on w by a command of `groups` (the simulator's
  * parts when it simulates or builds plans, the real part when it launches
@@ -37,8 +48,9 @@ struct budget {
 void budget_estimate(const struct config *c, const struct workload *w, unsigned groups,
                      struct budget *out);
 
-/* 0 when the estimate fits c->max_memory_gib; else ERR_INPUT saying the
- * figure, the part that drives it, its option, and --max-memory. */
+/* 0 when the estimate fits c->max_memory_gib, memory and events; else
+ * ERR_INPUT saying the figure, the part that drives it, its option, and
+ * --max-memory. */
 int budget_check(const struct config *c, const struct workload *w, unsigned groups,
                  struct err *e);
 

@@ -363,7 +363,15 @@ static int read_rank(const struct chakra_trace *t, int r, struct plan *p, int *a
             continue;
         }
         rr.op_of[i] = plan_add(p, r, op, deps.items, (int)deps.len);
-        if (rr.op_of[i] < 0) break;   /* the plan's sticky error says why */
+        /* pipelined-steps: the op works on an earlier step's gradients;
+         * plan_set_lag also sizes the plan's gradient blocks */
+        int64_t lag = t->is_strata ? node_int(node, "strata_lag", 0) : 0;
+        if (rr.op_of[i] >= 0 && (lag < 0 || lag > PLAN_MAX_LAG))
+            rc = err_set(e, ERR_INPUT, "%s: node %llu: strata_lag %lld is outside 0 to %d", path,
+                         (unsigned long long)node->id, (long long)lag, PLAN_MAX_LAG);
+        else if (rr.op_of[i] >= 0 && lag > 0)
+            plan_set_lag(p, r, rr.op_of[i], (int)lag);
+        if (rc < 0 || rr.op_of[i] < 0) break;   /* else the plan's sticky error says why */
     }
     vec_free(&deps);
     rank_read_free(&rr, n);
@@ -391,6 +399,9 @@ static int strata_shape(const struct chakra_trace *t, struct plan *p, struct err
     p->policy = (enum server_policy)policy;
     p->policy_arg = (int)meta_int(f0, "strata_policy_arg", 0);
     p->data_parallel = meta_int(f0, "strata_data_parallel", 0) != 0;
+    const struct chakra_attr *note = chakra_attr_find(&f0->attrs, "strata_note");
+    if (note && note->kind == CHAKRA_ATTR_STRING)
+        snprintf(p->note, sizeof p->note, "%s", note->s);
     for (size_t i = 0; i < f0->attrs.len; i++) {
         const struct chakra_attr *g = &f0->attrs.items[i];
         if (strcmp(g->name, "strata_group") || g->kind != CHAKRA_ATTR_INT_LIST) continue;

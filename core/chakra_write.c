@@ -202,6 +202,7 @@ static void put_op_node(struct pb_buf *out, const struct plan *p, int r, int i,
     put_int64_attr(&node, NODE_ATTR, "strata_group", op->group);
     put_double_attr(&node, "strata_flops", op->flops);
     put_int64_attr(&node, NODE_ATTR, "strata_bytes", op->bytes);
+    if (op->lag) put_int64_attr(&node, NODE_ATTR, "strata_lag", op->lag);   /* steps in flight */
     pb_put_delimited(out, &node);
     pb_buf_free(&node);
 }
@@ -295,6 +296,7 @@ static void put_metadata(struct pb_buf *out, const struct plan *p, const struct 
     put_int64_attr(&meta, META_ATTR, "strata_policy_arg", p->policy_arg);
     put_bool_attr(&meta, META_ATTR, "strata_data_parallel", p->data_parallel);
     put_bool_attr(&meta, META_ATTR, "strata_is_server", p->ranks[r].is_server);
+    if (p->note[0]) put_string_attr(&meta, META_ATTR, "strata_note", p->note);
     put_int_list_attr(&meta, META_ATTR, "strata_shard",
                       (const int[]){p->ranks[r].shard_lo, p->ranks[r].shard_hi}, 2);
     for (size_t g = 0; g < p->groups.len; g++)

@@ -89,11 +89,13 @@ int ckpt_writer_add_ident(struct ckpt_writer *w, const struct ckpt_ident *id, st
     int n = snprintf(text, sizeof text,
                      "strategy=%s\nmodel=%s\ndata=%s\nworkers=%" PRId64 "\nservers=%" PRId64
                      "\nbatch=%" PRId64 "\nmicrobatches=%" PRId64 "\nseed=%" PRId64
+                     "\nchunks=%" PRId64 "\ndp=%" PRId64 "\ninflight=%" PRId64
                      "\nlr=%.17g\nmomentum=%.17g\nweight-decay=%.17g\nparams=%" PRId64
                      "\nrank=%" PRId64 "\nranks=%" PRId64 "\nstep=%" PRId64 "\n",
                      id->strategy, id->model, id->data, id->workers, id->servers, id->batch,
-                     id->microbatches, id->seed, id->lr, id->momentum, id->weight_decay,
-                     id->n_params, id->rank, id->n_ranks, id->step);
+                     id->microbatches, id->seed, id->chunks, id->dp, id->inflight, id->lr,
+                     id->momentum, id->weight_decay, id->n_params, id->rank, id->n_ranks,
+                     id->step);
     if (n < 0 || (size_t)n >= sizeof text)
         return err_set(e, ERR_RUN, "checkpoint: the run's identity is too long to record");
     return ckpt_writer_add(w, CKPT_IDENT, text, (size_t)n, e);
@@ -201,6 +203,18 @@ static bool int_field(const char *text, const char *key, int64_t *out)
     return *end == '\0';
 }
 
+/* A field newer files record: absent, it is 1 (what the older writers'
+ * strategies used); present, it must be a whole number. */
+static bool int_field_or_1(const char *text, const char *key, int64_t *out)
+{
+    char s[64];
+    if (!text_field(text, key, s, sizeof s)) {
+        *out = 1;
+        return true;
+    }
+    return int_field(text, key, out);
+}
+
 static bool real_field(const char *text, const char *key, double *out)
 {
     char s[64], *end;
@@ -226,7 +240,9 @@ int ckpt_ident_read(const struct ckpt_view *v, const char *name, struct ckpt_ide
               int_field(text, "workers", &id->workers) && int_field(text, "servers", &id->servers) &&
               int_field(text, "batch", &id->batch) &&
               int_field(text, "microbatches", &id->microbatches) &&
-              int_field(text, "seed", &id->seed) && real_field(text, "lr", &id->lr) &&
+              int_field(text, "seed", &id->seed) && int_field_or_1(text, "chunks", &id->chunks) &&
+              int_field_or_1(text, "dp", &id->dp) &&
+              int_field_or_1(text, "inflight", &id->inflight) && real_field(text, "lr", &id->lr) &&
               real_field(text, "momentum", &id->momentum) &&
               real_field(text, "weight-decay", &id->weight_decay) &&
               int_field(text, "params", &id->n_params) && int_field(text, "rank", &id->rank) &&
@@ -261,6 +277,9 @@ int ckpt_ident_match(const struct ckpt_ident *file, const struct ckpt_ident *run
     NUM(batch, "batch", PRId64)
     NUM(microbatches, "microbatches", PRId64)
     NUM(seed, "seed", PRId64)
+    NUM(chunks, "chunks", PRId64)
+    NUM(dp, "dp", PRId64)
+    NUM(inflight, "inflight", PRId64)
     NUM(lr, "lr", ".17g")
     NUM(momentum, "momentum", ".17g")
     NUM(weight_decay, "weight-decay", ".17g")

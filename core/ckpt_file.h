@@ -57,6 +57,10 @@ struct ckpt_ident {
     char model[256];
     char data[4096];
     int64_t workers, servers, batch, microbatches, seed;
+    /* --chunks, --dp, --inflight as the strategy uses them: 1 for one that
+     * does not read the option (and in files written before they were
+     * recorded, whose strategies then could not have used them) */
+    int64_t chunks, dp, inflight;
     double lr, momentum, weight_decay;
     int64_t n_params;
     int64_t rank, n_ranks;   /* the rank that wrote the file, of how many */

@@ -59,6 +59,10 @@ const struct opt_spec config_options[] = {
     {.name = "dp", INT(dp, 1, 1048576), .def = "1", .groups = OPTG_SCENARIO, .metavar = "D",
      .help = "model, pipeline-*: D data-parallel replicas of the stages (devices = D x stages), "
              "each stage's gradients all-reduced among its D copies"},
+    {.name = "inflight", INT(inflight, 1, 64), .def = "2", .groups = OPTG_SCENARIO,
+     .metavar = "K",
+     .help = "pipelined-steps: steps in flight per device; a step's gradients are applied "
+             "K-1 steps later, their exchange overlapping those steps' compute (1 = mirrored)"},
     {.name = "steps", INT(steps, 1, 1000000000), .def = "20", .groups = OPTG_RUN,
      .metavar = "S", .help = "training steps every compute rank runs"},
     {.name = "seed", INT(seed, 0, 4294967295LL), .def = "1", .groups = OPTG_RUN,

@@ -73,6 +73,7 @@ struct config {
     long long staleness;        /* --staleness: ps-ssp bound K */
     long long backup_workers;   /* --backup-workers: ps-sync drops the last B pushes of a step */
     long long dp;               /* --dp: data-parallel replicas of a model's or pipeline's stages */
+    long long inflight;         /* --inflight: pipelined-steps' steps in flight per device */
     /* OPTG_RUN */
     long long steps;            /* --steps: steps every compute rank runs */
     long long seed;             /* --seed: every random draw of the run derives from it */

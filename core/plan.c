@@ -32,6 +32,7 @@ struct plan *plan_create(const char *strategy, const struct workload *wl, int n_
     p->n_ranks = n_workers + n_servers;
     p->batch = batch;
     p->n_microbatches = n_microbatches;
+    p->n_grad_slots = 1;
     p->ranks = XCALLOC(e, (size_t)p->n_ranks, sizeof *p->ranks);
     if (!p->ranks) goto fail;
     for (int r = n_workers; r < p->n_ranks; r++) p->ranks[r].is_server = true;
@@ -240,6 +241,22 @@ int plan_update(struct plan *p, int rank, int lo, int hi, const int *deps, int n
 {
     if (p->build_rc || !layers_ok(p, lo, hi, "UPDATE")) return -1;
     return plan_add(p, rank, plan_update_op(p->wl, lo, hi), deps, n_deps);
+}
+
+int plan_set_lag(struct plan *p, int rank, int i, int lag)
+{
+    if (p->build_rc) return -1;
+    if (rank < 0 || rank >= p->n_ranks || i < 0 || (size_t)i >= p->ranks[rank].ops.len)
+        return build_fail(p, ERR_INPUT, "plan_set_lag: rank %d has no op %d", rank, i);
+    struct op *op = &p->ranks[rank].ops.items[i];
+    /* only the ops that touch a step's gradients can be lagged: a lagged
+     * FORWARD or BACKWARD would mean nothing */
+    if ((op->kind != OP_ALLREDUCE && op->kind != OP_UPDATE) || lag < 0 || lag > PLAN_MAX_LAG)
+        return build_fail(p, ERR_INPUT, "plan_set_lag: a lag of %d on a %s (ALLREDUCE or "
+                          "UPDATE, 0 to %d)", lag, op_infos[op->kind].name, PLAN_MAX_LAG);
+    op->lag = lag;
+    if (lag + 1 > p->n_grad_slots) p->n_grad_slots = lag + 1;
+    return i;
 }
 
 static int p2p(struct plan *p, enum op_kind kind, int rank, int peer, enum tag_kind tk,

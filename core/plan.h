@@ -29,6 +29,16 @@
  *    steps, and within one step only for the worker's own PUSH.
  *  - A plan is one step. A rank starts step s+1 when all its ops of step s
  *    have finished.
+ *  - Steps in flight (pipelined-steps): a rank keeps n_grad_slots gradient
+ *    blocks, step s's backward writing block s mod n_grad_slots. An op with
+ *    lag L > 0 (an ALLREDUCE or UPDATE) works on the gradients of step s - L,
+ *    so that step's exchange overlaps this step's compute without the step
+ *    boundary ever being crossed: the smallest extension that lets a step's
+ *    forward run before the previous step's update. In steps s < L it has
+ *    no gradients to work on and ends at once, doing nothing. A lagged
+ *    UPDATE's span records the versions (the rank's applied updates, one a
+ *    step) its gradients read, max(0, s - 2L), and were applied to, s - L:
+ *    their difference is the staleness, at most L.
  *
  * Limits: layer boundaries < 2048 and microbatches < 2^20 (see plan_tag). */
 #ifndef STRATA_PLAN_H
@@ -123,6 +133,7 @@ static inline int plan_tag_mb(uint32_t tag) { return (int)(tag & 0xfffff); }
 
 #define PLAN_MAX_BOUNDARY 0x7ff
 #define PLAN_MAX_MB 0xfffff
+#define PLAN_MAX_LAG 63   /* pipelined-steps' --inflight 64: gradient blocks a rank can hold */
 
 struct op {
     enum op_kind kind;
@@ -140,6 +151,8 @@ struct op {
                          * simulator takes instead of the roofline's; 0 otherwise */
     int dep_first;      /* deps are rank->deps.items[dep_first .. dep_first + n_deps) */
     int n_deps;
+    int lag;            /* ALLREDUCE, UPDATE: works on the gradients of the step lag steps
+                         * back (0: this step's); see "Steps in flight" above */
 };
 
 struct plan_rank {
@@ -166,9 +179,13 @@ struct plan {
     VEC(struct plan_group) groups;
     enum server_policy policy;   /* its properties: policy_infos[policy] */
     int policy_arg;              /* policy_infos[policy].arg: SSP's bound K, BACKUP's dropped B */
+    int n_grad_slots;            /* gradient blocks per rank: 1 + the largest op lag */
     bool data_parallel;          /* every worker runs the whole model on its share of the
                                   * batch, so the same plan for fewer workers is the job
                                   * without one (--on-failure shrink); false for stages */
+    /* What the builder chose that the options did not say (a default it
+     * had to lower), for people: compare, sim and schedule print it; "" none */
+    char note[160];
     /* Sticky build error: the first failing builder call records it here and
      * returns -1; later calls do nothing. plan_build_status() reports it. */
     int build_rc;
@@ -231,6 +248,23 @@ int plan_all_gather(struct plan *p, int rank, int group, int lo, int hi, const i
                     int n_deps);
 int plan_update_shard(struct plan *p, int rank, int group, int lo, int hi, const int *deps,
                       int n_deps);
+
+/* Sets op i of rank's lag (core/plan.h "Steps in flight") and grows
+ * n_grad_slots to hold it; returns i, or -1 with the sticky error when op i
+ * is not an ALLREDUCE or UPDATE or lag is negative. */
+int plan_set_lag(struct plan *p, int rank, int i, int lag);
+
+/* The versions a lagged UPDATE's span records in step `step` (core/plan.h
+ * "Steps in flight"); -1, -1 for an op without lag or in a step < lag, where
+ * it does nothing. */
+static inline void plan_lag_versions(const struct op *op, int64_t step, int64_t *read,
+                                     int64_t *applied)
+{
+    *read = *applied = -1;
+    if (op->kind != OP_UPDATE || op->lag <= 0 || step < op->lag) return;
+    *applied = step - op->lag;
+    *read = step - 2 * (int64_t)op->lag > 0 ? step - 2 * (int64_t)op->lag : 0;
+}
 
 /* Is kind a collective over a group? */
 static inline bool plan_is_collective(enum op_kind kind)

@@ -202,6 +202,11 @@ static bool op_well_formed(const struct ck *c, struct plan_verdict *v, int g)
         op_defect(c, v, g, "has layers [%d,%d), which are empty or outside the model's %d",
                   op->lo, op->hi, n_layers);
     }
+    if (op->lag != 0 && (op->lag < 0 || op->lag >= p->n_grad_slots ||
+                         (op->kind != OP_ALLREDUCE && op->kind != OP_UPDATE)))
+        op_defect(c, v, g, "has lag %d; only an ALLREDUCE or UPDATE may lag, by 0 to %d "
+                  "(the plan's %d gradient blocks less one)",
+                  op->lag, p->n_grad_slots - 1, p->n_grad_slots);
     /* a collective names its group, and so does a shard UPDATE: the group
      * whose shard it steps */
     if (plan_is_collective(op->kind) || (op->kind == OP_UPDATE && op->group != -1)) {
@@ -340,7 +345,9 @@ static int cmp_int(const void *a, const void *b)
  * (a group's collectives may mix kinds) on the same layers? */
 static bool same_work(const struct op *a, const struct op *b)
 {
-    return a->kind == b->kind && a->lo == b->lo && a->hi == b->hi;
+    /* members that lag differently would skip a collective in different
+     * steps (core/plan.h "Steps in flight") */
+    return a->kind == b->kind && a->lo == b->lo && a->hi == b->hi && a->lag == b->lag;
 }
 
 /* The members of a group (or the workers pushing to one server) must do the

@@ -28,6 +28,7 @@ static cJSON *op_to_json(const struct plan *p, int r, int i)
     if (op->n_samples) cJSON_AddNumberToObject(j, "samples", op->n_samples);
     if (op->peer >= 0) cJSON_AddNumberToObject(j, "peer", op->peer);
     if (op->group >= 0) cJSON_AddNumberToObject(j, "group", op->group);
+    if (op->lag > 0) cJSON_AddNumberToObject(j, "lag", op->lag);
     if (cls == OPC_P2P) {
         char tag[48];
         plan_tag_format(op->tag, tag, sizeof tag);
@@ -55,6 +56,7 @@ cJSON *plan_to_json(const struct plan *p)
     cJSON_AddNumberToObject(root, "microbatches", p->n_microbatches);
     cJSON_AddStringToObject(root, "policy", policy_infos[p->policy].name);
     cJSON_AddNumberToObject(root, "policy_arg", p->policy_arg);
+    if (p->n_grad_slots > 1) cJSON_AddNumberToObject(root, "grad_slots", p->n_grad_slots);
     cJSON *groups = cJSON_AddArrayToObject(root, "groups");
     for (size_t g = 0; groups && g < p->groups.len; g++)
         cJSON_AddItemToArray(groups, cJSON_CreateIntArray(p->groups.items[g].ranks,

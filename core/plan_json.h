@@ -1,9 +1,9 @@
 /* A plan as JSON, for `strata schedule --json` and for scripts:
  * { "strata_plan": 1, "strategy", "model", "workers", "servers", "batch",
- *   "microbatches", "policy", "policy_arg", "groups": [[ranks]],
+ *   "microbatches", "policy", "policy_arg", "grad_slots" (when > 1), "groups": [[ranks]],
  *   "ranks": [ { "rank", "role": "worker"|"server", "shard": [lo,hi] (servers),
  *                "ops": [ { "index", "op", "stream", "lo", "hi", "mb", "samples",
- *                           "peer", "group", "tag", "bytes", "flops", "deps" } ] } ] }
+ *                           "peer", "group", "lag", "tag", "bytes", "flops", "deps" } ] } ] }
  * Fields that do not apply to an op are left out. */
 #ifndef STRATA_PLAN_JSON_H
 #define STRATA_PLAN_JSON_H

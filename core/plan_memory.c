@@ -65,7 +65,9 @@ void plan_memory_rank(const struct plan *p, int rank, struct plan_memory *m)
     const struct plan_rank *pr = &p->ranks[rank];
 
     m->params = forward_params(p, pr) * p->wl->elem_bytes;
-    m->grads = m->params;
+    /* steps in flight (core/plan.h): one gradient block per step whose
+     * gradients are still being exchanged, and this step's */
+    m->grads = m->params * p->n_grad_slots;
 
     /* In program order: a FORWARD saves its activations until the BACKWARD
      * of the same microbatch and layers frees them; split in two, until its

@@ -27,6 +27,9 @@ void report_release(struct report *r)
     free(r->per_rank);
     r->per_rank = NULL;
     r->n_per_rank = 0;
+    free(r->paces);
+    r->paces = NULL;
+    r->n_paces = 0;
 }
 
 /* --- Table ---------------------------------------------------------------

@@ -20,6 +20,8 @@
 
 #define REPORT_FORMAT_VERSION 1
 
+struct rank_pace;   /* core/straggler_detect.h */
+
 struct loss_point {
     int64_t step;
     double time_s;
@@ -98,6 +100,10 @@ struct report {
         bool has_workers_after;      /* else "workers_after": null (the simulator's) */
         int workers_after;           /* the workers the run ended with (after shrink, continue) */
     } failure;
+    /* "stragglers": each worker's compute pace against the others
+     * (core/straggler_detect.h); real runs only: n_paces 0 writes no member */
+    struct rank_pace *paces;         /* [n_paces], owned */
+    int n_paces;
 };
 
 /* r's loss_curve from the workers' step losses (any order): one point per

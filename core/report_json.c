@@ -16,6 +16,7 @@
 #include "failure_policy.h"
 #include "json_doc.h"
 #include "report.h"
+#include "straggler_detect.h"
 
 /* config_set with every group: a report's config may hold any option. */
 #define ALL_GROUPS (~0u)
@@ -342,9 +343,17 @@ static const struct json_table report_table = JSON_TABLE(JSON_SHAPE_OBJECT, repo
 
 /* --- Both ways --------------------------------------------------------------------- */
 
+/* "stragglers" lives outside the table: the table writes every field, and
+ * a simulated report has no such member (its bytes stay as they were). */
 cJSON *report_to_json(const struct report *r)
 {
-    return json_write_fields(r, &report_table);
+    cJSON *j = json_write_fields(r, &report_table);
+    bool ok = j != NULL;
+    if (ok && r->n_paces > 0)
+        json_add(j, "stragglers", straggler_to_json(r->paces, r->n_paces), &ok);
+    if (ok) return j;
+    cJSON_Delete(j);
+    return NULL;
 }
 
 int report_from_json(const cJSON *j, const struct json_at *at, struct report *r,
@@ -352,7 +361,10 @@ int report_from_json(const cJSON *j, const struct json_at *at, struct report *r,
 {
     if (!cJSON_IsObject(j))
         return json_bad(at, "is %s, not a report (an object)", json_type_name(j));
-    return json_read_fields(j, at, r, &report_table, c);
+    TRY(json_read_fields(j, at, r, &report_table, c));
+    const cJSON *paces = cJSON_GetObjectItemCaseSensitive(j, "stragglers");
+    struct json_at pat = json_key(at, "stragglers");
+    return paces ? straggler_from_json(paces, &pat, &r->paces, &r->n_paces) : 0;
 }
 
 int report_write_json(const struct report *r, const char *path, struct err *e)

@@ -89,19 +89,134 @@ static int alloc_doc(struct report_doc *d, const struct doc_kind *k, int n_entri
     return 0;
 }
 
+/* --- Ranges -------------------------------------------------------------------
+ * The field table checks types; these are the values a run can give. A
+ * report with accuracy -1e308 or a negative time is no run's: plots and
+ * tables would draw it (gnuplot failed on one). Null (NaN: not known) is
+ * left alone. Times computed as differences may round a hair below 0, so
+ * they get 1 us of slack and fractions 1e-9. */
+
+#define TIME_SLACK_S 1e-6
+#define FRACTION_SLACK 1e-9
+
+/* at's value x within [lo - slack, hi + slack], or NaN. */
+static int check_value(const struct json_at *at, double x, double lo, double hi, double slack)
+{
+    if (isnan(x) || (x >= lo - slack && x <= hi + slack)) return 0;
+    if (isinf(hi)) return json_bad(at, "is %g, not a number >= %g", x, lo);
+    return json_bad(at, "is %g, not in [%g, %g]", x, lo, hi);
+}
+
+static int check_time(const struct json_at *at, double x)
+{
+    return check_value(at, x, 0, INFINITY, TIME_SLACK_S);
+}
+
+static int check_share(const struct json_at *at, double x)
+{
+    return check_value(at, x, 0, 1, FRACTION_SLACK);
+}
+
+/* up.key.sub (sub NULL: up.key) as a time or a share. */
+static int time_at(const struct json_at *up, const char *key, const char *sub, double x)
+{
+    struct json_at k = json_key(up, key);
+    struct json_at f = sub ? json_key(&k, sub) : k;
+    return check_time(&f, x);
+}
+
+static int share_at(const struct json_at *up, const char *key, const char *sub, double x)
+{
+    struct json_at k = json_key(up, key);
+    struct json_at f = sub ? json_key(&k, sub) : k;
+    return check_share(&f, x);
+}
+
+/* A curve's [step, time_s, value] triples: time >= 0, value a loss (>= 0)
+ * or an accuracy ([0, 1]). */
+static int check_curve(const struct json_at *at, const char *key, int n, const void *points,
+                       size_t point_bytes, size_t time_offset, size_t value_offset,
+                       bool is_share)
+{
+    struct json_at c = json_key(at, key);
+    for (int i = 0; i < n; i++) {
+        const char *p = (const char *)points + (size_t)i * point_bytes;
+        double time_s, value;
+        memcpy(&time_s, p + time_offset, sizeof time_s);
+        memcpy(&value, p + value_offset, sizeof value);
+        struct json_at ci = json_index(&c, i);
+        struct json_at ft = json_index(&ci, 1), fv = json_index(&ci, 2);
+        TRY(check_time(&ft, time_s));
+        TRY(is_share ? check_share(&fv, value) : check_time(&fv, value));
+    }
+    return 0;
+}
+
+static int check_ranges(const struct report *r, const struct json_at *at)
+{
+    TRY(time_at(at, "step_time_s", "mean", r->step_time_s.mean));
+    TRY(time_at(at, "step_time_s", "p50", r->step_time_s.p50));
+    TRY(time_at(at, "step_time_s", "p99", r->step_time_s.p99));
+    TRY(time_at(at, "throughput_samples_per_s", NULL, r->throughput_samples_per_s));
+    TRY(share_at(at, "breakdown", "compute", r->breakdown.compute));
+    TRY(share_at(at, "breakdown", "comm", r->breakdown.comm));
+    TRY(share_at(at, "breakdown", "idle", r->breakdown.idle));
+    TRY(share_at(at, "breakdown", "down", r->breakdown.down));
+    TRY(share_at(at, "bubble_fraction", NULL, r->bubble_fraction));
+    TRY(time_at(at, "staleness", "mean", r->staleness.mean));
+    TRY(check_curve(at, "loss_curve", r->n_loss_curve, r->loss_curve, sizeof *r->loss_curve,
+                    offsetof(struct loss_point, time_s), offsetof(struct loss_point, loss),
+                    false));
+    TRY(check_curve(at, "accuracy_curve", r->n_accuracy_curve, r->accuracy_curve,
+                    sizeof *r->accuracy_curve, offsetof(struct accuracy_point, time_s),
+                    offsetof(struct accuracy_point, accuracy), true));
+    if (r->has_final) {
+        TRY(time_at(at, "final", "loss", r->final.loss));
+        TRY(share_at(at, "final", "test_accuracy", r->final.test_accuracy));
+    }
+    if (r->has_time_to_accuracy)
+        TRY(time_at(at, "time_to_accuracy_s", NULL, r->time_to_accuracy_s));
+    struct json_at pr = json_key(at, "per_rank");
+    for (int i = 0; i < r->n_per_rank; i++) {
+        const struct rank_time *t = &r->per_rank[i];
+        struct json_at ri = json_index(&pr, i);
+        TRY(time_at(&ri, "compute_s", NULL, t->compute_s));
+        TRY(time_at(&ri, "comm_s", NULL, t->comm_s));
+        TRY(time_at(&ri, "idle_s", NULL, t->idle_s));
+        TRY(time_at(&ri, "down_s", NULL, t->down_s));
+    }
+    if (r->failure.happened) {
+        TRY(time_at(at, "failure", "time_s", r->failure.time_s));
+        TRY(time_at(at, "failure", "lost_s", r->failure.lost_s));
+        TRY(time_at(at, "failure", "detect_s", r->failure.detect_s));
+        TRY(time_at(at, "failure", "relaunch_s", r->failure.relaunch_s));
+        TRY(time_at(at, "failure", "redone_s", r->failure.redone_s));
+        TRY(time_at(at, "failure", "checkpoint_s", r->failure.checkpoint_s));
+    }
+    return 0;
+}
+
+/* One report and its ranges. */
+static int read_report(const cJSON *v, const struct json_at *at, struct report *r,
+                       struct config *c)
+{
+    TRY(report_from_json(v, at, r, c));
+    return check_ranges(r, at);
+}
+
 /* Entry i: its reports first (a file that is no report at all is told so
  * before anything else), then what it says beside them. */
 static int read_entry(const cJSON *entry, const struct json_at *at, const struct doc_kind *k,
                       struct report_doc *d, int i)
 {
     int first = i * k->per_entry;
-    if (!k->member[0]) return report_from_json(entry, at, &d->reports[first], &d->configs[first]);
+    if (!k->member[0]) return read_report(entry, at, &d->reports[first], &d->configs[first]);
     if (!cJSON_IsObject(entry)) return json_bad(at, "is %s, not an object", json_type_name(entry));
     for (int m = 0; m < k->per_entry; m++) {
         struct json_at f = json_key(at, k->member[m]);
         const cJSON *v = json_need(entry, &f);
         if (!v) return ERR_INPUT;
-        TRY(report_from_json(v, &f, &d->reports[first + m], &d->configs[first + m]));
+        TRY(read_report(v, &f, &d->reports[first + m], &d->configs[first + m]));
     }
     if (!k->entry) return 0;
     struct report_doc_entry *x = &d->entries[i];
@@ -165,7 +280,7 @@ static int read_doc(const cJSON *root, const struct json_at *top, struct report_
     TRY(find_kind(root, top, &k));
     if (!k->list) {
         TRY(alloc_doc(d, k, 1, top->e));
-        return report_from_json(root, top, &d->reports[0], &d->configs[0]);
+        return read_report(root, top, &d->reports[0], &d->configs[0]);
     }
     TRY(json_read_version(root, top, k->tag, k->version));
     int n = 0, next = 0;

@@ -31,7 +31,8 @@ struct span {
     /* PUSH: the server version its gradient was computed from, and the
      * version it was applied to (-1: dropped, e.g. a backup worker's late
      * push); staleness = applied - read. PULL: read = version received.
-     * Otherwise both -1. */
+     * A lagged UPDATE (core/plan.h "Steps in flight"): the same, in the
+     * rank's own updates (plan_lag_versions). Otherwise both -1. */
     int64_t version_read, version_applied;
 };
 

@@ -53,13 +53,16 @@ static int build(struct real_ctx *ctx, int64_t next_step, const struct checkpoin
     struct ckpt_ident id;
     run_ident(ctx, next_step, &id);
     TRY(ckpt_writer_add_ident(w, &id, e));
+    /* the momentum block is the rank's shards' alone under ZeRO-1 */
     size_t bytes = (size_t)ctx->m->n_params * sizeof(float);
+    size_t m_bytes = (size_t)ctx->n_momentum * sizeof(float);
     struct host_copy hp = {0}, hm = {0};
     const void *params = host_copy_out(ctx->dev, &hp, ctx->m->params, bytes, e);
-    const void *momentum = params ? host_copy_out(ctx->dev, &hm, ctx->m->momentum, bytes, e) : NULL;
+    const void *momentum =
+        params ? host_copy_out(ctx->dev, &hm, ctx->m->momentum, m_bytes, e) : NULL;
     int rc = momentum ? ctx->dev->sync(e) : e->code;
     if (rc == 0) rc = ckpt_writer_add(w, CKPT_PARAMS, params, bytes, e);
-    if (rc == 0) rc = ckpt_writer_add(w, CKPT_MOMENTUM, momentum, bytes, e);
+    if (rc == 0) rc = ckpt_writer_add(w, CKPT_MOMENTUM, momentum, m_bytes, e);
     host_copy_release(&hp);
     host_copy_release(&hm);
     TRY(rc);
@@ -152,9 +155,11 @@ static int load_file(struct real_ctx *ctx, const char *dir, int64_t step, int fi
         rc = err_set(e, ERR_INPUT, "%s: holds rank %" PRId64 " at step %" PRId64 ", not rank %d "
                      "at step %" PRId64, path, file.rank, file.step, file_rank, step);
     size_t bytes = (size_t)ctx->m->n_params * sizeof(float);
-    if (rc == 0 && (v->len[CKPT_PARAMS] != bytes || v->len[CKPT_MOMENTUM] != bytes))
-        rc = err_set(e, ERR_INPUT, "%s: its parameter or momentum block is not %" PRId64
-                     " floats", path, ctx->m->n_params);
+    size_t m_bytes = (size_t)ctx->n_momentum * sizeof(float);
+    if (rc == 0 && (v->len[CKPT_PARAMS] != bytes || v->len[CKPT_MOMENTUM] != m_bytes))
+        rc = err_set(e, ERR_INPUT, "%s: its parameter block is not %" PRId64 " floats or its "
+                     "momentum block not %" PRId64 " (this rank's momentum)", path,
+                     ctx->m->n_params, ctx->n_momentum);
     if (rc < 0) {
         free(*buf);
         *buf = NULL;
@@ -164,12 +169,14 @@ static int load_file(struct real_ctx *ctx, const char *dir, int64_t step, int fi
 
 static int restore_blocks(struct real_ctx *ctx, const struct ckpt_view *v, struct err *e)
 {
-    size_t bytes = (size_t)ctx->m->n_params * sizeof(float);
+    size_t sizes[2] = {(size_t)ctx->m->n_params * sizeof(float),
+                       (size_t)ctx->n_momentum * sizeof(float)};
     struct host_copy h = {0};
     int rc = 0;
     float *blocks[2] = {ctx->m->params, ctx->m->momentum};
     const unsigned char *from[2] = {v->data[CKPT_PARAMS], v->data[CKPT_MOMENTUM]};
     for (int k = 0; k < 2 && rc == 0; k++) {
+        size_t bytes = sizes[k];
         void *into = host_copy_in(ctx->dev, &h, blocks[k], bytes, e);
         if (!into) {
             rc = e->code;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../strategies/strategy.h"
 #include "checkpoint.h"
 #include "checkpoint_files.h"
 
@@ -182,6 +183,11 @@ void checkpoint_ident_of(const struct config *cfg, const struct plan *p, int64_t
     id->batch = p->batch;
     id->microbatches = p->n_microbatches;
     id->seed = cfg->seed;
+    /* as the strategy uses them: --chunks 3 changes nothing of mirrored's */
+    const struct strategy *st = strategy_find(p->strategy, &(struct err){0});
+    id->chunks = st && strategy_reads(st, "chunks") ? cfg->chunks : 1;
+    id->dp = st && strategy_reads(st, "dp") && cfg->dp > 1 ? cfg->dp : 1;
+    id->inflight = st && strategy_reads(st, "inflight") && cfg->inflight > 1 ? cfg->inflight : 1;
     id->lr = cfg->lr;
     id->momentum = cfg->momentum;
     id->weight_decay = cfg->weight_decay;
@@ -254,6 +260,13 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
         if (!server_has_workers(p, r))
             return err_set(e, ERR_INPUT, "--checkpoint-every/--resume: server rank %d holds no "
                            "layer any worker pushes (fewer --servers)", r);
+    /* A checkpoint holds parameters and momentum at a step boundary, not
+     * the gradients of the steps still in flight (core/plan.h): a resume
+     * would apply zeros in their place. */
+    if (p->n_grad_slots > 1)
+        return err_set(e, ERR_INPUT, "--checkpoint-every/--resume: %s keeps %d steps in flight, "
+                       "whose gradients a checkpoint does not hold; use --inflight 1",
+                       p->strategy, p->n_grad_slots);
     if (!cfg->resume[0]) return 0;
     char path[CKPT_PATH_BYTES + 32];
     int64_t step = 0;

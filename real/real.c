@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "../core/analysis.h"
+#include "../core/straggler_detect.h"
 #include "checkpoint.h"
 #include "failure_env.h"
 #include "host_copy.h"
+#include "momentum_shards.h"
 #include "mpi_check.h"
 #include "params.h"
 #include "params_gather.h"
@@ -51,6 +53,7 @@ static int setup(struct real_ctx *ctx, struct err *e)
                            p->batch, (long long)ctx->data.train.n, ctx->data.train.source);
     }
     TRY(mlp_create(ctx->wl, ctx->dev, (uint64_t)cfg->seed, &ctx->m, e));
+    TRY(momentum_shards_init(ctx, e));
     struct straggler_spec spec;
     TRY(straggler_parse(cfg->straggler, &spec, e));
     if (!(ctx->strag = straggler_create(&spec, (uint64_t)cfg->seed, p->n_ranks, e))) return e->code;
@@ -64,6 +67,7 @@ static void teardown(struct real_ctx *ctx)
     if (ctx->params_comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->params_comm);
     straggler_free(ctx->strag);
     heartbeat_close(ctx->hb);
+    momentum_shards_release(ctx);
     mlp_free(ctx->m);
     data_release(&ctx->data);
     vec_free(&ctx->spans);
@@ -298,6 +302,7 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
     int n_checkpoints = 0;
     checkpoint_stats(ctx, &checkpoint_s, &n_checkpoints);
     TRY(failure_env_report(r, heartbeat_start_s(ctx->hb), makespan_s, checkpoint_s, e));
+    TRY(straggler_detect(spans, n_spans, &r->paces, &r->n_paces, e));
     return report_set_loss_curve(r, losses, n_losses, ctx->steps, e);
 }
 

@@ -26,7 +26,12 @@ struct real_ctx {
     int rank;
     int64_t steps;
     const struct device *dev;
-    struct mlp *m;               /* the whole model on every rank, from the seed */
+    struct mlp *m;               /* the whole model on every rank, from the seed; its
+                                  * momentum block only the rank's shards' under ZeRO-1
+                                  * (real/momentum_shards.h) */
+    int64_t n_momentum;          /* floats in m->momentum: n_params, or its shards' */
+    int64_t *momentum_at;        /* [n_ops]: a shard UPDATE's momentum in m->momentum; NULL
+                                  * when m->momentum is the whole block */
     struct data data;            /* workers only */
     struct straggler *strag;
     struct comm comm;            /* SEND, RECV, ALLREDUCE */

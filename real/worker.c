@@ -22,7 +22,11 @@
  * Buffers: one struct mlp_act per microbatch (its saved activations; a RECV
  * of activations lands in act->x[boundary]) and one gradient buffer per
  * microbatch and layer boundary (what BACKWARD writes and SEND/RECV of
- * gradients carry), made on first use. */
+ * gradients carry), made on first use. Steps in flight (core/plan.h):
+ * the plan's n_grad_slots gradient blocks, the model's own the first; the
+ * model's grads pointer is set to the block of the step an op works on
+ * before the op runs or is posted (a posted all-reduce keeps the block it
+ * was given), and back to the model's own when the step ends. */
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -32,6 +36,7 @@
 #include "../core/ps_policy.h"
 #include "checkpoint.h"
 #include "host_copy.h"
+#include "momentum_shards.h"
 #include "mpi_check.h"
 #include "ps_wire.h"
 #include "worker.h"
@@ -91,6 +96,9 @@ struct worker {
     int work_link;                /* asynchronous: the first server's link, which hands out work; -1 */
     int *link_of_op;              /* [n_ops]: PUSH/PULL's index into links, -1 otherwise */
     struct host_copy *copy;       /* [n_ops]: PUSH/PULL's host copy on a GPU (real/host_copy.h) */
+
+    int n_grad_slots;
+    float **grad_slots;           /* [n_grad_slots]: [0] the model's own block, the rest made here */
 
     int64_t step;
     bool is_async;                /* the job's work is shared out (core/plan.h) */
@@ -212,11 +220,22 @@ int worker_create(struct real_ctx *ctx, struct worker **out, struct err *e)
     w->labels_host = XCALLOC(e, n_mb, sizeof *w->labels_host);
     w->labels_dev = XCALLOC(e, n_mb, sizeof *w->labels_dev);
     w->idx = XCALLOC(e, (size_t)w->max_n + 1, sizeof *w->idx);
+    w->n_grad_slots = p->n_grad_slots > 1 ? p->n_grad_slots : 1;
+    w->grad_slots = XCALLOC(e, (size_t)w->n_grad_slots, sizeof *w->grad_slots);
     if (!w->run || !w->link_of_op || !w->copy ||
-        !w->links || !w->act ||
+        !w->links || !w->act || !w->grad_slots ||
         !w->grad_at || !w->inputs_host || !w->labels_host || !w->labels_dev || !w->idx) {
         worker_free(w);
         return ERR_NOMEM;
+    }
+    w->grad_slots[0] = ctx->m->grads;
+    for (int k = 1; k < w->n_grad_slots; k++) {
+        size_t n = (size_t)ctx->m->n_params;
+        if (!(w->grad_slots[k] = ctx->dev->alloc(n * sizeof(float), e))) {
+            worker_free(w);
+            return ERR_NOMEM;
+        }
+        ctx->dev->fill(w->grad_slots[k], n, 0);
     }
     int rc = index_program(w, e);
     for (int k = 0; k < w->n_links; k++)   /* --resume: the versions last read */
@@ -251,6 +270,11 @@ void worker_free(struct worker *w)
         dev->free(w->labels_dev[mb]);
     }
     for (int i = 0; w->grad_at && i < w->n_micro * (w->n_layers + 1); i++) dev->free(w->grad_at[i]);
+    if (w->grad_slots) {
+        if (w->grad_slots[0]) w->ctx->m->grads = w->grad_slots[0];   /* the model's own again */
+        for (int k = 1; k < w->n_grad_slots; k++) dev->free(w->grad_slots[k]);
+        free(w->grad_slots);
+    }
     free(w->act);
     free(w->grad_at);
     free(w->inputs_host);
@@ -398,9 +422,9 @@ static int run_backward_weight(struct worker *w, const struct op *o, struct err 
 
 /* ZeRO-1's UPDATE: SGD on this rank's shard of [lo,hi) only (core/plan.h
  * plan_shard), whose gradient sum the REDUCE_SCATTER before it left here;
- * the ALL_GATHER after it brings the other shards. Only the shard's slice
- * of the model's momentum block is ever touched. */
-static void run_shard_update(struct worker *w, const struct op *o)
+ * the ALL_GATHER after it brings the other shards. Its momentum is the
+ * shard's alone (real/momentum_shards.h). */
+static void run_shard_update(struct worker *w, int i, const struct op *o)
 {
     struct real_ctx *ctx = w->ctx;
     const struct plan_group *G = &ctx->p->groups.items[o->group];
@@ -408,7 +432,7 @@ static void run_shard_update(struct worker *w, const struct op *o)
     plan_shard(mlp_param_count(ctx->m, o->lo, o->hi), G->n_ranks,
                plan_group_member(ctx->p, o->group, ctx->rank), &lo, &hi);
     struct mlp *m = ctx->m;
-    m->dev->sgd_momentum(m->params + at + lo, m->momentum + at + lo, m->grads + at + lo,
+    m->dev->sgd_momentum(m->params + at + lo, momentum_of_shard(ctx, i, at, lo), m->grads + at + lo,
                          (size_t)(hi - lo), ctx->lr, ctx->momentum, ctx->weight_decay,
                          1.0f / (float)ctx->p->batch);
 }
@@ -426,7 +450,7 @@ static int run_compute(struct worker *w, int i, struct err *e)
     case OP_BACKWARD_WEIGHT: TRY(run_backward_weight(w, o, e)); break;
     case OP_UPDATE:
         if (o->group >= 0) {
-            run_shard_update(w, o);
+            run_shard_update(w, i, o);
             break;
         }
         mlp_sgd_step(ctx->m, o->lo, o->hi, ctx->lr, ctx->momentum, ctx->weight_decay,
@@ -595,6 +619,14 @@ static int test_comm(struct worker *w, int i, bool *done, struct err *e)
 
 /* ---- the step ----------------------------------------------------------------- */
 
+/* Points the model's gradients at the block of step - lag (core/plan.h
+ * "Steps in flight"); the caller has checked that step exists. */
+static void use_grads_of(struct worker *w, int lag)
+{
+    if (w->n_grad_slots > 1)
+        w->ctx->m->grads = w->grad_slots[(w->step - lag) % w->n_grad_slots];
+}
+
 /* Are op i's deps satisfied? */
 static bool is_ready(const struct worker *w, int i)
 {
@@ -621,6 +653,7 @@ static int record_span(struct worker *w, int i)
     };
     if (o->kind == OP_PUSH || o->kind == OP_PULL) s.version_read = r->ver_read;
     if (o->kind == OP_PUSH) s.version_applied = r->ver_applied;
+    if (o->kind == OP_UPDATE) plan_lag_versions(o, w->step, &s.version_read, &s.version_applied);
     return vec_push(&w->ctx->spans, s);
 }
 
@@ -662,6 +695,7 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
     for (int i = 0; i < w->n_ops; i++) w->run[i] = (struct op_run){.state = OPS_WAITING};
     for (int k = 0; k < w->n_links; k++) w->links[k].last_push = -1;
     sleep_s(straggler_pause_s(ctx->strag, ctx->rank));
+    use_grads_of(w, 0);   /* this step's block: the one step - n_grad_slots was applied from */
     mlp_zero_grad(ctx->m, 0, w->n_layers);
 
     int head[PLAN_N_STREAMS], n_done = 0;
@@ -676,10 +710,17 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
             int i = head[s];
             if (i < 0 || w->run[i].state != OPS_WAITING || !is_ready(w, i)) continue;
             const struct op *o = &w->pr->ops.items[i];
-            if (op_infos[o->kind].cls == OPC_COMPUTE) {
+            if (o->lag > w->step) {
+                /* no step - lag yet: nothing to work on (core/plan.h) */
+                w->run[i].post_s = w->run[i].end_s = real_now(ctx);
+                w->run[i].state = OPS_DONE;
+                n_done++;
+            } else if (op_infos[o->kind].cls == OPC_COMPUTE) {
+                use_grads_of(w, o->lag);
                 TRY(run_compute(w, i, e));
                 n_done++;
             } else {
+                use_grads_of(w, o->lag);
                 TRY(start_comm(w, i, e));
             }
             progress = true;
@@ -696,6 +737,7 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
                            ctx->rank, (long long)step);
         sched_yield();   /* waiting on peers: let an oversubscribed core run them */
     }
+    w->ctx->m->grads = w->grad_slots[0];   /* every op of the step has completed */
     for (int i = 0; i < w->n_ops; i++)
         if (record_span(w, i) < 0) return err_set(e, ERR_NOMEM, "out of memory for the trace");
     if (w->loss_samples > 0) {

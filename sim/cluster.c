@@ -190,6 +190,7 @@ static const struct key_spec keys[] = {
     KEY("ckpt_write_bw_bytes_per_s", KEY_COST_BW, ckpt_write_bw_bytes_per_s, false),
     KEY("ckpt_read_bw_bytes_per_s", KEY_COST_BW, ckpt_read_bw_bytes_per_s, false),
     KEY("restart_s", KEY_COST_S, restart_s, false),
+    KEY("restart_per_rank_s", KEY_COST_S, restart_per_rank_s, false),
     KEY("detect_s", KEY_COST_S, detect_s, false),
 };
 #undef KEY
@@ -524,6 +525,7 @@ struct failure_costs cluster_failure_costs(const struct cluster *c, int64_t stat
         .commit_s = transfer_s(2 * state_bytes, c->device.mem_bw_bytes_per_s),
         .detect_s = c->detect_s,
         .relaunch_s = c->restart_s,
+        .relaunch_per_rank_s = c->restart_per_rank_s,
     };
 }
 

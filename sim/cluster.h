@@ -61,10 +61,14 @@ struct cluster {
      * before the simulator priced them. A device writes (reads back) its
      * checkpoint at ckpt_write (ckpt_read) bytes/s, 0 or inf = free;
      * restart_s starts the job's processes again (or re-forms the group
-     * after a shrink); detect_s passes between a death and its noticing. */
+     * after a shrink), plus restart_per_rank_s for each rank started (0 in
+     * profiles written before calibrate measured it at two rank counts:
+     * restart_s then prices any count); detect_s passes between a death and
+     * its noticing. */
     double ckpt_write_bw_bytes_per_s;
     double ckpt_read_bw_bytes_per_s;
     double restart_s;
+    double restart_per_rank_s;
     double detect_s;
     /* Set by cluster_layout, not a key of a file: */
     int nodes;
@@ -86,7 +90,7 @@ extern const char *const allreduce_names[];   /* "ring", "tree", "hierarchical" 
  * from 0 to JITTER_MAX_SIGMA), timeshare_slowdown (a comma list of 1 to
  * CLUSTER_MAX_TIMESHARE numbers > 0; absent: not measured),
  * ckpt_write_bw_bytes_per_s, ckpt_read_bw_bytes_per_s (0 = free: > 0 or
- * inf), restart_s, detect_s (0) ('#' comments; unknown keys, bad numbers and
+ * inf), restart_s, restart_per_rank_s, detect_s (0) ('#' comments; unknown keys, bad numbers and
  * missing keys are ERR_INPUT naming the file and line). Neither: ERR_INPUT
  * naming --cluster and the presets. */
 int cluster_load(const char *name_or_path, struct cluster *c, struct err *e);
@@ -122,7 +126,7 @@ static inline int cluster_node_of(const struct cluster *c, int rank)
 /* What recovering costs on c for a device state (parameters and optimizer)
  * of state_bytes: a checkpoint written and read at the profile's
  * bandwidths, a commit a copy in memory (read and write: 2 x state_bytes at
- * mem_bw), restart_s and detect_s as they are. */
+ * mem_bw), restart_s, restart_per_rank_s and detect_s as they are. */
 struct failure_costs cluster_failure_costs(const struct cluster *c, int64_t state_bytes);
 
 /* Bytes that hold any profile's text. */

@@ -151,7 +151,8 @@ static int on_failure(struct timeline *tl, int rank)
 static int recover(struct timeline *tl)
 {
     const struct failure_costs *c = &tl->s->costs;
-    double relaunch_s = c->relaunch_s + (tl->s->policy == FAILURE_RESTART ? c->load_s : 0);
+    double relaunch_s = c->relaunch_s + c->relaunch_per_rank_s * (tl->n + tl->s->n_servers) +
+                        (tl->s->policy == FAILURE_RESTART ? c->load_s : 0);
     for (;;) {
         if (run_phase(tl, c->detect_s, &tl->out->detect_s) &&
             run_phase(tl, relaunch_s, &tl->out->relaunch_s))
@@ -182,7 +183,7 @@ int failure_timeline(const struct failure_setup *s, struct failure_outcome *out,
     if (s->policy != FAILURE_RESTART && s->policy != FAILURE_SHRINK)
         return err_set(e, ERR_INPUT, "failure_timeline: policy %s is the event loop's "
                        "(simulate.h), not the timeline's", failure_policy_names[s->policy]);
-    if (s->steps < 0 || s->n_workers < 1 || !s->step_s || !(s->mtbf_s >= 0))
+    if (s->steps < 0 || s->n_workers < 1 || s->n_servers < 0 || !s->step_s || !(s->mtbf_s >= 0))
         return err_set(e, ERR_INPUT, "failure_timeline: %d steps on %d workers, mtbf %g s: "
                        "not a run", s->steps, s->n_workers, s->mtbf_s);
     /* Progress survives a failure only at a rollback point (a checkpoint,
@@ -200,7 +201,9 @@ int failure_timeline(const struct failure_setup *s, struct failure_outcome *out,
         int every = is_shrink ? s->commit_every : s->checkpoint_every;
         if (every <= 0 || every > s->steps) every = s->steps;
         double save_s = is_shrink ? s->costs.commit_s : s->costs.checkpoint_s;
-        double recovery_s = s->costs.detect_s + s->costs.relaunch_s + s->costs.load_s;
+        double recovery_s = s->costs.detect_s + s->costs.relaunch_s +
+                            s->costs.relaunch_per_rank_s * (s->n_workers + s->n_servers) +
+                            s->costs.load_s;
         double span_s = every * longest_s + save_s + recovery_s;
         double job_mtbf_s = s->mtbf_s / s->n_workers;
         if (span_s / job_mtbf_s > FAILURE_MAX_EXPONENT)

@@ -30,7 +30,10 @@
  *               checkpoint or commit being written, a recovery); the work
  *               since the rollback point is redone, then detection and
  *               relaunch (restart adds loading the checkpoint) take their
- *               time, and a failure during them starts them over.
+ *               time, and a failure during them starts them over. The
+ *               relaunch costs relaunch_s + relaunch_per_rank_s for each
+ *               rank started: the job's workers then (n; n - 1 after a
+ *               shrink) and its servers.
  *   restart     keeps n (the failed device is replaced); shrink goes on with
  *               n - 1 workers, and a job down to no worker fails (ERR_RUN).
  *
@@ -55,6 +58,7 @@ struct failure_costs {
     double commit_s;       /* one in-memory commit (shrink) */
     double detect_s;       /* from a death to the job noticing it */
     double relaunch_s;     /* starting the processes again / re-forming the group */
+    double relaunch_per_rank_s;   /* and for each rank started (workers and servers) */
 };
 
 /* The job's step durations on n workers: *step_s = [steps] seconds (the
@@ -68,6 +72,7 @@ struct failure_setup {
     double mtbf_s;                   /* per device; 0 = none */
     uint64_t seed;
     int n_workers;
+    int n_servers;                   /* ranks relaunched beside the workers (ps-*) */
     int steps;
     int checkpoint_every;            /* 0 = never */
     int commit_every;                /* shrink; 0 = never (back to the start) */

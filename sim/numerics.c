@@ -95,15 +95,62 @@ static bool is_eval_step(const struct numerics_setup *s, int64_t done)
 
 /* ---- the synchronous path ----------------------------------------------- */
 
+/* Delayed gradients (pipelined-steps): step t's gradients, kept in slot
+ * t mod (delay + 1), are applied at step t + delay, as the lagged UPDATE of
+ * core/plan.h "Steps in flight" does; with delay 0 nothing is kept. */
+struct delayed {
+    int n_slots;
+    float **grads;   /* [n_slots][n_params] */
+    int *n;          /* [n_slots]: the samples each slot's gradients sum over */
+};
+
+static int delayed_init(struct delayed *d, const struct mlp *m, int delay, struct err *e)
+{
+    memset(d, 0, sizeof *d);
+    if (delay <= 0) return 0;
+    d->n_slots = delay + 1;
+    d->grads = XCALLOC(e, (size_t)d->n_slots, sizeof *d->grads);
+    d->n = XCALLOC(e, (size_t)d->n_slots, sizeof *d->n);
+    if (!d->grads || !d->n) return ERR_NOMEM;
+    for (int k = 0; k < d->n_slots; k++)
+        if (!(d->grads[k] = XCALLOC(e, (size_t)m->n_params, sizeof(float)))) return ERR_NOMEM;
+    return 0;
+}
+
+static void delayed_release(struct delayed *d)
+{
+    for (int k = 0; d->grads && k < d->n_slots; k++) free(d->grads[k]);
+    free(d->grads);
+    free(d->n);
+    memset(d, 0, sizeof *d);
+}
+
+/* Keeps step's gradients (m->grads, over n samples) and puts those of step
+ * - delay in their place; false while there are none yet. *n becomes theirs. */
+static bool delayed_swap(struct delayed *d, struct mlp *m, int64_t step, int *n)
+{
+    if (d->n_slots == 0) return true;
+    size_t bytes = (size_t)m->n_params * sizeof(float);
+    int in = (int)(step % d->n_slots), out = (int)((step + 1) % d->n_slots);
+    memcpy(d->grads[in], m->grads, bytes);   /* CPU device: its memory is the host's */
+    d->n[in] = *n;
+    if (step < d->n_slots - 1) return false;
+    memcpy(m->grads, d->grads[out], bytes);  /* step - delay = step + 1 mod n_slots */
+    *n = d->n[out];
+    return true;
+}
+
 int numerics_sync_run(const struct numerics_setup *s, struct sync_numerics *out, struct err *e)
 {
     memset(out, 0, sizeof *out);
     struct mlp *m = NULL;
     struct batch b = {0};
     struct sampler smp = {0};
+    struct delayed late = {0};
     int32_t *labels = NULL;
     const struct dataset *tr = &s->data->train, *test = &s->data->test;
     int rc = device_model(s, &m, e);
+    if (rc == 0) rc = delayed_init(&late, m, s->grad_delay, e);
     if (rc == 0) rc = batch_init(&b, m, s->batch, (int)data_features(tr), e);
     if (rc == 0) rc = sampler_init(&smp, tr->n, s->batch, s->seed, e);
     if (rc == 0 && !(labels = test_labels(test, e))) rc = ERR_NOMEM;
@@ -116,7 +163,9 @@ int numerics_sync_run(const struct numerics_setup *s, struct sync_numerics *out,
         rc = gradient(m, &b, &smp, tr, step, 0, 1, &loss_sum, &n, e);
         if (rc < 0) break;
         out->loss[step] = loss_sum / n;
-        mlp_sgd_step(m, 0, m->n_layers, s->lr, s->momentum, s->weight_decay, 1.0f / (float)n);
+        if (delayed_swap(&late, m, step, &n))
+            mlp_sgd_step(m, 0, m->n_layers, s->lr, s->momentum, s->weight_decay,
+                         1.0f / (float)n);
         if (is_eval_step(s, step + 1) || step + 1 == s->steps) {
             double acc = 0, test_loss = 0;
             rc = mlp_evaluate(m, test->x, labels, (int)test->n, &acc, &test_loss, e);
@@ -129,6 +178,7 @@ int numerics_sync_run(const struct numerics_setup *s, struct sync_numerics *out,
     free(labels);
     sampler_release(&smp);
     batch_release(&b);
+    delayed_release(&late);
     mlp_free(m);
     if (rc < 0) sync_numerics_release(out);
     return rc;

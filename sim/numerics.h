@@ -42,6 +42,9 @@ struct numerics_setup {
     int batch;                      /* global */
     float lr, momentum, weight_decay;
     int eval_every;                 /* steps between test evaluations; 0 = at the end only */
+    int grad_delay;                 /* steps a step's gradients wait before they are applied
+                                     * (pipelined-steps: the plan's n_grad_slots - 1); the
+                                     * last grad_delay steps' are never applied */
 };
 
 /* The synchronous step sequence on one device. */

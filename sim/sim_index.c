@@ -38,6 +38,7 @@ static void index_ops(struct sim *m)
         struct xop *x = &m->x[g];
         x->kind = (int16_t)op->kind;
         x->stream = (int16_t)op->stream;
+        x->lag = (int16_t)op->lag;   /* plan_check bounds it by PLAN_MAX_LAG */
         x->next = ix->next[g];
         x->dep_first = ix->dep_first[g];
         x->n_dependents = ix->dep_first[g + 1] - ix->dep_first[g];

@@ -40,7 +40,8 @@ struct xop {
     bool is_waiting;       /* RECV: posted, its data not there yet */
     double cost_s;         /* compute: time before stragglers */
     double start_s;        /* the current step's */
-    char pad_[8];          /* to a whole line: no op straddles two */
+    int16_t lag;           /* ALLREDUCE, UPDATE: the plan op's lag (core/plan.h) */
+    char pad_[6];          /* to a whole line: no op straddles two */
 };
 
 _Static_assert(sizeof(struct xop) == 64, "struct xop is one cache line");

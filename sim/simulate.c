@@ -222,6 +222,13 @@ static void op_ready(struct sim *m, int g)
 {
     struct xop *x = &m->x[g];
     x->start_s = m->now_s;
+    /* a lagged op before its step exists has no gradients to work on
+     * (core/plan.h "Steps in flight"); every member of a collective skips
+     * it in the same step, since members agree on the lag */
+    if (x->lag > m->step[x->rank]) {
+        end_now(m, g);
+        return;
+    }
     switch ((enum op_kind)x->kind) {
     case OP_FORWARD:
     case OP_BACKWARD:
@@ -381,6 +388,10 @@ static void record(struct sim *m, int g)
         .version_read = x->kind == OP_PUSH || x->kind == OP_PULL ? m->xc[x->comm].ver_read : -1,
         .version_applied = x->kind == OP_PUSH ? m->xc[x->comm].ver_applied : -1,
     };
+    if (x->lag > 0 && x->kind == OP_UPDATE) {
+        struct op lagged = {.kind = OP_UPDATE, .lag = x->lag};
+        plan_lag_versions(&lagged, step, &sp.version_read, &sp.version_applied);
+    }
     if (is_kept) {
         const int index = g - m->off[x->rank];
         const struct op *op = &m->p->ranks[x->rank].ops.items[index];

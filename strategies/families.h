@@ -14,5 +14,6 @@ extern const struct strategy strategy_pipeline_gpipe;  /* pipeline.c */
 extern const struct strategy strategy_pipeline_1f1b;
 extern const struct strategy strategy_pipeline_interleaved;   /* pipeline_interleaved.c */
 extern const struct strategy strategy_pipeline_zb;            /* pipeline_zb.c */
+extern const struct strategy strategy_pipelined_steps;        /* pipelined_steps.c */
 
 #endif

@@ -5,6 +5,7 @@
  * starts working V times sooner in the microbatch's trip, so the bubble
  * shrinks V-fold: (p-1)/(V m + p-1) of the step with equal chunks, for V
  * times 1F1B's point-to-point messages. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "families.h"
@@ -101,12 +102,20 @@ static int check_options(const struct config *c, const struct workload *wl,
         il->v = il->m = 1;
         return 0;
     }
-    if (c->chunks < 1 || (long long)il->p * c->chunks > wl->n_layers)
+    /* --chunks left at its default (not given, and the option table's
+     * value): that, or as many as the layers allow (1 chunk a device is
+     * 1F1B's schedule), so that a comparison on a shallow model still runs
+     * it; build_interleaved says so in a note. A value given is kept. */
+    const struct opt_spec *o = config_find("chunks");
+    bool is_default = !config_is_set(c, "chunks") && o && c->chunks == atoll(o->def);
+    if (is_default && (long long)il->p * c->chunks > wl->n_layers && wl->n_layers >= il->p)
+        il->v = wl->n_layers / il->p;
+    if (il->v < 1 || (long long)il->p * il->v > wl->n_layers)
         return err_set(e, ERR_INPUT,
-                       "--devices %d x --chunks %lld exceeds the model's %d layers: "
+                       "--devices %d x --chunks %d exceeds the model's %d layers: "
                        "pipeline-interleaved needs a layer per chunk (use fewer --chunks or a "
                        "deeper --model)",
-                       il->p, c->chunks, wl->n_layers);
+                       il->p, il->v, wl->n_layers);
     if (il->m % il->p)
         return err_set(e, ERR_INPUT,
                        "--microbatches %d is not a multiple of --devices %d: "
@@ -131,6 +140,11 @@ static int build_interleaved(const struct config *c, const struct workload *wl,
     rc = ERR_NOMEM;
     struct plan *p = plan_create("pipeline-interleaved", wl, il.p, 0, il.batch, il.m, e);
     if (!p) goto out;
+    if (il.p > 1 && il.v != c->chunks)
+        snprintf(p->note, sizeof p->note,
+                 "--chunks %d: the default %lld chunks on each of %d devices need %lld layers, "
+                 "the model has %d",
+                 il.v, c->chunks, il.p, il.p * c->chunks, wl->n_layers);
     for (int d = 0; d < il.p; d++) schedule_device(p, &il, d);
     *out = p;
     rc = 0;

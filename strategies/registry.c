@@ -9,7 +9,7 @@ const struct strategy *const strategy_registry[] = {
     &strategy_mirrored, &strategy_ps_sync, &strategy_ps_async, &strategy_ps_ssp,
     &strategy_model,    &strategy_pipeline_gpipe, &strategy_pipeline_1f1b,
     &strategy_pipeline_interleaved, &strategy_pipeline_zb,
-    &strategy_mirrored_zero1,
+    &strategy_mirrored_zero1, &strategy_pipelined_steps,
 };
 const size_t strategy_count = sizeof strategy_registry / sizeof strategy_registry[0];
 
@@ -112,11 +112,33 @@ int strategy_parse_list(const char *spec, const struct strategy **out, size_t *n
     }
 }
 
+/* --dp, whose default 1 leaves every strategy as it is, given another
+ * value for a strategy that does not read it: refused, naming those that
+ * do, rather than the devices silently meaning something else than asked
+ * (D replicas of stages). Options that only tune one strategy (--chunks,
+ * --staleness, --inflight) are ignored by the others, as their defaults
+ * must be. */
+static int check_unread(const struct strategy *s, const char *name, long long value,
+                        const char *what, struct err *e)
+{
+    if (value <= 1 || strategy_reads(s, name)) return 0;
+    char names[256];
+    size_t used = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < strategy_count && used < sizeof names; i++)
+        if (strategy_reads(strategy_registry[i], name))
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                     used ? ", " : "", strategy_registry[i]->name);
+    return err_set(e, ERR_INPUT, "--%s %lld: %s does not take %s (only %s do); leave it at 1",
+                   name, value, s->name, what, names);
+}
+
 int strategy_build(const struct strategy *s, const struct config *c,
                    const struct workload *wl, struct plan **out, struct err *e)
 {
     *out = NULL;
     struct plan *p = NULL;
+    TRY(check_unread(s, "dp", c->dp, "data-parallel replicas of stages", e));
     int rc = s->build(c, wl, &p, e);
     if (rc < 0) return rc;
     rc = plan_build_status(p, e);

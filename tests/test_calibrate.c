@@ -311,11 +311,15 @@ Test(calibrate, strata_calibrate_writes_a_profile_that_loads_with_the_measured_n
      * the simulator prices a failure with them */
     cr_expect(is_positive(c.ckpt_write_bw_bytes_per_s), "%g", c.ckpt_write_bw_bytes_per_s);
     cr_expect(is_positive(c.ckpt_read_bw_bytes_per_s), "%g", c.ckpt_read_bw_bytes_per_s);
-    cr_expect(is_positive(c.restart_s), "restart_s %g", c.restart_s);
+    /* the relaunch is a line over the ranks started, neither part negative */
+    cr_expect(c.restart_s >= 0 && c.restart_per_rank_s >= 0 &&
+                  is_positive(c.restart_s + 2 * c.restart_per_rank_s),
+              "restart_s %g, restart_per_rank_s %g", c.restart_s, c.restart_per_rank_s);
     cr_expect(isfinite(c.detect_s) && c.detect_s >= 0, "detect_s %g", c.detect_s);
     struct failure_costs costs = cluster_failure_costs(&c, (int64_t)1 << 20);
     cr_expect(is_positive(costs.checkpoint_s) && is_positive(costs.load_s));
     cr_expect_eq(costs.relaunch_s, c.restart_s);
+    cr_expect_eq(costs.relaunch_per_rank_s, c.restart_per_rank_s);
     cr_expect_eq(costs.detect_s, c.detect_s);
     cr_expect_not_null(strstr(r.out, "-> restart_s"), "%s", r.out);
     /* the numbers loaded are the ones printed: the file is the printed text */
@@ -376,16 +380,37 @@ Test(calibrate, state_bytes_are_the_parameters_and_their_momentum)
 
 Test(calibrate, failure_env_round_trips_and_refuses_bad_text)
 {
-    struct calib_failure f = {.n_runs = 2, .restart_s = 0.6123456789, .detect_s = 0.05}, g = {0};
+    struct calib_failure f = {.n_runs = 2, .relaunch_2_s = 0.6123456789, .relaunch_3_s = 0.75,
+                              .detect_s = 0.05}, g = {0};
     char text[256];
     struct err e = {0};
     cr_assert_eq(calib_failure_format(&f, text, sizeof text, &e), 0, "%s", e.msg);
     cr_assert_eq(calib_failure_parse(text, &g, &e), 0, "%s", e.msg);
-    cr_expect(g.n_runs == 2 && g.restart_s == f.restart_s && g.detect_s == f.detect_s, "%s", text);
-    const char *bad[] = {"", "runs=0;restart_s=1;detect_s=0", "runs=1;restart_s=-1;detect_s=0",
-                         "runs=1;restart_s=1;detect_s=0;x", "restart_s=1"};
+    cr_expect(g.n_runs == 2 && g.relaunch_2_s == f.relaunch_2_s &&
+                  g.relaunch_3_s == f.relaunch_3_s && g.detect_s == f.detect_s, "%s", text);
+    /* the line through (2, 0.6123456789) and (3, 0.75) */
+    cr_expect_float_eq(g.restart_per_rank_s, 0.75 - 0.6123456789, 1e-12);
+    cr_expect_float_eq(g.restart_s + 2 * g.restart_per_rank_s, 0.6123456789, 1e-12);
+    const char *bad[] = {"", "runs=0;relaunch_2_s=1;relaunch_3_s=1;detect_s=0",
+                         "runs=1;relaunch_2_s=-1;relaunch_3_s=1;detect_s=0",
+                         "runs=1;relaunch_2_s=1;relaunch_3_s=1;detect_s=0;x",
+                         "runs=1;restart_s=1;detect_s=0", "relaunch_2_s=1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_expect_eq(calib_failure_parse(bad[i], &g, &e), ERR_INPUT, "'%s'", bad[i]);
         cr_expect_not_null(strstr(e.msg, CALIB_FAILURE_ENV), "%s", e.msg);
     }
+}
+
+/* Two medians of noisy relaunches: the line never goes negative, and a
+ * clean line is found exactly (2 ranks 0.6 s, 3 ranks 0.7 s: 0.4 + 0.1 n). */
+Test(calibrate, relaunch_line_through_two_counts_is_never_negative)
+{
+    double a, b;
+    calib_relaunch_fit(0.6, 0.7, &a, &b);
+    cr_expect_float_eq(a, 0.4, 1e-12);
+    cr_expect_float_eq(b, 0.1, 1e-12);
+    calib_relaunch_fit(0.7, 0.6, &a, &b);   /* 3 ranks faster: noise, a flat line */
+    cr_expect(b == 0 && fabs(a - 0.65) < 1e-12, "a %g b %g", a, b);
+    calib_relaunch_fit(0.2, 0.9, &a, &b);   /* steeper than the origin allows */
+    cr_expect(a == 0 && fabs(b - (2 * 0.2 + 3 * 0.9) / 13) < 1e-12, "a %g b %g", a, b);
 }

@@ -162,3 +162,59 @@ Test(ckpt_file, a_mismatched_identity_names_the_option_and_both_values)
     cr_expect_eq(ckpt_ident_match(&file, &run, true, "f.ckpt", &e), ERR_INPUT);
     cr_expect(strstr(e.msg, "2 workers"), "%s", e.msg);
 }
+
+/* --chunks, --dp and --inflight are part of the identity: a resume with
+ * another value is refused naming the option and both values */
+Test(ckpt_file, chunks_dp_and_inflight_must_match_too)
+{
+    struct ckpt_ident file = sample_ident();
+    file.chunks = 2;
+    file.dp = 2;
+    file.inflight = 3;
+    struct err e = {0};
+    struct ckpt_ident run = file;
+    cr_expect_eq(ckpt_ident_match(&file, &run, false, "f.ckpt", &e), 0, "%s", e.msg);
+    run.chunks = 4;
+    cr_expect_eq(ckpt_ident_match(&file, &run, false, "f.ckpt", &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "--chunks 2") && strstr(e.msg, "has 4"), "%s", e.msg);
+    run = file;
+    run.dp = 1;
+    cr_expect_eq(ckpt_ident_match(&file, &run, false, "f.ckpt", &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "--dp 2"), "%s", e.msg);
+    run = file;
+    run.inflight = 2;
+    cr_expect_eq(ckpt_ident_match(&file, &run, false, "f.ckpt", &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "--inflight 3") && strstr(e.msg, "has 2"), "%s", e.msg);
+}
+
+/* An identity written before they were recorded reads them as 1; one with
+ * a value that is not a whole number is malformed */
+Test(ckpt_file, identity_without_chunks_dp_inflight_reads_them_as_one)
+{
+    const char *texts[] = {
+        "strategy=mirrored\nmodel=mlp:2-2\ndata=synthetic\nworkers=2\nservers=0\nbatch=64\n"
+        "microbatches=1\nseed=7\nlr=0.05\nmomentum=0.9\nweight-decay=0\nparams=6\nrank=0\n"
+        "ranks=2\nstep=4\n",
+        "strategy=mirrored\nmodel=mlp:2-2\ndata=synthetic\nworkers=2\nservers=0\nbatch=64\n"
+        "microbatches=1\nseed=7\ninflight=two\nlr=0.05\nmomentum=0.9\nweight-decay=0\n"
+        "params=6\nrank=0\nranks=2\nstep=4\n"};
+    for (int k = 0; k < 2; k++) {
+        struct ckpt_writer w;
+        struct err e = {0};
+        ckpt_writer_init(&w);
+        cr_assert_eq(ckpt_writer_add(&w, CKPT_IDENT, texts[k], strlen(texts[k]), &e), 0);
+        cr_assert_eq(ckpt_writer_finish(&w, &e), 0, "%s", e.msg);
+        struct ckpt_view v;
+        cr_assert_eq(ckpt_parse(w.buf, w.len, "old.ckpt", &v, &e), 0, "%s", e.msg);
+        struct ckpt_ident id;
+        int rc = ckpt_ident_read(&v, "old.ckpt", &id, &e);
+        if (k == 0) {
+            cr_assert_eq(rc, 0, "%s", e.msg);
+            cr_expect(id.chunks == 1 && id.dp == 1 && id.inflight == 1);
+        } else {
+            cr_expect_eq(rc, ERR_INPUT);
+            cr_expect(strstr(e.msg, "malformed"), "%s", e.msg);
+        }
+        ckpt_writer_release(&w);
+    }
+}

@@ -94,6 +94,7 @@ static void expect_same_profile(const struct cluster *a, const struct cluster *b
     cr_expect(same_bits(a->ckpt_write_bw_bytes_per_s, b->ckpt_write_bw_bytes_per_s));
     cr_expect(same_bits(a->ckpt_read_bw_bytes_per_s, b->ckpt_read_bw_bytes_per_s));
     cr_expect(same_bits(a->restart_s, b->restart_s));
+    cr_expect(same_bits(a->restart_per_rank_s, b->restart_per_rank_s));
     cr_expect(same_bits(a->detect_s, b->detect_s));
 }
 
@@ -620,9 +621,21 @@ Test(cluster, failure_cost_keys_default_to_free_and_round_trip)
     cr_expect_eq(f.load_s, 0, "inf reads for free");
     cr_expect_float_eq(f.commit_s, 2 * 4e9 / 2e11, 1e-12, "commit %g", f.commit_s);
     cr_expect_eq(f.relaunch_s, 300);
+    cr_expect_eq(f.relaunch_per_rank_s, 0, "a profile from before it: restart_s prices any count");
     cr_expect_eq(f.detect_s, 1.5);
     struct cluster back = round_trip(&c, "costs-back.conf");
     expect_same_profile(&c, &back);
+
+    /* calibrate's relaunch line: restart_s + restart_per_rank_s x ranks */
+    strcat(text, "restart_per_rank_s = 0.125\n");
+    path = test_tmp_file("costs-per-rank.conf", text);
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    f = cluster_failure_costs(&c, 4000000000);
+    cr_expect_eq(f.relaunch_s, 300);
+    cr_expect_eq(f.relaunch_per_rank_s, 0.125);
+    back = round_trip(&c, "costs-per-rank-back.conf");
+    expect_same_profile(&c, &back);
+    expect_bad_line(7, "restart_per_rank_s = -1", "restart_per_rank_s: '-1' is not allowed");
     expect_bad_line(7, "restart_s = -1", "restart_s: '-1' is not allowed");
     expect_bad_line(7, "ckpt_write_bw_bytes_per_s = 0", "bytes/s from 1 to 1e30, or inf");
 }

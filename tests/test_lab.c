@@ -218,6 +218,7 @@ LAB_CHECK(10)
 LAB_CHECK(11)
 LAB_CHECK(12)
 LAB_CHECK(13)
+LAB_CHECK(14)
 
 Test(lab, every_lab_file_of_the_course_has_a_check_test)
 {
@@ -225,6 +226,6 @@ Test(lab, every_lab_file_of_the_course_has_a_check_test)
     size_t n;
     struct err e = {0};
     cr_assert_eq(lab_list_dir(LABS, &paths, &n, &e), 0, "%s", e.msg);
-    cr_expect_eq(n, 13, "a new lab needs its LAB_CHECK line above");
+    cr_expect_eq(n, 14, "a new lab needs its LAB_CHECK line above");
     lab_paths_free(paths, n);
 }

@@ -150,6 +150,26 @@ Test(sim_failures, shrink_goes_back_to_the_last_commit_on_fewer_workers)
     cr_assert(strstr(e.msg, "shrink") && strstr(e.msg, "no survivor"), "%s", e.msg);
 }
 
+/* The relaunch starts every rank: relaunch_s + relaunch_per_rank_s for
+ * each, workers and servers. 4 workers and a server restarted: 1 + 0.5 x 5
+ * = 3.5 s; shrunk to 3 workers and the server: 1 + 0.5 x 4 = 3 s. */
+Test(sim_failures, relaunch_grows_with_the_ranks_started)
+{
+    struct failure_setup s = setup_of(FAILURE_RESTART, "1@40s", 0);
+    s.n_servers = 1;
+    s.costs = (struct failure_costs){.relaunch_s = 1, .relaunch_per_rank_s = 0.5};
+    struct failure_outcome o = timeline(&s);
+    cr_expect_float_eq(o.relaunch_s, 3.5, 1e-12, "restart of 5 ranks: %g", o.relaunch_s);
+    s.n_servers = 3;
+    o = timeline(&s);
+    cr_expect_float_eq(o.relaunch_s, 4.5, 1e-12, "restart of 7 ranks: %g", o.relaunch_s);
+    s = setup_of(FAILURE_SHRINK, "1@40s", 0);
+    s.n_servers = 1;
+    s.costs = (struct failure_costs){.relaunch_s = 1, .relaunch_per_rank_s = 0.5};
+    o = timeline(&s);
+    cr_expect_float_eq(o.relaunch_s, 3, 1e-12, "shrink to 4 ranks: %g", o.relaunch_s);
+}
+
 /* Young (1974) and Daly (2006): a checkpoint of cost C every tau of work,
  * failures at rate 1/M, restart free: goodput ~ 1 - C/tau - tau/(2M) to
  * first order in tau/M and C/tau, best at tau* = sqrt(2 C M). With C = 10 s

@@ -179,8 +179,8 @@ Test(strategies, registry_lists_every_strategy_in_table_order)
     const char *expected[] = {"mirrored",       "ps-sync",       "ps-async",
                               "ps-ssp",         "model",         "pipeline-gpipe",
                               "pipeline-1f1b",  "pipeline-interleaved", "pipeline-zb",
-                              "mirrored-zero1"};
-    cr_assert_eq(strategy_count, 10);
+                              "mirrored-zero1", "pipelined-steps"};
+    cr_assert_eq(strategy_count, 11);
     for (size_t i = 0; i < strategy_count; i++) {
         cr_assert_str_eq(strategy_registry[i]->name, expected[i]);
         cr_assert_eq(find(expected[i]), strategy_registry[i]);
@@ -216,7 +216,8 @@ Test(strategies, find_rejects_an_unknown_name_listing_the_choices)
     cr_assert_eq(e.code, ERR_INPUT);
     cr_assert_str_eq(e.msg, "--strategy: 'foo' is not a strategy (mirrored, ps-sync, ps-async, "
                             "ps-ssp, model, pipeline-gpipe, pipeline-1f1b, "
-                            "pipeline-interleaved, pipeline-zb, mirrored-zero1)");
+                            "pipeline-interleaved, pipeline-zb, mirrored-zero1, "
+                            "pipelined-steps)");
     cr_assert_null(strategy_find("", &e));
     cr_assert_null(strategy_find("Mirrored", &e), "names are case-sensitive");
     cr_assert_null(strategy_find("mirrored ", &e));
@@ -326,7 +327,7 @@ Test(strategies, every_strategy_passes_the_checker_at_every_size, .timeout = 120
             workload_free(wl);
         }
     }
-    cr_assert_eq(n_plans, 6 /* dp */ * 5 + 6 * 2 /* model */ + 3 * 6 * 2 * 3 /* pipelines */);
+    cr_assert_eq(n_plans, 6 /* dp */ * 6 + 6 * 2 /* model */ + 3 * 6 * 2 * 3 /* pipelines */);
 }
 
 Test(strategies, pipelines_pass_the_checker_for_every_stage_count_and_odd_microbatches,
