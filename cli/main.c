@@ -36,9 +36,11 @@ static const struct command commands[] = {
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
      "and prints its report. --json writes the report, --trace the Chrome trace-event\n"
-     "file (Perfetto opens it), --timeline an ASCII chart of the first steps.",
+     "file (Perfetto opens it), --timeline an ASCII chart of the first steps.\n"
+     "--workload chakra:DIR simulates the Chakra traces in DIR (strata schedule --chakra\n"
+     "writes them; so do PyTorch's execution traces through chakra_converter).",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
-         OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML,
+         OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML | OPTG_TRACE_IN,
      cmd_sim},
     {"real", "one strategy, executed on CPU ranks under MPI: measured report, loss, accuracy",
      "Trains --model on --data with one strategy for real: one MPI process per device\n"
@@ -68,7 +70,8 @@ static const struct command commands[] = {
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"
      "and a timeline at unit cost (forward one unit per layer, backward two, communication\n"
      "free), strata's EXPLAIN. --explain first says what each op kind of the plan and its\n"
-     "server policy mean; --json FILE writes the plan as JSON.",
+     "server policy mean; --json FILE writes the plan as JSON; --chakra DIR writes it as\n"
+     "Chakra execution traces, DIR/STRATEGY.RANK.et, for ASTRA-sim or `strata sim --workload`.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE | OPTG_LIMITS, cmd_schedule},
     {"replay", "a run's trace replayed in the simulator: replay error, and what-ifs on it",
      "strata replay TRACE.json [what-if options] [--json FILE] [--plot DIR] [--html FILE]\n"

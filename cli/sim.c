@@ -1,7 +1,10 @@
 /* strata sim: one strategy, simulated. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../bench/chakra_source.h"
+#include "../core/budget.h"
 #include "../bench/run.h"
 #include "../bench/run_numerics.h"
 #include "../core/table_notes.h"
@@ -85,40 +88,65 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     struct scenario s;
     struct sim_run run = {0}, base = {0};
     struct run_numerics *numerics = NULL;   /* the run and its baseline share it */
+    struct chakra_source traced = {0};
     int status = 0;
 
     if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
     const struct strategy *st = s.strategy;
+    /* --workload chakra:DIR: the traces' plan instead of --strategy's */
+    if (s.cfg.workload[0]) {
+        if (chakra_source_open(&s.cfg, &s.wl, &traced, &e) < 0) {
+            status = scenario_fail(self, &e);
+            goto out;
+        }
+        st = &traced.strategy;
+        chakra_source_print_left_out(stderr, "strata sim: ", &traced);
+        /* the budget again, now for the traces' scenario rather than --model's */
+        if (budget_check(&s.cfg, s.wl, self->groups, &e) < 0) {
+            status = scenario_fail(self, &e);
+            goto out;
+        }
+    }
+    /* Another tool's trace has no one-device form to measure speedup by. */
+    bool has_baseline = !s.cfg.workload[0] || traced.is_strata;
     if (!(numerics = run_numerics_create(&e)) ||
         run_simulate(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), numerics, &run, &e) < 0 ||
-        run_baseline(&s.cfg, s.wl, numerics, &base, &e) < 0) {
+        (has_baseline && run_baseline(&s.cfg, s.wl, numerics, &base, &e) < 0)) {
         status = scenario_fail(self, &e);
         goto out;
     }
     char desc[512], scenario[1024];
-    workload_describe(s.wl, desc, sizeof desc);
+    if (traced.strategy.name && !traced.is_strata)   /* no layers to describe */
+        snprintf(desc, sizeof desc, "%.300s: another tool's traces, %d ranks, %lld ops a step "
+                 "(their own FLOPs, bytes and times)", s.cfg.workload, run.plan->n_ranks,
+                 (long long)plan_n_ops(run.plan));
+    else
+        workload_describe(s.wl, desc, sizeof desc);
     snprintf(scenario, sizeof scenario, "%s on %d devices of %s (%d node%s x %d), batch %lld, "
              "%lld steps", st->name, run.plan->n_workers, run.cluster.name, run.cluster.nodes,
              run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,
              s.cfg.steps);
     printf("%s\n%s\n\n", scenario, desc);
     if (run.plan->note[0]) printf("note: %s\n\n", run.plan->note);
-    double speedup = run_speedup(&run, &base);
+    double speedup = has_baseline ? run_speedup(&run, &base) : NAN;
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);
     table_legend_print(stdout, rows, 1);
-    table_notes_print(stdout, rows, 1, &speedup, &base.report);
+    table_notes_print(stdout, rows, 1, &speedup, has_baseline ? &base.report : NULL);
     print_details(&run);
     outputs_note_ideal(&run);
     if (s.cfg.timeline) outputs_timeline(&run);
     struct sim_run *runs[] = {&run};
     if (outputs_write(&s.cfg, runs, 1, &speedup, &e) < 0 ||
-        html_write_reports(&s.cfg, "sim", scenario, rows, 1, runs, 1, NULL, 0, &e) < 0)
+        html_write_reports(&s.cfg, "sim", scenario, rows, 1, runs, 1,
+                           (const char *const *)traced.notes.items, (int)traced.notes.len,
+                           &e) < 0)
         status = scenario_fail(self, &e);
 out:
     run_release(&run);
     run_release(&base);
     run_numerics_free(numerics);
+    chakra_source_release(&traced);
     scenario_release(&s);
     return status;
 }

@@ -202,6 +202,13 @@ const struct opt_spec config_options[] = {
     {.name = "scale", INT(scale_devices, 0, 1048576), .def = "0", .groups = OPTG_REPLAY,
      .metavar = "N", .help = "replay: the run at N devices from its measured per-op times "
      "(weak scaling; 0 = not scaled)"},
+    /* Chakra execution traces (core/chakra.h, docs/chakra.md) */
+    {.name = "chakra", STRING(chakra_dir), .def = "", .groups = OPTG_SCHEDULE, .metavar = "DIR",
+     .help = "schedule: also write each rank's program as a Chakra trace DIR/STRATEGY.RANK.et"},
+    {.name = "workload", STRING(workload), .def = "", .groups = OPTG_TRACE_IN,
+     .metavar = "chakra:DIR",
+     .help = "simulate the plan of the Chakra traces NAME.RANK.et in DIR instead of building "
+             "--strategy's; strata's own traces bring their scenario options"},
 };
 const size_t config_n_options = sizeof config_options / sizeof config_options[0];
 

@@ -30,6 +30,7 @@ enum opt_group {
     OPTG_LIMITS = 1u << 14,    /* what a run may take: --max-memory (not part of a report's config) */
     OPTG_HTML = 1u << 15,      /* the report page: --html FILE (commands that write a report) */
     OPTG_REPLAY = 1u << 16,    /* strata replay's what-ifs: --without-stragglers, --scale */
+    OPTG_TRACE_IN = 1u << 17,  /* a plan read from traces: --workload chakra:DIR (not part of a report's config) */
 };
 
 enum opt_type {
@@ -140,6 +141,9 @@ struct config {
                                          * draws (from 0); "" = the first 2 */
     /* OPTG_SCHEDULE */
     bool explain;               /* --explain: what each op kind and the server policy mean */
+    char chakra_dir[CONFIG_PATH_BYTES];  /* --chakra: schedule writes Chakra traces here; "" = none */
+    /* OPTG_TRACE_IN */
+    char workload[CONFIG_PATH_BYTES];    /* --workload: "chakra:DIR", or "" = build --strategy's plan */
 
     /* OPTG_REPLAY */
     bool without_stragglers;    /* --without-stragglers: every op at its typical time */

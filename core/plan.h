@@ -147,6 +147,8 @@ struct op {
     uint32_t tag;       /* SEND/RECV: plan_tag(...); 0 otherwise */
     int64_t bytes;      /* comm ops: bytes moved; compute ops: memory bytes touched */
     double flops;       /* compute ops: floating-point operations; 0 otherwise */
+    double time_s;      /* compute ops read from a trace: their recorded time, which the
+                         * simulator takes instead of the roofline's; 0 otherwise */
     int dep_first;      /* deps are rank->deps.items[dep_first .. dep_first + n_deps) */
     int n_deps;
     int lag;            /* ALLREDUCE, UPDATE: works on the gradients of the step lag steps

@@ -17,6 +17,7 @@ double cost_compute_s(const struct cluster *c, const struct op *op)
 {
     if (c->is_ideal) return plan_unit_cost(op);
     if (op_infos[op->kind].cls != OPC_COMPUTE) return 0;   /* communication is timed by links */
+    if (op->time_s > 0) return op->time_s;   /* measured where it ran: no roofline, no share */
     /* Roofline: bound by arithmetic or by memory traffic, whichever is slower. */
     double arith_s = op->flops / c->device.flops_per_s;
     double memory_s = (double)op->bytes / c->device.mem_bw_bytes_per_s;

@@ -13,7 +13,8 @@
 /* (max(flops / flops_per_s, bytes / mem_bw) + op_overhead) x s, before
  * jitter and stragglers, where s = c->time_share_stretch when the profile
  * measured time-sharing (cluster_layout), else c->oversubscription when > 1
- * (ranks time-sharing cores: each gets 1/s of one), else 1. */
+ * (ranks time-sharing cores: each gets 1/s of one), else 1. An op with a
+ * recorded time (op->time_s > 0, from a trace) takes that time instead. */
 double cost_compute_s(const struct cluster *c, const struct op *op);
 
 /* The link between two ranks: intra when they share a node, else inter;

@@ -354,3 +354,39 @@ Test(fuzz, checkpoint_files)
     cr_skip_test("core/ckpt_file.h is not in this build yet: nothing to fuzz");
 }
 #endif
+
+/* ---- Chakra execution traces (core/chakra_decode, core/chakra_plan) ----------- */
+
+#include "../core/chakra_plan.h"
+
+/* One rank's .et file: decoded, then (when it decodes) read into a plan as
+ * `strata sim --workload` reads it, its scenario options and workload too. */
+static int run_chakra(const struct fuzz_input *in, struct err *e)
+{
+    struct chakra_file f;
+    TRY(chakra_decode(in->bytes, in->len, "fuzz.0.et", &f, e));
+    struct chakra_trace t = {.dir = "fuzz", .name = "fuzz", .n_files = 1, .files = &f};
+    const struct chakra_attr *mark = chakra_attr_find(&f.attrs, "strata_plan");
+    t.is_strata = mark && mark->kind == CHAKRA_ATTR_INT && mark->i == 1;
+    struct config c;
+    config_init(&c);
+    struct workload *w = NULL;
+    struct plan *p = NULL;
+    chakra_left_outs left = {0};
+    int rc = chakra_trace_options(&t, &c, e);
+    if (rc == 0)
+        rc = t.is_strata ? workload_parse(c.model, &w, e)
+                         : chakra_workload_placeholder("chakra:fuzz", &w, e);
+    if (rc == 0) rc = chakra_trace_plan(&t, w, 64, &p, &left, e);
+    plan_free(p);
+    vec_free(&left);
+    workload_free(w);
+    config_release(&c);
+    chakra_file_release(&f);
+    return rc;
+}
+
+Test(fuzz, chakra_traces)
+{
+    fuzz_parser("chakra", run_chakra, NULL);
+}
