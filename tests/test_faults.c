@@ -207,6 +207,42 @@ Test(faults, schedule_json)
                 &t, ALL);
 }
 
+Test(faults, schedule_chakra)
+{
+    /* One Chakra trace a rank, in rank order; the directory's temporaries
+     * count as the plot directory's do. */
+    struct targets t = {{"ck/mirrored.0.et", "ck/mirrored.1.et"}, "ck"};
+    every_fault(ARGS("schedule", "--strategy", "mirrored", "--devices", "2", "--chakra", "ck"),
+                &t, ALL);
+}
+
+/* The report page without gnuplot (its figures' faults are compare_plot's:
+ * the same drawing into a temporary directory). The page comes after the
+ * other outputs, which an allocation fault in it would leave whole: so
+ * the page alone here. */
+Test(faults, sim_html_page)
+{
+    setenv("STRATA_GNUPLOT", "/nonexistent/gnuplot", 1);
+    struct targets t = {{"a.html"}, NULL};
+    every_fault(ARGS("sim", "--steps", "2", "--devices", "2", "--html", "a.html"), &t, ALL);
+}
+
+Test(faults, replay_json_then_html)
+{
+    cr_assert_eq(chdir(test_tmp_dir), 0);
+    struct run r = RUN("sim", "--steps", "2", "--strategy", "mirrored", "--devices", "2",
+                       "--trace", "t.json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    struct targets json = {{"r.json"}, NULL};
+    every_fault(ARGS("replay", "t.json", "--without-stragglers", "--json", "r.json"), &json,
+                ALL);
+    setenv("STRATA_GNUPLOT", "/nonexistent/gnuplot", 1);
+    struct targets page = {{"r.html"}, NULL};
+    every_fault(ARGS("replay", "t.json", "--without-stragglers", "--html", "r.html"), &page,
+                ALL);
+}
+
 Test(faults, compare_plot)
 {
     /* The figures are the targets; NAME.dat and NAME.gp are whole files of
