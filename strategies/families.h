@@ -16,4 +16,10 @@ extern const struct strategy strategy_pipeline_interleaved;   /* pipeline_interl
 extern const struct strategy strategy_pipeline_zb;            /* pipeline_zb.c */
 extern const struct strategy strategy_pipelined_steps;        /* pipelined_steps.c */
 
+/* mirrored's plan named name, its all-reduces and update lagged lag steps
+ * (core/plan.h lag): lag 0 is mirrored, lag K-1 pipelined-steps with K
+ * steps in flight. mirrored.c. */
+int mirrored_build_plan(const struct config *c, const struct workload *wl, const char *name,
+                        int lag, struct plan **out, struct err *e);
+
 #endif
