@@ -3,7 +3,11 @@
  * same run without a straggler names none. Real runs on a loaded 2-core
  * machine: the verdict needs a 1.3x median over 3/4 of the steps, and a
  * 2x slowdown clears it by a wide margin while noise stays far below it
- * (about 0.9-1.1x seen here under load). */
+ * (about 0.9-1.1x seen here under load). The ops are made long enough (a
+ * wider model, 512 samples a rank) that a millisecond of scheduling noise
+ * cannot halve a step's ratio, as it did once under the sanitizers with
+ * ops of a fraction of a millisecond; and the test runs alone
+ * (CMakeLists.txt: RUN_SERIAL). */
 #include <criterion/criterion.h>
 
 #include <math.h>
@@ -17,8 +21,9 @@ TEST_SUITE_WITH_TMP_DIR(real_stragglers, .timeout = 120);
  * json; returns stdout (caller frees). */
 static char *run_real(const char *straggler, const char *json)
 {
-    struct run r = RUN("real", "--data", "synthetic", "--model", "mlp:784-64-32-16-10",
-                       "--strategy", "mirrored", "--np", "2", "--steps", "20", "--seed", "3",
+    struct run r = RUN("real", "--data", "synthetic", "--model", "mlp:784-256-256-10",
+                       "--batch", "1024", "--strategy", "mirrored", "--np", "2", "--steps",
+                       "20", "--seed", "3",
                        "--straggler", straggler, "--json", json);
     int status = r.status;
     cr_expect_eq(status, 0, "exited %d; stderr:\n%s", status, r.err);
