@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,7 +222,20 @@ int file_write_atomic(const char *path, const void *data, size_t n, struct err *
     memcpy(tmp + len, TMP_SUFFIX, sizeof TMP_SUFFIX);
 
     int rc = 0;
+    /* A termination signal between mkstemp and temp_files_track would
+     * leave the temporary behind (the handler removes what is tracked):
+     * held until both are done. */
+    sigset_t held, old;
+    sigemptyset(&held);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGHUP);
+    sigprocmask(SIG_BLOCK, &held, &old);
     int fd = fault_hit(FAULT_OPEN) ? (errno = EIO, -1) : mkstemp(tmp);
+    int slot = fd >= 0 ? temp_files_track(tmp, false) : -1;
+    int saved_errno = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = saved_errno;
     if (fd < 0) {
         rc = err_set(e, errno == EACCES || errno == EROFS ? ERR_INPUT : ERR_IO,
                      "cannot write '%s': cannot create a temporary file beside it: %s", path,
@@ -229,7 +243,6 @@ int file_write_atomic(const char *path, const void *data, size_t n, struct err *
         free(tmp);
         return rc;
     }
-    int slot = temp_files_track(tmp, false);
 
     /* mkstemp makes the file 0600; a report is for sharing, so give it what
      * open(path, O_CREAT, 0644) would have: 0644 less the umask. */
