@@ -192,7 +192,8 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
 
     if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
     const struct strategy *st = s.strategy;
-    if ((s.cfg.chakra_dir[0] && chakra_check_dir(s.cfg.chakra_dir, &e) < 0) ||
+    if ((s.cfg.chakra_dir[0] && chakra_check_dir(s.cfg.chakra_dir, &e) < 0 &&
+         err_prefix(&e, "--chakra") < 0) ||
         strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
         plan_prepare(p, &v, &ix, &e) < 0) {
         status = scenario_fail(self, &e);
@@ -250,8 +251,10 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
         status = scenario_fail(self, &e);
     /* Chakra traces of a valid plan only: other tools would run a broken one */
     if (v.is_valid && s.cfg.chakra_dir[0]) {
-        if (chakra_write_plan(p, &s.cfg, s.cfg.chakra_dir, st->name, &e) < 0)
+        if (chakra_write_plan(p, &s.cfg, s.cfg.chakra_dir, st->name, &e) < 0) {
+            err_prefix(&e, "--chakra");
             status = scenario_fail(self, &e);
+        }
         else
             printf("Chakra traces: %s/%s.{0..%d}.et (strata sim --workload chakra:%s runs "
                    "them)\n", s.cfg.chakra_dir, st->name, p->n_ranks - 1, s.cfg.chakra_dir);

@@ -361,6 +361,6 @@ Test(chakra, malformed_traces_exit_2_naming_the_file)
 
 Test(chakra, schedule_chakra_refuses_a_directory_it_cannot_make)
 {
-    expect_refused(RUN("schedule", "--chakra", "/nonexistent-strata-dir/x"), "/nonexistent",
-                   NULL);
+    expect_refused(RUN("schedule", "--chakra", "/nonexistent-strata-dir/x"), "--chakra",
+                   "/nonexistent");
 }
