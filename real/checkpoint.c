@@ -119,15 +119,21 @@ int checkpoint_save(struct real_ctx *ctx, int64_t next_step, const struct checkp
     struct checkpointer *c = ctx->ckpt;
     double t0 = MPI_Wtime();
     TRY(mpi_check_agree(write_rank_file(ctx, next_step, x, e), e));
+    int rc = 0;
     if (ctx->rank == 0) {
         char dir[CKPT_PATH_BYTES + 32], path[CKPT_PATH_BYTES + 64], text[128];
         checkpoint_step_dir(dir, sizeof dir, c->dir, next_step);
         snprintf(path, sizeof path, "%s/" MANIFEST_NAME, dir);
         int n = snprintf(text, sizeof text, "strata-checkpoint 1\nstep %" PRId64 "\nranks %d\n",
                          next_step, ctx->p->n_ranks);
-        TRY(file_write_atomic(path, text, (size_t)n, e));
-        checkpoint_prune(c->dir);
+        rc = file_write_atomic(path, text, (size_t)n, e);
+        if (rc == 0) checkpoint_prune(c->dir);
     }
+    /* a commit: no rank goes on until the MANIFEST is in place, so a rank
+     * that dies after its checkpoint never takes it down with it (the
+     * supervisor would find only the one before), and a MANIFEST that
+     * could not be written fails every rank, not rank 0 alone */
+    TRY(mpi_check_agree(rc, e));
     c->spent_s += MPI_Wtime() - t0;
     c->n_written++;
     /* the supervisor adds a failed job's checkpoint time to the report's */

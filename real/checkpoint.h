@@ -10,7 +10,9 @@
  * of the directory (core/fileio). Each rank writes its own file; after all
  * of them agree that theirs is whole, rank 0 writes the MANIFEST: a step
  * directory with one is a whole checkpoint, and only then are older ones
- * deleted (the newest two whole ones are kept).
+ * deleted (the newest two whole ones are kept). No rank returns from a
+ * checkpoint before its MANIFEST is written: a rank that goes on past one
+ * knows it is committed.
  *
  * A rank's file holds its whole parameter and momentum blocks, its
  * straggler stream, the sampler's position (checked: the sampler is a pure
