@@ -144,6 +144,10 @@ const struct opt_spec config_options[] = {
     {.name = "hostfile", STRING(hostfile), .def = "", .groups = OPTG_LAUNCH, .metavar = "FILE",
      .help = "real runs: the hosts the relaunch puts its ranks on (mpirun --hostfile FILE: a "
              "host a line, slots=N); \"\" = this machine. tools/two-hosts makes two on one"},
+    {.name = "supervisor-address", STRING(supervisor_address), .def = "", .groups = OPTG_LAUNCH,
+     .metavar = "ADDR",
+     .help = "real runs with --hostfile: the address of this host the ranks send their "
+             "heartbeats to; \"\" = what this host's name resolves to"},
     {.name = "checkpoint-dir", STRING(checkpoint_dir), .def = "", .groups = OPTG_LAUNCH,
      .metavar = "DIR",
      .help = "real runs: where --checkpoint-every writes checkpoints; \"\" = --resume's DIR "

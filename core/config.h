@@ -111,6 +111,7 @@ struct config {
     long long np;               /* --np: processes that compute (real runs); 0 = --devices */
     char bind[8];               /* --bind: auto | core | none, ranks pinned to cores (real/launch.h) */
     char hostfile[CONFIG_PATH_BYTES];   /* --hostfile: MPI hostfile for the relaunch; "" = this machine */
+    char supervisor_address[256];       /* --supervisor-address: where --hostfile's ranks reach the supervisor */
     char checkpoint_dir[CONFIG_PATH_BYTES]; /* --checkpoint-dir: "" = a temporary one */
     char resume[CONFIG_PATH_BYTES];         /* --resume: a checkpoint directory; "" = none */
     double timeout_s;           /* --timeout: no progress for S s = a failed rank; 0 = derived */

@@ -14,9 +14,11 @@
 #include <unistd.h>
 
 #include "../core/straggler.h"
+#include "heartbeat_net.h"
 
 struct heartbeat {
-    int fd;                        /* -1 outside a supervised job */
+    int fd;                        /* -1 outside a supervised job, or over the network */
+    struct hbnet_link *net;        /* a multi-host job's (heartbeat_net.h); NULL otherwise */
     struct heartbeat_record rec;
     struct failure_spec fail;      /* for this rank only (is_set false otherwise) */
     char fail_text[64];
@@ -73,6 +75,10 @@ static void tie_to_supervisor(void)
  * the watchdog judge on older news. */
 static void put(struct heartbeat *hb, size_t lo, size_t hi)
 {
+    if (hb->net) {   /* the network's unit is the whole record */
+        hbnet_link_send(hb->net, &hb->rec, hb->rec.state >= HEARTBEAT_DONE);
+        return;
+    }
     if (hb->fd < 0) return;
     ssize_t w = pwrite(hb->fd, (const char *)&hb->rec + lo, hi - lo, (off_t)lo);
     (void)w;
@@ -99,8 +105,19 @@ int heartbeat_open(int rank, const char *fail, struct heartbeat **out, struct er
     hb->rec = (struct heartbeat_record){.magic = HEARTBEAT_MAGIC, .pid = (int32_t)getpid(),
                                         .rank = rank, .state = HEARTBEAT_STARTING, .step = -1,
                                         .progress_s = heartbeat_clock_s()};
+    /* a multi-host job's supervisor is reached over the network (its
+     * address forwarded by mpirun), and the connection ties the rank to it */
+    const char *endpoint = getenv(HEARTBEAT_NET_ENV);
     const char *dir = getenv(HEARTBEAT_DIR_ENV);
-    if (dir && *dir) {
+    if (endpoint && *endpoint) {
+        rc = hbnet_link_open(endpoint, &hb->net, e);
+        if (rc < 0) {
+            free(hb);
+            return rc;
+        }
+        put_all(hb);
+        read_test_hang(hb, rank);
+    } else if (dir && *dir) {
         char path[4096];
         snprintf(path, sizeof path, "%s/rank-%d", dir, rank);
         hb->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -163,7 +180,7 @@ void heartbeat_checkpointed(struct heartbeat *hb, double checkpoint_s)
 
 void heartbeat_beat(struct heartbeat *hb)
 {
-    if (!hb || hb->fd < 0) return;
+    if (!hb || (hb->fd < 0 && !hb->net)) return;
     hb->rec.progress_s = heartbeat_clock_s();
     put(hb, offsetof(struct heartbeat_record, progress_s),
         offsetof(struct heartbeat_record, start_s));
@@ -189,12 +206,13 @@ void heartbeat_say(struct heartbeat *hb, const char *words)
 void heartbeat_close(struct heartbeat *hb)
 {
     if (!hb) return;
-    if (hb->fd >= 0) {
+    if (hb->fd >= 0 || hb->net) {
         hb->rec.state = HEARTBEAT_DONE;
         put(hb, offsetof(struct heartbeat_record, state),
             offsetof(struct heartbeat_record, start_s));
-        close(hb->fd);
     }
+    if (hb->fd >= 0) close(hb->fd);
+    hbnet_link_close(hb->net);
     free(hb);
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "heartbeat.h"
+#include "heartbeat_net.h"
 #include "job_output.h"
 
 extern char **environ;
@@ -51,6 +52,7 @@ struct watch {
     int err_fd;                  /* the read end of the launcher's stderr; -1 none */
     struct job_output output;
     struct seen *ranks;          /* [n_ranks] */
+    struct pollfd *pfds;         /* wait_passing's: 2 + 2 n_ranks + 8 */
     double step_times[MAX_STEP_TIMES];
     int n_step_times, next_step_time;
 };
@@ -94,6 +96,15 @@ static char proc_state(pid_t pid)
 static bool is_gone(char state)
 {
     return state == 0 || state == 'Z' || state == 'X';
+}
+
+/* Rank r's process state as proc_stat's letter: from /proc for a rank of
+ * this machine, from its connection for one over the network (job_watch.h:
+ * 'S' while it is open or not yet made, 0 once closed). */
+static char rank_state(const struct watch *w, int r)
+{
+    if (w->j->net) return hbnet_is_closed(w->j->net, r, NULL) ? 0 : 'S';
+    return proc_state(w->ranks[r].rec.pid);
 }
 
 /* Whether pid's environment holds `key` exactly (NAME=value). */
@@ -148,7 +159,9 @@ static void end_job(struct watch *w)
 {
     kill(-w->launcher, SIGKILL);
     kill(w->launcher, SIGKILL);
-    for (int r = 0; r < w->j->n_ranks; r++)
+    /* another host's pid is not ours to kill: its ranks end with mpirun's
+     * daemons, and by themselves when the connections close (below) */
+    for (int r = 0; !w->j->net && r < w->j->n_ranks; r++)
         if (w->ranks[r].has && w->ranks[r].rec.pid > 0) kill(w->ranks[r].rec.pid, SIGKILL);
     while (waitpid(w->launcher, NULL, 0) < 0 && errno == EINTR) {}
     char key[4200];
@@ -221,7 +234,7 @@ static int blame(const struct watch *w, double now_s)
 {
     int best = -1;
     for (int r = 0; r < w->j->n_ranks; r++)
-        if (w->ranks[r].is_watched && is_stopped(proc_state(w->ranks[r].rec.pid))) return r;
+        if (w->ranks[r].is_watched && is_stopped(rank_state(w, r))) return r;
     for (int r = 0; r < w->j->n_ranks; r++) {
         if (!w->ranks[r].is_over) continue;
         if (best < 0) {
@@ -253,12 +266,36 @@ static void note_cpu(struct seen *s, double now_s)
     s->cpu_ticks = ticks;
 }
 
+/* Over the network the first death is the one whose connection closed
+ * first: when one rank dies, mpirun soon ends its peers, whose connections
+ * close too, perhaps before this look. A rank that said its last words
+ * (--fail) died first of all: its peers end because of it. */
+struct death {
+    int rank;                    /* -1: none */
+    bool has_words;
+    double closed_s, died_s;
+    char cause[320];
+};
+
+static void note_death(struct death *d, int r, const struct seen *s, double died_s,
+                       double closed_s, const char *cause)
+{
+    bool has_words = s->rec.state == HEARTBEAT_DYING;
+    if (d->rank >= 0 && (d->has_words > has_words ||
+                         (d->has_words == has_words && d->closed_s <= closed_s)))
+        return;
+    *d = (struct death){.rank = r, .has_words = has_words, .closed_s = closed_s,
+                        .died_s = died_s};
+    snprintf(d->cause, sizeof d->cause, "%s", cause);
+}
+
 /* One look at every rank: true when one failed (out filled). Deaths come
  * before hangs: a dead rank also stops making progress. */
 static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_result *out)
 {
     double timeout_s = timeout_now(w), silent_s = 0, newest_s = 0;
     char cause[320];
+    struct death death = {.rank = -1};
     for (int r = 0; r < w->j->n_ranks; r++) {
         struct seen *s = &w->ranks[r];
         s->is_watched = s->is_over = false;
@@ -270,14 +307,19 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
         /* a rank that said an error brings the job down itself (MPI_Abort):
          * its peers' ends are no failures of their own */
         if (rec->state == HEARTBEAT_DONE && rec->words[0]) *is_erring = true;
-        char state = proc_state(rec->pid);
+        char state = rank_state(w, r);
+        double closed_s = 0;
+        if (w->j->net && hbnet_is_closed(w->j->net, r, &closed_s)) s->alive_s = closed_s;
         if (!is_gone(state)) {
             s->alive_s = now_s;
-            note_cpu(s, now_s);
+            if (!w->j->net) note_cpu(s, now_s);
         } else if (rec->state == HEARTBEAT_DYING) {
             snprintf(cause, sizeof cause, "died at step %lld: %s", (long long)rec->step, rec->words);
-            fail(out, r, s, rec->progress_s, now_s, cause);
-            return true;
+            if (!w->j->net) {
+                fail(out, r, s, rec->progress_s, now_s, cause);
+                return true;
+            }
+            note_death(&death, r, s, rec->progress_s, closed_s, cause);
         } else if (rec->state != HEARTBEAT_DONE && !*is_erring) {
             if (rec->step >= 0)
                 snprintf(cause, sizeof cause, "died at step %lld without a word (killed by a "
@@ -285,12 +327,20 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
             else
                 snprintf(cause, sizeof cause, "died in start-up without a word (killed by a "
                          "signal or crashed)");
-            fail(out, r, s, s->alive_s > 0 ? s->alive_s : rec->progress_s, now_s, cause);
-            return true;
+            double died_s = s->alive_s > 0 ? s->alive_s : rec->progress_s;
+            if (!w->j->net) {
+                fail(out, r, s, died_s, now_s, cause);
+                return true;
+            }
+            note_death(&death, r, s, died_s, closed_s, cause);
         }
         s->is_watched = rec->state == HEARTBEAT_RUNNING || rec->state == HEARTBEAT_STARTING ||
                         rec->state == HEARTBEAT_FINISHING;
         if (s->is_watched && rec->progress_s > newest_s) newest_s = rec->progress_s;
+    }
+    if (death.rank >= 0) {
+        fail(out, death.rank, &w->ranks[death.rank], death.died_s, now_s, death.cause);
+        return true;
     }
     for (int r = 0; r < w->j->n_ranks; r++) {
         struct seen *s = &w->ranks[r];
@@ -307,7 +357,7 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
     if (silent_s == 0 || *is_erring) return false;
     int r = blame(w, now_s);
     const struct seen *s = &w->ranks[r];
-    const char *what = is_stopped(proc_state(s->rec.pid)) ? "stopped (SIGSTOP)" : "hung";
+    const char *what = is_stopped(rank_state(w, r)) ? "stopped (SIGSTOP)" : "hung";
     if (s->rec.state == HEARTBEAT_FINISHING)
         snprintf(cause, sizeof cause, "%s while the report was gathered: no progress for %.1f s "
                  "(--timeout %.1f s)", what, now_s - s->rec.progress_s, timeout_s);
@@ -409,26 +459,43 @@ static bool drain(struct watch *w)
     }
 }
 
-/* Waits s seconds, passing on the launcher's stderr as it comes (a signal
- * cuts the wait short: the loop looks at once). */
+/* Waits s seconds, passing on the launcher's stderr as it comes and, in a
+ * multi-host job, taking in the ranks' heartbeats (heartbeat_net.h). A
+ * signal, or a rank's connection closing, cuts the wait short: the loop
+ * looks at once. */
 static void wait_passing(struct watch *w, double s)
 {
-    if (w->err_fd < 0) {
+    struct hbnet_listener *net = w->j->net;
+    if (w->err_fd < 0 && !net) {
         sleep_s(s);
         return;
     }
+    /* the launcher's pipe, the listening socket and a connection a rank at most */
+    int max_fds = 2 + 2 * w->j->n_ranks + 8;
+    struct pollfd *pfds = w->pfds;
     double until = heartbeat_clock_s() + s;
     for (double left = s; left > 0; left = until - heartbeat_clock_s()) {
-        struct pollfd pfd = {.fd = w->err_fd, .events = POLLIN};
-        int n = poll(&pfd, 1, (int)(left * 1000) + 1);
+        int n_fds = 0;
+        if (w->err_fd >= 0) pfds[n_fds++] = (struct pollfd){.fd = w->err_fd, .events = POLLIN};
+        bool has_err = n_fds > 0;
+        if (net) n_fds += hbnet_pollfds(net, pfds + n_fds, max_fds - n_fds);
+        if (n_fds == 0) {
+            sleep_s(left);
+            return;
+        }
+        int n = poll(pfds, (nfds_t)n_fds, (int)(left * 1000) + 1);
         if (n < 0) return;   /* EINTR: a signal */
         if (n == 0) continue;
+        if (net && hbnet_pump(net)) return;
+        if (!has_err || !(pfds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         if (!drain(w)) {     /* end of file: the launcher is gone, nothing more to read */
             close(w->err_fd);
             w->err_fd = -1;
             job_output_flush(&w->output);
-            sleep_s(until - heartbeat_clock_s() > 0 ? until - heartbeat_clock_s() : 0);
-            return;
+            if (!net) {
+                sleep_s(until - heartbeat_clock_s() > 0 ? until - heartbeat_clock_s() : 0);
+                return;
+            }
         }
     }
 }
@@ -456,7 +523,11 @@ int watch_run(const struct watch_job *j, struct watch_result *out, struct err *e
     struct watch w = {.j = j, .err_fd = -1};
     job_output_init(&w.output, stderr);
     w.ranks = XCALLOC(e, (size_t)j->n_ranks, sizeof *w.ranks);
-    if (!w.ranks) return ERR_NOMEM;
+    w.pfds = w.ranks ? XCALLOC(e, 2 + 2 * (size_t)j->n_ranks + 8, sizeof *w.pfds) : NULL;
+    if (!w.pfds) {
+        free(w.ranks);
+        return ERR_NOMEM;
+    }
     for (int r = 0; r < j->n_ranks; r++) w.ranks[r].last_step = w.ranks[r].cpu_ticks = -1;
     int rc = spawn(&w, e);
     bool is_erring = false;
@@ -500,6 +571,7 @@ int watch_run(const struct watch_job *j, struct watch_result *out, struct err *e
     if (j->n_ranks > 0 && w.ranks[0].has) out->checkpoint_s = w.ranks[0].rec.checkpoint_s;
     for (int r = 0; r < j->n_ranks; r++) vec_free(&w.ranks[r].history);
     free(w.ranks);
+    free(w.pfds);
     return rc;
 }
 

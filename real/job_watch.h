@@ -50,9 +50,18 @@
 #define WATCH_MIN_TIMEOUT_S 10.0
 #define WATCH_STEPS_TIMEOUT 20.0
 
+struct hbnet_listener;
+
 struct watch_job {
     char **argv;                 /* the launcher's argv (real/launch.h) */
     const char *hb_dir;          /* the ranks' heartbeats (real/heartbeat.h), already made */
+    /* a multi-host job's heartbeats over the network (real/heartbeat_net.h),
+     * kept in hb_dir; NULL: the ranks write hb_dir themselves. With it a
+     * rank's life is its connection, not its pid: a pid of another host
+     * means nothing here, so no /proc look (no stopped or idle test, no
+     * kill by pid) is made for its ranks; a closed connection is a death,
+     * looked at as soon as it closes */
+    struct hbnet_listener *net;
     int n_ranks, n_workers;
     double timeout_s;            /* --timeout; 0 = derived */
     volatile sig_atomic_t *signalled;   /* set by a signal handler: end the job now */

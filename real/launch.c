@@ -576,6 +576,37 @@ static char **with_hostfile(char **job, const char *path, struct err *e)
     return out;
 }
 
+char **launch_forward_env(char **job, bool is_openmpi, const char *const *names, int n,
+                          struct err *e)
+{
+    if (!is_openmpi) return job;
+    size_t len = 0, np_at = 0;
+    while (job[len]) len++;
+    while (np_at < len && strcmp(job[np_at], "-np")) np_at++;
+    char **out = XCALLOC(e, len + 2 * (size_t)n + 1, sizeof *out);
+    if (!out) {
+        launch_argv_free(job);
+        return NULL;
+    }
+    memcpy(out, job, np_at * sizeof *out);
+    size_t k = np_at;
+    for (int i = 0; i < n; i++) {
+        if (!getenv(names[i])) continue;   /* mpirun warns of a name not set */
+        if (!(out[k] = strdup("-x")) || !(out[k + 1] = strdup(names[i]))) {
+            free(out[k]);
+            for (size_t j = np_at; j < k; j++) free(out[j]);
+            free(out);
+            launch_argv_free(job);
+            err_set(e, ERR_NOMEM, "out of memory for the MPI command line");
+            return NULL;
+        }
+        k += 2;
+    }
+    memcpy(out + k, job + np_at, (len - np_at + 1) * sizeof *out);
+    free(job);   /* its strings now belong to out */
+    return out;
+}
+
 char **launch_self_job_argv(const char *command, int argc, char **argv, int n_ranks,
                             const char *bind, const char *hostfile, bool *is_openmpi,
                             struct err *e)

@@ -140,6 +140,15 @@ char **launch_self_job_argv(const char *command, int argc, char **argv, int n_ra
                             const char *bind, const char *hostfile, bool *is_openmpi,
                             struct err *e);
 
+/* Ranks on other hosts inherit nothing of this process's environment (ssh
+ * starts Open MPI's daemons there): job (launch_build_argv's form, with
+ * "-np") gets "-x NAME" before its "-np" for each of names[0..n) set now,
+ * which Open MPI's mpirun copies into every rank's environment. job is
+ * freed and the new argv returned; NULL with e set when out of memory.
+ * Open MPI only (another launcher's option differs): others get job back. */
+char **launch_forward_env(char **job, bool is_openmpi, const char *const *names, int n,
+                          struct err *e);
+
 /* This program relaunched as an MPI job of n_ranks ranks, each running
  * `strata command argv[0..argc)`, and waited for: the launcher found
  * (launch_find_mpirun), bind (--bind's text, NULL = auto) resolved for this

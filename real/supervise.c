@@ -17,6 +17,7 @@
 #include "checkpoint.h"
 #include "failure_env.h"
 #include "heartbeat.h"
+#include "heartbeat_net.h"
 #include "job_watch.h"
 #include "launch.h"
 
@@ -118,6 +119,10 @@ struct supervisor {
     int n_workers;
     struct failure_note note;
     char resume[PATH_BYTES];         /* the relaunch's --resume; "" = from scratch */
+    /* --hostfile: the ranks may sit on other hosts (supervise.h) */
+    bool is_multi_host;
+    char address[256];               /* where they reach us: --supervisor-address, numeric */
+    bool is_own_commit_dir;          /* commit_dir made under --checkpoint-dir: ours to remove */
 };
 
 /* The options of a launch: the user's, then what overrides them (the last
@@ -187,7 +192,12 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
                                        j->cfg->hostfile, &is_openmpi, e);
     free(args);
     if (!argv) return e->code;
+    struct hbnet_listener *net = NULL;
     int rc = launch_prepare_env(is_openmpi, j->show_progress, e);
+    /* ranks of other hosts send their heartbeats to us (heartbeat_net.h) */
+    if (rc == 0 && S->is_multi_host) rc = hbnet_listen(S->address, n_ranks, hb_dir, &net, e);
+    if (rc == 0 && net && setenv(HEARTBEAT_NET_ENV, hbnet_endpoint(net), 1) < 0)
+        rc = err_set(e, ERR_NOMEM, "out of memory for the environment");
     char note[1024] = "";
     /* the relaunch starts now: the new job's rank 0 measures to its start */
     S->note.relaunch_at_s = heartbeat_clock_s();
@@ -205,9 +215,19 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
         rc = err_set(e, ERR_NOMEM, "out of memory for the environment");
     /* a test's injected hang, like --fail, is not passed to relaunches */
     if (attempt > 0) unsetenv(HEARTBEAT_TEST_HANG_ENV);
+    /* what the ranks read of our environment, copied to other hosts' ranks
+     * (the rest is the job's own: its options, Open MPI's variables); the
+     * heartbeat directory and our pid stay here: they mean nothing there */
+    static const char *const for_ranks[] = {HEARTBEAT_NET_ENV, FAILURE_ENV, USER_OPTIONS_ENV,
+                                            HEARTBEAT_TEST_HANG_ENV, "STRATA_PROGRESS",
+                                            "STRATA_FAULT"};
+    if (rc == 0 && S->is_multi_host &&
+        !(argv = launch_forward_env(argv, is_openmpi, for_ranks,
+                                    (int)(sizeof for_ranks / sizeof for_ranks[0]), e)))
+        rc = e->code;
     if (rc == 0) {
         untracked_prepare_ranks_env();
-        struct watch_job wj = {.argv = argv, .hb_dir = hb_dir, .n_ranks = n_ranks,
+        struct watch_job wj = {.argv = argv, .hb_dir = hb_dir, .net = net, .n_ranks = n_ranks,
                                .n_workers = S->n_workers, .timeout_s = j->cfg->timeout_s,
                                .signalled = &signalled};
         *launched_s = heartbeat_clock_s();
@@ -215,6 +235,8 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
     }
     unsetenv(HEARTBEAT_DIR_ENV);
     unsetenv(HEARTBEAT_SUPERVISOR_ENV);
+    unsetenv(HEARTBEAT_NET_ENV);
+    hbnet_listener_free(net);
     unsetenv(FAILURE_ENV);
     unsetenv(USER_OPTIONS_ENV);
     launch_argv_free(argv);
@@ -310,15 +332,51 @@ static int supervise(struct supervisor *S, int *exit_code, struct err *e)
     }
 }
 
-/* Where the commits and restart's checkpoints go, as supervise.h says. */
-static void choose_dirs(struct supervisor *S)
+/* Whether the run writes commits (shrink, continue) and checkpoints
+ * without a directory of the user's (restart with --checkpoint-every). */
+static bool wants_commits(const struct supervisor *S)
 {
     const struct config *cfg = S->job->cfg;
-    bool wants_commits = config_is_set(cfg, "fail") || config_is_set(cfg, "on-failure") ||
-                         config_is_set(cfg, "commit-every");
+    return S->policy != FAILURE_RESTART &&
+           (config_is_set(cfg, "fail") || config_is_set(cfg, "on-failure") ||
+            config_is_set(cfg, "commit-every"));
+}
+
+/* --hostfile: a relaunch may put a rank on another host, so commits and
+ * checkpoints must lie where every host sees them; our run directory is
+ * this host's alone. ERR_INPUT naming --checkpoint-dir when it is needed
+ * and not given. */
+static int check_shared_dirs(const struct supervisor *S, struct err *e)
+{
+    const struct config *cfg = S->job->cfg;
+    if (!S->is_multi_host || cfg->checkpoint_dir[0]) return 0;
+    bool commits = wants_commits(S);
+    if (!commits && cfg->checkpoint_every <= 0) return 0;
+    return err_set(e, ERR_INPUT, "--hostfile %s: %s needs --checkpoint-dir DIR on storage every "
+                   "host sees (a shared file system): ranks on other hosts write their part "
+                   "there and a relaunch may read it on any host, while the supervisor's own "
+                   "directory is on this host only", cfg->hostfile,
+                   commits ? (S->policy == FAILURE_SHRINK ? "--on-failure shrink's commits"
+                                                          : "--on-failure continue's commits")
+                           : "--checkpoint-every");
+}
+
+/* Where the commits and restart's checkpoints go, as supervise.h says;
+ * with --hostfile, commits go to a directory of ours in --checkpoint-dir
+ * (check_shared_dirs). */
+static int choose_dirs(struct supervisor *S, struct err *e)
+{
+    const struct config *cfg = S->job->cfg;
     /* shrink's commits, and continue's: an asynchronous plan's servers
      * commit at the step boundary the first server calls (real/checkpoint.h) */
-    if (S->policy != FAILURE_RESTART && wants_commits) {
+    if (wants_commits(S) && S->is_multi_host) {
+        if ((size_t)snprintf(S->commit_dir, sizeof S->commit_dir, "%s/strata-commits-XXXXXX",
+                             cfg->checkpoint_dir) >= sizeof S->commit_dir ||
+            !mkdtemp(S->commit_dir))
+            return err_set(e, ERR_IO, "--checkpoint-dir %s: cannot make the commits' directory "
+                           "there: %s", cfg->checkpoint_dir, strerror(errno));
+        S->is_own_commit_dir = true;
+    } else if (wants_commits(S)) {
         snprintf(S->commit_dir, sizeof S->commit_dir, "%s/commit", S->run_dir);
     } else if (cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0]) {
         snprintf(S->checkpoint_dir, sizeof S->checkpoint_dir, "%s/checkpoints", S->run_dir);
@@ -326,6 +384,7 @@ static void choose_dirs(struct supervisor *S)
     } else if (cfg->checkpoint_every > 0) {
         snprintf(S->checkpoint_dir, sizeof S->checkpoint_dir, "%s", cfg->checkpoint_dir);
     }
+    return 0;
 }
 
 int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e)
@@ -335,14 +394,19 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     if (!S) return ERR_NOMEM;
     S->job = job;
     S->n_workers = job->p->n_workers;
+    S->is_multi_host = job->cfg->hostfile[0] != '\0';
     int rc = failure_policy_resolve(job->cfg->on_failure, job->p, &S->policy, e);
     if (rc == 0) rc = supervise_check_fail(job->cfg->fail, job->p, e);
+    if (rc == 0 && S->is_multi_host)
+        rc = hbnet_resolve_address(job->cfg->supervisor_address, S->address, sizeof S->address,
+                                   e);
+    if (rc == 0) rc = check_shared_dirs(S, e);
     if (rc == 0) rc = make_run_dir(S->run_dir, sizeof S->run_dir, e);
+    if (rc == 0 && (rc = choose_dirs(S, e)) < 0) remove_tree(S->run_dir);
     if (rc < 0) {
         free(S);
         return rc;
     }
-    choose_dirs(S);
     /* Open MPI's session files and its shared-memory segments (vader, in
      * /dev/shm by default) in the run directory: removed with it even when
      * the ranks were killed, and two jobs at once never race on a shared
@@ -350,8 +414,12 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     static const char *const ompi_dirs[] = {"OMPI_MCA_orte_tmpdir_base",
                                             "OMPI_MCA_btl_vader_backing_directory"};
     bool is_own[2];
+    /* not across hosts: Open MPI passes its variables to every host's
+     * daemon, where our run directory does not exist; they keep their
+     * defaults there and here */
     for (int i = 0; i < 2; i++)
-        if ((is_own[i] = !getenv(ompi_dirs[i]))) setenv(ompi_dirs[i], S->run_dir, 1);
+        if ((is_own[i] = !S->is_multi_host && !getenv(ompi_dirs[i])))
+            setenv(ompi_dirs[i], S->run_dir, 1);
     struct sigaction on, old_int, old_term;
     memset(&on, 0, sizeof on);
     on.sa_handler = on_signal;   /* no SA_RESTART: the poll's sleep ends at once */
@@ -367,6 +435,7 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     for (int i = 0; i < 2; i++)
         if (is_own[i]) unsetenv(ompi_dirs[i]);
     remove_tree(S->run_dir);
+    if (S->is_own_commit_dir) remove_tree(S->commit_dir);
     free(S);
     return rc;
 }
