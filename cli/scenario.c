@@ -1,10 +1,25 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/budget.h"
 #include "../strategies/strategy.h"
 #include "outputs.h"
 #include "scenario.h"
+
+/* Whether this process is an MPI rank other than 0 (Open MPI's, PMI's or
+ * PMIx's rank variable says so). Rank 0 writes every output file, on its
+ * own host; the other ranks may sit on hosts that do not see its
+ * directories (strata real --hostfile), so they do not check them. */
+static bool is_rank_beyond_0(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return strcmp(v, "0") != 0;
+    }
+    return false;
+}
 
 int scenario_load(struct scenario *s, const struct command *cmd, int argc, char **argv,
                   struct err *e)
@@ -24,7 +39,7 @@ int scenario_load(struct scenario *s, const struct command *cmd, int argc, char 
     /* Before anything is built: a run the machine cannot hold is refused now,
      * and so is an output that could not be written at the end. */
     TRY(budget_check(&s->cfg, s->wl, cmd->groups, e));
-    return outputs_check(&s->cfg, e);
+    return is_rank_beyond_0() ? 0 : outputs_check(&s->cfg, e);
 }
 
 void scenario_release(struct scenario *s)

@@ -8,7 +8,13 @@
  * The hot path is one pwrite of 20 bytes per step (state, step, time); the
  * file lives where the supervisor put it, /dev/shm when there is one. The
  * clock is CLOCK_MONOTONIC, which every process of the machine shares, so
- * the supervisor compares the times with its own. */
+ * the supervisor compares the times with its own.
+ *
+ * In a job that spans hosts (--hostfile) the supervisor's address is in
+ * $STRATA_SUPERVISOR instead, and every put sends the whole record over
+ * TCP (real/heartbeat_net.h), which the supervisor keeps in the same file
+ * on its own host; the connection then ties the rank to the supervisor in
+ * place of STRATA_SUPERVISOR_PID. */
 #ifndef STRATA_HEARTBEAT_H
 #define STRATA_HEARTBEAT_H
 
@@ -59,8 +65,10 @@ struct heartbeat;
 double heartbeat_clock_s(void);
 
 /* This rank's heartbeat (state STARTING), with --fail's text (core/
- * straggler.h; "" = none) to act on. The file only when $STRATA_HEARTBEAT_DIR
- * is set. ERR_INPUT for a bad --fail, ERR_IO when the file cannot be made. */
+ * straggler.h; "" = none) to act on. Over the network when
+ * $STRATA_SUPERVISOR is set, else the file when $STRATA_HEARTBEAT_DIR is.
+ * ERR_INPUT for a bad --fail, ERR_IO when the file cannot be made or the
+ * supervisor cannot be reached. */
 int heartbeat_open(int rank, const char *fail, struct heartbeat **out, struct err *e);
 
 /* The job's aligned start (real_now's zero) is now. */

@@ -352,13 +352,13 @@ static int check_shared_dirs(const struct supervisor *S, struct err *e)
     if (!S->is_multi_host || cfg->checkpoint_dir[0]) return 0;
     bool commits = wants_commits(S);
     if (!commits && cfg->checkpoint_every <= 0) return 0;
-    return err_set(e, ERR_INPUT, "--hostfile %s: %s needs --checkpoint-dir DIR on storage every "
+    return err_set(e, ERR_INPUT, "--hostfile %s: %s --checkpoint-dir DIR on storage every "
                    "host sees (a shared file system): ranks on other hosts write their part "
                    "there and a relaunch may read it on any host, while the supervisor's own "
                    "directory is on this host only", cfg->hostfile,
-                   commits ? (S->policy == FAILURE_SHRINK ? "--on-failure shrink's commits"
-                                                          : "--on-failure continue's commits")
-                           : "--checkpoint-every");
+                   commits ? (S->policy == FAILURE_SHRINK ? "--on-failure shrink's commits need"
+                                                          : "--on-failure continue's commits need")
+                           : "--checkpoint-every needs");
 }
 
 /* Where the commits and restart's checkpoints go, as supervise.h says;
