@@ -12,27 +12,19 @@ void report_init(struct report *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Frees an array member and zeroes its count: a released report reads as
+ * an empty one. */
+#define DROP_ARRAY(items, n) (free(items), (items) = NULL, (n) = 0)
+
 void report_release(struct report *r)
 {
     if (!r) return;
-    free(r->staleness.histogram);
-    r->staleness.histogram = NULL;
-    r->staleness.n_histogram = 0;
-    free(r->loss_curve);
-    r->loss_curve = NULL;
-    r->n_loss_curve = 0;
-    free(r->accuracy_curve);
-    r->accuracy_curve = NULL;
-    r->n_accuracy_curve = 0;
-    free(r->per_rank);
-    r->per_rank = NULL;
-    r->n_per_rank = 0;
-    free(r->paces);
-    r->paces = NULL;
-    r->n_paces = 0;
-    free(r->rank_hosts);
-    r->rank_hosts = NULL;
-    r->n_rank_hosts = 0;
+    DROP_ARRAY(r->staleness.histogram, r->staleness.n_histogram);
+    DROP_ARRAY(r->loss_curve, r->n_loss_curve);
+    DROP_ARRAY(r->accuracy_curve, r->n_accuracy_curve);
+    DROP_ARRAY(r->per_rank, r->n_per_rank);
+    DROP_ARRAY(r->paces, r->n_paces);
+    DROP_ARRAY(r->rank_hosts, r->n_rank_hosts);
     r->has_hosts = false;
 }
 
