@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/config.h"
 #include "../core/err.h"
+#include "../core/plan_check.h"
 #include "../core/workload.h"
 #include "../nn/device.h"
 #include "../real/params.h"
@@ -267,4 +269,26 @@ const struct strategy *test_strategy(const char *name)
     const struct strategy *s = strategy_find(name, &e);
     cr_assert_not_null(s, "%s", e.msg);
     return s;
+}
+
+struct plan *test_build_plan(const char *name, const struct config *c,
+                             const struct workload *wl)
+{
+    struct err e = {0};
+    struct plan *p = NULL;
+    int rc = strategy_build(test_strategy(name), c, wl, &p, &e);
+    cr_assert_eq(rc, 0, "%s on %s, %lld devices, batch %lld, %lld microbatches, %lld chunks: %s",
+                 name, wl->spec, c->devices, c->batch, c->microbatches, c->chunks, e.msg);
+    cr_assert_not_null(p, "%s: built, but no plan", name);
+    return p;
+}
+
+void test_assert_plan_valid(const struct plan *p, const char *what)
+{
+    struct err e = {0};
+    struct plan_verdict v;
+    cr_assert_eq(plan_check(p, &v, &e), 0, "%s: %s", what, e.msg);
+    cr_assert(v.is_valid, "%s: %d defects, first: rank %d op %d: %s", what, v.n_defects,
+              v.n_defects ? v.defects[0].rank : -1, v.n_defects ? v.defects[0].op : -1,
+              v.n_defects ? v.defects[0].msg : "");
 }

@@ -9,12 +9,15 @@
 
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct strategy;
 
+struct config;
 struct device;
+struct plan;
 struct workload;
 
 /* ---- running a program ---------------------------------------------------- */
@@ -119,6 +122,15 @@ void expect_params_match(const char *path, const char *ref_path, int64_t n_expec
 
 /* The registered strategy called name, or the test fails naming the error. */
 const struct strategy *test_strategy(const char *name);
+
+/* The plan strategy `name` builds for c on wl (which must outlive it), or
+ * the test fails naming the strategy, the scenario's sizes and the error. */
+struct plan *test_build_plan(const char *name, const struct config *c,
+                             const struct workload *wl);
+
+/* plan_check finds p valid, or the test fails naming `what` and the first
+ * defect (its rank, op and message). */
+void test_assert_plan_valid(const struct plan *p, const char *what);
 
 /* splitmix64: a fixed-seed stream, so every run checks the same sequence. */
 uint64_t test_rng_next(uint64_t *state);
