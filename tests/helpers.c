@@ -68,9 +68,13 @@ void run_free(struct run *r)
 
 void run_argv_ok(const char *const *argv)
 {
-    struct run r = run_argv(argv);
+    expect_ok(run_argv(argv), argv[0]);
+}
+
+void expect_ok(struct run r, const char *what)
+{
     int status = r.status;
-    cr_expect_eq(status, 0, "%s exited %d; stderr:\n%s", argv[0], status, r.err);
+    cr_expect_eq(status, 0, "%s exited %d; stderr:\n%s", what, status, r.err);
     run_free(&r);   /* before the test stops, so that LeakSanitizer sees none of ours */
     cr_assert_eq(status, 0);
 }

@@ -42,6 +42,9 @@ void run_free(struct run *r);
  * exits 0. */
 void run_argv_ok(const char *const *argv);
 
+/* r exited 0, or the test fails naming `what` and showing stderr. Frees r. */
+void expect_ok(struct run r, const char *what);
+
 /* RUN("sim", "--steps", "4"): run_strata on a literal argument list. */
 #define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
 
