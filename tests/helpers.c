@@ -118,6 +118,25 @@ char *test_slurp(const char *path)
     return test_slurp_n(path, NULL);
 }
 
+bool test_proc_has(long pid, const char *what, const char *entry, bool is_prefix, char *rest,
+                   size_t n)
+{
+    char path[64], buf[65536];
+    snprintf(path, sizeof path, "/proc/%ld/%s", pid, what);
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    size_t k = strlen(entry);
+    for (size_t at = 0; at < len; at += strlen(buf + at) + 1)
+        if (is_prefix ? !strncmp(buf + at, entry, k) : !strcmp(buf + at, entry)) {
+            if (rest) snprintf(rest, n, "%s", buf + at + k);
+            return true;
+        }
+    return false;
+}
+
 void test_make_dir(char *dir, size_t n, const char *what)
 {
     snprintf(dir, n, "/tmp/strata-test-%s-XXXXXX", what);

@@ -59,6 +59,13 @@ void expect_refused(struct run r, const char *must_name, const char *must_name_t
 char *test_slurp_n(const char *path, size_t *n);
 char *test_slurp(const char *path);
 
+/* Whether /proc/PID/WHAT ("environ", "cmdline": entries ending in NUL) holds
+ * an entry equal to `entry` (or, with is_prefix, starting with it); the rest
+ * of the first such entry into rest[0..n) unless rest is NULL. false when the
+ * process is gone. Reads the first 64 KiB. */
+bool test_proc_has(long pid, const char *what, const char *entry, bool is_prefix, char *rest,
+                   size_t n);
+
 /* Makes a fresh directory /tmp/strata-test-WHAT-XXXXXX into dir (capacity n). */
 void test_make_dir(char *dir, size_t n, const char *what);
 
