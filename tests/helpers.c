@@ -294,6 +294,21 @@ const struct strategy *test_strategy(const char *name)
     return s;
 }
 
+struct config test_config(const char *model, int devices, int batch, int microbatches)
+{
+    struct config c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.model, sizeof c.model, "%s", model);
+    c.devices = devices;
+    c.servers = 1;
+    c.batch = batch;
+    c.microbatches = microbatches;
+    c.chunks = 2;
+    c.bucket_mb = 25;
+    c.staleness = 4;
+    return c;
+}
+
 struct plan *test_build_plan(const char *name, const struct config *c,
                              const struct workload *wl)
 {
@@ -314,4 +329,14 @@ void test_assert_plan_valid(const struct plan *p, const char *what)
     cr_assert(v.is_valid, "%s: %d defects, first: rank %d op %d: %s", what, v.n_defects,
               v.n_defects ? v.defects[0].rank : -1, v.n_defects ? v.defects[0].op : -1,
               v.n_defects ? v.defects[0].msg : "");
+}
+
+double test_unit_bubble(const struct plan *p)
+{
+    struct err e = {0};
+    struct plan_times t;
+    cr_assert_eq(plan_unit_run(p, &t, &e), 0, "%s", e.msg);
+    double bubble = plan_unit_bubble(p, &t);
+    plan_times_release(&t);
+    return bubble;
 }

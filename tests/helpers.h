@@ -133,6 +133,11 @@ void expect_params_match(const char *path, const char *ref_path, int64_t n_expec
 /* The registered strategy called name, or the test fails naming the error. */
 const struct strategy *test_strategy(const char *name);
 
+/* A scenario filled by hand, without config_init: model, devices, batch and
+ * microbatches as given; one server, 2 chunks, 25 MiB buckets, staleness 4;
+ * everything else 0. */
+struct config test_config(const char *model, int devices, int batch, int microbatches);
+
 /* The plan strategy `name` builds for c on wl (which must outlive it), or
  * the test fails naming the strategy, the scenario's sizes and the error. */
 struct plan *test_build_plan(const char *name, const struct config *c,
@@ -141,6 +146,9 @@ struct plan *test_build_plan(const char *name, const struct config *c,
 /* plan_check finds p valid, or the test fails naming `what` and the first
  * defect (its rank, op and message). */
 void test_assert_plan_valid(const struct plan *p, const char *what);
+
+/* The bubble of p's unit-cost run (plan_unit_bubble), or the test fails. */
+double test_unit_bubble(const struct plan *p);
 
 /* splitmix64: a fixed-seed stream, so every run checks the same sequence. */
 uint64_t test_rng_next(uint64_t *state);

@@ -31,31 +31,15 @@ static const char *uniform_mlp(int n_layers, char *buf, size_t size)
 static struct config scenario(const char *model, int devices, int batch, int microbatches,
                               int chunks)
 {
-    struct config c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.model, sizeof c.model, "%s", model);
-    c.devices = devices;
-    c.servers = 1;
-    c.batch = batch;
-    c.microbatches = microbatches;
+    struct config c = test_config(model, devices, batch, microbatches);
     c.chunks = chunks;
-    c.bucket_mb = 25;
+    c.staleness = 0;
     return c;
 }
 
 static const struct strategy *find(const char *name)
 {
     return test_strategy(name);
-}
-
-static double unit_bubble(const struct plan *p)
-{
-    struct err e = {0};
-    struct plan_times t;
-    cr_assert_eq(plan_unit_run(p, &t, &e), 0, "%s", e.msg);
-    double bubble = plan_unit_bubble(p, &t);
-    plan_times_release(&t);
-    return bubble;
 }
 
 static void assert_refused(const char *name, const struct config *c, const char *needle,
@@ -154,7 +138,7 @@ Test(pipelines, interleaved_bubble_matches_the_closed_form)
         struct workload *wl = test_workload(uniform_mlp(v * p, model, sizeof model));
         struct config c = scenario(model, p, 16 * m, m, v);
         struct plan *il = test_build_plan("pipeline-interleaved", &c, wl);
-        double got = unit_bubble(il), want = (double)(p - 1) / (v * m + p - 1);
+        double got = test_unit_bubble(il), want = (double)(p - 1) / (v * m + p - 1);
         cr_expect(fabs(got - want) <= 1e-12, "p=%d m=%d V=%d: bubble %.15f, closed form %.15f",
                   p, m, v, got, want);
         plan_free(il);
@@ -175,11 +159,11 @@ Test(pipelines, zero_bubble_bubble_matches_the_closed_form_a_third_of_1f1b)
         struct config c = scenario(model, p, 16 * m, m, 2);
         struct plan *zb = test_build_plan("pipeline-zb", &c, wl);
         struct plan *ofob = test_build_plan("pipeline-1f1b", &c, wl);
-        double got = unit_bubble(zb), want = (double)(p - 1) / (3 * m + p - 1);
+        double got = test_unit_bubble(zb), want = (double)(p - 1) / (3 * m + p - 1);
         cr_expect(fabs(got - want) <= 1e-12, "p=%d m=%d: bubble %.15f, closed form %.15f", p, m,
                   got, want);
         /* idle units: the bubble times the step, 3m units of work a stage */
-        double idle_zb = 3.0 * m * got / (1 - got), b = unit_bubble(ofob);
+        double idle_zb = 3.0 * m * got / (1 - got), b = test_unit_bubble(ofob);
         double idle_1f1b = 3.0 * m * b / (1 - b);
         cr_expect(fabs(idle_1f1b - 3 * idle_zb) <= 1e-9, "p=%d m=%d: idle %g vs 1F1B's %g", p,
                   m, idle_zb, idle_1f1b);

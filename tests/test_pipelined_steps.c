@@ -30,14 +30,8 @@ TEST_SUITE_WITH_TMP_DIR(pipelined_steps, .timeout = 120);
 
 static struct config scenario(int devices, int microbatches, int inflight, double bucket_mb)
 {
-    struct config c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.model, sizeof c.model, "%s", DEFAULT_MLP);
-    c.devices = devices;
-    c.servers = 1;
-    c.batch = 256;
-    c.microbatches = microbatches;
-    c.chunks = 2;
+    struct config c = test_config(DEFAULT_MLP, devices, 256, microbatches);
+    c.staleness = 0;
     c.bucket_mb = bucket_mb;
     c.dp = 1;
     c.inflight = inflight;

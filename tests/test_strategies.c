@@ -25,21 +25,9 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-/* A scenario filled by hand (config.c's defaults, without needing it). */
 static struct config scenario(const char *model, int devices, int batch, int microbatches)
 {
-    struct config c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.model, sizeof c.model, "%s", model);
-    c.devices = devices;
-    c.servers = 1;
-    c.batch = batch;
-    c.microbatches = microbatches;
-    c.chunks = 2;
-    c.bucket_mb = 25;
-    c.staleness = 4;
-    c.backup_workers = 0;
-    return c;
+    return test_config(model, devices, batch, microbatches);
 }
 
 static const struct strategy *find(const char *name)
@@ -117,16 +105,6 @@ static void assert_valid(const struct plan *p, const char *what)
     cr_assert(t.makespan > 0, "%s", what);
     plan_times_release(&t);
     assert_messages_pair(p);
-}
-
-static double unit_bubble(const struct plan *p)
-{
-    struct err e = {0};
-    struct plan_times t;
-    cr_assert_eq(plan_unit_run(p, &t, &e), 0, "%s", e.msg);
-    double bubble = plan_unit_bubble(p, &t);
-    plan_times_release(&t);
-    return bubble;
 }
 
 static const struct op *op_at(const struct plan *p, int rank, int i)
@@ -781,7 +759,7 @@ Test(strategies, pipeline_bubble_matches_the_closed_form)
         double expected = (double)(cases[k].p - 1) / (cases[k].m + cases[k].p - 1);
         struct plan *gpipe = test_build_plan("pipeline-gpipe", &c, wl);
         struct plan *ofob = test_build_plan("pipeline-1f1b", &c, wl);
-        double b_gpipe = unit_bubble(gpipe), b_1f1b = unit_bubble(ofob);
+        double b_gpipe = test_unit_bubble(gpipe), b_1f1b = test_unit_bubble(ofob);
         cr_assert(fabs(b_gpipe - expected) <= 1e-12, "gpipe p=%d m=%d: %.15f, expected %.15f",
                   cases[k].p, cases[k].m, b_gpipe, expected);
         cr_assert(fabs(b_1f1b - expected) <= 1e-12, "1f1b p=%d m=%d: %.15f, expected %.15f",
@@ -793,7 +771,7 @@ Test(strategies, pipeline_bubble_matches_the_closed_form)
     struct workload *wl = test_workload(UNIFORM_MLP);
     struct config c = scenario(UNIFORM_MLP, 4, 64, 1);
     struct plan *model = test_build_plan("model", &c, wl);
-    cr_assert(fabs(unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", unit_bubble(model));
+    cr_assert(fabs(test_unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", test_unit_bubble(model));
     plan_free(model);
     workload_free(wl);
 }
@@ -1184,7 +1162,7 @@ Test(strategies, hybrid_bubble_is_its_pipelines_bubble)
         const char *names[] = {"pipeline-gpipe", "pipeline-1f1b"};
         for (int s = 0; s < 2; s++) {
             struct plan *p = test_build_plan(names[s], &c, wl);
-            double got = unit_bubble(p);
+            double got = test_unit_bubble(p);
             cr_assert(fabs(got - expected) <= 1e-12, "%s p=%d m=%d dp=%d: %.15f, expected %.15f",
                       names[s], cases[k].p, cases[k].m, cases[k].dp, got, expected);
             plan_free(p);
@@ -1195,7 +1173,7 @@ Test(strategies, hybrid_bubble_is_its_pipelines_bubble)
     struct config c = scenario(UNIFORM_MLP, 8, 64, 1);
     c.dp = 2;
     struct plan *model = test_build_plan("model", &c, wl);
-    cr_assert(fabs(unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", unit_bubble(model));
+    cr_assert(fabs(test_unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", test_unit_bubble(model));
     plan_free(model);
     workload_free(wl);
 }
