@@ -119,21 +119,14 @@ enum col { COL_STRATEGY, COL_VALUE, COL_DEVICES, COL_BATCH, COL_STEP, COL_THROUG
 #define CELL_BYTES 64
 #define TIMES "\xc3\x97"   /* "×" in UTF-8 */
 
-/* Seconds with the unit that keeps the number between 1 and 1000, as the
- * report table prints them. */
 static void fmt_seconds(char *buf, double s)
 {
-    if (!isfinite(s)) snprintf(buf, CELL_BYTES, "-");
-    else if (s == 0) snprintf(buf, CELL_BYTES, "0 s");
-    else if (fabs(s) >= 1 - 0.5e-3) snprintf(buf, CELL_BYTES, "%.3f s", s);
-    else if (fabs(s) >= 1e-3 - 0.5e-6) snprintf(buf, CELL_BYTES, "%.3f ms", s * 1e3);
-    else snprintf(buf, CELL_BYTES, "%.3f us", s * 1e6);
+    report_fmt_seconds(buf, CELL_BYTES, s);
 }
 
 static void fmt_number(char *buf, const char *fmt, double x)
 {
-    if (isfinite(x)) snprintf(buf, CELL_BYTES, fmt, x);
-    else snprintf(buf, CELL_BYTES, "-");
+    report_fmt_number(buf, CELL_BYTES, fmt, x);
 }
 
 static void fmt_cell(char *buf, const struct sweep *s, const struct sweep_point *p, enum col c)

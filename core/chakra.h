@@ -21,31 +21,21 @@
 #include "err.h"
 #include "vec.h"
 
-/* ORDER: the schema's NodeType values. */
-enum chakra_node_type {
-    CHAKRA_INVALID_NODE = 0,
-    CHAKRA_METADATA_NODE = 1,
-    CHAKRA_MEM_LOAD_NODE = 2,
-    CHAKRA_MEM_STORE_NODE = 3,
-    CHAKRA_COMP_NODE = 4,
-    CHAKRA_COMM_SEND_NODE = 5,
-    CHAKRA_COMM_RECV_NODE = 6,
-    CHAKRA_COMM_COLL_NODE = 7,
-};
+/* The schema's NodeType and CollectiveCommType values, each with the name
+ * the schema gives it: X(NAME, value). The enums and the name tables
+ * (chakra_decode.c) are made from these lists, so the two cannot drift. */
+#define CHAKRA_NODE_TYPES(X)                                                        \
+    X(INVALID_NODE, 0) X(METADATA_NODE, 1) X(MEM_LOAD_NODE, 2) X(MEM_STORE_NODE, 3) \
+    X(COMP_NODE, 4) X(COMM_SEND_NODE, 5) X(COMM_RECV_NODE, 6) X(COMM_COLL_NODE, 7)
+#define CHAKRA_COLL_TYPES(X)                                                        \
+    X(ALL_REDUCE, 0) X(REDUCE, 1) X(ALL_GATHER, 2) X(GATHER, 3) X(SCATTER, 4)       \
+    X(BROADCAST, 5) X(ALL_TO_ALL, 6) X(REDUCE_SCATTER, 7)                           \
+    X(REDUCE_SCATTER_BLOCK, 8) X(BARRIER, 9)
 
-/* ORDER: the schema's CollectiveCommType values. */
-enum chakra_coll_type {
-    CHAKRA_ALL_REDUCE = 0,
-    CHAKRA_REDUCE = 1,
-    CHAKRA_ALL_GATHER = 2,
-    CHAKRA_GATHER = 3,
-    CHAKRA_SCATTER = 4,
-    CHAKRA_BROADCAST = 5,
-    CHAKRA_ALL_TO_ALL = 6,
-    CHAKRA_REDUCE_SCATTER = 7,
-    CHAKRA_REDUCE_SCATTER_BLOCK = 8,
-    CHAKRA_BARRIER = 9,
-};
+#define CHAKRA_ENUM_VALUE_(name, value) CHAKRA_##name = value,
+enum chakra_node_type { CHAKRA_NODE_TYPES(CHAKRA_ENUM_VALUE_) };
+enum chakra_coll_type { CHAKRA_COLL_TYPES(CHAKRA_ENUM_VALUE_) };
+#undef CHAKRA_ENUM_VALUE_
 
 /* "COMP_NODE", "ALL_REDUCE": the schema's names; NULL for a value it lacks. */
 const char *chakra_node_type_name(uint64_t type);

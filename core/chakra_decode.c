@@ -12,15 +12,10 @@
 /* The errors' "what": the file, and the message in it. */
 #define WHAT_BYTES 512
 
-static const char *const node_type_names[] = {
-    "INVALID_NODE",   "METADATA_NODE",  "MEM_LOAD_NODE",  "MEM_STORE_NODE",
-    "COMP_NODE",      "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE",
-};
-
-static const char *const coll_type_names[] = {
-    "ALL_REDUCE", "REDUCE",  "ALL_GATHER", "GATHER",               "SCATTER",
-    "BROADCAST",  "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER",
-};
+#define NAME_AT_VALUE(name, value) [value] = #name,
+static const char *const node_type_names[] = {CHAKRA_NODE_TYPES(NAME_AT_VALUE)};
+static const char *const coll_type_names[] = {CHAKRA_COLL_TYPES(NAME_AT_VALUE)};
+#undef NAME_AT_VALUE
 
 const char *chakra_node_type_name(uint64_t type)
 {

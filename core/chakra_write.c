@@ -41,53 +41,25 @@ static void attr_end(struct pb_buf *msg, uint32_t field, struct pb_buf *a)
     pb_buf_free(a);
 }
 
-static void put_int64_attr(struct pb_buf *msg, uint32_t field, const char *name, int64_t v)
-{
-    struct pb_buf a;
-    attr_begin(&a, name);
-    pb_put_int64(&a, ATTR_INT64, v);
-    attr_end(msg, field, &a);
-}
-
-static void put_int32_attr(struct pb_buf *msg, const char *name, int32_t v)
-{
-    struct pb_buf a;
-    attr_begin(&a, name);
-    pb_put_int64(&a, ATTR_INT32, v);
-    attr_end(msg, NODE_ATTR, &a);
-}
-
-static void put_uint64_attr(struct pb_buf *msg, const char *name, uint64_t v)
-{
-    struct pb_buf a;
-    attr_begin(&a, name);
-    pb_put_uint64(&a, ATTR_UINT64, v);
-    attr_end(msg, NODE_ATTR, &a);
-}
-
-static void put_double_attr(struct pb_buf *msg, const char *name, double v)
-{
-    struct pb_buf a;
-    attr_begin(&a, name);
-    pb_put_double(&a, ATTR_DOUBLE, v);
-    attr_end(msg, NODE_ATTR, &a);
-}
-
-static void put_bool_attr(struct pb_buf *msg, uint32_t field, const char *name, bool v)
-{
-    struct pb_buf a;
-    attr_begin(&a, name);
-    pb_put_bool(&a, ATTR_BOOL, v);
-    attr_end(msg, field, &a);
-}
-
-static void put_string_attr(struct pb_buf *msg, uint32_t field, const char *name, const char *v)
-{
-    struct pb_buf a;
-    attr_begin(&a, name);
-    pb_put_string(&a, ATTR_STRING, v);
-    attr_end(msg, field, &a);
-}
+/* put_TYPE_attr(msg, field, name, v): an attribute whose value is v in the
+ * oneof member `member`, as a message `field` of msg (a node's or the
+ * metadata's attribute). int32 values go out as varints of their int64, as
+ * protobuf writes them. */
+#define ATTR_PUTTER(fn, type, put, member)                                          \
+    static void fn(struct pb_buf *msg, uint32_t field, const char *name, type v)    \
+    {                                                                               \
+        struct pb_buf a;                                                            \
+        attr_begin(&a, name);                                                       \
+        put(&a, member, v);                                                         \
+        attr_end(msg, field, &a);                                                   \
+    }
+ATTR_PUTTER(put_int64_attr, int64_t, pb_put_int64, ATTR_INT64)
+ATTR_PUTTER(put_int32_attr, int32_t, pb_put_int64, ATTR_INT32)
+ATTR_PUTTER(put_uint64_attr, uint64_t, pb_put_uint64, ATTR_UINT64)
+ATTR_PUTTER(put_double_attr, double, pb_put_double, ATTR_DOUBLE)
+ATTR_PUTTER(put_bool_attr, bool, pb_put_bool, ATTR_BOOL)
+ATTR_PUTTER(put_string_attr, const char *, pb_put_string, ATTR_STRING)
+#undef ATTR_PUTTER
 
 /* Packed repeated varints (proto3's default for repeated scalars), from
  * int64s or from ints (a plan's deps and group members). */
@@ -141,9 +113,9 @@ static int64_t coll_type_of(enum op_kind k)
 /* Where a message goes: comm_src, comm_dst, comm_tag, comm_size. */
 static void put_p2p(struct pb_buf *node, int src, int dst, uint32_t tag, int64_t bytes)
 {
-    put_int32_attr(node, "comm_src", src);
-    put_int32_attr(node, "comm_dst", dst);
-    put_int32_attr(node, "comm_tag", (int32_t)tag);   /* the schema's int32: same bits */
+    put_int32_attr(node, NODE_ATTR, "comm_src", src);
+    put_int32_attr(node, NODE_ATTR, "comm_dst", dst);
+    put_int32_attr(node, NODE_ATTR, "comm_tag", (int32_t)tag);   /* the schema's int32: same bits */
     put_int64_attr(node, NODE_ATTR, "comm_size", bytes);
 }
 
@@ -168,7 +140,7 @@ static void put_op_node(struct pb_buf *out, const struct plan *p, int r, int i,
     switch (info->cls) {
     case OPC_COMPUTE:
         put_int64_attr(&node, NODE_ATTR, "num_ops", (int64_t)llround(op->flops));
-        put_uint64_attr(&node, "tensor_size", (uint64_t)op->bytes);
+        put_uint64_attr(&node, NODE_ATTR, "tensor_size", (uint64_t)op->bytes);
         break;
     case OPC_P2P:
     case OPC_SERVER: {
@@ -200,7 +172,7 @@ static void put_op_node(struct pb_buf *out, const struct plan *p, int r, int i,
     put_int64_attr(&node, NODE_ATTR, "strata_mb", op->mb);
     put_int64_attr(&node, NODE_ATTR, "strata_n_samples", op->n_samples);
     put_int64_attr(&node, NODE_ATTR, "strata_group", op->group);
-    put_double_attr(&node, "strata_flops", op->flops);
+    put_double_attr(&node, NODE_ATTR, "strata_flops", op->flops);
     put_int64_attr(&node, NODE_ATTR, "strata_bytes", op->bytes);
     if (op->lag) put_int64_attr(&node, NODE_ATTR, "strata_lag", op->lag);   /* steps in flight */
     pb_put_delimited(out, &node);
@@ -218,7 +190,7 @@ static void put_server_update(struct pb_buf *out, const struct plan *p, int s, u
     pb_put_uint64(&u, NODE_TYPE, CHAKRA_COMP_NODE);
     if (n_deps) put_packed(&u, NODE_DATA_DEPS, deps, n_deps);
     put_int64_attr(&u, NODE_ATTR, "num_ops", (int64_t)llround(upd.flops));
-    put_uint64_attr(&u, "tensor_size", (uint64_t)upd.bytes);
+    put_uint64_attr(&u, NODE_ATTR, "tensor_size", (uint64_t)upd.bytes);
     pb_put_delimited(out, &u);
     pb_buf_free(&u);
 }

@@ -4,12 +4,12 @@
  * The run follows the index the static checks built (core/plan_index.h);
  * it never checks a plan itself. plan_prepare runs it as its deadlock check
  * and keeps the times in the index, which plan_unit_times hands out. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan_check_internal.h"
+#include "text_append.h"
 
 /* ---- the unit-cost run ---------------------------------------------------- */
 
@@ -186,19 +186,6 @@ static int waits_for(const struct run_state *s, int g)
     return -1;
 }
 
-static void appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
-{
-    if (*used >= size) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(buf + *used, size - *used, fmt, ap);
-    va_end(ap);
-    if (k > 0) *used += (size_t)k;
-}
-
 /* Every blocked op waits for another blocked one, so following those edges
  * from the first blocked op must come back to an op already seen: that loop
  * is the cycle. It is printed from its lowest op, and shortened in the
@@ -238,20 +225,20 @@ int ck_cycle_message(const struct run_state *s, char *buf, size_t size, struct e
     for (int k = 1; k < n; k++)
         if (cyc[k] < cyc[first]) first = k;
     size_t used = 0;
-    appendf(buf, size, &used, "deadlock, a cycle of %d ops: ", n);
+    text_appendf(buf, size, &used, "deadlock, a cycle of %d ops: ", n);
     /* room kept for " ... (k more)" and the closing " which waits for rank R op I" */
     const size_t tail = 64;
     for (int k = 0; k < n; k++) {
         ck_op_name(ix, cyc[(first + k) % n], name);
         const char *link = k == 0 ? "" : k == 1 ? " waits for " : " which waits for ";
         if (used + strlen(link) + strlen(name) + tail >= size) {
-            appendf(buf, size, &used, " ... (%d more)", n - k);
+            text_appendf(buf, size, &used, " ... (%d more)", n - k);
             break;
         }
-        appendf(buf, size, &used, "%s%s", link, name);
+        text_appendf(buf, size, &used, "%s%s", link, name);
     }
     int h0 = cyc[first];
-    appendf(buf, size, &used, " which waits for rank %d op %d", ix->rank_of[h0],
+    text_appendf(buf, size, &used, " which waits for rank %d op %d", ix->rank_of[h0],
             h0 - ix->off[ix->rank_of[h0]]);
     free(pos);
     free(path);

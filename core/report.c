@@ -12,27 +12,19 @@ void report_init(struct report *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Frees an array member and zeroes its count: a released report reads as
+ * an empty one. */
+#define DROP_ARRAY(items, n) (free(items), (items) = NULL, (n) = 0)
+
 void report_release(struct report *r)
 {
     if (!r) return;
-    free(r->staleness.histogram);
-    r->staleness.histogram = NULL;
-    r->staleness.n_histogram = 0;
-    free(r->loss_curve);
-    r->loss_curve = NULL;
-    r->n_loss_curve = 0;
-    free(r->accuracy_curve);
-    r->accuracy_curve = NULL;
-    r->n_accuracy_curve = 0;
-    free(r->per_rank);
-    r->per_rank = NULL;
-    r->n_per_rank = 0;
-    free(r->paces);
-    r->paces = NULL;
-    r->n_paces = 0;
-    free(r->rank_hosts);
-    r->rank_hosts = NULL;
-    r->n_rank_hosts = 0;
+    DROP_ARRAY(r->staleness.histogram, r->staleness.n_histogram);
+    DROP_ARRAY(r->loss_curve, r->n_loss_curve);
+    DROP_ARRAY(r->accuracy_curve, r->n_accuracy_curve);
+    DROP_ARRAY(r->per_rank, r->n_per_rank);
+    DROP_ARRAY(r->paces, r->n_paces);
+    DROP_ARRAY(r->rank_hosts, r->n_rank_hosts);
     r->has_hosts = false;
 }
 
@@ -62,13 +54,18 @@ static const char *const col_title[N_COLS] = {
 /* Seconds with the unit that keeps the number between 1 and 1000. The
  * thresholds sit half a printed digit below the boundary so that 0.9999999 s
  * prints as "1.000 s", not "1000.000 ms". */
+void report_fmt_seconds(char *buf, size_t size, double s)
+{
+    if (!isfinite(s)) snprintf(buf, size, "-");
+    else if (s == 0) snprintf(buf, size, "0 s");
+    else if (fabs(s) >= 1 - 0.5e-3) snprintf(buf, size, "%.3f s", s);
+    else if (fabs(s) >= 1e-3 - 0.5e-6) snprintf(buf, size, "%.3f ms", s * 1e3);
+    else snprintf(buf, size, "%.3f us", s * 1e6);
+}
+
 static void fmt_seconds(char *buf, double s)
 {
-    if (!isfinite(s)) snprintf(buf, CELL_BYTES, "-");
-    else if (s == 0) snprintf(buf, CELL_BYTES, "0 s");
-    else if (fabs(s) >= 1 - 0.5e-3) snprintf(buf, CELL_BYTES, "%.3f s", s);
-    else if (fabs(s) >= 1e-3 - 0.5e-6) snprintf(buf, CELL_BYTES, "%.3f ms", s * 1e3);
-    else snprintf(buf, CELL_BYTES, "%.3f us", s * 1e6);
+    report_fmt_seconds(buf, CELL_BYTES, s);
 }
 
 /* Bytes in binary units, one decimal ("1.5 GiB"). */
@@ -94,10 +91,15 @@ static void fmt_percent(char *buf, double f)
     else snprintf(buf, CELL_BYTES, "-");
 }
 
+void report_fmt_number(char *buf, size_t size, const char *fmt, double x)
+{
+    if (isfinite(x)) snprintf(buf, size, fmt, x);
+    else snprintf(buf, size, "-");
+}
+
 static void fmt_real(char *buf, const char *fmt, double x)
 {
-    if (isfinite(x)) snprintf(buf, CELL_BYTES, fmt, x);
-    else snprintf(buf, CELL_BYTES, "-");
+    report_fmt_number(buf, CELL_BYTES, fmt, x);
 }
 
 static void fmt_cell(char *buf, const struct report *r, enum col c, const double *speedup)

@@ -174,6 +174,12 @@ int report_write_csv(const struct report *const *rs, int n, const double *speedu
 void report_print_table(FILE *out, const struct report *const *rs, int n,
                         const double *speedup);
 
+/* The table's cells, shared with the other tables of reports (the sweep's):
+ * seconds with the unit that keeps the number between 1 and 1000 ("1.234
+ * ms"), and x in fmt; "-" for a value that is not finite. */
+void report_fmt_seconds(char *buf, size_t size, double s);
+void report_fmt_number(char *buf, size_t size, const char *fmt, double x);
+
 /* --- Reading back (report_read.c) -----------------------------------------
  * A report document read back: one report (a "strata_report" file) or
  * several (a "strata_compare" file's "reports", a "strata_sweep" file's

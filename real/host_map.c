@@ -2,12 +2,12 @@
  * one line. */
 #include "host_map.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/text_append.h"
 #include "mpi_check.h"
 
 int host_map_gather(MPI_Comm comm, struct report *r, struct err *e)
@@ -59,20 +59,6 @@ int host_map_count(const struct report *r)
     return n;
 }
 
-/* Appends to buf[0..n) at *used, keeping it terminated; a cut is silent. */
-static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
-{
-    if (*used >= n) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(buf + *used, n - *used, fmt, ap);
-    va_end(ap);
-    if (w > 0) *used = *used + (size_t)w < n ? *used + (size_t)w : n - 1;
-}
-
 void host_map_describe(const struct report *r, char *buf, size_t n)
 {
     if (n == 0) return;
@@ -80,7 +66,7 @@ void host_map_describe(const struct report *r, char *buf, size_t n)
     int n_hosts = host_map_count(r);
     if (n_hosts == 0) return;
     size_t used = 0;
-    append(buf, n, &used, "%d host%s:", n_hosts, n_hosts == 1 ? "" : "s");
+    text_appendf(buf, n, &used, "%d host%s:", n_hosts, n_hosts == 1 ? "" : "s");
     /* O(ranks x hosts), as host_map_count: a line for people, not a hot path */
     int listed = 0;
     for (int i = 0; i < r->n_rank_hosts; i++) {
@@ -88,7 +74,7 @@ void host_map_describe(const struct report *r, char *buf, size_t n)
         const char *name = r->rank_hosts[i].name;
         int n_on_host = 0;
         for (int k = i; k < r->n_rank_hosts; k++) n_on_host += !strcmp(r->rank_hosts[k].name, name);
-        append(buf, n, &used, "%s %s (rank%s ", listed++ ? "," : "", name,
+        text_appendf(buf, n, &used, "%s %s (rank%s ", listed++ ? "," : "", name,
                n_on_host == 1 ? "" : "s");
         bool is_first = true;
         for (int k = i; k < r->n_rank_hosts; k++) {
@@ -96,12 +82,12 @@ void host_map_describe(const struct report *r, char *buf, size_t n)
             int last = k;   /* a run of consecutive ranks on this host: k..last */
             while (last + 1 < r->n_rank_hosts && !strcmp(r->rank_hosts[last + 1].name, name))
                 last++;
-            append(buf, n, &used, is_first ? "" : ",");
-            if (last > k) append(buf, n, &used, "%d-%d", k, last);
-            else append(buf, n, &used, "%d", k);
+            text_appendf(buf, n, &used, is_first ? "" : ",");
+            if (last > k) text_appendf(buf, n, &used, "%d-%d", k, last);
+            else text_appendf(buf, n, &used, "%d", k);
             is_first = false;
             k = last;
         }
-        append(buf, n, &used, ")");
+        text_appendf(buf, n, &used, ")");
     }
 }

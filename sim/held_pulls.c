@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "binary_heap.h"
 #include "held_pulls.h"
 
 static inline bool held_before(const struct held_pull *x, const struct held_pull *y)
@@ -18,39 +19,14 @@ static inline bool held_before(const struct held_pull *x, const struct held_pull
     return x->round < y->round || (x->round == y->round && x->seq < y->seq);
 }
 
+BINARY_HEAP(held_heap, struct held_pull, held_before)
+
 int held_pulls_add(struct held_pulls *h, int64_t round, int32_t g)
 {
     if (vec_reserve(&h->heap, h->heap.len + 1) < 0) return ERR_NOMEM;
     struct held_pull x = {round, h->next_seq++, g};
-    struct held_pull *a = h->heap.items;
-    size_t i = h->heap.len++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!held_before(&x, &a[parent])) break;
-        a[i] = a[parent];
-        i = parent;
-    }
-    a[i] = x;
+    held_heap_push(h->heap.items, &h->heap.len, x);
     return 0;
-}
-
-/* Removes the earliest entry and parks it at items[len] (the new len). */
-static void pop_to_tail(struct held_pulls *h)
-{
-    struct held_pull *a = h->heap.items;
-    size_t n = --h->heap.len;
-    struct held_pull top = a[0], last = a[n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && held_before(&a[c + 1], &a[c])) c++;
-        if (!held_before(&a[c], &last)) break;
-        a[i] = a[c];
-        i = c;
-    }
-    if (n > 0) a[i] = last;
-    a[n] = top;
 }
 
 static int by_seq(const void *x, const void *y)
@@ -62,7 +38,8 @@ static int by_seq(const void *x, const void *y)
 size_t held_pulls_free_below(struct held_pulls *h, int64_t bound, const struct held_pull **out)
 {
     size_t old_len = h->heap.len;
-    while (h->heap.len > 0 && h->heap.items[0].round < bound) pop_to_tail(h);
+    while (h->heap.len > 0 && h->heap.items[0].round < bound)
+        held_heap_pop_to_tail(h->heap.items, &h->heap.len);
     struct held_pull *run = h->heap.items + h->heap.len;
     size_t k = old_len - h->heap.len;
     *out = run;

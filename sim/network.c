@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "binary_heap.h"
 #include "network.h"
 
 struct xfer {
@@ -43,49 +44,14 @@ struct network {
     struct link *links;
 };
 
-/* --- the per-link heap: hole sifts, as in des.c --- */
+/* --- the per-link heap (binary_heap.h): earliest finish first --- */
 
 static inline bool xfer_before(const struct xfer *x, const struct xfer *y)
 {
     return x->finish_v < y->finish_v || (x->finish_v == y->finish_v && x->seq < y->seq);
 }
 
-/* Capacity for one more must already be reserved. */
-static void xheap_push(struct network *n, struct link *l, struct xfer x)
-{
-    struct xfer *h = l->active.items;
-    size_t i = l->active.len++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!xfer_before(&x, &h[parent])) break;
-        h[i] = h[parent];
-        i = parent;
-        n->n_touched++;
-    }
-    h[i] = x;
-}
-
-/* Removes the earliest transfer and parks it in the slot just vacated,
- * items[len] (still inside the array), so a run of pops leaves the popped
- * transfers in items[len .. old len), latest-popped first. */
-static void xheap_pop_to_tail(struct network *net, struct link *l)
-{
-    struct xfer *h = l->active.items;
-    size_t n = --l->active.len;
-    struct xfer top = h[0], last = h[n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && xfer_before(&h[c + 1], &h[c])) c++;
-        if (!xfer_before(&h[c], &last)) break;
-        h[i] = h[c];
-        i = c;
-        net->n_touched++;
-    }
-    if (n > 0) h[i] = last;
-    h[n] = top;
-}
+BINARY_HEAP(xheap, struct xfer, xfer_before)
 
 /* --- life cycle --- */
 
@@ -178,7 +144,7 @@ int network_start(struct network *n, struct des *q, double now_s, int link, int6
         first_v = l->active.items[0].finish_v;
     TRY(des_push(q, finish_time_s(l, first_v, n_active + 1), n->event_kind, link,
                  l->generation + 1));
-    xheap_push(n, l, x);
+    n->n_touched += xheap_push(l->active.items, &l->active.len, x);
     n->next_seq++;
     l->generation++;
     return 0;
@@ -224,9 +190,9 @@ int network_on_event(struct network *n, struct des *q, const struct des_event *e
      * byte count that matters (V is at most one busy period's bytes). */
     double tol_bytes = 1e-12 * fabs(l->v)
                      + 4 * DBL_EPSILON * fabs(ev->time_s) * l->bw_bytes_per_s / (double)n_active;
-    xheap_pop_to_tail(n, l);
+    n->n_touched += xheap_pop_to_tail(l->active.items, &l->active.len);
     while (l->active.len > 0 && l->active.items[0].finish_v <= l->v + tol_bytes)
-        xheap_pop_to_tail(n, l);
+        n->n_touched += xheap_pop_to_tail(l->active.items, &l->active.len);
 
     /* The finished transfers sit in items[len .. n_active), latest-popped
      * first. Exact ties pop in start order, so the run is already in

@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/config.h"
 #include "../core/err.h"
+#include "../core/plan_check.h"
 #include "../core/workload.h"
 #include "../nn/device.h"
 #include "../real/params.h"
@@ -66,9 +68,13 @@ void run_free(struct run *r)
 
 void run_argv_ok(const char *const *argv)
 {
-    struct run r = run_argv(argv);
+    expect_ok(run_argv(argv), argv[0]);
+}
+
+void expect_ok(struct run r, const char *what)
+{
     int status = r.status;
-    cr_expect_eq(status, 0, "%s exited %d; stderr:\n%s", argv[0], status, r.err);
+    cr_expect_eq(status, 0, "%s exited %d; stderr:\n%s", what, status, r.err);
     run_free(&r);   /* before the test stops, so that LeakSanitizer sees none of ours */
     cr_assert_eq(status, 0);
 }
@@ -110,6 +116,25 @@ char *test_slurp_n(const char *path, size_t *n)
 char *test_slurp(const char *path)
 {
     return test_slurp_n(path, NULL);
+}
+
+bool test_proc_has(long pid, const char *what, const char *entry, bool is_prefix, char *rest,
+                   size_t n)
+{
+    char path[64], buf[65536];
+    snprintf(path, sizeof path, "/proc/%ld/%s", pid, what);
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    size_t k = strlen(entry);
+    for (size_t at = 0; at < len; at += strlen(buf + at) + 1)
+        if (is_prefix ? !strncmp(buf + at, entry, k) : !strcmp(buf + at, entry)) {
+            if (rest) snprintf(rest, n, "%s", buf + at + k);
+            return true;
+        }
+    return false;
 }
 
 void test_make_dir(char *dir, size_t n, const char *what)
@@ -267,4 +292,51 @@ const struct strategy *test_strategy(const char *name)
     const struct strategy *s = strategy_find(name, &e);
     cr_assert_not_null(s, "%s", e.msg);
     return s;
+}
+
+struct config test_config(const char *model, int devices, int batch, int microbatches)
+{
+    struct config c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.model, sizeof c.model, "%s", model);
+    c.devices = devices;
+    c.servers = 1;
+    c.batch = batch;
+    c.microbatches = microbatches;
+    c.chunks = 2;
+    c.bucket_mb = 25;
+    c.staleness = 4;
+    return c;
+}
+
+struct plan *test_build_plan(const char *name, const struct config *c,
+                             const struct workload *wl)
+{
+    struct err e = {0};
+    struct plan *p = NULL;
+    int rc = strategy_build(test_strategy(name), c, wl, &p, &e);
+    cr_assert_eq(rc, 0, "%s on %s, %lld devices, batch %lld, %lld microbatches, %lld chunks: %s",
+                 name, wl->spec, c->devices, c->batch, c->microbatches, c->chunks, e.msg);
+    cr_assert_not_null(p, "%s: built, but no plan", name);
+    return p;
+}
+
+void test_assert_plan_valid(const struct plan *p, const char *what)
+{
+    struct err e = {0};
+    struct plan_verdict v;
+    cr_assert_eq(plan_check(p, &v, &e), 0, "%s: %s", what, e.msg);
+    cr_assert(v.is_valid, "%s: %d defects, first: rank %d op %d: %s", what, v.n_defects,
+              v.n_defects ? v.defects[0].rank : -1, v.n_defects ? v.defects[0].op : -1,
+              v.n_defects ? v.defects[0].msg : "");
+}
+
+double test_unit_bubble(const struct plan *p)
+{
+    struct err e = {0};
+    struct plan_times t;
+    cr_assert_eq(plan_unit_run(p, &t, &e), 0, "%s", e.msg);
+    double bubble = plan_unit_bubble(p, &t);
+    plan_times_release(&t);
+    return bubble;
 }

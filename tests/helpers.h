@@ -9,12 +9,15 @@
 
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct strategy;
 
+struct config;
 struct device;
+struct plan;
 struct workload;
 
 /* ---- running a program ---------------------------------------------------- */
@@ -39,6 +42,9 @@ void run_free(struct run *r);
  * exits 0. */
 void run_argv_ok(const char *const *argv);
 
+/* r exited 0, or the test fails naming `what` and showing stderr. Frees r. */
+void expect_ok(struct run r, const char *what);
+
 /* RUN("sim", "--steps", "4"): run_strata on a literal argument list. */
 #define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
 
@@ -52,6 +58,13 @@ void expect_refused(struct run r, const char *must_name, const char *must_name_t
  * is not NULL. Fails the test when the file cannot be read. */
 char *test_slurp_n(const char *path, size_t *n);
 char *test_slurp(const char *path);
+
+/* Whether /proc/PID/WHAT ("environ", "cmdline": entries ending in NUL) holds
+ * an entry equal to `entry` (or, with is_prefix, starting with it); the rest
+ * of the first such entry into rest[0..n) unless rest is NULL. false when the
+ * process is gone. Reads the first 64 KiB. */
+bool test_proc_has(long pid, const char *what, const char *entry, bool is_prefix, char *rest,
+                   size_t n);
 
 /* Makes a fresh directory /tmp/strata-test-WHAT-XXXXXX into dir (capacity n). */
 void test_make_dir(char *dir, size_t n, const char *what);
@@ -119,6 +132,23 @@ void expect_params_match(const char *path, const char *ref_path, int64_t n_expec
 
 /* The registered strategy called name, or the test fails naming the error. */
 const struct strategy *test_strategy(const char *name);
+
+/* A scenario filled by hand, without config_init: model, devices, batch and
+ * microbatches as given; one server, 2 chunks, 25 MiB buckets, staleness 4;
+ * everything else 0. */
+struct config test_config(const char *model, int devices, int batch, int microbatches);
+
+/* The plan strategy `name` builds for c on wl (which must outlive it), or
+ * the test fails naming the strategy, the scenario's sizes and the error. */
+struct plan *test_build_plan(const char *name, const struct config *c,
+                             const struct workload *wl);
+
+/* plan_check finds p valid, or the test fails naming `what` and the first
+ * defect (its rank, op and message). */
+void test_assert_plan_valid(const struct plan *p, const char *what);
+
+/* The bubble of p's unit-cost run (plan_unit_bubble), or the test fails. */
+double test_unit_bubble(const struct plan *p);
 
 /* splitmix64: a fixed-seed stream, so every run checks the same sequence. */
 uint64_t test_rng_next(uint64_t *state);

@@ -179,17 +179,24 @@ Test(chakra, export_then_import_reproduces_the_other_strategies)
     }
 }
 
+/* Writes mirrored's traces on `devices` devices into test_tmp_dir/name, and
+ * into spec the workload that reads them back ("chakra:DIR"). */
+static void export_mirrored(const char *name, const char *devices, char *spec, size_t n)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/%s", test_tmp_dir, name);
+    snprintf(spec, n, "chakra:%s", dir);
+    expect_ok(RUN("schedule", "--strategy", "mirrored", "--devices", devices, "--chakra", dir),
+              "schedule --chakra");
+}
+
 /* A failure and the restart it causes replay the same on the imported plan. */
 Test(chakra, a_failure_on_the_imported_plan_is_the_same_failure)
 {
-    char dir[128], spec[160];
-    snprintf(dir, sizeof dir, "%s/mirrored", test_tmp_dir);
-    snprintf(spec, sizeof spec, "chakra:%s", dir);
-    struct run r = RUN("schedule", "--strategy", "mirrored", "--devices", "4", "--chakra", dir);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
+    char spec[160];
+    export_mirrored("mirrored", "4", spec, sizeof spec);
     char *want = strdup(test_tmp_path("want.json")), *got = strdup(test_tmp_path("got.json"));
-    r = RUN("sim", "--strategy", "mirrored", "--devices", "4", "--cluster", "cpu-loopback",
+    struct run r = RUN("sim", "--strategy", "mirrored", "--devices", "4", "--cluster", "cpu-loopback",
             "--fail", "1@0.05s", "--checkpoint-every", "5", "--steps", "30", "--json", want);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
@@ -205,12 +212,8 @@ Test(chakra, a_failure_on_the_imported_plan_is_the_same_failure)
 /* A scenario option given beside the traces would be ignored: refused. */
 Test(chakra, an_option_the_traces_already_fix_is_refused)
 {
-    char dir[128], spec[160];
-    snprintf(dir, sizeof dir, "%s/m", test_tmp_dir);
-    snprintf(spec, sizeof spec, "chakra:%s", dir);
-    struct run r = RUN("schedule", "--strategy", "mirrored", "--devices", "2", "--chakra", dir);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
+    char spec[160];
+    export_mirrored("m", "2", spec, sizeof spec);
     expect_refused(RUN("sim", "--workload", spec, "--devices", "8"), "--devices", "leave");
     expect_refused(RUN("sim", "--workload", spec, "--strategy", "ps-sync"), "--strategy",
                    "leave");

@@ -49,6 +49,19 @@ static const char *profile_with(const char *file, int line, const char *with)
     return test_tmp_file(file, text);
 }
 
+/* The valid profile with the lines `extra` after it. */
+static const char *profile_plus(const char *file, const char *extra)
+{
+    static char text[4096];
+    text[0] = '\0';
+    for (int i = 0; i < N_VALID; i++) {
+        strcat(text, valid_lines[i]);
+        strcat(text, "\n");
+    }
+    strcat(text, extra);
+    return test_tmp_file(file, text);
+}
+
 static void expect_input_error(int rc, const struct err *e, const char *a, const char *b)
 {
     cr_expect_eq(rc, ERR_INPUT, "rc %d, want ERR_INPUT (%d); message: %s", rc, ERR_INPUT, e->msg);
@@ -571,13 +584,8 @@ Test(cluster, optional_keys_default_to_no_sharing_and_no_gamma)
 
 Test(cluster, optional_keys_load_and_bad_ones_name_file_and_line)
 {
-    char text[2048] = "";
-    for (int i = 0; i < N_VALID; i++) {
-        strcat(text, valid_lines[i]);
-        strcat(text, "\n");
-    }
-    strcat(text, "cores_per_node = 2\nallreduce_gamma_s_per_byte = 4e-10\n");
-    const char *path = test_tmp_file("shared.conf", text);
+    const char *path = profile_plus("shared.conf",
+                                    "cores_per_node = 2\nallreduce_gamma_s_per_byte = 4e-10\n");
     struct cluster c;
     struct err e = {0};
     cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
@@ -605,14 +613,10 @@ Test(cluster, failure_cost_keys_default_to_free_and_round_trip)
         cluster_format(&cluster_presets[i], text, sizeof text);
         cr_expect_null(strstr(text, "ckpt_"), "%s", text);
     }
-    char text[2048] = "";
-    for (int i = 0; i < N_VALID; i++) {
-        strcat(text, valid_lines[i]);
-        strcat(text, "\n");
-    }
-    strcat(text, "ckpt_write_bw_bytes_per_s = 2e9\nckpt_read_bw_bytes_per_s = inf\n"
-                 "restart_s = 300\ndetect_s = 1.5\n");
-    const char *path = test_tmp_file("costs.conf", text);
+#define COST_KEYS                                                          \
+    "ckpt_write_bw_bytes_per_s = 2e9\nckpt_read_bw_bytes_per_s = inf\n" \
+    "restart_s = 300\ndetect_s = 1.5\n"
+    const char *path = profile_plus("costs.conf", COST_KEYS);
     struct cluster c;
     struct err e = {0};
     cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
@@ -627,8 +631,8 @@ Test(cluster, failure_cost_keys_default_to_free_and_round_trip)
     expect_same_profile(&c, &back);
 
     /* calibrate's relaunch line: restart_s + restart_per_rank_s x ranks */
-    strcat(text, "restart_per_rank_s = 0.125\n");
-    path = test_tmp_file("costs-per-rank.conf", text);
+    path = profile_plus("costs-per-rank.conf", COST_KEYS "restart_per_rank_s = 0.125\n");
+#undef COST_KEYS
     cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
     f = cluster_failure_costs(&c, 4000000000);
     cr_expect_eq(f.relaunch_s, 300);
@@ -673,14 +677,9 @@ Test(cluster, jitter_keys_load_default_to_none_and_round_trip)
     for (size_t i = 0; i < cluster_n_presets; i++)
         cr_expect_not(jitter_is_set(&cluster_presets[i].jitter), "%s", cluster_presets[i].name);
 
-    char text[2048] = "";
-    for (int i = 0; i < N_VALID; i++) {
-        strcat(text, valid_lines[i]);
-        strcat(text, "\n");
-    }
-    strcat(text, "jitter_forward_sigma = 0.05\njitter_backward_sigma = 0.1\n"
-                 "jitter_update_sigma = 0\n");
-    const char *path = test_tmp_file("jitter.conf", text);
+    const char *path = profile_plus("jitter.conf",
+                                    "jitter_forward_sigma = 0.05\njitter_backward_sigma = 0.1\n"
+                                    "jitter_update_sigma = 0\n");
     cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
     cr_expect_eq(c.jitter.forward_sigma, 0.05);
     cr_expect_eq(c.jitter.backward_sigma, 0.1);
@@ -733,18 +732,6 @@ Test(cluster, jitter_option_keeps_clears_or_demands_the_spread)
 }
 
 /* ---- measured time-sharing (optional key timeshare_slowdown) ------------ */
-
-static const char *profile_plus(const char *file, const char *extra)
-{
-    static char text[4096];
-    text[0] = '\0';
-    for (int i = 0; i < N_VALID; i++) {
-        strcat(text, valid_lines[i]);
-        strcat(text, "\n");
-    }
-    strcat(text, extra);
-    return test_tmp_file(file, text);
-}
 
 Test(cluster, timeshare_table_loads_round_trips_and_is_absent_by_default)
 {

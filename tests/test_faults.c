@@ -230,10 +230,8 @@ Test(faults, sim_html_page)
 Test(faults, replay_json_then_html)
 {
     cr_assert_eq(chdir(test_tmp_dir), 0);
-    struct run r = RUN("sim", "--steps", "2", "--strategy", "mirrored", "--devices", "2",
-                       "--trace", "t.json");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
+    expect_ok(RUN("sim", "--steps", "2", "--strategy", "mirrored", "--devices", "2", "--trace",
+                  "t.json"), "the run to replay");
     struct targets json = {{"r.json"}, NULL};
     every_fault(ARGS("replay", "t.json", "--without-stragglers", "--json", "r.json"), &json,
                 ALL);
@@ -256,10 +254,8 @@ Test(faults, compare_plot)
 Test(faults, plot_of_a_report)
 {
     cr_assert_eq(chdir(test_tmp_dir), 0);
-    struct run r = RUN("sim", "--steps", "2", "--strategy", "ps-async", "--devices", "2",
-                       "--json", "r.json");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
+    expect_ok(RUN("sim", "--steps", "2", "--strategy", "ps-async", "--devices", "2", "--json",
+                  "r.json"), "the run to plot");
     struct targets t = {{NULL}, "pp"};
     every_fault(ARGS("plot", "r.json", "--plot", "pp"), &t, ALL);
 }

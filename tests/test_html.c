@@ -95,16 +95,21 @@ Test(html, compare_page_is_its_json)
     free(html);
 }
 
+/* The page of a 3-step sim of strategy, written to test_tmp_dir/name
+ * (caller frees). */
+static char *sim_page(const char *strategy, const char *name)
+{
+    const char *page = test_tmp_path(name);
+    expect_ok(RUN("sim", "--strategy", strategy, "--steps", "3", "--html", page), strategy);
+    return test_slurp(page);
+}
+
 /* Nothing outside the file: no link, no src, no URL but the SVG namespaces,
  * and a Content-Security-Policy that forbids loading any (the browser test
  * shows a browser keeps to it). */
 Test(html, page_loads_nothing_from_elsewhere)
 {
-    const char *page = test_tmp_path("s.html");
-    struct run r = RUN("sim", "--strategy", "ps-async", "--steps", "3", "--html", page);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    char *html = test_slurp(page);
+    char *html = sim_page("ps-async", "s.html");
     cr_expect_not_null(strstr(html, "http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"));
     cr_expect_null(strstr(html, "<link"));
     cr_expect_null(strstr(html, " src="));
@@ -137,11 +142,7 @@ Test(html, same_seed_same_page)
 Test(html, page_without_gnuplot_says_so)
 {
     setenv("STRATA_GNUPLOT", "/nonexistent/gnuplot", 1);
-    const char *page = test_tmp_path("n.html");
-    struct run r = RUN("sim", "--strategy", "mirrored", "--steps", "3", "--html", page);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    char *html = test_slurp(page);
+    char *html = sim_page("mirrored", "n.html");
     cr_expect_not_null(strstr(html, "they need gnuplot"));
     cr_expect_null(strstr(html, "<svg"));
     cr_expect_eq(page_check_numbers(html), 11);

@@ -31,51 +31,15 @@ static const char *uniform_mlp(int n_layers, char *buf, size_t size)
 static struct config scenario(const char *model, int devices, int batch, int microbatches,
                               int chunks)
 {
-    struct config c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.model, sizeof c.model, "%s", model);
-    c.devices = devices;
-    c.servers = 1;
-    c.batch = batch;
-    c.microbatches = microbatches;
+    struct config c = test_config(model, devices, batch, microbatches);
     c.chunks = chunks;
-    c.bucket_mb = 25;
+    c.staleness = 0;
     return c;
 }
 
 static const struct strategy *find(const char *name)
 {
     return test_strategy(name);
-}
-
-static struct plan *build(const char *name, const struct config *c, const struct workload *wl)
-{
-    struct err e = {0};
-    struct plan *p = NULL;
-    cr_assert_eq(strategy_build(find(name), c, wl, &p, &e), 0,
-                 "%s, %lld devices, %lld microbatches, %lld chunks: %s", name, c->devices,
-                 c->microbatches, c->chunks, e.msg);
-    return p;
-}
-
-/* The checker's verdict, and the unit-cost run finishes. */
-static void assert_valid(const struct plan *p, const char *what)
-{
-    struct err e = {0};
-    struct plan_verdict v;
-    cr_assert_eq(plan_check(p, &v, &e), 0, "%s: %s", what, e.msg);
-    cr_assert(v.is_valid, "%s: %d defects, first: %s", what, v.n_defects,
-              v.n_defects ? v.defects[0].msg : "");
-}
-
-static double unit_bubble(const struct plan *p)
-{
-    struct err e = {0};
-    struct plan_times t;
-    cr_assert_eq(plan_unit_run(p, &t, &e), 0, "%s", e.msg);
-    double bubble = plan_unit_bubble(p, &t);
-    plan_times_release(&t);
-    return bubble;
 }
 
 static void assert_refused(const char *name, const struct config *c, const char *needle,
@@ -108,8 +72,8 @@ Test(pipelines, both_pass_the_checker_for_devices_1_to_8_and_microbatches_1_to_1
             char what[128];
             snprintf(what, sizeof what, "%d devices, %d microbatches", devices[d],
                      microbatches[k]);
-            struct plan *zb = build("pipeline-zb", &c, wl);
-            assert_valid(zb, what);
+            struct plan *zb = test_build_plan("pipeline-zb", &c, wl);
+            test_assert_plan_valid(zb, what);
             plan_free(zb);
             n_valid++;
             /* interleaved sends microbatches round in groups of p */
@@ -118,8 +82,8 @@ Test(pipelines, both_pass_the_checker_for_devices_1_to_8_and_microbatches_1_to_1
                 n_refused++;
                 continue;
             }
-            struct plan *il = build("pipeline-interleaved", &c, wl);
-            assert_valid(il, what);
+            struct plan *il = test_build_plan("pipeline-interleaved", &c, wl);
+            test_assert_plan_valid(il, what);
             plan_free(il);
             n_valid++;
         }
@@ -137,10 +101,10 @@ Test(pipelines, interleaved_passes_the_checker_with_more_chunks_and_uneven_layer
     const int cases[][3] = {{2, 6, 3}, {4, 8, 4}, {2, 2, 8}, {4, 12, 3}, {3, 9, 5}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         struct config c = scenario(DEEP_MLP, cases[k][0], 37, cases[k][1], cases[k][2]);
-        struct plan *p = build("pipeline-interleaved", &c, wl);
+        struct plan *p = test_build_plan("pipeline-interleaved", &c, wl);
         char what[96];
         snprintf(what, sizeof what, "p=%d m=%d V=%d", cases[k][0], cases[k][1], cases[k][2]);
-        assert_valid(p, what);
+        test_assert_plan_valid(p, what);
         plan_free(p);
     }
     workload_free(wl);
@@ -173,8 +137,8 @@ Test(pipelines, interleaved_bubble_matches_the_closed_form)
         char model[256];
         struct workload *wl = test_workload(uniform_mlp(v * p, model, sizeof model));
         struct config c = scenario(model, p, 16 * m, m, v);
-        struct plan *il = build("pipeline-interleaved", &c, wl);
-        double got = unit_bubble(il), want = (double)(p - 1) / (v * m + p - 1);
+        struct plan *il = test_build_plan("pipeline-interleaved", &c, wl);
+        double got = test_unit_bubble(il), want = (double)(p - 1) / (v * m + p - 1);
         cr_expect(fabs(got - want) <= 1e-12, "p=%d m=%d V=%d: bubble %.15f, closed form %.15f",
                   p, m, v, got, want);
         plan_free(il);
@@ -193,12 +157,13 @@ Test(pipelines, zero_bubble_bubble_matches_the_closed_form_a_third_of_1f1b)
         char model[256];
         struct workload *wl = test_workload(uniform_mlp(p, model, sizeof model));
         struct config c = scenario(model, p, 16 * m, m, 2);
-        struct plan *zb = build("pipeline-zb", &c, wl), *ofob = build("pipeline-1f1b", &c, wl);
-        double got = unit_bubble(zb), want = (double)(p - 1) / (3 * m + p - 1);
+        struct plan *zb = test_build_plan("pipeline-zb", &c, wl);
+        struct plan *ofob = test_build_plan("pipeline-1f1b", &c, wl);
+        double got = test_unit_bubble(zb), want = (double)(p - 1) / (3 * m + p - 1);
         cr_expect(fabs(got - want) <= 1e-12, "p=%d m=%d: bubble %.15f, closed form %.15f", p, m,
                   got, want);
         /* idle units: the bubble times the step, 3m units of work a stage */
-        double idle_zb = 3.0 * m * got / (1 - got), b = unit_bubble(ofob);
+        double idle_zb = 3.0 * m * got / (1 - got), b = test_unit_bubble(ofob);
         double idle_1f1b = 3.0 * m * b / (1 - b);
         cr_expect(fabs(idle_1f1b - 3 * idle_zb) <= 1e-9, "p=%d m=%d: idle %g vs 1F1B's %g", p,
                   m, idle_zb, idle_1f1b);
@@ -249,7 +214,8 @@ Test(pipelines, zero_bubble_peak_activations_equal_1f1b)
         char model[256];
         struct workload *wl = test_workload(uniform_mlp(p, model, sizeof model));
         struct config c = scenario(model, p, n * m, m, 2);
-        struct plan *zb = build("pipeline-zb", &c, wl), *ofob = build("pipeline-1f1b", &c, wl);
+        struct plan *zb = test_build_plan("pipeline-zb", &c, wl);
+        struct plan *ofob = test_build_plan("pipeline-1f1b", &c, wl);
         for (int i = 0; i < p; i++) {
             struct plan_memory mz, mo;
             plan_memory_rank(zb, i, &mz);
@@ -281,7 +247,7 @@ Test(pipelines, interleaved_peak_activations_follow_the_warm_up)
         char model[256];
         struct workload *wl = test_workload(uniform_mlp(v * p, model, sizeof model));
         struct config c = scenario(model, p, n * m, m, v);
-        struct plan *il = build("pipeline-interleaved", &c, wl);
+        struct plan *il = test_build_plan("pipeline-interleaved", &c, wl);
         for (int d = 0; d < p; d++) {
             struct plan_memory mem;
             plan_memory_rank(il, d, &mem);
@@ -306,7 +272,7 @@ Test(pipelines, interleaved_sends_vp_minus_1_boundaries_per_microbatch)
     char model[256];
     struct workload *wl = test_workload(uniform_mlp(v * p, model, sizeof model));
     struct config c = scenario(model, p, n * m, m, v);
-    struct plan *il = build("pipeline-interleaved", &c, wl);
+    struct plan *il = test_build_plan("pipeline-interleaved", &c, wl);
     int64_t per_boundary = (int64_t)n * 64 * 4;   /* n samples of 64 floats */
     cr_expect_eq(plan_comm_bytes(il), 2 * m * (int64_t)(v * p - 1) * per_boundary);
     plan_free(il);
@@ -322,7 +288,7 @@ Test(pipelines, zero_bubble_defers_stage_i_weight_halves_by_i)
     char model[256];
     struct workload *wl = test_workload(uniform_mlp(p, model, sizeof model));
     struct config c = scenario(model, p, 8 * m, m, 2);
-    struct plan *zb = build("pipeline-zb", &c, wl);
+    struct plan *zb = test_build_plan("pipeline-zb", &c, wl);
     double bwd = workload_bwd_flops(wl, 1, 2) * 8;
     for (int i = 0; i < p; i++) {
         const struct plan_rank *pr = &zb->ranks[i];

@@ -30,35 +30,12 @@ TEST_SUITE_WITH_TMP_DIR(pipelined_steps, .timeout = 120);
 
 static struct config scenario(int devices, int microbatches, int inflight, double bucket_mb)
 {
-    struct config c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.model, sizeof c.model, "%s", DEFAULT_MLP);
-    c.devices = devices;
-    c.servers = 1;
-    c.batch = 256;
-    c.microbatches = microbatches;
-    c.chunks = 2;
+    struct config c = test_config(DEFAULT_MLP, devices, 256, microbatches);
+    c.staleness = 0;
     c.bucket_mb = bucket_mb;
     c.dp = 1;
     c.inflight = inflight;
     return c;
-}
-
-static struct plan *build(const char *name, const struct config *c, const struct workload *wl)
-{
-    struct err e = {0};
-    struct plan *p = NULL;
-    cr_assert_eq(strategy_build(test_strategy(name), c, wl, &p, &e), 0, "%s: %s", name, e.msg);
-    return p;
-}
-
-static void assert_valid(const struct plan *p, const char *what)
-{
-    struct err e = {0};
-    struct plan_verdict v;
-    cr_assert_eq(plan_check(p, &v, &e), 0, "%s: %s", what, e.msg);
-    cr_assert(v.is_valid, "%s: %d defects, first: %s", what, v.n_defects,
-              v.n_defects ? v.defects[0].msg : "");
 }
 
 Test(pipelined_steps, passes_the_checker_for_devices_microbatches_and_inflight)
@@ -71,11 +48,11 @@ Test(pipelined_steps, passes_the_checker_for_devices_microbatches_and_inflight)
             for (size_t k = 0; k < 4; k++)
                 for (size_t b = 0; b < 3; b++) {
                     struct config c = scenario(devices[d], microbatches[m], inflight[k], buckets[b]);
-                    struct plan *p = build("pipelined-steps", &c, wl);
+                    struct plan *p = test_build_plan("pipelined-steps", &c, wl);
                     char what[128];
                     snprintf(what, sizeof what, "%d devices, %d microbatches, K %d, bucket %g",
                              devices[d], microbatches[m], inflight[k], buckets[b]);
-                    assert_valid(p, what);
+                    test_assert_plan_valid(p, what);
                     /* one device has nothing to overlap: the single-device step */
                     int slots = devices[d] == 1 ? 1 : inflight[k];
                     cr_assert_eq(p->n_grad_slots, slots, "%s: %d gradient blocks", what,
@@ -92,7 +69,8 @@ Test(pipelined_steps, one_in_flight_is_mirrored_op_for_op)
     const int devices[] = {1, 2, 4, 8};
     for (size_t d = 0; d < 4; d++) {
         struct config c = scenario(devices[d], 1, 1, 0.25);
-        struct plan *a = build("pipelined-steps", &c, wl), *b = build("mirrored", &c, wl);
+        struct plan *a = test_build_plan("pipelined-steps", &c, wl);
+        struct plan *b = test_build_plan("mirrored", &c, wl);
         cr_assert_eq(a->n_grad_slots, 1);
         for (int r = 0; r < a->n_ranks; r++) {
             cr_assert_eq(a->ranks[r].ops.len, b->ranks[r].ops.len, "%d devices, rank %d",
@@ -121,7 +99,7 @@ Test(pipelined_steps, inflight_k_lags_exchange_and_update_by_k_minus_1)
     struct workload *wl = test_workload(DEFAULT_MLP);
     for (int k = 2; k <= 4; k++) {
         struct config c = scenario(4, 1, k, 0.25);
-        struct plan *p = build("pipelined-steps", &c, wl);
+        struct plan *p = test_build_plan("pipelined-steps", &c, wl);
         cr_assert_eq(p->n_grad_slots, k);
         for (int r = 0; r < p->n_workers; r++) {
             int n_reduce = 0, last_backward = -1, update = -1;
@@ -145,7 +123,7 @@ Test(pipelined_steps, inflight_k_lags_exchange_and_update_by_k_minus_1)
         }
         struct plan_memory one, mem;
         struct config c1 = scenario(4, 1, 1, 0.25);
-        struct plan *p1 = build("pipelined-steps", &c1, wl);
+        struct plan *p1 = test_build_plan("pipelined-steps", &c1, wl);
         plan_memory_rank(p1, 0, &one);
         plan_memory_rank(p, 0, &mem);
         cr_assert_eq(mem.grads, k * one.grads, "K %d: gradients %lld, one block %lld", k,
@@ -162,7 +140,7 @@ Test(pipelined_steps, checker_refuses_a_lag_beyond_the_gradient_blocks)
 {
     struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(2, 1, 2, 25);
-    struct plan *p = build("pipelined-steps", &c, wl);
+    struct plan *p = test_build_plan("pipelined-steps", &c, wl);
     p->n_grad_slots = 1;   /* as if the lag had been set by hand, not by plan_set_lag */
     struct err e = {0};
     struct plan_verdict v;

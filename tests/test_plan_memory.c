@@ -38,17 +38,12 @@ TestSuite(plan_memory, .init = setup, .fini = teardown);
 static struct plan *build_on(const struct workload *w, const char *strategy, int devices,
                              int batch, int microbatches)
 {
-    struct err e = {0};
     struct config c;
     config_init(&c);
     c.devices = devices;
     c.batch = batch;
     c.microbatches = microbatches;
-    struct plan *p = NULL;
-    const struct strategy *s = strategy_find(strategy, &e);
-    cr_assert_not_null(s, "%s", e.msg);
-    cr_assert_eq(strategy_build(s, &c, w, &p, &e), 0, "%s: %s", strategy, e.msg);
-    return p;
+    return test_build_plan(strategy, &c, w);
 }
 
 static struct plan *build(const char *strategy, int devices, int batch, int microbatches)

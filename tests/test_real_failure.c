@@ -105,33 +105,13 @@ static int finish(const struct bg *b, double limit_s, double *took_s)
  * that entry into value[0..n). */
 static bool env_entry(pid_t pid, const char *prefix, char *value, size_t n)
 {
-    char path[64], buf[65536];
-    snprintf(path, sizeof path, "/proc/%ld/environ", (long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    for (size_t at = 0; at < len; at += strlen(buf + at) + 1)
-        if (!strncmp(buf + at, prefix, strlen(prefix))) {
-            if (value) snprintf(value, n, "%s", buf + at + strlen(prefix));
-            return true;
-        }
-    return false;
+    return test_proc_has((long)pid, "environ", prefix, true, value, n);
 }
 
 /* Whether pid's command line holds the word `word`. */
 static bool cmdline_has(pid_t pid, const char *word)
 {
-    char path[64], buf[8192];
-    snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    for (size_t at = 0; at < len; at += strlen(buf + at) + 1)
-        if (!strcmp(buf + at, word)) return true;
-    return false;
+    return test_proc_has((long)pid, "cmdline", word, false, NULL, 0);
 }
 
 /* The live processes whose command line holds word (this run's --json path),

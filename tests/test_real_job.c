@@ -35,16 +35,7 @@ static double now_s(void)
 /* Whether pid's environment holds the entry `mark` exactly. */
 static bool has_mark(long pid, const char *mark)
 {
-    char path[64], buf[65536];
-    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    for (size_t at = 0; at < len; at += strlen(buf + at) + 1)
-        if (!strcmp(buf + at, mark)) return true;
-    return false;
+    return test_proc_has(pid, "environ", mark, false, NULL, 0);
 }
 
 /* Live processes (not zombies) carrying mark, other than `except`. */

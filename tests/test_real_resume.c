@@ -30,14 +30,6 @@
 
 TEST_SUITE_WITH_TMP_DIR(resume, .timeout = 180);
 
-static void run_ok(struct run r, const char *what)
-{
-    int status = r.status;
-    cr_expect_eq(status, 0, "%s exited %d; stderr:\n%s", what, status, r.err);
-    run_free(&r);
-    cr_assert_eq(status, 0);
-}
-
 static bool same_bytes(const char *a, const char *b)
 {
     size_t na = 0, nb = 0;
@@ -53,12 +45,12 @@ static void expect_resume_bit_identical(const char *strategy)
 {
     char *a = test_tmp_path("straight.params"), *b = test_tmp_path("resumed.params"),
          *dir = test_tmp_path("ckpt");
-    run_ok(RUN("real", "--strategy", strategy, "--np", "2", "--model", MODEL, SAME, "--steps",
-               "20", "--save-params", a), "the straight run");
-    run_ok(RUN("real", "--strategy", strategy, "--np", "2", "--model", MODEL, SAME, "--steps",
-               "10", "--checkpoint-every", "10", "--checkpoint-dir", dir), "the first half");
-    run_ok(RUN("real", "--strategy", strategy, "--np", "2", "--model", MODEL, SAME, "--steps",
-               "20", "--resume", dir, "--save-params", b), "the resumed half");
+    expect_ok(RUN("real", "--strategy", strategy, "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "20", "--save-params", a), "the straight run");
+    expect_ok(RUN("real", "--strategy", strategy, "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--checkpoint-every", "10", "--checkpoint-dir", dir), "the first half");
+    expect_ok(RUN("real", "--strategy", strategy, "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "20", "--resume", dir, "--save-params", b), "the resumed half");
     cr_expect(same_bytes(a, b), "%s: resumed parameters differ from the straight run's", strategy);
 }
 
@@ -105,12 +97,12 @@ Test(resume, mirrored_on_2_resumes_on_1_worker_with_the_same_global_batch)
 {
     char *big = test_tmp_path("big.json"), *small = test_tmp_path("small.json"),
          *dir = test_tmp_path("ckpt");
-    run_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
-               "12", "--json", big), "the 2-worker run");
-    run_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
-               "10", "--checkpoint-every", "10", "--checkpoint-dir", dir), "the 2-worker half");
-    run_ok(RUN("real", "--strategy", "mirrored", "--np", "1", "--model", MODEL, SAME, "--steps",
-               "12", "--resume", dir, "--json", small), "the 1-worker resume");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "12", "--json", big), "the 2-worker run");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--checkpoint-every", "10", "--checkpoint-dir", dir), "the 2-worker half");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "1", "--model", MODEL, SAME, "--steps",
+                  "12", "--resume", dir, "--json", small), "the 1-worker resume");
     /* the same global batch from the same parameters: one worker sums what
      * two all-reduced, so the loss may differ by float reordering only */
     double want = loss_at(big, 10), got = loss_at(small, 10);
@@ -127,8 +119,8 @@ Test(resume, the_newest_two_whole_checkpoints_are_kept_and_found)
     int64_t step = -1;
     struct err e = {0};
     cr_expect_eq(checkpoint_newest(dir, path, sizeof path, &step, &e), 1, "no directory: none");
-    run_ok(RUN("real", "--strategy", "model", "--np", "2", "--model", MODEL, SAME, "--steps",
-               "20", "--checkpoint-every", "5", "--checkpoint-dir", dir), "the run");
+    expect_ok(RUN("real", "--strategy", "model", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "20", "--checkpoint-every", "5", "--checkpoint-dir", dir), "the run");
     const char *names[] = {"step-0000000005", "step-0000000010", "step-0000000015",
                            "step-0000000020"};
     for (int k = 0; k < 4; k++) {
@@ -154,7 +146,7 @@ Test(resume, a_temporary_checkpoint_directory_is_removed_after_a_successful_run)
     struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
                        "--steps", "6", "--checkpoint-every", "2");
     cr_expect(strstr(r.out, "checkpoints: 3 written"), "%s", r.out);
-    run_ok(r, "the run");
+    expect_ok(r, "the run");
     DIR *d = opendir(test_tmp_dir);
     cr_assert_not_null(d);
     for (struct dirent *de; (de = readdir(d));)
@@ -170,8 +162,9 @@ Test(resume, a_temporary_checkpoint_directory_is_removed_after_a_successful_run)
 static const char *make_checkpoint(void)
 {
     char *dir = test_tmp_path("ckpt");
-    run_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
-               "10", "--checkpoint-every", "10", "--checkpoint-dir", dir), "the checkpointed run");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--checkpoint-every", "10",
+                  "--checkpoint-dir", dir), "the checkpointed run");
     return test_tmp_path("ckpt/step-0000000010/rank-1.ckpt");
 }
 
@@ -261,11 +254,12 @@ Test(resume, an_empty_directory_is_refused)
 Test(resume, a_step_directory_names_the_checkpoint_to_resume)
 {
     char *dir = test_tmp_path("ckpt"), *json = test_tmp_path("resumed.json");
-    run_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
-               "10", "--checkpoint-every", "5", "--checkpoint-dir", dir), "the checkpointed run");
-    run_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
-               "10", "--resume", test_tmp_path("ckpt/step-0000000005/"), "--json", json),
-           "the run resumed from step 5");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--checkpoint-every", "5",
+                  "--checkpoint-dir", dir), "the checkpointed run");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--resume", test_tmp_path("ckpt/step-0000000005/"), "--json", json),
+              "the run resumed from step 5");
     cr_expect_eq(first_step_of(json), 5);
     /* the newest, step 10, leaves nothing to run: refused before the job */
     expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
@@ -278,9 +272,9 @@ Test(resume, a_step_directory_names_the_checkpoint_to_resume)
 Test(resume, compare_real_keeps_each_jobs_checkpoints_apart_and_resumes_each)
 {
     char *dir = test_tmp_path("ckpt");
-    run_ok(RUN("compare", "--mode", "real", "--strategies", "model,pipeline-1f1b", "--np", "2",
-               "--model", MODEL, SAME, "--steps", "4", "--checkpoint-every", "4",
-               "--checkpoint-dir", dir), "the compare with checkpoints");
+    expect_ok(RUN("compare", "--mode", "real", "--strategies", "model,pipeline-1f1b", "--np", "2",
+                  "--model", MODEL, SAME, "--steps", "4", "--checkpoint-every", "4",
+                  "--checkpoint-dir", dir), "the compare with checkpoints");
     const char *jobs[] = {"mirrored-np1", "model-np2", "pipeline-1f1b-np2"};
     for (int k = 0; k < 3; k++) {
         char job[1024], newest[1024];
@@ -291,8 +285,8 @@ Test(resume, compare_real_keeps_each_jobs_checkpoints_apart_and_resumes_each)
                      "%s/%s: no whole checkpoint", dir, jobs[k]);
         cr_expect_eq(step, 4);
     }
-    run_ok(RUN("compare", "--mode", "real", "--strategies", "model,pipeline-1f1b", "--np", "2",
-               "--model", MODEL, SAME, "--steps", "8", "--resume", dir), "the compare resumed");
+    expect_ok(RUN("compare", "--mode", "real", "--strategies", "model,pipeline-1f1b", "--np", "2",
+                  "--model", MODEL, SAME, "--steps", "8", "--resume", dir), "the compare resumed");
 }
 
 /* ---- asynchronous plans ----------------------------------------------------- */
@@ -315,14 +309,15 @@ static int64_t first_step_of(const char *json)
 Test(resume, ps_async_checkpoints_at_a_step_every_worker_reached_and_resumes_shrunk)
 {
     char *dir = test_tmp_path("ckpt"), *json = test_tmp_path("resumed.json");
-    run_ok(RUN("real", "--strategy", "ps-async", "--np", "2", "--model", MODEL, SAME, "--steps",
-               "10", "--checkpoint-every", "5", "--checkpoint-dir", dir), "the checkpointed run");
+    expect_ok(RUN("real", "--strategy", "ps-async", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--checkpoint-every", "5",
+                  "--checkpoint-dir", dir), "the checkpointed run");
     char newest[1024];
     int64_t step = -1;
     struct err e = {0};
     cr_assert_eq(checkpoint_newest(dir, newest, sizeof newest, &step, &e), 0, "%s", e.msg);
     cr_expect_eq(step, 5, "an asynchronous job checkpoints before its last step, not at its end");
-    run_ok(RUN("real", "--strategy", "ps-async", "--np", "1", "--model", MODEL, SAME, "--steps",
-               "10", "--resume", dir, "--json", json), "the resumed run on 1 worker");
+    expect_ok(RUN("real", "--strategy", "ps-async", "--np", "1", "--model", MODEL, SAME, "--steps",
+                  "10", "--resume", dir, "--json", json), "the resumed run on 1 worker");
     cr_expect_eq(first_step_of(json), 5);
 }

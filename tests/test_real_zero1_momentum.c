@@ -19,14 +19,6 @@
 
 TEST_SUITE_WITH_TMP_DIR(zero1_momentum, .timeout = 180);
 
-static void run_ok(struct run r, const char *what)
-{
-    int status = r.status;
-    cr_expect_eq(status, 0, "%s exited %d; stderr:\n%s", what, status, r.err);
-    run_free(&r);
-    cr_assert_eq(status, 0);
-}
-
 /* Bytes of every file under dir (du -sb). */
 static long long dir_bytes(const char *dir)
 {
@@ -40,10 +32,10 @@ static long long dir_bytes(const char *dir)
 Test(zero1_momentum, checkpoints_hold_only_the_shards_momentum_and_resume_exactly)
 {
     char *mirrored = test_tmp_path("mirrored"), *zero1 = test_tmp_path("zero1");
-    run_ok(RUN("real", "--strategy", "mirrored", SAME, "--steps", "4", "--checkpoint-every", "4",
-               "--checkpoint-dir", mirrored), "mirrored");
-    run_ok(RUN("real", "--strategy", "mirrored-zero1", SAME, "--steps", "4",
-               "--checkpoint-every", "4", "--checkpoint-dir", zero1), "mirrored-zero1");
+    expect_ok(RUN("real", "--strategy", "mirrored", SAME, "--steps", "4", "--checkpoint-every", "4",
+                  "--checkpoint-dir", mirrored), "mirrored");
+    expect_ok(RUN("real", "--strategy", "mirrored-zero1", SAME, "--steps", "4",
+                  "--checkpoint-every", "4", "--checkpoint-dir", zero1), "mirrored-zero1");
     /* 2 ranks: mirrored keeps 2 whole momentum blocks, zero1 2 halves */
     long long saved = dir_bytes(mirrored) - dir_bytes(zero1);
     long long expected = (long long)N_PARAMS * 4;
@@ -51,10 +43,10 @@ Test(zero1_momentum, checkpoints_hold_only_the_shards_momentum_and_resume_exactl
               "zero1's checkpoints are %lld bytes smaller, not about %lld", saved, expected);
 
     char *a = test_tmp_path("straight.params"), *b = test_tmp_path("resumed.params");
-    run_ok(RUN("real", "--strategy", "mirrored-zero1", SAME, "--steps", "8", "--save-params", a),
-           "the straight run");
-    run_ok(RUN("real", "--strategy", "mirrored-zero1", SAME, "--steps", "8", "--resume", zero1,
-               "--save-params", b), "the resumed run");
+    expect_ok(RUN("real", "--strategy", "mirrored-zero1", SAME, "--steps", "8", "--save-params", a),
+              "the straight run");
+    expect_ok(RUN("real", "--strategy", "mirrored-zero1", SAME, "--steps", "8", "--resume", zero1,
+                  "--save-params", b), "the resumed run");
     size_t na = 0, nb = 0;
     char *x = test_slurp_n(a, &na), *y = test_slurp_n(b, &nb);
     cr_expect(na == nb && memcmp(x, y, na) == 0, "resumed parameters differ from the straight run's");

@@ -204,10 +204,8 @@ static struct work_per_event work_of(const char *strategy, const char *model, in
     cfg.microbatches = microbatches;
     cfg.steps = steps;
     cfg.staleness = staleness;
-    struct workload *wl = NULL;
-    const struct strategy *st = strategy_find(strategy, &e);
-    cr_assert(st, "%s", e.msg);
-    cr_assert_eq(workload_parse(cfg.model, &wl, &e), 0, "%s", e.msg);
+    const struct strategy *st = test_strategy(strategy);
+    struct workload *wl = test_workload(cfg.model);
     struct sim_run run;
     cr_assert_eq(run_simulate(&cfg, st, wl, 0, NULL, &run, &e), 0, "%s", e.msg);
     const struct sim_result *r = &run.result;

@@ -25,6 +25,17 @@ static void add_step(struct span *out, size_t *n, int r, int s, double fwd_s, do
                                 .version_read = -1, .version_applied = -1};
 }
 
+/* The paces of spans[0..n), which must be n_ranks (caller frees). */
+static struct rank_pace *detect(const struct span *spans, size_t n, int n_ranks)
+{
+    struct rank_pace *p = NULL;
+    int np = 0;
+    struct err e = {0};
+    cr_assert_eq(straggler_detect(spans, n, &p, &np, &e), 0, "%s", e.msg);
+    cr_assert_eq(np, n_ranks);
+    return p;
+}
+
 Test(straggler_detect, two_ranks_one_twice_as_slow_is_named_with_exact_ratios)
 {
     struct span spans[64];
@@ -33,11 +44,7 @@ Test(straggler_detect, two_ranks_one_twice_as_slow_is_named_with_exact_ratios)
         add_step(spans, &n, 0, s, 0.010, 0.020);
         add_step(spans, &n, 1, s, 0.020, 0.040);   /* twice rank 0's */
     }
-    struct rank_pace *p = NULL;
-    int np = 0;
-    struct err e = {0};
-    cr_assert_eq(straggler_detect(spans, n, &p, &np, &e), 0, "%s", e.msg);
-    cr_assert_eq(np, 2);
+    struct rank_pace *p = detect(spans, n, 2);
     /* with two ranks "the others" is the other one: 2 and 1/2 exactly */
     cr_expect_float_eq(p[1].median_ratio, 2.0, 1e-12);
     cr_expect_float_eq(p[1].p99_ratio, 2.0, 1e-12);
@@ -60,11 +67,7 @@ Test(straggler_detect, slow_in_too_few_steps_is_not_consistent)
             double f = (r == 2 && s < 5) ? 3.0 : 1.0;
             add_step(spans, &n, r, s, 0.010 * f, 0.020 * f);
         }
-    struct rank_pace *p = NULL;
-    int np = 0;
-    struct err e = {0};
-    cr_assert_eq(straggler_detect(spans, n, &p, &np, &e), 0, "%s", e.msg);
-    cr_assert_eq(np, 4);
+    struct rank_pace *p = detect(spans, n, 4);
     cr_expect_float_eq(p[2].median_ratio, 3.0, 1e-12);
     cr_expect_eq(p[2].steps_slow, 5);
     cr_expect_not(p[2].is_straggler, "5/8 steps is under the 3/4 the rule asks");
@@ -82,11 +85,7 @@ Test(straggler_detect, median_of_the_others_ignores_one_outlier_among_five)
     size_t n = 0;
     const double fwd_s[5] = {0.010, 0.011, 0.012, 0.013, 0.040};
     for (int r = 0; r < 5; r++) add_step(spans, &n, r, 0, fwd_s[r], fwd_s[r]);
-    struct rank_pace *p = NULL;
-    int np = 0;
-    struct err e = {0};
-    cr_assert_eq(straggler_detect(spans, n, &p, &np, &e), 0, "%s", e.msg);
-    cr_assert_eq(np, 5);
+    struct rank_pace *p = detect(spans, n, 5);
     cr_expect_float_eq(p[4].median_ratio, 0.040 / 0.0115, 1e-9);
     cr_expect_float_eq(p[0].median_ratio, 0.010 / 0.0125, 1e-9);
     cr_expect(p[4].is_straggler);
@@ -100,11 +99,7 @@ Test(straggler_detect, stages_without_a_peer_are_not_judged)
         {.rank = 0, .kind = OP_FORWARD, .mb = 0, .lo = 0, .hi = 1, .start_s = 0, .end_s = 1},
         {.rank = 1, .kind = OP_FORWARD, .mb = 0, .lo = 1, .hi = 2, .start_s = 1, .end_s = 5},
     };
-    struct rank_pace *p = NULL;
-    int np = 0;
-    struct err e = {0};
-    cr_assert_eq(straggler_detect(spans, 2, &p, &np, &e), 0, "%s", e.msg);
-    cr_assert_eq(np, 2);
+    struct rank_pace *p = detect(spans, 2, 2);
     cr_expect(isnan(p[0].median_ratio) && isnan(p[1].median_ratio));
     cr_expect_not(p[1].is_straggler);
     free(p);

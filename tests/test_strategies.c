@@ -25,38 +25,14 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-/* A scenario filled by hand (config.c's defaults, without needing it). */
 static struct config scenario(const char *model, int devices, int batch, int microbatches)
 {
-    struct config c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.model, sizeof c.model, "%s", model);
-    c.devices = devices;
-    c.servers = 1;
-    c.batch = batch;
-    c.microbatches = microbatches;
-    c.chunks = 2;
-    c.bucket_mb = 25;
-    c.staleness = 4;
-    c.backup_workers = 0;
-    return c;
+    return test_config(model, devices, batch, microbatches);
 }
 
 static const struct strategy *find(const char *name)
 {
     return test_strategy(name);
-}
-
-/* The plan of strategy `name`; the workload must outlive it. */
-static struct plan *build(const char *name, const struct config *c, const struct workload *wl)
-{
-    struct err e = {0};
-    struct plan *p = NULL;
-    int rc = strategy_build(find(name), c, wl, &p, &e);
-    cr_assert_eq(rc, 0, "%s on %s, %lld devices, batch %lld, %lld microbatches: %s", name,
-                 wl->spec, c->devices, c->batch, c->microbatches, e.msg);
-    cr_assert_not_null(p);
-    return p;
 }
 
 /* A plan with the workload it was built for (its config's model). */
@@ -68,7 +44,7 @@ struct built {
 static struct built build_model(const char *name, const struct config *c)
 {
     struct built b = {.wl = test_workload(c->model)};
-    b.p = build(name, c, b.wl);
+    b.p = test_build_plan(name, c, b.wl);
     return b;
 }
 
@@ -122,27 +98,13 @@ static void assert_messages_pair(const struct plan *p)
 /* plan_check accepts p and the unit-cost run finishes. */
 static void assert_valid(const struct plan *p, const char *what)
 {
+    test_assert_plan_valid(p, what);
     struct err e = {0};
-    struct plan_verdict v;
-    cr_assert_eq(plan_check(p, &v, &e), 0, "%s: %s", what, e.msg);
-    cr_assert(v.is_valid, "%s: %d defects, first: rank %d op %d: %s", what, v.n_defects,
-              v.n_defects ? v.defects[0].rank : -1, v.n_defects ? v.defects[0].op : -1,
-              v.n_defects ? v.defects[0].msg : "");
     struct plan_times t;
     cr_assert_eq(plan_unit_run(p, &t, &e), 0, "%s: %s", what, e.msg);
     cr_assert(t.makespan > 0, "%s", what);
     plan_times_release(&t);
     assert_messages_pair(p);
-}
-
-static double unit_bubble(const struct plan *p)
-{
-    struct err e = {0};
-    struct plan_times t;
-    cr_assert_eq(plan_unit_run(p, &t, &e), 0, "%s", e.msg);
-    double bubble = plan_unit_bubble(p, &t);
-    plan_times_release(&t);
-    return bubble;
 }
 
 static const struct op *op_at(const struct plan *p, int rank, int i)
@@ -316,7 +278,7 @@ Test(strategies, every_strategy_passes_the_checker_at_every_size, .timeout = 120
             for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++)
                 for (size_t k = 0; k < (uses_mb ? 3u : 1u); k++) {
                     struct config c = scenario(model, devices[d], 256, microbatches[k]);
-                    struct plan *p = build(st->name, &c, wl);
+                    struct plan *p = test_build_plan(st->name, &c, wl);
                     char what[512];
                     snprintf(what, sizeof what, "%s on %s, %d devices, %d microbatches",
                              st->name, model, devices[d], microbatches[k]);
@@ -340,7 +302,7 @@ Test(strategies, pipelines_pass_the_checker_for_every_stage_count_and_odd_microb
             struct config c = scenario(DEEP_MLP, n, 37, m);
             for (int k = 0; k < 2; k++) {
                 const char *name = k ? "pipeline-1f1b" : "pipeline-gpipe";
-                struct plan *p = build(name, &c, wl);
+                struct plan *p = test_build_plan(name, &c, wl);
                 char what[128];
                 snprintf(what, sizeof what, "%s, %d stages, %d microbatches", name, n, m);
                 assert_valid(p, what);
@@ -360,7 +322,7 @@ Test(strategies, ps_passes_the_checker_with_several_servers_and_policies)
                 struct config c = scenario(DEFAULT_MLP, devices, 64, 1);
                 c.servers = servers;
                 c.backup_workers = k == 0 ? devices - 1 : 0;   /* ps-sync: backup policy */
-                struct plan *p = build(names[k], &c, wl);
+                struct plan *p = test_build_plan(names[k], &c, wl);
                 char what[128];
                 snprintf(what, sizeof what, "%s, %d servers, %d devices", names[k], servers,
                          devices);
@@ -379,7 +341,7 @@ Test(strategies, one_device_is_the_single_device_step_for_every_strategy)
     for (size_t s = 0; s < strategy_count; s++) {
         const struct strategy *st = strategy_registry[s];
         struct config c = scenario(DEEP_MLP, 1, 256, 4);   /* microbatches 4 is ignored */
-        struct plan *p = build(st->name, &c, wl);
+        struct plan *p = test_build_plan(st->name, &c, wl);
         cr_assert_eq(p->n_workers, 1);
         const struct op *fwd = op_at(p, 0, 0);
         cr_assert_eq(fwd->kind, OP_FORWARD, "%s", st->name);
@@ -424,7 +386,7 @@ Test(strategies, compute_flops_per_step_are_equal_across_strategies)
                 struct config c = scenario(DEEP_MLP, devices[d], batch, 4);
                 /* interleaved: microbatches in groups of one per device */
                 if (!strcmp(st->name, "pipeline-interleaved")) c.microbatches = 4 * devices[d];
-                struct plan *p = build(st->name, &c, wl);
+                struct plan *p = test_build_plan(st->name, &c, wl);
                 /* zero-bubble's backward comes in two halves that sum to it */
                 double got = total_flops(p, OP_FORWARD) + total_flops(p, OP_BACKWARD) +
                              total_flops(p, OP_BACKWARD_INPUT) + total_flops(p, OP_BACKWARD_WEIGHT);
@@ -454,7 +416,7 @@ Test(strategies, batch_of_10_over_3_devices_is_4_3_3)
     const char *names[] = {"mirrored", "ps-sync", "ps-async", "ps-ssp"};
     for (size_t k = 0; k < 4; k++) {
         struct config c = scenario(DEFAULT_MLP, 3, 10, 1);
-        struct plan *p = build(names[k], &c, wl);
+        struct plan *p = test_build_plan(names[k], &c, wl);
         for (int r = 0; r < 3; r++) {
             cr_assert_eq(op_at(p, r, 0)->kind, OP_FORWARD);
             cr_assert_eq(op_at(p, r, 0)->n_samples, expected[r], "%s rank %d", names[k], r);
@@ -463,7 +425,7 @@ Test(strategies, batch_of_10_over_3_devices_is_4_3_3)
     }
     /* microbatches split the same way: 10 samples in 3 microbatches */
     struct config c = scenario(DEFAULT_MLP, 2, 10, 3);
-    struct plan *p = build("pipeline-gpipe", &c, wl);
+    struct plan *p = test_build_plan("pipeline-gpipe", &c, wl);
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(op_at(p, 0, 2 * i)->kind, OP_FORWARD);
         cr_assert_eq(op_at(p, 0, 2 * i)->mb, i);
@@ -527,7 +489,7 @@ Test(strategies, mirrored_buckets_match_a_count_by_hand)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
         c.bucket_mb = cases[k].bucket_mb;
-        struct plan *p = build("mirrored", &c, wl);
+        struct plan *p = test_build_plan("mirrored", &c, wl);
         int lo[8], hi[8];
         int n = buckets_of(p, lo, hi, 8);
         cr_assert_eq(n, cases[k].n, "bucket %g MiB: %d buckets, expected %d", c.bucket_mb, n,
@@ -581,7 +543,7 @@ Test(strategies, mirrored_bucket_zero_is_one_allreduce_after_the_whole_backward)
     for (int n = 2; n <= 16; n *= 2) {
         struct config c = scenario(DEFAULT_MLP, n, 256, 1);
         c.bucket_mb = 0;
-        struct plan *p = build("mirrored", &c, wl);
+        struct plan *p = test_build_plan("mirrored", &c, wl);
         for (int r = 0; r < n; r++) {
             cr_assert_eq(p->ranks[r].ops.len, 4);
             cr_assert_eq(op_at(p, r, 0)->kind, OP_FORWARD);
@@ -638,7 +600,7 @@ Test(strategies, ps_shards_cover_every_layer_once_balanced_as_by_hand)
         struct workload *wl = test_workload(cases[k].model);
         struct config c = scenario(cases[k].model, 3, 30, 1);
         c.servers = cases[k].n;
-        struct plan *p = build("ps-async", &c, wl);
+        struct plan *p = test_build_plan("ps-async", &c, wl);
         assert_shards(p, cases[k].bounds, cases[k].n);
         plan_free(p);
         workload_free(wl);
@@ -680,18 +642,18 @@ Test(strategies, ps_policies_follow_the_options)
     struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(DEFAULT_MLP, 4, 64, 1);
     c.staleness = 7;
-    struct plan *p = build("ps-sync", &c, wl);
+    struct plan *p = test_build_plan("ps-sync", &c, wl);
     cr_assert_eq(p->policy, POLICY_SYNC);
     plan_free(p);
     c.backup_workers = 3;
-    p = build("ps-sync", &c, wl);
+    p = test_build_plan("ps-sync", &c, wl);
     cr_assert_eq(p->policy, POLICY_BACKUP);
     cr_assert_eq(p->policy_arg, 3);
     plan_free(p);
-    p = build("ps-async", &c, wl);
+    p = test_build_plan("ps-async", &c, wl);
     cr_assert_eq(p->policy, POLICY_ASYNC);
     plan_free(p);
-    p = build("ps-ssp", &c, wl);
+    p = test_build_plan("ps-ssp", &c, wl);
     cr_assert_eq(p->policy, POLICY_SSP);
     cr_assert_eq(p->policy_arg, 7);
     plan_free(p);
@@ -732,7 +694,7 @@ Test(strategies, model_stages_are_balanced_by_flops_as_by_hand)
         struct config c = scenario(cases[k].model, cases[k].n, 32, 4);
         for (int j = 0; j < 3; j++) {
             const char *name = j == 0 ? "model" : j == 1 ? "pipeline-gpipe" : "pipeline-1f1b";
-            struct plan *p = build(name, &c, wl);
+            struct plan *p = test_build_plan(name, &c, wl);
             for (int i = 0; i < cases[k].n; i++) {
                 int lo, hi;
                 stage_layers(p, i, &lo, &hi);
@@ -795,9 +757,9 @@ Test(strategies, pipeline_bubble_matches_the_closed_form)
         struct workload *wl = test_workload(cases[k].model);
         struct config c = scenario(cases[k].model, cases[k].p, 64, cases[k].m);
         double expected = (double)(cases[k].p - 1) / (cases[k].m + cases[k].p - 1);
-        struct plan *gpipe = build("pipeline-gpipe", &c, wl);
-        struct plan *ofob = build("pipeline-1f1b", &c, wl);
-        double b_gpipe = unit_bubble(gpipe), b_1f1b = unit_bubble(ofob);
+        struct plan *gpipe = test_build_plan("pipeline-gpipe", &c, wl);
+        struct plan *ofob = test_build_plan("pipeline-1f1b", &c, wl);
+        double b_gpipe = test_unit_bubble(gpipe), b_1f1b = test_unit_bubble(ofob);
         cr_assert(fabs(b_gpipe - expected) <= 1e-12, "gpipe p=%d m=%d: %.15f, expected %.15f",
                   cases[k].p, cases[k].m, b_gpipe, expected);
         cr_assert(fabs(b_1f1b - expected) <= 1e-12, "1f1b p=%d m=%d: %.15f, expected %.15f",
@@ -808,8 +770,8 @@ Test(strategies, pipeline_bubble_matches_the_closed_form)
     }
     struct workload *wl = test_workload(UNIFORM_MLP);
     struct config c = scenario(UNIFORM_MLP, 4, 64, 1);
-    struct plan *model = build("model", &c, wl);
-    cr_assert(fabs(unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", unit_bubble(model));
+    struct plan *model = test_build_plan("model", &c, wl);
+    cr_assert(fabs(test_unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", test_unit_bubble(model));
     plan_free(model);
     workload_free(wl);
 }
@@ -837,8 +799,8 @@ Test(strategies, pipeline_1f1b_keeps_at_most_n_minus_i_microbatches_in_flight)
     for (int n = 2; n <= 16; n *= 2)
         for (int m = 1; m <= 16; m *= 2) {
             struct config c = scenario(DEEP_MLP, n, 64, m);
-            struct plan *ofob = build("pipeline-1f1b", &c, wl);
-            struct plan *gpipe = build("pipeline-gpipe", &c, wl);
+            struct plan *ofob = test_build_plan("pipeline-1f1b", &c, wl);
+            struct plan *gpipe = test_build_plan("pipeline-gpipe", &c, wl);
             for (int i = 0; i < n; i++) {
                 int bound = n - i < m ? n - i : m;
                 cr_assert_eq(max_in_flight(ofob, i), bound, "1f1b n=%d m=%d stage %d", n, m, i);
@@ -854,8 +816,8 @@ Test(strategies, pipeline_backward_order_is_reverse_for_gpipe_and_forward_for_1f
 {
     struct workload *wl = test_workload(UNIFORM_MLP);
     struct config c = scenario(UNIFORM_MLP, 4, 64, 8);
-    struct plan *gpipe = build("pipeline-gpipe", &c, wl);
-    struct plan *ofob = build("pipeline-1f1b", &c, wl);
+    struct plan *gpipe = test_build_plan("pipeline-gpipe", &c, wl);
+    struct plan *ofob = test_build_plan("pipeline-1f1b", &c, wl);
     cr_assert_eq(gpipe->n_microbatches, 8);
     for (int i = 0; i < 4; i++) {
         int g = 7, o = 0, fwd_g = 0, fwd_o = 0;
@@ -959,7 +921,7 @@ Test(strategies, more_stages_than_layers_is_refused_naming_devices)
     assert_input_error("pipeline-1f1b", &c, "--devices 8 exceeds the model's 4 layers");
     c.devices = 4;   /* as many stages as layers is fine */
     struct workload *wl = test_workload(DEFAULT_MLP);
-    plan_free(build("model", &c, wl));
+    plan_free(test_build_plan("model", &c, wl));
     workload_free(wl);
 }
 
@@ -984,7 +946,7 @@ Test(strategies, more_microbatches_than_samples_is_refused_naming_microbatches)
     assert_input_error("pipeline-gpipe", &c, "--microbatches: 0 is not allowed");
     c.microbatches = 256;   /* one sample each is fine */
     struct workload *wl = test_workload(DEFAULT_MLP);
-    plan_free(build("pipeline-1f1b", &c, wl));
+    plan_free(test_build_plan("pipeline-1f1b", &c, wl));
     workload_free(wl);
 }
 
@@ -1054,7 +1016,7 @@ Test(strategies, zero1_passes_the_checker_for_devices_and_microbatches)
             for (double bucket_mb = 0; bucket_mb <= 0.5; bucket_mb += 0.25) {
                 struct config c = scenario(DEFAULT_MLP, devices[d], 256, microbatches[m]);
                 c.bucket_mb = bucket_mb;
-                struct plan *p = build("mirrored-zero1", &c, wl);
+                struct plan *p = test_build_plan("mirrored-zero1", &c, wl);
                 char what[128];
                 snprintf(what, sizeof what, "mirrored-zero1, %d devices, %d microbatches, "
                          "bucket %g MiB", devices[d], microbatches[m], bucket_mb);
@@ -1073,8 +1035,8 @@ Test(strategies, zero1_scatters_each_bucket_after_its_backward_and_gathers_after
     struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
     c.bucket_mb = 0.25;
-    struct plan *p = build("mirrored-zero1", &c, wl);
-    struct plan *mirrored = build("mirrored", &c, wl);
+    struct plan *p = test_build_plan("mirrored-zero1", &c, wl);
+    struct plan *mirrored = test_build_plan("mirrored", &c, wl);
     for (int r = 0; r < 4; r++) {
         int n_rs = count_ops(p, r, OP_REDUCE_SCATTER);
         cr_assert_eq(n_rs, count_ops(mirrored, r, OP_ALLREDUCE), "mirrored's buckets");
@@ -1113,7 +1075,8 @@ Test(strategies, zero1_momentum_per_device_is_one_nth_of_mirrored)
         for (int bucket = 0; bucket < 2; bucket++) {
             struct config c = scenario(UNIFORM_MLP, n, 64, 1);
             c.bucket_mb = bucket ? 0.01 : 0;   /* one bucket; or one a layer (16.6 KB each) */
-            struct plan *z = build("mirrored-zero1", &c, wl), *m = build("mirrored", &c, wl);
+            struct plan *z = test_build_plan("mirrored-zero1", &c, wl);
+            struct plan *m = test_build_plan("mirrored", &c, wl);
             struct plan_memory mz, mm;
             plan_memory_max(z, &mz);
             plan_memory_max(m, &mm);
@@ -1137,7 +1100,7 @@ Test(strategies, zero1_largest_shard_is_the_last_members)
     struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
     c.bucket_mb = 0;
-    struct plan *p = build("mirrored-zero1", &c, wl);
+    struct plan *p = test_build_plan("mirrored-zero1", &c, wl);
     struct plan_memory m0, m3, most;
     plan_memory_rank(p, 0, &m0);
     plan_memory_rank(p, 3, &m3);
@@ -1166,7 +1129,7 @@ Test(strategies, hybrid_passes_the_checker_for_devices_replicas_and_microbatches
                         struct config c = scenario(DEEP_MLP, devices[d], 256, microbatches[m]);
                         c.dp = dp;
                         c.bucket_mb = bucket ? 0.01 : 25;   /* a bucket a layer, or one */
-                        struct plan *p = build(layer_split[s], &c, wl);
+                        struct plan *p = test_build_plan(layer_split[s], &c, wl);
                         char what[160];
                         snprintf(what, sizeof what, "%s, %d devices, --dp %d, %d microbatches, "
                                  "bucket %g MiB", layer_split[s], devices[d], dp,
@@ -1198,8 +1161,8 @@ Test(strategies, hybrid_bubble_is_its_pipelines_bubble)
         double expected = (double)(cases[k].p - 1) / (cases[k].m + cases[k].p - 1);
         const char *names[] = {"pipeline-gpipe", "pipeline-1f1b"};
         for (int s = 0; s < 2; s++) {
-            struct plan *p = build(names[s], &c, wl);
-            double got = unit_bubble(p);
+            struct plan *p = test_build_plan(names[s], &c, wl);
+            double got = test_unit_bubble(p);
             cr_assert(fabs(got - expected) <= 1e-12, "%s p=%d m=%d dp=%d: %.15f, expected %.15f",
                       names[s], cases[k].p, cases[k].m, cases[k].dp, got, expected);
             plan_free(p);
@@ -1209,8 +1172,8 @@ Test(strategies, hybrid_bubble_is_its_pipelines_bubble)
     struct workload *wl = test_workload(UNIFORM_MLP);
     struct config c = scenario(UNIFORM_MLP, 8, 64, 1);
     c.dp = 2;
-    struct plan *model = build("model", &c, wl);
-    cr_assert(fabs(unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", unit_bubble(model));
+    struct plan *model = test_build_plan("model", &c, wl);
+    cr_assert(fabs(test_unit_bubble(model) - 3.0 / 4.0) <= 1e-12, "%.15f", test_unit_bubble(model));
     plan_free(model);
     workload_free(wl);
 }
@@ -1223,7 +1186,7 @@ Test(strategies, hybrid_ranks_groups_and_batch_shares_follow_the_grid)
     struct workload *wl = test_workload(UNIFORM_MLP);
     struct config c = scenario(UNIFORM_MLP, 6, 10, 1);
     c.dp = 3;
-    struct plan *p = build("pipeline-1f1b", &c, wl);
+    struct plan *p = test_build_plan("pipeline-1f1b", &c, wl);
     cr_assert_eq(p->n_workers, 6);
     cr_assert_eq(p->groups.len, 2);
     for (int i = 0; i < 2; i++) {
