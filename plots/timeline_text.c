@@ -83,7 +83,7 @@ static bool rows_differ(const struct row_steps *st, const char *used, int n_rows
 {
     int first = -1;
     for (int r = 0; r < n_rows; r++) {
-        if (!used[r]) continue;
+        if (used[r] != 1) continue;   /* a row drawn for a death alone has no steps */
         if (first < 0) first = r;
         else if (st[r].lo != st[first].lo || st[r].hi != st[first].hi) return true;
     }
@@ -132,7 +132,9 @@ static void paint_marks(const struct timeline_marks *m, const struct timeline_vi
     int n_rows = 2 * n_ranks;
     for (size_t i = 0; i < m->deaths.len; i++) {
         const struct tl_death *d = &m->deaths.items[i];
-        if (d->rank >= 0 && d->rank < n_ranks && d->time_s < v->end_s) used[2 * d->rank] = 1;
+        /* 2: drawn for the death alone (no step of its own to say) */
+        if (d->rank >= 0 && d->rank < n_ranks && d->time_s < v->end_s && !used[2 * d->rank])
+            used[2 * d->rank] = 2;
     }
     for (size_t i = 0; i < m->gaps.len; i++) {
         const struct tl_gap *g = &m->gaps.items[i];
@@ -250,7 +252,7 @@ void timeline_print_view(FILE *out, const struct span *spans, size_t n, int n_ra
             char *g = &grid[(size_t)row * (size_t)width + (size_t)c];
             if (*g == '.') *g = 'x';
         }
-        used[row] = 1;
+        if (!used[row]) used[row] = 2;   /* drawn, with no steps of its own */
         has_dead = true;
     }
     fprintf(out, "timeline, one column = %.3g %s (", per_col,
@@ -270,9 +272,10 @@ void timeline_print_view(FILE *out, const struct span *spans, size_t n, int n_ra
         char name[32];
         snprintf(name, sizeof name, "rank %d %s", row / 2, row % 2 ? "comm" : "compute");
         fprintf(out, "  %-*s|%.*s|", label - 2, name, width, grid + (size_t)row * (size_t)width);
-        if (say_steps && st[row].lo == st[row].hi)
+        bool has_steps = say_steps && used[row] == 1;
+        if (has_steps && st[row].lo == st[row].hi)
             fprintf(out, " step %lld", (long long)st[row].lo);
-        else if (say_steps)
+        else if (has_steps)
             fprintf(out, " steps %lld-%lld", (long long)st[row].lo, (long long)st[row].hi);
         fputc('\n', out);
         shown++;
