@@ -1,6 +1,7 @@
 /* timeline-<strategy>.*: a Gantt chart of a trace, the picture of a
  * schedule: what every rank's streams did when, and where they waited. */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,6 +37,33 @@ static int number_rows(const struct span *spans, size_t n, int n_ranks, const st
     return rows;
 }
 
+/* Each drawn row's lowest and highest step (lo > hi: a row drawn for a
+ * death alone). True when rows differ: asynchronous workers each count
+ * their own steps, and each row's label then says its own, as the text
+ * timeline's rows do. */
+static bool row_steps(const struct span *spans, size_t n, int n_ranks, const struct window *w,
+                      int64_t *lo, int64_t *hi)
+{
+    for (int i = 0; i < 2 * n_ranks; i++) {
+        lo[i] = INT64_MAX;
+        hi[i] = INT64_MIN;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct span *sp = &spans[i];
+        if (!is_drawn(sp, n_ranks, w)) continue;
+        int row = 2 * sp->rank + (sp->stream ? 1 : 0);
+        if (sp->step < lo[row]) lo[row] = sp->step;
+        if (sp->step > hi[row]) hi[row] = sp->step;
+    }
+    int first = -1;
+    for (int i = 0; i < 2 * n_ranks; i++) {
+        if (lo[i] > hi[i]) continue;
+        if (first < 0) first = i;
+        else if (lo[i] != lo[first] || hi[i] != hi[first]) return true;
+    }
+    return false;
+}
+
 /* A block per op kind present (so the key names each kind once), each span
  * "start_s end_s row mb step", cut to the window. */
 /* Returns the number of blocks written. */
@@ -64,9 +92,25 @@ static int write_data(struct text *dat, const struct span *spans, size_t n, int 
     return block;
 }
 
+/* The rows' labels as gnuplot's ytics: "rank 1 compute", and the row's
+ * steps when rows differ (lo NULL: they do not). */
+static void write_ytics(struct text *gp, int n_ranks, const int *y, const int64_t *lo,
+                        const int64_t *hi)
+{
+    for (int i = 0, shown = 0; i < 2 * n_ranks; i++) {
+        if (y[i] < 0) continue;
+        text_printf(gp, "%s'rank %d %s", shown++ ? ", " : "", i / 2, i % 2 ? "comm" : "compute");
+        if (lo && lo[i] == hi[i]) text_printf(gp, ", step %lld", (long long)lo[i]);
+        else if (lo && lo[i] < hi[i])
+            text_printf(gp, ", steps %lld-%lld", (long long)lo[i], (long long)hi[i]);
+        text_printf(gp, "' %d", y[i]);
+    }
+}
+
 static void write_script(struct text *gp, const char *name, const char *strategy, int n_ranks,
-                         const struct window *w, int rows, const int *y, const bool *has_kind,
-                         const struct gantt_marks *g, const char *scenario)
+                         const struct window *w, int rows, const int *y, const int64_t *lo,
+                         const int64_t *hi, const bool *has_kind, const struct gantt_marks *g,
+                         const char *scenario)
 {
     struct time_unit u = time_unit_for(w->end_s);
     int all_rows = rows + (g->lost_row >= 0);
@@ -81,10 +125,7 @@ static void write_script(struct text *gp, const char *name, const char *strategy
                 w->begin_s * u.per_s, w->end_s * u.per_s);
     /* Row 0 (rank 0's compute) on top, as `strata sim --timeline` prints it. */
     text_printf(gp, "    set yrange [%d.5:-0.5]\n    set ytics (", all_rows - 1);
-    for (int i = 0, shown = 0; i < 2 * n_ranks; i++)
-        if (y[i] >= 0)
-            text_printf(gp, "%s'rank %d %s' %d", shown++ ? ", " : "", i / 2,
-                        i % 2 ? "comm" : "compute", y[i]);
+    write_ytics(gp, n_ranks, y, lo, hi);
     if (g->lost_row >= 0) text_printf(gp, ", 'lost/redone' %d", g->lost_row);
     text_printf(gp, ")\n    set ytics nomirror\n    set grid xtics\n"
                     "    set key outside bottom center horizontal\n");
@@ -133,10 +174,16 @@ int plot_timeline_marked(const struct span *spans, size_t n, int n_ranks, const 
         return err_set(e, ERR_INPUT, "timeline of %s: nothing to draw (%d ranks, %g to %g s)",
                        strategy, n_ranks, t_begin_s, t_end_s);
     int *y = malloc(sizeof *y * 2 * (size_t)n_ranks);
-    if (!y) return err_set(e, ERR_NOMEM, "timeline of %s: out of memory", strategy);
+    int64_t *lo = malloc(sizeof *lo * 4 * (size_t)n_ranks), *hi = lo ? lo + 2 * n_ranks : NULL;
+    if (!y || !lo) {
+        free(y);
+        free(lo);
+        return err_set(e, ERR_NOMEM, "timeline of %s: out of memory", strategy);
+    }
     int rows = number_rows(spans, n, n_ranks, &w, marks, y);
     if (rows == 0) {
         free(y);
+        free(lo);
         return err_set(e, ERR_INPUT, "timeline of %s: no span takes time between %g and %g s "
                        "(nothing to draw)", strategy, t_begin_s, t_end_s);
     }
@@ -152,8 +199,11 @@ int plot_timeline_marked(const struct span *spans, size_t n, int n_ranks, const 
     struct gantt_marks g;
     int blocks = write_data(&dat, spans, n, n_ranks, &w, y, has_kind);
     gantt_marks_data(&dat, marks, n_ranks, t_begin_s, t_end_s, y, rows, blocks, &g);
-    write_script(&gp, name, strategy, n_ranks, &w, rows, y, has_kind, &g, o->title);
+    bool is_own_steps = row_steps(spans, n, n_ranks, &w, lo, hi);
+    write_script(&gp, name, strategy, n_ranks, &w, rows, y, is_own_steps ? lo : NULL, hi,
+                 has_kind, &g, o->title);
     int rc = plot_render(o, name, &dat, &gp, e);
     free(y);
+    free(lo);
     return rc;
 }

@@ -330,3 +330,26 @@ Test(timeline_failures, html_page_timeline_has_the_failure_legend)
     free(page);
     run_free(&r);
 }
+
+/* Asynchronous workers on the Gantt chart: each row's label says its own
+ * steps when they differ, as the text timeline's rows do; in lockstep, none. */
+Test(timeline_failures, gantt_rows_name_their_own_steps_when_they_differ)
+{
+    struct span s[] = {
+        {.rank = 0, .kind = OP_FORWARD, .step = 0, .start_s = 0, .end_s = 1},
+        {.rank = 0, .kind = OP_FORWARD, .step = 1, .start_s = 1, .end_s = 2},
+        {.rank = 1, .kind = OP_FORWARD, .step = 0, .start_s = 0, .end_s = 2},
+    };
+    struct plot_opts o = {test_tmp_dir, false, ""};
+    struct err e = {0};
+    cr_assert_eq(plot_timeline(s, 3, 2, "ps-async", 2, &o, &e), 0, "%s", e.msg);
+    char *gp = test_slurp(test_tmp_path("timeline-ps-async.gp"));
+    cr_expect(strstr(gp, "ytics ('rank 0 compute, steps 0-1' 0, 'rank 1 compute, step 0' 1)"),
+              "%s", gp);
+    free(gp);
+    s[1].step = 0;
+    cr_assert_eq(plot_timeline(s, 3, 2, "mirrored", 2, &o, &e), 0, "%s", e.msg);
+    gp = test_slurp(test_tmp_path("timeline-mirrored.gp"));
+    cr_expect(strstr(gp, "ytics ('rank 0 compute' 0, 'rank 1 compute' 1)"), "%s", gp);
+    free(gp);
+}
