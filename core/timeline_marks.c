@@ -55,14 +55,22 @@ bool timeline_marks_any(const struct timeline_marks *m)
     return false;
 }
 
-/* The time a gone rank stops drawing: its first death with is_gone, or
- * INFINITY. O(deaths) a span: deaths are few where spans are kept. */
-static double gone_from_s(const struct timeline_marks *m, int rank)
+/* When each rank of spans[0..n) stops drawing: its first death with
+ * is_gone, else INFINITY. [n_ranks] (*n_ranks set), caller frees; NULL when
+ * out of memory. */
+static double *gone_from_s(const struct timeline_marks *m, const struct span *spans, size_t n,
+                           int32_t *n_ranks)
 {
-    double t = INFINITY;
+    *n_ranks = 0;
+    for (size_t i = 0; i < n; i++)
+        if (spans[i].rank >= *n_ranks) *n_ranks = spans[i].rank + 1;
+    double *t = malloc(((size_t)*n_ranks + 1) * sizeof *t);
+    if (!t) return NULL;
+    for (int32_t r = 0; r < *n_ranks; r++) t[r] = INFINITY;
     for (size_t i = 0; i < m->deaths.len; i++) {
         const struct tl_death *d = &m->deaths.items[i];
-        if (d->rank == rank && d->is_gone && d->time_s < t) t = d->time_s;
+        if (d->is_gone && d->rank >= 0 && d->rank < *n_ranks && d->time_s < t[d->rank])
+            t[d->rank] = d->time_s;
     }
     return t;
 }
@@ -78,8 +86,10 @@ int timeline_marks_lay(struct timeline_marks *m, const struct span *spans, size_
         if (spans[i].step >= n_steps) n_steps = spans[i].step + 1;
     size_t *first = calloc((size_t)n_steps + 1, sizeof *first);
     size_t *order = malloc((n ? n : 1) * sizeof *order);
+    int32_t n_ranks;
+    double *gone_s = gone_from_s(m, spans, n, &n_ranks);
     int rc = 0;
-    if (!first || !order) {
+    if (!first || !order || !gone_s) {
         rc = err_set(e, ERR_NOMEM, "timeline marks: out of memory");
         goto out;
     }
@@ -108,9 +118,9 @@ int timeline_marks_lay(struct timeline_marks *m, const struct span *spans, size_
              * only what ran before */
             if (run->is_lost && s.start_s >= run->end_s) continue;
             if (run->is_lost && s.end_s > run->end_s) s.end_s = run->end_s;
-            double gone_s = gone_from_s(m, s.rank);
-            if (s.start_s >= gone_s) continue;
-            if (s.end_s > gone_s) s.end_s = gone_s;
+            double gone = s.rank >= 0 ? gone_s[s.rank] : INFINITY;
+            if (s.start_s >= gone) continue;
+            if (s.end_s > gone) s.end_s = gone;
             if (m->laid.len >= TL_MAX_LAID) {
                 m->n_dropped++;
                 continue;
@@ -122,6 +132,7 @@ int timeline_marks_lay(struct timeline_marks *m, const struct span *spans, size_
 out:
     free(first);
     free(order);
+    free(gone_s);
     return rc;
 }
 
