@@ -11,6 +11,18 @@
  * span: 1e6 spans are 80 MB). */
 #define RUN_MAX_KEPT_SPANS 1000000
 
+/* The charts' failures: continue's death from the event loop (its trace is
+ * the run's), and restart's and shrink's spans laid over their time line. */
+static int lay_marks(struct sim_run *run, struct err *e)
+{
+    struct timeline_marks *m = &run->marks;
+    if (run->result.failed)
+        TRY(timeline_marks_add_death(m, run->result.failed_rank, run->result.failure_time_s,
+                                     true, e));
+    if (!timeline_marks_has_runs(m)) return 0;
+    return timeline_marks_lay(m, run->trace.spans.items, run->trace.spans.len, e);
+}
+
 int run_simulate(const struct config *cfg, const struct strategy *st, const struct workload *wl,
                  int keep_steps, struct run_numerics *numerics, struct sim_run *run,
                  struct err *e)
@@ -43,6 +55,7 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     setup.plan = run->plan;
     struct run_failures rf;
     int rc = run_failures_prepare(cfg, &setup, &rf, e);
+    if (keep_steps) rf.marks = &run->marks;   /* a chart will be drawn */
     struct analysis *a = rc == 0 ? analysis_create(run->plan, setup.steps, e) : NULL;
     if (rc == 0 && !a) rc = e->code;
     if (rc == 0)
@@ -57,6 +70,7 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     analysis_free(a);
     if (rc == 0) run_failures_report(&rf, &run->result, cfg, &run->report);
     run_failures_release(&rf);
+    if (rc == 0 && keep_steps) rc = lay_marks(run, e);
     TRY(rc);
 
     struct report *r = &run->report;
@@ -74,6 +88,7 @@ void run_release(struct sim_run *run)
 {
     report_release(&run->report);
     trace_release(&run->trace);
+    timeline_marks_release(&run->marks);
     plan_free(run->plan);
     run->plan = NULL;
 }
@@ -144,4 +159,14 @@ bool run_exceeds_memory(const struct sim_run *run)
 {
     int64_t cap = run->cluster.device.mem_bytes;
     return cap > 0 && run->report.memory_bytes_per_device.peak > cap;
+}
+
+const struct span *run_drawn_spans(const struct sim_run *run, size_t *n)
+{
+    if (timeline_marks_has_runs(&run->marks)) {
+        *n = run->marks.laid.len;
+        return run->marks.laid.items;
+    }
+    *n = run->trace.spans.len;
+    return run->trace.spans.items;
 }

@@ -9,6 +9,7 @@
 
 #include "../core/config.h"
 #include "../core/report.h"
+#include "../core/timeline_marks.h"
 #include "../core/trace.h"
 #include "../sim/cluster.h"
 #include "../sim/simulate.h"
@@ -24,6 +25,9 @@ struct sim_run {
     struct sim_result result;
     struct report report;
     struct trace trace;         /* kept spans: the first keep_steps steps */
+    struct timeline_marks marks;   /* failures on the timeline, when spans are kept:
+                                    * marks.laid is what the charts draw when
+                                    * timeline_marks_has_runs (run_drawn_spans) */
 };
 
 struct run_numerics;   /* bench/run_numerics.h: what a command's numerics runs share */
@@ -38,6 +42,11 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
                  int keep_steps, struct run_numerics *numerics, struct sim_run *run,
                  struct err *e);
 void run_release(struct sim_run *run);
+
+/* The spans a chart of run draws: the kept trace, or, when failures were
+ * replayed over it (restart, shrink), the trace laid over the job's time
+ * line (run->marks.laid). */
+const struct span *run_drawn_spans(const struct sim_run *run, size_t *n);
 
 /* The baseline's scenario (docs/metrics.md): cfg on one device (--devices
  * and --np 1) with strategy_baseline(), the same model, batch and cluster,

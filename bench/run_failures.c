@@ -111,6 +111,7 @@ int run_failures_replay(struct run_failures *rf, const struct config *cfg,
         .step_s = rf->step_end_s,
         .step_times = rf->policy == FAILURE_SHRINK ? shrunk_step_times : NULL,
         .ctx = &sh,
+        .marks = rf->marks,
     };
     int rc = failure_timeline(&fs, &rf->outcome, e);
     free(sh.step_s);

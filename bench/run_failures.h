@@ -20,6 +20,8 @@ struct run_failures {
     struct failure_spec spec; /* --fail */
     double *step_end_s;       /* [steps + 1] (what numerics wants), owned: the step ends */
     struct failure_outcome outcome;   /* the timeline's, when is_timeline */
+    struct timeline_marks *marks;     /* the caller's, where the replay records the
+                                       * timeline for the charts; NULL = not wanted */
 };
 
 /* Resolves --on-failure for the plan in setup and sets the setup's
@@ -30,7 +32,8 @@ int run_failures_prepare(const struct config *cfg, struct sim_setup *setup,
                          struct run_failures *rf, struct err *e);
 
 /* After the event loop: the timeline (when is_timeline) over its step
- * times; shrink simulates the plan of st again on fewer workers. */
+ * times, recorded in rf->marks when set; shrink simulates the plan of st
+ * again on fewer workers. */
 int run_failures_replay(struct run_failures *rf, const struct config *cfg,
                         const struct strategy *st, const struct workload *wl,
                         const struct sim_setup *setup, const struct sim_result *res,

@@ -26,15 +26,19 @@ int outputs_timeline_steps(const struct config *cfg, int64_t *first, int64_t *la
     return 0;
 }
 
-void outputs_window_of(const struct trace *t, int n_ranks, bool is_async, int64_t first,
-                       int64_t last, double *begin_s, double *end_s)
+void outputs_window_of(const struct sim_run *run, int64_t first, int64_t last, double *begin_s,
+                       double *end_s)
 {
+    int n_ranks = run->plan->n_ranks;
+    bool is_async = policy_is_async(run->plan->policy);
+    size_t n_spans;
+    const struct span *spans = run_drawn_spans(run, &n_spans);
     *begin_s = *end_s = 0;
     double *rank_end = calloc((size_t)(n_ranks > 0 ? n_ranks : 1), sizeof *rank_end);
     if (!rank_end) return;   /* out of memory: an empty window, "nothing to draw" */
     bool any = false;
-    for (size_t i = 0; i < t->spans.len; i++) {
-        const struct span *s = &t->spans.items[i];
+    for (size_t i = 0; i < n_spans; i++) {
+        const struct span *s = &spans[i];
         if (s->step < first || s->step > last || !(s->end_s > s->start_s)) continue;
         if (!any || s->start_s < *begin_s) *begin_s = s->start_s;
         any = true;
@@ -134,20 +138,17 @@ int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
 
 void outputs_timeline(const struct sim_run *run)
 {
-    const struct trace *t = &run->trace;
+    size_t n_spans;
+    const struct span *spans = run_drawn_spans(run, &n_spans);
     int64_t first, last;
     struct err e = {0};
     if (outputs_timeline_steps(&run->cfg, &first, &last, &e) < 0) {   /* checked before the run */
         first = 0;
         last = OUTPUTS_TIMELINE_STEPS - 1;
     }
-    struct timeline_view v = {.dead_rank = -1};
-    outputs_window_of(t, run->plan->n_ranks, policy_is_async(run->plan->policy), first, last,
-                      &v.begin_s, &v.end_s);
-    if (run->result.failed) {
-        v.dead_rank = run->result.failed_rank;
-        v.dead_from_s = run->result.failure_time_s;
-    }
+    /* failures (continue's death too) come with the run's marks */
+    struct timeline_view v = {.dead_rank = -1, .marks = &run->marks};
+    outputs_window_of(run, first, last, &v.begin_s, &v.end_s);
     /* On the ideal cluster, one time unit a column when it fits: the
      * textbook picture, as `strata schedule` draws it. */
     int cols = timeline_width();
@@ -159,7 +160,7 @@ void outputs_timeline(const struct sim_run *run)
                run->cluster.is_ideal ? "units" : "s");
     else
         printf("\n%s, first %d steps: ", run->report.strategy, OUTPUTS_TIMELINE_STEPS);
-    timeline_print_view(stdout, t->spans.items, t->spans.len, run->plan->n_ranks, &v, cols, 64,
+    timeline_print_view(stdout, spans, n_spans, run->plan->n_ranks, &v, cols, 64,
                         run->cluster.is_ideal ? "units" : "s");
 }
 

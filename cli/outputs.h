@@ -35,13 +35,15 @@ void outputs_note_ideal(const struct sim_run *run);
 int outputs_timeline_steps(const struct config *cfg, int64_t *first, int64_t *last,
                            struct err *e);
 
-/* The time of steps [first, last] of t, [*begin_s, *end_s): from the first
- * span of step first (0 for the first step) to the last end of step last,
+/* The time of steps [first, last] of run's drawn spans (run_drawn_spans:
+ * with failures, the job's steps, a redone step's two runs included),
+ * [*begin_s, *end_s): from the first span of step first (0 for the first
+ * step) to the last end of step last,
  * or, asynchronous (each worker counts its own steps), to when the first
  * worker to get there ended its step last: the later steps of faster
  * workers are not kept, and would show as idle. Both 0 when none took time. */
-void outputs_window_of(const struct trace *t, int n_ranks, bool is_async, int64_t first,
-                       int64_t last, double *begin_s, double *end_s);
+void outputs_window_of(const struct sim_run *run, int64_t first, int64_t last, double *begin_s,
+                       double *end_s);
 
 /* Steps whose spans a run must keep for these outputs: all for --trace, a
  * few for --timeline and --plot, none otherwise. */

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/ps_policy.h"
 #include "../plots/plots.h"
 #include "html.h"
 #include "outputs.h"
@@ -67,13 +66,15 @@ int plot_run_timelines(const struct plot_opts *o, struct sim_run *const *runs, i
                        struct err *e)
 {
     for (int i = 0; i < n; i++) {
-        const struct trace *t = &runs[i]->trace;
+        size_t n_spans;
+        const struct span *spans = run_drawn_spans(runs[i], &n_spans);
         double t_begin, t_end;
-        outputs_window_of(t, runs[i]->plan->n_ranks, policy_is_async(runs[i]->plan->policy),
-                          step_a, step_b, &t_begin, &t_end);
+        outputs_window_of(runs[i], step_a, step_b, &t_begin, &t_end);
         if (t_end <= t_begin) continue;   /* nothing took time: nothing to draw */
-        TRY(plot_timeline_window(t->spans.items, t->spans.len, runs[i]->plan->n_ranks,
-                                 runs[i]->report.strategy, t_begin, t_end, o, e));
+        /* failures (any policy's) drawn from the run's marks */
+        TRY(plot_timeline_marked(spans, n_spans, runs[i]->plan->n_ranks,
+                                 runs[i]->report.strategy, t_begin, t_end, &runs[i]->marks, o,
+                                 e));
         char name[96];
         snprintf(name, sizeof name, "timeline-%s", runs[i]->report.strategy);
         append(names, n_names, name);

@@ -20,6 +20,7 @@
 
 #include "../core/err.h"
 #include "../core/report.h"
+#include "../core/timeline_marks.h"
 #include "../core/trace.h"
 
 struct plot_opts {
@@ -46,6 +47,15 @@ int plot_timeline(const struct span *spans, size_t n, int n_ranks, const char *s
 int plot_timeline_window(const struct span *spans, size_t n, int n_ranks, const char *strategy,
                          double t_begin_s, double t_end_s, const struct plot_opts *o,
                          struct err *e);
+
+/* As plot_timeline_window, with a run's failures drawn over its ops
+ * (plots/gantt_marks.h: recovery and checkpoint bands, a cross per death,
+ * a gone rank shaded, lost work hatched, a row "lost/redone"), each with
+ * its key entry; spans are then marks' laid ones (core/timeline_marks.h).
+ * marks NULL: plot_timeline_window. */
+int plot_timeline_marked(const struct span *spans, size_t n, int n_ranks, const char *strategy,
+                         double t_begin_s, double t_end_s, const struct timeline_marks *marks,
+                         const struct plot_opts *o, struct err *e);
 
 /* staleness.*: for each report with a staleness histogram, the share of its
  * pushes that were 0, 1, 2 ... versions behind, as bars side by side. */

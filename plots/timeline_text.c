@@ -83,11 +83,125 @@ static bool rows_differ(const struct row_steps *st, const char *used, int n_rows
 {
     int first = -1;
     for (int r = 0; r < n_rows; r++) {
-        if (!used[r]) continue;
+        if (used[r] != 1) continue;   /* a row drawn for a death alone has no steps */
         if (first < 0) first = r;
         else if (st[r].lo != st[first].lo || st[r].hi != st[first].hi) return true;
     }
     return false;
+}
+
+/* Paints [a, b) (seconds from the window's start) on a row of the grid with
+ * ch, in each column where it covers more than what is there: the op (or
+ * mark) that covers most of a column shows. */
+static void paint(char *grid, double *cover, int row, int width, double per_col, double a,
+                  double b, char ch)
+{
+    int c0 = (int)(a / per_col), c1 = (int)(b / per_col);
+    for (int c = c0 < 0 ? 0 : c0; c <= c1 && c < width; c++) {
+        double lo = c * per_col, hi = lo + per_col;
+        double part = (b < hi ? b : hi) - (a > lo ? a : lo);
+        size_t k = (size_t)row * (size_t)width + (size_t)c;
+        if (part > cover[k]) {
+            cover[k] = part;
+            grid[k] = ch;
+        }
+    }
+}
+
+/* What the failure marks put in a window, for the key. */
+struct marks_seen {
+    int n_deaths, death_rank;   /* death_rank: -1 when several ranks died */
+    bool has_gone, has_recovery, has_save, has_lost;
+};
+
+/* The column of time t (seconds from the window's start), or -1 outside. */
+static int column_of(double t, double per_col, int width)
+{
+    if (t < 0) return -1;
+    int c = (int)(t / per_col);
+    return c < width ? c : -1;
+}
+
+/* The gaps on every drawn row, then the deaths on their ranks' compute rows
+ * (over the gaps: a death starts a recovery). A rank gone for good shows
+ * 'x' after its death wherever it runs nothing. */
+static void paint_marks(const struct timeline_marks *m, const struct timeline_view *v,
+                        int n_ranks, char *grid, double *cover, char *used, int width,
+                        double per_col, struct marks_seen *seen)
+{
+    int n_rows = 2 * n_ranks;
+    for (size_t i = 0; i < m->deaths.len; i++) {
+        const struct tl_death *d = &m->deaths.items[i];
+        /* 2: drawn for the death alone (no step of its own to say) */
+        if (d->rank >= 0 && d->rank < n_ranks && d->time_s < v->end_s && !used[2 * d->rank])
+            used[2 * d->rank] = 2;
+    }
+    for (size_t i = 0; i < m->gaps.len; i++) {
+        const struct tl_gap *g = &m->gaps.items[i];
+        if (g->end_s <= v->begin_s || g->start_s >= v->end_s) continue;
+        bool is_save = g->kind == TL_GAP_SAVE;
+        for (int row = 0; row < n_rows; row++)
+            if (used[row])
+                paint(grid, cover, row, width, per_col, g->start_s - v->begin_s,
+                      g->end_s - v->begin_s, is_save ? '=' : '#');
+        if (is_save) seen->has_save = true;
+        else seen->has_recovery = true;
+    }
+    for (size_t i = 0; i < m->deaths.len; i++) {
+        const struct tl_death *d = &m->deaths.items[i];
+        if (d->rank < 0 || d->rank >= n_ranks || d->time_s >= v->end_s) continue;
+        char *row = grid + (size_t)(2 * d->rank) * (size_t)width;
+        int c = column_of(d->time_s - v->begin_s, per_col, width);
+        if (d->is_gone) {   /* both its rows: it takes part in nothing any more */
+            for (int stream = 0; stream < 2; stream++) {
+                char *g = row + (size_t)stream * (size_t)width;
+                if (stream && !used[2 * d->rank + 1]) continue;
+                for (int j = c < 0 ? 0 : c + 1; j < width; j++)
+                    if (g[j] == '.' || g[j] == '#' || g[j] == '=') g[j] = 'x';
+            }
+            seen->has_gone = true;
+        }
+        if (c < 0) continue;   /* died before the window: only its 'x' shows */
+        row[c] = 'X';
+        seen->death_rank = seen->n_deaths++ == 0 || seen->death_rank == d->rank ? d->rank : -1;
+    }
+}
+
+/* The row under the ranks: '-' where a lost step run covers most of a
+ * column, '+' where a redone one does, ' ' elsewhere. False when no lost
+ * run is in the window (no row then). */
+static bool lost_row(const struct timeline_marks *m, const struct timeline_view *v, int width,
+                     double per_col, char *row, double *cover)
+{
+    bool has_lost = false;
+    memset(row, ' ', (size_t)width);
+    for (int c = 0; c < width; c++) cover[c] = 0;
+    for (size_t i = 0; i < m->runs.len; i++) {
+        const struct tl_step_run *r = &m->runs.items[i];
+        if (!r->is_lost && !r->is_redo) continue;
+        if (r->end_s <= v->begin_s || r->start_s >= v->end_s) continue;
+        if (r->is_lost) has_lost = true;
+        paint(row, cover, 0, width, per_col, r->start_s - v->begin_s, r->end_s - v->begin_s,
+              r->is_lost ? '-' : '+');
+    }
+    return has_lost;
+}
+
+static void print_marks_key(FILE *out, const struct marks_seen *seen)
+{
+    const char *const sep_first = ",\n";
+    const char *sep = sep_first;
+    if (seen->n_deaths == 1 || (seen->n_deaths > 1 && seen->death_rank >= 0))
+        fprintf(out, "%sX rank %d dies", sep, seen->death_rank), sep = ", ";
+    else if (seen->n_deaths > 1)
+        fprintf(out, "%sX a rank dies", sep), sep = ", ";
+    if (seen->has_gone) fprintf(out, "%sx dead (gone for good)", sep), sep = ", ";
+    if (seen->has_recovery)
+        fprintf(out, "%s# detection + relaunch + loading", sep), sep = ", ";
+    if (seen->has_save) fprintf(out, "%s= checkpoint or commit", sep), sep = ", ";
+    if (seen->has_lost)
+        fprintf(out, "%srow lost/redone: - work a failure threw away, + the same steps run "
+                     "again (a redone step is drawn twice)", sep == sep_first ? sep : ",\n");
 }
 
 void timeline_print_view(FILE *out, const struct span *spans, size_t n, int n_ranks,
@@ -107,8 +221,11 @@ void timeline_print_view(FILE *out, const struct span *spans, size_t n, int n_ra
     double *cover = calloc((size_t)n_rows * (size_t)width, sizeof *cover);
     char *used = calloc((size_t)n_rows, 1);
     struct row_steps *st = calloc((size_t)n_rows, sizeof *st);
+    char *lost = malloc((size_t)width);
+    double *lost_cover = malloc((size_t)width * sizeof *lost_cover);
     bool has_dead = false;
-    if (!grid || !cover || !used || !st) goto out;
+    struct marks_seen seen = {.death_rank = -1};
+    if (!grid || !cover || !used || !st || !lost || !lost_cover) goto out;
     memset(grid, '.', (size_t)n_rows * (size_t)width);
     for (size_t i = 0; i < n; i++) {
         const struct span *s = &spans[i];
@@ -118,17 +235,12 @@ void timeline_print_view(FILE *out, const struct span *spans, size_t n, int n_ra
         if (!used[row] || s->step < st[row].lo) st[row].lo = s->step;
         if (!used[row] || s->step > st[row].hi) st[row].hi = s->step;
         used[row] = 1;
-        double a = s->start_s - v->begin_s, b = s->end_s - v->begin_s;
-        int c0 = (int)(a / per_col), c1 = (int)(b / per_col);
-        for (int c = c0 < 0 ? 0 : c0; c <= c1 && c < width; c++) {
-            double lo = c * per_col, hi = lo + per_col;
-            double part = (b < hi ? b : hi) - (a > lo ? a : lo);
-            size_t k = (size_t)row * (size_t)width + (size_t)c;
-            if (part > cover[k]) {
-                cover[k] = part;
-                grid[k] = letter(s);
-            }
-        }
+        paint(grid, cover, row, width, per_col, s->start_s - v->begin_s, s->end_s - v->begin_s,
+              letter(s));
+    }
+    if (v->marks) {
+        paint_marks(v->marks, v, n_ranks, grid, cover, used, width, per_col, &seen);
+        seen.has_lost = lost_row(v->marks, v, width, per_col, lost, lost_cover);
     }
     /* The dead rank: its idle columns after the death are 'x', so its row
      * is drawn even when it ran nothing in the window. */
@@ -140,13 +252,14 @@ void timeline_print_view(FILE *out, const struct span *spans, size_t n, int n_ra
             char *g = &grid[(size_t)row * (size_t)width + (size_t)c];
             if (*g == '.') *g = 'x';
         }
-        used[row] = 1;
+        if (!used[row]) used[row] = 2;   /* drawn, with no steps of its own */
         has_dead = true;
     }
     fprintf(out, "timeline, one column = %.3g %s (", per_col,
             per_col == 1 && !strcmp(unit, "units") ? "unit" : unit);
     print_key(out, spans, n);
     if (has_dead) fprintf(out, ", x rank %d dead", v->dead_rank);
+    print_marks_key(out, &seen);
     fputs("):\n", out);
     bool say_steps = rows_differ(st, used, n_rows);
     int shown = 0, hidden = 0;
@@ -159,19 +272,23 @@ void timeline_print_view(FILE *out, const struct span *spans, size_t n, int n_ra
         char name[32];
         snprintf(name, sizeof name, "rank %d %s", row / 2, row % 2 ? "comm" : "compute");
         fprintf(out, "  %-*s|%.*s|", label - 2, name, width, grid + (size_t)row * (size_t)width);
-        if (say_steps && st[row].lo == st[row].hi)
+        bool has_steps = say_steps && used[row] == 1;
+        if (has_steps && st[row].lo == st[row].hi)
             fprintf(out, " step %lld", (long long)st[row].lo);
-        else if (say_steps)
+        else if (has_steps)
             fprintf(out, " steps %lld-%lld", (long long)st[row].lo, (long long)st[row].hi);
         fputc('\n', out);
         shown++;
     }
     if (hidden) fprintf(out, "  ... %d more rows\n", hidden);
+    if (seen.has_lost) fprintf(out, "  %-*s|%.*s|\n", label - 2, "lost/redone", width, lost);
 out:
     free(grid);
     free(cover);
     free(used);
     free(st);
+    free(lost);
+    free(lost_cover);
 }
 
 struct span *timeline_spans_of_unit_run(const struct plan *p, const struct plan_times *t,

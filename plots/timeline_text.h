@@ -13,6 +13,7 @@
 
 #include "../core/plan.h"
 #include "../core/plan_check.h"
+#include "../core/timeline_marks.h"
 #include "../core/trace.h"
 
 /* Columns for a chart on this terminal: $COLUMNS or the tty's width, else 100. */
@@ -29,11 +30,21 @@ struct timeline_view {
     int dead_rank;           /* a rank that died (its compute row shows 'x' from
                               * dead_from_s where it ran nothing), or -1 */
     double dead_from_s;
+    const struct timeline_marks *marks;   /* failures, or NULL (below) */
 };
 
 /* As timeline_print, over v's window. When the rows' step numbers differ
  * (asynchronous workers each count their own), every row ends with the
- * steps it shows. */
+ * steps it shows.
+ *
+ * With v->marks (the spans then being its laid ones, or the trace for
+ * continue), failures are drawn, each in the key: 'X' on a dead rank's
+ * compute row where it died, then 'x' while it is gone for good (shrink,
+ * continue); '#' on every row during detection, relaunch and loading, '='
+ * during a checkpoint or commit (where they cover most of a column, as ops
+ * do); and, when a failure threw work away, a row "lost/redone" under the
+ * ranks: '-' under a step run that was lost, '+' under a step's run again.
+ * A redone step is thus drawn twice, once lost and once redone. */
 void timeline_print_view(FILE *out, const struct span *spans, size_t n, int n_ranks,
                          const struct timeline_view *v, int cols, int max_rows, const char *unit);
 

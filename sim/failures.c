@@ -1,7 +1,8 @@
 /* The failure timeline (failures.h): one pass over the job's steps, each
  * phase (a step, a checkpoint or commit, a recovery) run until it ends or
  * the next failure cuts it. O(steps + failures); nothing allocated but the
- * random stream. */
+ * random stream, and, when the charts want the timeline (s->marks), what
+ * it records and the step starts it needs. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -73,6 +74,11 @@ struct timeline {
     int next_rank;
     bool is_next_the_spec;         /* the next failure is --fail's R@Ts */
     bool is_spec_fired;            /* --fail has happened */
+    /* recording (s->marks): */
+    double *from_s;                /* [steps] step k's start in the failure-free run */
+    bool *is_alive;                /* [n_workers] shrink: the plan's workers still in the job */
+    size_t first_unsafe_run;       /* the step runs since the rollback point: lost on a failure */
+    int n_started;                 /* steps that have run at least once */
 };
 
 /* The next failure after the one at t: a --fail time still ahead, or the
@@ -111,9 +117,39 @@ static bool run_phase(struct timeline *tl, double dur_s, double *acc)
     return false;
 }
 
+/* The plan's rank of a failure's: a drawn failure of shrink picks among
+ * the survivors, so pick k is the k-th worker still alive; --fail names its
+ * rank. Shrink's dead worker leaves the job. */
+static int plan_rank_of(struct timeline *tl, int rank, bool is_drawn)
+{
+    if (!tl->is_alive) return rank;
+    int r = rank;
+    if (is_drawn)
+        for (int i = 0, seen = 0; i < tl->s->n_workers; i++)
+            if (tl->is_alive[i] && seen++ == rank) {
+                r = i;
+                break;
+            }
+    if (r >= 0 && r < tl->s->n_workers) tl->is_alive[r] = false;
+    return r;
+}
+
+/* The charts' record of a failure: its death, and every step run since the
+ * rollback point lost. */
+static int mark_failure(struct timeline *tl, int rank, bool is_drawn)
+{
+    struct timeline_marks *m = tl->s->marks;
+    if (!m) return 0;
+    int r = plan_rank_of(tl, rank, is_drawn);
+    TRY(timeline_marks_add_death(m, r, tl->t, tl->s->policy == FAILURE_SHRINK, tl->e));
+    timeline_marks_lose_since(m, tl->first_unsafe_run);
+    tl->first_unsafe_run = m->runs.len;
+    return 0;
+}
+
 /* A device fails now: the work since the rollback point is lost, shrink
  * loses the device, and the next failure is drawn. */
-static int on_failure(struct timeline *tl, int rank)
+static int on_failure(struct timeline *tl, int rank, bool is_drawn)
 {
     struct failure_outcome *o = tl->out;
     if (o->n_failures == FAILURE_MAX_FAILURES)
@@ -124,6 +160,7 @@ static int on_failure(struct timeline *tl, int rank)
                        tl->k, tl->s->steps, tl->t, tl->s->mtbf_s / tl->n,
                        tl->step_s[tl->k < tl->s->steps ? tl->k : 0]);
     if (tl->is_next_the_spec && tl->t == tl->next_fail_s) tl->is_spec_fired = true;
+    TRY(mark_failure(tl, rank, is_drawn));
     if (o->n_failures++ == 0) {
         o->first_rank = rank;
         o->first_time_s = tl->t;
@@ -154,10 +191,12 @@ static int recover(struct timeline *tl)
     double relaunch_s = c->relaunch_s + c->relaunch_per_rank_s * (tl->n + tl->s->n_servers) +
                         (tl->s->policy == FAILURE_RESTART ? c->load_s : 0);
     for (;;) {
-        if (run_phase(tl, c->detect_s, &tl->out->detect_s) &&
-            run_phase(tl, relaunch_s, &tl->out->relaunch_s))
-            return 0;
-        TRY(on_failure(tl, tl->next_rank));
+        double start_s = tl->t;
+        bool is_whole = run_phase(tl, c->detect_s, &tl->out->detect_s) &&
+                        run_phase(tl, relaunch_s, &tl->out->relaunch_s);
+        TRY(timeline_marks_add_gap(tl->s->marks, TL_GAP_RECOVERY, start_s, tl->t, tl->e));
+        if (is_whole) return 0;
+        TRY(on_failure(tl, tl->next_rank, !tl->is_next_the_spec));
     }
 }
 
@@ -165,16 +204,48 @@ static int recover(struct timeline *tl)
  * false when a failure cut it (recovered from already). */
 static int save(struct timeline *tl, double dur_s, bool is_rollback_point, bool *is_whole)
 {
+    double start_s = tl->t;
     *is_whole = run_phase(tl, dur_s, &tl->out->checkpoint_s);
+    TRY(timeline_marks_add_gap(tl->s->marks, TL_GAP_SAVE, start_s, tl->t, tl->e));
     if (!*is_whole) {
-        TRY(on_failure(tl, tl->next_rank));
+        TRY(on_failure(tl, tl->next_rank, !tl->is_next_the_spec));
         return recover(tl);
     }
     if (is_rollback_point) {
         tl->safe_k = tl->k;
         tl->work_since_safe_s = 0;
+        if (tl->s->marks) tl->first_unsafe_run = tl->s->marks->runs.len;
     }
     return 0;
+}
+
+/* Recording: the failure-free run's step starts, and shrink's survivors. */
+static int marks_begin(struct timeline *tl)
+{
+    const struct failure_setup *s = tl->s;
+    if (!(tl->from_s = XCALLOC(tl->e, (size_t)s->steps + 1, sizeof *tl->from_s))) return ERR_NOMEM;
+    for (int k = 0; k < s->steps; k++) tl->from_s[k + 1] = tl->from_s[k] + s->step_s[k];
+    if (s->policy == FAILURE_SHRINK) {
+        if (!(tl->is_alive = XCALLOC(tl->e, (size_t)s->n_workers, sizeof *tl->is_alive)))
+            return ERR_NOMEM;
+        for (int i = 0; i < s->n_workers; i++) tl->is_alive[i] = true;
+    }
+    return 0;
+}
+
+/* The run of step tl->k that began at start_s and took dur_s, or was cut by
+ * a failure at tl->t. Its scale stretches the failure-free step to this
+ * duration (shrink's steps on fewer workers). */
+static int mark_step(struct timeline *tl, double start_s, double dur_s, bool is_cut)
+{
+    if (!tl->s->marks) return 0;
+    int k = tl->k;
+    double free_s = tl->s->step_s[k];
+    struct tl_step_run r = {.step = k, .start_s = start_s, .end_s = tl->t,
+                            .from_s = tl->from_s[k], .scale = free_s > 0 ? dur_s / free_s : 1,
+                            .is_lost = is_cut, .is_redo = k < tl->n_started};
+    if (k + 1 > tl->n_started) tl->n_started = k + 1;
+    return timeline_marks_add_run(tl->s->marks, r, tl->e);
 }
 
 int failure_timeline(const struct failure_setup *s, struct failure_outcome *out, struct err *e)
@@ -217,24 +288,27 @@ int failure_timeline(const struct failure_setup *s, struct failure_outcome *out,
                            is_shrink ? "commit-every" : "checkpoint-every");
     }
     struct timeline tl = {.s = s, .out = out, .e = e, .step_s = s->step_s, .n = s->n_workers};
-    if (s->mtbf_s > 0 && !(tl.draws = failure_draws_create(s->seed, e))) return e->code;
-    schedule_next(&tl);
     bool is_shrink = s->policy == FAILURE_SHRINK;
     int rc = 0;
+    if (s->marks) rc = marks_begin(&tl);
+    if (rc == 0 && s->mtbf_s > 0 && !(tl.draws = failure_draws_create(s->seed, e))) rc = e->code;
+    if (rc == 0) schedule_next(&tl);
     while (rc == 0 && tl.k < s->steps) {
         const struct failure_spec *f = &s->failure;
         if (f->is_set && f->step == tl.k && !tl.is_spec_fired) {
             /* R@STEP: rank R dies as it starts the step, the first time */
             tl.is_spec_fired = true;
             tl.is_next_the_spec = false;
-            if ((rc = on_failure(&tl, f->rank)) == 0) rc = recover(&tl);
+            if ((rc = on_failure(&tl, f->rank, false)) == 0) rc = recover(&tl);
             continue;
         }
         double d = tl.step_s[tl.k];
         double before = tl.t;
-        if (!run_phase(&tl, d, &out->work_s)) {
+        bool is_step_whole = run_phase(&tl, d, &out->work_s);
+        if ((rc = mark_step(&tl, before, d, !is_step_whole)) != 0) break;
+        if (!is_step_whole) {
             tl.work_since_safe_s += tl.t - before;
-            if ((rc = on_failure(&tl, tl.next_rank)) == 0) rc = recover(&tl);
+            if ((rc = on_failure(&tl, tl.next_rank, !tl.is_next_the_spec)) == 0) rc = recover(&tl);
             continue;
         }
         tl.work_since_safe_s += d;
@@ -253,6 +327,8 @@ int failure_timeline(const struct failure_setup *s, struct failure_outcome *out,
     out->total_s = tl.t;
     out->n_workers_end = tl.n;
     failure_draws_free(tl.draws);
+    free(tl.from_s);
+    free(tl.is_alive);
     return rc;
 }
 

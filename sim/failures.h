@@ -50,6 +50,7 @@
 #include "../core/err.h"
 #include "../core/failure_policy.h"
 #include "../core/straggler.h"
+#include "../core/timeline_marks.h"
 
 /* What each part of recovering costs, in seconds (cluster_failure_costs). */
 struct failure_costs {
@@ -80,6 +81,8 @@ struct failure_setup {
     const double *step_s;            /* [steps] on n_workers */
     failure_step_times_fn step_times;   /* shrink: the durations on fewer workers */
     void *ctx;
+    struct timeline_marks *marks;    /* where the timeline is recorded for the charts
+                                      * (core/timeline_marks.h); NULL = not recorded */
 };
 
 struct failure_outcome {
@@ -99,7 +102,10 @@ struct failure_outcome {
  * durations); ERR_RUN when shrink has no worker left, or after 10^7
  * failures (failures so frequent that the job would not finish). The
  * caller checks --fail's rank against its plan. Deterministic: the same
- * setup gives the same outcome, bit for bit. */
+ * setup gives the same outcome, bit for bit, marks recorded or not. With
+ * s->marks, every step run, gap and death is appended there (a shrink's
+ * drawn failure names the k-th surviving worker, so the charts' rows stay
+ * the plan's ranks). */
 int failure_timeline(const struct failure_setup *s, struct failure_outcome *out, struct err *e);
 
 /* The time lost, detect + relaunch + redone. */
