@@ -66,6 +66,14 @@ struct replay_result {
     struct replay_rank *ranks;        /* [n_ranks]: the workers */
     int n_ranks;
     int n_plan_ranks;                 /* workers and servers, for timelines */
+    bool has_server_updates;          /* the servers' updates took their measured times */
+    /* A real run's most crowded host (by processes per core; 0, 0 when the
+     * trace does not say): more processes than cores means a rank waiting
+     * in MPI, or a server polling for messages, took a core from one that
+     * computed, and a message waited for its receiver to be scheduled:
+     * time the network model does not hold. */
+    int processes, cores;
+    bool is_oversubscribed;
     struct trace replayed_trace;      /* every span of the home replay */
 
     bool has_whatif;

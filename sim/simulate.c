@@ -441,6 +441,19 @@ static void finish(struct sim *m, int g)
     if (++m->n_done[x->rank] == m->off[x->rank + 1] - m->off[x->rank]) step_done(m, x->rank);
 }
 
+/* What a push that the policy did not drop costs its server: the model's
+ * shard update per push, or the replay's measured update when the policy
+ * applies one (a gathered push waits for its round's update). */
+static double push_cost_s(struct sim *m, int srv, enum ps_action action)
+{
+    struct server *S = &m->servers[srv];
+    const struct sim_durations *given = m->s->durations;
+    if (!given || !given->update_s) return S->update_cost_s;
+    if (action == PS_GATHERED) return 0;
+    double d = given->update_s(given->ctx, m->p->n_workers + srv, S->n_updates++);
+    return d >= 0 ? d : S->update_cost_s;
+}
+
 /* The network delivered the transfer of op g. */
 static void arrived(struct sim *m, int g)
 {
@@ -466,7 +479,7 @@ static void arrived(struct sim *m, int g)
         struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round, m->xc[x->comm].ver_read);
         m->xc[x->comm].ver_applied = pr.version_applied;
         if (pr.action != PS_DROPPED)
-            S->busy_until_s = fmax(S->busy_until_s, m->now_s) + S->update_cost_s;
+            S->busy_until_s = fmax(S->busy_until_s, m->now_s) + push_cost_s(m, sl->server, pr.action);
         const struct sim_hooks *h = m->s->hooks;
         if (h && h->push_arrived)
             hooked(m, h->push_arrived(h->ctx, x->rank, m->p->n_workers + sl->server, round, &pr));
@@ -577,6 +590,7 @@ static void reset(struct sim *m)
         if (!S->is_used) continue;
         held_pulls_clear(&S->held);
         S->busy_until_s = 0;
+        S->n_updates = 0;
         ps_server_rewind(&S->ps, 0, 0);
     }
     m->work_next = m->work_completed = 0;

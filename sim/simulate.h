@@ -56,6 +56,12 @@ struct sim_hooks {
 struct sim_durations {
     void *ctx;
     double (*compute_s)(void *ctx, int rank, int64_t step, int op);
+    /* NULL, or the duration of the k-th update (from 0) server rank `rank`
+     * applies: an update then costs the server this, once, when the policy
+     * applies (async, ssp) or closes a round (sync, backup), and a push it
+     * only gathers costs nothing, as a real server works (real/ps_server.c);
+     * the model's per-push shard update otherwise. */
+    double (*update_s)(void *ctx, int rank, int64_t k);
 };
 
 struct sim_setup {
