@@ -1,15 +1,17 @@
 /* Trace-driven simulation: a run's trace (core/trace_read.h) replayed in the
  * simulator with every compute op taking the time it took in the trace
  * (per rank, step and op, with the delay its rank took before starting it:
- * replay_durations.c) and communication the network model's. What
+ * replay_durations.c), a real parameter server's updates the time each
+ * took, and communication the network model's. What
  * separates the two errors `strata validate` sees together: the replay's
  * error is the schedule's and the network's alone, the compute model being
  * out of it.
  *
  * What-if questions, combinable, each a second replay against the measured
  * run:
- *   without_stragglers  every op at its typical duration
- *                       (replay_table_typical), and per worker the share of
+ *   without_stragglers  every op at its typical duration, a consistently
+ *                       slow rank's own over its pace (replay_table_typical),
+ *                       the servers' updates as measured, and per worker the share of
  *                       the job's time its own slowness cost (the replay
  *                       with that worker alone made typical)
  *   cluster             the same compute on another network (a simulated
