@@ -14,6 +14,11 @@
  *                       the servers' updates as measured, and per worker the share of
  *                       the job's time its own slowness cost (the replay
  *                       with that worker alone made typical)
+ * --measured-comm gives communication its measured times as well, in every
+ * replay of the trace's own plan on its own network (the home replay, the
+ * per-rank shares, a what-if without stragglers alone): its error is then
+ * the schedule's alone, the network model's left out too.
+ *
  *   cluster             the same compute on another network (a simulated
  *                       trace's; a real trace's --cluster is its home network)
  *   strategy            the measured seconds per FLOP of each layer,
@@ -45,6 +50,8 @@ struct replay_opts {
     const char *strategy;       /* the what-if's strategy; NULL or "" = the trace's */
     long long scale_devices;    /* the what-if's devices; 0 = the trace's */
     bool without_stragglers;
+    bool measured_comm;         /* communication as measured too, where the plan and the
+                                 * network are the trace's (--measured-comm) */
     uint64_t seed;              /* --scale's draws */
 };
 
@@ -69,6 +76,7 @@ struct replay_result {
     int n_ranks;
     int n_plan_ranks;                 /* workers and servers, for timelines */
     bool has_server_updates;          /* the servers' updates took their measured times */
+    bool is_measured_comm;            /* communication took its measured times too */
     /* A real run's most crowded host (by processes per core; 0, 0 when the
      * trace does not say): more processes than cores means a rank waiting
      * in MPI, or a server polling for messages, took a core from one that

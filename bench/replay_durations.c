@@ -108,17 +108,23 @@ static int add_start_gaps(const struct span *spans, size_t n, const struct plan 
     return rc;
 }
 
-/* A server's update span i: an UPDATE of its shard on a server rank. */
-static int check_update_span(const struct span *s, size_t i, size_t n_spans,
+/* A server's span i (op -1): an UPDATE of its shard, or a PUSH of it
+ * received from a worker, on a server rank. */
+static int check_server_span(const struct span *s, size_t i, size_t n_spans,
                              const struct plan *p, const char *name, struct err *e)
 {
     const struct plan_rank *pr = s->rank >= 0 && s->rank < p->n_ranks ? &p->ranks[s->rank] : NULL;
-    if (!pr || !pr->is_server || s->kind != OP_UPDATE)
-        return err_set(e, ERR_INPUT, "%s: span %zu is op -1 (a server's update) of rank %d, but "
-                       "that rank of the plan its scenario builds (%s) is no parameter server, or "
-                       "the span is %s, not UPDATE: the trace is of another plan", name, i,
-                       (int)s->rank, p->strategy, op_infos[s->kind].name);
-    if ((size_t)s->step >= n_spans)   /* a server's updates are at most its workers' pushes */
+    if (!pr || !pr->is_server || (s->kind != OP_UPDATE && s->kind != OP_PUSH))
+        return err_set(e, ERR_INPUT, "%s: span %zu is op -1 (a server's update or received "
+                       "push) of rank %d, but that rank of the plan its scenario builds (%s) is "
+                       "no parameter server, or the span is %s, not UPDATE or PUSH: the trace is "
+                       "of another plan", name, i, (int)s->rank, p->strategy,
+                       op_infos[s->kind].name);
+    if (s->kind == OP_PUSH && (s->peer < 0 || s->peer >= p->n_workers))
+        return err_set(e, ERR_INPUT, "%s: span %zu, a push server rank %d received, is from "
+                       "rank %d, which is no worker of the plan (0 to %d)", name, i,
+                       (int)s->rank, (int)s->peer, p->n_workers - 1);
+    if (s->kind == OP_UPDATE && (size_t)s->step >= n_spans)   /* at most its workers' pushes */
         return err_set(e, ERR_INPUT, "%s: span %zu, an update of server rank %d, is its "
                        "update %d, but the trace holds %zu spans: it is damaged", name, i,
                        (int)s->rank, (int)s->step, n_spans);
@@ -143,7 +149,7 @@ int replay_table_from_spans(const struct span *spans, size_t n, const struct pla
     for (size_t i = 0; i < n; i++) {
         const struct span *s = &spans[i];
         if (s->op == -1) {
-            TRY(check_update_span(s, i, n, p, name, e));
+            TRY(check_server_span(s, i, n, p, name, e));
             continue;
         }
         if (s->rank < 0 || s->rank >= p->n_ranks || s->op < 0 || s->op >= t->n_ops[s->rank])
@@ -172,6 +178,73 @@ int replay_table_from_spans(const struct span *spans, size_t n, const struct pla
     return add_start_gaps(spans, n, p, t, e);
 }
 
+/* A push as its server received it (op -1 PUSH spans): server, worker,
+ * round, and when the gradient was in. */
+struct receipt {
+    int32_t server, worker;
+    int64_t round;
+    double end_s;
+};
+
+static int by_receipt(const void *pa, const void *pb)
+{
+    const struct receipt *a = pa, *b = pb;
+    if (a->server != b->server) return a->server < b->server ? -1 : 1;
+    if (a->worker != b->worker) return a->worker < b->worker ? -1 : 1;
+    return (a->round > b->round) - (a->round < b->round);
+}
+
+/* Worker op i, a PUSH to `server`: its index among the rank's pushes to
+ * that server in a step (j), and their count (n): its round in step s is
+ * s * n + j, as real/worker.c numbers them. O(ops of the rank). */
+static void push_slot(const struct plan_rank *pr, int i, int server, int *j, int *n)
+{
+    *j = *n = 0;
+    for (size_t k = 0; k < pr->ops.len; k++) {
+        const struct op *o = &pr->ops.items[k];
+        if (o->kind != OP_PUSH || o->peer != server) continue;
+        if ((int)k < i) (*j)++;
+        (*n)++;
+    }
+}
+
+int replay_comm_from_spans(const struct span *spans, size_t n, const struct plan *p,
+                           const struct replay_table *shape, struct replay_table *comm,
+                           struct err *e)
+{
+    TRY(table_like(shape, comm, e));
+    VEC(struct receipt) got = {0};
+    for (size_t i = 0; i < n; i++) {
+        const struct span *s = &spans[i];
+        if (s->op == -1 && s->kind == OP_PUSH &&
+            vec_push(&got, ((struct receipt){s->rank, s->peer, s->step, s->end_s})) < 0) {
+            vec_free(&got);
+            return err_set(e, ERR_NOMEM, "replay: out of memory collecting received pushes");
+        }
+    }
+    qsort(got.items, got.len, sizeof *got.items, by_receipt);
+    for (size_t i = 0; i < n; i++) {
+        const struct span *s = &spans[i];
+        if (s->op < 0 || is_compute(s->kind)) continue;
+        double d = s->end_s - s->start_s;
+        if (s->kind == OP_PUSH) {
+            /* A worker's PUSH span ends when it next tested the send, often
+             * after the server had applied it and answered the pull behind
+             * it: the server's receipt says when it arrived. Without one
+             * (older traces), the network's. */
+            int j, n_push;
+            push_slot(&p->ranks[s->rank], s->op, s->peer, &j, &n_push);
+            struct receipt key = {s->peer, s->rank, (int64_t)s->step * n_push + j, 0};
+            const struct receipt *r = bsearch(&key, got.items, got.len, sizeof *got.items,
+                                              by_receipt);
+            d = r ? fmax(0, r->end_s - s->start_s) : -1;
+        }
+        comm->dur_s[s->rank][(size_t)s->step * comm->n_ops[s->rank] + s->op] = d;
+    }
+    vec_free(&got);
+    return 0;
+}
+
 /* --- servers' updates ---------------------------------------------------------- */
 
 static int by_value(const void *pa, const void *pb);
@@ -196,7 +269,7 @@ int replay_updates_from_spans(const struct span *spans, size_t n, const struct p
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const struct span *s = &spans[i];
-        if (s->op != -1) continue;
+        if (s->op != -1 || s->kind != OP_UPDATE) continue;
         /* the step is the update's index (below n: checked): a gap, a span
          * the writer dropped, takes the server's median */
         while (rc == 0 && u->secs[s->rank].len <= (size_t)s->step)

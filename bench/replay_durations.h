@@ -49,6 +49,16 @@ int replay_table_one_typical(const struct replay_table *measured,
                              const struct replay_table *typical, int r,
                              struct replay_table *out, struct err *e);
 
+/* comm: shaped like `shape` (a table replay_table_from_spans made of the
+ * same spans of p, which checked them), each communication op's measured
+ * duration (its span's end - start, from the moment its data could move:
+ * core/trace.h); a worker's PUSH, until its server's span of receiving it
+ * ended (op -1 PUSH, step = the push's round); -1 where the trace has
+ * none. For --measured-comm. */
+int replay_comm_from_spans(const struct span *spans, size_t n, const struct plan *p,
+                           const struct replay_table *shape, struct replay_table *comm,
+                           struct err *e);
+
 /* A real run's parameter-server updates as measured (real/ps_server.c's
  * UPDATE spans, op -1, step = the update's index at its server):
  * secs[r] holds server rank r's in the order it applied them. Empty for a

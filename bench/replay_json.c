@@ -35,6 +35,8 @@ int replay_write_json(const struct replay_result *res, const char *trace_name, c
     json_add(doc, "measured_step_s", json_num(res->measured.step_time_s.mean), &ok);
     json_add(doc, "replayed_step_s", json_num(res->replayed.step_time_s.mean), &ok);
     json_add(doc, "error", json_num(res->error), &ok);
+    json_add(doc, "communication",
+             cJSON_CreateString(res->is_measured_comm ? "measured" : "model"), &ok);
     json_add(doc, "server_updates",
              cJSON_CreateString(res->has_server_updates ? "measured" : "model"), &ok);
     /* the most crowded host; null when the trace does not say */

@@ -48,6 +48,9 @@ static void print_result(const char *name, const struct replay_result *r)
                ? " (a real run's network is unknown: --cluster PROFILE replays on a calibrated "
                  "one)"
                : "");
+    if (r->is_measured_comm)
+        printf("communication as long as it took in the trace too (--measured-comm): the error "
+               "is the schedule's alone\n");
     if (r->has_server_updates)
         printf("the parameter servers' updates as long as they took in the trace\n");
     if (r->is_oversubscribed)
@@ -175,6 +178,7 @@ int cmd_replay(const struct command *self, int argc, char **argv)
         .strategy = config_is_set(&cfg, "strategy") ? cfg.strategy : NULL,
         .scale_devices = cfg.scale_devices,
         .without_stragglers = cfg.without_stragglers,
+        .measured_comm = cfg.measured_comm,
         .seed = (uint64_t)cfg.seed,
     };
     if (rc == 0) rc = replay_run(&doc, name, &o, &res, &e);

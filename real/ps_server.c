@@ -11,12 +11,13 @@
  * not in arrival order, so that a synchronous run's arithmetic is the same
  * whatever the timing: floating-point addition is not associative.
  *
- * Spans: each update (the round's sum and its SGD step, or one push's step)
- * is an UPDATE span of the shard's layers, op -1 (a server runs no op of the
- * plan) and step = the update's index in this run, so that `strata replay`
- * can give the simulated server the time each update took
- * (docs/trace-format.md). One vec_push an update: the receive and the
- * reply, communication, are not spans. */
+ * Spans, op -1 (a server runs no op of the plan), so that `strata replay`
+ * can give the simulated server the times it took (docs/trace-format.md):
+ * each update (the round's sum and its SGD step, or one push's step) is an
+ * UPDATE span of the shard's layers, step = the update's index in this
+ * run; each push's gradient received is a PUSH span, peer = its worker,
+ * step = its round, ending when the gradient was in (a worker's own PUSH
+ * span ends when it next tested the send: later). One vec_push each. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,20 +138,26 @@ static void sgd(struct server *S, const float *g, int64_t samples)
                            ctx->momentum, ctx->weight_decay, 1.0f / (float)samples);
 }
 
+/* A span of this server's shard (op -1), ending now. */
+static int record(struct server *S, enum op_kind kind, int64_t step, int peer, double start_s,
+                  int64_t bytes, double flops, struct err *e)
+{
+    struct real_ctx *ctx = S->ctx;
+    struct span s = {
+        .rank = ctx->rank, .stream = (int16_t)op_infos[kind].stream, .kind = (int16_t)kind,
+        .step = (int32_t)step, .op = -1, .mb = -1, .lo = S->update.lo, .hi = S->update.hi,
+        .peer = peer, .start_s = start_s, .end_s = real_now(ctx), .bytes = bytes,
+        .flops = flops, .version_read = -1, .version_applied = -1,
+    };
+    return vec_push(&ctx->spans, s) < 0 ? err_set(e, ERR_NOMEM, "out of memory for the trace") : 0;
+}
+
 /* The update that began at start_s has been issued: its span, once the
  * device has done it. */
 static int record_update(struct server *S, double start_s, struct err *e)
 {
-    struct real_ctx *ctx = S->ctx;
-    TRY(ctx->dev->sync(e));
-    struct span s = {
-        .rank = ctx->rank, .stream = STREAM_COMPUTE, .kind = OP_UPDATE,
-        .step = (int32_t)S->n_updates++, .op = -1, .mb = -1, .lo = S->update.lo,
-        .hi = S->update.hi, .peer = -1, .start_s = start_s, .end_s = real_now(ctx),
-        .bytes = S->update.bytes, .flops = S->update.flops, .version_read = -1,
-        .version_applied = -1,
-    };
-    return vec_push(&ctx->spans, s) < 0 ? err_set(e, ERR_NOMEM, "out of memory for the trace") : 0;
+    TRY(S->ctx->dev->sync(e));
+    return record(S, OP_UPDATE, S->n_updates++, -1, start_s, S->update.bytes, S->update.flops, e);
 }
 
 static int reply_to(struct server *S, const struct pending_pull *q, int64_t next_work,
@@ -221,8 +228,10 @@ static int take_push(struct server *S, int source, int w, const struct ps_msg *m
         !(S->round_grad[w] = ctx->dev->alloc((size_t)S->n * sizeof(float), e)))
         return ERR_NOMEM;
     float *into = is_sync ? S->round_grad[w] : S->grad;
+    double recv_s = real_now(ctx);
     MPI_TRY(e, MPI_Recv(into, (int)S->n, MPI_FLOAT, source, PS_PUSH_DATA, ctx->ps_comm,
                         MPI_STATUS_IGNORE));
+    TRY(record(S, OP_PUSH, m->round, source, recv_s, S->n * (int64_t)sizeof(float), 0, e));
     struct ps_push_result pr = ps_server_push(&S->ps, w, m->round, m->version_read);
     S->last_applied[w] = pr.version_applied;
     double start_s = real_now(ctx);
