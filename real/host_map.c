@@ -2,14 +2,12 @@
  * one line. */
 #include "host_map.h"
 
-#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>   /* sysconf: the host's cores */
 #include <string.h>
-
-#include <unistd.h>
 
 #include "mpi_check.h"
 
@@ -26,7 +24,7 @@ int host_map_gather(MPI_Comm comm, struct report *r, struct err *e)
     /* a longer name is cut: REPORT_HOST_BYTES is what a report keeps */
     snprintf(me.name, sizeof me.name, "%.*s", (int)sizeof me.name - 1, mine[0] ? mine : "unknown");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    me.cores = cores > 0 && cores < INT_MAX ? (int)cores : 0;
+    me.cores = cores > 0 && cores <= (1L << 30) ? (int)cores : 0;
     struct rank_host *all = NULL;
     bool is_short = false;   /* rank 0 without the memory still joins the gather */
     if (rank == 0) {
