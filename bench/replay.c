@@ -18,6 +18,8 @@
 struct source {
     const struct replay_table *table;
     const struct replay_rates *rates;
+    const struct replay_updates *updates;   /* servers' measured updates, or NULL */
+    const struct replay_table *comm;        /* measured communication, or NULL: the network's */
     const struct workload *wl;
     const struct plan *plan;      /* the plan being replayed (set by replay_sim) */
     bool is_drawn;                /* rates: a quantile drawn per op, else the median */
@@ -49,6 +51,18 @@ static double source_compute_s(void *ctx, int rank, int64_t step, int op)
                                                              : -1);
 }
 
+static double source_update_s(void *ctx, int rank, int64_t k)
+{
+    const struct source *s = ctx;
+    return replay_updates_get(s->updates, rank, k);
+}
+
+static double source_comm_s(void *ctx, int rank, int64_t step, int op)
+{
+    const struct source *s = ctx;
+    return replay_table_get(s->comm, rank, step, op);
+}
+
 /* Simulates cfg's plan with src's durations; its spans to keep (may be
  * NULL); its report to r (config pointing to cfg). */
 static int replay_sim(const struct config *cfg, const struct workload *wl, struct source *src,
@@ -63,7 +77,10 @@ static int replay_sim(const struct config *cfg, const struct workload *wl, struc
     TRY_CTX(e, strategy_build(st, cfg, wl, &p, e), "%s", st->name);
     int rc = cluster_layout(&cl, p->n_ranks, cfg->nodes, cfg->devices_per_node, cfg->allreduce, e);
     src->plan = p;
-    const struct sim_durations given = {.ctx = src, .compute_s = source_compute_s};
+    bool has_updates = src->updates && src->updates->has_any;
+    const struct sim_durations given = {.ctx = src, .compute_s = source_compute_s,
+                                        .update_s = has_updates ? source_update_s : NULL,
+                                        .comm_s = src->comm ? source_comm_s : NULL};
     const struct sim_setup setup = {.plan = p, .cluster = &cl, .steps = (int)cfg->steps,
                                     .seed = (uint64_t)cfg->seed, .durations = &given};
     struct analysis *a = rc == 0 ? analysis_create(p, setup.steps, e) : NULL;
@@ -158,7 +175,9 @@ static int fill_ranks(const struct trace_doc *doc, int n_workers, struct replay_
 /* --without-stragglers' per-rank shares: the replay with rank r alone made
  * typical, against the replay of everything as measured. */
 static int straggler_shares(const struct replay_table *measured,
-                            const struct replay_table *typical, const struct workload *wl,
+                            const struct replay_table *typical,
+                            const struct replay_updates *updates,
+                            const struct replay_table *comm, const struct workload *wl,
                             struct replay_result *res, struct err *e)
 {
     if (res->n_ranks > REPLAY_MAX_SHARE_RANKS) return 0;
@@ -168,7 +187,7 @@ static int straggler_shares(const struct replay_table *measured,
         int rc = replay_table_one_typical(measured, typical, r, &one, e);
         struct report rep;
         report_init(&rep);
-        struct source src = {.table = &one, .wl = wl};
+        struct source src = {.table = &one, .updates = updates, .comm = comm, .wl = wl};
         if (rc == 0) rc = replay_sim(&res->cfg, wl, &src, NULL, &rep, e);
         if (rc == 0 && all_s > 0) res->ranks[r].straggler_share = 1 - rep.step_time_s.mean / all_s;
         report_release(&rep);
@@ -231,6 +250,7 @@ static void describe_whatif(const struct replay_opts *o, const struct config *w,
 }
 
 static int run_whatif(const struct replay_table *measured, const struct replay_table *typical,
+                      const struct replay_updates *updates, const struct replay_table *comm,
                       const struct plan *p, const struct workload *wl,
                       const struct replay_opts *o, struct replay_result *res, struct err *e)
 {
@@ -248,6 +268,9 @@ static int run_whatif(const struct replay_table *measured, const struct replay_t
         src.rates = &rates;
     } else {
         src.table = from;
+        src.updates = updates;   /* the same servers: their measured updates */
+        /* the same network too: the measured messages, if asked */
+        if (!strcmp(res->whatif_cfg.cluster, res->cfg.cluster)) src.comm = comm;
     }
     if (rc == 0 && (rc = replay_sim(&res->whatif_cfg, wl, &src, NULL, &res->whatif, e)) < 0)
         err_prefix(e, "the what-if (%s)", res->whatif_what);
@@ -307,6 +330,8 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
     struct workload *wl = NULL;
     struct plan *p = NULL;
     struct replay_table measured = {0}, typical = {0};
+    struct replay_updates updates = {0};
+    struct replay_table comm = {0};
     const struct strategy *st = NULL;
     int rc = workload_parse(res->cfg.model, &wl, e);
     if (rc == 0 && !(st = strategy_find(res->cfg.strategy, e))) rc = e->code;
@@ -327,19 +352,32 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
                      (long long)n_spans);
     if (rc == 0) rc = replay_table_from_spans(doc->trace.spans.items, doc->trace.spans.len, p,
                                               max_steps, name, &measured, e);
+    if (rc == 0 && o->measured_comm)
+        rc = replay_comm_from_spans(doc->trace.spans.items, doc->trace.spans.len, p, &measured,
+                                    &comm, e);
+    const struct replay_table *given_comm = o->measured_comm ? &comm : NULL;
+    res->is_measured_comm = o->measured_comm;
+    if (rc == 0) rc = replay_updates_from_spans(doc->trace.spans.items, doc->trace.spans.len, p,
+                                                &updates, e);
     if (rc == 0) rc = measured_report(doc, p, res, e);
     res->n_plan_ranks = p ? p->n_ranks : 0;
-    struct source src = {.table = &measured, .wl = wl};
+    res->has_server_updates = updates.has_any;
+    res->processes = doc->crowded_processes;
+    res->cores = doc->crowded_cores;
+    res->is_oversubscribed = doc->crowded_cores > 0 && doc->crowded_processes > doc->crowded_cores;
+    struct source src = {.table = &measured, .updates = &updates, .comm = given_comm, .wl = wl};
     if (rc == 0) rc = replay_sim(&res->cfg, wl, &src, &res->replayed_trace, &res->replayed, e);
     if (rc == 0) {
         res->error = res->replayed.step_time_s.mean / res->measured.step_time_s.mean - 1;
         rc = fill_ranks(doc, p->n_workers, res, e);
     }
     if (rc == 0 && o->without_stragglers) rc = replay_table_typical(&measured, p, &typical, e);
-    if (rc == 0 && o->without_stragglers) rc = straggler_shares(&measured, &typical, wl, res, e);
+    if (rc == 0 && o->without_stragglers) rc = straggler_shares(&measured, &typical, &updates, given_comm, wl, res, e);
     bool wants_whatif = o->without_stragglers || (o->cluster && o->cluster[0]) ||
                         (o->strategy && o->strategy[0]) || o->scale_devices > 0;
-    if (rc == 0 && wants_whatif) rc = run_whatif(&measured, &typical, p, wl, o, res, e);
+    if (rc == 0 && wants_whatif) rc = run_whatif(&measured, &typical, &updates, given_comm, p, wl, o, res, e);
+    replay_updates_free(&updates);
+    replay_table_free(&comm);
     replay_table_free(&measured);
     replay_table_free(&typical);
     plan_free(p);

@@ -1,17 +1,24 @@
 /* Trace-driven simulation: a run's trace (core/trace_read.h) replayed in the
  * simulator with every compute op taking the time it took in the trace
  * (per rank, step and op, with the delay its rank took before starting it:
- * replay_durations.c) and communication the network model's. What
+ * replay_durations.c), a real parameter server's updates the time each
+ * took, and communication the network model's. What
  * separates the two errors `strata validate` sees together: the replay's
  * error is the schedule's and the network's alone, the compute model being
  * out of it.
  *
  * What-if questions, combinable, each a second replay against the measured
  * run:
- *   without_stragglers  every op at its typical duration
- *                       (replay_table_typical), and per worker the share of
+ *   without_stragglers  every op at its typical duration, a consistently
+ *                       slow rank's own over its pace (replay_table_typical),
+ *                       the servers' updates as measured, and per worker the share of
  *                       the job's time its own slowness cost (the replay
  *                       with that worker alone made typical)
+ * --measured-comm gives communication its measured times as well, in every
+ * replay of the trace's own plan on its own network (the home replay, the
+ * per-rank shares, a what-if without stragglers alone): its error is then
+ * the schedule's alone, the network model's left out too.
+ *
  *   cluster             the same compute on another network (a simulated
  *                       trace's; a real trace's --cluster is its home network)
  *   strategy            the measured seconds per FLOP of each layer,
@@ -43,6 +50,8 @@ struct replay_opts {
     const char *strategy;       /* the what-if's strategy; NULL or "" = the trace's */
     long long scale_devices;    /* the what-if's devices; 0 = the trace's */
     bool without_stragglers;
+    bool measured_comm;         /* communication as measured too, where the plan and the
+                                 * network are the trace's (--measured-comm) */
     uint64_t seed;              /* --scale's draws */
 };
 
@@ -66,6 +75,15 @@ struct replay_result {
     struct replay_rank *ranks;        /* [n_ranks]: the workers */
     int n_ranks;
     int n_plan_ranks;                 /* workers and servers, for timelines */
+    bool has_server_updates;          /* the servers' updates took their measured times */
+    bool is_measured_comm;            /* communication took its measured times too */
+    /* A real run's most crowded host (by processes per core; 0, 0 when the
+     * trace does not say): more processes than cores means a rank waiting
+     * in MPI, or a server polling for messages, took a core from one that
+     * computed, and a message waited for its receiver to be scheduled:
+     * time the network model does not hold. */
+    int processes, cores;
+    bool is_oversubscribed;
     struct trace replayed_trace;      /* every span of the home replay */
 
     bool has_whatif;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/straggler_detect.h"
 #include "replay_durations.h"
 
 static bool is_compute(int kind) { return op_infos[kind].cls == OPC_COMPUTE; }
@@ -73,7 +74,7 @@ static int add_start_gaps(const struct span *spans, size_t n, const struct plan 
         for (size_t i = 0; rc == 0 && i < cells; i++) end_s[i] = start_s[i] = NAN;
         for (size_t i = 0; rc == 0 && i < n; i++) {
             const struct span *s = &spans[i];
-            if (s->rank != r) continue;
+            if (s->rank != r || s->op < 0) continue;
             size_t k = (size_t)s->step * n_ops + s->op;
             end_s[k] = s->end_s;
             start_s[k] = s->start_s;
@@ -107,6 +108,33 @@ static int add_start_gaps(const struct span *spans, size_t n, const struct plan 
     return rc;
 }
 
+/* A server's span i (op -1): an UPDATE of its shard, or a PUSH of it
+ * received from a worker, on a server rank. */
+static int check_server_span(const struct span *s, size_t i, size_t n_spans,
+                             const struct plan *p, const char *name, struct err *e)
+{
+    const struct plan_rank *pr = s->rank >= 0 && s->rank < p->n_ranks ? &p->ranks[s->rank] : NULL;
+    if (!pr || !pr->is_server || (s->kind != OP_UPDATE && s->kind != OP_PUSH))
+        return err_set(e, ERR_INPUT, "%s: span %zu is op -1 (a server's update or received "
+                       "push) of rank %d, but that rank of the plan its scenario builds (%s) is "
+                       "no parameter server, or the span is %s, not UPDATE or PUSH: the trace is "
+                       "of another plan", name, i, (int)s->rank, p->strategy,
+                       op_infos[s->kind].name);
+    if (s->kind == OP_PUSH && (s->peer < 0 || s->peer >= p->n_workers))
+        return err_set(e, ERR_INPUT, "%s: span %zu, a push server rank %d received, is from "
+                       "rank %d, which is no worker of the plan (0 to %d)", name, i,
+                       (int)s->rank, (int)s->peer, p->n_workers - 1);
+    if (s->kind == OP_UPDATE && (size_t)s->step >= n_spans)   /* at most its workers' pushes */
+        return err_set(e, ERR_INPUT, "%s: span %zu, an update of server rank %d, is its "
+                       "update %d, but the trace holds %zu spans: it is damaged", name, i,
+                       (int)s->rank, (int)s->step, n_spans);
+    if (s->lo != pr->shard_lo || s->hi != pr->shard_hi)
+        return err_set(e, ERR_INPUT, "%s: span %zu, an update of server rank %d, is of layers "
+                       "[%d,%d), but the server's shard is [%d,%d): the trace is of another plan",
+                       name, i, (int)s->rank, (int)s->lo, (int)s->hi, pr->shard_lo, pr->shard_hi);
+    return 0;
+}
+
 int replay_table_from_spans(const struct span *spans, size_t n, const struct plan *p,
                             int64_t max_steps, const char *name, struct replay_table *t,
                             struct err *e)
@@ -120,6 +148,10 @@ int replay_table_from_spans(const struct span *spans, size_t n, const struct pla
     /* First pass: check every span against the plan, and size the steps. */
     for (size_t i = 0; i < n; i++) {
         const struct span *s = &spans[i];
+        if (s->op == -1) {
+            TRY(check_server_span(s, i, n, p, name, e));
+            continue;
+        }
         if (s->rank < 0 || s->rank >= p->n_ranks || s->op < 0 || s->op >= t->n_ops[s->rank])
             return err_set(e, ERR_INPUT, "%s: span %zu is op %d of rank %d, but the plan its "
                            "scenario builds (%s) has no such op: the trace is of another plan",
@@ -140,10 +172,135 @@ int replay_table_from_spans(const struct span *spans, size_t n, const struct pla
     TRY(table_alloc(t, e));
     for (size_t i = 0; i < n; i++) {
         const struct span *s = &spans[i];
-        if (is_compute(s->kind))
+        if (s->op >= 0 && is_compute(s->kind))
             t->dur_s[s->rank][(size_t)s->step * t->n_ops[s->rank] + s->op] = s->end_s - s->start_s;
     }
     return add_start_gaps(spans, n, p, t, e);
+}
+
+/* A push as its server received it (op -1 PUSH spans): server, worker,
+ * round, and when the gradient was in. */
+struct receipt {
+    int32_t server, worker;
+    int64_t round;
+    double end_s;
+};
+
+static int by_receipt(const void *pa, const void *pb)
+{
+    const struct receipt *a = pa, *b = pb;
+    if (a->server != b->server) return a->server < b->server ? -1 : 1;
+    if (a->worker != b->worker) return a->worker < b->worker ? -1 : 1;
+    return (a->round > b->round) - (a->round < b->round);
+}
+
+/* Worker op i, a PUSH to `server`: its index among the rank's pushes to
+ * that server in a step (j), and their count (n): its round in step s is
+ * s * n + j, as real/worker.c numbers them. O(ops of the rank). */
+static void push_slot(const struct plan_rank *pr, int i, int server, int *j, int *n)
+{
+    *j = *n = 0;
+    for (size_t k = 0; k < pr->ops.len; k++) {
+        const struct op *o = &pr->ops.items[k];
+        if (o->kind != OP_PUSH || o->peer != server) continue;
+        if ((int)k < i) (*j)++;
+        (*n)++;
+    }
+}
+
+int replay_comm_from_spans(const struct span *spans, size_t n, const struct plan *p,
+                           const struct replay_table *shape, struct replay_table *comm,
+                           struct err *e)
+{
+    TRY(table_like(shape, comm, e));
+    VEC(struct receipt) got = {0};
+    for (size_t i = 0; i < n; i++) {
+        const struct span *s = &spans[i];
+        if (s->op == -1 && s->kind == OP_PUSH &&
+            vec_push(&got, ((struct receipt){s->rank, s->peer, s->step, s->end_s})) < 0) {
+            vec_free(&got);
+            return err_set(e, ERR_NOMEM, "replay: out of memory collecting received pushes");
+        }
+    }
+    qsort(got.items, got.len, sizeof *got.items, by_receipt);
+    for (size_t i = 0; i < n; i++) {
+        const struct span *s = &spans[i];
+        if (s->op < 0 || is_compute(s->kind)) continue;
+        double d = s->end_s - s->start_s;
+        if (s->kind == OP_PUSH) {
+            /* A worker's PUSH span ends when it next tested the send, often
+             * after the server had applied it and answered the pull behind
+             * it: the server's receipt says when it arrived. Without one
+             * (older traces), the network's. */
+            int j, n_push;
+            push_slot(&p->ranks[s->rank], s->op, s->peer, &j, &n_push);
+            struct receipt key = {s->peer, s->rank, (int64_t)s->step * n_push + j, 0};
+            const struct receipt *r = bsearch(&key, got.items, got.len, sizeof *got.items,
+                                              by_receipt);
+            d = r ? fmax(0, r->end_s - s->start_s) : -1;
+        }
+        comm->dur_s[s->rank][(size_t)s->step * comm->n_ops[s->rank] + s->op] = d;
+    }
+    vec_free(&got);
+    return 0;
+}
+
+/* --- servers' updates ---------------------------------------------------------- */
+
+static int by_value(const void *pa, const void *pb);
+
+void replay_updates_free(struct replay_updates *u)
+{
+    if (!u) return;
+    for (int r = 0; u->secs && r < u->n_ranks; r++) vec_free(&u->secs[r]);
+    free(u->secs);
+    free(u->median_s);
+    memset(u, 0, sizeof *u);
+}
+
+int replay_updates_from_spans(const struct span *spans, size_t n, const struct plan *p,
+                              struct replay_updates *u, struct err *e)
+{
+    memset(u, 0, sizeof *u);
+    u->n_ranks = p->n_ranks;
+    u->secs = XCALLOC(e, (size_t)p->n_ranks + 1, sizeof *u->secs);
+    u->median_s = XCALLOC(e, (size_t)p->n_ranks + 1, sizeof *u->median_s);
+    if (!u->secs || !u->median_s) return ERR_NOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const struct span *s = &spans[i];
+        if (s->op != -1 || s->kind != OP_UPDATE) continue;
+        /* the step is the update's index (below n: checked): a gap, a span
+         * the writer dropped, takes the server's median */
+        while (rc == 0 && u->secs[s->rank].len <= (size_t)s->step)
+            rc = vec_push(&u->secs[s->rank], -1.0);
+        if (rc == 0) u->secs[s->rank].items[s->step] = s->end_s - s->start_s;
+        u->has_any = true;
+    }
+    for (int r = 0; r < p->n_ranks && rc == 0; r++) {
+        const double *secs = u->secs[r].items;
+        size_t len = u->secs[r].len;
+        u->median_s[r] = -1;
+        double *sorted = len ? XCALLOC(e, len, sizeof *sorted) : NULL;
+        if (len && !sorted) return ERR_NOMEM;
+        size_t m = 0;
+        for (size_t k = 0; k < len; k++)
+            if (secs[k] >= 0) sorted[m++] = secs[k];
+        if (m) {
+            qsort(sorted, m, sizeof *sorted, by_value);
+            u->median_s[r] = sorted[(m - 1) / 2];
+        }
+        free(sorted);
+    }
+    return rc < 0 ? err_set(e, ERR_NOMEM, "replay: out of memory collecting server updates") : 0;
+}
+
+double replay_updates_get(const struct replay_updates *u, int rank, int64_t k)
+{
+    if (rank < 0 || rank >= u->n_ranks || k < 0) return -1;
+    if ((size_t)k < u->secs[rank].len && u->secs[rank].items[k] >= 0)
+        return u->secs[rank].items[k];
+    return u->median_s[rank];
 }
 
 /* --- typical durations ------------------------------------------------------- */
@@ -188,6 +345,64 @@ static double median_over_steps(const struct replay_table *t, int r, int op, dou
     return scratch[(n - 1) / 2];
 }
 
+/* Each group of sorted entries [g, end): one op identity in one step,
+ * durations ascending. *end_out: the group's end; the return: whether more
+ * than one rank runs it. */
+static bool next_group(const struct entry *xs, size_t n, size_t g, size_t *end_out)
+{
+    size_t end = g + 1;
+    bool is_shared = false;
+    while (end < n && same_op_step(&xs[g], &xs[end])) {
+        is_shared |= xs[end].rank != xs[g].rank;
+        end++;
+    }
+    *end_out = end;
+    return is_shared;
+}
+
+/* The lower median of the group's durations over the ranks is_slow does not
+ * mark (over all of them when it marks every one); the group is sorted. */
+static double group_typical_s(const struct entry *xs, size_t g, size_t end, const bool *is_slow)
+{
+    size_t n_fair = 0;
+    for (size_t k = g; k < end; k++) n_fair += !is_slow[xs[k].rank];
+    if (!n_fair) return xs[g + (end - g - 1) / 2].dur_s;
+    size_t want = (n_fair - 1) / 2;
+    for (size_t k = g; k < end; k++)
+        if (!is_slow[xs[k].rank] && want-- == 0) return xs[k].dur_s;
+    return xs[g].dur_s;   /* not reached */
+}
+
+/* Each rank's pace: the median over its shared ops of its duration over the
+ * op's lower median across the ranks (core/straggler_detect.h's ratio),
+ * NaN for a rank with no shared op; is_slow: at least STRAGGLER_SLOW_RATIO. */
+static int rank_paces(const struct entry *xs, size_t n, int n_ranks, double *pace,
+                      bool *is_slow, struct err *e)
+{
+    VEC(double) *ratios = XCALLOC(e, (size_t)n_ranks + 1, sizeof *ratios);
+    if (!ratios) return ERR_NOMEM;
+    int rc = 0;
+    const bool *none_slow = is_slow;   /* all false while paces are measured */
+    for (size_t g = 0, end; g < n && rc == 0; g = end) {
+        if (!next_group(xs, n, g, &end)) continue;
+        double typical_s = group_typical_s(xs, g, end, none_slow);
+        for (size_t k = g; k < end && rc == 0; k++)
+            if (typical_s > 0) rc = vec_push(&ratios[xs[k].rank], xs[k].dur_s / typical_s);
+    }
+    for (int r = 0; r < n_ranks; r++) {
+        pace[r] = NAN;
+        if (rc == 0 && ratios[r].len) {
+            qsort(ratios[r].items, ratios[r].len, sizeof(double), by_value);
+            pace[r] = ratios[r].items[(ratios[r].len - 1) / 2];
+        }
+        vec_free(&ratios[r]);
+    }
+    free(ratios);
+    if (rc < 0) return err_set(e, ERR_NOMEM, "replay: out of memory measuring the ranks' pace");
+    for (int r = 0; r < n_ranks; r++) is_slow[r] = pace[r] >= STRAGGLER_SLOW_RATIO;
+    return 0;
+}
+
 int replay_table_typical(const struct replay_table *in, const struct plan *p,
                          struct replay_table *out, struct err *e)
 {
@@ -209,30 +424,38 @@ int replay_table_typical(const struct replay_table *in, const struct plan *p,
             }
     }
     double *scratch = XCALLOC(e, (size_t)max_steps, sizeof *scratch);
-    if (!scratch) {
-        vec_free(&all);
-        return ERR_NOMEM;
-    }
+    double *pace = XCALLOC(e, (size_t)in->n_ranks + 1, sizeof *pace);
+    bool *is_slow = XCALLOC(e, (size_t)in->n_ranks + 1, sizeof *is_slow);
+    int rc = scratch && pace && is_slow ? 0 : ERR_NOMEM;
     qsort(all.items, all.len, sizeof *all.items, by_op_step_dur);
-    /* Each group: one op identity in one step, durations ascending. */
-    for (size_t g = 0; g < all.len;) {
-        size_t end = g + 1;
-        bool is_shared = false;   /* more than one rank runs it */
-        while (end < all.len && same_op_step(&all.items[g], &all.items[end])) {
-            is_shared |= all.items[end].rank != all.items[g].rank;
-            end++;
-        }
-        double shared_s = all.items[g + (end - g - 1) / 2].dur_s;
+    if (rc == 0) rc = rank_paces(all.items, all.len, in->n_ranks, pace, is_slow, e);
+    /* A consistently slow rank keeps its own durations over its pace: its
+     * work as it ran, alongside the others (what it took from them in
+     * cores, caches and memory bandwidth, what noise it had), without the
+     * slowness. Taking the others' durations instead would lend it times
+     * measured while it was slow: while a slow rank sleeps, waits or
+     * computes less, the others run faster than they would beside a
+     * typical one (measured on a loaded 2-core machine: 2 ranks, a 3x slow
+     * rank, its peer's ops 2-4x shorter than in the run without it). The
+     * other ranks take
+     * each op's lower median over the ranks that are not slow, or, for an
+     * op one rank alone runs, that rank's over the steps. */
+    for (size_t g = 0, end; rc == 0 && g < all.len; g = end) {
+        bool is_shared = next_group(all.items, all.len, g, &end);
+        double shared_s = is_shared ? group_typical_s(all.items, g, end, is_slow) : -1;
         for (size_t k = g; k < end; k++) {
             const struct entry *x = &all.items[k];
-            double d = is_shared ? shared_s : median_over_steps(in, x->rank, x->op, scratch);
+            double d = is_slow[x->rank] ? x->dur_s / pace[x->rank]
+                       : is_shared      ? shared_s
+                                        : median_over_steps(in, x->rank, x->op, scratch);
             out->dur_s[x->rank][(size_t)x->step * out->n_ops[x->rank] + x->op] = d;
         }
-        g = end;
     }
     free(scratch);
+    free(pace);
+    free(is_slow);
     vec_free(&all);
-    return 0;
+    return rc;
 }
 
 int replay_table_one_typical(const struct replay_table *measured,

@@ -6,6 +6,7 @@
 #ifndef STRATA_BENCH_REPLAY_DURATIONS_H
 #define STRATA_BENCH_REPLAY_DURATIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../core/err.h"
@@ -25,16 +26,21 @@ struct replay_table {
 /* The compute spans of spans[0..n) into t, checked against p: each span's
  * rank, op index, kind and layers must be p's, its step below max_steps (a
  * trace of another plan is ERR_INPUT naming `name`, the span and what
- * differs). */
+ * differs). A server's update spans (op -1: replay_updates) are checked
+ * and left out. */
 int replay_table_from_spans(const struct span *spans, size_t n, const struct plan *p,
                             int64_t max_steps, const char *name, struct replay_table *t,
                             struct err *e);
 
-/* out = in with every op's duration made typical: the lower median of the
- * same op (kind, layers, microbatch) in the same step over the ranks that
- * run it, or, when one rank alone runs it, the lower median of that rank's
- * op over the steps. Lower (for two values the smaller): a straggler is
- * slow, so of two ranks the typical one is the faster. */
+/* out = in with every op's duration made typical. A consistently slow rank
+ * (its pace, the median over its ops of its duration over the op's lower
+ * median across the ranks, at least STRAGGLER_SLOW_RATIO, as
+ * core/straggler_detect.h judges) keeps its own durations divided by its
+ * pace. Every other rank's op takes the lower median of the same op (kind,
+ * layers, microbatch) in the same step over the ranks that run it and are
+ * not slow, or, when one rank alone runs it, the lower median of that
+ * rank's op over the steps. Lower (for two values the smaller): a
+ * straggler is slow, so of two ranks the typical one is the faster. */
 int replay_table_typical(const struct replay_table *in, const struct plan *p,
                          struct replay_table *out, struct err *e);
 
@@ -42,6 +48,38 @@ int replay_table_typical(const struct replay_table *in, const struct plan *p,
 int replay_table_one_typical(const struct replay_table *measured,
                              const struct replay_table *typical, int r,
                              struct replay_table *out, struct err *e);
+
+/* comm: shaped like `shape` (a table replay_table_from_spans made of the
+ * same spans of p, which checked them), each communication op's measured
+ * duration (its span's end - start, from the moment its data could move:
+ * core/trace.h); a worker's PUSH, until its server's span of receiving it
+ * ended (op -1 PUSH, step = the push's round); -1 where the trace has
+ * none. For --measured-comm. */
+int replay_comm_from_spans(const struct span *spans, size_t n, const struct plan *p,
+                           const struct replay_table *shape, struct replay_table *comm,
+                           struct err *e);
+
+/* A real run's parameter-server updates as measured (real/ps_server.c's
+ * UPDATE spans, op -1, step = the update's index at its server):
+ * secs[r] holds server rank r's in the order it applied them. Empty for a
+ * trace without them (simulated, or older), where the model's stay. */
+struct replay_updates {
+    int n_ranks;
+    VEC(double) *secs;     /* [n_ranks]; workers' empty */
+    double *median_s;      /* [n_ranks]: for updates beyond the measured; -1 none */
+    bool has_any;
+};
+
+/* The server update spans of spans[0..n) (already checked against p by
+ * replay_table_from_spans) into u. 0 or ERR_NOMEM. */
+int replay_updates_from_spans(const struct span *spans, size_t n, const struct plan *p,
+                              struct replay_updates *u, struct err *e);
+
+/* Server rank r's k-th update's seconds: measured, the server's median
+ * beyond them, -1 when it has none. */
+double replay_updates_get(const struct replay_updates *u, int rank, int64_t k);
+
+void replay_updates_free(struct replay_updates *u);
 
 /* The entry, or -1 when there is none. */
 double replay_table_get(const struct replay_table *t, int rank, int64_t step, int op);

@@ -35,6 +35,16 @@ int replay_write_json(const struct replay_result *res, const char *trace_name, c
     json_add(doc, "measured_step_s", json_num(res->measured.step_time_s.mean), &ok);
     json_add(doc, "replayed_step_s", json_num(res->replayed.step_time_s.mean), &ok);
     json_add(doc, "error", json_num(res->error), &ok);
+    json_add(doc, "communication",
+             cJSON_CreateString(res->is_measured_comm ? "measured" : "model"), &ok);
+    json_add(doc, "server_updates",
+             cJSON_CreateString(res->has_server_updates ? "measured" : "model"), &ok);
+    /* the most crowded host; null when the trace does not say */
+    bool knows_host = res->cores > 0;
+    json_add(doc, "processes", knows_host ? cJSON_CreateNumber(res->processes) : cJSON_CreateNull(), &ok);
+    json_add(doc, "cores", knows_host ? cJSON_CreateNumber(res->cores) : cJSON_CreateNull(), &ok);
+    json_add(doc, "oversubscribed",
+             knows_host ? cJSON_CreateBool(res->is_oversubscribed) : cJSON_CreateNull(), &ok);
     cJSON *ranks = json_add(doc, "per_rank", cJSON_CreateArray(), &ok);
     for (int r = 0; ok && r < res->n_ranks; r++) json_add(ranks, NULL, rank_json(&res->ranks[r], &ok), &ok);
     if (res->has_whatif) {

@@ -108,7 +108,9 @@ static int write_outputs(const struct config *cfg, const struct plan *p,
     if (cfg->csv_path[0]) TRY_CTX(e, report_write_csv(rows, 1, NULL, cfg->csv_path, e), "--csv");
     const struct trace_scenario sc = {.mode = "real", .cfg = res->report.config,
                                       .config_groups = res->report.config_groups,
-                                      .steps = res->steps};
+                                      .steps = res->steps,
+                                      .hosts = res->report.rank_hosts,
+                                      .n_hosts = res->report.has_hosts ? res->report.n_rank_hosts : 0};
     if (cfg->trace_path[0])
         TRY_CTX(e, trace_write_chrome(&res->trace, p, &sc, cfg->trace_path, e), "--trace");
     char scenario[CONFIG_PATH_BYTES + 256];

@@ -43,11 +43,22 @@ static void print_result(const char *name, const struct replay_result *r)
     printf("replay of %s: %s on %lld devices, %lld steps, a %s run\n", name, r->cfg.strategy,
            r->cfg.devices, r->cfg.steps, !strcmp(r->mode, "real") ? "measured (real)" : "simulated");
     printf("replayed on %s%s: each compute op as long as it took in the trace, communication "
-           "from the network model\n\n", r->home_cluster,
+           "from the network model\n", r->home_cluster,
            !strcmp(r->mode, "real") && !strcmp(r->home_cluster, "cpu-loopback")
                ? " (a real run's network is unknown: --cluster PROFILE replays on a calibrated "
                  "one)"
                : "");
+    if (r->is_measured_comm)
+        printf("communication as long as it took in the trace too (--measured-comm): the error "
+               "is the schedule's alone\n");
+    if (r->has_server_updates)
+        printf("the parameter servers' updates as long as they took in the trace\n");
+    if (r->is_oversubscribed)
+        printf("oversubscribed: %d processes on %d cores: ranks waiting in MPI (and servers "
+               "polling for messages) took cores from compute, and messages waited for their "
+               "receivers to be scheduled; the replay does not model that, so it runs faster "
+               "than the measured run\n", r->processes, r->cores);
+    putchar('\n');
     printf("%-22s %15s %15s %8s\n", "", "measured", "replayed", "error");
     printf("%-22s", "step time (mean)");
     print_ms(r->measured.step_time_s.mean);
@@ -167,6 +178,7 @@ int cmd_replay(const struct command *self, int argc, char **argv)
         .strategy = config_is_set(&cfg, "strategy") ? cfg.strategy : NULL,
         .scale_devices = cfg.scale_devices,
         .without_stragglers = cfg.without_stragglers,
+        .measured_comm = cfg.measured_comm,
         .seed = (uint64_t)cfg.seed,
     };
     if (rc == 0) rc = replay_run(&doc, name, &o, &res, &e);

@@ -203,6 +203,9 @@ const struct opt_spec config_options[] = {
     {.name = "without-stragglers", FLAG(without_stragglers), .def = "false",
      .groups = OPTG_REPLAY,
      .help = "replay: every op at its typical time (median over ranks); each rank's cost"},
+    {.name = "measured-comm", FLAG(measured_comm), .def = "false", .groups = OPTG_REPLAY,
+     .help = "replay: communication as long as it took in the trace too, so the error is the "
+     "schedule's alone"},
     {.name = "scale", INT(scale_devices, 0, 1048576), .def = "0", .groups = OPTG_REPLAY,
      .metavar = "N", .help = "replay: the run at N devices from its measured per-op times "
      "(weak scaling; 0 = not scaled)"},

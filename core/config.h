@@ -148,6 +148,7 @@ struct config {
 
     /* OPTG_REPLAY */
     bool without_stragglers;    /* --without-stragglers: every op at its typical time */
+    bool measured_comm;         /* --measured-comm: replay's communication as measured too */
     long long scale_devices;    /* --scale: the run at N devices; 0 = not scaled */
 
     /* Not options. */

@@ -49,10 +49,13 @@ struct rank_time {
     int64_t steps;                   /* complete steps it ran */
 };
 
-/* Where one rank ran: its MPI processor name (the host), cut to fit. */
+/* Where one rank ran: its MPI processor name (the host), cut to fit, and
+ * the cores online there (replay says when a run had more processes than
+ * cores; 0: unknown). */
 #define REPORT_HOST_BYTES 64
 struct rank_host {
     char name[REPORT_HOST_BYTES];
+    int cores;
 };
 
 struct report {

@@ -109,6 +109,27 @@ static void add_span(cJSON *events, const struct span *s, bool *ok)
     if (!added) *ok = false;
 }
 
+/* [ { "host": name, "processes": ranks on it, "cores": its cores }, ... ]
+ * in the order of each host's first rank: O(ranks x hosts), as the
+ * report's host map. */
+static cJSON *hosts_json(const struct rank_host *h, int n, bool *ok)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; list && *ok && i < n; i++) {
+        bool is_seen = false;
+        for (int k = 0; k < i && !is_seen; k++) is_seen = !strcmp(h[k].name, h[i].name);
+        if (is_seen) continue;
+        int processes = 0;
+        for (int k = i; k < n; k++) processes += !strcmp(h[k].name, h[i].name);
+        cJSON *x = json_add(list, NULL, cJSON_CreateObject(), ok);
+        json_add(x, "host", cJSON_CreateString(h[i].name), ok);
+        json_add(x, "processes", cJSON_CreateNumber(processes), ok);
+        json_add(x, "cores", cJSON_CreateNumber(h[i].cores), ok);
+    }
+    if (!list) *ok = false;
+    return list;
+}
+
 /* The keys replay reads (docs/trace-format.md); viewers skip them. */
 static void add_scenario(cJSON *doc, const struct trace *t, const struct plan *p,
                          const struct trace_scenario *sc, bool *ok)
@@ -121,6 +142,7 @@ static void add_scenario(cJSON *doc, const struct trace *t, const struct plan *p
     json_add(doc, "workers", cJSON_CreateNumber(p ? p->n_workers : 0), ok);
     json_add(doc, "dropped_spans", cJSON_CreateNumber((double)t->n_dropped), ok);
     json_add(doc, "scenario", report_config_to_json(sc->cfg, sc->config_groups), ok);
+    if (sc->hosts && sc->n_hosts > 0) json_add(doc, "hosts", hosts_json(sc->hosts, sc->n_hosts, ok), ok);
 }
 
 int trace_write_chrome(const struct trace *t, const struct plan *p,

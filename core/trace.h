@@ -62,11 +62,14 @@ int trace_add(struct trace *t, const struct span *s);
 /* What made a trace, written beside its events so that `strata replay`
  * can build the same plan again (docs/trace-format.md). */
 struct config;
+struct rank_host;
 struct trace_scenario {
     const char *mode;             /* "sim" or "real" */
     const struct config *cfg;     /* the run's options */
     unsigned config_groups;       /* which of them shaped it (a report's config_groups) */
     int64_t steps;                /* steps each compute rank ran */
+    const struct rank_host *hosts;   /* a real run's: rank r's host and its cores; NULL */
+    int n_hosts;                  /* entries of hosts (its ranks), 0 for none */
 };
 
 #define TRACE_FORMAT_VERSION 1
@@ -77,7 +80,8 @@ struct trace_scenario {
  * program, step, layers, microbatch, bytes and versions in "args". With a
  * scenario (may be NULL) the top-level object also holds "strata_trace",
  * "mode", "strategy", "steps", "ranks", "workers", "dropped_spans" and
- * "scenario" (the options, as a report's "config"). Perfetto and
+ * "scenario" (the options, as a report's "config"), and with the ranks'
+ * hosts "hosts" (each host's processes and cores). Perfetto and
  * chrome://tracing open it, and ignore the keys they do not know. Atomic. */
 int trace_write_chrome(const struct trace *t, const struct plan *p,
                        const struct trace_scenario *sc, const char *path, struct err *e);

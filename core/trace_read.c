@@ -143,7 +143,10 @@ static int read_span(const cJSON *ev, const struct json_at *at, int n_ranks, str
     if (!args) return ERR_INPUT;
     TRY(need_whole(args, &args_at, "step", TRACE_MAX_INDEX, &v));
     s->step = (int32_t)v;
-    TRY(need_whole(args, &args_at, "op", TRACE_MAX_INDEX, &v));
+    /* -1: a parameter server's update, no op of the plan (real/ps_server.c) */
+    struct json_at op_at = json_key(&args_at, "op");
+    if (!member(args, &op_at, 0)) return ERR_INPUT;
+    TRY(opt_int(args, &args_at, "op", -1, TRACE_MAX_INDEX, -1, &v));
     s->op = (int32_t)v;
     TRY(opt_int(args, &args_at, "mb", -1, TRACE_MAX_INDEX, -1, &v));
     s->mb = (int32_t)v;
@@ -159,6 +162,34 @@ static int read_span(const cJSON *ev, const struct json_at *at, int n_ranks, str
         TRY(json_as_real(flops, &f, &s->flops));
         if (!(isfinite(s->flops) && s->flops >= 0))
             return json_bad(&f, "is %g, not a count of 0 or more", s->flops);
+    }
+    return 0;
+}
+
+/* "hosts" (optional: simulated runs and older traces have none): the most
+ * crowded host, by processes per core, into d. */
+static int read_hosts(const cJSON *root, const struct json_at *top, struct trace_doc *d)
+{
+    struct json_at at = json_key(top, "hosts");
+    const cJSON *hosts = cJSON_GetObjectItemCaseSensitive(root, "hosts");
+    if (!hosts) return 0;
+    if (!cJSON_IsArray(hosts)) return json_bad(&at, "is %s, not an array", json_type_name(hosts));
+    int i = 0;
+    for (const cJSON *h = hosts->child; h; h = h->next, i++) {
+        struct json_at h_at = json_index(&at, i);
+        if (!cJSON_IsObject(h)) return json_bad(&h_at, "is %s, not an object", json_type_name(h));
+        char name[REPORT_HOST_BYTES];
+        int64_t processes, cores;
+        TRY(need_string(h, &h_at, "host", name, sizeof name));
+        TRY(need_whole(h, &h_at, "processes", d->n_ranks, &processes));
+        TRY(need_whole(h, &h_at, "cores", INT32_MAX, &cores));
+        d->n_hosts++;
+        /* processes / cores above the crowded one's, compared without division */
+        if (cores > 0 && (d->crowded_cores == 0 ||
+                          processes * d->crowded_cores > (int64_t)d->crowded_processes * cores)) {
+            d->crowded_processes = (int)processes;
+            d->crowded_cores = (int)cores;
+        }
     }
     return 0;
 }
@@ -188,6 +219,7 @@ static int read_header(const cJSON *root, const struct json_at *top, struct trac
     if (d->steps < 1 || d->n_workers < 1)
         return json_bad(top, "ran %lld steps on %d workers: nothing to replay",
                         (long long)d->steps, d->n_workers);
+    TRY(read_hosts(root, top, d));
     struct json_at sc_at = json_key(top, "scenario");
     const cJSON *sc = member(root, &sc_at, 0);
     if (!sc) return ERR_INPUT;

@@ -23,6 +23,10 @@ struct trace_doc {
     int64_t n_dropped;        /* spans the writer left out (--trace keeps all) */
     struct config cfg;        /* the scenario: config_init, then its keys */
     unsigned config_groups;   /* the groups of the options it holds */
+    /* A real run's hosts ("hosts"; 0 when the trace has none): how many,
+     * and the one with the most processes per core, its processes (ranks)
+     * and cores. More processes than cores: waits took cores from compute. */
+    int n_hosts, crowded_processes, crowded_cores;
     struct trace trace;       /* the spans, in the file's order; start_s, end_s in seconds */
 };
 

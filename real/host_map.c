@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>   /* sysconf: the host's cores */
 #include <string.h>
 
 #include "../core/text_append.h"
@@ -19,9 +20,11 @@ int host_map_gather(MPI_Comm comm, struct report *r, struct err *e)
     char mine[MPI_MAX_PROCESSOR_NAME];
     memset(mine, 0, sizeof mine);
     MPI_TRY(e, MPI_Get_processor_name(mine, &len));
-    struct rank_host me = {{0}};
+    struct rank_host me = {{0}, 0};
     /* a longer name is cut: REPORT_HOST_BYTES is what a report keeps */
     snprintf(me.name, sizeof me.name, "%.*s", (int)sizeof me.name - 1, mine[0] ? mine : "unknown");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    me.cores = cores > 0 && cores <= (1L << 30) ? (int)cores : 0;
     struct rank_host *all = NULL;
     bool is_short = false;   /* rank 0 without the memory still joins the gather */
     if (rank == 0) {

@@ -9,7 +9,15 @@
  * global batch's mean gradient: exactly one device's step (the tests check).
  * A round's pushes are kept apart and added in worker order when it closes,
  * not in arrival order, so that a synchronous run's arithmetic is the same
- * whatever the timing: floating-point addition is not associative. */
+ * whatever the timing: floating-point addition is not associative.
+ *
+ * Spans, op -1 (a server runs no op of the plan), so that `strata replay`
+ * can give the simulated server the times it took (docs/trace-format.md):
+ * each update (the round's sum and its SGD step, or one push's step) is an
+ * UPDATE span of the shard's layers, step = the update's index in this
+ * run; each push's gradient received is a PUSH span, peer = its worker,
+ * step = its round, ending when the gradient was in (a worker's own PUSH
+ * span ends when it next tested the send: later). One vec_push each. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +52,8 @@ struct server {
     int n_checkpoint;              /* workers that asked for the coming checkpoint */
     int n_push;                    /* pushes a worker makes to this server per step */
     VEC(struct pending_pull) held; /* asynchronous: work asked for at a checkpoint's boundary */
+    struct op update;              /* the shard's UPDATE: its layers, bytes and FLOPs for spans */
+    int64_t n_updates;             /* applied in this run: the next span's step */
 };
 
 static int server_init(struct server *S, struct real_ctx *ctx, struct err *e)
@@ -66,6 +76,7 @@ static int server_init(struct server *S, struct real_ctx *ctx, struct err *e)
             }
     }
     S->n_workers = n_workers;
+    S->update = plan_update_op(p->wl, me->shard_lo, me->shard_hi);
     S->last_applied = XCALLOC(e, (size_t)n_workers + 1, sizeof *S->last_applied);
     S->round_grad = XCALLOC(e, (size_t)n_workers + 1, sizeof *S->round_grad);
     S->in_round = XCALLOC(e, (size_t)n_workers + 1, sizeof *S->in_round);
@@ -125,6 +136,28 @@ static void sgd(struct server *S, const float *g, int64_t samples)
     struct real_ctx *ctx = S->ctx;
     ctx->dev->sgd_momentum(ctx->m->params + S->off, ctx->m->momentum + S->off, g, (size_t)S->n, ctx->lr,
                            ctx->momentum, ctx->weight_decay, 1.0f / (float)samples);
+}
+
+/* A span of this server's shard (op -1), ending now. */
+static int record(struct server *S, enum op_kind kind, int64_t step, int peer, double start_s,
+                  int64_t bytes, double flops, struct err *e)
+{
+    struct real_ctx *ctx = S->ctx;
+    struct span s = {
+        .rank = ctx->rank, .stream = (int16_t)op_infos[kind].stream, .kind = (int16_t)kind,
+        .step = (int32_t)step, .op = -1, .mb = -1, .lo = S->update.lo, .hi = S->update.hi,
+        .peer = peer, .start_s = start_s, .end_s = real_now(ctx), .bytes = bytes,
+        .flops = flops, .version_read = -1, .version_applied = -1,
+    };
+    return vec_push(&ctx->spans, s) < 0 ? err_set(e, ERR_NOMEM, "out of memory for the trace") : 0;
+}
+
+/* The update that began at start_s has been issued: its span, once the
+ * device has done it. */
+static int record_update(struct server *S, double start_s, struct err *e)
+{
+    TRY(S->ctx->dev->sync(e));
+    return record(S, OP_UPDATE, S->n_updates++, -1, start_s, S->update.bytes, S->update.flops, e);
 }
 
 static int reply_to(struct server *S, const struct pending_pull *q, int64_t next_work,
@@ -195,13 +228,17 @@ static int take_push(struct server *S, int source, int w, const struct ps_msg *m
         !(S->round_grad[w] = ctx->dev->alloc((size_t)S->n * sizeof(float), e)))
         return ERR_NOMEM;
     float *into = is_sync ? S->round_grad[w] : S->grad;
+    double recv_s = real_now(ctx);
     MPI_TRY(e, MPI_Recv(into, (int)S->n, MPI_FLOAT, source, PS_PUSH_DATA, ctx->ps_comm,
                         MPI_STATUS_IGNORE));
+    TRY(record(S, OP_PUSH, m->round, source, recv_s, S->n * (int64_t)sizeof(float), 0, e));
     struct ps_push_result pr = ps_server_push(&S->ps, w, m->round, m->version_read);
     S->last_applied[w] = pr.version_applied;
+    double start_s = real_now(ctx);
     switch (pr.action) {
     case PS_APPLIED:
         sgd(S, S->grad, m->n_samples);
+        TRY(record_update(S, start_s, e));
         return recheck(S, e);
     case PS_GATHERED:
     case PS_ROUND:
@@ -212,6 +249,7 @@ static int take_push(struct server *S, int source, int w, const struct ps_msg *m
         for (int v = 0; v < S->n_workers; v++)
             if (S->in_round[v]) ctx->dev->axpy((size_t)S->n, 1.0f, S->round_grad[v], S->round_sum);
         sgd(S, S->round_sum, S->round_samples);
+        TRY(record_update(S, start_s, e));
         memset(S->in_round, 0, (size_t)S->n_workers * sizeof *S->in_round);
         S->round_samples = 0;
         return recheck(S, e);

@@ -266,11 +266,22 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
                        struct err *e)
 {
     const struct plan *p = ctx->p;
-    TRY(align_starts(ctx->ix, spans, n_spans, e));
+    /* The servers' update spans (op -1, real/ps_server.c) are no op of the
+     * plan: moved after the workers' (whose order each rank keeps), they go
+     * to the trace only, counted in their own run's updates. Gathered in
+     * rank order, the servers' come last already, and nothing moves. */
+    size_t n_ops_spans = 0;
+    for (size_t i = 0; i < n_spans; i++)
+        if (spans[i].op >= 0) {
+            struct span s = spans[i];
+            memmove(&spans[n_ops_spans + 1], &spans[n_ops_spans], (i - n_ops_spans) * sizeof *spans);
+            spans[n_ops_spans++] = s;
+        }
+    TRY(align_starts(ctx->ix, spans, n_ops_spans, e));
     /* a resumed run's analysis covers the steps it ran, counted from the
      * resume point; its loss curve keeps the job's step numbers */
     const int64_t steps_run = ctx->steps - ctx->first_step;
-    for (size_t i = 0; i < n_spans; i++) spans[i].step -= (int32_t)ctx->first_step;
+    for (size_t i = 0; i < n_ops_spans; i++) spans[i].step -= (int32_t)ctx->first_step;
     double makespan_s = 0;
     for (size_t i = 0; i < n_spans; i++)
         if (spans[i].end_s > makespan_s) makespan_s = spans[i].end_s;
@@ -303,7 +314,7 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
     int n_checkpoints = 0;
     checkpoint_stats(ctx, &checkpoint_s, &n_checkpoints);
     TRY(failure_env_report(r, heartbeat_start_s(ctx->hb), makespan_s, checkpoint_s, e));
-    TRY(straggler_detect(spans, n_spans, &r->paces, &r->n_paces, e));
+    TRY(straggler_detect(spans, n_ops_spans, &r->paces, &r->n_paces, e));
     return report_set_loss_curve(r, losses, n_losses, ctx->steps, e);
 }
 

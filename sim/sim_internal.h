@@ -78,6 +78,7 @@ struct server {
     int n_push;            /* rounds a step: its workers' pushes to it a step (the last
                             * worker's; the policy's rounds need them equal) */
     double busy_until_s;
+    int64_t n_updates;     /* applied so far: replay's given update times are per update */
 };
 
 struct sim {

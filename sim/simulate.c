@@ -90,6 +90,7 @@ enum ev_kind {
     EV_STEP_START,  /* a = rank, after its pause */
     EV_FAIL,        /* a = the worker that dies, -1 = an --mtbf draw picks it */
     EV_PULL_SEND,   /* b = PULL op g: its server has worked through what came before */
+    EV_GIVEN_ARRIVE, /* b = op g: its transfer of a given duration (replay) arrived */
 };
 
 static void fail_nomem(struct sim *m)
@@ -121,8 +122,25 @@ static void end_now(struct sim *m, int g)
     if (vec_push(&m->now_q, g) < 0) fail_nomem(m);
 }
 
+/* The given duration of comm op g (its rank's, in step `step` of the
+ * rank whose op is asked: sim_durations.comm_s), or -1: the network's. */
+static double given_comm_s(const struct sim *m, int g, int64_t step)
+{
+    const struct sim_durations *given = m->s->durations;
+    if (!given || !given->comm_s) return -1;
+    int r = m->x[g].rank;
+    return given->comm_s(given->ctx, r, step, g - m->off[r]);
+}
+
 static void start_transfer(struct sim *m, int g, int link, int64_t bytes)
 {
+    /* replay --measured-comm: a SEND's message as long as its RECV took */
+    int asked = m->x[g].kind == OP_SEND ? m->x[g].aux : g;
+    double d = given_comm_s(m, asked, m->step[m->x[g].rank]);
+    if (d >= 0) {
+        push_event(m, m->now_s + d, EV_GIVEN_ARRIVE, m->x[g].rank, g);
+        return;
+    }
     int rc = network_start(m->net, &m->q, m->now_s, link, bytes, g);
     if (rc == ERR_NOMEM) fail_nomem(m);
     else if (rc < 0) fail_time(m, "a transfer's start", m->now_s, m->x[g].rank);
@@ -266,8 +284,21 @@ static void op_ready(struct sim *m, int g)
         /* the last member: the collective starts now for every member */
         m->coll_arrived[c] = 0;
         m->n_scanned += (uint64_t)n;
+        double cost_s = m->coll_cost_s[c];
         for (int k = first; k < first + n; k++) m->x[m->coll_ops[k]].start_s = m->now_s;
-        if (m->coll_cost_s[c] > 0) push_event(m, m->now_s + m->coll_cost_s[c], EV_COLL_END, c, 0);
+        if (m->s->durations && m->s->durations->comm_s) {
+            /* the longest member's, when every member has one */
+            double given_s = 0;
+            bool is_given = true;
+            for (int k = first; k < first + n && is_given; k++) {
+                int gk = m->coll_ops[k];
+                double d = given_comm_s(m, gk, m->step[m->x[gk].rank]);
+                is_given = d >= 0;
+                given_s = fmax(given_s, d);
+            }
+            if (is_given) cost_s = given_s;
+        }
+        if (cost_s > 0) push_event(m, m->now_s + cost_s, EV_COLL_END, c, 0);
         else
             for (int k = first; k < first + n; k++) end_now(m, m->coll_ops[k]);
         break;
@@ -441,6 +472,19 @@ static void finish(struct sim *m, int g)
     if (++m->n_done[x->rank] == m->off[x->rank + 1] - m->off[x->rank]) step_done(m, x->rank);
 }
 
+/* What a push that the policy did not drop costs its server: the model's
+ * shard update per push, or the replay's measured update when the policy
+ * applies one (a gathered push waits for its round's update). */
+static double push_cost_s(struct sim *m, int srv, enum ps_action action)
+{
+    struct server *S = &m->servers[srv];
+    const struct sim_durations *given = m->s->durations;
+    if (!given || !given->update_s) return S->update_cost_s;
+    if (action == PS_GATHERED) return 0;
+    double d = given->update_s(given->ctx, m->p->n_workers + srv, S->n_updates++);
+    return d >= 0 ? d : S->update_cost_s;
+}
+
 /* The network delivered the transfer of op g. */
 static void arrived(struct sim *m, int g)
 {
@@ -466,7 +510,7 @@ static void arrived(struct sim *m, int g)
         struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round, m->xc[x->comm].ver_read);
         m->xc[x->comm].ver_applied = pr.version_applied;
         if (pr.action != PS_DROPPED)
-            S->busy_until_s = fmax(S->busy_until_s, m->now_s) + S->update_cost_s;
+            S->busy_until_s = fmax(S->busy_until_s, m->now_s) + push_cost_s(m, sl->server, pr.action);
         const struct sim_hooks *h = m->s->hooks;
         if (h && h->push_arrived)
             hooked(m, h->push_arrived(h->ctx, x->rank, m->p->n_workers + sl->server, round, &pr));
@@ -577,6 +621,7 @@ static void reset(struct sim *m)
         if (!S->is_used) continue;
         held_pulls_clear(&S->held);
         S->busy_until_s = 0;
+        S->n_updates = 0;
         ps_server_rewind(&S->ps, 0, 0);
     }
     m->work_next = m->work_completed = 0;
@@ -759,6 +804,9 @@ static void run_loop(struct sim *m)
             break;
         case EV_PULL_SEND:
             send_pull(m, (int)ev.b);
+            break;
+        case EV_GIVEN_ARRIVE:
+            arrived(m, (int)ev.b);
             break;
         }
     }

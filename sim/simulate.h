@@ -56,6 +56,20 @@ struct sim_hooks {
 struct sim_durations {
     void *ctx;
     double (*compute_s)(void *ctx, int rank, int64_t step, int op);
+    /* NULL, or the duration of the k-th update (from 0) server rank `rank`
+     * applies: an update then costs the server this, once, when the policy
+     * applies (async, ssp) or closes a round (sync, backup), and a push it
+     * only gathers costs nothing, as a real server works (real/ps_server.c);
+     * the model's per-push shard update otherwise. */
+    double (*update_s)(void *ctx, int rank, int64_t k);
+    /* NULL, or communication given too (replay --measured-comm): the
+     * duration of the comm op `op` of `rank` in its step `step`, in place
+     * of the network's transfer: a SEND's message takes its RECV's (the
+     * sim asks with the RECV's rank and op, the sender's step), a PUSH and
+     * a PULL their own (a PULL's counted from its answer), a collective
+     * the longest of its members' (it ends for all at once). Links are not
+     * shared by given transfers. A negative return: the network's. */
+    double (*comm_s)(void *ctx, int rank, int64_t step, int op);
 };
 
 struct sim_setup {

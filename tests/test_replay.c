@@ -145,6 +145,26 @@ Test(replay, without_stragglers_makes_the_slow_rank_typical)
     cJSON_Delete(j);
 }
 
+Test(replay, a_consistently_slow_rank_keeps_its_own_times_over_its_pace)
+{
+    /* rank 1 is 3x slow (its forward 3.3x, backward 3x, update 1x: pace,
+     * the median, 3): its own times over 3 (1.1, 2, 0.5/3), not rank 0's
+     * (1, 2, 0.5). Without stragglers, step 0: rank 1 arrives last at 3.1,
+     * rank 0 updates until 3.6, rank 1 until 3.1 + 0.5/3; step 1: rank 1
+     * arrives at 3.1 + 0.5/3 + 3.1 = 6.37, rank 0 at 3.6 + 3 = 6.6, so it
+     * ends at 7.1: 3.55 ms a step, against the measured 3.3 + 6 + 0.5 (and
+     * 3.5 had rank 1 taken rank 0's times) */
+    const struct hand slow = {{1, 3.3}, {2, 6}, {0.5, 0.5}, "ideal", NULL, {0, 0}};
+    cJSON *j = REPLAY(write_hand("slow.json", &slow), "--without-stragglers");
+    expect_near(num_at(j, "measured_step_s", NULL), 9.8e-3, 1e-9, "measured step");
+    expect_near(num_at(j, "whatif", "step_s"), 3.55e-3, 1e-9, "step without stragglers");
+    const cJSON *ranks = cJSON_GetObjectItem(j, "per_rank");
+    expect_near(num_at(cJSON_GetArrayItem(ranks, 1), "straggler_share", NULL), 1 - 3.55 / 9.8,
+                1e-9, "rank 1's share");
+    cr_expect(fabs(num_at(cJSON_GetArrayItem(ranks, 0), "straggler_share", NULL)) < 1e-12);
+    cJSON_Delete(j);
+}
+
 Test(replay, cluster_ideal_removes_communication)
 {
     struct hand h = uneven;
