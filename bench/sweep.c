@@ -317,9 +317,7 @@ int sweep_n_tasks(const struct sweep *s)
     return s->n_baselines + s->n_points;
 }
 
-/* The index of task t's point, t >= n_baselines: tasks are value-major, the
- * points strategy-major. */
-static int task_point(const struct sweep *s, int t)
+int sweep_task_point(const struct sweep *s, int t)
 {
     int k = t - s->n_baselines, n = s->n_strategies;
     return (k % n) * s->axis.n_values + k / n;
@@ -327,7 +325,7 @@ static int task_point(const struct sweep *s, int t)
 
 struct sweep_run *sweep_task_slot(struct sweep *s, int t)
 {
-    return t < s->n_baselines ? &s->baselines[t] : &s->points[task_point(s, t)].run;
+    return t < s->n_baselines ? &s->baselines[t] : &s->points[sweep_task_point(s, t)].run;
 }
 
 void sweep_task_name(const struct sweep *s, int t, const char **strategy, const char **value)
@@ -337,7 +335,7 @@ void sweep_task_name(const struct sweep *s, int t, const char **strategy, const 
         *value = s->n_baselines > 1 ? s->axis.values[t] : NULL;
         return;
     }
-    const struct sweep_point *p = &s->points[task_point(s, t)];
+    const struct sweep_point *p = &s->points[sweep_task_point(s, t)];
     *strategy = p->strategy->name;
     *value = s->axis.values[p->value];
 }
@@ -348,7 +346,7 @@ int sweep_task_run(struct sweep *s, const struct config *cfg, const struct workl
     const struct sweep_axis *ax = &s->axis;
     struct config c;
     if (t >= s->n_baselines) {
-        struct sweep_point *p = &s->points[task_point(s, t)];
+        struct sweep_point *p = &s->points[sweep_task_point(s, t)];
         TRY(sweep_point_config(ax, cfg, p->value, &c, e));
         return run_one(&c, wl, p->strategy, ax, numerics, &p->run, e);
     }
@@ -407,21 +405,15 @@ static int sweep_alloc(struct sweep *out, const struct sweep_axis *ax,
     return 0;
 }
 
-/* Task 0 and then the rest, here or in n_jobs workers. */
+/* Every task, here in print order or in n_jobs workers. */
 static int run_here(struct sweep *s, const struct config *cfg, const struct workload *wl,
                     struct run_numerics *numerics, int n_jobs, sweep_progress_fn progress,
                     void *ctx, struct err *e)
 {
     int total = sweep_n_tasks(s);
     /* Workers pay for themselves from two tasks after the first on. */
-    if (n_jobs > 1 && !s->axis.is_real && total > 2) {
-        const char *strategy, *value;
-        sweep_task_name(s, 0, &strategy, &value);
-        if (progress) progress(ctx, strategy, value, 0, total);
-        TRY(sweep_task_run(s, cfg, wl, numerics, 0, e));
-        TRY(sweep_check_baseline(s, e));
+    if (n_jobs > 1 && !s->axis.is_real && total > 2)
         return sweep_jobs_run(s, cfg, wl, numerics, n_jobs, progress, ctx, e);
-    }
     for (int t = 0; t < total; t++) {
         const char *strategy, *value;
         sweep_task_name(s, t, &strategy, &value);

@@ -1,19 +1,25 @@
 /* A simulated sweep's tasks in forked worker processes (strata sweep -j N).
  *
- * Each worker is a fork of this process, so it holds the sweep, the config
- * and the workload as they were; it takes the next task from a counter in
- * shared memory (so a fast worker takes more, and tasks are taken in
- * order), runs it, and writes its result down its own pipe as a message
- * (sweep_wire.c). This process reads the pipes as messages come and puts
- * each into its task's slot: the assembled sweep is the one a run in one
- * process makes, whatever order the tasks end in.
+ * Each worker is a fork of this process, so it holds the sweep, the config,
+ * the workload and the order the tasks run in as they were; it takes the
+ * next task of that order from a counter in shared memory (so a fast worker
+ * takes more), runs it, and writes its result down its own pipe as a
+ * message (sweep_wire.c). The order is the costliest first (sweep_order.c):
+ * the tasks that end last are short ones, so the workers end together.
+ * Task 0 runs here, in this process, while the workers start on the
+ * others: it is the baseline whose sim the header reads, and it no longer
+ * runs alone before them. This process then reads the pipes as messages
+ * come and puts each into its task's slot: the assembled sweep is the one
+ * a run in one process makes, whatever order the tasks ran and ended in.
  *
- * A task's fatal error (out of memory; a config that cannot be made) stops
- * the taking of tasks; the workers finish the ones they hold, and the error
- * of the lowest task is returned. Tasks are taken in order, so every task
- * below it has run: the error is the one a run in one process meets first.
- * A worker that dies (a signal) is an error naming its task. Every worker
- * is waited for and every pipe closed, whatever happens. */
+ * A task's fatal error (out of memory; a config that cannot be made; task
+ * 0, a devices sweep's baseline, that did not run) lowers a bound in shared
+ * memory: tasks above it are no longer run, tasks below it still are. So
+ * when the workers are done every task below the lowest fatal one has run,
+ * and that error, returned, is the one a run in one process (tasks in
+ * print order, stopping at the first fatal one) meets. A worker that dies
+ * (a signal) is an error naming its task. Every worker is waited for and
+ * every pipe closed, whatever happens. */
 #define _GNU_SOURCE   /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +37,9 @@
 
 /* Shared by this process and its workers (an anonymous shared mapping). */
 struct shared {
-    atomic_int next;         /* the next task to take; n_tasks or more: none left */
+    atomic_int next;         /* the next place in the order to take; n_tasks or more: none left */
+    atomic_int stop_above;   /* the lowest task that failed fatally (n_tasks: none): higher
+                              * tasks are skipped */
     atomic_int running[];    /* [n_jobs]: the task worker k holds, -1 when none */
 };
 
@@ -66,30 +74,38 @@ static size_t read_full(int fd, char *buf, size_t n)
     return got;
 }
 
-/* A worker's life: tasks until none are left or one fails fatally. Exits
- * with _exit, so nothing of this process's (stdio buffers, atexit
- * handlers, the sanitizer's leak check of memory it inherited) runs twice. */
+/* Lowers the bound of tasks still run to t (a fatal error at t). */
+static void stop_tasks_above(struct shared *sh, int t)
+{
+    int was = atomic_load(&sh->stop_above);
+    while (t < was && !atomic_compare_exchange_weak(&sh->stop_above, &was, t)) {}
+}
+
+/* A worker's life: the tasks of order it takes, until none are left or it
+ * cannot send a result; one that fails fatally is sent as such. Exits with
+ * _exit, so nothing of this process's (stdio buffers, atexit handlers, the
+ * sanitizer's leak check of memory it inherited) runs twice. */
 static _Noreturn void work(struct sweep *s, const struct config *cfg, const struct workload *wl,
-                           struct run_numerics *numerics, struct shared *sh, int k, int fd)
+                           struct run_numerics *numerics, const int *order, struct shared *sh,
+                           int k, int fd)
 {
     int total = sweep_n_tasks(s), status = 0;
-    for (int t; status == 0 && (t = atomic_fetch_add(&sh->next, 1)) < total;) {
+    for (int i; status == 0 && (i = atomic_fetch_add(&sh->next, 1)) < total;) {
+        int t = order[i];
+        if (t > atomic_load(&sh->stop_above)) continue;
         atomic_store(&sh->running[k], t);
         struct err e = {0}, put = {0};
         sweep_bytes msg = {0};
         int rc = sweep_task_run(s, cfg, wl, numerics, t, &e);
-        if (rc < 0) {
-            atomic_store(&sh->next, total);   /* the others take no more */
-            status = 1;
-        }
+        if (rc < 0) stop_tasks_above(sh, t);
         if (sweep_wire_put(&msg, t, sweep_task_slot(s, t), rc < 0 ? &e : NULL, &put) < 0 ||
             write_all(fd, msg.items, msg.len) < 0)
-            status = 2;
+            status = 1;
         vec_free(&msg);
         atomic_store(&sh->running[k], -1);
     }
     close(fd);
-    _exit(status == 2 ? 1 : 0);
+    _exit(status);
 }
 
 /* "ps-ssp at devices=8", "the baseline" for messages. */
@@ -102,9 +118,12 @@ static void describe(const struct sweep *s, int t, char *buf, size_t n)
     if (value) snprintf(buf + strlen(buf), n - strlen(buf), "%.60s", value);
 }
 
-/* Keeps the fatal error of the lowest task: (t, f) over *at, *first. */
-static void keep_lowest(int t, const struct err *f, int *at, struct err *first)
+/* Keeps the fatal error of the lowest task: (t, f) over *at, *first; t
+ * n_tasks (an error of no task: a pipe, a message) stops every task. */
+static void keep_lowest(const struct sweep *s, struct shared *sh, int t, const struct err *f,
+                        int *at, struct err *first)
 {
+    stop_tasks_above(sh, t < sweep_n_tasks(s) ? t : -1);
     if (t < *at) {
         *at = t;
         *first = *f;
@@ -113,7 +132,7 @@ static void keep_lowest(int t, const struct err *f, int *at, struct err *first)
 
 /* Worker k's pipe ended: waits for it; a death by signal, or an exit that
  * is not clean, is a fatal error at the task it held. */
-static void reap(struct sweep *s, struct worker *w, const struct shared *sh, int k, int *at,
+static void reap(struct sweep *s, struct worker *w, struct shared *sh, int k, int *at,
                  struct err *first)
 {
     int status = 0, pid = (int)w->pid;
@@ -134,7 +153,7 @@ static void reap(struct sweep *s, struct worker *w, const struct shared *sh, int
         err_set(&f, ERR_RUN, "sweep worker %d ended (exit status %d) while running %s: it "
                 "could not send its result", k + 1,
                 WIFEXITED(status) ? WEXITSTATUS(status) : -1, what);
-    keep_lowest(t >= 0 ? t : sweep_n_tasks(s), &f, at, first);
+    keep_lowest(s, sh, t >= 0 ? t : sweep_n_tasks(s), &f, at, first);
 }
 
 /* One message from worker k (poll said its pipe is readable): into its slot,
@@ -167,10 +186,7 @@ static bool receive(struct sweep *s, struct worker *w, struct shared *sh, int *a
         }
     }
     free(msg);
-    if (f.code) {
-        atomic_store(&sh->next, sweep_n_tasks(s));
-        keep_lowest(t, &f, at, first);
-    }
+    if (f.code) keep_lowest(s, sh, t, &f, at, first);
     return true;
 }
 
@@ -186,11 +202,15 @@ int sweep_jobs_run(struct sweep *s, const struct config *cfg, const struct workl
     if (sh == MAP_FAILED)
         return err_set(e, ERR_RUN, "sweep workers: mmap: %s (-j 1 needs none)", strerror(errno));
     struct worker *w = XCALLOC(e, (size_t)n_jobs, sizeof *w);
-    if (!w) {
+    int *order = XCALLOC(e, (size_t)total, sizeof *order);
+    if (!w || !order || sweep_task_order(s, cfg, wl, order, e) < 0) {
+        free(w);
+        free(order);
         munmap(sh, map_bytes);
         return ERR_NOMEM;
     }
-    atomic_init(&sh->next, 1);   /* task 0 ran here */
+    atomic_init(&sh->next, 1);   /* order[0] is task 0, which runs here */
+    atomic_init(&sh->stop_above, total);
     int at = total + 1, done = 1;   /* the lowest task with a fatal error, and its error */
     struct err first = {0};
     fflush(NULL);   /* nothing buffered is written twice */
@@ -207,7 +227,7 @@ int sweep_jobs_run(struct sweep *s, const struct config *cfg, const struct workl
         if (pid == 0) {
             close(fds[0]);
             for (int j = 0; j < k; j++) close(w[j].fd);
-            work(s, cfg, wl, numerics, sh, k, fds[1]);
+            work(s, cfg, wl, numerics, order, sh, k, fds[1]);
         }
         close(fds[1]);
         if (pid < 0) {
@@ -219,7 +239,20 @@ int sweep_jobs_run(struct sweep *s, const struct config *cfg, const struct workl
         }
         w[k] = (struct worker){pid, fds[0]};
     }
-    if (at < 0) atomic_store(&sh->next, total);   /* the workers started end soon */
+    if (at < 0) {
+        stop_tasks_above(sh, -1);   /* the workers started end soon */
+    } else {
+        /* Task 0 here while the workers run the others. Its messages wait
+         * in the pipes meanwhile (a worker blocks once its pipe is full:
+         * task 0, one device, is short beside the points). */
+        const char *strategy, *value;
+        sweep_task_name(s, 0, &strategy, &value);
+        if (progress) progress(ctx, strategy, value, 0, total);
+        struct err f = {0};
+        int rc = sweep_task_run(s, cfg, wl, numerics, 0, &f);
+        if (rc == 0) rc = sweep_check_baseline(s, &f);
+        if (rc < 0) keep_lowest(s, sh, 0, &f, &at, &first);
+    }
     for (;;) {
         struct pollfd pfd[n_jobs > 0 ? n_jobs : 1];
         int n_open = 0;
@@ -230,7 +263,7 @@ int sweep_jobs_run(struct sweep *s, const struct config *cfg, const struct workl
             if (errno == EINTR) continue;
             err_set(&first, ERR_RUN, "sweep workers: poll: %s", strerror(errno));
             at = -1;
-            atomic_store(&sh->next, total);
+            stop_tasks_above(sh, -1);
             for (int k = 0; k < n_jobs; k++)
                 if (w[k].fd >= 0) reap(s, &w[k], sh, k, &at, &first);
             break;
@@ -241,6 +274,7 @@ int sweep_jobs_run(struct sweep *s, const struct config *cfg, const struct workl
                 reap(s, &w[k], sh, k, &at, &first);
     }
     free(w);
+    free(order);
     munmap(sh, map_bytes);
     if (at <= total) return err_set(e, first.code, "%s", first.msg);
     if (done != total)

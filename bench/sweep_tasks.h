@@ -21,6 +21,10 @@ typedef VEC(char) sweep_bytes;
 /* The baselines and the points. */
 int sweep_n_tasks(const struct sweep *s);
 
+/* The index of task t's point, t >= n_baselines: tasks are value-major,
+ * the points strategy-major. */
+int sweep_task_point(const struct sweep *s, int t);
+
 /* Where task t's result goes. */
 struct sweep_run *sweep_task_slot(struct sweep *s, int t);
 
@@ -36,6 +40,20 @@ int sweep_task_run(struct sweep *s, const struct config *cfg, const struct workl
 /* The error that ends a sweep when task 0, a devices sweep's baseline, did
  * not run; 0 otherwise. */
 int sweep_check_baseline(const struct sweep *s, struct err *e);
+
+/* --- The order tasks run in when spread (sweep_order.c) -----------------------
+ * Task 0 first, then the others costliest first (longest processing time
+ * first), ties in task order; the printed order is the slots', whatever
+ * order the tasks ran in. */
+
+/* Task t's estimated cost: the bound on its simulation's events that
+ * core/budget computes from its options (ranks x ops a step x steps). */
+double sweep_task_cost(const struct sweep *s, const struct config *cfg,
+                       const struct workload *wl, int t);
+
+/* order[0..sweep_n_tasks(s)): every task once, in that order. ERR_NOMEM. */
+int sweep_task_order(const struct sweep *s, const struct config *cfg, const struct workload *wl,
+                     int *order, struct err *e);
 
 /* --- The wire: one task's result as bytes (sweep_wire.c) ------------------------
  * A message holds task t's run (rc, note, devices, batch, exceeds_memory and
@@ -60,16 +78,17 @@ int sweep_wire_length(const char *head, size_t *len, struct err *e);
 int sweep_wire_get(const char *buf, size_t n, struct sweep *s, size_t *used, int *t,
                    struct err *fatal, struct err *e);
 
-/* Where the tasks after task 0 run (task 0 has run here already, and
- * sweep_check_baseline passed): n_jobs forked workers (sweep_jobs.c). A
- * fatal error of a task (lowest task first, as in one process) comes back
- * in e. */
+/* Every task: task 0 in this process, meanwhile the others in n_jobs
+ * forked workers, costliest first (sweep_jobs.c). A fatal error of a task
+ * (task 0's failed baseline included: sweep_check_baseline) comes back in e:
+ * the lowest task's, as in one process. */
 int sweep_jobs_run(struct sweep *s, const struct config *cfg, const struct workload *wl,
                    struct run_numerics *numerics, int n_jobs, sweep_progress_fn progress,
                    void *ctx, struct err *e);
 
-/* Every task t with t % n_ranks == rank on this rank, the results gathered
- * on rank 0 (sweep_mpi.c). Collective over MPI_COMM_WORLD. */
+/* The tasks dealt to this rank (sweep_mpi.c: costliest first, each to the
+ * rank with the least estimated work so far; task 0 to rank 0), the results
+ * gathered on rank 0. Collective over MPI_COMM_WORLD. */
 int sweep_mpi_run(struct sweep *s, const struct config *cfg, const struct workload *wl,
                   struct run_numerics *numerics, int rank, int n_ranks,
                   sweep_progress_fn progress, void *ctx, struct err *e);

@@ -1,8 +1,10 @@
 /* strata sweep -j N and under mpirun (bench/sweep_jobs.c, bench/sweep_mpi.c,
  * bench/sweep_wire.c): the points run in worker processes or on MPI ranks,
  * and every output (the table on stdout, --json, --csv, the notes, the exit
- * status) is the one -j 1 gives, byte for byte; --jobs is checked as every
- * option is. Each test runs the built binary (STRATA_BIN). */
+ * status) is the one -j 1 gives, byte for byte, though the tasks run
+ * costliest first (bench/sweep_order.c); --jobs is checked as every option
+ * is. The tests run the built binary (STRATA_BIN), and the order itself is
+ * read from bench/'s task functions. */
 #include <criterion/criterion.h>
 
 #include "helpers.h"
@@ -12,7 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../bench/sweep.h"
+#include "../bench/sweep_tasks.h"
+#include "../core/config.h"
 #include "../core/untracked.h"
+#include "../strategies/strategy.h"
 
 TEST_SUITE_WITH_TMP_DIR(sweep_jobs);
 
@@ -150,6 +156,66 @@ Test(sweep_jobs, a_sweep_where_nothing_fits_exits_2_with_any_jobs)
                                             "--steps", "3", NULL}, 2);
 }
 
+/* A devices sweep like build/sweep_speed's, small: its costliest points are
+ * its last in print order. */
+#define LPT_SWEEP "--devices", "2,4,8", "--strategies", "mirrored,ps-sync,pipeline-1f1b", \
+                  "--model", "mlp:784-64-64-64-64-64-64-64-10", "--batch", "64", "--steps", "40"
+
+Test(sweep_jobs, tasks_run_costliest_first_yet_print_in_their_order)
+{
+    struct config cfg;
+    config_init(&cfg);
+    struct err e = {0};
+    const char *const opts[][2] = {{"vary", "devices=2,4,8"},
+                                   {"strategies", "mirrored,ps-sync,pipeline-1f1b"},
+                                   {"model", "mlp:784-64-64-64-64-64-64-64-10"},
+                                   {"batch", "64"}, {"steps", "2"}};
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+        cr_assert_eq(config_set(&cfg, opts[i][0], opts[i][1], ~0u, &e), 0, "%s", e.msg);
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse(cfg.model, &wl, &e), 0, "%s", e.msg);
+    const struct strategy *list[3];
+    size_t n = 0;
+    cr_assert_eq(strategy_parse_list(cfg.strategies, list, &n, &e), 0, "%s", e.msg);
+    struct sweep_axis ax;
+    cr_assert_eq(sweep_axis_parse(&cfg, &ax, &e), 0, "%s", e.msg);
+    struct sweep s;
+    cr_assert_eq(sweep_run(&cfg, wl, &ax, list, (int)n, NULL, NULL, NULL, &s, &e), 0, "%s",
+                 e.msg);
+    int total = sweep_n_tasks(&s), order[16], seen[16] = {0};
+    cr_assert_eq(total, 10, "the baseline and 3 x 3 points");
+    cr_assert_eq(sweep_task_order(&s, &cfg, wl, order, &e), 0, "%s", e.msg);
+    /* task 0 (the baseline) first; then the points at 8 devices, then 4,
+     * then 2: the reverse of the values' print order, so tasks do not run
+     * in print order */
+    cr_expect_eq(order[0], 0);
+    long long last_devices = 1 << 30;
+    bool is_print_order = true;
+    for (int i = 0; i < total; i++) {
+        cr_assert(order[i] >= 0 && order[i] < total && !seen[order[i]]++, "order[%d] = %d",
+                  i, order[i]);
+        is_print_order &= order[i] == i;
+        if (i == 0) continue;
+        long long devices = sweep_task_slot(&s, order[i])->devices;
+        cr_expect_leq(devices, last_devices, "order[%d]: %lld devices after %lld", i, devices,
+                      last_devices);
+        last_devices = devices;
+    }
+    cr_expect_eq(sweep_task_slot(&s, order[1])->devices, 8);
+    cr_expect_not(is_print_order, "the tasks would run in print order");
+    /* ps-sync's server makes its point the costliest of its value */
+    const char *strategy, *value;
+    sweep_task_name(&s, order[1], &strategy, &value);
+    cr_expect_str_eq(strategy, "ps-sync");
+    cr_expect_gt(sweep_task_cost(&s, &cfg, wl, order[1]), sweep_task_cost(&s, &cfg, wl, order[2]));
+    sweep_release(&s);
+    workload_free(wl);
+    config_release(&cfg);
+    /* and that sweep, run costliest first by 2 and 3 workers, prints what
+     * one process running it in print order does */
+    expect_jobs_agree((const char *const[]){LPT_SWEEP, NULL}, 0);
+}
+
 Test(sweep_jobs, jobs_0_x_and_too_many_are_refused_naming_the_option_and_range)
 {
     expect_refused(RUN("sweep", "-j", "0", "--devices", "1,2"), "--jobs: 0 is not allowed",
@@ -194,6 +260,21 @@ Test(sweep_jobs, under_mpirun_np_2_rank_0_prints_what_one_process_does)
                                                         NULL}, args, 0, "mpirun");
     cr_assert_eq(one.status, 0, "stderr: %s", one.err);
     expect_same(&one, &job, "-j 1 and mpirun -np 2");
+    outputs_free(&one);
+    outputs_free(&job);
+}
+
+Test(sweep_jobs, under_mpirun_np_3_tasks_dealt_costliest_first_print_the_same)
+{
+    /* 10 tasks dealt by estimated cost over 3 ranks, not round robin: rank 0
+     * holds the baseline and fewer points; the same bytes */
+    mpirun_env();
+    const char *const args[] = {LPT_SWEEP, NULL};
+    struct outputs one = sweep_as(NULL, args, 1, "alone3");
+    struct outputs job = sweep_as((const char *const[]){"mpirun", "--oversubscribe", "-np", "3",
+                                                        NULL}, args, 0, "mpirun3");
+    cr_assert_eq(one.status, 0, "stderr: %s", one.err);
+    expect_same(&one, &job, "-j 1 and mpirun -np 3");
     outputs_free(&one);
     outputs_free(&job);
 }
