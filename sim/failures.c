@@ -217,6 +217,7 @@ static int on_failure(struct timeline *tl, int rank)
     o->steps_redone += tl->k - tl->safe_k;
     tl->work_since_safe_s = 0;
     tl->k = tl->safe_k;
+    o->final_first_step = tl->safe_k;
     if (tl->s->policy == FAILURE_SHRINK) {
         if (tl->n <= 1)
             return err_set(tl->e, ERR_RUN, "--on-failure shrink: the last worker failed at "

@@ -126,6 +126,8 @@ struct failure_outcome {
     int steps_redone;
     double checkpoint_s;   /* writing checkpoints and commits, interrupted ones too */
     int n_workers_end;     /* shrink: the workers left */
+    int final_first_step;  /* the step the job that finished the run started at: 0, or
+                            * the rollback point of the last failure */
 };
 
 /* Replays the run's steps through its failures (above). ERR_INPUT for a
