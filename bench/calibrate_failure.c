@@ -9,6 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "../core/ckpt_file.h"
 #include "../core/fileio.h"
 #include "real_job.h"
 #include "validate_metrics.h"
@@ -45,34 +48,96 @@ static long read_whole(const char *path, unsigned char *buf, size_t n)
     return bad ? -1 : (long)got;
 }
 
+/* Save k's directory in base, and its rank file. */
+static void save_paths(const char *base, int k, char *dir, size_t n_dir, char *file, size_t n_file)
+{
+    snprintf(dir, n_dir, "%s/step-%010d", base, k);
+    snprintf(file, n_file, "%s/rank-0.ckpt", dir);
+}
+
+/* Removes save k's files and directory from base (best effort). */
+static void remove_save(const char *base, int k)
+{
+    char dir[CONFIG_PATH_BYTES + 32], file[CONFIG_PATH_BYTES + 64];
+    save_paths(base, k, dir, sizeof dir, file, sizeof file);
+    unlink(file);
+    char manifest[CONFIG_PATH_BYTES + 64];
+    snprintf(manifest, sizeof manifest, "%s/MANIFEST", dir);
+    unlink(manifest);
+    rmdir(dir);
+}
+
+/* Save k of a rank's state as real/checkpoint.c makes one, less the ranks'
+ * agreement: its step directory, the rank's file built in memory (the
+ * records copied, the CRC computed: core/ckpt_file) and written
+ * atomically, the MANIFEST beside it, and the save before the previous one
+ * removed (real runs keep the newest two). A save costs all of that, not
+ * one file's write: quiet on 2 cores, one write of 2.68 MB took 1.15 ms and
+ * a real run's save about 8 ms (README, "Failures"). */
+static int save_like_a_run(const char *base, int k, const unsigned char *state, int64_t bytes,
+                           struct err *e)
+{
+    char dir[CONFIG_PATH_BYTES + 32], file[CONFIG_PATH_BYTES + 64], manifest[CONFIG_PATH_BYTES + 64];
+    save_paths(base, k, dir, sizeof dir, file, sizeof file);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return err_set(e, ERR_IO, "%s: cannot make a directory there to time checkpoints: %s",
+                       dir, strerror(errno));
+    struct ckpt_writer w;
+    ckpt_writer_init(&w);
+    size_t half = (size_t)bytes / 2;   /* parameters, then their momentum */
+    int rc = ckpt_writer_add(&w, CKPT_PARAMS, state, half, e);
+    if (rc == 0) rc = ckpt_writer_add(&w, CKPT_MOMENTUM, state + half, (size_t)bytes - half, e);
+    if (rc == 0) rc = ckpt_writer_finish(&w, e);
+    if (rc == 0) rc = file_write_atomic(file, w.buf, w.len, e);
+    ckpt_writer_release(&w);
+    static const char text[] = "strata-checkpoint 1\nstep 0\nranks 1\n";
+    snprintf(manifest, sizeof manifest, "%s/MANIFEST", dir);
+    if (rc == 0) rc = file_write_atomic(manifest, text, sizeof text - 1, e);
+    if (rc == 0 && k >= 2) remove_save(base, k - 2);
+    return rc;
+}
+
+/* Reads save k back as a resumed run does: whole, then checked (CRC and
+ * records). */
+static int load_like_a_run(const char *base, int k, unsigned char *buf, size_t n, struct err *e)
+{
+    char dir[CONFIG_PATH_BYTES + 32], file[CONFIG_PATH_BYTES + 64];
+    save_paths(base, k, dir, sizeof dir, file, sizeof file);
+    long got = read_whole(file, buf, n);
+    if (got < 0 || (size_t)got == n)   /* the file is the state plus its framing: < n */
+        return err_set(e, ERR_IO, "%s: cannot read back the checkpoint just written", file);
+    struct ckpt_view v;
+    return ckpt_parse(buf, (size_t)got, file, &v, e);
+}
+
 int calib_measure_checkpoint_io(const char *dir, int64_t state_bytes, int n,
                                 struct calib_failure *out, struct err *e)
 {
-    if (n < 1 || state_bytes < 1)
+    if (n < 1 || state_bytes < 2)
         return err_set(e, ERR_INPUT, "calibrate: %d checkpoint writes of %lld bytes", n,
                        (long long)state_bytes);
-    char tmp_dir[CONFIG_PATH_BYTES], path[CONFIG_PATH_BYTES + 32];
+    char tmp_dir[CONFIG_PATH_BYTES];
     snprintf(out->dir, sizeof out->dir, "%s", dir && *dir ? dir : supervisor_base());
     if ((size_t)snprintf(tmp_dir, sizeof tmp_dir, "%s/strata-calib-XXXXXX", out->dir) >=
             sizeof tmp_dir || !mkdtemp(tmp_dir))
         return err_set(e, ERR_IO, "%s: cannot make a directory there to time checkpoints: %s",
                        out->dir, strerror(errno));
-    snprintf(path, sizeof path, "%s/rank-0.ckpt", tmp_dir);
+    /* room for the file's framing (header, record heads, CRC) beyond the state */
+    const size_t back_bytes = (size_t)state_bytes + 4096;
     unsigned char *state = XCALLOC(e, (size_t)state_bytes, 1);
-    unsigned char *back = XCALLOC(e, (size_t)state_bytes, 1);
+    unsigned char *back = XCALLOC(e, back_bytes, 1);
     double *write_s = XCALLOC(e, (size_t)n, sizeof *write_s);
     double *read_s = XCALLOC(e, (size_t)n, sizeof *read_s);
     int rc = state && back && write_s && read_s ? 0 : ERR_NOMEM;
     for (int64_t i = 0; rc == 0 && i < state_bytes; i++) state[i] = (unsigned char)(i * 131);
-    /* write then read, in turn: a restart reads the checkpoint just
+    /* save then load, in turn: a restart reads the checkpoint just
      * written, from the page cache as in a run */
-    for (int k = 0; rc == 0 && k < n; k++) {
+    int k = 0;
+    for (; rc == 0 && k < n; k++) {
         double t0 = now_s();
-        rc = file_write_atomic(path, state, (size_t)state_bytes, e);
+        rc = save_like_a_run(tmp_dir, k, state, state_bytes, e);
         double t1 = now_s();
-        if (rc == 0 && read_whole(path, back, (size_t)state_bytes) != (long)state_bytes)
-            rc = err_set(e, ERR_IO, "%s: cannot read back the %lld bytes just written", path,
-                         (long long)state_bytes);
+        if (rc == 0) rc = load_like_a_run(tmp_dir, k, back, back_bytes, e);
         write_s[k] = t1 - t0;
         read_s[k] = now_s() - t1;
     }
@@ -85,7 +150,7 @@ int calib_measure_checkpoint_io(const char *dir, int64_t state_bytes, int n,
         out->ckpt_write_bw_bytes_per_s = out->write_s > 0 ? (double)state_bytes / out->write_s : 0;
         out->ckpt_read_bw_bytes_per_s = out->read_s > 0 ? (double)state_bytes / out->read_s : 0;
     }
-    unlink(path);
+    for (int j = k - 2 < 0 ? 0 : k - 2; j <= k; j++) remove_save(tmp_dir, j);
     rmdir(tmp_dir);
     free(state);
     free(back);

@@ -3,15 +3,20 @@
  * and detect_s (sim/cluster.h, priced by cluster_failure_costs) hold for real
  * runs of this machine.
  *
- *   checkpoint  a file of a rank's state (the model's parameters and
- *               momentum: what real/checkpoint writes of a replica) written
- *               as real/checkpoint writes it (core/fileio's
- *               file_write_atomic: a temporary beside it, fsync, rename,
- *               an fsync of the directory) and read back whole, in the
- *               directory real runs put checkpoints in (--checkpoint-dir,
- *               else the supervisor's, on /dev/shm when there is one);
- *               bandwidth = bytes / the median time, so a small state's
- *               fixed costs (fsync, rename) are in it, as in a run
+ *   checkpoint  a rank's state (the model's parameters and momentum: what
+ *               real/checkpoint saves of a replica) saved as real/checkpoint
+ *               saves it, less the ranks' agreement: a step directory, the
+ *               file built with its CRC (core/ckpt_file) and written with
+ *               core/fileio's file_write_atomic (a temporary beside it,
+ *               fsync, rename, an fsync of the directory), a MANIFEST, the
+ *               save before the previous one removed; and loaded back as a
+ *               resumed run loads it (read whole, CRC and records checked);
+ *               in the directory real runs put checkpoints in
+ *               (--checkpoint-dir, else the supervisor's, on /dev/shm when
+ *               there is one); bandwidth = bytes / the median time, so the
+ *               fixed costs (the CRC, fsync, rename, the MANIFEST) are in
+ *               it, as in a run: quiet on 2 cores, a real save of 2.68 MB
+ *               took about 8 ms where the file's write alone took 1.15 ms
  *   relaunch    `strata real` run as a user runs it, supervised
  *               (real/supervise.h), on 1, 2, ... ranks of mirrored (up to
  *               one more than the cores, at most CALIB_RELAUNCH_MAX_RANKS)

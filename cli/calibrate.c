@@ -156,8 +156,9 @@ static void print_failure(const struct calib_failure *f)
 {
     printf("failure costs (what a real run's failure section measures):\n");
     printf("  a checkpoint of one rank's state, %.3g MB (parameters and momentum), in %s,\n"
-           "  written as real runs write it (temporary, fsync, rename, directory fsync) and "
-           "read back,\n  the median of %d: write %.3f ms -> ckpt_write_bw_bytes_per_s %.4g, "
+           "  saved as real runs save it (built with its CRC; temporary, fsync, rename, directory "
+           "fsync;\n  a MANIFEST; the older save removed) and loaded back (read, CRC checked),\n"
+           "  the median of %d: write %.3f ms -> ckpt_write_bw_bytes_per_s %.4g, "
            "read %.3f ms -> ckpt_read_bw_bytes_per_s %.4g\n", (double)f->state_bytes * 1e-6,
            f->dir, f->n_io, f->write_s * 1e3, f->ckpt_write_bw_bytes_per_s, f->read_s * 1e3,
            f->ckpt_read_bw_bytes_per_s);
