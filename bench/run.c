@@ -69,6 +69,11 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     if (rc == 0) rc = analysis_finish(a, run_failures_end_s(&rf, &run->result), &run->report, e);
     analysis_free(a);
     if (rc == 0) run_failures_report(&rf, &run->result, cfg, &run->report);
+    if (rc == 0) {
+        run_failures_take_final_steps(&rf, &run->final_step_s, &run->n_final_steps);
+        run->final_first_step = rf.outcome.final_first_step;
+        run->final_n_workers = rf.outcome.n_workers_end;
+    }
     run_failures_release(&rf);
     if (rc == 0 && keep_steps) rc = lay_marks(run, e);
     TRY(rc);
@@ -91,6 +96,9 @@ void run_release(struct sim_run *run)
     timeline_marks_release(&run->marks);
     plan_free(run->plan);
     run->plan = NULL;
+    free(run->final_step_s);
+    run->final_step_s = NULL;
+    run->n_final_steps = 0;
 }
 
 int run_baseline_config(const struct config *cfg, struct config *one, struct err *e)

@@ -28,6 +28,14 @@ struct sim_run {
     struct timeline_marks marks;   /* failures on the timeline, when spans are kept:
                                     * marks.laid is what the charts draw when
                                     * timeline_marks_has_runs (run_drawn_spans) */
+    /* After a failure under restart or shrink, the job that finished the
+     * run: its steps' durations on its workers from final_first_step on,
+     * saves not included (run_failures.h); NULL, 0 otherwise. validate
+     * counts a failure row's step time from it (validate_failure.h). */
+    double *final_step_s;       /* [n_final_steps], owned */
+    int n_final_steps;
+    int final_first_step;
+    int final_n_workers;
 };
 
 struct run_numerics;   /* bench/run_numerics.h: what a command's numerics runs share */

@@ -114,8 +114,27 @@ int run_failures_replay(struct run_failures *rf, const struct config *cfg,
         .marks = rf->marks,
     };
     int rc = failure_timeline(&fs, &rf->outcome, e);
+    const struct failure_outcome *o = &rf->outcome;
+    if (rc == 0 && o->n_failures > 0) {
+        /* the job's durations as the timeline ran them last: shrink's on
+         * the workers left (sh.step_s holds the last shrink's) */
+        const double *last = o->n_workers_end < p->n_workers ? sh.step_s : rf->step_end_s;
+        rf->n_final_steps = steps - o->final_first_step;
+        rf->final_step_s = XCALLOC(e, (size_t)rf->n_final_steps + 1, sizeof *rf->final_step_s);
+        if (!rf->final_step_s) rc = e->code;
+        for (int k = 0; rc == 0 && k < rf->n_final_steps; k++)
+            rf->final_step_s[k] = last[o->final_first_step + k];
+    }
     free(sh.step_s);
     return rc;
+}
+
+void run_failures_take_final_steps(struct run_failures *rf, double **step_s, int *n)
+{
+    *step_s = rf->final_step_s;
+    *n = rf->final_step_s ? rf->n_final_steps : 0;
+    rf->final_step_s = NULL;
+    rf->n_final_steps = 0;
 }
 
 double run_failures_end_s(const struct run_failures *rf, const struct sim_result *res)
@@ -155,4 +174,6 @@ void run_failures_release(struct run_failures *rf)
 {
     free(rf->step_end_s);
     rf->step_end_s = NULL;
+    free(rf->final_step_s);
+    rf->final_step_s = NULL;
 }

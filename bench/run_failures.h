@@ -22,6 +22,11 @@ struct run_failures {
     struct failure_outcome outcome;   /* the timeline's, when is_timeline */
     struct timeline_marks *marks;     /* the caller's, where the replay records the
                                        * timeline for the charts; NULL = not wanted */
+    /* The job that finished the run, after a failure (restart, shrink):
+     * the durations of its steps final_first_step .. steps - 1 on its
+     * workers, saves not included (a copy, owned; NULL without failure). */
+    double *final_step_s;
+    int n_final_steps;
 };
 
 /* Resolves --on-failure for the plan in setup and sets the setup's
@@ -41,6 +46,10 @@ int run_failures_replay(struct run_failures *rf, const struct config *cfg,
 
 /* The run's end: the timeline's, else the event loop's makespan. */
 double run_failures_end_s(const struct run_failures *rf, const struct sim_result *res);
+
+/* Moves the final job's step durations out of rf (NULL, 0 when none):
+ * the caller frees *step_s. */
+void run_failures_take_final_steps(struct run_failures *rf, double **step_s, int *n);
 
 /* r's failure section (null unless a failure happened or --mtbf is set). */
 void run_failures_report(const struct run_failures *rf, const struct sim_result *res,

@@ -226,6 +226,12 @@ int validate_strategy(const struct config *cfg, const struct workload *wl,
     out->row.measured_runs_s = out->real_step_s;
     out->row.n_measured_runs = repeat;
     if (!cfg->fail[0]) return 0;
+    /* the step the real report counts: its last job's (validate_failure.h) */
+    double predicted = validate_failure_step_s(&out->sim);
+    if (is_step(predicted)) {
+        out->row.predicted_step_s = predicted;
+        out->row.error = predicted / out->row.measured_step_s - 1;
+    }
     const struct report **measured = XCALLOC(e, (size_t)repeat, sizeof *measured);
     if (!measured) return ERR_NOMEM;
     for (int k = 0; k < repeat; k++) measured[k] = &out->real[k].reports[0];

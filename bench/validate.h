@@ -9,7 +9,9 @@
  * machine adds stalls to a few others; the median is what a steady step
  * takes, in both. With --repeat R the measured step is the median of the R
  * runs' p50s, and the row keeps the report of the run at that median (the
- * lower middle one for even R). error = predicted / measured - 1
+ * lower middle one for even R). With --fail both sides count the job that
+ * finished the run: its workers, and the saves between its steps
+ * (validate_failure_step_s). error = predicted / measured - 1
  * (ARCHITECTURE.md, Reports): +0.1 predicts 10% too slow, -0.1 10% too fast.
  * The metrics themselves are validate_metrics.h's. */
 #ifndef STRATA_BENCH_VALIDATE_H
@@ -29,7 +31,8 @@
 struct validate_row {
     char strategy[64];
     int cell;                        /* index of its validate_cell */
-    double predicted_step_s;         /* predicted->step_time_s.p50 */
+    double predicted_step_s;         /* predicted->step_time_s.p50; with --fail
+                                      * validate_failure_step_s */
     double measured_step_s;          /* median over the measured runs of their p50 */
     double error;                    /* predicted / measured - 1 */
     double staleness_tvd;            /* of the two staleness histograms; NaN unless ps-async/ps-ssp */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/plan_memory.h"
 #include "validate_metrics.h"
 
 int validate_failure_policies(const struct config *cfg, const struct workload *wl,
@@ -113,4 +114,36 @@ int validate_failure_simulate(const struct config *cfg, const struct strategy *s
     out->report.failure.policy = failure_policy_names[FAILURE_CONTINUE];
     snprintf(out->cfg.on_failure, sizeof out->cfg.on_failure, "%s", cfg->on_failure);
     return 0;
+}
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+double validate_failure_step_s(const struct sim_run *sim)
+{
+    const int n = sim->n_final_steps;
+    if (!sim->final_step_s || n < 1) return NAN;
+    const char *policy = sim->report.failure.policy;
+    const bool is_restart = policy && !strcmp(policy, failure_policy_names[FAILURE_RESTART]);
+    const long long every = is_restart ? sim->cfg.checkpoint_every : sim->cfg.commit_every;
+    struct plan_memory mem;
+    plan_memory_max(sim->plan, &mem);
+    const double save_s =
+        cluster_failure_costs(&sim->cluster, mem.params + mem.optimizer).checkpoint_s;
+    double *d = malloc((size_t)n * sizeof *d);
+    if (!d) return NAN;
+    /* a save after step k - 1 (k steps done) holds up step k: the real
+     * report's step k runs from step k - 1's end; the job's first step
+     * starts at its aligned start, after the loading */
+    for (int j = 0; j < n; j++) {
+        long long k = sim->final_first_step + j;
+        d[j] = sim->final_step_s[j] + (j > 0 && every > 0 && k % every == 0 ? save_s : 0);
+    }
+    qsort(d, (size_t)n, sizeof *d, by_value);
+    double p50 = d[(n + 1) / 2 - 1];   /* nearest rank: the ceil(n / 2)-th smallest */
+    free(d);
+    return p50;
 }

@@ -237,6 +237,11 @@ static void print_summary(const struct validate_matrix *m)
            "compute,\ncomm and idle shares of the workers' time (exposed communication only); "
            "staleness TVD: total\nvariation distance of the predicted and measured staleness "
            "histograms (0 = the same, 1 = disjoint).\n");
+    if (s->n_failure > 0)
+        printf("with --fail, step time on both sides: the median step of the job that finished "
+               "the run (the one\nrelaunched after the failure; after shrink or continue on the "
+               "survivors), the checkpoints\nand commits written between its steps included; "
+               "the failure's own cost is the time-lost table.\n");
 }
 
 static int plot(const struct config *cfg, const struct validate_matrix *m, struct err *e)

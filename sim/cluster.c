@@ -148,6 +148,8 @@ enum key_type {
     KEY_COST_BW,  /* KEY_RATE's range, or inf; 0 (absent) = free, and not written */
     KEY_COST_S,   /* as KEY_SECONDS, written only when > 0 */
     KEY_NODES,    /* as KEY_COUNT0, written only when > 0 */
+    KEY_RELAUNCH, /* restart_s_at_ranks: failure_relaunch_points_parse's text, written
+                   * only when it has points */
 };
 #define KEY_COUNT_MAX 1024   /* as --devices-per-node */
 /* Bounds that keep every simulated time finite: an op's time is its FLOPs
@@ -193,6 +195,7 @@ static const struct key_spec keys[] = {
     KEY("restart_s", KEY_COST_S, restart_s, false),
     KEY("restart_per_rank_s", KEY_COST_S, restart_per_rank_s, false),
     KEY("detect_s", KEY_COST_S, detect_s, false),
+    KEY("restart_s_at_ranks", KEY_RELAUNCH, restart_s_at_ranks, false),
     KEY("nodes", KEY_NODES, measured_nodes, false),
 };
 #undef KEY
@@ -216,6 +219,8 @@ static const char *allowed_of(enum key_type t)
     case KEY_TIMESHARE:
         return "1 to 128 numbers > 0 and at most 1e6, separated by commas: the slowdown of 1, "
                "2, ... ranks";
+    case KEY_RELAUNCH:
+        return "RANKS:SECONDS entries separated by commas, ranks increasing";
     }
     return "?";
 }
@@ -298,6 +303,9 @@ static int set_key(struct cluster *c, const struct key_spec *k, const char *text
         c->n_timeshare = 0;
         break;
     }
+    case KEY_RELAUNCH:
+        /* its own message: names the key, the text and what is allowed */
+        return failure_relaunch_points_parse(text, k->name, (struct relaunch_points *)field, e);
     case KEY_BYTES:
         if (!parse_int(text, &i) || i <= 0) break;
         *(int64_t *)field = (int64_t)i;
@@ -530,6 +538,7 @@ struct failure_costs cluster_failure_costs(const struct cluster *c, int64_t stat
         .detect_s = c->detect_s,
         .relaunch_s = c->restart_s,
         .relaunch_per_rank_s = c->restart_per_rank_s,
+        .relaunch_at = c->restart_s_at_ranks,
     };
 }
 
@@ -583,6 +592,16 @@ static size_t format_key(const struct cluster *c, const struct key_spec *k, char
         return (size_t)snprintf(buf, n, "%s = %.17g\n", k->name, d);
     case KEY_BYTES:
         return (size_t)snprintf(buf, n, "%s = %" PRId64 "\n", k->name, *(const int64_t *)field);
+    case KEY_RELAUNCH: {
+        /* absent (no points): profiles that do not measure it are written as before */
+        const struct relaunch_points *p = (const struct relaunch_points *)field;
+        if (p->n < 1) return 0;
+        size_t used = (size_t)snprintf(buf, n, "%s = ", k->name);
+        used += failure_relaunch_points_format(p, used < n ? buf + used : NULL,
+                                               used < n ? n - used : 0);
+        used += (size_t)snprintf(used < n ? buf + used : NULL, used < n ? n - used : 0, "\n");
+        return used;
+    }
     case KEY_NODES:
         /* absent (0) = not said: profiles of one machine are written as before */
         if (*(const int *)field < 1) return 0;

@@ -64,11 +64,14 @@ struct cluster {
      * after a shrink), plus restart_per_rank_s for each rank started (0 in
      * profiles written before calibrate measured it at two rank counts:
      * restart_s then prices any count); detect_s passes between a death and
-     * its noticing. */
+     * its noticing. restart_s_at_ranks, relaunches calibrate timed at 1, 2,
+     * ... ranks, prices a relaunch in their place when it has points
+     * (failure_relaunch_s: piecewise-linear through them). */
     double ckpt_write_bw_bytes_per_s;
     double ckpt_read_bw_bytes_per_s;
     double restart_s;
     double restart_per_rank_s;
+    struct relaunch_points restart_s_at_ranks;
     double detect_s;
     /* The nodes calibrate measured (its ranks' hosts); 0 = not said (presets,
      * one machine). What a run uses is `nodes` below: this only records
@@ -94,7 +97,9 @@ extern const char *const allreduce_names[];   /* "ring", "tree", "hierarchical" 
  * from 0 to JITTER_MAX_SIGMA), timeshare_slowdown (a comma list of 1 to
  * CLUSTER_MAX_TIMESHARE numbers > 0; absent: not measured),
  * ckpt_write_bw_bytes_per_s, ckpt_read_bw_bytes_per_s (0 = free: > 0 or
- * inf), restart_s, restart_per_rank_s, detect_s (0), nodes (0: the nodes
+ * inf), restart_s, restart_per_rank_s, detect_s (0), restart_s_at_ranks
+ * (RANKS:SECONDS entries, commas, ranks increasing: "1:0.65,2:0.684,3:0.91";
+ * absent: the restart_s line prices), nodes (0: the nodes
  * calibrate measured the links between) ('#' comments; unknown keys, bad numbers and
  * missing keys are ERR_INPUT naming the file and line). Neither: ERR_INPUT
  * naming --cluster and the presets. */
@@ -131,7 +136,8 @@ static inline int cluster_node_of(const struct cluster *c, int rank)
 /* What recovering costs on c for a device state (parameters and optimizer)
  * of state_bytes: a checkpoint written and read at the profile's
  * bandwidths, a commit a copy in memory (read and write: 2 x state_bytes at
- * mem_bw), restart_s, restart_per_rank_s and detect_s as they are. */
+ * mem_bw), restart_s, restart_per_rank_s, restart_s_at_ranks and detect_s
+ * as they are. */
 struct failure_costs cluster_failure_costs(const struct cluster *c, int64_t state_bytes);
 
 /* Bytes that hold any profile's text. */

@@ -3,8 +3,11 @@
  * the next failure cuts it. O(steps + failures); nothing allocated but the
  * random stream, and, when the charts want the timeline (s->marks), what
  * it records and the step starts it needs. */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -55,6 +58,88 @@ double failure_draws_gap_s(struct failure_draws *d, double mtbf_s, int n_devices
 int failure_draws_pick(struct failure_draws *d, int n_devices)
 {
     return (int)gsl_rng_uniform_int(d->rng[0], (unsigned long)n_devices);
+}
+
+/* ---- the price of a relaunch --------------------------------------------- */
+
+double failure_relaunch_s(const struct failure_costs *c, int n_ranks)
+{
+    const struct relaunch_points *p = &c->relaunch_at;
+    if (p->n < 1) return c->relaunch_s + c->relaunch_per_rank_s * n_ranks;
+    if (p->n == 1 || n_ranks <= p->ranks[0]) return p->s[0];
+    int i = 1;   /* the segment [i - 1, i] that holds n_ranks, else the last */
+    while (i < p->n - 1 && n_ranks > p->ranks[i]) i++;
+    double slope = (p->s[i] - p->s[i - 1]) / (p->ranks[i] - p->ranks[i - 1]);
+    if (n_ranks > p->ranks[i]) slope = fmax(slope, 0);   /* beyond the last point */
+    return p->s[i] + slope * (n_ranks - p->ranks[i]);
+}
+
+/* Largest rank count a point may name: --devices' bound. */
+#define RELAUNCH_MAX_RANKS 1048576
+#define RELAUNCH_MAX_S 1e6
+
+/* One "RANKS:SECONDS" of len bytes at item, blanks around it allowed (as
+ * around a profile's list entries): plain decimals only (strtod alone
+ * would take "nan", hex and blanks inside). */
+static bool parse_point(const char *item, size_t len, long *ranks, double *s_out)
+{
+    while (len > 0 && (*item == ' ' || *item == '\t')) item++, len--;
+    while (len > 0 && (item[len - 1] == ' ' || item[len - 1] == '\t')) len--;
+    char buf[64];
+    if (len == 0 || len >= sizeof buf) return false;
+    memcpy(buf, item, len);
+    buf[len] = '\0';
+    char *colon = strchr(buf, ':');
+    if (!colon || colon == buf || !colon[1]) return false;
+    *colon = '\0';
+    const char *r = buf, *t = colon + 1;
+    if (strspn(r, "0123456789") != strlen(r) || strspn(t, "0123456789.eE+-") != strlen(t))
+        return false;
+    char *end;
+    errno = 0;
+    *ranks = strtol(r, &end, 10);
+    if (*end || errno) return false;
+    *s_out = strtod(t, &end);
+    return !*end && isfinite(*s_out);
+}
+
+int failure_relaunch_points_parse(const char *text, const char *what, struct relaunch_points *p,
+                                  struct err *e)
+{
+    struct relaunch_points got = {0};
+    const char *at = text;
+    bool ok = *text != '\0';
+    while (ok) {
+        size_t len = strcspn(at, ",");
+        long ranks;
+        double s;
+        ok = got.n < FAILURE_MAX_RELAUNCH_POINTS && parse_point(at, len, &ranks, &s) &&
+             ranks >= 1 && ranks <= RELAUNCH_MAX_RANKS && s >= 0 && s <= RELAUNCH_MAX_S &&
+             (got.n == 0 || ranks > got.ranks[got.n - 1]);
+        if (!ok) break;
+        got.ranks[got.n] = (int)ranks;
+        got.s[got.n++] = s;
+        if (at[len] == '\0') break;
+        at += len + 1;
+    }
+    if (!ok)
+        return err_set(e, ERR_INPUT, "%s: '%.80s%s' is not allowed (1 to %d entries RANKS:SECONDS "
+                       "separated by commas, e.g. 1:0.65,2:0.68,3:0.91: ranks from 1 to %d, "
+                       "increasing; seconds from 0 to 1e6)", what, text,
+                       strlen(text) > 80 ? "..." : "", FAILURE_MAX_RELAUNCH_POINTS,
+                       RELAUNCH_MAX_RANKS);
+    *p = got;
+    return 0;
+}
+
+size_t failure_relaunch_points_format(const struct relaunch_points *p, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n) buf[0] = '\0';
+    for (int i = 0; i < p->n; i++)
+        used += (size_t)snprintf(used < n ? buf + used : NULL, used < n ? n - used : 0,
+                                 "%s%d:%.17g", i ? "," : "", p->ranks[i], p->s[i]);
+    return used;
 }
 
 /* ---- the timeline ------------------------------------------------------- */
@@ -169,6 +254,7 @@ static int on_failure(struct timeline *tl, int rank, bool is_drawn)
     o->steps_redone += tl->k - tl->safe_k;
     tl->work_since_safe_s = 0;
     tl->k = tl->safe_k;
+    o->final_first_step = tl->safe_k;
     if (tl->s->policy == FAILURE_SHRINK) {
         if (tl->n <= 1)
             return err_set(tl->e, ERR_RUN, "--on-failure shrink: the last worker failed at "
@@ -188,7 +274,7 @@ static int on_failure(struct timeline *tl, int rank, bool is_drawn)
 static int recover(struct timeline *tl)
 {
     const struct failure_costs *c = &tl->s->costs;
-    double relaunch_s = c->relaunch_s + c->relaunch_per_rank_s * (tl->n + tl->s->n_servers) +
+    double relaunch_s = failure_relaunch_s(c, tl->n + tl->s->n_servers) +
                         (tl->s->policy == FAILURE_RESTART ? c->load_s : 0);
     for (;;) {
         double start_s = tl->t;
@@ -272,8 +358,8 @@ int failure_timeline(const struct failure_setup *s, struct failure_outcome *out,
         int every = is_shrink ? s->commit_every : s->checkpoint_every;
         if (every <= 0 || every > s->steps) every = s->steps;
         double save_s = is_shrink ? s->costs.commit_s : s->costs.checkpoint_s;
-        double recovery_s = s->costs.detect_s + s->costs.relaunch_s +
-                            s->costs.relaunch_per_rank_s * (s->n_workers + s->n_servers) +
+        double recovery_s = s->costs.detect_s +
+                            failure_relaunch_s(&s->costs, s->n_workers + s->n_servers) +
                             s->costs.load_s;
         double span_s = every * longest_s + save_s + recovery_s;
         double job_mtbf_s = s->mtbf_s / s->n_workers;

@@ -31,9 +31,9 @@
  *               since the rollback point is redone, then detection and
  *               relaunch (restart adds loading the checkpoint) take their
  *               time, and a failure during them starts them over. The
- *               relaunch costs relaunch_s + relaunch_per_rank_s for each
- *               rank started: the job's workers then (n; n - 1 after a
- *               shrink) and its servers.
+ *               relaunch costs failure_relaunch_s of the ranks started:
+ *               the job's workers then (n; n - 1 after a shrink) and its
+ *               servers.
  *   restart     keeps n (the failed device is replaced); shrink goes on with
  *               n - 1 workers, and a job down to no worker fails (ERR_RUN).
  *
@@ -52,6 +52,19 @@
 #include "../core/straggler.h"
 #include "../core/timeline_marks.h"
 
+/* Relaunch times measured at a few rank counts (strata calibrate): the
+ * relaunch of ranks[i] ranks took s[i] seconds, ranks strictly increasing
+ * from 1. Measured, not a line: on a machine of C cores, up to C ranks
+ * start side by side and the next ones queue behind them, so a line fitted
+ * at two counts misprices the others (2 cores: 1 rank 0.650 s, 2 ranks
+ * 0.684 s, 3 ranks 0.910 s; README). */
+#define FAILURE_MAX_RELAUNCH_POINTS 16
+struct relaunch_points {
+    int n;                                       /* 0 = none */
+    int ranks[FAILURE_MAX_RELAUNCH_POINTS];
+    double s[FAILURE_MAX_RELAUNCH_POINTS];
+};
+
 /* What each part of recovering costs, in seconds (cluster_failure_costs). */
 struct failure_costs {
     double checkpoint_s;   /* writing one checkpoint: every rank its state */
@@ -60,7 +73,28 @@ struct failure_costs {
     double detect_s;       /* from a death to the job noticing it */
     double relaunch_s;     /* starting the processes again / re-forming the group */
     double relaunch_per_rank_s;   /* and for each rank started (workers and servers) */
+    struct relaunch_points relaunch_at;   /* n > 0: these price a relaunch, not the line */
 };
+
+/* A relaunch of n_ranks ranks (workers and servers): with measured points,
+ * piecewise-linear through them, the first point's time below it (fewer
+ * ranks than measured cost no less: the job's start is most of it), and
+ * beyond the last point the last segment's slope, taken as 0 when noise
+ * tilted it down (more ranks never start sooner); one point prices every
+ * count. Without points, relaunch_s + relaunch_per_rank_s x n_ranks. */
+double failure_relaunch_s(const struct failure_costs *c, int n_ranks);
+
+/* Text of points, "1:0.65,2:0.684,3:0.91" (RANKS:SECONDS, commas), to p:
+ * 1 to FAILURE_MAX_RELAUNCH_POINTS entries, ranks integers from 1 to
+ * 1048576 strictly increasing, seconds plain decimals from 0 to 1e6.
+ * ERR_INPUT naming `what` (a key or variable), the text and what is
+ * allowed; p is unchanged then. */
+int failure_relaunch_points_parse(const char *text, const char *what, struct relaunch_points *p,
+                                  struct err *e);
+
+/* p as that text (%.17g: read back bit for bit) into buf (NUL-terminated
+ * when n > 0); the length it needs, as snprintf. */
+size_t failure_relaunch_points_format(const struct relaunch_points *p, char *buf, size_t n);
 
 /* The job's step durations on n workers: *step_s = [steps] seconds (the
  * callee's array, alive until the timeline returns). 0 or a negative code. */
@@ -95,6 +129,8 @@ struct failure_outcome {
     int steps_redone;
     double checkpoint_s;   /* writing checkpoints and commits, interrupted ones too */
     int n_workers_end;     /* shrink: the workers left */
+    int final_first_step;  /* the step the job that finished the run started at: 0, or
+                            * the rollback point of the last failure */
 };
 
 /* Replays the run's steps through its failures (above). ERR_INPUT for a

@@ -311,17 +311,20 @@ Test(calibrate, strata_calibrate_writes_a_profile_that_loads_with_the_measured_n
      * the simulator prices a failure with them */
     cr_expect(is_positive(c.ckpt_write_bw_bytes_per_s), "%g", c.ckpt_write_bw_bytes_per_s);
     cr_expect(is_positive(c.ckpt_read_bw_bytes_per_s), "%g", c.ckpt_read_bw_bytes_per_s);
-    /* the relaunch is a line over the ranks started, neither part negative */
-    cr_expect(c.restart_s >= 0 && c.restart_per_rank_s >= 0 &&
-                  is_positive(c.restart_s + 2 * c.restart_per_rank_s),
-              "restart_s %g, restart_per_rank_s %g", c.restart_s, c.restart_per_rank_s);
+    /* the relaunch, timed at 1 .. cores + 1 ranks (at most 4), each > 0 */
+    cr_expect_eq(c.restart_s_at_ranks.n, calib_relaunch_counts(cores), "%d points",
+                 c.restart_s_at_ranks.n);
+    for (int i = 0; i < c.restart_s_at_ranks.n; i++)
+        cr_expect(c.restart_s_at_ranks.ranks[i] == i + 1 &&
+                      is_positive(c.restart_s_at_ranks.s[i]),
+                  "point %d: %d ranks %g s", i, c.restart_s_at_ranks.ranks[i],
+                  c.restart_s_at_ranks.s[i]);
     cr_expect(isfinite(c.detect_s) && c.detect_s >= 0, "detect_s %g", c.detect_s);
     struct failure_costs costs = cluster_failure_costs(&c, (int64_t)1 << 20);
     cr_expect(is_positive(costs.checkpoint_s) && is_positive(costs.load_s));
-    cr_expect_eq(costs.relaunch_s, c.restart_s);
-    cr_expect_eq(costs.relaunch_per_rank_s, c.restart_per_rank_s);
+    cr_expect_eq(failure_relaunch_s(&costs, 1), c.restart_s_at_ranks.s[0]);
     cr_expect_eq(costs.detect_s, c.detect_s);
-    cr_expect_not_null(strstr(r.out, "-> restart_s"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "-> restart_s_at_ranks"), "%s", r.out);
     /* the numbers loaded are the ones printed: the file is the printed text */
     char *text = test_slurp(path);
     cr_expect_not_null(strstr(r.out, text), "the file is not what was printed:\n%s\n---\n%s",
@@ -380,37 +383,46 @@ Test(calibrate, state_bytes_are_the_parameters_and_their_momentum)
 
 Test(calibrate, failure_env_round_trips_and_refuses_bad_text)
 {
-    struct calib_failure f = {.n_runs = 2, .relaunch_2_s = 0.6123456789, .relaunch_3_s = 0.75,
-                              .detect_s = 0.05}, g = {0};
-    char text[256];
+    struct calib_failure f = {.n_runs = 2, .detect_s = 0.05}, g = {0};
+    f.relaunch = (struct relaunch_points){
+        .n = 3, .ranks = {1, 2, 3}, .s = {0.6123456789, 0.684, 0.91}};
+    char text[512];
     struct err e = {0};
     cr_assert_eq(calib_failure_format(&f, text, sizeof text, &e), 0, "%s", e.msg);
     cr_assert_eq(calib_failure_parse(text, &g, &e), 0, "%s", e.msg);
-    cr_expect(g.n_runs == 2 && g.relaunch_2_s == f.relaunch_2_s &&
-                  g.relaunch_3_s == f.relaunch_3_s && g.detect_s == f.detect_s, "%s", text);
-    /* the line through (2, 0.6123456789) and (3, 0.75) */
-    cr_expect_float_eq(g.restart_per_rank_s, 0.75 - 0.6123456789, 1e-12);
-    cr_expect_float_eq(g.restart_s + 2 * g.restart_per_rank_s, 0.6123456789, 1e-12);
-    const char *bad[] = {"", "runs=0;relaunch_2_s=1;relaunch_3_s=1;detect_s=0",
-                         "runs=1;relaunch_2_s=-1;relaunch_3_s=1;detect_s=0",
-                         "runs=1;relaunch_2_s=1;relaunch_3_s=1;detect_s=0;x",
-                         "runs=1;restart_s=1;detect_s=0", "relaunch_2_s=1"};
+    cr_expect(g.n_runs == 2 && g.detect_s == f.detect_s && g.relaunch.n == 3, "%s", text);
+    for (int i = 0; i < 3; i++)
+        cr_expect(g.relaunch.ranks[i] == f.relaunch.ranks[i] && g.relaunch.s[i] == f.relaunch.s[i],
+                  "point %d of %s", i, text);
+    const char *bad[] = {"", "runs=0;relaunch_s_at_ranks=1:1;detect_s=0",
+                         "runs=1;relaunch_s_at_ranks=1:-1;detect_s=0",
+                         "runs=1;relaunch_s_at_ranks=2:1,1:1;detect_s=0",
+                         "runs=1;relaunch_s_at_ranks=;detect_s=0",
+                         "runs=1;relaunch_s_at_ranks=1:1;detect_s=0;x",
+                         "runs=1;relaunch_2_s=1;relaunch_3_s=1;detect_s=0",
+                         "runs=1;restart_s=1;detect_s=0", "relaunch_s_at_ranks=1:1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_expect_eq(calib_failure_parse(bad[i], &g, &e), ERR_INPUT, "'%s'", bad[i]);
         cr_expect_not_null(strstr(e.msg, CALIB_FAILURE_ENV), "%s", e.msg);
     }
 }
 
-/* Two medians of noisy relaunches: the line never goes negative, and a
- * clean line is found exactly (2 ranks 0.6 s, 3 ranks 0.7 s: 0.4 + 0.1 n). */
-Test(calibrate, relaunch_line_through_two_counts_is_never_negative)
+/* Ranks up to the cores start side by side, one more queues: 1 .. cores + 1
+ * ranks are timed, at most CALIB_RELAUNCH_MAX_RANKS (this machine, 2
+ * cores: 1, 2 and 3). */
+Test(calibrate, relaunch_is_timed_from_one_rank_to_one_past_the_cores)
 {
-    double a, b;
-    calib_relaunch_fit(0.6, 0.7, &a, &b);
-    cr_expect_float_eq(a, 0.4, 1e-12);
-    cr_expect_float_eq(b, 0.1, 1e-12);
-    calib_relaunch_fit(0.7, 0.6, &a, &b);   /* 3 ranks faster: noise, a flat line */
-    cr_expect(b == 0 && fabs(a - 0.65) < 1e-12, "a %g b %g", a, b);
-    calib_relaunch_fit(0.2, 0.9, &a, &b);   /* steeper than the origin allows */
-    cr_expect(a == 0 && fabs(b - (2 * 0.2 + 3 * 0.9) / 13) < 1e-12, "a %g b %g", a, b);
+    cr_expect_eq(calib_relaunch_counts(1), 2);
+    cr_expect_eq(calib_relaunch_counts(2), 3);
+    cr_expect_eq(calib_relaunch_counts(16), CALIB_RELAUNCH_MAX_RANKS);
+    cr_expect_eq(calib_relaunch_counts(0), 3, "unknown cores: taken as 2");
+    /* the profile carries the points and prices with them alone */
+    struct calib_failure f = {.n_runs = 1, .detect_s = 0.07};
+    f.relaunch = (struct relaunch_points){.n = 3, .ranks = {1, 2, 3}, .s = {0.65, 0.684, 0.91}};
+    struct cluster c = {.restart_s = 9, .restart_per_rank_s = 9};
+    calib_failure_profile(&f, &c);
+    struct failure_costs costs = cluster_failure_costs(&c, 1);
+    cr_expect_float_eq(failure_relaunch_s(&costs, 1), 0.65, 1e-12);
+    cr_expect_float_eq(failure_relaunch_s(&costs, 3), 0.91, 1e-12);
+    cr_expect_eq(c.restart_s, 0, "the line of older profiles is not written beside the points");
 }

@@ -108,6 +108,11 @@ static void expect_same_profile(const struct cluster *a, const struct cluster *b
     cr_expect(same_bits(a->ckpt_read_bw_bytes_per_s, b->ckpt_read_bw_bytes_per_s));
     cr_expect(same_bits(a->restart_s, b->restart_s));
     cr_expect(same_bits(a->restart_per_rank_s, b->restart_per_rank_s));
+    cr_expect_eq(a->restart_s_at_ranks.n, b->restart_s_at_ranks.n);
+    for (int i = 0; i < a->restart_s_at_ranks.n; i++)
+        cr_expect(a->restart_s_at_ranks.ranks[i] == b->restart_s_at_ranks.ranks[i] &&
+                      same_bits(a->restart_s_at_ranks.s[i], b->restart_s_at_ranks.s[i]),
+                  "relaunch point %d", i);
     cr_expect(same_bits(a->detect_s, b->detect_s));
 }
 
@@ -642,6 +647,81 @@ Test(cluster, failure_cost_keys_default_to_free_and_round_trip)
     expect_bad_line(7, "restart_per_rank_s = -1", "restart_per_rank_s: '-1' is not allowed");
     expect_bad_line(7, "restart_s = -1", "restart_s: '-1' is not allowed");
     expect_bad_line(7, "ckpt_write_bw_bytes_per_s = 0", "bytes/s from 1 to 1e30, or inf");
+}
+
+/* calibrate's relaunch points price a relaunch piecewise-linearly
+ * (sim/failures.h, failure_relaunch_s): with 1:0.65, 2:0.684, 3:0.91 (the
+ * quiet 2-core machine of README), 1, 2 and 3 ranks cost their points, 5
+ * ranks the last segment continued: 0.91 + 2 x (0.91 - 0.684) = 1.362 s,
+ * and 1.5 ranks half-way, 0.667 s; the old line keys, set beside them, are
+ * not used. */
+Test(cluster, relaunch_points_price_through_the_measured_counts)
+{
+    char text[2048] = "";
+    for (int i = 0; i < N_VALID; i++) {
+        strcat(text, valid_lines[i]);
+        strcat(text, "\n");
+    }
+    strcat(text, "restart_s = 300\nrestart_per_rank_s = 7\n"
+                 "restart_s_at_ranks = 1:0.65, 2:0.684,3:0.91\n");
+    const char *path = test_tmp_file("points.conf", text);
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_assert_eq(c.restart_s_at_ranks.n, 3);
+    struct failure_costs f = cluster_failure_costs(&c, 1);
+    const struct { int ranks; double s; } want[] = {
+        {1, 0.65}, {2, 0.684}, {3, 0.91}, {5, 0.91 + 2 * (0.91 - 0.684)}, {0, 0.65}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_expect_float_eq(failure_relaunch_s(&f, want[i].ranks), want[i].s, 1e-12,
+                           "%d ranks: %.17g, want %.17g", want[i].ranks,
+                           failure_relaunch_s(&f, want[i].ranks), want[i].s);
+    struct cluster back = round_trip(&c, "points-back.conf");
+    expect_same_profile(&c, &back);
+
+    /* a last segment that noise tilted down does not go on down */
+    struct failure_costs down = {.relaunch_at = {.n = 2, .ranks = {1, 2}, .s = {0.65, 0.645}}};
+    cr_expect_float_eq(failure_relaunch_s(&down, 2), 0.645, 1e-12);
+    cr_expect_float_eq(failure_relaunch_s(&down, 40), 0.645, 1e-12);
+    /* one point prices any count */
+    struct failure_costs one = {.relaunch_at = {.n = 1, .ranks = {2}, .s = {0.7}}};
+    cr_expect_eq(failure_relaunch_s(&one, 1), 0.7);
+    cr_expect_eq(failure_relaunch_s(&one, 9), 0.7);
+    /* an old profile's line: restart_s + restart_per_rank_s x ranks */
+    struct failure_costs line = {.relaunch_s = 0.2316, .relaunch_per_rank_s = 0.2305};
+    cr_expect_float_eq(failure_relaunch_s(&line, 3), 0.2316 + 3 * 0.2305, 1e-12);
+}
+
+Test(cluster, malformed_relaunch_points_name_the_key_file_and_line)
+{
+    static const char *const bad[] = {
+        "restart_s_at_ranks = 2:0.5,1:0.4",   /* ranks not increasing */
+        "restart_s_at_ranks = 1:0.5,1:0.6",   /* twice the same count */
+        "restart_s_at_ranks = 0:0.5",         /* no rank */
+        "restart_s_at_ranks = 1:-0.5",        /* negative time */
+        "restart_s_at_ranks = 1:nan",
+        "restart_s_at_ranks = 1:1e999",
+        "restart_s_at_ranks = 1:2e6",         /* past 1e6 s */
+        "restart_s_at_ranks = 1",             /* no time */
+        "restart_s_at_ranks = 1:0.5,",        /* an empty entry */
+        "restart_s_at_ranks = 1:0.5;2:0.6",
+        "restart_s_at_ranks = 1.5:0.5",
+        "restart_s_at_ranks = 1:0.1,2:0.1,3:0.1,4:0.1,5:0.1,6:0.1,7:0.1,8:0.1,9:0.1,10:0.1,"
+        "11:0.1,12:0.1,13:0.1,14:0.1,15:0.1,16:0.1,17:0.1",   /* more than 16 */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_log_info("%s", bad[i]);
+        expect_bad_line(7, bad[i], "restart_s_at_ranks: '");
+        expect_bad_line(7, bad[i], "RANKS:SECONDS");
+    }
+    /* as the user meets it: exit 2, the message naming the file and the key */
+    const char *path = profile_with("bad-points.conf", 7, bad[0]);
+    struct run r = RUN("sim", "--cluster", path, "--fail", "1@2", "--steps", "4");
+    cr_expect_eq(r.status, 2, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.err, "restart_s_at_ranks: '2:0.5,1:0.4' is not allowed"), "%s",
+                       r.err);
+    cr_expect_not_null(strstr(r.err, "bad-points.conf:7"), "%s", r.err);
+    run_free(&r);
 }
 
 /* The fullest node's ranks over its cores: ps-sync on 2 workers and a

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../bench/validate_failure.h"
+#include "../core/plan_memory.h"
 #include "../core/report.h"
 #include "../sim/cluster.h"
 
@@ -210,5 +211,94 @@ Test(validate_failure, continue_is_predicted_as_the_real_relaunch_of_the_survivo
     run_release(&as_real);
     workload_free(wl);
     config_release(&cfg);
+    test_remove_dir(dir);
+}
+
+/* cfg for mirrored on a tiny model, 10 steps on `devices`, the options in
+ * set (name, value; NULL ends), on the profile at path. */
+static void tiny_config(struct config *cfg, const char *path, const char *devices,
+                        const char *const *set)
+{
+    struct err e = {0};
+    config_init(cfg);
+    cr_assert_eq(config_set(cfg, "devices", devices, ~0u, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(cfg, "steps", "10", ~0u, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(cfg, "model", "mlp:784-32-10", ~0u, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(cfg, "cluster", path, ~0u, &e), 0, "%s", e.msg);
+    for (; set && set[0]; set += 2)
+        cr_assert_eq(config_set(cfg, set[0], set[1], ~0u, &e), 0, "%s", e.msg);
+}
+
+static struct sim_run simulated(const struct config *cfg, const struct workload *wl)
+{
+    struct sim_run run;
+    struct err e = {0};
+    cr_assert_eq(validate_failure_simulate(cfg, strategy_find("mirrored", NULL), wl, &run, &e), 0,
+                 "%s", e.msg);
+    return run;
+}
+
+/* A failure row's step counts what the real report of the job that
+ * finished the run counts (validate_failure.h): restart from the
+ * checkpoint of step 5 of 10 relaunches 2 workers for steps 5..9 with no
+ * save among them, so its step is the step of the run without --fail;
+ * shrink with a commit every step ends on 1 worker whose steps 6..9 each
+ * follow a commit, a checkpoint write of the state at the profile's 1e8
+ * bytes/s, so its median is the one-worker step plus that write; and a run
+ * without failure has no such step (NaN: the report's p50 stands). */
+Test(validate_failure, failure_row_step_is_the_final_jobs_as_the_real_report_counts_it)
+{
+    char dir[128];
+    test_make_dir(dir, sizeof dir, "validate-step");
+    struct cluster cl;
+    struct err e = {0};
+    cr_assert_eq(cluster_load("cpu-loopback", &cl, &e), 0, "%s", e.msg);
+    char text[CLUSTER_TEXT_BYTES + 128];
+    cluster_format(&cl, text, CLUSTER_TEXT_BYTES);
+    strcat(text, "ckpt_write_bw_bytes_per_s = 1e8\nrestart_s_at_ranks = 1:0.6,2:0.7\n"
+                 "detect_s = 0.05\n");
+    char path[256];
+    snprintf(path, sizeof path, "%s/costs.conf", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    struct workload *wl = NULL;
+    cr_assert_eq(workload_parse("mlp:784-32-10", &wl, &e), 0, "%s", e.msg);
+
+    struct config plain2, plain1, restart, shrink;
+    tiny_config(&plain2, path, "2", NULL);
+    tiny_config(&plain1, path, "1", NULL);
+    tiny_config(&restart, path, "2",
+                (const char *const[]){"fail", "1@5", "on-failure", "restart", "checkpoint-every",
+                                      "5", NULL});
+    tiny_config(&shrink, path, "2",
+                (const char *const[]){"fail", "1@5", "on-failure", "shrink", "commit-every", "1",
+                                      NULL});
+    struct sim_run p2 = simulated(&plain2, wl), p1 = simulated(&plain1, wl);
+    struct sim_run r = simulated(&restart, wl), s = simulated(&shrink, wl);
+    cr_expect(isnan(validate_failure_step_s(&p2)), "no failure, no final job");
+
+    cr_expect_eq(r.final_first_step, 5);
+    cr_expect_eq(r.n_final_steps, 5);
+    double step2 = p2.report.step_time_s.p50, got = validate_failure_step_s(&r);
+    cr_expect(fabs(got / step2 - 1) < 1e-9, "restart: %.9g s, without --fail %.9g s", got, step2);
+
+    cr_expect_eq(s.final_n_workers, 1);
+    struct plan_memory mem;
+    plan_memory_max(s.plan, &mem);
+    double commit_s = (double)(mem.params + mem.optimizer) / 1e8;
+    double want = p1.report.step_time_s.p50 + commit_s;
+    got = validate_failure_step_s(&s);
+    cr_expect(fabs(got / want - 1) < 1e-9, "shrink: %.9g s, want %.9g s (1 worker %.9g + commit "
+              "%.9g)", got, want, p1.report.step_time_s.p50, commit_s);
+    cr_expect_gt(got, 1.5 * s.report.step_time_s.p50,
+                 "the report's own p50 (2 workers, no commit) is not what real counts");
+
+    struct sim_run *runs[] = {&p2, &p1, &r, &s};
+    for (size_t i = 0; i < 4; i++) run_release(runs[i]);
+    struct config *cfgs[] = {&plain2, &plain1, &restart, &shrink};
+    for (size_t i = 0; i < 4; i++) config_release(cfgs[i]);
+    workload_free(wl);
     test_remove_dir(dir);
 }
