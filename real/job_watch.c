@@ -35,6 +35,7 @@ extern char **environ;
 /* What the poll knows of one rank. */
 struct seen {
     bool has;                    /* a record was read */
+    bool is_read_now;            /* ... at this look */
     struct heartbeat_record rec;
     double alive_s;              /* last poll that found its process */
     bool is_watched;             /* judged by its silence (starting or stepping) */
@@ -289,6 +290,20 @@ static void note_death(struct death *d, int r, const struct seen *s, double died
     snprintf(d->cause, sizeof d->cause, "%s", cause);
 }
 
+/* Whether a rank has said an error, read again now: a rank says it before
+ * it brings the job down (MPI_Abort), so a peer seen gone before this read
+ * and killed for that is excused, however the reads and the kill fell. */
+static bool anyone_said_error(const struct watch *w)
+{
+    for (int r = 0; r < w->j->n_ranks; r++) {
+        struct heartbeat_record rec;
+        if (heartbeat_read(w->j->hb_dir, r, &rec) == 0 && rec.state == HEARTBEAT_DONE &&
+            rec.words[0])
+            return true;
+    }
+    return false;
+}
+
 /* One look at every rank: true when one failed (out filled). Deaths come
  * before hangs: a dead rank also stops making progress. */
 static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_result *out)
@@ -296,17 +311,23 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
     double timeout_s = timeout_now(w), silent_s = 0, newest_s = 0;
     char cause[320];
     struct death death = {.rank = -1};
+    /* every record first: a rank that said an error brings the job down
+     * itself (MPI_Abort), so its peers' ends are no failures of their own,
+     * whichever rank the error was said by (a lower rank killed before
+     * it could say its own is judged after the higher one's words) */
     for (int r = 0; r < w->j->n_ranks; r++) {
         struct seen *s = &w->ranks[r];
         s->is_watched = s->is_over = false;
-        if (heartbeat_read(w->j->hb_dir, r, &s->rec) < 0) continue;
+        if (!(s->is_read_now = heartbeat_read(w->j->hb_dir, r, &s->rec) >= 0)) continue;
         s->has = true;
+        if (s->rec.state == HEARTBEAT_DONE && s->rec.words[0]) *is_erring = true;
+    }
+    for (int r = 0; r < w->j->n_ranks; r++) {
+        struct seen *s = &w->ranks[r];
+        if (!s->is_read_now) continue;
         if (s->rec.start_s > 0 && out->start_s == 0) out->start_s = s->rec.start_s;
         note_step(w, r, s);
         const struct heartbeat_record *rec = &s->rec;
-        /* a rank that said an error brings the job down itself (MPI_Abort):
-         * its peers' ends are no failures of their own */
-        if (rec->state == HEARTBEAT_DONE && rec->words[0]) *is_erring = true;
         char state = rank_state(w, r);
         double closed_s = 0;
         if (w->j->net && hbnet_is_closed(w->j->net, r, &closed_s)) s->alive_s = closed_s;
@@ -320,7 +341,8 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
                 return true;
             }
             note_death(&death, r, s, rec->progress_s, closed_s, cause);
-        } else if (rec->state != HEARTBEAT_DONE && !*is_erring) {
+        } else if (rec->state != HEARTBEAT_DONE && !*is_erring &&
+                   !(*is_erring = anyone_said_error(w))) {
             if (rec->step >= 0)
                 snprintf(cause, sizeof cause, "died at step %lld without a word (killed by a "
                          "signal or crashed)", (long long)rec->step);
