@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/config.h"
@@ -339,4 +342,54 @@ double test_unit_bubble(const struct plan *p)
     double bubble = plan_unit_bubble(p, &t);
     plan_times_release(&t);
     return bubble;
+}
+
+/* ---- a program in the background ------------------------------------------ */
+
+double test_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void test_sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+struct test_bg test_bg_start(const char *const *argv, const char *err_path)
+{
+    struct test_bg b = {0};
+    snprintf(b.err_path, sizeof b.err_path, "%s", err_path);
+    int fd = open(b.err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int out = open("/dev/null", O_WRONLY);
+    cr_assert(fd >= 0 && out >= 0, "%s: %s", b.err_path, strerror(errno));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out, 1);
+    posix_spawn_file_actions_adddup2(&fa, fd, 2);
+    int rc = posix_spawn(&b.pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd);
+    close(out);
+    cr_assert_eq(rc, 0, "cannot start %s: %s", argv[0], strerror(rc));
+    return b;
+}
+
+int test_bg_finish(const struct test_bg *b, double limit_s, double *took_s)
+{
+    double t0 = test_now_s();
+    int ws = 0;
+    pid_t got = 0;
+    while ((got = waitpid(b->pid, &ws, WNOHANG)) == 0 && test_now_s() - t0 < limit_s)
+        test_sleep_s(0.05);
+    if (took_s) *took_s = test_now_s() - t0;
+    if (got == 0) {
+        kill(b->pid, SIGKILL);
+        waitpid(b->pid, &ws, 0);
+        cr_assert_fail("%s did not end within %.0f s", b->err_path, limit_s);
+    }
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }

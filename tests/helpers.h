@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct strategy;
 
@@ -65,6 +66,23 @@ char *test_slurp(const char *path);
  * process is gone. Reads the first 64 KiB. */
 bool test_proc_has(long pid, const char *what, const char *entry, bool is_prefix, char *rest,
                    size_t n);
+
+/* Seconds of CLOCK_MONOTONIC, and a sleep of s seconds. */
+double test_now_s(void);
+void test_sleep_s(double s);
+
+/* A program run in the background: stdout to /dev/null, stderr to err_path. */
+struct test_bg {
+    pid_t pid;
+    char err_path[256];
+};
+
+/* Starts argv[0] (NULL-ended argv) with stderr into err_path; asserts it started. */
+struct test_bg test_bg_start(const char *const *argv, const char *err_path);
+
+/* Waits for b's end, at most limit_s (then kills it and fails the test); its
+ * exit status (128 + signal when killed), the wait into *took_s unless NULL. */
+int test_bg_finish(const struct test_bg *b, double limit_s, double *took_s);
 
 /* Makes a fresh directory /tmp/strata-test-WHAT-XXXXXX into dir (capacity n). */
 void test_make_dir(char *dir, size_t n, const char *what);

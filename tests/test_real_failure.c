@@ -17,10 +17,8 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,73 +30,29 @@
 #include "../real/failure_env.h"
 #include "../real/heartbeat.h"
 
-extern char **environ;
-
 /* 784 inputs, 4 layers: a few ms a step */
 #define MODEL "mlp:784-64-32-16-10"
 
 TEST_SUITE_WITH_TMP_DIR(real_failure, .timeout = 180);
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
 /* ---- a run in the background ----------------------------------------------- */
-
-struct bg {
-    pid_t pid;
-    char err_path[256];
-};
 
 /* strata real --np 2 with the small model, --json into the test directory
  * (its path makes this run's processes unique), then extra (NULL-ended). */
-static struct bg start(const char *const *extra)
+static struct test_bg start(const char *const *extra)
 {
     const char *argv[40] = {STRATA_BIN, "real", "--data", "synthetic", "--model", MODEL,
                             "--np", "2", "--json", test_tmp_path("report.json")};
     int n = 10;
     for (; *extra; extra++) argv[n++] = *extra;
     argv[n] = NULL;
-    struct bg b = {0};
-    snprintf(b.err_path, sizeof b.err_path, "%s", test_tmp_path("stderr.txt"));
-    int fd = open(b.err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int out = open("/dev/null", O_WRONLY);
-    cr_assert(fd >= 0 && out >= 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out, 1);
-    posix_spawn_file_actions_adddup2(&fa, fd, 2);
-    int rc = posix_spawn(&b.pid, STRATA_BIN, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fd);
-    close(out);
-    cr_assert_eq(rc, 0, "cannot start strata: %s", strerror(rc));
-    return b;
+    return test_bg_start(argv, test_tmp_path("stderr.txt"));
 }
 
 /* Waits for the run's end, at most limit_s; its exit status (128 + signal). */
-static int finish(const struct bg *b, double limit_s, double *took_s)
+static int finish(const struct test_bg *b, double limit_s, double *took_s)
 {
-    double t0 = now_s();
-    int ws = 0;
-    pid_t got = 0;
-    while ((got = waitpid(b->pid, &ws, WNOHANG)) == 0 && now_s() - t0 < limit_s) sleep_s(0.05);
-    if (took_s) *took_s = now_s() - t0;
-    if (got == 0) {
-        kill(b->pid, SIGKILL);
-        waitpid(b->pid, &ws, 0);
-        cr_assert_fail("strata did not end within %.0f s", limit_s);
-    }
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    return test_bg_finish(b, limit_s, took_s);
 }
 
 /* Whether pid's environment has an entry starting with prefix; the rest of
@@ -149,10 +103,10 @@ static int processes_of(const char *word, int rank, pid_t *rank_pid)
 
 /* Waits until rank `rank` of the run is stepping (its heartbeat says step
  * >= 2); its pid, and its heartbeat directory in hb_dir. */
-static pid_t wait_stepping(const struct bg *b, int rank, char *hb_dir, size_t n)
+static pid_t wait_stepping(const struct test_bg *b, int rank, char *hb_dir, size_t n)
 {
     const char *word = test_tmp_path("report.json");
-    for (double t0 = now_s(); now_s() - t0 < 60; sleep_s(0.01)) {
+    for (double t0 = test_now_s(); test_now_s() - t0 < 60; test_sleep_s(0.01)) {
         pid_t pid = 0;
         processes_of(word, rank, &pid);
         if (!pid || !env_entry(pid, HEARTBEAT_DIR_ENV "=", hb_dir, n)) continue;
@@ -168,7 +122,7 @@ static pid_t wait_stepping(const struct bg *b, int rank, char *hb_dir, size_t n)
     return 0;
 }
 
-static char *stderr_of(const struct bg *b)
+static char *stderr_of(const struct test_bg *b)
 {
     return test_slurp(b->err_path);
 }
@@ -200,7 +154,7 @@ static void expect_failure(const char *policy, int rank, int devices)
 
 Test(real_failure, fail_restart_relaunches_every_rank_and_reports_the_cost)
 {
-    struct bg b = start((const char *const[]){"--steps", "20", "--fail", "1@5", NULL});
+    struct test_bg b = start((const char *const[]){"--steps", "20", "--fail", "1@5", NULL});
     int status = finish(&b, 120, NULL);
     char *err = stderr_of(&b);
     cr_expect_eq(status, 0, "stderr:\n%s", err);
@@ -223,7 +177,7 @@ Test(real_failure, fail_1_at_20_with_checkpoints_restarts_to_the_same_parameters
     run_argv_ok((const char *const[]){STRATA_BIN, "real", "--data", "synthetic", "--model",
                                       MODEL, "--np", "2", "--steps", "30", "--save-params",
                                       test_tmp_path("straight.params"), NULL});
-    struct bg b = start((const char *const[]){"--steps", "30", "--fail", "1@20",
+    struct test_bg b = start((const char *const[]){"--steps", "30", "--fail", "1@20",
                                               "--checkpoint-every", "10", "--save-params",
                                               test_tmp_path("failed.params"), NULL});
     int status = finish(&b, 120, NULL);
@@ -247,7 +201,7 @@ Test(real_failure, fail_1_at_20_with_checkpoints_restarts_to_the_same_parameters
 
 Test(real_failure, fail_shrink_finishes_on_the_survivor)
 {
-    struct bg b = start((const char *const[]){"--steps", "20", "--fail", "1@5", "--on-failure",
+    struct test_bg b = start((const char *const[]){"--steps", "20", "--fail", "1@5", "--on-failure",
                                               "shrink", NULL});
     int status = finish(&b, 120, NULL);
     char *err = stderr_of(&b);
@@ -264,7 +218,7 @@ Test(real_failure, fail_shrink_finishes_on_the_survivor)
 
 Test(real_failure, ps_async_continues_with_the_surviving_worker)
 {
-    struct bg b = start((const char *const[]){"--strategy", "ps-async", "--steps", "20",
+    struct test_bg b = start((const char *const[]){"--strategy", "ps-async", "--steps", "20",
                                               "--fail", "1@5", NULL});
     int status = finish(&b, 120, NULL);
     char *err = stderr_of(&b);
@@ -289,7 +243,7 @@ Test(real_failure, fail_of_a_rank_that_does_not_exist_is_refused)
 
 Test(real_failure, rank_killed_from_outside_is_named_and_recovered)
 {
-    struct bg b = start((const char *const[]){"--steps", "400", NULL});
+    struct test_bg b = start((const char *const[]){"--steps", "400", NULL});
     char hb_dir[4096];
     pid_t rank1 = wait_stepping(&b, 1, hb_dir, sizeof hb_dir);
     kill(rank1, SIGKILL);
@@ -305,21 +259,21 @@ Test(real_failure, rank_killed_from_outside_is_named_and_recovered)
 Test(real_failure, stopped_rank_is_ended_within_the_timeout)
 {
     const double timeout_s = 2;
-    struct bg b = start((const char *const[]){"--steps", "400", "--timeout", "2", NULL});
+    struct test_bg b = start((const char *const[]){"--steps", "400", "--timeout", "2", NULL});
     char hb_dir[4096];
     pid_t rank1 = wait_stepping(&b, 1, hb_dir, sizeof hb_dir);
     kill(rank1, SIGSTOP);
-    double t0 = now_s(), noticed_s = -1;
+    double t0 = test_now_s(), noticed_s = -1;
     /* the message comes while the relaunched job runs */
-    while (now_s() - t0 < timeout_s + 10 + 20) {
+    while (test_now_s() - t0 < timeout_s + 10 + 20) {
         char *err = stderr_of(&b);
         bool is_said = strstr(err, "stopped (SIGSTOP)") != NULL;
         free(err);
         if (is_said) {
-            noticed_s = now_s() - t0;
+            noticed_s = test_now_s() - t0;
             break;
         }
-        sleep_s(0.05);
+        test_sleep_s(0.05);
     }
     int status = finish(&b, 120, NULL);
     char *err = stderr_of(&b);
@@ -333,7 +287,7 @@ Test(real_failure, stopped_rank_is_ended_within_the_timeout)
 
 Test(real_failure, sigterm_to_strata_leaves_nothing_behind)
 {
-    struct bg b = start((const char *const[]){"--steps", "100000", NULL});
+    struct test_bg b = start((const char *const[]){"--steps", "100000", NULL});
     char hb_dir[4096];
     wait_stepping(&b, 1, hb_dir, sizeof hb_dir);
     kill(b.pid, SIGTERM);
@@ -342,8 +296,8 @@ Test(real_failure, sigterm_to_strata_leaves_nothing_behind)
     /* the ranks and mpirun are gone (zombies aside: init reaps them) */
     const char *word = test_tmp_path("report.json");
     int left = 0;
-    for (double t0 = now_s(); (left = processes_of(word, 0, NULL)) > 0 && now_s() - t0 < 5;)
-        sleep_s(0.1);
+    for (double t0 = test_now_s(); (left = processes_of(word, 0, NULL)) > 0 && test_now_s() - t0 < 5;)
+        test_sleep_s(0.1);
     cr_expect_eq(left, 0, "%d processes of the run are left", left);
     struct stat st;
     cr_expect_neq(stat(hb_dir, &st), 0, "the run directory %s is left", hb_dir);
@@ -351,7 +305,7 @@ Test(real_failure, sigterm_to_strata_leaves_nothing_behind)
 
 Test(real_failure, sigkill_to_strata_takes_the_job_with_it)
 {
-    struct bg b = start((const char *const[]){"--steps", "100000", NULL});
+    struct test_bg b = start((const char *const[]){"--steps", "100000", NULL});
     char hb_dir[4096];
     wait_stepping(&b, 1, hb_dir, sizeof hb_dir);
     kill(b.pid, SIGKILL);
@@ -359,8 +313,8 @@ Test(real_failure, sigkill_to_strata_takes_the_job_with_it)
     /* no handler runs: mpirun dies by its death signal, the ranks by theirs */
     const char *word = test_tmp_path("report.json");
     int left = 0;
-    for (double t0 = now_s(); (left = processes_of(word, 0, NULL)) > 0 && now_s() - t0 < 5;)
-        sleep_s(0.1);
+    for (double t0 = test_now_s(); (left = processes_of(word, 0, NULL)) > 0 && test_now_s() - t0 < 5;)
+        test_sleep_s(0.1);
     cr_expect_eq(left, 0, "%d processes of the run are left 5 s after strata's SIGKILL", left);
     /* its run directory stays (nothing of strata ran), until the next
      * supervisor finds its owner gone */
@@ -378,7 +332,7 @@ Test(real_failure, sigkill_to_strata_takes_the_job_with_it)
 static void expect_hang_blamed_on_rank_1(const char *hang, const char *said)
 {
     setenv(HEARTBEAT_TEST_HANG_ENV, hang, 1);
-    struct bg b = start((const char *const[]){"--steps", "20", "--timeout", "2", NULL});
+    struct test_bg b = start((const char *const[]){"--steps", "20", "--timeout", "2", NULL});
     unsetenv(HEARTBEAT_TEST_HANG_ENV);
     double took_s = 0;
     int status = finish(&b, 120, &took_s);
@@ -404,7 +358,7 @@ Test(real_failure, hang_while_the_report_is_gathered_is_caught)
 Test(real_failure, failure_after_the_final_checkpoint_relaunches_from_the_one_before)
 {
     setenv(HEARTBEAT_TEST_HANG_ENV, "1@finish", 1);
-    struct bg b = start((const char *const[]){"--steps", "20", "--timeout", "2",
+    struct test_bg b = start((const char *const[]){"--steps", "20", "--timeout", "2",
                                               "--checkpoint-every", "10", NULL});
     unsetenv(HEARTBEAT_TEST_HANG_ENV);
     int status = finish(&b, 120, NULL);

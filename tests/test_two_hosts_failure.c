@@ -17,9 +17,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +28,6 @@
 #include "../real/heartbeat.h"
 #include "../real/heartbeat_net.h"
 #include "helpers.h"
-
-extern char **environ;
 
 #define FIXTURE STRATA_SOURCE_DIR "/tools/two-hosts/run"
 #define MODEL "mlp:784-64-32-16-10"
@@ -44,19 +40,6 @@ static void private_hosts_or_skip(void)
                "unshare --user --map-root-user --uts --mount true 2>/dev/null") != 0)
         cr_skip_test("cannot make a UTS and mount namespace here (unshare --uts --mount, as "
                      "root or in a user namespace): the private two-host fixture needs them");
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
 }
 
 /* One slot a host: rank 0 on 127.0.0.2 (this machine's /tmp), rank 1 on
@@ -76,15 +59,10 @@ static void make_shared_dir(char *dir, size_t n)
     cr_assert(mkdtemp(dir), "mkdtemp %s", dir);
 }
 
-struct bg {
-    pid_t pid;
-    char err_path[256];
-};
-
-/* strata real --hostfile over the private fixture, --np 2, the small
+/* The fixture's private hosts: strata real --hostfile, --np 2, the small
  * model, --json into the test directory (its path marks this run's
  * processes), then extra (NULL-ended); stderr to a file. */
-static struct bg start(const char *const *extra)
+static struct test_bg start(const char *const *extra)
 {
     const char *argv[48] = {FIXTURE, "--private", STRATA_BIN, "real", "--hostfile", hostfile(),
                             "--data", "synthetic", "--model", MODEL, "--np", "2", "--json",
@@ -92,67 +70,18 @@ static struct bg start(const char *const *extra)
     int n = 14;
     for (; *extra; extra++) argv[n++] = *extra;
     argv[n] = NULL;
-    struct bg b = {0};
-    snprintf(b.err_path, sizeof b.err_path, "%s", test_tmp_path("stderr.txt"));
-    int fd = open(b.err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int out = open("/dev/null", O_WRONLY);
-    cr_assert(fd >= 0 && out >= 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out, 1);
-    posix_spawn_file_actions_adddup2(&fa, fd, 2);
-    int rc = posix_spawn(&b.pid, FIXTURE, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fd);
-    close(out);
-    cr_assert_eq(rc, 0, "cannot start the fixture: %s", strerror(rc));
-    return b;
-}
-
-/* Waits for the run's end, at most limit_s; its exit status. */
-static int finish(const struct bg *b, double limit_s)
-{
-    double t0 = now_s();
-    int ws = 0;
-    pid_t got = 0;
-    while ((got = waitpid(b->pid, &ws, WNOHANG)) == 0 && now_s() - t0 < limit_s) sleep_s(0.05);
-    if (got == 0) {
-        kill(b->pid, SIGKILL);
-        waitpid(b->pid, &ws, 0);
-        cr_assert_fail("strata did not end within %.0f s", limit_s);
-    }
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    return test_bg_start(argv, test_tmp_path("stderr.txt"));
 }
 
 /* The value of pid's environment entry NAME=..., into value; false when absent. */
 static bool env_entry(pid_t pid, const char *prefix, char *value, size_t n)
 {
-    char path[64], buf[65536];
-    snprintf(path, sizeof path, "/proc/%ld/environ", (long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    for (size_t at = 0; at < len; at += strlen(buf + at) + 1)
-        if (!strncmp(buf + at, prefix, strlen(prefix))) {
-            if (value) snprintf(value, n, "%s", buf + at + strlen(prefix));
-            return true;
-        }
-    return false;
+    return test_proc_has((long)pid, "environ", prefix, true, value, n);
 }
 
 static bool cmdline_has(pid_t pid, const char *word)
 {
-    char path[64], buf[8192];
-    snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    for (size_t at = 0; at < len; at += strlen(buf + at) + 1)
-        if (!strcmp(buf + at, word)) return true;
-    return false;
+    return test_proc_has((long)pid, "cmdline", word, false, NULL, 0);
 }
 
 /* The pid of this run's MPI rank `rank` (the fixture's hosts are this
@@ -180,9 +109,9 @@ static pid_t rank_pid(int rank)
 /* Waits until rank 1, on the second host, steps (its heartbeat, kept by
  * the supervisor in the directory rank 0's environment names, says step
  * >= 2); its pid. */
-static pid_t wait_remote_stepping(const struct bg *b)
+static pid_t wait_remote_stepping(const struct test_bg *b)
 {
-    for (double t0 = now_s(); now_s() - t0 < 90; sleep_s(0.02)) {
+    for (double t0 = test_now_s(); test_now_s() - t0 < 90; test_sleep_s(0.02)) {
         pid_t zero = rank_pid(0), one = rank_pid(1);
         char hb_dir[4096];
         struct heartbeat_record rec;
@@ -206,10 +135,10 @@ static pid_t wait_remote_stepping(const struct bg *b)
 /* The run ended 0, said that rank 1 died, and its report's failure
  * section has the policy, rank 1 and the workers it ended with; the
  * report maps its ranks to the two hosts when it ended with two. */
-static void expect_recovered(const struct bg *b, const char *policy, const char *said,
+static void expect_recovered(const struct test_bg *b, const char *policy, const char *said,
                              int workers_after)
 {
-    int status = finish(b, 150);
+    int status = test_bg_finish(b, 150, NULL);
     char *err = test_slurp(b->err_path);
     cr_expect_eq(status, 0, "stderr:\n%s", err);
     cr_expect(strstr(err, "rank 1 died"), "rank 1 (second host) named; stderr:\n%s", err);
@@ -237,7 +166,7 @@ Test(two_hosts_failure, death_on_the_other_host_is_noticed_and_restarted_from_sh
     private_hosts_or_skip();
     char dir[2200];
     make_shared_dir(dir, sizeof dir);
-    struct bg b = start((const char *const[]){"--strategy", "mirrored", "--steps", "10",
+    struct test_bg b = start((const char *const[]){"--strategy", "mirrored", "--steps", "10",
                                               "--fail", "1@5", "--checkpoint-every", "2",
                                               "--checkpoint-dir", dir, NULL});
     expect_recovered(&b, "restart", "killed by --fail 1@5", 2);
@@ -252,7 +181,7 @@ Test(two_hosts_failure, shrink_across_hosts_commits_to_the_checkpoint_dir)
     private_hosts_or_skip();
     char dir[2200];
     make_shared_dir(dir, sizeof dir);
-    struct bg b = start((const char *const[]){"--strategy", "mirrored", "--steps", "10",
+    struct test_bg b = start((const char *const[]){"--strategy", "mirrored", "--steps", "10",
                                               "--fail", "1@5", "--on-failure", "shrink",
                                               "--checkpoint-dir", dir, NULL});
     expect_recovered(&b, "shrink", "from the commit of step 5", 1);
@@ -270,13 +199,13 @@ Test(two_hosts_failure, rank_killed_on_the_other_host_is_noticed_from_its_connec
 {
     private_hosts_or_skip();
     /* --timeout 60: a death seen sooner than that came from the connection */
-    struct bg b = start((const char *const[]){"--strategy", "mirrored", "--steps", "3000",
+    struct test_bg b = start((const char *const[]){"--strategy", "mirrored", "--steps", "3000",
                                               "--timeout", "60", NULL});
     pid_t one = wait_remote_stepping(&b);
-    double killed_s = now_s();
+    double killed_s = test_now_s();
     kill(one, SIGKILL);
     expect_recovered(&b, "restart", "without a word", 2);
-    cr_expect_lt(now_s() - killed_s, 150, "recovered");
+    cr_expect_lt(test_now_s() - killed_s, 150, "recovered");
 }
 
 Test(two_hosts_failure, policies_that_need_shared_storage_are_refused_without_checkpoint_dir)
