@@ -222,7 +222,7 @@ int replay_comm_from_spans(const struct span *spans, size_t n, const struct plan
             return err_set(e, ERR_NOMEM, "replay: out of memory collecting received pushes");
         }
     }
-    qsort(got.items, got.len, sizeof *got.items, by_receipt);
+    if (got.len) qsort(got.items, got.len, sizeof *got.items, by_receipt);   /* NULL when none */
     for (size_t i = 0; i < n; i++) {
         const struct span *s = &spans[i];
         if (s->op < 0 || is_compute(s->kind)) continue;
@@ -235,8 +235,9 @@ int replay_comm_from_spans(const struct span *spans, size_t n, const struct plan
             int j, n_push;
             push_slot(&p->ranks[s->rank], s->op, s->peer, &j, &n_push);
             struct receipt key = {s->peer, s->rank, (int64_t)s->step * n_push + j, 0};
-            const struct receipt *r = bsearch(&key, got.items, got.len, sizeof *got.items,
-                                              by_receipt);
+            const struct receipt *r = got.len ? bsearch(&key, got.items, got.len,
+                                                        sizeof *got.items, by_receipt)
+                                              : NULL;
             d = r ? fmax(0, r->end_s - s->start_s) : -1;
         }
         comm->dur_s[s->rank][(size_t)s->step * comm->n_ops[s->rank] + s->op] = d;
@@ -427,7 +428,7 @@ int replay_table_typical(const struct replay_table *in, const struct plan *p,
     double *pace = XCALLOC(e, (size_t)in->n_ranks + 1, sizeof *pace);
     bool *is_slow = XCALLOC(e, (size_t)in->n_ranks + 1, sizeof *is_slow);
     int rc = scratch && pace && is_slow ? 0 : ERR_NOMEM;
-    qsort(all.items, all.len, sizeof *all.items, by_op_step_dur);
+    if (all.len) qsort(all.items, all.len, sizeof *all.items, by_op_step_dur);
     if (rc == 0) rc = rank_paces(all.items, all.len, in->n_ranks, pace, is_slow, e);
     /* A consistently slow rank keeps its own durations over its pace: its
      * work as it ran, alongside the others (what it took from them in
@@ -523,10 +524,12 @@ int replay_rates_build(const struct replay_table *t, const struct plan *p,
                         vec_push(&r->pooled[c], rate) < 0)
                         return err_set(e, ERR_NOMEM, "replay: out of memory collecting rates");
             }
+    /* an empty vector's items are NULL, which qsort may not be given */
     for (int i = 0; i < RATE_N_CLASSES * r->n_layers; i++)
-        qsort(r->by_layer[i].items, r->by_layer[i].len, sizeof(double), by_value);
+        if (r->by_layer[i].len)
+            qsort(r->by_layer[i].items, r->by_layer[i].len, sizeof(double), by_value);
     for (int c = 0; c < RATE_N_CLASSES; c++)
-        qsort(r->pooled[c].items, r->pooled[c].len, sizeof(double), by_value);
+        if (r->pooled[c].len) qsort(r->pooled[c].items, r->pooled[c].len, sizeof(double), by_value);
     return 0;
 }
 

@@ -13,12 +13,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "faults.h"
@@ -212,6 +212,38 @@ static int put_in_place(const char *tmp, const char *path, struct err *e)
     return err_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
 }
 
+/* The temporary tmp (path + TMP_SUFFIX, the X's at tmp + at) made and
+ * tracked, as mkstemp would make it, but named here and tracked before it
+ * exists: a termination signal at any moment then finds it tracked (the
+ * handler removes what is tracked; one for a name not yet made removes
+ * nothing). Blocking the signals around mkstemp is not enough: in a
+ * process with another thread (AddressSanitizer's, a library's) the signal
+ * goes to the thread that does not block it. The name holds the pid, so
+ * no other live process makes it. Its fd, or -1 with errno. */
+static int create_tracked(char *tmp, size_t at, int *slot)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static unsigned long long count;
+    unsigned long long pid = (unsigned long long)getpid();
+    for (int attempt = 0; attempt < 100; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        unsigned long long v = pid * 1000003ull ^ (++count * 0x9E3779B97F4A7C15ull) ^
+                               (unsigned long long)ts.tv_nsec;
+        for (int i = 0; i < 6; i++, v /= 62) tmp[at + 5 + i] = digits[v % 62];
+        *slot = temp_files_track(tmp, false);   /* -1 (registry full): made untracked */
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) return fd;
+        int saved = errno;
+        temp_files_forget(*slot);
+        *slot = -1;
+        errno = saved;
+        if (saved != EEXIST) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 int file_write_atomic(const char *path, const void *data, size_t n, struct err *e)
 {
     TRY(file_check_writable(path, e));
@@ -221,21 +253,8 @@ int file_write_atomic(const char *path, const void *data, size_t n, struct err *
     memcpy(tmp, path, len);
     memcpy(tmp + len, TMP_SUFFIX, sizeof TMP_SUFFIX);
 
-    int rc = 0;
-    /* A termination signal between mkstemp and temp_files_track would
-     * leave the temporary behind (the handler removes what is tracked):
-     * held until both are done. */
-    sigset_t held, old;
-    sigemptyset(&held);
-    sigaddset(&held, SIGTERM);
-    sigaddset(&held, SIGINT);
-    sigaddset(&held, SIGHUP);
-    sigprocmask(SIG_BLOCK, &held, &old);
-    int fd = fault_hit(FAULT_OPEN) ? (errno = EIO, -1) : mkstemp(tmp);
-    int slot = fd >= 0 ? temp_files_track(tmp, false) : -1;
-    int saved_errno = errno;
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    errno = saved_errno;
+    int rc = 0, slot = -1;
+    int fd = fault_hit(FAULT_OPEN) ? (errno = EIO, -1) : create_tracked(tmp, len, &slot);
     if (fd < 0) {
         rc = err_set(e, errno == EACCES || errno == EROFS ? ERR_INPUT : ERR_IO,
                      "cannot write '%s': cannot create a temporary file beside it: %s", path,
