@@ -18,6 +18,23 @@
 #include "../core/report.h"
 #include "../sim/cluster.h"
 
+/* dir/costs.conf: cpu-loopback's profile and the extra keys; its path into path. */
+static void write_costs(const char *dir, const char *extra, char *path, size_t n)
+{
+    struct cluster cl;
+    struct err e = {0};
+    cr_assert_eq(cluster_load("cpu-loopback", &cl, &e), 0, "%s", e.msg);
+    char text[CLUSTER_TEXT_BYTES + 256];
+    cluster_format(&cl, text, CLUSTER_TEXT_BYTES);
+    cr_assert_lt(strlen(text) + strlen(extra), sizeof text);
+    strcat(text, extra);
+    snprintf(path, n, "%s/costs.conf", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 /* A report whose failure cost lost = detect + relaunch + redone. */
 static void failed(struct report *r, const char *policy, double detect_s, double relaunch_s,
                    double redone_s, int steps)
@@ -171,18 +188,10 @@ Test(validate_failure, continue_is_predicted_as_the_real_relaunch_of_the_survivo
 {
     char dir[128];
     test_make_dir(dir, sizeof dir, "validate-continue");
-    struct cluster cl;
-    struct err e = {0};
-    cr_assert_eq(cluster_load("cpu-loopback", &cl, &e), 0, "%s", e.msg);
-    char text[CLUSTER_TEXT_BYTES + 128];
-    cluster_format(&cl, text, CLUSTER_TEXT_BYTES);
-    strcat(text, "restart_s = 0.5\nrestart_per_rank_s = 0.1\ndetect_s = 0.05\n");
     char path[256];
-    snprintf(path, sizeof path, "%s/costs.conf", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
+    write_costs(dir, "restart_s = 0.5\nrestart_per_rank_s = 0.1\ndetect_s = 0.05\n", path,
+                sizeof path);
+    struct err e = {0};
 
     struct config cfg;
     config_init(&cfg);
@@ -250,19 +259,11 @@ Test(validate_failure, failure_row_step_is_the_final_jobs_as_the_real_report_cou
 {
     char dir[128];
     test_make_dir(dir, sizeof dir, "validate-step");
-    struct cluster cl;
-    struct err e = {0};
-    cr_assert_eq(cluster_load("cpu-loopback", &cl, &e), 0, "%s", e.msg);
-    char text[CLUSTER_TEXT_BYTES + 128];
-    cluster_format(&cl, text, CLUSTER_TEXT_BYTES);
-    strcat(text, "ckpt_write_bw_bytes_per_s = 1e8\nrestart_s_at_ranks = 1:0.6,2:0.7\n"
-                 "detect_s = 0.05\n");
     char path[256];
-    snprintf(path, sizeof path, "%s/costs.conf", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
+    write_costs(dir, "ckpt_write_bw_bytes_per_s = 1e8\nrestart_s_at_ranks = 1:0.6,2:0.7\n"
+                     "detect_s = 0.05\n",
+                path, sizeof path);
+    struct err e = {0};
     struct workload *wl = NULL;
     cr_assert_eq(workload_parse("mlp:784-32-10", &wl, &e), 0, "%s", e.msg);
 
