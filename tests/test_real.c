@@ -394,16 +394,16 @@ Test(real, report_of_pipeline_1f1b_has_every_step)
     cJSON_Delete(rep);
 }
 
-/* The simulator's straggler models delay real compute ops: slow:1=3 makes
- * rank 1's compute take 3x its own measured time (the draw adds 2x as a
- * sleep), so its compute time is about 3x rank 0's, which does the same
+/* The simulator's straggler models delay real compute ops: slow:1=10 makes
+ * rank 1's compute take 10x its own measured time (the draw adds 9x as a
+ * sleep), so its compute time is about 10x rank 0's, which does the same
  * work. The bounds are loose (see below); the simulator's own tests hold
  * the model to the closed form. */
-Test(real, a_slow_rank_computes_three_times_as_long)
+Test(real, a_slow_rank_computes_ten_times_as_long)
 {
     struct args a = real_args();
-    ADD(&a, "--strategy", "mirrored", "--np", "2", "--batch", "256", "--steps", "20",
-        "--straggler", "slow:1=3",
+    ADD(&a, "--strategy", "mirrored", "--np", "2", "--batch", "256", "--steps", "10",
+        "--straggler", "slow:1=10",
         /* ops of milliseconds (MODEL's are ~0.1 ms with oneDNN), so that a
          * sleep's overshoot and a time slice are small beside them */
         "--model", "mlp:784-512-512-10",
@@ -418,11 +418,14 @@ Test(real, a_slow_rank_computes_three_times_as_long)
     double c1 = cJSON_GetObjectItem(cJSON_GetArrayItem(per_rank, 1), "compute_s")->valuedouble;
     cr_assert_gt(c0, 0);
     /* Only that the straggler is applied, not how well: other tests' ranks
-     * share the 2 cores and stretch either rank's compute (ratios of 1.7
-     * and 12 measured under a parallel ctest; 3.07-3.24 alone). An unapplied
-     * straggler gives 1. */
-    cr_assert(c1 / c0 > 1.4 && c1 / c0 < 15, "rank 1 computes %.4g s, rank 0 %.4g s: ratio %.2f, "
-              "want about 3", c1, c0, c1 / c0);
+     * share the 2 cores and stretch either rank's compute. Rank 0 suffers
+     * most, since it never sleeps and the kernel favours the rank that
+     * does: with slow:1=3, ratios of 1.15 (CI's OpenBLAS stage) to 12 were
+     * measured under a parallel ctest, 3.07-3.24 alone. Hence a factor of
+     * 10, far from the 1 an unapplied straggler gives. */
+    cr_log_info("slow:1=10: rank 1 computes %.2fx rank 0", c1 / c0);
+    cr_assert(c1 / c0 > 2 && c1 / c0 < 60, "rank 1 computes %.4g s, rank 0 %.4g s: ratio %.2f, "
+              "want about 10", c1, c0, c1 / c0);
     cJSON_Delete(rep);
 }
 
