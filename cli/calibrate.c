@@ -293,8 +293,9 @@ static int launch(const struct command *self, const struct scenario *s, int argc
     if (ranks_of(&s->cfg, &n_ranks, &e) < 0) return scenario_fail(self, &e);
     struct calib_failure f = {0};
     char text[256];
-    fprintf(stderr, "strata calibrate: timing the relaunch of supervised 2- and 3-rank runs (%d "
-            "each)\n", CALIB_RELAUNCH_RUNS);
+    fprintf(stderr, "strata calibrate: timing the relaunch of supervised runs of 1 to %d ranks "
+            "(%d at each count)\n", calib_relaunch_counts(sysconf(_SC_NPROCESSORS_ONLN)),
+            CALIB_RELAUNCH_RUNS);
     if (calib_measure_relaunch(&s->cfg, s->wl, NULL, &f, &e) < 0 ||
         calib_failure_format(&f, text, sizeof text, &e) < 0)
         return scenario_fail(self, &e);
