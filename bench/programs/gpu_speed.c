@@ -14,11 +14,15 @@
  *
  * Timing as nccl-tests' BenchTime: warm-up (untimed), then a timed loop of
  * enough repetitions to last ~0.2 s, best of 3, one sync at the end of each
- * loop. Peaks are the datasheet's dense figures for the card the device
- * names (H100 SXM: FP32 67, TF32 495 TFLOP/s); an unknown card prints none.
+ * loop, on random operands (fill_random). Peaks are the datasheet's dense
+ * figures for the card the device names (H100 SXM: FP32 67, TF32 495
+ * TFLOP/s); an unknown card prints none. tools/gpu-proof holds the square
+ * product against the same product through PyTorch on the same card
+ * (bench/peers/torch_gpu.py): the ceiling that card actually reaches.
  * Exit status: gemm 0 unless the GPU cannot be used (2); compare 0 when the
  * files agree, 1 when they do not, 2 when they cannot be read. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +60,26 @@ static const struct peak *peak_of(const char *desc)
     return NULL;
 }
 
+/* x[0..n) = uniform draws in [-1, 1) from a fixed 64-bit LCG (Knuth's
+ * MMIX constants), copied from the host. Random rather than constant: the
+ * card draws less power, and so clocks higher, on constant or zero operands,
+ * which would flatter the figure held against PyTorch's random ones. */
+static int fill_random(const struct device *dev, float *x, size_t n, uint64_t seed,
+                       struct err *e)
+{
+    float *host = malloc(n * sizeof(float));
+    if (!host) return err_set(e, ERR_NOMEM, "out of memory for %zu floats", n);
+    uint64_t state = seed;
+    for (size_t i = 0; i < n; i++) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        host[i] = (float)((double)(state >> 40) / (double)(1ULL << 24) * 2.0 - 1.0);
+    }
+    dev->copy(x, host, n * sizeof(float), DEV_H2D);
+    int rc = dev->sync(e);
+    free(host);
+    return rc;
+}
+
 /* TFLOP/s of C (m, n) = op(A) op(B), inner size k. */
 static double gemm_tflops(const struct device *dev, bool ta, bool tb, int m, int n, int k)
 {
@@ -69,8 +93,12 @@ static double gemm_tflops(const struct device *dev, bool ta, bool tb, int m, int
         best_s = 0;
         goto out;
     }
-    dev->fill(a, (size_t)m * k, 0.5f);
-    dev->fill(b, (size_t)k * n, 0.25f);
+    if (fill_random(dev, a, (size_t)m * k, 1, &e) < 0 ||
+        fill_random(dev, b, (size_t)k * n, 2, &e) < 0) {
+        fprintf(stderr, "gpu_speed: %s\n", e.msg);
+        best_s = 0;
+        goto out;
+    }
     for (int r = 0; r < 3; r++)   /* warm-up: cuBLAS picks its kernel */
         dev->sgemm(ta, tb, m, n, k, 1.0f, a, ta ? m : k, b, tb ? k : n, 0.0f, c, n);
     if (dev->sync(&e) < 0) {
