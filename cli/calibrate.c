@@ -14,6 +14,7 @@
 #include "../real/hostfile.h"
 #include "../real/job.h"
 #include "../real/launch.h"
+#include "../real/mpi_check.h"
 #include "scenario.h"
 
 /* Ranks the relaunch starts, and the largest message timed. */
@@ -183,7 +184,8 @@ static void print_failure(const struct calib_failure *f)
 
 /* Rank 0: what was measured, the profile, and the file. */
 static int report(const struct command *self, const struct scenario *s,
-                  const struct calib_result *res, const struct device *dev)
+                  const struct calib_result *res, const struct calib_failure *failure,
+                  const struct device *dev)
 {
     struct err e = {0};
     char desc[160];
@@ -205,13 +207,11 @@ static int report(const struct command *self, const struct scenario *s,
     calib_profile(&res->compute, &res->comm, (int)cores, memory_per_rank((int)cores), name,
                   &profile);
     calib_profile_nodes(&res->nodes, &profile);
-    struct calib_failure failure;
-    if (measure_failure(s, &failure, &e) < 0) return scenario_fail(self, &e);
-    calib_failure_profile(&failure, &profile);
+    calib_failure_profile(failure, &profile);
     print_compute(&res->compute, s->wl->canonical, s->cfg.data, res->comm.n_ranks);
     if (res->nodes.n_nodes > 1) print_node_links(&res->nodes);
     else print_links(&res->comm);
-    print_failure(&failure);
+    print_failure(failure);
     char text[CLUSTER_TEXT_BYTES];
     cluster_format(&profile, text, sizeof text);
     fputs(text, stdout);
@@ -247,6 +247,12 @@ static int run_rank(const struct command *self, struct scenario *s)
     const struct device *dev = device_find(s->cfg.device, &e);
     int rc = !res ? err_set(&e, ERR_NOMEM, "out of memory") : !dev ? e.code : dev->init(0, &e);
     if (rc == 0) rc = load_data(s, &d, &e);
+    /* Rank 0 times the checkpoint saves first, before minutes of measuring:
+     * a checkpoint directory that cannot be written is said at once, and a
+     * failed write (test_faults injects one at every write) ends the job
+     * early. Every rank agrees, so none is left waiting in calib_run. */
+    struct calib_failure failure = {0};
+    rc = mpi_check_agree(rc == 0 && rank == 0 ? measure_failure(s, &failure, &e) : rc, &e);
     if (rc == 0) {
         struct calib_setup setup = {.cores = (int)sysconf(_SC_NPROCESSORS_ONLN), .dev = dev, .wl = s->wl, .train = &d.train,
                                     .rows = rows_of(&s->cfg), .seed = (uint64_t)s->cfg.seed,
@@ -256,7 +262,7 @@ static int run_rank(const struct command *self, struct scenario *s)
     data_release(&d);
     int status = 0;
     if (rank == 0) {
-        status = rc < 0 ? scenario_fail(self, &e) : report(self, s, res, dev);
+        status = rc < 0 ? scenario_fail(self, &e) : report(self, s, res, &failure, dev);
         fflush(stdout);
     } else if (rc < 0) {
         status = err_exit_status(rc);
