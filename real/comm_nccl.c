@@ -139,7 +139,8 @@ int comm_nccl_load(struct err *e)
  * fails (no GPU memory for a stream, no network for a unique id) stops
  * every rank with its message instead of leaving them in a blocking MPI
  * call or in ncclCommInitRank waiting for it:
- *   1. local checks: the plan's pairs and their order, a GPU where needed;
+ *   1. MPI's communicators (comm_world), NCCL loaded, local checks: the
+ *      plan's pairs and their order, a GPU where needed;
  *   2. unique ids, made by each link's index 0;
  *   3. ids carried over MPI; streams and events made;
  *   4. ncclCommInitRank, link by link in one global order;
@@ -376,10 +377,10 @@ static void nccl_close(struct comm *c)
  * the same order, whatever it met before (see the phases above). */
 static int nccl_open(struct comm *c, const struct plan *p, struct err *e)
 {
-    TRY(comm_world_open(c, p, e));
-    struct nccl_state *s = XCALLOC(e, 1, sizeof *s);
-    c->nccl = s;
-    int rc = s ? nccl_lib_open(e) : ERR_NOMEM;
+    struct nccl_state *s = NULL;
+    int rc = comm_world_open(c, p, e);
+    if (rc == 0 && !(c->nccl = s = XCALLOC(e, 1, sizeof *s))) rc = ERR_NOMEM;
+    if (rc == 0) rc = nccl_lib_open(e);
     if (rc == 0) rc = plan_links(c, s, p, e);
     TRY(mpi_check_agree(rc, e));
     TRY(mpi_check_agree(make_ids(s, e), e));
