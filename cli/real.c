@@ -12,6 +12,7 @@
 #include "../nn/device.h"
 #include "../plots/timeline_text.h"
 #include "../real/checkpoint.h"
+#include "../real/comm.h"
 #include "../real/failure_env.h"
 #include "../real/host_map.h"
 #include "../real/job.h"
@@ -191,7 +192,8 @@ static int launch(const struct command *self, struct scenario *s, const struct p
     struct err e = {0};
     struct data d = {0};
     /* a missing data set says so once, here, not once per rank */
-    if (device_check(s->cfg.device, &e) < 0 || checkpoint_check(&s->cfg, p, &e) < 0 ||
+    if (device_check(s->cfg.device, &e) < 0 || comm_check(s->cfg.comm, &e) < 0 ||
+        checkpoint_check(&s->cfg, p, &e) < 0 ||
         data_load(s->cfg.data, (uint64_t)s->cfg.seed, &d, &e) < 0 ||
         data_check_model(&d, s->wl->layers[0].in, (int)s->wl->n_classes, &e) < 0) {
         data_release(&d);

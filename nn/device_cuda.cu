@@ -12,13 +12,20 @@
  * call's text, file and line, and sync reports it. Calls that can return
  * an error (init, alloc, sync) return it at once.
  *
- * Arithmetic: the kernels compute what the cpu device's loops compute, in
- * the same order where there is one (a bias gradient sums the rows in row
- * order, one thread per column), and CMake builds this file with
- * --fmad=false so that no multiply-add is fused: the element-wise results
- * equal the cpu device's; exp and log are CUDA's (within 2 ulp of glibc's),
- * and cuBLAS adds a product's terms in its own order. With --tf32 the
- * products round their inputs to TF32 (10-bit mantissa): ~1e-3 relative.
+ * Arithmetic: the kernels compute what the cpu device's loops compute, and
+ * CMake builds this file with --fmad=false so that no multiply-add is
+ * fused: the element-wise results equal the cpu device's; exp and log are
+ * CUDA's (within 2 ulp of glibc's). Sums are parallel, in a fixed tree
+ * (a bias gradient's column sums, the loss over rows), so a run gives the
+ * same bits every time but not the cpu's row-order sum (within ~1e-6
+ * relative); cuBLAS adds a product's terms in its own order. With --tf32
+ * the products round their inputs to TF32 (10-bit mantissa): ~3e-4
+ * relative.
+ *
+ * Synchronisation: the host waits for the stream only where it reads what
+ * the stream made (a copy to or from the host, the loss) and in sync;
+ * everything else is queued (real/worker.c waits after a run of compute
+ * ops, and the nccl comm orders itself after the stream with events).
  *
  * cuBLAS is opened at init (dlopen), not linked: loading libcublasLt costs
  * ~0.35 s and ~200 MB of resident memory in every process that links it,
@@ -50,6 +57,7 @@ static struct {
     bool is_tf32;
     cudaStream_t stream;    /* every function's work, in order */
     cublasHandle_t blas;
+    double *loss_blocks;    /* softmax_xent's per-block sums, [XENT_MAX_BLOCKS] */
     double *loss_dev;       /* softmax_xent's sum on the device ... */
     double *loss_host;      /* ... and in pinned host memory */
     struct err pending;     /* the first failure since the last sync */
@@ -184,40 +192,58 @@ __global__ void bias_act_forward_kernel(float *y, const float *b, size_t total, 
     }
 }
 
-/* One thread per column j: dy_out[i][j] = dy[i][j] * act'(y[i][j]) for
- * every row i in order, and db[j] += their sum, added row by row as the
- * cpu adds them. A warp reads 32 neighbouring columns of a row at once.
- * Cost: n serial steps per thread; out / 256 blocks (16 for 4096 columns)
- * keep few SMs busy, which a layer's sgemm dwarfs anyway. */
+/* Column tiles: a block of 32 x 32 threads per 32 columns; thread (x, r)
+ * takes column tile + x and rows r, r + 32, r + 64, ...: dy_out[i][j] =
+ * dy[i][j] * act'(y[i][j]), and its partial sum. A warp (one r) reads 32
+ * neighbouring columns of a row at once (128 bytes, coalesced). Then warp
+ * c adds column c's 32 partials through shared memory in a fixed tree and
+ * lane 0 adds that to db[j]: the same bits every run. Cost: n / 32 steps
+ * per thread, out / 32 blocks of 1,024 threads (128 for 4,096 columns:
+ * one per SM), where one thread per column walking all n rows kept 16
+ * blocks busy. */
+#define BACT_TILE 32
+
 __global__ void bias_act_backward_kernel(const float *dy, const float *y, int n, int out,
                                          bool is_relu, float *dy_out, float *db)
 {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= out) return;
-    float sum = db[j];
-    for (int i = 0; i < n; i++) {
-        size_t at = (size_t)i * out + j;
-        float d = is_relu ? (y[at] > 0 ? dy[at] : 0) : dy[at];
-        dy_out[at] = d;
-        sum += d;
-    }
-    db[j] = sum;
+    __shared__ float part[BACT_TILE][BACT_TILE + 1];   /* [r][x]; +1: no bank conflicts */
+    const int x = threadIdx.x, r = threadIdx.y;
+    const int j = blockIdx.x * BACT_TILE + x;
+    float sum = 0;
+    if (j < out)
+        for (int i = r; i < n; i += BACT_TILE) {
+            size_t at = (size_t)i * out + j;
+            float d = is_relu ? (y[at] > 0 ? dy[at] : 0) : dy[at];
+            dy_out[at] = d;
+            sum += d;
+        }
+    part[r][x] = sum;
+    __syncthreads();
+    /* warp r now sums column tile + r: lane x holds row lane x's partial */
+    float v = part[x][r];
+    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+    const int jr = blockIdx.x * BACT_TILE + r;
+    if (x == 0 && jr < out) db[jr] += v;
 }
 
-/* One block; warp w takes rows w, w + warps, ...; its lanes share a row's
- * classes. Per row, as the cpu: m = max logit, d_j = exp(l_j - m),
- * z = sum_j d_j (double), d_j = d_j * (1/z) * grad_scale, d_y -= grad_scale,
- * loss = log z - (l_y - m). Each warp sums its rows' losses in row order,
- * then thread 0 the warps' sums in warp order: the same total every run. */
-#define XENT_WARPS 32
+/* Rows in parallel: a warp per row, XENT_WARPS rows per block, blocks
+ * striding over the rows; a warp's lanes share its row's classes. Per row,
+ * as the cpu: m = max logit, d_j = exp(l_j - m), z = sum_j d_j (double),
+ * d_j = d_j * (1/z) * grad_scale, d_y -= grad_scale, loss = log z - (l_y -
+ * m). Each warp sums its rows' losses in row order, thread 0 the warps' in
+ * warp order into block_loss[block], and sum_blocks_kernel the blocks' in
+ * block order: for one n the same grid and the same total every run. */
+#define XENT_WARPS 8
+#define XENT_MAX_BLOCKS 1024
 
 __global__ void softmax_xent_kernel(const float *logits, const int32_t *labels, int n,
-                                    int classes, float grad_scale, float *dlogits, double *loss)
+                                    int classes, float grad_scale, float *dlogits,
+                                    double *block_loss)
 {
     __shared__ double warp_sum[XENT_WARPS];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     double mine = 0;   /* lane 0's: this warp's rows so far */
-    for (int i = warp; i < n; i += XENT_WARPS) {
+    for (int i = blockIdx.x * XENT_WARPS + warp; i < n; i += gridDim.x * XENT_WARPS) {
         const float *l = logits + (size_t)i * classes;
         float *d = dlogits + (size_t)i * classes;
         float m = l[0];
@@ -246,8 +272,17 @@ __global__ void softmax_xent_kernel(const float *logits, const int32_t *labels, 
     if (threadIdx.x == 0) {
         double sum = 0;
         for (int w = 0; w < XENT_WARPS; w++) sum += warp_sum[w];
-        *loss = sum;
+        block_loss[blockIdx.x] = sum;
     }
+}
+
+/* One thread: at most XENT_MAX_BLOCKS independent loads and adds, a few
+ * microseconds, against a tree's launch of its own. */
+__global__ void sum_blocks_kernel(const double *block_loss, int n_blocks, double *loss)
+{
+    double sum = 0;
+    for (int b = 0; b < n_blocks; b++) sum += block_loss[b];
+    *loss = sum;
 }
 
 /* PyTorch's SGD with momentum (nn/device.h), element by element. */
@@ -318,6 +353,7 @@ static int cuda_init(int n_threads, struct err *e)
         BLAS_TRY(e, cublas.Create(&g.blas));
         BLAS_TRY(e, cublas.SetStream(g.blas, g.stream));
         CUDA_TRY(e, cudaMalloc((void **)&g.loss_dev, sizeof *g.loss_dev));
+        CUDA_TRY(e, cudaMalloc((void **)&g.loss_blocks, XENT_MAX_BLOCKS * sizeof *g.loss_blocks));
         CUDA_TRY(e, cudaMallocHost((void **)&g.loss_host, sizeof *g.loss_host));
         g.is_ready = true;
     }
@@ -439,13 +475,14 @@ static void cuda_bias_act_backward(const float *dy, const float *y, int n, int o
                                    enum dev_act act, float *dy_out, float *db)
 {
     if (n < 1 || out < 1) return;
-    bias_act_backward_kernel<<<(out + THREADS - 1) / THREADS, THREADS, 0, g.stream>>>(
+    const dim3 threads(BACT_TILE, BACT_TILE);
+    bias_act_backward_kernel<<<(out + BACT_TILE - 1) / BACT_TILE, threads, 0, g.stream>>>(
         dy, y, n, out, act == DEV_ACT_RELU, dy_out, db);
     LAUNCHED(bias_act_backward_kernel);
 }
 
-/* The loss sum is the host's at return (nn/device.h): this waits for the
- * stream, which the executors do after every compute op anyway. */
+/* The loss sum is the host's at return (nn/device.h): a host read, so
+ * this waits for the stream. */
 static void cuda_softmax_xent(const float *logits, const int32_t *labels, int n, int classes,
                               float grad_scale, float *dlogits, double *loss_sum)
 {
@@ -454,9 +491,13 @@ static void cuda_softmax_xent(const float *logits, const int32_t *labels, int n,
         *loss_sum = 0;
         return;
     }
-    softmax_xent_kernel<<<1, XENT_WARPS * 32, 0, g.stream>>>(logits, labels, n, classes,
-                                                             grad_scale, dlogits, g.loss_dev);
-    if (!LAUNCHED(softmax_xent_kernel) ||
+    int rows_per_block = XENT_WARPS, n_blocks = (n + rows_per_block - 1) / rows_per_block;
+    if (n_blocks > XENT_MAX_BLOCKS) n_blocks = XENT_MAX_BLOCKS;
+    softmax_xent_kernel<<<n_blocks, XENT_WARPS * 32, 0, g.stream>>>(
+        logits, labels, n, classes, grad_scale, dlogits, g.loss_blocks);
+    if (!LAUNCHED(softmax_xent_kernel)) return;
+    sum_blocks_kernel<<<1, 1, 0, g.stream>>>(g.loss_blocks, n_blocks, g.loss_dev);
+    if (!LAUNCHED(sum_blocks_kernel) ||
         !CUDA_NOTE(cudaMemcpyAsync(g.loss_host, g.loss_dev, sizeof *g.loss_dev,
                                    cudaMemcpyDeviceToHost, g.stream)) ||
         !CUDA_NOTE(cudaStreamSynchronize(g.stream)))

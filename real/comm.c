@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "comm_backends.h"
+#ifdef STRATA_HAVE_NCCL
+#include "nccl_lib.h"
+#endif
 
 /* This build's comms. A backend that is not built is simply not listed. */
 static const struct comm_ops *const comms[] = {
@@ -40,6 +43,13 @@ const struct comm_ops *comm_choose(const char *name, const struct device *mine,
                 workers->name);
         return NULL;
     }
+    /* NCCL is loaded on demand (real/nccl_lib.h): where it is missing,
+     * auto falls back to mpi and nccl says what is missing */
+    if (comm_nccl_load(e) < 0) {
+        if (!is_auto) return NULL;
+        memset(e, 0, sizeof *e);
+        return &comm_mpi;
+    }
     int shared = -1, other = -1;
     char bus[32];
     if (comm_nccl_shared_gpu(mine, &shared, &other, bus, sizeof bus, e) < 0) return NULL;
@@ -55,4 +65,14 @@ const struct comm_ops *comm_choose(const char *name, const struct device *mine,
     if (is_auto) return &comm_mpi;
     return comm_find(name, e);
 #endif
+}
+
+int comm_check(const char *name, struct err *e)
+{
+    if (!strcmp(name, "auto")) return 0;
+    if (!comm_find(name, e)) return e->code;
+#ifdef STRATA_HAVE_NCCL
+    if (!strcmp(name, "nccl")) return nccl_lib_open(e);
+#endif
+    return 0;
 }

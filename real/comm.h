@@ -109,12 +109,18 @@ struct comm_ops {
  * what this build has. */
 const struct comm_ops *comm_find(const char *name, struct err *e);
 
+/* What a launcher checks before it starts ranks, on its own (no MPI):
+ * that name is auto or a comm of this build, and for nccl that NCCL loads
+ * here (real/nccl_lib.h). 0 or ERR_INPUT saying what is missing. */
+int comm_check(const char *name, struct err *e);
+
 /* The comm for --comm name (auto, mpi, nccl), the same on every rank:
  * collective over MPI_COMM_WORLD, after every rank's dev->init. mine is
  * this rank's device, workers the workers' (servers compute on the cpu
  * whatever the workers do). nccl needs a build with NCCL, workers whose
  * memory is not the host's, and no two ranks on one GPU (ERR_INPUT saying
- * which); auto is nccl when all that holds, else mpi. */
+ * which) and NCCL loadable on every rank (else ERR_INPUT naming the
+ * library); auto is nccl when all that holds, else mpi. */
 const struct comm_ops *comm_choose(const char *name, const struct device *mine,
                                    const struct device *workers, struct err *e);
 

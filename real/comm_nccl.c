@@ -20,13 +20,19 @@
  * Ordering against compute: an operation waits (cudaStreamWaitEvent) for
  * an event recorded on the device's compute stream when it is issued, so
  * it reads what the compute queued before it wrote; its completion is an
- * event on its link's stream, which test polls. The compute stream goes on
+ * event on its link's stream (reused from the link's spares), which test
+ * polls without leaving "not ready" as a CUDA error (nn/cuda_poll.h). The compute stream goes on
  * meanwhile: a bucket's all-reduce runs while backward computes the layers
  * below it. Links are created in one global order (groups in plan order,
  * then pairs sorted), so blocking inits cannot wait on each other in a
  * cycle; several links' kernels running at once on a GPU is what NCCL
  * calls concurrent communicators: fine while they fit on the GPU together
- * (a handful of pipeline neighbours and groups do). */
+ * (a handful of pipeline neighbours and groups do). Open warms every
+ * link up in that order too (one tiny operation each), so no link makes
+ * its connections in the middle of a step.
+ *
+ * NCCL itself is dlopen'ed at open (real/nccl_lib.h): every call goes
+ * through nccl_lib. */
 #include <nccl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -34,16 +40,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/vec.h"
+
 #include "../nn/cuda_check.h"
 #include "../nn/cuda_device.h"
+#include "../nn/cuda_poll.h"
 #include "comm_backends.h"
 #include "comm_world.h"
 #include "mpi_check.h"
+#include "nccl_lib.h"
 
 struct link {
+    bool is_member;             /* this rank has a place in it */
+    int index, size;            /* this rank's place in it, of how many */
+    ncclUniqueId id;            /* made by index 0, carried to the others over MPI */
     ncclComm_t comm;            /* NULL until made */
     cudaStream_t stream;
     cudaEvent_t ready;          /* recorded on the compute stream before each operation */
+    VEC(cudaEvent_t) spare;     /* completion events of finished operations, for reuse */
     int peer;                   /* pairs: the other rank's index in comm */
 };
 
@@ -64,8 +78,8 @@ struct nccl_state {
 static int nccl_fail(struct err *e, ncclResult_t rc, const char *call, const char *file,
                      int line)
 {
-    const char *last = ncclGetLastError(NULL);
-    return err_set(e, ERR_RUN, "%s failed: %s%s%s (%s:%d)", call, ncclGetErrorString(rc),
+    const char *last = nccl_lib.GetLastError(NULL);
+    return err_set(e, ERR_RUN, "%s failed: %s%s%s (%s:%d)", call, nccl_lib.GetErrorString(rc),
                    last && *last ? ": " : "", last ? last : "", file, line);
 }
 
@@ -114,20 +128,33 @@ int comm_nccl_shared_gpu(const struct device *mine, int *shared, int *other, cha
     return rc;
 }
 
+int comm_nccl_load(struct err *e)
+{
+    return mpi_check_agree(nccl_lib_open(e), e);
+}
+
 /* ---- set-up -------------------------------------------------------------------------- */
 
-static int link_make(struct link *l, int n_ranks, int index, ncclUniqueId id, struct err *e)
-{
-    CUDA_TRY(e, cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
-    CUDA_TRY(e, cudaEventCreateWithFlags(&l->ready, cudaEventDisableTiming));
-    NCCL_TRY(e, ncclCommInitRank(&l->comm, n_ranks, id, index));
-    return 0;
-}
+/* Open runs in phases, each ended by mpi_check_agree, so that a rank that
+ * fails (no GPU memory for a stream, no network for a unique id) stops
+ * every rank with its message instead of leaving them in a blocking MPI
+ * call or in ncclCommInitRank waiting for it:
+ *   1. MPI's communicators (comm_world), NCCL loaded, local checks: the
+ *      plan's pairs and their order, a GPU where needed;
+ *   2. unique ids, made by each link's index 0;
+ *   3. ids carried over MPI; streams and events made;
+ *   4. ncclCommInitRank, link by link in one global order;
+ *   5. warm-up: one tiny operation per link, in the same order.
+ * A failure inside NCCL's own init (4) is NCCL's to report to every member
+ * of that communicator (its bootstrap times out); the others then meet the
+ * agreement. */
 
 static void link_free(struct link *l)
 {
-    if (l->comm) ncclCommDestroy(l->comm);
+    if (l->comm) nccl_lib.CommDestroy(l->comm);
     if (l->ready) cudaEventDestroy(l->ready);
+    for (size_t i = 0; i < l->spare.len; i++) cudaEventDestroy(l->spare.items[i]);
+    vec_free(&l->spare);
     if (l->stream) cudaStreamDestroy(l->stream);
     memset(l, 0, sizeof *l);
 }
@@ -183,40 +210,153 @@ static int check_order(const struct plan_index *ix, int src, int dst, struct err
     return 0;
 }
 
-static int open_groups(struct comm *c, struct nccl_state *s, struct err *e)
+/* The links in their one global order (groups in plan order, then pairs
+ * sorted): every phase walks them so, and blocking calls on several links
+ * cannot wait on each other in a cycle. NULL past the last. */
+static struct link *link_at(struct nccl_state *s, int k)
 {
+    if (k < s->n_groups) return &s->groups[k];
+    k -= s->n_groups;
+    return k < s->n_pairs ? &s->pairs[k].link : NULL;
+}
+
+/* Phase 1: the state, the pairs, this rank's places, and the checks. */
+static int plan_links(struct comm *c, struct nccl_state *s, const struct plan *p, struct err *e)
+{
+    s->n_groups = c->n_groups;
+    if (!(s->groups = XCALLOC(e, (size_t)s->n_groups + 1, sizeof *s->groups))) return ERR_NOMEM;
+    TRY(find_pairs(s, p, e));
+    bool has_links = false;
     for (int g = 0; g < s->n_groups; g++) {
+        struct link *l = &s->groups[g];
         if (c->groups[g] == MPI_COMM_NULL) continue;
-        int index = 0, size = 0;
-        MPI_TRY(e, MPI_Comm_rank(c->groups[g], &index));
-        MPI_TRY(e, MPI_Comm_size(c->groups[g], &size));
-        ncclUniqueId id;
-        if (index == 0) NCCL_TRY(e, ncclGetUniqueId(&id));
-        MPI_TRY(e, MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, c->groups[g]));
-        TRY_CTX(e, link_make(&s->groups[g], size, index, id, e), "group %d", g);
+        l->is_member = has_links = true;
+        MPI_TRY(e, MPI_Comm_rank(c->groups[g], &l->index));
+        MPI_TRY(e, MPI_Comm_size(c->groups[g], &l->size));
+    }
+    for (int k = 0; k < s->n_pairs; k++) {
+        struct pair *q = &s->pairs[k];
+        if (q->src == q->dst)
+            return err_set(e, ERR_RUN, "rank %d sends to itself: the plan is not valid", q->src);
+        /* every rank checks every pair, so that all stop here alike */
+        TRY(check_order(c->ix, q->src, q->dst, e));
+        if (q->src != c->rank && q->dst != c->rank) continue;
+        /* src is index 0 of the link, dst index 1 */
+        q->link = (struct link){.is_member = true, .index = q->src == c->rank ? 0 : 1, .size = 2};
+        q->link.peer = 1 - q->link.index;
+        has_links = true;
+    }
+    /* only ranks with NCCL links need a GPU: servers have none */
+    if (has_links && (!c->dev || c->dev->is_host_memory))
+        return err_set(e, ERR_INPUT, "--comm nccl on rank %d, whose device (%s) is host memory: "
+                       "NCCL needs --device cuda", c->rank, c->dev ? c->dev->name : "none");
+    return 0;
+}
+
+/* Phase 2: the ids this rank makes, with nothing sent yet. */
+static int make_ids(struct nccl_state *s, struct err *e)
+{
+    for (int k = 0; link_at(s, k); k++) {
+        struct link *l = link_at(s, k);
+        if (l->is_member && l->index == 0) NCCL_TRY(e, nccl_lib.GetUniqueId(&l->id));
     }
     return 0;
 }
 
-static int open_pairs(struct comm *c, struct nccl_state *s, struct err *e)
+/* Phase 3: the ids to the other members (a group's by broadcast, a pair's
+ * src -> dst with the pair's number as tag), then streams and events. */
+static int share_ids(struct comm *c, struct nccl_state *s, struct err *e)
 {
+    for (int g = 0; g < s->n_groups; g++)
+        if (s->groups[g].is_member)
+            MPI_TRY(e, MPI_Bcast(&s->groups[g].id, (int)sizeof(ncclUniqueId), MPI_BYTE, 0,
+                                 c->groups[g]));
     for (int k = 0; k < s->n_pairs; k++) {
         struct pair *q = &s->pairs[k];
-        if (q->src != c->rank && q->dst != c->rank) continue;
-        ncclUniqueId id;
-        if (q->src == c->rank) {
-            NCCL_TRY(e, ncclGetUniqueId(&id));
-            MPI_TRY(e, MPI_Send(&id, (int)sizeof id, MPI_BYTE, q->dst, k, c->world));
-        } else {
-            MPI_TRY(e, MPI_Recv(&id, (int)sizeof id, MPI_BYTE, q->src, k, c->world,
-                                MPI_STATUS_IGNORE));
-        }
-        /* src is rank 0 of the link, dst rank 1 */
-        int index = q->src == c->rank ? 0 : 1;
-        q->link.peer = 1 - index;
-        TRY_CTX(e, link_make(&q->link, 2, index, id, e), "messages %d -> %d", q->src, q->dst);
+        if (q->src == c->rank)
+            MPI_TRY(e, MPI_Send(&q->link.id, (int)sizeof q->link.id, MPI_BYTE, q->dst, k,
+                                c->world));
+        else if (q->dst == c->rank)
+            MPI_TRY(e, MPI_Recv(&q->link.id, (int)sizeof q->link.id, MPI_BYTE, q->src, k,
+                                c->world, MPI_STATUS_IGNORE));
+    }
+    for (int k = 0; link_at(s, k); k++) {
+        struct link *l = link_at(s, k);
+        if (!l->is_member) continue;
+        CUDA_TRY(e, cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
+        CUDA_TRY(e, cudaEventCreateWithFlags(&l->ready, cudaEventDisableTiming));
     }
     return 0;
+}
+
+/* Phase 4: the communicators, in the global order. */
+static int init_link(struct link *l, struct err *e)
+{
+    NCCL_TRY(e, nccl_lib.CommInitRank(&l->comm, l->size, l->id, l->index));
+    return 0;
+}
+
+/* "group 3" or "messages 1 -> 2": link k, for messages */
+static void link_name(const struct nccl_state *s, int k, char *buf, size_t n)
+{
+    if (k < s->n_groups)
+        snprintf(buf, n, "group %d", k);
+    else
+        snprintf(buf, n, "messages %d -> %d", s->pairs[k - s->n_groups].src,
+                 s->pairs[k - s->n_groups].dst);
+}
+
+static int init_links(struct nccl_state *s, struct err *e)
+{
+    for (int k = 0; link_at(s, k); k++) {
+        struct link *l = link_at(s, k);
+        char name[64];
+        link_name(s, k, name, sizeof name);
+        if (l->is_member) TRY_CTX(e, init_link(l, e), "%s", name);
+    }
+    return 0;
+}
+
+/* Phase 5: NCCL connects a communicator's peers on its first operation.
+ * Left to the run, that first operation would be an eager SEND or a
+ * bucket's all-reduce issued while other communicators' kernels are in
+ * flight, the situation NCCL's documentation warns can deadlock. So each
+ * link does one operation now, alone on the GPU and in the global order
+ * (a 1-float all-reduce per group, a 1-byte send per pair), and waits for
+ * it before the next: the members of the lowest unfinished link have all
+ * finished the links before it, so all reach it. */
+static int warm_link(struct link *l, bool is_pair, void *scratch, struct err *e)
+{
+    if (is_pair && l->index == 0)
+        NCCL_TRY(e, nccl_lib.Send(scratch, 1, ncclUint8, l->peer, l->comm, l->stream));
+    else if (is_pair)
+        NCCL_TRY(e, nccl_lib.Recv(scratch, 1, ncclUint8, l->peer, l->comm, l->stream));
+    else
+        NCCL_TRY(e, nccl_lib.AllReduce(scratch, scratch, 1, ncclFloat, ncclSum, l->comm,
+                                       l->stream));
+    CUDA_TRY(e, cudaStreamSynchronize(l->stream));
+    return 0;
+}
+
+static int warm_links(struct comm *c, struct nccl_state *s, struct err *e)
+{
+    float *scratch = NULL;
+    for (int k = 0; link_at(s, k) && !scratch; k++)
+        if (link_at(s, k)->is_member) {
+            if (!(scratch = c->dev->alloc(sizeof *scratch, e))) return e->code;
+            c->dev->fill(scratch, 1, 0);
+            TRY(c->dev->sync(e));
+        }
+    int rc = 0;
+    for (int k = 0; rc == 0 && link_at(s, k); k++) {
+        char name[64];
+        link_name(s, k, name, sizeof name);
+        if (link_at(s, k)->is_member && (rc = warm_link(link_at(s, k), k >= s->n_groups,
+                                                        scratch, e)) < 0)
+            err_prefix(e, "warming up %s", name);
+    }
+    if (scratch) c->dev->free(scratch);
+    return rc;
 }
 
 static void nccl_close(struct comm *c)
@@ -233,33 +373,20 @@ static void nccl_close(struct comm *c)
     comm_world_close(c);
 }
 
+/* Collective over MPI_COMM_WORLD: every rank passes every agreement, in
+ * the same order, whatever it met before (see the phases above). */
 static int nccl_open(struct comm *c, const struct plan *p, struct err *e)
 {
-    TRY(comm_world_open(c, p, e));
-    struct nccl_state *s = XCALLOC(e, 1, sizeof *s);
-    if (!s) return ERR_NOMEM;
-    c->nccl = s;
-    s->n_groups = c->n_groups;
-    if (!(s->groups = XCALLOC(e, (size_t)s->n_groups + 1, sizeof *s->groups))) return ERR_NOMEM;
-    TRY(find_pairs(s, p, e));
-    /* only ranks with NCCL links need a GPU: servers have none */
-    bool has_links = false;
-    for (int g = 0; g < s->n_groups; g++) has_links |= c->groups[g] != MPI_COMM_NULL;
-    for (int k = 0; k < s->n_pairs; k++)
-        has_links |= s->pairs[k].src == c->rank || s->pairs[k].dst == c->rank;
-    if (has_links && (!c->dev || c->dev->is_host_memory))
-        return err_set(e, ERR_INPUT, "--comm nccl on rank %d, whose device (%s) is host memory: "
-                       "NCCL needs --device cuda", c->rank, c->dev ? c->dev->name : "none");
-    /* every rank checks every pair, so that all stop here alike, before
-     * any blocking init could wait for a rank that stopped */
-    for (int k = 0; k < s->n_pairs; k++) {
-        if (s->pairs[k].src == s->pairs[k].dst)
-            return err_set(e, ERR_RUN, "rank %d sends to itself: the plan is not valid",
-                           s->pairs[k].src);
-        TRY(check_order(c->ix, s->pairs[k].src, s->pairs[k].dst, e));
-    }
-    TRY(open_groups(c, s, e));
-    return open_pairs(c, s, e);
+    struct nccl_state *s = NULL;
+    int rc = comm_world_open(c, p, e);
+    if (rc == 0 && !(c->nccl = s = XCALLOC(e, 1, sizeof *s))) rc = ERR_NOMEM;
+    if (rc == 0) rc = nccl_lib_open(e);
+    if (rc == 0) rc = plan_links(c, s, p, e);
+    TRY(mpi_check_agree(rc, e));
+    TRY(mpi_check_agree(make_ids(s, e), e));
+    TRY(mpi_check_agree(share_ids(c, s, e), e));
+    TRY(mpi_check_agree(init_links(s, e), e));
+    return mpi_check_agree(warm_links(c, s, e), e);
 }
 
 /* ---- operations ------------------------------------------------------------------------ */
@@ -272,25 +399,35 @@ static int after_compute(struct link *l, struct err *e)
     return 0;
 }
 
-static int record(cudaEvent_t done, struct link *l, struct err *e)
-{
-    CUDA_TRY(e, cudaEventRecord(done, l->stream));
-    return 0;
-}
-
-/* After it: its completion event, which test and wait poll. */
+/* After it: its completion event, which test and wait poll. Events are
+ * reused (a link's spares), not made per operation: creating one costs a
+ * driver call, and a step issues dozens of operations. */
 static int issued(struct link *l, struct comm_req *r, struct err *e)
 {
     cudaEvent_t done = NULL;
-    CUDA_TRY(e, cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-    if (record(done, l, e) < 0) {
+    if (l->spare.len)
+        done = l->spare.items[--l->spare.len];
+    else
+        CUDA_TRY(e, cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    cudaError_t rc = cudaEventRecord(done, l->stream);
+    if (rc != cudaSuccess) {
         cudaEventDestroy(done);
-        return e->code;
+        return cuda_check_fail(e, rc, "cudaEventRecord(done, l->stream)", __FILE__, __LINE__);
     }
     r->done = done;
     r->link = l;
     r->is_active = true;
     return 0;
+}
+
+/* r's event back to its link's spares (destroyed when there is no room). */
+static void retire(struct comm_req *r)
+{
+    struct link *l = r->link;
+    cudaEvent_t done = (cudaEvent_t)r->done;
+    if (vec_push(&l->spare, done) < 0) cudaEventDestroy(done);
+    r->done = NULL;
+    r->is_active = false;
 }
 
 static struct link *pair_link(struct comm *c, int src, int dst, struct err *e)
@@ -311,7 +448,7 @@ static int nccl_isend(struct comm *c, const void *buf, size_t bytes, int peer, u
     struct link *l = pair_link(c, c->rank, peer, e);
     if (!l) return e->code;
     TRY(after_compute(l, e));
-    NCCL_TRY(e, ncclSend(buf, bytes, ncclUint8, l->peer, l->comm, l->stream));
+    NCCL_TRY(e, nccl_lib.Send(buf, bytes, ncclUint8, l->peer, l->comm, l->stream));
     return issued(l, r, e);
 }
 
@@ -322,7 +459,7 @@ static int nccl_irecv(struct comm *c, void *buf, size_t bytes, int peer, uint32_
     struct link *l = pair_link(c, peer, c->rank, e);
     if (!l) return e->code;
     TRY(after_compute(l, e));
-    NCCL_TRY(e, ncclRecv(buf, bytes, ncclUint8, l->peer, l->comm, l->stream));
+    NCCL_TRY(e, nccl_lib.Recv(buf, bytes, ncclUint8, l->peer, l->comm, l->stream));
     return issued(l, r, e);
 }
 
@@ -335,7 +472,7 @@ static int nccl_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
                        group, c->rank);
     struct link *l = &s->groups[group];
     TRY(after_compute(l, e));
-    NCCL_TRY(e, ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, l->comm, l->stream));
+    NCCL_TRY(e, nccl_lib.AllReduce(buf, buf, n, ncclFloat, ncclSum, l->comm, l->stream));
     return issued(l, r, e);
 }
 
@@ -366,8 +503,8 @@ static int shard_begin(struct comm *c, size_t n, int group, const char *what, st
                        struct shard_of *sh, struct err *e)
 {
     if (!(*l = group_link(c, group, what, e))) return e->code;
-    NCCL_TRY(e, ncclCommCount((*l)->comm, &sh->size));
-    NCCL_TRY(e, ncclCommUserRank((*l)->comm, &sh->me));
+    NCCL_TRY(e, nccl_lib.CommCount((*l)->comm, &sh->size));
+    NCCL_TRY(e, nccl_lib.CommUserRank((*l)->comm, &sh->me));
     sh->q = n / (size_t)sh->size;
     sh->tail = n - sh->q * (size_t)sh->size;
     return after_compute(*l, e);
@@ -381,12 +518,12 @@ static int nccl_ireduce_scatter_sum(struct comm *c, float *buf, size_t n, int gr
     TRY(shard_begin(c, n, group, "REDUCE_SCATTER", &l, &sh, e));
     const size_t q = sh.q, tail = sh.tail;
     const int size = sh.size, me = sh.me;
-    NCCL_TRY(e, ncclGroupStart());
-    if (q) NCCL_TRY(e, ncclReduceScatter(buf, buf + q * (size_t)me, q, ncclFloat, ncclSum, l->comm,
+    NCCL_TRY(e, nccl_lib.GroupStart());
+    if (q) NCCL_TRY(e, nccl_lib.ReduceScatter(buf, buf + q * (size_t)me, q, ncclFloat, ncclSum, l->comm,
                                          l->stream));
-    if (tail) NCCL_TRY(e, ncclReduce(buf + q * (size_t)size, buf + q * (size_t)size, tail,
+    if (tail) NCCL_TRY(e, nccl_lib.Reduce(buf + q * (size_t)size, buf + q * (size_t)size, tail,
                                      ncclFloat, ncclSum, size - 1, l->comm, l->stream));
-    NCCL_TRY(e, ncclGroupEnd());
+    NCCL_TRY(e, nccl_lib.GroupEnd());
     return issued(l, r, e);
 }
 
@@ -398,11 +535,11 @@ static int nccl_iall_gather(struct comm *c, float *buf, size_t n, int group, str
     TRY(shard_begin(c, n, group, "ALL_GATHER", &l, &sh, e));
     const size_t q = sh.q, tail = sh.tail;
     const int size = sh.size, me = sh.me;
-    NCCL_TRY(e, ncclGroupStart());
-    if (q) NCCL_TRY(e, ncclAllGather(buf + q * (size_t)me, buf, q, ncclFloat, l->comm, l->stream));
-    if (tail) NCCL_TRY(e, ncclBroadcast(buf + q * (size_t)size, buf + q * (size_t)size, tail,
+    NCCL_TRY(e, nccl_lib.GroupStart());
+    if (q) NCCL_TRY(e, nccl_lib.AllGather(buf + q * (size_t)me, buf, q, ncclFloat, l->comm, l->stream));
+    if (tail) NCCL_TRY(e, nccl_lib.Broadcast(buf + q * (size_t)size, buf + q * (size_t)size, tail,
                                         ncclFloat, size - 1, l->comm, l->stream));
-    NCCL_TRY(e, ncclGroupEnd());
+    NCCL_TRY(e, nccl_lib.GroupEnd());
     return issued(l, r, e);
 }
 
@@ -411,24 +548,27 @@ static int nccl_test(struct comm *c, struct comm_req *r, bool *done, struct err 
     (void)c;
     *done = true;
     if (!r->is_active) return 0;
-    cudaError_t rc = cudaEventQuery((cudaEvent_t)r->done);
+    /* not ready leaves no error behind (nn/cuda_poll.h says why it must not) */
+    cudaError_t rc = cuda_event_poll((cudaEvent_t)r->done);
     if (rc == cudaErrorNotReady) {
         /* a peer that failed leaves this waiting: NCCL says so here */
         ncclResult_t async = ncclSuccess;
         struct link *l = r->link;
-        NCCL_TRY(e, ncclCommGetAsyncError(l->comm, &async));
+        NCCL_TRY(e, nccl_lib.CommGetAsyncError(l->comm, &async));
         if (async != ncclSuccess && async != ncclInProgress)
             return nccl_fail(e, async, "an NCCL operation (ncclCommGetAsyncError)", __FILE__,
                              __LINE__);
         *done = false;
         return 0;
     }
-    cudaEventDestroy((cudaEvent_t)r->done);
+    if (rc == cudaSuccess) {
+        retire(r);
+        return 0;
+    }
+    cudaEventDestroy((cudaEvent_t)r->done);   /* not one to reuse */
     r->done = NULL;
     r->is_active = false;
-    if (rc != cudaSuccess)
-        return cuda_check_fail(e, rc, "cudaEventQuery of an NCCL operation", __FILE__, __LINE__);
-    return 0;
+    return cuda_check_fail(e, rc, "cudaEventQuery of an NCCL operation", __FILE__, __LINE__);
 }
 
 static int nccl_wait(struct comm *c, struct comm_req *r, struct err *e)

@@ -22,7 +22,9 @@
  * Buffers: one struct mlp_act per microbatch (its saved activations; a RECV
  * of activations lands in act->x[boundary]) and one gradient buffer per
  * microbatch and layer boundary (what BACKWARD writes and SEND/RECV of
- * gradients carry), made on first use. Steps in flight (core/plan.h):
+ * gradients carry), all made before step 0 (preallocate): a cudaMalloc
+ * in step 0, while other ranks' NCCL kernels wait on this one, is what
+ * NCCL warns can hang. Steps in flight (core/plan.h):
  * the plan's n_grad_slots gradient blocks, the model's own the first; the
  * model's grads pointer is set to the block of the step an op works on
  * before the op runs or is posted (a posted all-reduce keeps the block it
@@ -75,7 +77,7 @@ struct worker {
     int g0;                       /* the global id of op 0 (core/plan_index.h) */
     VEC(int) running;             /* ops RUNNING or ISSUED */
 
-    /* Microbatch buffers, made on first use. */
+    /* Microbatch buffers, made before step 0 (preallocate). */
     int max_n;                    /* most samples in one microbatch */
     struct mlp_act **act;         /* [n_micro] */
     float **grad_at;              /* [n_micro * (n_layers + 1)]: gradient by boundary b's activations */
@@ -106,6 +108,7 @@ struct worker {
     int64_t next_work;            /* asynchronous: the next, from the first server; -1 none */
     int64_t checkpoint_step;      /* asynchronous: the checkpoint to join first; -1 none */
     int item_samples;             /* asynchronous: samples of that item's replica */
+    bool is_sync_each_op;         /* compute ops wait for the device one by one (must_sync) */
     double loss_sum;              /* this step's, over its last-layer microbatches */
     int64_t loss_samples;
 };
@@ -119,6 +122,9 @@ static void sleep_s(double s)
 }
 
 /* ---- set-up ------------------------------------------------------------ */
+
+static int preallocate(struct worker *w, struct err *e);
+static void *message_buffer(struct worker *w, const struct op *o, size_t *bytes, struct err *e);
 
 /* Rank r's position among the workers whose FORWARD covers layer (0 or the
  * last), and how many there are: the data-parallel replicas. */
@@ -251,6 +257,13 @@ int worker_create(struct real_ctx *ctx, struct worker **out, struct err *e)
                      "microbatch", ctx->rank, p->n_workers, p->n_workers);
     if (rc == 0 && (w->n_replicas_in > 0 || w->n_replicas_out > 0))
         rc = sampler_init(&w->sampler, ctx->data.train.n, p->batch, (uint64_t)ctx->cfg->seed, e);
+    if (rc == 0) rc = preallocate(w, e);
+    /* a straggler model that scales each compute op's measured time needs
+     * that time op by op; the cpu's sync is free (it computes at once) */
+    struct straggler_spec spec = {0};
+    w->is_sync_each_op = ctx->dev->is_host_memory ||
+                         (straggler_parse(ctx->cfg->straggler, &spec, NULL) == 0 &&
+                          spec.kind != STRAG_NONE && spec.kind != STRAG_PAUSE);
     if (rc < 0) {
         worker_free(w);
         return rc;
@@ -313,6 +326,44 @@ static float *grad_at(struct worker *w, int mb, int boundary, struct err *e)
     if (!*slot)
         *slot = w->ctx->dev->alloc((size_t)w->max_n * (size_t)w->ctx->m->sizes[boundary] * sizeof(float), e);
     return *slot;
+}
+
+/* Every microbatch buffer the program's ops will touch, made now, through
+ * the same getters the ops use (which then find them made). */
+static int preallocate(struct worker *w, struct err *e)
+{
+    const struct dataset *tr = &w->ctx->data.train;
+    for (int i = 0; i < w->n_ops; i++) {
+        const struct op *o = &w->pr->ops.items[i];
+        const int mb = o->mb;
+        if (o->kind == OP_SEND || o->kind == OP_RECV) {
+            size_t bytes = 0;
+            if (!message_buffer(w, o, &bytes, e)) return e->code;
+            continue;
+        }
+        if (o->kind != OP_FORWARD && o->kind != OP_BACKWARD && o->kind != OP_BACKWARD_INPUT &&
+            o->kind != OP_BACKWARD_WEIGHT)
+            continue;
+        if (mb < 0 || mb >= w->n_micro) continue;   /* the op itself says so when it runs */
+        if (!act_of(w, mb, e)) return e->code;
+        if (o->kind == OP_FORWARD && o->lo == 0 && !w->inputs_host[mb] &&
+            !(w->inputs_host[mb] = XCALLOC(e, (size_t)w->max_n * (size_t)data_features(tr),
+                                           sizeof(float))))
+            return ERR_NOMEM;
+        if (o->kind == OP_FORWARD && o->hi == w->n_layers) {
+            if (!w->labels_host[mb] &&
+                !(w->labels_host[mb] = XCALLOC(e, (size_t)w->max_n, sizeof(int32_t))))
+                return ERR_NOMEM;
+            if (!w->labels_dev[mb] &&
+                !(w->labels_dev[mb] = w->ctx->dev->alloc((size_t)w->max_n * sizeof(int32_t), e)))
+                return e->code;
+        }
+        if (o->kind == OP_BACKWARD || o->kind == OP_BACKWARD_INPUT) {
+            if (o->hi < w->n_layers && !grad_at(w, mb, o->hi, e)) return e->code;
+            if (o->lo > 0 && !grad_at(w, mb, o->lo, e)) return e->code;
+        }
+    }
+    return 0;
 }
 
 /* The job's step this worker step computes: its own (synchronous), or its
@@ -437,6 +488,20 @@ static void run_shard_update(struct worker *w, int i, const struct op *o)
                          1.0f / (float)ctx->p->batch);
 }
 
+/* Does compute op i wait for the device before the next op? On a GPU the
+ * host reads results only through copies and the loss, which wait by
+ * themselves (nn/device.h), and communication orders itself after the
+ * compute stream; so a run of compute ops is queued back to back and
+ * waited for once, at its end: its last op's span then holds the run's
+ * queued work (the run's total compute time stays true, its split among
+ * the run's ops does not). Every op waits where each one's own time is
+ * needed (is_sync_each_op). */
+static bool must_sync(const struct worker *w, int i)
+{
+    if (w->is_sync_each_op || i + 1 >= w->n_ops) return true;
+    return op_infos[w->pr->ops.items[i + 1].kind].cls != OPC_COMPUTE;
+}
+
 /* Runs compute op i now, straggler delay included. */
 static int run_compute(struct worker *w, int i, struct err *e)
 {
@@ -458,7 +523,7 @@ static int run_compute(struct worker *w, int i, struct err *e)
         break;
     default: return err_set(e, ERR_RUN, "rank %d: op %d is not a compute op", ctx->rank, i);
     }
-    TRY(ctx->dev->sync(e));
+    if (must_sync(w, i)) TRY(ctx->dev->sync(e));
     double took_s = real_now(ctx) - start_s;
     sleep_s(straggler_compute_s(ctx->strag, ctx->rank, took_s) - took_s);
     w->run[i].post_s = start_s;
@@ -737,6 +802,7 @@ int worker_step(struct worker *w, int64_t step, int64_t work, struct err *e)
                            ctx->rank, (long long)step);
         sched_yield();   /* waiting on peers: let an oversubscribed core run them */
     }
+    TRY(ctx->dev->sync(e));   /* the step's queued work too, and its failures */
     w->ctx->m->grads = w->grad_slots[0];   /* every op of the step has completed */
     for (int i = 0; i < w->n_ops; i++)
         if (record_span(w, i) < 0) return err_set(e, ERR_NOMEM, "out of memory for the trace");

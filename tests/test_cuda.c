@@ -11,7 +11,12 @@
  * practice). Softmax uses CUDA's expf (within 2 ulp of glibc's): 1e-6 of
  * grad_scale, since p - grad_scale cancels. sgemm adds its 53 terms in
  * cuBLAS's order: 1e-5 of the results' scale (~1). A few training steps
- * compound that: 1e-4 of 1e-2. TF32 (inputs rounded to 11 bits): 1e-2.
+ * compound that: 1e-4 of 1e-2. The bias gradient's column sums and the
+ * loss add in a parallel tree, not the cpu's row order: 2e-5 of the sums'
+ * scale (~1). TF32 (inputs rounded to 11 significant bits, 2^-11 ~ 4.9e-4
+ * each): a product's norm-wise relative error near 3e-4, asserted to lie
+ * in [1e-5, 3e-3], so that a TF32 mode that is not applied (FP32's ~1e-7)
+ * fails.
  *
  * Without a GPU (or without CUDA in the build) the GPU tests are SKIPPED,
  * saying why, never passed. */
@@ -39,10 +44,12 @@
 
 /* ---- the devices ---------------------------------------------------------------- */
 
-/* The cuda device, initialised; skips the test where there is none. */
-static const struct device *gpu(void)
+/* The cuda device, initialised in TF32 (is_tf32) or FP32 mode; skips the
+ * test where there is none. */
+static const struct device *gpu_in(bool is_tf32)
 {
 #ifndef STRATA_HAVE_CUDA
+    (void)is_tf32;
     cr_skip_test("this build has no CUDA (no toolkit found at configure time, or "
                  "-DSTRATA_CUDA=OFF)");
     return NULL;
@@ -51,10 +58,16 @@ static const struct device *gpu(void)
     if (device_check("cuda", &e) < 0) cr_skip_test("%s", e.msg);
     const struct device *d = device_find("cuda", &e);
     cr_assert_not_null(d, "%s", e.msg);
-    setenv("STRATA_TF32", "0", 1);
+    setenv("STRATA_TF32", is_tf32 ? "1" : "0", 1);
     cr_assert_eq(d->init(0, &e), 0, "%s", e.msg);
     return d;
 #endif
+}
+
+/* The cuda device in FP32, as every test but TF32's wants it. */
+static const struct device *gpu(void)
+{
+    return gpu_in(false);
 }
 
 /* n floats of host data on d */
@@ -278,7 +291,8 @@ Test(cuda, bias_relu_forward_and_backward_equal_the_cpu)
     expect_close(hy, y, total, 1e-6, 1e-6, "bias + act forward");
     free(hy);
     expect_back_close(g, gdyo, dyo, total, 1e-6, 1e-6, "bias + act backward: dy");
-    expect_back_close(g, gdb, db, out, 1e-6, 1e-6, "bias + act backward: db");
+    /* a tree's sum against the cpu's row order: see the top */
+    expect_back_close(g, gdb, db, out, 2e-5, 1.0, "bias + act backward: db");
     free(y);
     free(dy);
     free(b);
@@ -295,7 +309,9 @@ Test(cuda, softmax_cross_entropy_equals_the_cpu_and_its_loss_is_on_the_host)
 {
     const struct device *g = gpu(), *c = test_cpu(0);
     struct err e = {0};
-    const int n = 1000, classes = 37;   /* more rows than warps, more classes than lanes */
+    /* more rows than the grid has warps (1,024 blocks of 8), more classes
+     * than lanes */
+    const int n = 9000, classes = 37;
     size_t total = (size_t)n * classes;
     float *l = malloc(total * 4), *d = malloc(total * 4);
     int32_t *y = malloc(n * 4);
@@ -312,7 +328,7 @@ Test(cuda, softmax_cross_entropy_equals_the_cpu_and_its_loss_is_on_the_host)
     c->softmax_xent(l, y, n, classes, 0.5f, d, &loss_cpu);
     expect_back_close(g, gd, d, total, 1e-6, 0.5, "softmax cross-entropy gradient");
     cr_expect(isfinite(loss_gpu), "loss %g", loss_gpu);
-    /* log z per row off by ~1e-7 at most, over 1000 rows of losses ~10 */
+    /* log z per row off by ~1e-7 at most, over 9000 rows of losses ~10 */
     cr_expect_leq(fabs(loss_gpu - loss_cpu) / loss_cpu, 1e-7, "loss %.12g, cpu %.12g",
                   loss_gpu, loss_cpu);
     cr_log_info("softmax loss: cuda %.12g, cpu %.12g", loss_gpu, loss_cpu);
@@ -362,13 +378,52 @@ Test(cuda, tf32_is_on_only_when_asked_and_a_bad_setting_is_bad_input)
     cr_assert_eq(g->init(0, &e), 0, "%s", e.msg);
     g->describe(line, sizeof line);
     cr_expect_not_null(strstr(line, "TF32"), "%s", line);
-    /* TF32 rounds inputs to 11 significant bits (2^-11 ~ 5e-4 each): a sum of
-     * 53 products of values in [-1, 1) is off by ~1e-3, so 1e-2 absolute */
-    check_sgemm(false, true, 0.0f, 1e-2, 1.0);
     setenv("STRATA_TF32", "0", 1);
     cr_assert_eq(g->init(0, &e), 0, "%s", e.msg);
     g->describe(line, sizeof line);
     cr_expect_not_null(strstr(line, "FP32"), "%s", line);
+}
+
+/* ||C_gpu - C_cpu|| / ||C_cpu|| (Frobenius) of a 256-cubed product of
+ * values in [-1, 1), with the device in TF32 or FP32 mode. 256 and its
+ * 256-byte-aligned rows are shapes cuBLAS runs on tensor cores when TF32
+ * is allowed (an odd small product may get an FP32 kernel either way). */
+static double product_error(bool is_tf32)
+{
+    const struct device *g = gpu_in(is_tf32), *c = test_cpu(0);
+    enum { S = 256 };
+    const size_t n = (size_t)S * S;
+    float *a = malloc(n * 4), *b = malloc(n * 4), *cc = malloc(n * 4);
+    fill_values(a, n, 21);
+    fill_values(b, n, 22);
+    float *ga = on(g, a, n), *gb = on(g, b, n), *gc = on(g, a, n);
+    g->sgemm(false, false, S, S, S, 1.0f, ga, S, gb, S, 0.0f, gc, S);
+    c->sgemm(false, false, S, S, S, 1.0f, a, S, b, S, 0.0f, cc, S);
+    float *h = back(g, gc, n);
+    double diff2 = 0, ref2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)h[i] - (double)cc[i];
+        diff2 += d * d;
+        ref2 += (double)cc[i] * (double)cc[i];
+    }
+    free(h);
+    free(a);
+    free(b);
+    free(cc);
+    g->free(ga);
+    g->free(gb);
+    g->free(gc);
+    return sqrt(diff2 / ref2);
+}
+
+Test(cuda, tf32_products_carry_tf32_rounding_and_fp32_ones_do_not)
+{
+    double tf32 = product_error(true), fp32 = product_error(false);
+    cr_log_info("256^3 sgemm, norm-wise relative error against the cpu: TF32 %.3g, FP32 %.3g",
+                tf32, fp32);
+    cr_expect(tf32 >= 1e-5 && tf32 <= 3e-3, "TF32 error %.3g is not TF32's (~3e-4, allowed "
+              "1e-5 to 3e-3): is the math mode applied?", tf32);
+    cr_expect_lt(fp32, 1e-5, "FP32 error %.3g: TF32 left on after STRATA_TF32=0?", fp32);
 }
 
 /* ---- training -------------------------------------------------------------------------- */
