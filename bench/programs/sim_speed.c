@@ -9,6 +9,8 @@
  *   build/sim_speed mirrored   one of the speed scenarios (mirrored, ps-async, pipeline-1f1b)
  *   build/sim_speed scaling    the scaling table only
  *   build/sim_speed scaling ps-ssp   one strategy's row
+ *   build/sim_speed scaling ps-ssp 100000 [RUNS]   one size of that row, RUNS
+ *                              times (default 1), each printed: for `perf record`
  *
  * Each run is the whole of `strata sim` minus printing: plan, cluster, events,
  * analysis. Wall time from CLOCK_MONOTONIC around run_simulate. The scaling
@@ -20,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -136,16 +139,38 @@ static int best_per_event(const struct scenario *sc, double *ns_per_event, uint6
     return 0;
 }
 
+/* sc's scenario at n devices. */
+static struct scenario scaling_at(const struct scaling *sc, long long n)
+{
+    /* pipelines: 8 samples a microbatch, whatever the stages */
+    long long batch = sc->batch_per_device ? sc->batch_per_device * n : 8 * sc->microbatches;
+    return (struct scenario){sc->strategy, sc->strategy, sc->model, n, batch, sc->microbatches,
+                             sc->steps, ""};
+}
+
+/* sc at n devices, `runs` times, each run's CPU time per event printed: a
+ * single size to profile. */
+static int run_size(const struct scaling *sc, long long n, int runs)
+{
+    struct scenario s = scaling_at(sc, n);
+    for (int k = 0; k < runs; k++) {
+        double wall_s, cpu_s;
+        uint64_t n_events;
+        if (time_one(&s, &wall_s, &cpu_s, &n_events)) return 1;
+        printf("%-15s %7lld: %6.1f ns CPU an event (%.1f M events, %.3f s CPU, %.3f s wall)\n",
+               sc->strategy, n, n_events ? 1e9 * cpu_s / (double)n_events : 0,
+               (double)n_events / 1e6, cpu_s, wall_s);
+    }
+    return 0;
+}
+
 static int run_scaling(const struct scaling *sc)
 {
     double ns[3];
     printf("%-15s", sc->strategy);
     for (int i = 0; i < 3; i++) {
         long long n = sc->devices[i];
-        /* pipelines: 8 samples a microbatch, whatever the stages */
-        long long batch = sc->batch_per_device ? sc->batch_per_device * n : 8 * sc->microbatches;
-        struct scenario s = {sc->strategy, sc->strategy, sc->model, n, batch, sc->microbatches,
-                             sc->steps, ""};
+        struct scenario s = scaling_at(sc, n);
         uint64_t n_events;
         if (best_per_event(&s, &ns[i], &n_events)) return 1;
         printf(" %7lld: %6.1f ns (%5.1f M)", n, ns[i], (double)n_events / 1e6);
@@ -160,6 +185,16 @@ int main(int argc, char **argv)
 {
     int failed = 0, ran = 0;
     bool is_scaling = argc > 1 && !strcmp(argv[1], "scaling");
+    if (is_scaling && argc > 3) {   /* one size of one strategy's row */
+        long long n = atoll(argv[3]);
+        int runs = argc > 4 ? atoi(argv[4]) : 1;
+        for (size_t i = 0; i < sizeof scalings / sizeof scalings[0]; i++)
+            if (!strcmp(argv[2], scalings[i].strategy) && n > 0 && runs > 0)
+                return run_size(&scalings[i], n, runs);
+        fprintf(stderr, "sim_speed: scaling %s %s: a strategy of the table, devices and runs "
+                "above 0\n", argv[2], argv[3]);
+        return 2;
+    }
     if (argc == 1 || !is_scaling) {
         printf("simulator speed on cluster h100-nvlink-ib (targets: under 2 s, over 10 M events/s)\n");
         for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
