@@ -297,6 +297,23 @@ int analysis_add(struct analysis *a, const struct span *s)
     return 0;
 }
 
+void analysis_prefetch(const struct analysis *a, int rank)
+{
+#if defined(__GNUC__)
+    if (rank < 0 || rank >= a->p->n_workers) return;
+    const struct worker *w = &a->workers[rank];
+    /* the worker (two lines at most), then where its next spans go: the
+     * worker's line is usually there already, fetched with its neighbours */
+    __builtin_prefetch(w);
+    __builtin_prefetch((const char *)(w + 1) - 1);
+    for (int k = 0; k < PLAN_N_STREAMS; k++)
+        if (w->spans[k].len) __builtin_prefetch(&w->spans[k].items[w->spans[k].len - 1]);
+#else
+    (void)a;
+    (void)rank;
+#endif
+}
+
 /* The k-th smallest of x[0..n) (0-based), rearranging x: Hoare's
  * quickselect with a median-of-three pivot, O(n) on average. Sorting all
  * worker x step durations (4 million for 4,096 ranks x 1,000 steps) only

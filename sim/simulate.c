@@ -771,7 +771,14 @@ static int begin(struct sim *m)
  * per event. Where the coming ends are known (the FIFO of the instant, a
  * collective's members, the queue's lane behind the event popped) their
  * lines are fetched this many ends ahead, to be there when they are due. */
-enum { PREFETCH_AHEAD = 8 };
+enum { PREFETCH_AHEAD = 8, PREFETCH_NEAR = 4 };
+
+/* Nearer, with op g's line already fetched: what the analysis will touch
+ * for its rank. */
+#define PREFETCH_RANK(m, g)                                    \
+    do {                                                       \
+        if ((m)->a) analysis_prefetch((m)->a, (m)->x[(g)].rank); \
+    } while (0)
 
 /* Op g's line, and the two after it: in a rank's program an op's end most
  * often readies its neighbours (the next on its stream, the comm op that
@@ -800,6 +807,8 @@ static void run_loop(struct sim *m)
         if (m->now_head < m->now_q.len) {
             if (m->now_head + PREFETCH_AHEAD < m->now_q.len)
                 PREFETCH_OP(m, m->now_q.items[m->now_head + PREFETCH_AHEAD]);
+            if (m->now_head + PREFETCH_NEAR < m->now_q.len)
+                PREFETCH_RANK(m, m->now_q.items[m->now_head + PREFETCH_NEAR]);
             int g = m->now_q.items[m->now_head++];
             if (m->now_head == m->now_q.len) m->now_q.len = m->now_head = 0;
             m->n_events++;
@@ -822,6 +831,8 @@ static void run_loop(struct sim *m)
         case EV_OP_END: {
             const struct des_event *ahead = des_ahead(&m->q, PREFETCH_AHEAD);
             if (ahead && ahead->kind == EV_OP_END) PREFETCH_OP(m, (int)ahead->b);
+            const struct des_event *near = des_ahead(&m->q, PREFETCH_NEAR);
+            if (near && near->kind == EV_OP_END && m->a) analysis_prefetch(m->a, near->a);
             finish(m, (int)ev.b);
             break;
         }
@@ -830,6 +841,7 @@ static void run_loop(struct sim *m)
             m->n_scanned += (uint64_t)(end - first);
             for (int k = first; k < end; k++) {
                 if (k + PREFETCH_AHEAD < end) PREFETCH_OP(m, m->coll_ops[k + PREFETCH_AHEAD]);
+                if (k + PREFETCH_NEAR < end) PREFETCH_RANK(m, m->coll_ops[k + PREFETCH_NEAR]);
                 finish(m, m->coll_ops[k]);
             }
             break;
