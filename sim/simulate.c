@@ -773,31 +773,28 @@ static int begin(struct sim *m)
  * lines are fetched this many ends ahead, to be there when they are due. */
 enum { PREFETCH_AHEAD = 8, PREFETCH_NEAR = 4 };
 
-/* Nearer, with op g's line already fetched: what the analysis will touch
- * for its rank. */
-#define PREFETCH_RANK(m, g)                                    \
-    do {                                                       \
-        if ((m)->a) analysis_prefetch((m)->a, (m)->x[(g)].rank); \
-    } while (0)
-
-/* Op g's line, and the two after it: in a rank's program an op's end most
- * often readies its neighbours (the next on its stream, the comm op that
- * depends on it), so they are usually its rank's next lines. A macro, not a
- * function: GCC finds a function made only of prefetches free of effects,
- * and deletes its calls. */
+/* Op g's line: the first thing its end reads. A macro, not a function:
+ * GCC finds a function made only of prefetches free of effects, and deletes
+ * its calls. */
 #if defined(__GNUC__)
-#define PREFETCH_OP(m, g)                                      \
-    do {                                                       \
-        const struct xop *pf_ = &(m)->x[(g)];                  \
-        __builtin_prefetch(pf_);                               \
-        if ((g) + 2 < (m)->n_ops) {                            \
-            __builtin_prefetch(pf_ + 1);                       \
-            __builtin_prefetch(pf_ + 2);                       \
-        }                                                      \
-    } while (0)
+#define PREFETCH_OP(m, g) __builtin_prefetch(&(m)->x[(g)])
 #else
 #define PREFETCH_OP(m, g) ((void)(m), (void)(g))
 #endif
+
+/* Nearer, with op g's line fetched already: what its end goes on to touch,
+ * the analysis's state for its rank and the lines of the ops it may make
+ * ready (the next on its stream, its first dependent, which in a pipeline
+ * are not its neighbours in memory). */
+static void prefetch_near(const struct sim *m, int g)
+{
+    const struct xop *x = &m->x[g];
+    if (m->a) analysis_prefetch(m->a, x->rank);
+#if defined(__GNUC__)
+    if (x->next >= 0) __builtin_prefetch(&m->x[x->next]);
+    if (x->n_dependents > 0) __builtin_prefetch(&m->x[m->dependents[x->dep_first]]);
+#endif
+}
 
 /* Pops and handles events until none is left or an error stops the run. */
 static void run_loop(struct sim *m)
@@ -808,7 +805,7 @@ static void run_loop(struct sim *m)
             if (m->now_head + PREFETCH_AHEAD < m->now_q.len)
                 PREFETCH_OP(m, m->now_q.items[m->now_head + PREFETCH_AHEAD]);
             if (m->now_head + PREFETCH_NEAR < m->now_q.len)
-                PREFETCH_RANK(m, m->now_q.items[m->now_head + PREFETCH_NEAR]);
+                prefetch_near(m, m->now_q.items[m->now_head + PREFETCH_NEAR]);
             int g = m->now_q.items[m->now_head++];
             if (m->now_head == m->now_q.len) m->now_q.len = m->now_head = 0;
             m->n_events++;
@@ -832,7 +829,7 @@ static void run_loop(struct sim *m)
             const struct des_event *ahead = des_ahead(&m->q, PREFETCH_AHEAD);
             if (ahead && ahead->kind == EV_OP_END) PREFETCH_OP(m, (int)ahead->b);
             const struct des_event *near = des_ahead(&m->q, PREFETCH_NEAR);
-            if (near && near->kind == EV_OP_END && m->a) analysis_prefetch(m->a, near->a);
+            if (near && near->kind == EV_OP_END) prefetch_near(m, (int)near->b);
             finish(m, (int)ev.b);
             break;
         }
@@ -841,7 +838,7 @@ static void run_loop(struct sim *m)
             m->n_scanned += (uint64_t)(end - first);
             for (int k = first; k < end; k++) {
                 if (k + PREFETCH_AHEAD < end) PREFETCH_OP(m, m->coll_ops[k + PREFETCH_AHEAD]);
-                if (k + PREFETCH_NEAR < end) PREFETCH_RANK(m, m->coll_ops[k + PREFETCH_NEAR]);
+                if (k + PREFETCH_NEAR < end) prefetch_near(m, m->coll_ops[k + PREFETCH_NEAR]);
                 finish(m, m->coll_ops[k]);
             }
             break;
