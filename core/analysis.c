@@ -300,14 +300,13 @@ int analysis_add(struct analysis *a, const struct span *s)
 void analysis_prefetch(const struct analysis *a, int rank)
 {
 #if defined(__GNUC__)
+    /* the worker's lines only: reading them here to find its spans would
+     * wait for the very miss this is meant to hide (its spans lie in rank
+     * order in the arena, where the hardware's own prefetcher follows) */
     if (rank < 0 || rank >= a->p->n_workers) return;
     const struct worker *w = &a->workers[rank];
-    /* the worker (two lines at most), then where its next spans go: the
-     * worker's line is usually there already, fetched with its neighbours */
     __builtin_prefetch(w);
     __builtin_prefetch((const char *)(w + 1) - 1);
-    for (int k = 0; k < PLAN_N_STREAMS; k++)
-        if (w->spans[k].len) __builtin_prefetch(&w->spans[k].items[w->spans[k].len - 1]);
 #else
     (void)a;
     (void)rank;
