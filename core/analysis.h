@@ -51,6 +51,11 @@ void analysis_free(struct analysis *a);
  * ranks may interleave freely. 0 or a negative code. */
 int analysis_add(struct analysis *a, const struct span *s);
 
+/* A hint that a span of `rank` comes soon: starts fetching the state
+ * analysis_add will touch for it into the cache (a run of 10^5 ranks
+ * finds it cold otherwise). Changes nothing; any rank is accepted. */
+void analysis_prefetch(const struct analysis *a, int rank);
+
 /* Worker `rank` died at from_s: its time from then to the end is down, not
  * idle. 0, or ERR_INPUT for a rank that is not a worker or a bad time. */
 int analysis_set_down(struct analysis *a, int rank, double from_s);

@@ -44,6 +44,7 @@ void des_init(struct des *q)
     }
     q->n_in_lanes = 0;
     q->last_lane = 0;
+    q->pop_lane = -1;
     q->next_seq = 0;
     q->n_pushed = 0;
     q->n_moves = 0;
@@ -152,10 +153,12 @@ bool des_pop(struct des *q, struct des_event *out)
             first->head = (first->head + 1) & (first->cap - 1);
             if (--first->len == 0) q->back_s[first - q->lanes] = -INFINITY;
             q->n_in_lanes--;
+            q->pop_lane = (int)(first - q->lanes);
             return true;
         }
     }
     if (n == 0) return false;
+    q->pop_lane = -1;
     *out = h[0];
     n = --q->heap.len;
     if (n == 0) return true;

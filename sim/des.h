@@ -37,6 +37,7 @@ struct des {
     double back_s[DES_LANES];   /* each lane's last time; -INFINITY when empty */
     size_t n_in_lanes;
     int last_lane;            /* the lane the last push went to */
+    int pop_lane;             /* the lane the last pop took from; -1: the heap */
     uint64_t next_seq;
     uint64_t n_pushed;
     uint64_t n_moves;         /* heap levels sifted through, for the scaling test */
@@ -49,6 +50,18 @@ void des_release(struct des *q);
 int des_push(struct des *q, double time_s, int32_t kind, int32_t a, int64_t b);
 /* Removes the earliest event into *out; false when empty. */
 bool des_pop(struct des *q, struct des_event *out);
+/* The event d places behind the front of the lane the last pop took from,
+ * or NULL (the pop came from the heap, or the lane holds no more than d).
+ * A hint for prefetching what a coming event will touch, not an order: a
+ * lane's events pop in order, but other lanes' and the heap's may come
+ * between them. */
+static inline const struct des_event *des_ahead(const struct des *q, size_t d)
+{
+    if (q->pop_lane < 0) return NULL;
+    const struct des_lane *l = &q->lanes[q->pop_lane];
+    return d < l->len ? &l->ev[(l->head + d) & (l->cap - 1)] : NULL;
+}
+
 /* Room for n more pushes, so that none of them can fail for memory: 0 or
  * ERR_NOMEM. */
 int des_reserve(struct des *q, size_t n);

@@ -75,7 +75,8 @@ static int index_collectives(struct sim *m)
         if (plan_is_collective(m->x[g].kind)) m->x[g].aux = ix->coll[g];
     m->coll_cost_s = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_cost_s);
     m->coll_arrived = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_arrived);
-    if (!m->coll_cost_s || !m->coll_arrived) return ERR_NOMEM;
+    m->coll_start_s = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_start_s);
+    if (!m->coll_cost_s || !m->coll_arrived || !m->coll_start_s) return ERR_NOMEM;
     for (int c = 0; c < m->n_coll; c++) {
         const struct plan_group *G = &p->groups.items[ix->coll_group[c]];
         const struct op *op = op_of(m, m->coll_ops[m->coll_first[c]]);
@@ -181,6 +182,7 @@ void sim_index_release(struct sim *m)
     free(m->pending);
     free(m->coll_cost_s);
     free(m->coll_arrived);
+    free(m->coll_start_s);
     for (int s = 0; m->servers && s < m->p->n_servers; s++) {
         if (m->servers[s].is_used) ps_server_release(&m->servers[s].ps);
         held_pulls_release(&m->servers[s].held);

@@ -107,6 +107,10 @@ struct sim {
     const int *coll_ops;
     double *coll_cost_s;
     int *coll_arrived;
+    /* When collective c last started (its last member arrived): its members'
+     * spans start then. Kept here rather than in each member's line, which
+     * would be one more cold line a member when 10^5 ranks arrive at once. */
+    double *coll_start_s;
 
     struct server *servers; /* [n_servers] */
     struct slot *slots;

@@ -117,6 +117,34 @@ Test(analysis, overlapping_comm_is_hidden_under_compute)
     plan_free(p);
 }
 
+/* Worker 0's program has one op, a FORWARD: its span lists hold one compute
+ * span in place (analysis.c's arena) and no comm span. A recorded trace may
+ * give a step more (here three compute spans out of order and two comm
+ * spans); the lists then move to blocks of their own and must give the
+ * same sums as in place, in that step and the next. Step 0: compute 0-1,
+ * 2-3 and 1.5-2.5 (union 0-1 + 1.5-3 = 2.5); comm 0.5-1.5 (exposed 1-1.5)
+ * and 3-4 (exposed 1): comm 1.5. Step 1, back within one op a stream:
+ * compute 4-5 (1), comm 4.5-6 (exposed 1). Worker 1 has the same op and
+ * stays in place: compute 0-1 and 4-5. T = 6. */
+Test(analysis, a_step_with_more_spans_than_ops_is_summed_the_same)
+{
+    struct plan *p = bare_plan(2, 0, 8);
+    for (int w = 0; w < 2; w++) cr_assert_geq(plan_forward(p, w, 0, 4, -1, 4, NULL, 0), 0);
+    struct span s[] = {fwd(0, 0, 0, 1),     fwd(1, 0, 0, 1),      fwd(0, 0, 2, 3),
+                       comm(0, 0, 0.5, 1.5), fwd(0, 0, 1.5, 2.5), comm(0, 0, 3, 4),
+                       fwd(0, 1, 4, 5),     comm(0, 1, 4.5, 6),   fwd(1, 1, 4, 5)};
+    struct report r;
+    analyse(p, 2, s, sizeof s / sizeof s[0], 6, &r);
+    assert_near(r.per_rank[0].compute_s, 2.5 + 1, "rank 0 compute_s");
+    assert_near(r.per_rank[0].comm_s, 1.5 + 1, "rank 0 comm_s");
+    assert_near(r.per_rank[1].compute_s, 2, "rank 1 compute_s");
+    assert_near(r.per_rank[1].comm_s, 0, "rank 1 comm_s");
+    cr_assert_eq(r.per_rank[0].steps, 2);
+    cr_assert_eq(r.per_rank[1].steps, 2);
+    report_release(&r);
+    plan_free(p);
+}
+
 Test(analysis, comm_inside_compute_and_in_gaps)
 {
     /* compute 0-1 and 2-4; comm 0.5-0.75 (hidden), 1-2 (exposed 1), 3.5-5

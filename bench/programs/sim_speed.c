@@ -9,14 +9,20 @@
  *   build/sim_speed mirrored   one of the speed scenarios (mirrored, ps-async, pipeline-1f1b)
  *   build/sim_speed scaling    the scaling table only
  *   build/sim_speed scaling ps-ssp   one strategy's row
+ *   build/sim_speed scaling ps-ssp 100000 [RUNS]   one size of that row, RUNS
+ *                              times (default 1), each printed: for `perf record`
  *
  * Each run is the whole of `strata sim` minus printing: plan, cluster, events,
- * analysis. Wall time from CLOCK_MONOTONIC around run_simulate; in the
- * scaling table the best of a few runs where one is short (a shared
- * machine's noise only ever adds time). */
+ * analysis. Wall time from CLOCK_MONOTONIC around run_simulate. The scaling
+ * table times the process's CPU time instead (the simulator is one thread),
+ * the best of a few runs where one is short: on a shared machine wall time
+ * also counts the time other processes held the core, which at a load of
+ * several times the cores swamps the ratio being measured; what the others
+ * still cost (caches they evict) only ever adds time. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -38,15 +44,16 @@ static const struct scenario scenarios[] = {
      64, 256, 256, 100, "64 stages x 256 microbatches x 100 steps"},
 };
 
-static double now_s(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* One simulation of sc: wall time and events; 0 or 1 (printed). */
-static int time_one(const struct scenario *sc, double *wall_s, uint64_t *n_events)
+/* One simulation of sc: wall time, CPU time (cpu_s may be NULL) and
+ * events; 0 or 1 (printed). */
+static int time_one(const struct scenario *sc, double *wall_s, double *cpu_s, uint64_t *n_events)
 {
     struct err e = {0};
     struct config cfg;
@@ -64,9 +71,10 @@ static int time_one(const struct scenario *sc, double *wall_s, uint64_t *n_event
         return 1;
     }
     struct sim_run run;
-    double t0 = now_s();
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     int rc = run_simulate(&cfg, st, wl, 0, NULL, &run, &e);
-    *wall_s = now_s() - t0;
+    *wall_s = clock_s(CLOCK_MONOTONIC) - t0;
+    if (cpu_s) *cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     *n_events = run.result.n_events;
     if (rc < 0) fprintf(stderr, "sim_speed: %s: %s\n", sc->name, e.msg);
     run_release(&run);
@@ -78,7 +86,7 @@ static int run_one(const struct scenario *sc)
 {
     double wall_s;
     uint64_t n_events;
-    if (time_one(sc, &wall_s, &n_events)) return 1;
+    if (time_one(sc, &wall_s, NULL, &n_events)) return 1;
     double rate = (double)n_events / wall_s;
     printf("%-14s %-42s %12llu events %8.3f s %8.2f M events/s   %s\n", sc->name, sc->what,
            (unsigned long long)n_events, wall_s, rate / 1e6,
@@ -117,17 +125,42 @@ enum { SCALE_MAX_RUNS = 5 };
 #define SCALE_MIN_TOTAL_S 0.5   /* short runs repeat until this much was timed */
 #define SCALE_TARGET 1.5        /* largest / smallest time per event, at most */
 
-/* Best time per event of sc over a few runs (one when a run is long). */
+/* Best CPU time per event of sc over a few runs (one when a run is long). */
 static int best_per_event(const struct scenario *sc, double *ns_per_event, uint64_t *n_events)
 {
     double best_s = 0, total_s = 0;
     for (int k = 0; k < SCALE_MAX_RUNS && total_s < SCALE_MIN_TOTAL_S; k++) {
-        double wall_s;
-        if (time_one(sc, &wall_s, n_events)) return 1;
-        if (k == 0 || wall_s < best_s) best_s = wall_s;
-        total_s += wall_s;
+        double wall_s, cpu_s;
+        if (time_one(sc, &wall_s, &cpu_s, n_events)) return 1;
+        if (k == 0 || cpu_s < best_s) best_s = cpu_s;
+        total_s += cpu_s;
     }
     *ns_per_event = *n_events ? 1e9 * best_s / (double)*n_events : 0;
+    return 0;
+}
+
+/* sc's scenario at n devices. */
+static struct scenario scaling_at(const struct scaling *sc, long long n)
+{
+    /* pipelines: 8 samples a microbatch, whatever the stages */
+    long long batch = sc->batch_per_device ? sc->batch_per_device * n : 8 * sc->microbatches;
+    return (struct scenario){sc->strategy, sc->strategy, sc->model, n, batch, sc->microbatches,
+                             sc->steps, ""};
+}
+
+/* sc at n devices, `runs` times, each run's CPU time per event printed: a
+ * single size to profile. */
+static int run_size(const struct scaling *sc, long long n, int runs)
+{
+    struct scenario s = scaling_at(sc, n);
+    for (int k = 0; k < runs; k++) {
+        double wall_s, cpu_s;
+        uint64_t n_events;
+        if (time_one(&s, &wall_s, &cpu_s, &n_events)) return 1;
+        printf("%-15s %7lld: %6.1f ns CPU an event (%.1f M events, %.3f s CPU, %.3f s wall)\n",
+               sc->strategy, n, n_events ? 1e9 * cpu_s / (double)n_events : 0,
+               (double)n_events / 1e6, cpu_s, wall_s);
+    }
     return 0;
 }
 
@@ -137,10 +170,7 @@ static int run_scaling(const struct scaling *sc)
     printf("%-15s", sc->strategy);
     for (int i = 0; i < 3; i++) {
         long long n = sc->devices[i];
-        /* pipelines: 8 samples a microbatch, whatever the stages */
-        long long batch = sc->batch_per_device ? sc->batch_per_device * n : 8 * sc->microbatches;
-        struct scenario s = {sc->strategy, sc->strategy, sc->model, n, batch, sc->microbatches,
-                             sc->steps, ""};
+        struct scenario s = scaling_at(sc, n);
         uint64_t n_events;
         if (best_per_event(&s, &ns[i], &n_events)) return 1;
         printf(" %7lld: %6.1f ns (%5.1f M)", n, ns[i], (double)n_events / 1e6);
@@ -155,6 +185,16 @@ int main(int argc, char **argv)
 {
     int failed = 0, ran = 0;
     bool is_scaling = argc > 1 && !strcmp(argv[1], "scaling");
+    if (is_scaling && argc > 3) {   /* one size of one strategy's row */
+        long long n = atoll(argv[3]);
+        int runs = argc > 4 ? atoi(argv[4]) : 1;
+        for (size_t i = 0; i < sizeof scalings / sizeof scalings[0]; i++)
+            if (!strcmp(argv[2], scalings[i].strategy) && n > 0 && runs > 0)
+                return run_size(&scalings[i], n, runs);
+        fprintf(stderr, "sim_speed: scaling %s %s: a strategy of the table, devices and runs "
+                "above 0\n", argv[2], argv[3]);
+        return 2;
+    }
     if (argc == 1 || !is_scaling) {
         printf("simulator speed on cluster h100-nvlink-ib (targets: under 2 s, over 10 M events/s)\n");
         for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
@@ -164,7 +204,7 @@ int main(int argc, char **argv)
         }
     }
     if (argc == 1 || is_scaling) {
-        printf("\nscaling: time per event (and events) at three sizes, then largest / smallest "
+        printf("\nscaling: CPU time per event (and events) at three sizes, then largest / smallest "
                "(target <= %.1fx)\n  data parallel: %s, 32 samples a device, 10 steps; model and "
                "pipelines: %s, 100 to 2,000 stages\n", SCALE_TARGET, SCALE_DP_MODEL,
                SCALE_STAGE_MODEL);
