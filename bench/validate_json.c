@@ -5,8 +5,7 @@
 #include "../core/json_doc.h"
 #include "validate.h"
 
-#define SHARE(k, member) \
-    {.key = (k), .kind = JSON_REAL, .offset = offsetof(struct report, member)}
+#define SHARE(k, member) JSON_FIELD(k, JSON_REAL, struct report, member)
 
 /* A row's breakdown, predicted or measured: the shares of its report. */
 static const struct json_field share_fields[] = {
@@ -16,8 +15,7 @@ static const struct json_field share_fields[] = {
 };
 static const struct json_table shares = JSON_TABLE(JSON_SHAPE_OBJECT, share_fields);
 
-#define LOAD(k, kind_, member) \
-    {.key = (k), .kind = (kind_), .offset = offsetof(struct validate_load, member)}
+#define LOAD(k, kind_, member) JSON_FIELD(k, kind_, struct validate_load, member)
 
 static const struct json_field load_fields[] = {
     LOAD("cores", JSON_INT, cores),
@@ -41,8 +39,7 @@ static cJSON *histogram(const struct report *r)
     return NULL;
 }
 
-#define LOST(k, kind_, member) \
-    {.key = (k), .kind = (kind_), .offset = offsetof(struct validate_lost, member)}
+#define LOST(k, kind_, member) JSON_FIELD(k, kind_, struct validate_lost, member)
 
 /* What a failure cost, predicted or measured. */
 static const struct json_field lost_fields[] = {

@@ -61,25 +61,34 @@ static int expect_wire(const struct pb_field *f, enum pb_wire_type t, const char
                    f->number, (int)f->wire_type, (int)t);
 }
 
+/* A length-delimited field's contents, to read as a nested message or a
+ * packed list. */
+static int open_len(const struct pb_field *f, const char *what, struct pb_reader *r,
+                    struct err *e)
+{
+    TRY(expect_wire(f, PB_LEN, what, e));
+    *r = pb_reader_of(f->data, f->len);
+    return 0;
+}
+
+static int push_int(int64_t **items, size_t *len, size_t *cap, uint64_t v, struct err *e)
+{
+    if (vec_reserve_((void **)items, cap, *len + 1, sizeof **items) < 0)
+        return err_set(e, ERR_NOMEM, "out of memory reading a Chakra trace");
+    (*items)[(*len)++] = (int64_t)v;
+    return 0;
+}
+
 /* Repeated integers: packed (one PB_LEN field) or one field each. */
 static int read_ints(const struct pb_field *f, int64_t **items, size_t *len, size_t *cap,
                      const char *what, struct err *e)
 {
-    if (f->wire_type == PB_VARINT) {
-        if (vec_reserve_((void **)items, cap, *len + 1, sizeof **items) < 0)
-            return err_set(e, ERR_NOMEM, "out of memory reading a Chakra trace");
-        (*items)[(*len)++] = (int64_t)f->value;
-        return 0;
-    }
-    TRY(expect_wire(f, PB_LEN, what, e));
-    struct pb_reader r = pb_reader_of(f->data, f->len);
+    if (f->wire_type == PB_VARINT) return push_int(items, len, cap, f->value, e);
+    struct pb_reader r;
+    TRY(open_len(f, what, &r, e));
     uint64_t v;
     int rc;
-    while ((rc = pb_next_packed_varint(&r, &v, what, e)) == 1) {
-        if (vec_reserve_((void **)items, cap, *len + 1, sizeof **items) < 0)
-            return err_set(e, ERR_NOMEM, "out of memory reading a Chakra trace");
-        (*items)[(*len)++] = (int64_t)v;
-    }
+    while ((rc = pb_next_packed_varint(&r, &v, what, e)) == 1) TRY(push_int(items, len, cap, v, e));
     return rc;
 }
 
@@ -87,8 +96,8 @@ static int read_ints(const struct pb_field *f, int64_t **items, size_t *len, siz
 static int read_int_list(const struct pb_field *f, struct chakra_attr *a, const char *what,
                          struct err *e)
 {
-    TRY(expect_wire(f, PB_LEN, what, e));
-    struct pb_reader r = pb_reader_of(f->data, f->len);
+    struct pb_reader r;
+    TRY(open_len(f, what, &r, e));
     struct pb_field g;
     int rc;
     a->kind = CHAKRA_ATTR_INT_LIST;
@@ -103,8 +112,8 @@ static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 
 static int read_attr(const struct pb_field *outer, struct chakra_attr *a, const char *what,
                      struct err *e)
 {
-    TRY(expect_wire(outer, PB_LEN, what, e));
-    struct pb_reader r = pb_reader_of(outer->data, outer->len);
+    struct pb_reader r;
+    TRY(open_len(outer, what, &r, e));
     struct pb_field f;
     int rc;
     while ((rc = pb_next_field(&r, &f, what, e)) == 1) {

@@ -149,6 +149,10 @@ struct json_field {
     cJSON *(*write)(const void *base);
 };
 
+/* A row for member of struct type: the one spelling of key, kind and offset
+ * every table uses; more designators (.flags, .min, ...) may follow. */
+#define JSON_FIELD(k, kind_, type, member, ...) \
+    {.key = (k), .kind = (kind_), .offset = offsetof(type, member), __VA_ARGS__}
 #define JSON_TABLE(shape, fields) \
     {(fields), sizeof(fields) / sizeof *(fields), (shape), 0}
 #define JSON_ITEMS(shape, fields, type) \

@@ -115,32 +115,42 @@ static int unary(struct parser *p, double *v)
     return rc;
 }
 
-static int term(struct parser *p, double *v)
+/* The binary operators by precedence, loosest first; each level's operands
+ * are the next level's, the last level's are unary's, and every operator
+ * associates to the left (as Lua's subexpr climbs its priority table). */
+static const char *const binary_levels[] = {"+-", "*/"};
+enum { N_BINARY_LEVELS = sizeof binary_levels / sizeof binary_levels[0] };
+
+static double apply(char op, double l, double r)
 {
-    TRY(unary(p, v));
+    switch (op) {
+    case '+': return l + r;
+    case '-': return l - r;
+    case '*': return l * r;
+    default: return l / r;
+    }
+}
+
+/* expr  := term {('+' | '-') term}
+ * term  := unary {('*' | '/') unary} */
+static int binary(struct parser *p, int level, double *v)
+{
+    if (level == N_BINARY_LEVELS) return unary(p, v);
+    TRY(binary(p, level + 1, v));
     for (;;) {
         skip_space(p);
         char op = *p->at;
-        if (op != '*' && op != '/') return 0;
+        if (!op || !strchr(binary_levels[level], op)) return 0;
         p->at++;
         double r;
-        TRY(unary(p, &r));
-        *v = op == '*' ? *v * r : *v / r;
+        TRY(binary(p, level + 1, &r));
+        *v = apply(op, *v, r);
     }
 }
 
 static int expr(struct parser *p, double *v)
 {
-    TRY(term(p, v));
-    for (;;) {
-        skip_space(p);
-        char op = *p->at;
-        if (op != '+' && op != '-') return 0;
-        p->at++;
-        double r;
-        TRY(term(p, &r));
-        *v = op == '+' ? *v + r : *v - r;
-    }
+    return binary(p, 0, v);
 }
 
 static void start(struct parser *p, const char *text, lab_lookup_fn lookup, void *ctx,

@@ -282,9 +282,7 @@ static int read_hosts(const cJSON *v, const struct json_at *at, void *base, void
  * files, where they keep report_init's 0 (no down time, nothing known of
  * samples). */
 
-#define FIELD(k, kind_, type, member, ...) \
-    {.key = (k), .kind = (kind_), .offset = offsetof(type, member), __VA_ARGS__}
-#define R(k, kind_, member, ...) FIELD(k, kind_, struct report, member, __VA_ARGS__)
+#define R(k, kind_, member, ...) JSON_FIELD(k, kind_, struct report, member, __VA_ARGS__)
 #define CUSTOM(k, rd, wr, ...) {.key = (k), .kind = JSON_CUSTOM, .read = (rd), .write = (wr), __VA_ARGS__}
 #define OBJECT(k, table, ...) {.key = (k), .kind = JSON_OBJECT, .sub = &(table), __VA_ARGS__}
 #define ARRAY(k, member, count, table, ...)                                                 \
@@ -319,10 +317,10 @@ static const struct json_field memory_fields[] = {
     R("peak", JSON_WHOLE, memory_bytes_per_device.peak),
 };
 /* A curve's points: [step, time_s, value] triples. */
-#define CURVE_POINT(type, value)                   \
-    {FIELD("step", JSON_WHOLE, type, step),        \
-     FIELD("time_s", JSON_REAL, type, time_s),     \
-     FIELD(#value, JSON_REAL, type, value)}
+#define CURVE_POINT(type, value)                        \
+    {JSON_FIELD("step", JSON_WHOLE, type, step),        \
+     JSON_FIELD("time_s", JSON_REAL, type, time_s),     \
+     JSON_FIELD(#value, JSON_REAL, type, value)}
 static const struct json_field loss_point_fields[] = CURVE_POINT(struct loss_point, loss);
 static const struct json_field accuracy_point_fields[] =
     CURVE_POINT(struct accuracy_point, accuracy);
@@ -335,11 +333,11 @@ static const struct json_field final_fields[] = {
     R("test_accuracy", JSON_REAL, final.test_accuracy),
 };
 static const struct json_field rank_time_fields[] = {
-    FIELD("rank", JSON_INT, struct rank_time, rank),
-    FIELD("compute_s", JSON_REAL, struct rank_time, compute_s),
-    FIELD("comm_s", JSON_REAL, struct rank_time, comm_s),
-    FIELD("idle_s", JSON_REAL, struct rank_time, idle_s),
-    FIELD("down_s", JSON_REAL, struct rank_time, down_s, .flags = JSON_OPTIONAL),
+    JSON_FIELD("rank", JSON_INT, struct rank_time, rank),
+    JSON_FIELD("compute_s", JSON_REAL, struct rank_time, compute_s),
+    JSON_FIELD("comm_s", JSON_REAL, struct rank_time, comm_s),
+    JSON_FIELD("idle_s", JSON_REAL, struct rank_time, idle_s),
+    JSON_FIELD("down_s", JSON_REAL, struct rank_time, down_s, .flags = JSON_OPTIONAL),
 };
 static const struct json_table rank_times =
     JSON_ITEMS(JSON_SHAPE_OBJECT, rank_time_fields, struct rank_time);

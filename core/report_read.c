@@ -17,8 +17,7 @@
 
 /* What an entry says beside its reports: optional, NaN when absent. */
 #define ENTRY(k, member) \
-    {.key = (k), .kind = JSON_REAL, .offset = offsetof(struct report_doc_entry, member), \
-     .flags = JSON_OPTIONAL}
+    JSON_FIELD(k, JSON_REAL, struct report_doc_entry, member, .flags = JSON_OPTIONAL)
 
 static const struct json_field sweep_point_fields[] = {
     ENTRY("devices", devices),

@@ -202,8 +202,7 @@ out:
 
 /* --- JSON -------------------------------------------------------------------------- */
 
-#define PACE(k, kind_, member, ...) \
-    {.key = (k), .kind = (kind_), .offset = offsetof(struct rank_pace, member), __VA_ARGS__}
+#define PACE(k, kind_, member, ...) JSON_FIELD(k, kind_, struct rank_pace, member, __VA_ARGS__)
 static const struct json_field pace_fields[] = {
     PACE("rank", JSON_INT, rank),
     PACE("median_ratio", JSON_REAL, median_ratio),

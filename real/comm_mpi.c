@@ -192,17 +192,27 @@ static int mpi_irecv(struct comm *c, void *buf, size_t bytes, int peer, uint32_t
     return 0;
 }
 
+/* Group g's communicator, or an error naming the collective (what) when
+ * this rank is not one of its members. */
+static int member_comm(const struct comm *c, int group, const char *what, MPI_Comm *comm,
+                       struct err *e)
+{
+    if (group < 0 || group >= c->n_groups || c->groups[group] == MPI_COMM_NULL)
+        return err_set(e, ERR_RUN, "%s on group %d, which rank %d is not a member of", what,
+                       group, c->rank);
+    *comm = c->groups[group];
+    return 0;
+}
+
 static int mpi_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
                               struct comm_req *r, struct err *e)
 {
-    if (group < 0 || group >= c->n_groups || c->groups[group] == MPI_COMM_NULL)
-        return err_set(e, ERR_RUN, "ALLREDUCE on group %d, which rank %d is not a member of",
-                       group, c->rank);
+    MPI_Comm comm = MPI_COMM_NULL;
+    TRY(member_comm(c, group, "ALLREDUCE", &comm, e));
     TRY(check_count(n, "an ALLREDUCE", e));
     float *h = staged(c, buf, n * sizeof *buf, true, true, r, e);
     if (!h) return e->code;
-    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, h, (int)n, MPI_FLOAT, MPI_SUM, c->groups[group],
-                              &r->mpi));
+    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, h, (int)n, MPI_FLOAT, MPI_SUM, comm, &r->mpi));
     r->is_active = true;
     return 0;
 }
@@ -213,11 +223,8 @@ static int mpi_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
 static int shard_layout(struct comm *c, int group, size_t n, const char *what, MPI_Comm *comm,
                         int *size, int *me, int **counts, struct err *e)
 {
-    if (group < 0 || group >= c->n_groups || c->groups[group] == MPI_COMM_NULL)
-        return err_set(e, ERR_RUN, "%s on group %d, which rank %d is not a member of", what,
-                       group, c->rank);
+    TRY(member_comm(c, group, what, comm, e));
     TRY(check_count(n, what, e));
-    *comm = c->groups[group];
     MPI_TRY(e, MPI_Comm_size(*comm, size));
     MPI_TRY(e, MPI_Comm_rank(*comm, me));
     *counts = XCALLOC(e, 2 * (size_t)*size, sizeof **counts);
@@ -231,24 +238,39 @@ static int shard_layout(struct comm *c, int group, size_t n, const char *what, M
     return 0;
 }
 
+/* What both sharded collectives do first: group g's layout (shard_layout)
+ * and the whole block of n floats staged, copied back into buf after the
+ * call only when is_copy_back (a reduce-scatter's shard alone goes back,
+ * by unstage). r owns the counts from here; NULL with e filled on failure. */
+static float *shard_start(struct comm *c, float *buf, size_t n, int group, const char *what,
+                          bool is_copy_back, struct comm_req *r, MPI_Comm *comm, int *size,
+                          int *me, struct err *e)
+{
+    int *counts = NULL;
+    if (shard_layout(c, group, n, what, comm, size, me, &counts, e) < 0) return NULL;
+    float *h = staged(c, buf, n * sizeof *buf, true, is_copy_back, r, e);
+    if (!h) {
+        free(counts);
+        return NULL;
+    }
+    r->counts = counts;
+    return h;
+}
+
 /* In place over the whole block: MPI sums it and leaves this member's
  * shard at the start of the buffer, which unstage moves to the shard. */
 static int mpi_ireduce_scatter_sum(struct comm *c, float *buf, size_t n, int group,
                                    struct comm_req *r, struct err *e)
 {
     MPI_Comm comm;
-    int size, me, *counts = NULL;
-    TRY(shard_layout(c, group, n, "a REDUCE_SCATTER", &comm, &size, &me, &counts, e));
-    float *h = staged(c, buf, n * sizeof *buf, true, false, r, e);
-    if (!h) {
-        free(counts);
-        return e->code;
-    }
-    r->counts = counts;
-    r->shard_dst = buf + counts[size + me];
-    r->shard_bytes = (size_t)counts[me] * sizeof *buf;
+    int size, me;
+    float *h = shard_start(c, buf, n, group, "a REDUCE_SCATTER", false, r, &comm, &size, &me, e);
+    if (!h) return e->code;
+    r->shard_dst = buf + r->counts[size + me];
+    r->shard_bytes = (size_t)r->counts[me] * sizeof *buf;
     r->shard_src = h;
-    MPI_TRY(e, MPI_Ireduce_scatter(MPI_IN_PLACE, h, counts, MPI_FLOAT, MPI_SUM, comm, &r->mpi));
+    MPI_TRY(e, MPI_Ireduce_scatter(MPI_IN_PLACE, h, r->counts, MPI_FLOAT, MPI_SUM, comm,
+                                   &r->mpi));
     r->is_active = true;
     return 0;
 }
@@ -258,16 +280,11 @@ static int mpi_iall_gather(struct comm *c, float *buf, size_t n, int group, stru
                            struct err *e)
 {
     MPI_Comm comm;
-    int size, me, *counts = NULL;
-    TRY(shard_layout(c, group, n, "an ALL_GATHER", &comm, &size, &me, &counts, e));
-    float *h = staged(c, buf, n * sizeof *buf, true, true, r, e);
-    if (!h) {
-        free(counts);
-        return e->code;
-    }
-    r->counts = counts;
-    MPI_TRY(e, MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, h, counts, counts + size,
-                               MPI_FLOAT, comm, &r->mpi));
+    int size, me;
+    float *h = shard_start(c, buf, n, group, "an ALL_GATHER", true, r, &comm, &size, &me, e);
+    if (!h) return e->code;
+    MPI_TRY(e, MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, h, r->counts,
+                               r->counts + size, MPI_FLOAT, comm, &r->mpi));
     r->is_active = true;
     return 0;
 }

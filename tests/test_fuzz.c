@@ -20,13 +20,13 @@
 #include <unistd.h>
 
 #include "../core/config.h"
-#include "../core/report.h"
 #include "../core/straggler.h"
 #include "../core/trace_read.h"
 #include "../core/workload.h"
 #include "../nn/data.h"
 #include "../sim/cluster.h"
 #include "fuzz/mutate.h"
+#include "fuzz/targets.h"
 #include "helpers.h"
 
 #define FUZZ_DEFAULT_CASES 2000
@@ -90,16 +90,16 @@ static void fuzz_parser(const char *parser, fuzz_target run,
 
 TestSuite(fuzz, .timeout = 600);
 
-/* ---- options: argv and the values parsed later ----------------------------- */
-
-/* What consumers parse from option text once the table has checked it. */
-static int parse_option_values(const struct config *c, struct err *e)
+/* For the parsers that read files: the case's input written to dir/name,
+ * that path in path[0..cap). */
+static void put_input(char *path, size_t cap, const char *dir, const char *name,
+                      const struct fuzz_input *in)
 {
-    struct straggler_spec s;
-    struct failure_spec f;
-    TRY(straggler_parse(c->straggler, &s, e));
-    return failure_parse(c->fail, &f, e);
+    snprintf(path, cap, "%s/%s", dir, name);
+    fuzz_write_file(path, in->bytes, in->len);
 }
+
+/* ---- options: argv and the values parsed later ----------------------------- */
 
 /* One word a line; a NUL ends its word early, as it would in argv. */
 static int run_args(const struct fuzz_input *in, struct err *e)
@@ -123,7 +123,7 @@ static int run_args(const struct fuzz_input *in, struct err *e)
     struct config c;
     config_init(&c);
     int rc = config_parse_args(&c, argc, argv, ~0u, e);
-    if (rc == 0) rc = parse_option_values(&c, e);
+    if (rc == 0) rc = fuzz_target_option_values(&c, e);
     config_release(&c);
     free(copy);
     return rc;
@@ -141,14 +141,8 @@ static char scenario_dir[64];
 static int run_scenario(const struct fuzz_input *in, struct err *e)
 {
     char path[128];
-    snprintf(path, sizeof path, "%s/scenario.conf", scenario_dir);
-    fuzz_write_file(path, in->bytes, in->len);
-    struct config c;
-    config_init(&c);
-    int rc = config_load_file(&c, path, ~0u, e);
-    if (rc == 0) rc = parse_option_values(&c, e);
-    config_release(&c);
-    return rc;
+    put_input(path, sizeof path, scenario_dir, "scenario.conf", in);
+    return fuzz_target_scenario_file(path, e);
 }
 
 Test(fuzz, scenario_files)
@@ -165,12 +159,8 @@ static char cluster_dir[64];
 static int run_cluster(const struct fuzz_input *in, struct err *e)
 {
     char path[128];
-    snprintf(path, sizeof path, "%s/profile.txt", cluster_dir);
-    fuzz_write_file(path, in->bytes, in->len);
-    struct cluster c;
-    int rc = cluster_load(path, &c, e);
-    if (rc == 0) rc = cluster_layout(&c, 9, 0, 0, "hierarchical", e);
-    return rc;
+    put_input(path, sizeof path, cluster_dir, "profile.txt", in);
+    return fuzz_target_cluster_file(path, e);
 }
 
 /* Every preset as the profile file it would be. */
@@ -247,10 +237,7 @@ Test(fuzz, idx_files)
 
 static int run_report(const struct fuzz_input *in, struct err *e)
 {
-    struct report_doc d;
-    int rc = report_doc_parse(in->bytes, in->len, "fuzz.json", &d, e);
-    if (rc == 0) report_doc_release(&d);
-    return rc;
+    return fuzz_target_report(in->bytes, in->len, e);
 }
 
 Test(fuzz, report_documents)

@@ -45,6 +45,10 @@ Test(lab, expressions_follow_precedence_and_take_hyphenated_names)
     cr_expect_eq(eval("(1 + 2) * 3"), 9);
     cr_expect_eq(eval("ps-async.x - a.b"), 8, "a '-' inside a name is part of it");
     cr_expect_eq(eval("-a.b / 4"), -0.5);
+    /* each level associates to the left: (8 - 2) - 1 and (8 / 4) / 2 */
+    cr_expect_eq(eval("8 - 2 - 1"), 5);
+    cr_expect_eq(eval("8 / 4 / 2"), 1);
+    cr_expect_eq(eval("2 * 3 - 8 / 4 + 1"), 5);
     cr_expect_eq(eval("max(a.b, 3) + min(1, a.b) + abs(-2)"), 6);
     /* H_4 = 1 + 1/2 + 1/3 + 1/4 = 25/12 */
     cr_expect_float_eq(eval("harmonic(4)"), 25.0 / 12, 1e-12);

@@ -964,20 +964,17 @@ Test(report_read, accuracy_curve_reads_back_and_may_be_absent)
  * failed half-way). Values no run gives are refused, naming the field. */
 Test(report_read, values_no_run_gives_are_refused_naming_the_field)
 {
-    expect_bad_value("final.test_accuracy", cJSON_CreateNumber(-1e308),
-                     "\"final.test_accuracy\" is -1e+308, not in [0, 1]");
-    expect_bad_value("final.test_accuracy", cJSON_CreateNumber(1.5),
-                     "\"final.test_accuracy\" is 1.5, not in [0, 1]");
-    expect_bad_value("loss_curve[0][1]", cJSON_CreateNumber(-3),
-                     "\"loss_curve[0][1]\" is -3, not a number >= 0");
-    expect_bad_value("step_time_s.p99", cJSON_CreateNumber(-0.5),
-                     "\"step_time_s.p99\" is -0.5, not a number >= 0");
-    expect_bad_value("per_rank[1].idle_s", cJSON_CreateNumber(-1),
-                     "\"per_rank[1].idle_s\" is -1, not a number >= 0");
-    expect_bad_value("breakdown.idle", cJSON_CreateNumber(2),
-                     "\"breakdown.idle\" is 2, not in [0, 1]");
-    expect_bad_value("time_to_accuracy_s", cJSON_CreateNumber(-42),
-                     "\"time_to_accuracy_s\" is -42, not a number >= 0");
+    const struct { const char *path; double value; const char *want; } cases[] = {
+        {"final.test_accuracy", -1e308, "\"final.test_accuracy\" is -1e+308, not in [0, 1]"},
+        {"final.test_accuracy", 1.5, "\"final.test_accuracy\" is 1.5, not in [0, 1]"},
+        {"loss_curve[0][1]", -3, "\"loss_curve[0][1]\" is -3, not a number >= 0"},
+        {"step_time_s.p99", -0.5, "\"step_time_s.p99\" is -0.5, not a number >= 0"},
+        {"per_rank[1].idle_s", -1, "\"per_rank[1].idle_s\" is -1, not a number >= 0"},
+        {"breakdown.idle", 2, "\"breakdown.idle\" is 2, not in [0, 1]"},
+        {"time_to_accuracy_s", -42, "\"time_to_accuracy_s\" is -42, not a number >= 0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_bad_value(cases[i].path, cJSON_CreateNumber(cases[i].value), cases[i].want);
 }
 
 Test(report_read, rounding_below_zero_and_null_are_still_read)

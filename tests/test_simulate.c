@@ -254,6 +254,41 @@ static struct cluster round_numbers_for(const struct plan *p, int devices_per_no
     return laid_out(test_tmp_file("round-numbers.profile", text), p, 0);
 }
 
+/* One group of RING_RANKS ranks, each given its collectives by add, run on
+ * the round numbers laid out devices_per_node a node; the caller releases
+ * it (run_release_with). */
+enum { RING_RANKS = 4 };
+struct ring_run {
+    struct plan *plan;
+    struct trace t;
+    struct sim_run r;
+    double n_bytes;            /* rank 0's first op: the whole model's gradients */
+    double alpha_s;            /* the link the flat ring runs at: inside a node, */
+    double beta_bytes_per_s;   /* or across nodes with one rank a node */
+};
+
+static void ring_run(struct ring_run *k, const char *name, const struct workload *wl,
+                     int devices_per_node, void (*add)(struct plan *, int rank, int group, int hi))
+{
+    struct err e = {0};
+    k->plan = plan_create(name, wl, RING_RANKS, 0, 32, 1, &e);
+    cr_assert_not_null(k->plan, "%s", e.msg);
+    int group = plan_add_group(k->plan, (const int[]){0, 1, 2, 3}, RING_RANKS);
+    for (int r = 0; r < RING_RANKS; r++) add(k->plan, r, group, wl->n_layers);
+    cr_assert_eq(plan_build_status(k->plan, &e), 0, "%s", e.msg);
+    struct cluster c = round_numbers_for(k->plan, devices_per_node);
+    trace_init(&k->t, -1, 100);
+    k->r = run(k->plan, &c, 1, (struct opts){0}, &k->t);
+    k->n_bytes = (double)k->plan->ranks[0].ops.items[0].bytes;
+    k->alpha_s = devices_per_node > 1 ? 2e-6 : 1e-5;
+    k->beta_bytes_per_s = devices_per_node > 1 ? 1e10 : 1e9;
+}
+
+static void add_allreduce(struct plan *plan, int rank, int group, int hi)
+{
+    plan_allreduce(plan, rank, group, 0, hi, NO_DEPS);
+}
+
 /* Ring all-reduce (Patarasuk & Yuan, 2009): 2(p-1) steps, each alpha plus
  * n/p bytes at beta. A hand-made plan of one all-reduce per rank; the span
  * of every member shows that time, inside a node and across nodes (where
@@ -261,33 +296,29 @@ static struct cluster round_numbers_for(const struct plan *p, int devices_per_no
 Test(simulate, ring_allreduce_span_is_alpha_beta_closed_form)
 {
     struct workload *wl = test_workload(UNIFORM_4);
-    const int p = 4;
+    const int p = RING_RANKS;
     for (int dpn = 8; dpn >= 1; dpn /= 8) {   /* one node, then one rank a node */
-        struct err e = {0};
-        struct plan *plan = plan_create("ring", wl, p, 0, 32, 1, &e);
-        cr_assert_not_null(plan, "%s", e.msg);
-        int group = plan_add_group(plan, (const int[]){0, 1, 2, 3}, p);
-        for (int r = 0; r < p; r++) plan_allreduce(plan, r, group, 0, wl->n_layers, NO_DEPS);
-        cr_assert_eq(plan_build_status(plan, &e), 0, "%s", e.msg);
-        struct cluster c = round_numbers_for(plan, dpn);
-        struct trace t;
-        trace_init(&t, -1, 100);
-        struct sim_run r = run(plan, &c, 1, (struct opts){0}, &t);
-        double n = (double)plan->ranks[0].ops.items[0].bytes;
-        double alpha = dpn > 1 ? 2e-6 : 1e-5, beta = dpn > 1 ? 1e10 : 1e9;
-        double want = 2.0 * (p - 1) * (alpha + n / (p * beta));
-        cr_assert_eq(t.spans.len, (size_t)p);
-        for (size_t k = 0; k < t.spans.len; k++) {
-            const struct span *sp = &t.spans.items[k];
+        struct ring_run k;
+        ring_run(&k, "ring", wl, dpn, add_allreduce);
+        double want = 2.0 * (p - 1) * (k.alpha_s + k.n_bytes / (p * k.beta_bytes_per_s));
+        cr_assert_eq(k.t.spans.len, (size_t)p);
+        for (size_t i = 0; i < k.t.spans.len; i++) {
+            const struct span *sp = &k.t.spans.items[i];
             cr_assert_eq(sp->kind, OP_ALLREDUCE);
             cr_assert_float_eq(sp->start_s, 0.0, 1e-15);
             cr_assert(fabs(sp->end_s - want) <= 1e-12 * want,
                       "%d devices a node: span %g s, 2(p-1)(alpha + n/(p beta)) = %g s", dpn,
                       sp->end_s - sp->start_s, want);
         }
-        run_release_with(&r, &t, plan);
+        run_release_with(&k.r, &k.t, k.plan);
     }
     workload_free(wl);
+}
+
+static void add_reduce_scatter_then_all_gather(struct plan *plan, int rank, int group, int hi)
+{
+    plan_reduce_scatter(plan, rank, group, 0, hi, NO_DEPS);
+    plan_all_gather(plan, rank, group, 0, hi, NO_DEPS);
 }
 
 /* ZeRO-1's collectives: a reduce-scatter then an all-gather of the whole
@@ -297,34 +328,21 @@ Test(simulate, ring_allreduce_span_is_alpha_beta_closed_form)
 Test(simulate, reduce_scatter_and_all_gather_spans_are_the_ring_closed_form)
 {
     struct workload *wl = test_workload(UNIFORM_4);
-    const int p = 4;
+    const int p = RING_RANKS;
     for (int dpn = 8; dpn >= 1; dpn /= 8) {   /* one node, then one rank a node */
-        struct err e = {0};
-        struct plan *plan = plan_create("zero1-collectives", wl, p, 0, 32, 1, &e);
-        cr_assert_not_null(plan, "%s", e.msg);
-        int group = plan_add_group(plan, (const int[]){0, 1, 2, 3}, p);
-        for (int r = 0; r < p; r++) {
-            plan_reduce_scatter(plan, r, group, 0, wl->n_layers, NO_DEPS);
-            plan_all_gather(plan, r, group, 0, wl->n_layers, NO_DEPS);
-        }
-        cr_assert_eq(plan_build_status(plan, &e), 0, "%s", e.msg);
-        struct cluster c = round_numbers_for(plan, dpn);
-        struct trace t;
-        trace_init(&t, -1, 100);
-        struct sim_run r = run(plan, &c, 1, (struct opts){0}, &t);
-        double n = (double)plan->ranks[0].ops.items[0].bytes;
-        double alpha = dpn > 1 ? 2e-6 : 1e-5, beta = dpn > 1 ? 1e10 : 1e9;
-        double half = (p - 1) * (alpha + n / (p * beta));
-        cr_assert_eq(t.spans.len, (size_t)(2 * p));
-        for (size_t k = 0; k < t.spans.len; k++) {
-            const struct span *sp = &t.spans.items[k];
+        struct ring_run k;
+        ring_run(&k, "zero1-collectives", wl, dpn, add_reduce_scatter_then_all_gather);
+        double half = (p - 1) * (k.alpha_s + k.n_bytes / (p * k.beta_bytes_per_s));
+        cr_assert_eq(k.t.spans.len, (size_t)(2 * p));
+        for (size_t i = 0; i < k.t.spans.len; i++) {
+            const struct span *sp = &k.t.spans.items[i];
             double start = sp->kind == OP_REDUCE_SCATTER ? 0 : half;
             cr_assert(sp->kind == OP_REDUCE_SCATTER || sp->kind == OP_ALL_GATHER);
             cr_assert(fabs(sp->start_s - start) <= 1e-12 * half && fabs(sp->end_s - start - half) <=
                       1e-12 * half, "%s, %d devices a node: [%g, %g] s, want [%g, %g]",
                       op_infos[sp->kind].name, dpn, sp->start_s, sp->end_s, start, start + half);
         }
-        run_release_with(&r, &t, plan);
+        run_release_with(&k.r, &k.t, k.plan);
     }
     workload_free(wl);
 }

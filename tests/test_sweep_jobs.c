@@ -250,33 +250,37 @@ static void mpirun_env(void)
     untracked_prepare_ranks_env();   /* these ranks are started here, not by strata */
 }
 
-Test(sweep_jobs, under_mpirun_np_2_rank_0_prints_what_one_process_does)
+/* strata sweep args -j 1 against the same sweep as a job of np ranks
+ * (mpirun --oversubscribe -np np, no -j): the same bytes. */
+static void expect_mpirun_agrees(const char *const *args, int np)
 {
     mpirun_env();
-    const char *const args[] = {"--devices", "1,2,4", SMALL, "--strategies",
-                                "mirrored,ps-sync,ps-async,pipeline-1f1b", NULL};
-    struct outputs one = sweep_as(NULL, args, 1, "alone");
-    struct outputs job = sweep_as((const char *const[]){"mpirun", "--oversubscribe", "-np", "2",
-                                                        NULL}, args, 0, "mpirun");
+    char np_text[16], alone[16], tag[16], what[48];
+    snprintf(np_text, sizeof np_text, "%d", np);
+    snprintf(alone, sizeof alone, "alone%d", np);
+    snprintf(tag, sizeof tag, "mpirun%d", np);
+    snprintf(what, sizeof what, "-j 1 and mpirun -np %d", np);
+    struct outputs one = sweep_as(NULL, args, 1, alone);
+    struct outputs job = sweep_as((const char *const[]){"mpirun", "--oversubscribe", "-np",
+                                                        np_text, NULL}, args, 0, tag);
     cr_assert_eq(one.status, 0, "stderr: %s", one.err);
-    expect_same(&one, &job, "-j 1 and mpirun -np 2");
+    expect_same(&one, &job, what);
     outputs_free(&one);
     outputs_free(&job);
+}
+
+Test(sweep_jobs, under_mpirun_np_2_rank_0_prints_what_one_process_does)
+{
+    expect_mpirun_agrees((const char *const[]){"--devices", "1,2,4", SMALL, "--strategies",
+                                               "mirrored,ps-sync,ps-async,pipeline-1f1b", NULL},
+                         2);
 }
 
 Test(sweep_jobs, under_mpirun_np_3_tasks_dealt_costliest_first_print_the_same)
 {
     /* 10 tasks dealt by estimated cost over 3 ranks, not round robin: rank 0
      * holds the baseline and fewer points; the same bytes */
-    mpirun_env();
-    const char *const args[] = {LPT_SWEEP, NULL};
-    struct outputs one = sweep_as(NULL, args, 1, "alone3");
-    struct outputs job = sweep_as((const char *const[]){"mpirun", "--oversubscribe", "-np", "3",
-                                                        NULL}, args, 0, "mpirun3");
-    cr_assert_eq(one.status, 0, "stderr: %s", one.err);
-    expect_same(&one, &job, "-j 1 and mpirun -np 3");
-    outputs_free(&one);
-    outputs_free(&job);
+    expect_mpirun_agrees((const char *const[]){LPT_SWEEP, NULL}, 3);
 }
 
 Test(sweep_jobs, under_mpirun_a_real_sweep_is_refused_once)

@@ -25,6 +25,24 @@ static char *capture(note_fn note, const struct report *const *rs, int n, bool *
     return buf;
 }
 
+/* What note printed for rs[0..n) (caller frees); it must have spoken. */
+static char *said(note_fn note, const struct report *const *rs, int n)
+{
+    bool is_said;
+    char *s = capture(note, rs, n, &is_said);
+    cr_assert(is_said, "the note said nothing: '%s'", s ? s : "");
+    return s;
+}
+
+/* note must say nothing for rs[0..n): return false and print nothing. */
+static void expect_silent(note_fn note, const struct report *const *rs, int n, const char *why)
+{
+    bool is_said;
+    char *s = capture(note, rs, n, &is_said);
+    cr_assert(!is_said && (!s || !*s), "%s: '%s'", why, s ? s : "");
+    free(s);
+}
+
 /* Two async-like reports of 8 workers, identical figures. */
 static void twins(struct report *a, struct report *b, struct config *cfg)
 {
@@ -46,9 +64,7 @@ Test(table_notes, ssp_twin_says_lead_and_bound)
     twins(&a, &b, &cfg);
     cfg.staleness = 4;
     const struct report *rs[] = {&a, &b};
-    bool said;
-    char *s = capture(note_identical_rows, rs, 2, &said);
-    cr_assert(said);
+    char *s = said(note_identical_rows, rs, 2);
     cr_assert(strstr(s, "ps-ssp ran exactly as ps-async"), "%s", s);
     cr_assert(strstr(s, "K = 4 steps"), "%s", s);
     cr_assert(strstr(s, "L = 1 step."), "%s", s);
@@ -67,11 +83,7 @@ Test(table_notes, identical_rows_silent_when_figures_differ)
     twins(&a, &b, &cfg);
     b.step_time_s.mean *= 1.5;   /* the bound bound: ssp waited */
     const struct report *rs[] = {&a, &b};
-    bool said;
-    char *s = capture(note_identical_rows, rs, 2, &said);
-    cr_assert(!said);
-    cr_assert(!s || !*s, "%s", s);
-    free(s);
+    expect_silent(note_identical_rows, rs, 2, "ssp waited: the rows differ");
     report_release(&a);
     report_release(&b);
 }
@@ -83,9 +95,7 @@ Test(table_notes, identical_rows_generic_when_not_ssp)
     twins(&a, &b, &cfg);
     snprintf(b.strategy, sizeof b.strategy, "mirrored");
     const struct report *rs[] = {&a, &b};
-    bool said;
-    char *s = capture(note_identical_rows, rs, 2, &said);
-    cr_assert(said);
+    char *s = said(note_identical_rows, rs, 2);
     cr_assert(strstr(s, "ps-async and mirrored ran exactly alike"), "%s", s);
     free(s);
     report_release(&a);
@@ -103,23 +113,15 @@ Test(table_notes, more_updates_names_ratio_and_batch)
     b.samples_applied = 15 * 512;
     snprintf(b.strategy, sizeof b.strategy, "mirrored");
     const struct report *rs[] = {&a, &b};
-    bool said;
-    char *s = capture(note_more_updates, rs, 2, &said);
-    cr_assert(said);
+    char *s = said(note_more_updates, rs, 2);
     cr_assert(strstr(s, "ps-async made 16.0× the updates of mirrored (240 of 32 samples against "
                         "15 of 512)"), "%s", s);
     free(s);
-    /* equal updates (the controlled experiment): nothing to say */
     b.updates = 240;
-    s = capture(note_more_updates, rs, 2, &said);
-    cr_assert(!said);
-    free(s);
-    /* no numerics: no updates column, no note */
+    expect_silent(note_more_updates, rs, 2, "equal updates (the controlled experiment)");
     b.updates = 15;
     a.has_final = b.has_final = false;
-    s = capture(note_more_updates, rs, 2, &said);
-    cr_assert(!said);
-    free(s);
+    expect_silent(note_more_updates, rs, 2, "no numerics: no updates column");
     report_release(&a);
     report_release(&b);
 }
@@ -135,15 +137,11 @@ Test(table_notes, diverged_names_first_bad_step_and_knobs)
     test_fill_report(&a);
     a.config = &cfg;
     const struct report *rs[] = {&a};
-    bool said;
-    char *s = capture(note_diverged, rs, 1, &said);
-    cr_assert(!said, "a finite loss curve is not a divergence: %s", s);
-    free(s);
+    expect_silent(note_diverged, rs, 1, "a finite loss curve is not a divergence");
     a.loss_curve[1].loss = NAN;   /* step 100 */
     a.final.loss = NAN;
     a.final.test_accuracy = 0.1;
-    s = capture(note_diverged, rs, 1, &said);
-    cr_assert(said);
+    char *s = said(note_diverged, rs, 1);
     cr_assert(strstr(s, "pipeline-1f1b diverged"), "%s", s);
     cr_assert(strstr(s, "at step 100 of 15"), "%s", s);
     cr_assert(strstr(s, "accuracy 10.0%"), "%s", s);
@@ -169,17 +167,13 @@ Test(table_notes, superlinear_only_above_device_count)
     base.per_rank[0].compute_s = 2.0;   /* 2 s / 2560 samples = 781 us */
     /* a: (1.5 + 1.25) s / 2560 = 1074 us: more, yet faster than 8 x */
     const struct report *rs[] = {&a, &base};
-    bool said;
-    char *s = capture(superlinear_with_base, rs, 1, &said);
-    cr_assert(said);
+    char *s = said(superlinear_with_base, rs, 1);
     cr_assert(strstr(s, "speedup 9.50× is more than its 8 devices"), "%s", s);
     cr_assert(strstr(s, "baseline's 781 us"), "%s", s);
     cr_assert(strstr(s, "idle 12.5%"), "the baseline's idle share: %s", s);
     free(s);
-    a.devices = 16;   /* 9.5 on 16: nothing surprising */
-    s = capture(superlinear_with_base, rs, 1, &said);
-    cr_assert(!said, "%s", s);
-    free(s);
+    a.devices = 16;
+    expect_silent(superlinear_with_base, rs, 1, "9.5 on 16 devices: nothing surprising");
     report_release(&a);
     report_release(&base);
 }
@@ -190,9 +184,7 @@ Test(table_notes, legend_lists_only_shown_columns)
     test_fill_report(&a);
     a.updates = 10;
     const struct report *rs[] = {&a};
-    bool said;
-    char *s = capture(table_legend_print, rs, 1, &said);
-    cr_assert(said);
+    char *s = said(table_legend_print, rs, 1);
     cr_assert(strstr(s, "staleness: mean/max updates by others between a worker's pull and its "
                         "push"), "%s", s);
     cr_assert(strstr(s, "updates: optimizer steps"), "%s", s);
@@ -200,7 +192,7 @@ Test(table_notes, legend_lists_only_shown_columns)
     free(s);
     a.has_final = false;
     a.failure.happened = true;
-    s = capture(table_legend_print, rs, 1, &said);
+    s = said(table_legend_print, rs, 1);
     cr_assert(strstr(s, "goodput"), "%s", s);
     cr_assert(!strstr(s, "accuracy"), "%s", s);
     free(s);

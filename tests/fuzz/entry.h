@@ -1,6 +1,7 @@
 /* What the libFuzzer entry points (tests/fuzz/fuzz_*.c) share: an input
  * put where a parser that reads files finds it, and the check every case
- * makes (0, or a clean error: the test suite's test_fuzz.c makes the same).
+ * makes (0, or a clean error: the test suite's test_fuzz.c makes the same),
+ * and through targets.h the very cases test_fuzz.c runs for files.
  * Built only with -DSTRATA_LIBFUZZER=ON and clang (CMakeLists.txt):
  *
  *   CC=clang cmake -S . -B build-libfuzzer -DSTRATA_LIBFUZZER=ON
@@ -14,8 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "../../core/err.h"
+#include "targets.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,6 +49,19 @@ static inline void fuzz_entry_check(int rc, const struct err *e)
         abort();
     for (const unsigned char *p = (const unsigned char *)e->msg; *p; p++)
         if (*p < 0x20 || *p == 0x7f) abort();
+}
+
+/* For the parsers that read files: data[0..size) into
+ * /tmp/strata-libfuzzer-<pid>-<name>, run through target, its result
+ * checked as fuzz_entry_check does. */
+static inline void fuzz_entry_file_case(const char *name, const uint8_t *data, size_t size,
+                                        int (*target)(const char *path, struct err *e))
+{
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/strata-libfuzzer-%ld-%s", (long)getpid(), name);
+    fuzz_entry_write(path, data, size);
+    struct err e = {0};
+    fuzz_entry_check(target(path, &e), &e);
 }
 
 #endif
