@@ -229,6 +229,15 @@ Test(cuda, fill_scale_axpy_equal_the_cpu)
     g->free(gy);
 }
 
+/* Frees a product's three host operands and their three device copies. */
+static void free_operands(const struct device *g, float *host[3], float *dev[3])
+{
+    for (int i = 0; i < 3; i++) {
+        free(host[i]);
+        g->free(dev[i]);
+    }
+}
+
 /* C = alpha op(A) op(B) + beta C on padded row strides, every transposition,
  * against the cpu's cblas; with beta 0 a NaN in C must not leak. */
 static void check_sgemm(bool ta, bool tb, float beta, double tol, double floor)
@@ -248,12 +257,7 @@ static void check_sgemm(bool ta, bool tb, float beta, double tol, double floor)
     char what[64];
     snprintf(what, sizeof what, "sgemm %c%c beta %g", ta ? 'T' : 'N', tb ? 'T' : 'N', beta);
     expect_back_close(g, gc, cc, nc, tol, floor, what);
-    free(a);
-    free(b);
-    free(cc);
-    g->free(ga);
-    g->free(gb);
-    g->free(gc);
+    free_operands(g, (float *[]){a, b, cc}, (float *[]){ga, gb, gc});
 }
 
 Test(cuda, sgemm_in_every_transposition_equals_the_cpu_row_major)
@@ -407,12 +411,7 @@ static double product_error(bool is_tf32)
         ref2 += (double)cc[i] * (double)cc[i];
     }
     free(h);
-    free(a);
-    free(b);
-    free(cc);
-    g->free(ga);
-    g->free(gb);
-    g->free(gc);
+    free_operands(g, (float *[]){a, b, cc}, (float *[]){ga, gb, gc});
     return sqrt(diff2 / ref2);
 }
 
