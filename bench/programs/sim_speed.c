@@ -181,9 +181,20 @@ static int run_scaling(const struct scaling *sc)
     return 0;
 }
 
+static const char usage[] =
+    "usage: sim_speed [mirrored|ps-async|pipeline-1f1b]\n"
+    "       sim_speed scaling [STRATEGY [DEVICES [RUNS]]]\n"
+    "the simulator's events per second on three large scenarios, then its CPU time per\n"
+    "event at 1k, 10k and 100k devices (or 100 to 2,000 stages) for each strategy;\n"
+    "DEVICES [RUNS] times one size RUNS times (default 1), for `perf record`\n";
+
 int main(int argc, char **argv)
 {
     int failed = 0, ran = 0;
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        fputs(usage, stdout);
+        return 0;
+    }
     bool is_scaling = argc > 1 && !strcmp(argv[1], "scaling");
     if (is_scaling && argc > 3) {   /* one size of one strategy's row */
         long long n = atoll(argv[3]);
@@ -195,7 +206,10 @@ int main(int argc, char **argv)
                 "above 0\n", argv[2], argv[3]);
         return 2;
     }
-    if (argc == 1 || !is_scaling) {
+    bool is_scenario = argc == 1;
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
+        is_scenario |= argc > 1 && !strcmp(argv[1], scenarios[i].name);
+    if (is_scenario) {
         printf("simulator speed on cluster h100-nvlink-ib (targets: under 2 s, over 10 M events/s)\n");
         for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
             if (argc > 1 && strcmp(argv[1], scenarios[i].name)) continue;
@@ -203,7 +217,10 @@ int main(int argc, char **argv)
             ran++;
         }
     }
-    if (argc == 1 || is_scaling) {
+    bool is_row = argc <= 2;
+    for (size_t i = 0; i < sizeof scalings / sizeof scalings[0]; i++)
+        is_row |= argc > 2 && !strcmp(argv[2], scalings[i].strategy);
+    if (argc == 1 || (is_scaling && is_row)) {
         printf("\nscaling: CPU time per event (and events) at three sizes, then largest / smallest "
                "(target <= %.1fx)\n  data parallel: %s, 32 samples a device, 10 steps; model and "
                "pipelines: %s, 100 to 2,000 stages\n", SCALE_TARGET, SCALE_DP_MODEL,
@@ -215,8 +232,7 @@ int main(int argc, char **argv)
         }
     }
     if (!ran) {
-        fprintf(stderr, "sim_speed: no scenario '%s' (mirrored, ps-async, pipeline-1f1b, scaling "
-                "[STRATEGY])\n", argv[argc - 1]);
+        fprintf(stderr, "sim_speed: no scenario '%s'\n%s", argv[argc - 1], usage);
         return 2;
     }
     return failed;
