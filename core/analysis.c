@@ -313,6 +313,23 @@ void analysis_prefetch(const struct analysis *a, int rank)
 #endif
 }
 
+void analysis_prefetch_slot(const struct analysis *a, int rank, int stream)
+{
+#if defined(__GNUC__)
+    if (rank < 0 || rank >= a->p->n_workers || stream < 0 || stream >= PLAN_N_STREAMS) return;
+    const struct worker *w = &a->workers[rank];
+    /* the last span (read for the order check) and the next slot: one line
+     * but where the list crosses one */
+    if (w->spans[stream].len) __builtin_prefetch(&w->spans[stream].items[w->spans[stream].len - 1]);
+    if (w->spans[stream].len < w->spans[stream].cap)
+        __builtin_prefetch(&w->spans[stream].items[w->spans[stream].len], 1);
+#else
+    (void)a;
+    (void)rank;
+    (void)stream;
+#endif
+}
+
 /* The k-th smallest of x[0..n) (0-based), rearranging x: Hoare's
  * quickselect with a median-of-three pivot, O(n) on average. Sorting all
  * worker x step durations (4 million for 4,096 ranks x 1,000 steps) only

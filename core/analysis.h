@@ -56,6 +56,12 @@ int analysis_add(struct analysis *a, const struct span *s);
  * finds it cold otherwise). Changes nothing; any rank is accepted. */
 void analysis_prefetch(const struct analysis *a, int rank);
 
+/* The second stage of that hint, nearer the span, once the rank's state is
+ * in the cache (analysis_prefetch): the place in its list of `stream`
+ * where the span will go, the line the append then writes. Changes
+ * nothing; any rank and stream are accepted. */
+void analysis_prefetch_slot(const struct analysis *a, int rank, int stream);
+
 /* Worker `rank` died at from_s: its time from then to the end is down, not
  * idle. 0, or ERR_INPUT for a rank that is not a worker or a bad time. */
 int analysis_set_down(struct analysis *a, int rank, double from_s);

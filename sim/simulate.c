@@ -771,7 +771,7 @@ static int begin(struct sim *m)
  * per event. Where the coming ends are known (the FIFO of the instant, a
  * collective's members, the queue's lane behind the event popped) their
  * lines are fetched this many ends ahead, to be there when they are due. */
-enum { PREFETCH_AHEAD = 8, PREFETCH_NEAR = 4 };
+enum { PREFETCH_AHEAD = 8, PREFETCH_NEAR = 4, PREFETCH_SLOT = 2 };
 
 /* Op g's line: the first thing its end reads. A macro, not a function:
  * GCC finds a function made only of prefetches free of effects, and deletes
@@ -796,6 +796,14 @@ static void prefetch_near(const struct sim *m, int g)
 #endif
 }
 
+/* Nearest, with the analysis's state for op g's rank fetched already: the
+ * slot of its span list that recording g's end writes. A macro for the
+ * reason PREFETCH_OP is. */
+#define PREFETCH_SLOT_OF(m, g)                                                              \
+    do {                                                                                    \
+        if ((m)->a) analysis_prefetch_slot((m)->a, (m)->x[(g)].rank, (m)->x[(g)].stream);   \
+    } while (0)
+
 /* Pops and handles events until none is left or an error stops the run. */
 static void run_loop(struct sim *m)
 {
@@ -806,6 +814,8 @@ static void run_loop(struct sim *m)
                 PREFETCH_OP(m, m->now_q.items[m->now_head + PREFETCH_AHEAD]);
             if (m->now_head + PREFETCH_NEAR < m->now_q.len)
                 prefetch_near(m, m->now_q.items[m->now_head + PREFETCH_NEAR]);
+            if (m->now_head + PREFETCH_SLOT < m->now_q.len)
+                PREFETCH_SLOT_OF(m, m->now_q.items[m->now_head + PREFETCH_SLOT]);
             int g = m->now_q.items[m->now_head++];
             if (m->now_head == m->now_q.len) m->now_q.len = m->now_head = 0;
             m->n_events++;
@@ -830,6 +840,8 @@ static void run_loop(struct sim *m)
             if (ahead && ahead->kind == EV_OP_END) PREFETCH_OP(m, (int)ahead->b);
             const struct des_event *near = des_ahead(&m->q, PREFETCH_NEAR);
             if (near && near->kind == EV_OP_END) prefetch_near(m, (int)near->b);
+            const struct des_event *slot = des_ahead(&m->q, PREFETCH_SLOT);
+            if (slot && slot->kind == EV_OP_END) PREFETCH_SLOT_OF(m, (int)slot->b);
             finish(m, (int)ev.b);
             break;
         }
@@ -839,6 +851,7 @@ static void run_loop(struct sim *m)
             for (int k = first; k < end; k++) {
                 if (k + PREFETCH_AHEAD < end) PREFETCH_OP(m, m->coll_ops[k + PREFETCH_AHEAD]);
                 if (k + PREFETCH_NEAR < end) prefetch_near(m, m->coll_ops[k + PREFETCH_NEAR]);
+                if (k + PREFETCH_SLOT < end) PREFETCH_SLOT_OF(m, m->coll_ops[k + PREFETCH_SLOT]);
                 finish(m, m->coll_ops[k]);
             }
             break;
