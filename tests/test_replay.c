@@ -44,10 +44,8 @@ static void event(FILE *f, bool *first, const char *name, int rank, int tid, int
  * then max_r(fwd + bwd) + upd (upd equal on both ranks). */
 static const char *write_hand(const char *file, const struct hand *h)
 {
-    const char *path = test_tmp_path(file);
-    FILE *f = fopen(path, "w");
-    cr_assert(f, "cannot write %s", path);
-    fprintf(f, "{\"traceEvents\":[");
+    const char *path;
+    FILE *f = test_trace_begin(file, &path);
     bool first = true;
     double t_ms = 0;
     for (int s = 0; s < HAND_STEPS; s++) {
