@@ -192,6 +192,15 @@ const char *test_tmp_file(const char *name, const char *text)
     return path;
 }
 
+FILE *test_trace_begin(const char *name, const char **path)
+{
+    *path = test_tmp_path(name);
+    FILE *f = fopen(*path, "w");
+    cr_assert(f, "cannot write %s", *path);
+    fprintf(f, "{\"traceEvents\":[");
+    return f;
+}
+
 /* ---- JSON ----------------------------------------------------------------- */
 
 cJSON *read_json(const char *path)

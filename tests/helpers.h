@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct strategy;
@@ -110,6 +111,11 @@ char *test_tmp_path(const char *name);
 
 /* Writes text to test_tmp_dir/name and returns its path (as test_tmp_path). */
 const char *test_tmp_file(const char *name, const char *text);
+
+/* Creates test_tmp_dir/name for a trace written by hand and writes its
+ * opening, {"traceEvents":[ (the spans and the closing are the caller's);
+ * its path (as test_tmp_path) into *path. Fails the test when it cannot. */
+FILE *test_trace_begin(const char *name, const char **path);
 
 /* ---- JSON ----------------------------------------------------------------- */
 

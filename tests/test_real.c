@@ -114,19 +114,30 @@ static const char *reference_params(void)
     return path;
 }
 
+/* Runs a (real_args and the run's own options) with --save-params
+ * test_tmp_dir/file, and compares the parameters it saved with one
+ * device's, naming `what` when they differ. */
+static void expect_run_equals_one_device(struct args *a, const char *file, const char *what)
+{
+    const char *ref = reference_params();
+    char path[128];
+    tmp_path(file, path, sizeof path);
+    ADD(a, "--save-params", path);
+    run_ok(a);
+    expect_same_params(path, ref, what);
+}
+
 /* Runs strategy on 2 and on 4 ranks and compares each with one device. */
 static void expect_one_device_math(const char *strategy)
 {
-    const char *ref = reference_params();
     const char *nps[] = {"2", "4"};
     for (int k = 0; k < 2; k++) {
-        char path[128], what[64];
+        char file[96], what[64];
         snprintf(what, sizeof what, "%s on %s ranks", strategy, nps[k]);
-        snprintf(path, sizeof path, "%s/%s-%s.params", test_tmp_dir, strategy, nps[k]);
+        snprintf(file, sizeof file, "%s-%s.params", strategy, nps[k]);
         struct args a = real_args();
-        ADD(&a, "--strategy", strategy, "--np", nps[k], SAME_RUN, "--save-params", path);
-        run_ok(&a);
-        expect_same_params(path, ref, what);
+        ADD(&a, "--strategy", strategy, "--np", nps[k], SAME_RUN);
+        expect_run_equals_one_device(&a, file, what);
     }
 }
 
@@ -162,19 +173,17 @@ Test(real, pipeline_1f1b_on_2_and_4_stages_equals_one_device)
  * last member's remainder included. */
 Test(real, mirrored_zero1_on_2_and_4_ranks_equals_one_device)
 {
-    const char *ref = reference_params();
     const char *nps[] = {"2", "4"}, *buckets[] = {"0", "0.01"};
     for (int k = 0; k < 2; k++)
         for (int b = 0; b < 2; b++) {
-            char path[128], what[96];
+            char file[96], what[96];
             snprintf(what, sizeof what, "mirrored-zero1 on %s ranks, --bucket-mb %s", nps[k],
                      buckets[b]);
-            snprintf(path, sizeof path, "%s/zero1-%s-%d.params", test_tmp_dir, nps[k], b);
+            snprintf(file, sizeof file, "zero1-%s-%d.params", nps[k], b);
             struct args a = real_args();
             ADD(&a, "--strategy", "mirrored-zero1", "--np", nps[k], SAME_RUN, "--bucket-mb",
-                buckets[b], "--save-params", path);
-            run_ok(&a);
-            expect_same_params(path, ref, what);
+                buckets[b]);
+            expect_run_equals_one_device(&a, file, what);
         }
 }
 
@@ -183,20 +192,18 @@ Test(real, mirrored_zero1_on_2_and_4_ranks_equals_one_device)
  * (0.01 MiB) split the last backward so that the bucketed path runs too. */
 Test(real, hybrid_2x2_of_every_layer_split_strategy_equals_one_device)
 {
-    const char *ref = reference_params();
     const char *strategies[] = {"model", "pipeline-gpipe", "pipeline-1f1b"};
     const char *buckets[] = {"25", "0.01"};
     for (int k = 0; k < 3; k++)
         for (int b = 0; b < 2; b++) {
-            char path[128], what[96];
+            char file[96], what[96];
             snprintf(what, sizeof what, "%s --dp 2 on 4 ranks, --bucket-mb %s", strategies[k],
                      buckets[b]);
-            snprintf(path, sizeof path, "%s/hybrid-%s-%d.params", test_tmp_dir, strategies[k], b);
+            snprintf(file, sizeof file, "hybrid-%s-%d.params", strategies[k], b);
             struct args a = real_args();
             ADD(&a, "--strategy", strategies[k], "--np", "4", "--dp", "2", SAME_RUN,
-                "--bucket-mb", buckets[b], "--save-params", path);
-            run_ok(&a);
-            expect_same_params(path, ref, what);
+                "--bucket-mb", buckets[b]);
+            expect_run_equals_one_device(&a, file, what);
         }
 }
 
@@ -247,12 +254,9 @@ static cJSON *run_report(struct args *a, const char *name)
 
 Test(real, ps_async_with_one_worker_equals_one_device)
 {
-    char path[128];
-    tmp_path("ps-async-1.params", path, sizeof path);
     struct args a = real_args();
-    ADD(&a, "--strategy", "ps-async", "--np", "1", SAME_RUN, "--save-params", path);
-    run_ok(&a);
-    expect_same_params(path, reference_params(), "ps-async on 1 worker");
+    ADD(&a, "--strategy", "ps-async", "--np", "1", SAME_RUN);
+    expect_run_equals_one_device(&a, "ps-async-1.params", "ps-async on 1 worker");
 }
 
 /* Each of 3 workers' pushes is applied alone at full rate: S x N updates of

@@ -44,10 +44,8 @@ static void event(FILE *f, bool *first, const char *name, int rank, int tid, int
  * then max_r(fwd + bwd) + upd (upd equal on both ranks). */
 static const char *write_hand(const char *file, const struct hand *h)
 {
-    const char *path = test_tmp_path(file);
-    FILE *f = fopen(path, "w");
-    cr_assert(f, "cannot write %s", path);
-    fprintf(f, "{\"traceEvents\":[");
+    const char *path;
+    FILE *f = test_trace_begin(file, &path);
     bool first = true;
     double t_ms = 0;
     for (int s = 0; s < HAND_STEPS; s++) {
@@ -284,6 +282,20 @@ Test(replay, sim_traces_of_the_classic_strategies_replay_exactly)
     }
 }
 
+/* The uneven hand trace with its first `was` overwritten by `now` (as long),
+ * written as test_tmp_dir/file: strata replay refuses it, naming must_name. */
+static void expect_edit_refused(const char *was, const char *now, const char *file,
+                                const char *must_name)
+{
+    char *text = test_slurp(write_hand("uneven.json", &uneven));
+    char *at = strstr(text, was);
+    cr_assert(at, "no %s in the hand trace", was);
+    cr_assert_eq(strlen(now), strlen(was), "%s replaces %s in place", now, was);
+    memcpy(at, now, strlen(now));
+    expect_refused(RUN("replay", test_tmp_file(file, text)), must_name, NULL);
+    free(text);
+}
+
 Test(replay, malformed_traces_are_refused)
 {
     expect_refused(RUN("replay", test_tmp_file("bad.json", "{\"traceEvents\": [")), "bad.json",
@@ -302,24 +314,9 @@ Test(replay, malformed_traces_are_refused)
                    "nope", NULL);
 
     /* a span that does not fit the plan of its scenario */
-    char *text = test_slurp(write_hand("uneven.json", &uneven));
-    char *at = strstr(text, "\"op\":3");
-    cr_assert(at);
-    memcpy(at, "\"op\":9", 6);
-    expect_refused(RUN("replay", test_tmp_file("other-plan.json", text)), "another plan", NULL);
-    free(text);
-    text = test_slurp(write_hand("uneven.json", &uneven));
-    at = strstr(text, "\"pid\":1");
-    cr_assert(at);
-    memcpy(at, "\"pid\":7", 7);
-    expect_refused(RUN("replay", test_tmp_file("pid.json", text)), "pid", NULL);
-    free(text);
-    text = test_slurp(write_hand("uneven.json", &uneven));
-    at = strstr(text, "\"name\":\"FORWARD\"");
-    cr_assert(at);
-    memcpy(at, "\"name\":\"FORWARX\"", 16);
-    expect_refused(RUN("replay", test_tmp_file("kind.json", text)), "FORWARX", NULL);
-    free(text);
+    expect_edit_refused("\"op\":3", "\"op\":9", "other-plan.json", "another plan");
+    expect_edit_refused("\"pid\":1", "\"pid\":7", "pid.json", "pid");
+    expect_edit_refused("\"name\":\"FORWARD\"", "\"name\":\"FORWARX\"", "kind.json", "FORWARX");
 }
 
 /* --- real runs (2 MPI ranks on a machine other work shares) -----------------

@@ -47,10 +47,8 @@ static void ps_event(FILE *f, bool *first, const char *name, int rank, int tid, 
 
 static const char *write_ps_hand(const char *file, const struct ps_hand *h)
 {
-    const char *path = test_tmp_path(file);
-    FILE *f = fopen(path, "w");
-    cr_assert(f, "cannot write %s", path);
-    fprintf(f, "{\"traceEvents\":[");
+    const char *path;
+    FILE *f = test_trace_begin(file, &path);
     bool first = true;
     double t_ms = 0;
     for (int s = 0; s < PS_STEPS; s++) {
@@ -185,10 +183,8 @@ Test(replay_measured, measured_comm_replays_pushes_and_pulls_to_closed_form)
 static const char *write_allreduce_hand(const char *file, const double ar_ms[2])
 {
     const double fwd_ms[2] = {1, 1}, bwd_ms[2] = {2, 4}, upd_ms = 0.5;
-    const char *path = test_tmp_path(file);
-    FILE *f = fopen(path, "w");
-    cr_assert(f, "cannot write %s", path);
-    fprintf(f, "{\"traceEvents\":[");
+    const char *path;
+    FILE *f = test_trace_begin(file, &path);
     bool first = true;
     double t_ms[2] = {0, 0};
     for (int s = 0; s < 2; s++) {

@@ -43,6 +43,16 @@ static void expect_silent(note_fn note, const struct report *const *rs, int n, c
     free(s);
 }
 
+/* What note printed for rs[0..n) holds each of phrases (NULL-ended); the
+ * test stops at the first it lacks, showing what the note said. */
+static void expect_says(note_fn note, const struct report *const *rs, int n,
+                        const char *const *phrases)
+{
+    char *s = said(note, rs, n);
+    for (; *phrases; phrases++) cr_assert(strstr(s, *phrases), "no '%s' in: %s", *phrases, s);
+    free(s);
+}
+
 /* Two async-like reports of 8 workers, identical figures. */
 static void twins(struct report *a, struct report *b, struct config *cfg)
 {
@@ -64,14 +74,12 @@ Test(table_notes, ssp_twin_says_lead_and_bound)
     twins(&a, &b, &cfg);
     cfg.staleness = 4;
     const struct report *rs[] = {&a, &b};
-    char *s = said(note_identical_rows, rs, 2);
-    cr_assert(strstr(s, "ps-ssp ran exactly as ps-async"), "%s", s);
-    cr_assert(strstr(s, "K = 4 steps"), "%s", s);
-    cr_assert(strstr(s, "L = 1 step."), "%s", s);
-    /* 8 workers: one step of lead is 7 versions, (L + 1) 7 = 14 */
-    cr_assert(strstr(s, "about 7 (L + 1) = 14"), "%s", s);
-    cr_assert(strstr(s, "largest here was 9"), "%s", s);
-    free(s);
+    expect_says(note_identical_rows, rs, 2,
+                (const char *const[]){"ps-ssp ran exactly as ps-async", "K = 4 steps",
+                                      "L = 1 step.",
+                                      /* 8 workers: one step of lead is 7 versions,
+                                       * (L + 1) 7 = 14 */
+                                      "about 7 (L + 1) = 14", "largest here was 9", NULL});
     report_release(&a);
     report_release(&b);
 }
@@ -95,9 +103,8 @@ Test(table_notes, identical_rows_generic_when_not_ssp)
     twins(&a, &b, &cfg);
     snprintf(b.strategy, sizeof b.strategy, "mirrored");
     const struct report *rs[] = {&a, &b};
-    char *s = said(note_identical_rows, rs, 2);
-    cr_assert(strstr(s, "ps-async and mirrored ran exactly alike"), "%s", s);
-    free(s);
+    expect_says(note_identical_rows, rs, 2,
+                (const char *const[]){"ps-async and mirrored ran exactly alike", NULL});
     report_release(&a);
     report_release(&b);
 }
@@ -113,10 +120,9 @@ Test(table_notes, more_updates_names_ratio_and_batch)
     b.samples_applied = 15 * 512;
     snprintf(b.strategy, sizeof b.strategy, "mirrored");
     const struct report *rs[] = {&a, &b};
-    char *s = said(note_more_updates, rs, 2);
-    cr_assert(strstr(s, "ps-async made 16.0× the updates of mirrored (240 of 32 samples against "
-                        "15 of 512)"), "%s", s);
-    free(s);
+    expect_says(note_more_updates, rs, 2,
+                (const char *const[]){"ps-async made 16.0× the updates of mirrored (240 of 32 "
+                                      "samples against 15 of 512)", NULL});
     b.updates = 240;
     expect_silent(note_more_updates, rs, 2, "equal updates (the controlled experiment)");
     b.updates = 15;
@@ -141,12 +147,9 @@ Test(table_notes, diverged_names_first_bad_step_and_knobs)
     a.loss_curve[1].loss = NAN;   /* step 100 */
     a.final.loss = NAN;
     a.final.test_accuracy = 0.1;
-    char *s = said(note_diverged, rs, 1);
-    cr_assert(strstr(s, "pipeline-1f1b diverged"), "%s", s);
-    cr_assert(strstr(s, "at step 100 of 15"), "%s", s);
-    cr_assert(strstr(s, "accuracy 10.0%"), "%s", s);
-    cr_assert(strstr(s, "--lr (0.04) or --momentum (0.9)"), "%s", s);
-    free(s);
+    expect_says(note_diverged, rs, 1,
+                (const char *const[]){"pipeline-1f1b diverged", "at step 100 of 15",
+                                      "accuracy 10.0%", "--lr (0.04) or --momentum (0.9)", NULL});
     report_release(&a);
 }
 

@@ -155,6 +155,13 @@ Test(timeline_failures, replay_records_lost_and_redone_steps_without_changing_th
                   STRATA_SOURCE_DIR "/labs/failures.profile", "--model", "fmnist-8", \
                   "--batch", "512", "--timeline", "--timeline-steps", "1:6"
 
+/* The row labelled `label` of r's timeline into row (n bytes); the test
+ * stops, showing the output, when there is none. */
+static void run_row(const struct run *r, const char *label, char *row, size_t n)
+{
+    cr_assert(row_of(r->out, label, row, n), "no row '%s' in:\n%s", label, r->out);
+}
+
 static struct run sim_with(const char *strategy, const char *policy)
 {
     setenv("COLUMNS", "100", 1);
@@ -168,9 +175,9 @@ Test(timeline_failures, restart_run_marks_death_on_its_row_where_the_gap_starts)
 {
     struct run r = sim_with("mirrored", "restart");
     char dead[128], alive[128], lost[128];
-    cr_assert(row_of(r.out, "rank 1 compute", dead, sizeof dead), "%s", r.out);
-    cr_assert(row_of(r.out, "rank 0 compute", alive, sizeof alive), "%s", r.out);
-    cr_assert(row_of(r.out, "lost/redone", lost, sizeof lost), "%s", r.out);
+    run_row(&r, "rank 1 compute", dead, sizeof dead);
+    run_row(&r, "rank 0 compute", alive, sizeof alive);
+    run_row(&r, "lost/redone", lost, sizeof lost);
     const char *x = strchr(dead, 'X');
     cr_assert(x && !strchr(x + 1, 'X') && !strchr(alive, 'X'), "one death, rank 1's: %s", r.out);
     /* the death starts the recovery: rank 0's gap begins in the next column */
@@ -181,7 +188,7 @@ Test(timeline_failures, restart_run_marks_death_on_its_row_where_the_gap_starts)
         for (int stream = 0; stream < 2; stream++) {
             char label[32], row[128];
             snprintf(label, sizeof label, "rank %d %s", rank, stream ? "comm" : "compute");
-            cr_assert(row_of(r.out, label, row, sizeof row), "%s", r.out);
+            run_row(&r, label, row, sizeof row);
             cr_expect(row[col + 1] == '#', "%s: %s", label, r.out);
         }
     /* lost before the death, redone after the gap */
@@ -196,9 +203,9 @@ Test(timeline_failures, shrink_leaves_the_dead_rank_row_empty_after_its_death)
 {
     struct run r = sim_with("mirrored", "shrink");
     char compute[128], comm[128], alive[128];
-    cr_assert(row_of(r.out, "rank 1 compute", compute, sizeof compute), "%s", r.out);
-    cr_assert(row_of(r.out, "rank 1 comm", comm, sizeof comm), "%s", r.out);
-    cr_assert(row_of(r.out, "rank 2 compute", alive, sizeof alive), "%s", r.out);
+    run_row(&r, "rank 1 compute", compute, sizeof compute);
+    run_row(&r, "rank 1 comm", comm, sizeof comm);
+    run_row(&r, "rank 2 compute", alive, sizeof alive);
     const char *x = strchr(compute, 'X');
     cr_assert(x, "%s", r.out);
     size_t col = (size_t)(x - compute);
@@ -219,8 +226,8 @@ Test(timeline_failures, continue_ends_the_dead_worker_row_and_the_others_go_on)
                        "--timeline-steps", "0:5");
     cr_assert_eq(r.status, 0, "%s", r.err);
     char dead[128], alive[128];
-    cr_assert(row_of(r.out, "rank 1 compute", dead, sizeof dead), "%s", r.out);
-    cr_assert(row_of(r.out, "rank 0 compute", alive, sizeof alive), "%s", r.out);
+    run_row(&r, "rank 1 compute", dead, sizeof dead);
+    run_row(&r, "rank 0 compute", alive, sizeof alive);
     const char *x = strchr(dead, 'X');
     cr_assert(x, "%s", r.out);
     cr_expect(strspn(x + 1, "x") == strlen(x + 1), "%s", r.out);
@@ -242,7 +249,7 @@ Test(timeline_failures, a_window_of_the_redone_step_shows_both_its_runs)
                        "--timeline-steps", "2:2");
     cr_assert_eq(r.status, 0, "%s", r.err);
     char lost[128];
-    cr_assert(row_of(r.out, "lost/redone", lost, sizeof lost), "%s", r.out);
+    run_row(&r, "lost/redone", lost, sizeof lost);
     cr_expect(strchr(lost, '-') && strchr(lost, '+') && strchr(r.out, '#'), "%s", r.out);
     run_free(&r);
 }
