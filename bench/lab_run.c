@@ -62,12 +62,14 @@ static int run_one(const struct lab *lab, const struct lab_run *run, bool is_rea
     TRY(load_config(lab, run, &r->cfg, e));
     TRY_CTX(e, workload_parse(r->cfg.model, &r->wl, e), "lab %s, [run %s]: --model", lab->name,
             run->name);
-    TRY_CTX(e, budget_check(&r->cfg, r->wl, LAB_GROUPS, e), "lab %s, [run %s]", lab->name,
-            run->name);
     /* One strategy named by strategy = ... runs alone; else the list. */
     const char *spec = config_is_set(&r->cfg, "strategy") && !config_is_set(&r->cfg, "strategies")
                            ? r->cfg.strategy
                            : r->cfg.strategies;
+    struct budget_plan plan;   /* the largest of theirs */
+    strategy_plan_size_spec(spec, &r->cfg, r->wl, &plan);
+    TRY_CTX(e, budget_check(&r->cfg, r->wl, LAB_GROUPS, &plan, e), "lab %s, [run %s]", lab->name,
+            run->name);
     const struct strategy **list = XCALLOC(e, strategy_count, sizeof *list);
     if (!list) return ERR_NOMEM;
     size_t n = 0;

@@ -428,13 +428,16 @@ static int run_here(struct sweep *s, const struct config *cfg, const struct work
  * (core/budget.h), checked before the first point runs, not when the
  * largest one would exhaust the machine. */
 static int check_budgets(const struct config *cfg, const struct workload *wl,
-                         const struct sweep_axis *ax, struct err *e)
+                         const struct sweep_axis *ax, const struct strategy *const *list, int n,
+                         struct err *e)
 {
     for (int v = 0; v < ax->n_values; v++) {
         struct config c;
         TRY(sweep_point_config(ax, cfg, v, &c, e));
         unsigned groups = ax->is_real ? OPTG_LAUNCH : OPTG_COMPARE;   /* real ranks, or plans */
-        TRY_CTX(e, budget_check(&c, wl, groups, e), "--vary %s=%.60s", ax->opt->name,
+        struct budget_plan plan;   /* the largest of the value's runs */
+        strategy_plan_size_max(list, (size_t)n, &c, wl, &plan);
+        TRY_CTX(e, budget_check(&c, wl, groups, &plan, e), "--vary %s=%.60s", ax->opt->name,
                 ax->values[v]);
     }
     return 0;
@@ -446,7 +449,7 @@ int sweep_run_spread(const struct config *cfg, const struct workload *wl,
                      sweep_progress_fn progress, void *ctx, struct sweep *out, struct err *e)
 {
     TRY(sweep_alloc(out, ax, list, n, e));
-    TRY(check_budgets(cfg, wl, ax, e));
+    TRY(check_budgets(cfg, wl, ax, list, n, e));
     if (sp->n_ranks > 1)
         TRY(sweep_mpi_run(out, cfg, wl, numerics, sp->rank, sp->n_ranks, progress, ctx, e));
     else

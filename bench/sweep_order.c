@@ -41,12 +41,15 @@ double sweep_task_cost(const struct sweep *s, const struct config *cfg,
     /* The values were all checked before the sweep runs (sweep_axis_parse):
      * a config that cannot be made here is a point that fails at once. */
     if (sweep_point_config(ax, cfg, v, &c, &ignored) < 0) return 0;
-    /* a ps-* strategy's servers count; a baseline is mirrored, on one
-     * device in a devices sweep */
+    /* the task's strategy's plan, ps-* strategies' servers counted; a
+     * baseline is mirrored, on one device in a devices sweep */
     snprintf(c.strategy, sizeof c.strategy, "%s", strategy ? strategy : "mirrored");
     if (!strategy && ax->is_devices) c.devices = 1;
+    const struct strategy *st = strategy ? strategy_find(strategy, &ignored) : NULL;
+    struct budget_plan plan;
+    strategy_plan_size(st ? st : strategy_baseline(), &c, wl, &plan);
     struct budget b;
-    budget_estimate(&c, wl, 0, &b);
+    budget_estimate(&c, wl, 0, &plan, &b);
     return b.events;
 }
 

@@ -37,8 +37,12 @@ int scenario_load(struct scenario *s, const struct command *cmd, int argc, char 
                        "strata %s --help)", s->cfg.positional[0], cmd->name);
     TRY_CTX(e, workload_parse(s->cfg.model, &s->wl, e), "--model");
     /* Before anything is built: a run the machine cannot hold is refused now,
-     * and so is an output that could not be written at the end. */
-    TRY(budget_check(&s->cfg, s->wl, cmd->groups, e));
+     * and so is an output that could not be written at the end. Its plan is
+     * the largest of the strategies a comparison runs, or --strategy's. */
+    struct budget_plan plan;
+    strategy_plan_size_spec((cmd->groups & OPTG_COMPARE) ? s->cfg.strategies : s->cfg.strategy,
+                            &s->cfg, s->wl, &plan);
+    TRY(budget_check(&s->cfg, s->wl, cmd->groups, &plan, e));
     return is_rank_beyond_0() ? 0 : outputs_check(&s->cfg, e);
 }
 

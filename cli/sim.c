@@ -102,7 +102,9 @@ int cmd_sim(const struct command *self, int argc, char **argv)
         st = &traced.strategy;
         chakra_source_print_left_out(stderr, "strata sim: ", &traced);
         /* the budget again, now for the traces' scenario rather than --model's */
-        if (budget_check(&s.cfg, s.wl, self->groups, &e) < 0) {
+        struct budget_plan plan;
+        strategy_plan_size(st, &s.cfg, s.wl, &plan);
+        if (budget_check(&s.cfg, s.wl, self->groups, &plan, &e) < 0) {
             status = scenario_fail(self, &e);
             goto out;
         }

@@ -1,13 +1,27 @@
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "budget.h"
 
-/* Bytes per op of the plan a simulation builds and runs: the op, its
- * dependencies, the executor's per-op state and the event queue's share.
- * Measured: pipeline-1f1b with 8 ranks and 16384 microbatches (524k ops)
- * peaks at 180 MB, ~330 B an op; mirrored on 32768 ranks at ~370 B. */
-#define BUDGET_BYTES_PER_OP 512.0
+/* The plan a simulation builds and runs, in bytes per op (the op, its
+ * dependencies, the executor's per-op state, the event queue's and the
+ * trace's share) and per rank (its program's vectors, the executor's and
+ * the analysis' per-rank state, a server's slot per worker), over the ops
+ * the strategy bounds (core/budget.h struct budget_plan). Measured as peak
+ * RSS (/usr/bin/time -f %M, strata sim --max-memory 30) over the plan's op
+ * count: pipeline-1f1b and -zb on 4 stages x 16384 microbatches
+ * (fmnist-deep, 10 steps) and on 2000 stages x 64 (a 2000-layer
+ * transformer, 3 steps) peak at 280-291 B an op; on 100,000 devices of
+ * gpt2-small (10 steps), mirrored and pipelined-steps (18 ops a rank) at
+ * 5.9 KB a rank, mirrored-zero1 (33) at 10.6 KB, ps-sync and ps-async (4,
+ * and a server) at 2.2-2.4 KB; model on 2000 stages (7) at 2.3 KB beyond
+ * the process's own 12 MB. A fit through them is ~310 B an op and ~400 B a
+ * rank, ~1.1 KB with servers; the figures here are ~1.5x that, since a
+ * plan's vectors grow by doubling and a rank's ops may sit just past a
+ * power of two: the estimate is 1.4-2x the peaks measured. */
+#define BUDGET_BYTES_PER_OP 448.0
+#define BUDGET_BYTES_PER_RANK 1536.0
 /* Bytes a simulation keeps per rank and step (step times, the analysis'
  * per-step records): ps-async on 4 ranks for 400k steps grew 18 MB, ~11 B. */
 #define BUDGET_BYTES_PER_RANK_STEP 32.0
@@ -34,7 +48,7 @@ static void set_part(struct budget_part *p, double bytes, const char *option, co
 }
 
 void budget_estimate(const struct config *c, const struct workload *w, unsigned groups,
-                     struct budget *out)
+                     const struct budget_plan *plan, struct budget *out)
 {
     memset(out, 0, sizeof *out);
     double params = 0;
@@ -43,22 +57,17 @@ void budget_estimate(const struct config *c, const struct workload *w, unsigned 
      * strategies may run one. */
     bool has_servers = !strncmp(c->strategy, "ps-", 3) || (groups & OPTG_COMPARE);
     double servers = has_servers ? (double)c->servers : 0;
-    double ranks = (double)c->devices + servers;
-    /* Ops a rank runs in a step, at most: a forward, a backward, a send
-     * and a receive per microbatch (pipelines) and per chunk of layers it
-     * holds (pipeline-interleaved's --chunks, also in a compare that may
-     * run it: "all" or a list naming it), a collective or a push and a
-     * pull per layer (buckets), the update and a few more. */
-    bool may_interleave = (groups & OPTG_COMPARE)
-                              ? !strcmp(c->strategies, "all") ||
-                                    strstr(c->strategies, "pipeline-interleaved") != NULL
-                              : !strcmp(c->strategy, "pipeline-interleaved");
-    double per_micro = 4.0 * (may_interleave && c->chunks > 1 ? (double)c->chunks : 1);
-    double ops = per_micro * (double)c->microbatches + 2.0 * w->n_layers + 8;
-    /* the plan's size is ranks x ops: microbatches drive it when they are
-     * most of the ops and the ops outnumber the ranks */
-    bool drives_micro = per_micro * (double)c->microbatches > 2.0 * w->n_layers + 8 &&
-                        ops > ranks;
+    /* The plan: its ranks, and its ops a step spread over them (rounded up,
+     * so that ranks x ops a step is at least the plan's ops); each op costs
+     * BUDGET_BYTES_PER_OP plus its share of its rank's BUDGET_BYTES_PER_RANK. */
+    double ranks = plan->ranks > 1 ? plan->ranks : 1;
+    double ops = ceil(plan->ops / ranks);
+    if (ops < 1) ops = 1;
+    double plan_bytes = ranks * (ops * BUDGET_BYTES_PER_OP + BUDGET_BYTES_PER_RANK);
+    double op_bytes = ceil(plan_bytes / (ranks * ops));
+    /* the plan's size is ranks x ops: microbatches drive it when they
+     * multiply most of the ops and the ops outnumber the ranks */
+    bool drives_micro = plan->micro_ops > plan->ops / 2 && ops > ranks;
     double steps = c->epochs > 0
                        ? (double)c->epochs * (BUDGET_EPOCH_SAMPLES / (double)c->batch + 1)
                        : (double)c->steps;
@@ -67,9 +76,9 @@ void budget_estimate(const struct config *c, const struct workload *w, unsigned 
                    (!(groups & OPTG_COMPARE) || (groups & OPTG_VALIDATE) ||
                     !strcmp(c->mode, "real"));
     if (is_sim) {
-        set_part(&out->parts[BUDGET_PLAN], ranks * ops * BUDGET_BYTES_PER_OP,
+        set_part(&out->parts[BUDGET_PLAN], ranks * ops * op_bytes,
                  drives_micro ? "microbatches" : "devices",
-                 "%.0f ranks x %.0f ops a step x %.0f B", ranks, ops, BUDGET_BYTES_PER_OP);
+                 "%.0f ranks x %.0f ops a step x %.0f B", ranks, ops, op_bytes);
         set_part(&out->parts[BUDGET_STEPS], ranks * steps * BUDGET_BYTES_PER_RANK_STEP,
                  c->epochs > 0 ? "epochs" : "steps", "%.0f ranks x %.0f steps x %.0f B", ranks,
                  steps, BUDGET_BYTES_PER_RANK_STEP);
@@ -97,10 +106,10 @@ void budget_estimate(const struct config *c, const struct workload *w, unsigned 
 }
 
 int budget_check(const struct config *c, const struct workload *w, unsigned groups,
-                 struct err *e)
+                 const struct budget_plan *plan, struct err *e)
 {
     struct budget b;
-    budget_estimate(c, w, groups, &b);
+    budget_estimate(c, w, groups, plan, &b);
     double limit = c->max_memory_gib * 1024 * 1024 * 1024;
     if (b.total_bytes <= limit) {
         double max_events = c->max_memory_gib * BUDGET_EVENTS_PER_GIB;

@@ -17,11 +17,20 @@
 #include "err.h"
 #include "workload.h"
 
+/* The plan a simulation builds, bounded before it is built: what its
+ * strategy says of it (strategies/strategy.h strategy_plan_size), or for a
+ * command of several strategies the largest of theirs. */
+struct budget_plan {
+    double ranks;         /* workers and servers */
+    double ops;           /* ops of all ranks in one step, at most */
+    double micro_ops;     /* those of them that --microbatches multiplies */
+};
+
 /* One part of the estimate: bytes, and the option that drives them. */
 struct budget_part {
     double bytes;
     const char *option;   /* "microbatches", "devices", "steps", "model", "np" */
-    char why[200];        /* "4 ranks x 4194312 ops a step x 512 B" */
+    char why[200];        /* "4 ranks x 4194312 ops a step x 384 B" */
 };
 
 enum { BUDGET_PLAN, BUDGET_STEPS, BUDGET_NUMERICS, BUDGET_REAL, BUDGET_N_PARTS };
@@ -44,14 +53,15 @@ struct budget {
 
 /* The estimate of a run of c on w by a command of `groups` (the simulator's
  * parts when it simulates or builds plans, the real part when it launches
- * ranks: OPTG_LAUNCH and --mode real, or a command without --mode). */
+ * ranks: OPTG_LAUNCH and --mode real, or a command without --mode), whose
+ * plan is at most `plan` (what the strategies it runs bound). */
 void budget_estimate(const struct config *c, const struct workload *w, unsigned groups,
-                     struct budget *out);
+                     const struct budget_plan *plan, struct budget *out);
 
 /* 0 when the estimate fits c->max_memory_gib, memory and events; else
  * ERR_INPUT saying the figure, the part that drives it, its option, and
  * --max-memory. */
 int budget_check(const struct config *c, const struct workload *w, unsigned groups,
-                 struct err *e);
+                 const struct budget_plan *plan, struct err *e);
 
 #endif

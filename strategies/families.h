@@ -22,4 +22,10 @@ extern const struct strategy strategy_pipelined_steps;        /* pipelined_steps
 int mirrored_build_plan(const struct config *c, const struct workload *wl, const char *name,
                         int lag, struct plan **out, struct err *e);
 
+/* mirrored's plan_size, whatever its lag: a forward, a backward and an
+ * all-reduce per bucket and the update a worker (3 ops on one device).
+ * mirrored.c. */
+void mirrored_plan_size(const struct config *c, const struct workload *wl,
+                        struct budget_plan *out);
+
 #endif

@@ -64,6 +64,14 @@ fail:
     return ERR_NOMEM;
 }
 
+void mirrored_plan_size(const struct config *c, const struct workload *wl,
+                        struct budget_plan *out)
+{
+    double n = (double)c->devices;
+    double per_rank = n > 1 ? 2.0 * partition_n_buckets(c, wl, 0, wl->n_layers) + 2 : 3;
+    *out = (struct budget_plan){.ranks = n, .ops = n * per_rank};
+}
+
 static int build_mirrored(const struct config *c, const struct workload *wl, struct plan **out,
                           struct err *e)
 {
@@ -77,4 +85,5 @@ const struct strategy strategy_mirrored = {
     .options = "bucket-mb",
     .policy = POLICY_NONE,
     .build = build_mirrored,
+    .plan_size = mirrored_plan_size,
 };

@@ -74,6 +74,16 @@ fail:
     return ERR_NOMEM;
 }
 
+/* A forward, then per bucket a backward, a reduce-scatter, the shard's
+ * update and an all-gather (3 ops on one device). */
+static void zero1_plan_size(const struct config *c, const struct workload *wl,
+                            struct budget_plan *out)
+{
+    double n = (double)c->devices;
+    double per_rank = n > 1 ? 4.0 * partition_n_buckets(c, wl, 0, wl->n_layers) + 1 : 3;
+    *out = (struct budget_plan){.ranks = n, .ops = n * per_rank};
+}
+
 const struct strategy strategy_mirrored_zero1 = {
     .name = "mirrored-zero1",
     .summary = "mirrored with the momentum sharded (ZeRO-1): gradients reduce-scattered, "
@@ -81,4 +91,5 @@ const struct strategy strategy_mirrored_zero1 = {
     .options = "bucket-mb",
     .policy = POLICY_NONE,
     .build = build_zero1,
+    .plan_size = zero1_plan_size,
 };

@@ -200,3 +200,13 @@ int partition_bucket_lo(const struct workload *wl, int hi, double cap_bytes)
 {
     return partition_bucket_lo_from(wl, 0, hi, cap_bytes);
 }
+
+int partition_n_buckets(const struct config *c, const struct workload *wl, int floor, int hi)
+{
+    double cap_bytes = 0;
+    struct err ignored = {0};
+    if (partition_check_bucket_mb(c, &cap_bytes, &ignored) < 0) return hi - floor;
+    int n = 0;
+    for (; hi > floor; n++) hi = partition_bucket_lo_from(wl, floor, hi, cap_bytes);
+    return n;
+}

@@ -56,4 +56,9 @@ int partition_bucket_lo(const struct workload *wl, int hi, double cap_bytes);
 /* The same within a stage whose layers start at `floor`: never below it. */
 int partition_bucket_lo_from(const struct workload *wl, int floor, int hi, double cap_bytes);
 
+/* The gradient buckets of layers [floor, hi) under c's --bucket-mb (as
+ * partition_bucket_lo_from cuts them): what a plan's op count bounds
+ * take; hi - floor, a bucket a layer, when --bucket-mb is not allowed. */
+int partition_n_buckets(const struct config *c, const struct workload *wl, int floor, int hi);
+
 #endif

@@ -53,12 +53,20 @@ static int build_1f1b(const struct config *c, const struct workload *wl, struct 
                         out, e);
 }
 
+/* gpipe and 1f1b: the same ops in another order */
+static void pipeline_plan_size(const struct config *c, const struct workload *wl,
+                               struct budget_plan *out)
+{
+    stages_plan_size(c, wl, true, 6, out);
+}
+
 const struct strategy strategy_pipeline_gpipe = {
     .name = "pipeline-gpipe",
     .summary = "pipeline: M microbatches, all forwards then all backwards (GPipe)",
     .options = "microbatches,dp,bucket-mb",
     .policy = POLICY_NONE,
     .build = build_gpipe,
+    .plan_size = pipeline_plan_size,
 };
 
 const struct strategy strategy_pipeline_1f1b = {
@@ -68,4 +76,5 @@ const struct strategy strategy_pipeline_1f1b = {
     .options = "microbatches,dp,bucket-mb",
     .policy = POLICY_NONE,
     .build = build_1f1b,
+    .plan_size = pipeline_plan_size,
 };

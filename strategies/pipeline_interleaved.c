@@ -89,6 +89,19 @@ static void schedule_device(struct plan *p, struct interleaved *il, int d)
     }
 }
 
+/* --chunks left at its default (not given, and the option table's value)
+ * on p devices: that, or as many as the layers allow (1 chunk a device is
+ * 1F1B's schedule), so that a comparison on a shallow model still runs it;
+ * build_interleaved says so in a note. A value given is kept. */
+static long long chunks_of(const struct config *c, const struct workload *wl, int p)
+{
+    const struct opt_spec *o = config_find("chunks");
+    bool is_default = !config_is_set(c, "chunks") && o && c->chunks == atoll(o->def);
+    if (is_default && (long long)p * c->chunks > wl->n_layers && wl->n_layers >= p)
+        return wl->n_layers / p;
+    return c->chunks;
+}
+
 /* The options checked for Megatron-LM's schedule. One device has no bubble
  * to fill: it runs the one-device step every strategy runs (the baseline),
  * its layers one chunk and its batch one microbatch. */
@@ -97,19 +110,11 @@ static int check_options(const struct config *c, const struct workload *wl,
 {
     TRY(partition_check_devices_batch(c, &il->p, &il->batch, e));
     TRY(partition_check_microbatches(c, il->batch, &il->m, e));
-    il->v = (int)c->chunks;
     if (il->p == 1) {
         il->v = il->m = 1;
         return 0;
     }
-    /* --chunks left at its default (not given, and the option table's
-     * value): that, or as many as the layers allow (1 chunk a device is
-     * 1F1B's schedule), so that a comparison on a shallow model still runs
-     * it; build_interleaved says so in a note. A value given is kept. */
-    const struct opt_spec *o = config_find("chunks");
-    bool is_default = !config_is_set(c, "chunks") && o && c->chunks == atoll(o->def);
-    if (is_default && (long long)il->p * c->chunks > wl->n_layers && wl->n_layers >= il->p)
-        il->v = wl->n_layers / il->p;
+    il->v = (int)chunks_of(c, wl, il->p);
     if (il->v < 1 || (long long)il->p * il->v > wl->n_layers)
         return err_set(e, ERR_INPUT,
                        "--devices %d x --chunks %d exceeds the model's %d layers: "
@@ -154,6 +159,23 @@ out:
     return rc;
 }
 
+/* Each of --chunks V chunks of a device: 1F1B's 6 ops a microbatch and an
+ * update; the first and last virtual stages have 2 a microbatch fewer.
+ * One device runs the one-device step, 3 ops. */
+static void interleaved_plan_size(const struct config *c, const struct workload *wl,
+                                  struct budget_plan *out)
+{
+    double p = (double)c->devices;
+    long long chunks = c->devices > 1 && c->devices <= wl->n_layers
+                           ? chunks_of(c, wl, (int)c->devices)
+                           : c->chunks;
+    double v = chunks > 1 ? (double)chunks : 1;
+    double m = (double)c->microbatches;
+    double micro = p > 1 ? p * 6 * v * m - 4 * m : 0;
+    *out = (struct budget_plan){
+        .ranks = p, .ops = p > 1 ? micro + p * v : 3, .micro_ops = micro};
+}
+
 const struct strategy strategy_pipeline_interleaved = {
     .name = "pipeline-interleaved",
     .summary = "pipeline: interleaved 1F1B (Megatron-LM), --chunks V chunks per device: "
@@ -161,4 +183,5 @@ const struct strategy strategy_pipeline_interleaved = {
     .options = "microbatches,chunks",
     .policy = POLICY_NONE,
     .build = build_interleaved,
+    .plan_size = interleaved_plan_size,
 };

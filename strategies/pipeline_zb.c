@@ -76,6 +76,13 @@ static int build_zb(const struct config *c, const struct workload *wl, struct pl
                         e);
 }
 
+/* 1F1B's ops with each backward split in two: 7 a microbatch */
+static void zb_plan_size(const struct config *c, const struct workload *wl,
+                         struct budget_plan *out)
+{
+    stages_plan_size(c, wl, true, 7, out);
+}
+
 const struct strategy strategy_pipeline_zb = {
     .name = "pipeline-zb",
     .summary = "pipeline: zero-bubble ZB-H1, backward split into input and weight halves, "
@@ -83,4 +90,5 @@ const struct strategy strategy_pipeline_zb = {
     .options = "microbatches",
     .policy = POLICY_NONE,
     .build = build_zb,
+    .plan_size = zb_plan_size,
 };

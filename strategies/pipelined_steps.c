@@ -37,4 +37,5 @@ const struct strategy strategy_pipelined_steps = {
     .options = "bucket-mb,inflight",
     .policy = POLICY_NONE,
     .build = build_pipelined_steps,
+    .plan_size = mirrored_plan_size,   /* lagged ops are ops all the same */
 };

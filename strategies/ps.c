@@ -107,6 +107,17 @@ static int build_ps_ssp(const struct config *c, const struct workload *wl, struc
     return build_ps(c, wl, "ps-ssp", POLICY_SSP, (int)c->staleness, out, e);
 }
 
+/* A worker: a forward, then a backward, a push and a pull per server; the
+ * servers are ranks with no ops (their per-worker state is their rank's
+ * share of the estimate, core/budget.c). */
+static void ps_plan_size(const struct config *c, const struct workload *wl,
+                         struct budget_plan *out)
+{
+    (void)wl;
+    double n = (double)c->devices, servers = c->servers > 1 ? (double)c->servers : 1;
+    *out = (struct budget_plan){.ranks = n + servers, .ops = n * (1 + 3 * servers)};
+}
+
 const struct strategy strategy_ps_sync = {
     .name = "ps-sync",
     .summary = "parameter server, synchronous: push, server averages all (or all but "
@@ -114,6 +125,7 @@ const struct strategy strategy_ps_sync = {
     .options = "servers,backup-workers",
     .policy = POLICY_SYNC,
     .build = build_ps_sync,
+    .plan_size = ps_plan_size,
 };
 
 const struct strategy strategy_ps_async = {
@@ -122,6 +134,7 @@ const struct strategy strategy_ps_async = {
     .options = "servers",
     .policy = POLICY_ASYNC,
     .build = build_ps_async,
+    .plan_size = ps_plan_size,
 };
 
 const struct strategy strategy_ps_ssp = {
@@ -130,4 +143,5 @@ const struct strategy strategy_ps_ssp = {
     .options = "servers,staleness",
     .policy = POLICY_SSP,
     .build = build_ps_ssp,
+    .plan_size = ps_plan_size,
 };

@@ -149,3 +149,52 @@ int strategy_build(const struct strategy *s, const struct config *c,
     *out = p;
     return 0;
 }
+
+void strategy_plan_size(const struct strategy *s, const struct config *c,
+                        const struct workload *wl, struct budget_plan *out)
+{
+    *out = (struct budget_plan){0};
+    if (s->plan_size) {
+        s->plan_size(c, wl, out);
+        return;
+    }
+    /* Forward, backward, send and receive per microbatch and chunk, a
+     * collective or a push and a pull per layer, the update and a few
+     * more: every strategy's shape (a plan read from traces has none). */
+    double ranks = (double)c->devices + (strategy_has_servers(s) ? (double)c->servers : 0);
+    double micro = 4.0 * (double)c->microbatches * (double)(c->chunks > 1 ? c->chunks : 1);
+    out->ranks = ranks;
+    out->ops = ranks * (micro + 2.0 * wl->n_layers + 8);
+    out->micro_ops = ranks * micro;
+}
+
+void strategy_plan_size_max(const struct strategy *const *list, size_t n,
+                            const struct config *c, const struct workload *wl,
+                            struct budget_plan *out)
+{
+    /* the baseline: its strategy on one device */
+    struct config one = *c;
+    one.devices = 1;
+    strategy_plan_size(strategy_baseline(), &one, wl, out);
+    for (size_t i = 0; i < n; i++) {
+        struct budget_plan b;
+        strategy_plan_size(list[i], c, wl, &b);
+        if (b.ranks > out->ranks) out->ranks = b.ranks;
+        if (b.ops > out->ops) {
+            out->ops = b.ops;
+            out->micro_ops = b.micro_ops;
+        }
+    }
+}
+
+void strategy_plan_size_spec(const char *spec, const struct config *c,
+                             const struct workload *wl, struct budget_plan *out)
+{
+    const struct strategy *list[sizeof strategy_registry / sizeof strategy_registry[0]];
+    size_t n = 0;
+    struct err ignored = {0};
+    if (strategy_parse_list(spec, list, &n, &ignored) < 0) {
+        for (n = 0; n < strategy_count; n++) list[n] = strategy_registry[n];
+    }
+    strategy_plan_size_max(list, n, c, wl, out);
+}

@@ -1,6 +1,7 @@
 /* Layer-parallel stages: option checks, the cut, and one microbatch's trip
  * through a stage with its boundary messages; with --dp, the replicas and
  * each stage's gradient all-reduces among its copies. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "partition.h"
@@ -113,6 +114,18 @@ int stages_build(const struct config *c, const struct workload *wl, const char *
     stages_release(&st);
     *out = p;
     return 0;
+}
+
+void stages_plan_size(const struct config *c, const struct workload *wl, bool is_pipelined,
+                      int ops_per_mb, struct budget_plan *out)
+{
+    double devices = (double)c->devices, replicas = c->dp > 1 ? (double)c->dp : 1;
+    double stages = ceil(devices / replicas);
+    double m = is_pipelined && stages > 1 ? (double)c->microbatches : 1;
+    double micro = stages > 1 ? stages * ops_per_mb * m - 4 * m : 0;
+    double replica = (stages > 1 ? micro + stages : 3) + (replicas > 1 ? 2.0 * wl->n_layers : 0);
+    *out = (struct budget_plan){
+        .ranks = devices, .ops = replicas * replica, .micro_ops = replicas * micro};
 }
 
 /* Samples of microbatch mb of the replica being scheduled. */

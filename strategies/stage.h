@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "../core/budget.h"
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/plan.h"
@@ -54,6 +55,15 @@ typedef void (*stage_schedule_fn)(struct plan *p, struct stages *st, int i);
 int stages_build(const struct config *c, const struct workload *wl, const char *strategy,
                  const char *what, bool is_pipelined, stage_schedule_fn schedule,
                  struct plan **out, struct err *e);
+
+/* The plan_size of a stages_build plan (struct strategy): on each of
+ * --dp replicas, ops_per_mb ops a microbatch on a middle stage (6: receive,
+ * forward, send, and back; zero-bubble's split backward makes 7), 4 fewer
+ * on the two end stages, an update a stage, and with --dp a backward and
+ * an all-reduce per bucket at most (2 x the layers); one stage runs the
+ * one-device step, 3 ops. */
+void stages_plan_size(const struct config *c, const struct workload *wl, bool is_pipelined,
+                      int ops_per_mb, struct budget_plan *out);
 
 /* Stage i, microbatch mb: RECV the input from stage i-1 (unless first),
  * FORWARD, SEND the output to stage i+1 (unless last). Records and returns

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../core/budget.h"
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/plan.h"
@@ -24,6 +25,13 @@ struct strategy {
      * layers). On success *out is a plan the caller frees. */
     int (*build)(const struct config *c, const struct workload *wl, struct plan **out,
                  struct err *e);
+    /* Bounds the plan build() makes for c and wl without building it: its
+     * ranks and ops a step, at most (what --max-memory's estimate counts,
+     * core/budget.h), in time of the layers, not of the ranks or the
+     * microbatches; an upper bound also for options build() refuses. NULL:
+     * strategy_plan_size's bound for any plan. */
+    void (*plan_size)(const struct config *c, const struct workload *wl,
+                      struct budget_plan *out);
 };
 
 /* The registry, in the order tables list them. */
@@ -50,6 +58,25 @@ const struct strategy *strategy_find(const char *name, struct err *e);
  * out[0..*n) (capacity strategy_count). */
 int strategy_parse_list(const char *spec, const struct strategy **out, size_t *n,
                         struct err *e);
+
+/* s's bound on its plan for c and wl (s->plan_size; without one, the
+ * bound of a plan of any strategy's shape: ranks x (4 x --microbatches x
+ * --chunks + 2 x layers + 8) ops). */
+void strategy_plan_size(const struct strategy *s, const struct config *c,
+                        const struct workload *wl, struct budget_plan *out);
+
+/* The largest of the bounds of list[0..n) (each field's maximum), and of
+ * the one-device baseline a comparison runs beside them: the plan of a
+ * command that runs them one after another. */
+void strategy_plan_size_max(const struct strategy *const *list, size_t n,
+                            const struct config *c, const struct workload *wl,
+                            struct budget_plan *out);
+
+/* strategy_plan_size_max of the strategies spec names (--strategies: "all"
+ * or a list); of every strategy when spec does not parse (its parse then
+ * reports the error). */
+void strategy_plan_size_spec(const char *spec, const struct config *c,
+                             const struct workload *wl, struct budget_plan *out);
 
 /* s->build plus the checks all strategies share (the plan's sticky build
  * error). The plan is *not* validated here: see core/plan_check.h. */

@@ -1,6 +1,11 @@
-/* core/budget.c: the estimate counts pipeline-interleaved's --chunks in a
- * compare that may run it, and refuses a simulation whose events (ranks x
- * ops a step x steps) exceed what --max-memory allows, naming the option. */
+/* core/budget.c with the strategies' bounds on their plans
+ * (strategies/strategy.h strategy_plan_size): the bound is never below the
+ * plan a strategy builds and follows it closely, the estimate stays above
+ * the peaks measured for those plans, a compare counts the largest of its
+ * strategies (pipeline-interleaved's --chunks when it may run it), runs the
+ * old estimate refused wrongly now fit, and a simulation whose events
+ * (ranks x ops a step x steps) exceed what --max-memory allows is refused,
+ * naming the option. */
 #include <criterion/criterion.h>
 
 #include <string.h>
@@ -8,6 +13,7 @@
 #include "../core/budget.h"
 #include "../core/config.h"
 #include "../core/workload.h"
+#include "../strategies/strategy.h"
 #include "helpers.h"
 
 TEST_SUITE_WITH_WORKLOAD(budget, wl, "mlp:784-256-128-10");
@@ -18,7 +24,153 @@ static void set(struct config *c, const char *name, const char *value)
     cr_assert_eq(config_set(c, name, value, ~0u, &e), 0, "%s", e.msg);
 }
 
+#define SIM_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_SIM)
 #define COMPARE_GROUPS (OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM)
+
+static const struct strategy *find(const char *name)
+{
+    struct err e = {0};
+    const struct strategy *s = strategy_find(name, &e);
+    cr_assert(s, "%s", e.msg);
+    return s;
+}
+
+/* The estimate of `strategy`'s run of c on w (one strategy: strata sim). */
+static void estimate(const struct config *c, const struct workload *w, struct budget *b)
+{
+    struct budget_plan plan;
+    strategy_plan_size(find(c->strategy), c, w, &plan);
+    budget_estimate(c, w, SIM_GROUPS, &plan, b);
+}
+
+/* Peak RSS of a plan of `ops` ops on `ranks` ranks, from the runs measured
+ * (core/budget.c BUDGET_BYTES_PER_OP): at most ~291 B an op for pipelines,
+ * 5.9 KB a rank of 18 ops for mirrored, 10.6 KB of 33 for mirrored-zero1,
+ * 2.4 KB of 4 for ps-async and 2.3 KB of 7 for model; 330 B an op and
+ * 1100 B a rank is above every one of them. */
+static double measured_peak(double ops, double ranks)
+{
+    return ops * 330 + ranks * 1100;
+}
+
+/* Each strategy's bound against the plan it builds: never fewer ranks or
+ * ops, at most 10% more ops (plus a few), and the estimate's plan part
+ * above the peak measured for that plan. */
+static void expect_bound_holds(const char *strategy, const struct workload *w,
+                               const char *const *options)
+{
+    struct config c;
+    config_init(&c);
+    set(&c, "strategy", strategy);
+    for (const char *const *o = options; *o; o += 2) set(&c, o[0], o[1]);
+    const struct strategy *s = find(strategy);
+    struct plan *p = NULL;
+    struct err e = {0};
+    cr_assert_eq(strategy_build(s, &c, w, &p, &e), 0, "%s: %s", strategy, e.msg);
+    struct budget_plan bound;
+    strategy_plan_size(s, &c, w, &bound);
+    double ops = (double)plan_n_ops(p);
+    cr_expect_geq(bound.ranks, p->n_ranks, "%s: %.0f ranks bound, %d built", strategy,
+                  bound.ranks, p->n_ranks);
+    cr_expect_geq(bound.ops, ops, "%s on %lld devices: %.0f ops bound, %.0f built", strategy,
+                  c.devices, bound.ops, ops);
+    cr_expect_leq(bound.ops, 1.1 * ops + 8, "%s on %lld devices: %.0f ops bound, %.0f built",
+                  strategy, c.devices, bound.ops, ops);
+    struct budget b;
+    budget_estimate(&c, w, SIM_GROUPS, &bound, &b);
+    cr_expect_geq(b.parts[BUDGET_PLAN].bytes, measured_peak(ops, p->n_ranks), "%s: %s",
+                  strategy, b.parts[BUDGET_PLAN].why);
+    plan_free(p);
+    config_release(&c);
+}
+
+Test(budget, every_strategys_bound_holds_its_plan_and_follows_it)
+{
+    struct workload *deep = test_workload("mlp:784-256-256-256-256-256-256-256-10");
+    static const char *const sizes[][10] = {
+        {"devices", "1", NULL},
+        {"devices", "2", "batch", "64", "microbatches", "8", NULL},
+        {"devices", "4", "batch", "64", "microbatches", "16", "bucket-mb", "0.1", NULL},
+        {"devices", "8", "batch", "256", "microbatches", "64", "servers", "3", NULL},
+    };
+    for (size_t i = 0; i < strategy_count; i++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+            expect_bound_holds(strategy_registry[i]->name, deep, sizes[k]);
+    /* --dp replicas of the stages, --chunks of interleaved, --inflight */
+    static const char *const dp[] = {"devices", "8", "dp", "2", "batch", "64", "microbatches",
+                                     "8", "bucket-mb", "0.2", NULL};
+    expect_bound_holds("pipeline-1f1b", deep, dp);
+    expect_bound_holds("model", deep, dp);
+    static const char *const chunks[] = {"devices", "4", "chunks", "2", "batch", "64",
+                                         "microbatches", "16", NULL};
+    expect_bound_holds("pipeline-interleaved", deep, chunks);
+    static const char *const inflight[] = {"devices", "16", "inflight", "3", "batch", "64",
+                                           NULL};
+    expect_bound_holds("pipelined-steps", deep, inflight);
+    workload_free(deep);
+}
+
+/* The run the old estimate (ops a step = 4 x microbatches + 2 x layers + 8
+ * for every strategy: 52 here) refused at 25.1 GiB: mirrored's plan has 18
+ * ops a rank (buckets, no microbatches), and the run peaks at 5.8 GB. */
+Test(budget, a_million_mirrored_devices_are_estimated_from_their_plan)
+{
+    struct workload *gpt2 = test_workload("gpt2-small");
+    struct config c;
+    config_init(&c);
+    set(&c, "strategy", "mirrored");
+    set(&c, "devices", "1000000");
+    set(&c, "batch", "16000000");
+    set(&c, "steps", "10");
+    struct budget_plan plan;
+    strategy_plan_size(find("mirrored"), &c, gpt2, &plan);
+    struct budget b;
+    budget_estimate(&c, gpt2, SIM_GROUPS, &plan, &b);
+    cr_expect(strstr(b.parts[BUDGET_PLAN].why, "1000000 ranks x 18 ops a step"), "%s",
+              b.parts[BUDGET_PLAN].why);
+    cr_expect_gt(b.total_bytes, 5.8e9);
+    cr_expect_lt(b.total_bytes, 10.0 * (1 << 30));
+    struct err e = {0};
+    set(&c, "max-memory", "10");
+    cr_expect_eq(budget_check(&c, gpt2, SIM_GROUPS, &plan, &e), 0, "%s", e.msg);
+    /* still refused at the default, in the message's form */
+    set(&c, "max-memory", "4");
+    cr_assert_eq(budget_check(&c, gpt2, SIM_GROUPS, &plan, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "most of it from --devices 1000000: 1000000 ranks x 18 ops a step x ") &&
+                  strstr(e.msg, "Lower --devices, or raise --max-memory"),
+              "%s", e.msg);
+    config_release(&c);
+    workload_free(gpt2);
+}
+
+/* A stage holds its own layers: 2000 stages of a 2000-layer transformer
+ * with 64 microbatches have ~6 x 64 ops a stage (they peak at 220 MB), not
+ * the 2 x 2000 layers the old estimate counted on every rank (4.1 GiB). */
+Test(budget, a_2000_stage_pipeline_fits_the_default)
+{
+    struct workload *t = test_workload("transformer:layers=2000,hidden=1024,seq=1024,vocab=32000");
+    static const char *const names[] = {"pipeline-1f1b", "pipeline-gpipe", "pipeline-zb",
+                                        "model"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        struct config c;
+        config_init(&c);
+        set(&c, "strategy", names[i]);
+        set(&c, "devices", "2000");
+        set(&c, "microbatches", "64");
+        set(&c, "batch", "64");
+        set(&c, "steps", "3");
+        struct budget_plan plan;
+        strategy_plan_size(find(names[i]), &c, t, &plan);
+        struct err e = {0};
+        cr_expect_eq(budget_check(&c, t, SIM_GROUPS, &plan, &e), 0, "%s: %s", names[i], e.msg);
+        struct budget b;
+        budget_estimate(&c, t, SIM_GROUPS, &plan, &b);
+        cr_expect_lt(b.total_bytes, 0.5 * (1 << 30), "%s: %s", names[i],
+                     b.parts[BUDGET_PLAN].why);
+        config_release(&c);
+    }
+    workload_free(t);
+}
 
 Test(budget, compare_counts_chunks_when_it_may_run_interleaved)
 {
@@ -26,20 +178,29 @@ Test(budget, compare_counts_chunks_when_it_may_run_interleaved)
     config_init(&c);
     set(&c, "microbatches", "64");
     set(&c, "chunks", "8");
+    struct budget_plan plan;
     struct budget all, listed, without;
-    budget_estimate(&c, wl, COMPARE_GROUPS, &all);   /* --strategies all */
-    set(&c, "strategies", "mirrored,pipeline-interleaved");
-    budget_estimate(&c, wl, COMPARE_GROUPS, &listed);
-    set(&c, "strategies", "mirrored,pipeline-1f1b");
-    budget_estimate(&c, wl, COMPARE_GROUPS, &without);
-    /* ops a step: 4 x chunks x microbatches + 2 x 3 layers + 8 = 2062 with
-     * the chunks, 270 without */
-    cr_expect_gt(all.parts[BUDGET_PLAN].bytes, 7 * without.parts[BUDGET_PLAN].bytes);
-    cr_expect_eq(all.parts[BUDGET_PLAN].bytes, listed.parts[BUDGET_PLAN].bytes);
-    cr_expect(strstr(listed.parts[BUDGET_PLAN].why, " 2062 ops a step"), "%s",
+    strategy_plan_size_spec(c.strategies, &c, wl, &plan);   /* --strategies all */
+    budget_estimate(&c, wl, COMPARE_GROUPS, &plan, &all);
+    strategy_plan_size_spec("mirrored,pipeline-interleaved", &c, wl, &plan);
+    budget_estimate(&c, wl, COMPARE_GROUPS, &plan, &listed);
+    strategy_plan_size_spec("mirrored,pipeline-1f1b", &c, wl, &plan);
+    budget_estimate(&c, wl, COMPARE_GROUPS, &plan, &without);
+    /* ops a rank on 4 devices: interleaved 6 x 8 chunks x 64 microbatches +
+     * 8 updates, less the end stages' 4 x 64 over 4 ranks = 3016; 1F1B's
+     * 6 x 64 + 1 - 64 = 321 */
+    cr_expect_gt(listed.parts[BUDGET_PLAN].bytes, 7 * without.parts[BUDGET_PLAN].bytes);
+    /* all: interleaved's ops, on ps-async's 5 ranks (4 devices, a server) */
+    cr_expect_geq(all.parts[BUDGET_PLAN].bytes, listed.parts[BUDGET_PLAN].bytes);
+    cr_expect(strstr(all.parts[BUDGET_PLAN].why, "5 ranks x 2413 ops a step"), "%s",
+              all.parts[BUDGET_PLAN].why);
+    cr_expect(strstr(listed.parts[BUDGET_PLAN].why, " 3016 ops a step"), "%s",
               listed.parts[BUDGET_PLAN].why);
-    cr_expect(strstr(without.parts[BUDGET_PLAN].why, " 270 ops a step"), "%s",
+    cr_expect(strstr(without.parts[BUDGET_PLAN].why, " 321 ops a step"), "%s",
               without.parts[BUDGET_PLAN].why);
+    /* the servers of a ps-* strategy are ranks */
+    strategy_plan_size_spec("mirrored,ps-async", &c, wl, &plan);
+    cr_expect_eq(plan.ranks, 5);
     config_release(&c);
 }
 
@@ -52,19 +213,30 @@ Test(budget, too_many_events_are_refused_naming_the_option_and_max_memory)
     set(&c, "batch", "1024");
     set(&c, "steps", "1000000");
     struct budget b;
-    budget_estimate(&c, wl, OPTG_SCENARIO | OPTG_RUN | OPTG_SIM, &b);
-    /* 4 ranks x (4 x 1024 + 2 x 3 + 8 = 4110 ops) x 10^6 steps */
-    cr_expect_float_eq(b.events, 4.0 * 4110 * 1e6, 1);
+    estimate(&c, wl, &b);
+    /* 4 ranks x (6 x 1024 + 1 - 1024 = 5121 ops) x 10^6 steps */
+    cr_expect_float_eq(b.events, 4.0 * 5121 * 1e6, 1);
     /* its memory fits 4 GiB: the events alone refuse it */
     cr_expect_lt(b.total_bytes, 4.0 * (1 << 30));
+    struct budget_plan plan;
+    strategy_plan_size(find("pipeline-1f1b"), &c, wl, &plan);
     struct err e = {0};
-    cr_assert_eq(budget_check(&c, wl, OPTG_SCENARIO | OPTG_RUN | OPTG_SIM, &e), ERR_INPUT);
+    cr_assert_eq(budget_check(&c, wl, SIM_GROUPS, &plan, &e), ERR_INPUT);
     cr_expect(strstr(e.msg, "events") && strstr(e.msg, "--steps 1000000") &&
                   strstr(e.msg, "--max-memory 4"),
               "%s", e.msg);
     /* what --max-memory allows, it runs */
-    set(&c, "max-memory", "20");
-    cr_expect_eq(budget_check(&c, wl, OPTG_SCENARIO | OPTG_RUN | OPTG_SIM, &e), 0, "%s", e.msg);
+    set(&c, "max-memory", "30");
+    cr_expect_eq(budget_check(&c, wl, SIM_GROUPS, &plan, &e), 0, "%s", e.msg);
+    /* absurd steps are refused whatever the strategy */
+    set(&c, "max-memory", "4");
+    set(&c, "steps", "1000000000");
+    for (size_t i = 0; i < strategy_count; i++) {
+        set(&c, "strategy", strategy_registry[i]->name);
+        strategy_plan_size(strategy_registry[i], &c, wl, &plan);
+        cr_expect_eq(budget_check(&c, wl, SIM_GROUPS, &plan, &e), ERR_INPUT, "%s",
+                     strategy_registry[i]->name);
+    }
     config_release(&c);
 }
 
@@ -73,8 +245,10 @@ Test(budget, a_real_run_simulates_no_events)
     struct config c;
     config_init(&c);
     set(&c, "steps", "1000000000");
+    struct budget_plan plan;
+    strategy_plan_size(find(c.strategy), &c, wl, &plan);
     struct budget b;
-    budget_estimate(&c, wl, OPTG_SCENARIO | OPTG_RUN | OPTG_LAUNCH, &b);
+    budget_estimate(&c, wl, OPTG_SCENARIO | OPTG_RUN | OPTG_LAUNCH, &plan, &b);
     cr_expect_eq(b.events, 0);
     config_release(&c);
 }

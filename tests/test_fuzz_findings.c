@@ -143,9 +143,9 @@ Test(findings, runs_over_the_memory_budget_are_refused_before_the_work)
                    "--vary devices=1048576: the run would take about", "--max-memory");
 
     /* a run that fits, refused under a lower budget and run under a higher */
-    const char *small[] = {"sim", "--devices", "256", "--batch", "1024", "--steps", "2",
+    const char *small[] = {"sim", "--devices", "1024", "--batch", "1024", "--steps", "2",
                            "--max-memory", "0.001", NULL};
-    expect_refused(run_strata(small), "--max-memory 0.001", "most of it from --devices 256");
+    expect_refused(run_strata(small), "--max-memory 0.001", "most of it from --devices 1024");
     small[8] = "1";
     struct run r = run_strata(small);
     cr_expect_eq(r.status, 0, "stderr: %s", r.err);

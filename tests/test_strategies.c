@@ -247,7 +247,7 @@ static int build_broken(const struct config *c, const struct workload *wl, struc
 
 Test(strategies, build_reports_and_frees_a_plan_with_a_builder_error)
 {
-    const struct strategy broken = {"broken", "fails", "", POLICY_NONE, build_broken};
+    const struct strategy broken = {"broken", "fails", "", POLICY_NONE, build_broken, NULL};
     struct workload *wl = test_workload(DEFAULT_MLP);
     struct config c = scenario(DEFAULT_MLP, 1, 1, 1);
     struct plan *p = (struct plan *)1;
