@@ -320,9 +320,16 @@ int plan_group_member(const struct plan *p, int group, int rank)
 {
     if (group < 0 || (size_t)group >= p->groups.len) return -1;
     const struct plan_group *G = &p->groups.items[group];
-    for (int k = 0; k < G->n_ranks; k++)
-        if (G->ranks[k] == rank) return k;
-    return -1;
+    /* by bisection over the ascending ranks: ZeRO-1's sharded updates ask
+     * this for every rank of a 10^5-rank group, which a scan made quadratic
+     * (86% of mirrored-zero1's run at 100,000 devices) */
+    int lo = 0, hi = G->n_ranks;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (G->ranks[mid] < rank) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < G->n_ranks && G->ranks[lo] == rank ? lo : -1;
 }
 
 int plan_update_shard(struct plan *p, int rank, int group, int lo, int hi, const int *deps,
