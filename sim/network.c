@@ -7,7 +7,12 @@
  * whatever starts and finishes in between. Transfers sit in a per-link
  * min-heap of finish_v; the earliest one is due at
  *     t = t_last + (finish_v_min - V) * n / bw,
- * and that is the link's one event in the queue. A start changes n, so it
+ * and that is the link's one event in the queue. Most transfers arrive in
+ * finish order already (a wave of equal messages to one server: each
+ * starts later, at a larger V, for the same bytes), so a transfer that
+ * finishes no earlier than the last one queued goes to a FIFO instead, O(1)
+ * both ways, and the heap holds only the others; the earliest of the two
+ * fronts is the link's next. A start changes n, so it
  * re-times the link: it bumps the generation and pushes a new event; the old
  * one pops later as stale and is dropped (at most one stale event per start).
  *
@@ -17,6 +22,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "binary_heap.h"
 #include "network.h"
@@ -33,7 +39,13 @@ struct link {
     double v;          /* virtual clock, bytes; valid at t_last */
     double t_last_s;
     int64_t generation;   /* b of the one live finish event */
-    VEC(struct xfer) active;   /* min-heap on (finish_v, seq) */
+    VEC(struct xfer) active;   /* min-heap on (finish_v, seq): those out of order */
+    /* in (finish_v, seq) order: items[head .. len); head returns to 0 when
+     * it empties, and the live part moves down when it must grow */
+    struct {
+        struct xfer *items;
+        size_t head, len, cap;
+    } fifo;
 };
 
 struct network {
@@ -42,6 +54,7 @@ struct network {
     uint64_t next_seq;
     uint64_t n_touched;   /* per-link heap levels moved and transfers handed back */
     struct link *links;
+    VEC(struct xfer) done;   /* the transfers one finish event ends */
 };
 
 /* --- the per-link heap (binary_heap.h): earliest finish first --- */
@@ -52,6 +65,68 @@ static inline bool xfer_before(const struct xfer *x, const struct xfer *y)
 }
 
 BINARY_HEAP(xheap, struct xfer, xfer_before)
+
+/* --- a link's transfers: the FIFO and the heap together --- */
+
+static size_t n_active_of(const struct link *l)
+{
+    return l->active.len + (l->fifo.len - l->fifo.head);
+}
+
+/* The earliest transfer of a link that has one. */
+static const struct xfer *earliest(const struct link *l)
+{
+    const struct xfer *f = l->fifo.head < l->fifo.len ? &l->fifo.items[l->fifo.head] : NULL;
+    if (l->active.len == 0) return f;
+    if (!f || xfer_before(&l->active.items[0], f)) return &l->active.items[0];
+    return f;
+}
+
+/* Room for one more transfer on l, whichever store takes it: 0, ERR_NOMEM. */
+static int reserve_one(struct link *l)
+{
+    TRY(vec_reserve(&l->active, l->active.len + 1));
+    if (l->fifo.len < l->fifo.cap) return 0;
+    size_t live = l->fifo.len - l->fifo.head;
+    if (l->fifo.head > 0 && live < l->fifo.cap / 2) {
+        memmove(l->fifo.items, l->fifo.items + l->fifo.head, live * sizeof *l->fifo.items);
+        l->fifo.head = 0;
+        l->fifo.len = live;
+        return 0;
+    }
+    size_t cap = l->fifo.cap ? 2 * l->fifo.cap : 16;
+    struct xfer *grown = realloc(l->fifo.items, cap * sizeof *grown);
+    if (!grown) return ERR_NOMEM;
+    l->fifo.items = grown;
+    l->fifo.cap = cap;
+    return 0;
+}
+
+/* Adds x (room reserved); the heap levels moved. */
+static size_t add_xfer(struct link *l, struct xfer x)
+{
+    if (l->fifo.head == l->fifo.len ||
+        !xfer_before(&x, &l->fifo.items[l->fifo.len - 1])) {
+        if (l->fifo.head == l->fifo.len) l->fifo.head = l->fifo.len = 0;
+        l->fifo.items[l->fifo.len++] = x;
+        return 0;
+    }
+    return xheap_push(l->active.items, &l->active.len, x);
+}
+
+/* Removes the earliest transfer into *out; the heap levels moved. */
+static size_t take_earliest(struct link *l, struct xfer *out)
+{
+    bool has_fifo = l->fifo.head < l->fifo.len;
+    if (has_fifo && (l->active.len == 0 ||
+                     !xfer_before(&l->active.items[0], &l->fifo.items[l->fifo.head]))) {
+        *out = l->fifo.items[l->fifo.head++];
+        return 0;
+    }
+    size_t moved = xheap_pop_to_tail(l->active.items, &l->active.len);
+    *out = l->active.items[l->active.len];
+    return moved;
+}
 
 /* --- life cycle --- */
 
@@ -79,8 +154,12 @@ fail:
 void network_free(struct network *n)
 {
     if (!n) return;
-    for (int i = 0; i < n->n_links && n->links; i++) vec_free(&n->links[i].active);
+    for (int i = 0; i < n->n_links && n->links; i++) {
+        vec_free(&n->links[i].active);
+        free(n->links[i].fifo.items);
+    }
     free(n->links);
+    vec_free(&n->done);
     free(n);
 }
 
@@ -99,7 +178,7 @@ uint64_t network_touched(const struct network *n)
 int network_active(const struct network *n, int link)
 {
     if (link < 0 || link >= n->n_links) return 0;
-    return (int)n->links[link].active.len;
+    return (int)n_active_of(&n->links[link]);
 }
 
 /* --- transfers --- */
@@ -125,9 +204,9 @@ int network_start(struct network *n, struct des *q, double now_s, int link, int6
     if (bytes == 0 || isinf(l->bw_bytes_per_s))
         return des_push(q, now_s + l->latency_s, n->event_kind, -1 - link, cookie);
 
-    size_t n_active = l->active.len;
+    size_t n_active = n_active_of(l);
     if (n_active > 0 && now_s < l->t_last_s) return ERR_RUN;
-    TRY(vec_reserve(&l->active, n_active + 1));
+    TRY(reserve_one(l));
 
     /* Bring V to now at the old sharing. An idle link restarts V at 0, so V
      * stays the size of one busy period and its rounding stays small. Both
@@ -140,11 +219,10 @@ int network_start(struct network *n, struct des *q, double now_s, int link, int6
 
     struct xfer x = { .finish_v = l->v + (double)bytes, .seq = n->next_seq, .cookie = cookie };
     double first_v = x.finish_v;
-    if (n_active > 0 && l->active.items[0].finish_v < first_v)
-        first_v = l->active.items[0].finish_v;
+    if (n_active > 0 && earliest(l)->finish_v < first_v) first_v = earliest(l)->finish_v;
     TRY(des_push(q, finish_time_s(l, first_v, n_active + 1), n->event_kind, link,
                  l->generation + 1));
-    n->n_touched += xheap_push(l->active.items, &l->active.len, x);
+    n->n_touched += add_xfer(l, x);
     n->next_seq++;
     l->generation++;
     return 0;
@@ -164,18 +242,20 @@ int network_on_event(struct network *n, struct des *q, const struct des_event *e
 
     if (ev->a >= n->n_links) return ERR_RUN;
     struct link *l = &n->links[ev->a];
-    if (ev->b != l->generation || l->active.len == 0) return 0;   /* re-timed since */
+    size_t n_active = n_active_of(l);
+    if (ev->b != l->generation || n_active == 0) return 0;   /* re-timed since */
 
     /* Room for every push below (one arrival per active transfer and the
-     * next finish event), so none of them can fail half-way. */
-    size_t n_active = l->active.len;
+     * next finish event), and for the finished transfers, so none of them
+     * can fail half-way. */
     TRY(des_reserve(q, n_active + 1));
+    TRY(vec_reserve(&n->done, n_active));
 
     /* The event is live, so nothing has changed on the link since it was
      * timed: the earliest transfer is done by definition. Set V to its
      * finish_v exactly rather than re-deriving it from the time, so rounding
      * does not build up over a long busy period. */
-    double fv = l->active.items[0].finish_v;
+    double fv = earliest(l)->finish_v;
     if (fv > l->v) l->v = fv;
     l->t_last_s = ev->time_s;
 
@@ -190,33 +270,33 @@ int network_on_event(struct network *n, struct des *q, const struct des_event *e
      * byte count that matters (V is at most one busy period's bytes). */
     double tol_bytes = 1e-12 * fabs(l->v)
                      + 4 * DBL_EPSILON * fabs(ev->time_s) * l->bw_bytes_per_s / (double)n_active;
-    n->n_touched += xheap_pop_to_tail(l->active.items, &l->active.len);
-    while (l->active.len > 0 && l->active.items[0].finish_v <= l->v + tol_bytes)
-        n->n_touched += xheap_pop_to_tail(l->active.items, &l->active.len);
+    struct xfer *done = n->done.items;
+    size_t n_done = 0;
+    n->n_touched += take_earliest(l, &done[n_done++]);
+    while (n_active_of(l) > 0 && earliest(l)->finish_v <= l->v + tol_bytes)
+        n->n_touched += take_earliest(l, &done[n_done++]);
 
-    /* The finished transfers sit in items[len .. n_active), latest-popped
-     * first. Exact ties pop in start order, so the run is already in
-     * descending seq there; insertion sort (linear on that input) makes
+    /* The finished transfers, in the order they were taken. Exact ties are
+     * taken in start order; insertion sort (linear on that input) makes
      * near-ties agree, and the arrivals are pushed in start order. */
-    struct xfer *done = l->active.items + l->active.len;
-    size_t n_done = n_active - l->active.len;
     n->n_touched += n_done;
     for (size_t i = 1; i < n_done; i++) {
         struct xfer x = done[i];
         size_t j = i;
-        while (j > 0 && done[j - 1].seq < x.seq) {
+        while (j > 0 && done[j - 1].seq > x.seq) {
             done[j] = done[j - 1];
             j--;
         }
         done[j] = x;
     }
     double arrive_s = ev->time_s + l->latency_s;
-    for (size_t i = n_done; i-- > 0;)
+    for (size_t i = 0; i < n_done; i++)
         TRY(des_push(q, arrive_s, n->event_kind, -1 - ev->a, done[i].cookie));
 
-    if (l->active.len > 0) {
-        TRY(des_push(q, finish_time_s(l, l->active.items[0].finish_v, l->active.len),
-                     n->event_kind, ev->a, l->generation + 1));
+    size_t n_left = n_active_of(l);
+    if (n_left > 0) {
+        TRY(des_push(q, finish_time_s(l, earliest(l)->finish_v, n_left), n->event_kind, ev->a,
+                     l->generation + 1));
         l->generation++;
     }
     return 0;
