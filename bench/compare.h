@@ -10,6 +10,8 @@
 #ifndef STRATA_BENCH_COMPARE_H
 #define STRATA_BENCH_COMPARE_H
 
+#include <stdbool.h>
+
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/report.h"
@@ -25,9 +27,13 @@ struct compare {
     const struct report **reports;  /* [n]: into sim_runs or real_docs */
     double *speedup;                /* [n]: throughput over the baseline's */
     const struct report *base;      /* the one-device baseline's report */
-    struct sim_run **sim_runs;      /* simulated: [n], owned; NULL when real */
-    struct sim_run sim_base;        /* simulated: the baseline run */
-    struct report_doc *real_docs;   /* real: [n], owned; NULL when simulated */
+    struct sim_run **sim_runs;      /* simulated here: [n], owned; NULL when real or when the
+                                     * strategies ran in workers (compare_run_spread) */
+    struct sim_run sim_base;        /* simulated: the baseline run (always here) */
+    struct report_doc *real_docs;   /* real, or simulated in workers: [n], owned, each the
+                                     * report as it came back; NULL otherwise */
+    char (*plan_notes)[160];        /* simulated: [n], the plan's note ("" none) */
+    bool *exceeds_memory;           /* simulated: [n], run_exceeds_memory */
     struct report_doc real_base;    /* real: the baseline job's report */
     int n_notes;                    /* strategies that did not run */
     char (*notes)[COMPARE_NOTE_BYTES];
@@ -48,6 +54,22 @@ int compare_run_sim(const struct config *cfg, const struct workload *wl,
                     const struct strategy *const *list, int n, int keep_steps,
                     struct run_numerics *numerics, compare_progress_fn progress, void *ctx,
                     struct compare *out, struct err *e);
+
+/* --jobs when not given: one per online core (as sweep's). */
+int compare_default_jobs(void);
+
+/* As compare_run_sim, with the same result byte for byte, the strategies
+ * run in n_jobs forked worker processes (compare_jobs.c) while this process
+ * simulates the baseline: each strategy's report comes back as JSON
+ * (sim_runs stays NULL, real_docs holds them). Only when n_jobs > 1, no
+ * spans are kept (keep_steps 0: --trace, --timeline, --plot and --html
+ * need the runs themselves) and there are two strategies or more;
+ * otherwise compare_run_sim. With workers, progress is called as each
+ * strategy's run ends rather than before it, and not for the baseline. */
+int compare_run_spread(const struct config *cfg, const struct workload *wl,
+                       const struct strategy *const *list, int n, int keep_steps, int n_jobs,
+                       struct run_numerics *numerics, compare_progress_fn progress, void *ctx,
+                       struct compare *out, struct err *e);
 
 /* Runs the baseline for real on one rank, then each of list[0..n) on np
  * ranks, each as its own MPI job (real_job_run). Fails as compare_run_sim. */

@@ -255,6 +255,7 @@ static int run_one(const struct config *cfg, const struct workload *wl,
         if (rc == 0) {
             r->report = &r->sim->report;
             r->exceeds_memory = run_exceeds_memory(r->sim);
+            snprintf(r->plan_note, sizeof r->plan_note, "%s", r->sim->plan->note);
             /* The report is all a sweep keeps: plans go at once, so memory
              * grows with the points' reports, not their plans. */
             plan_free(r->sim->plan);

@@ -53,6 +53,7 @@ struct sweep_run {
     long long devices, batch;     /* the run's config (devices: the --np of a real run) */
     const struct report *report;  /* NULL when rc != 0; points into sim or real */
     bool exceeds_memory;          /* sim: peak memory above the device's (run_exceeds_memory) */
+    char plan_note[160];          /* sim: the plan's note when it ran ("" none; compare prints it) */
     struct sim_run *sim;          /* sim mode, owned */
     struct report_doc real;       /* real mode, owned */
 };

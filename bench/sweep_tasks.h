@@ -13,10 +13,10 @@
 
 #include <stddef.h>
 
-#include "../core/vec.h"
+#include "jobs.h"
 #include "sweep.h"
 
-typedef VEC(char) sweep_bytes;
+typedef jobs_bytes sweep_bytes;
 
 /* The baselines and the points. */
 int sweep_n_tasks(const struct sweep *s);
@@ -56,25 +56,29 @@ int sweep_task_order(const struct sweep *s, const struct config *cfg, const stru
                      int *order, struct err *e);
 
 /* --- The wire: one task's result as bytes (sweep_wire.c) ------------------------
- * A message holds task t's run (rc, note, devices, batch, exceeds_memory and
- * its report as the JSON report_to_json writes, which report_doc_parse reads
- * back to the same bytes), or, when fatal is non-zero, the error that ended
- * the worker's tasks at t (fatal and its message). Processes of one build
- * exchange them: the header's size checks catch a stranger. */
+ * A message holds task t's run (rc, note, devices, batch, exceeds_memory,
+ * the plan's note and its report as the JSON report_to_json writes, which
+ * report_doc_parse reads back to the same bytes), or, when fatal is
+ * non-zero, the error that ended the worker's tasks at t (fatal and its
+ * message). Processes of one build exchange them: the header's size checks
+ * catch a stranger. compare -j (compare_jobs.c) sends its runs as the same
+ * messages. */
 
 /* Appends task t's message to out. ERR_NOMEM. */
 int sweep_wire_put(sweep_bytes *out, int t, const struct sweep_run *r, const struct err *fatal,
                    struct err *e);
 
-/* The bytes a message starts with, and from them its whole length (the
- * head included). ERR_RUN when head is not a message of this build. */
-size_t sweep_wire_head_bytes(void);
-int sweep_wire_length(const char *head, size_t *len, struct err *e);
+/* Where a message of task t goes: NULL when t is not a task. */
+typedef struct sweep_run *(*sweep_wire_slot_fn)(void *ctx, int t);
 
 /* Reads one message from buf[0..n): its length in *used, its task in *t.
- * A result goes into s's slot of that task (read as a real-mode report
- * document: run.real, run.report its first report); a fatal error into
- * *fatal. ERR_RUN when the bytes are not a whole message of this build. */
+ * A result goes into slot(ctx, t) (read as a real-mode report document:
+ * run.real, run.report its first report); a fatal error into *fatal.
+ * ERR_RUN when the bytes are not a whole message of this build. */
+int sweep_wire_read(const char *buf, size_t n, sweep_wire_slot_fn slot, void *ctx, size_t *used,
+                    int *t, struct err *fatal, struct err *e);
+
+/* sweep_wire_read into s's slot of the message's task. */
 int sweep_wire_get(const char *buf, size_t n, struct sweep *s, size_t *used, int *t,
                    struct err *fatal, struct err *e);
 

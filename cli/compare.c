@@ -40,9 +40,11 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
     if (rc == 0 && !(numerics = run_numerics_create(&e))) rc = ERR_NOMEM;
     bool progress = isatty(STDERR_FILENO);
+    /* -j: the strategies in workers, unless the runs' spans are wanted here */
+    int n_jobs = config_is_set(&s.cfg, "jobs") ? (int)s.cfg.jobs : compare_default_jobs();
     if (rc == 0)
-        rc = compare_run_sim(&s.cfg, s.wl, list, (int)n, outputs_keep_steps(&s.cfg), numerics,
-                             progress ? show_progress : NULL, NULL, &c, &e);
+        rc = compare_run_spread(&s.cfg, s.wl, list, (int)n, outputs_keep_steps(&s.cfg), n_jobs,
+                                numerics, progress ? show_progress : NULL, NULL, &c, &e);
     if (progress && n) fprintf(stderr, "\r%40s\r", "");
     if (rc != 0) {
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
@@ -80,18 +82,20 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     for (int i = 0; i < c.n_notes; i++) printf("  not run: %s\n", c.notes[i]);
     table_notes_print(stdout, c.reports, c.n, c.speedup, c.base);
     for (int i = 0; i < c.n; i++)
-        if (c.sim_runs && c.sim_runs[i]->plan->note[0])
-            printf("  note: %s: %s\n", c.reports[i]->strategy, c.sim_runs[i]->plan->note);
+        if (c.plan_notes[i][0])
+            printf("  note: %s: %s\n", c.reports[i]->strategy, c.plan_notes[i]);
+    /* the strategies' cluster is the baseline's (--cluster), wherever they ran */
     for (int i = 0; i < c.n; i++)
-        if (run_exceeds_memory(c.sim_runs[i]))
+        if (c.exceeds_memory[i])
             printf("  warning: %s needs more memory per device than a %s device has\n",
-                   c.reports[i]->strategy, c.sim_runs[i]->cluster.name);
+                   c.reports[i]->strategy, c.sim_base.cluster.name);
     outputs_note_ideal(&c.sim_base);
     if (s.cfg.timeline)
         for (int i = 0; i < c.n; i++) outputs_timeline(c.sim_runs[i]);
     if (status != 0)
         ;
-    else if (outputs_write(&s.cfg, c.sim_runs, c.n, c.speedup, &e) < 0)
+    else if ((c.sim_runs ? outputs_write(&s.cfg, c.sim_runs, c.n, c.speedup, &e)
+                          : outputs_write_reports(&s.cfg, c.reports, c.n, c.speedup, &e)) < 0)
         status = scenario_fail(self, &e);
     else if (plot_wanted(&s.cfg) && plot_sim_runs(&s.cfg, c.sim_runs, c.n, &e) < 0)
         status = scenario_fail(self, &e);

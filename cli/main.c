@@ -30,8 +30,11 @@ static const struct command commands[] = {
      "training options of `strata real`) and prints the same table, measured.\n"
      "--plot DIR draws convergence, staleness and (simulated) each strategy's timeline as\n"
      "PNG and SVG files with gnuplot; --plot-terminal draws them here. --html FILE writes\n"
-     "one self-contained page: the table, its notes, those figures and the JSON.",
-     STRATEGIES_GROUPS, cmd_compare},
+     "one self-contained page: the table, its notes, those figures and the JSON.\n"
+     "A simulated compare runs its strategies in -j N processes (one per core by default)\n"
+     "while it simulates the baseline: the output is -j 1's, byte for byte. With --trace,\n"
+     "--timeline, --plot or --html it runs in one process.",
+     STRATEGIES_GROUPS | OPTG_JOBS, cmd_compare},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
@@ -64,7 +67,7 @@ static const struct command commands[] = {
      "--plot DIR and --plot-terminal the speedup figure. A simulated sweep runs its points\n"
      "in -j N processes (one per core by default), and under `mpirun -np R strata sweep`\n"
      "over the ranks, rank 0 printing: the output is -j 1's, byte for byte.",
-     STRATEGIES_GROUPS | OPTG_SWEEP, cmd_sweep},
+     STRATEGIES_GROUPS | OPTG_SWEEP | OPTG_JOBS, cmd_sweep},
     {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"

@@ -95,6 +95,22 @@ static void per_strategy_path(const char *path, const char *name, char *buf, siz
     snprintf(buf, n, "%.*s.%s%s", (int)(dot - path), path, name, dot);
 }
 
+int outputs_write_reports(const struct config *cfg, const struct report *const *reports, int n,
+                          const double *speedup, struct err *e)
+{
+    int rc = 0;
+    if (cfg->json_path[0]) {
+        rc = n == 1 ? report_write_json(reports[0], cfg->json_path, e)
+                    : report_write_compare_json(reports, n, cfg->json_path, e);
+        if (rc < 0) err_prefix(e, "--json");
+    }
+    if (rc == 0 && cfg->csv_path[0]) {
+        rc = report_write_csv(reports, n, speedup, cfg->csv_path, e);
+        if (rc < 0) err_prefix(e, "--csv");
+    }
+    return rc;
+}
+
 int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
                   const double *speedup, struct err *e)
 {
@@ -103,16 +119,7 @@ int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
         const struct report **reports = XCALLOC(e, (size_t)n + 1, sizeof *reports);
         if (!reports) return ERR_NOMEM;
         for (int i = 0; i < n; i++) reports[i] = &runs[i]->report;
-        int rc = 0;
-        if (cfg->json_path[0]) {
-            rc = n == 1 ? report_write_json(reports[0], cfg->json_path, e)
-                        : report_write_compare_json(reports, n, cfg->json_path, e);
-            if (rc < 0) err_prefix(e, "--json");
-        }
-        if (rc == 0 && cfg->csv_path[0]) {
-            rc = report_write_csv(reports, n, speedup, cfg->csv_path, e);
-            if (rc < 0) err_prefix(e, "--csv");
-        }
+        int rc = outputs_write_reports(cfg, reports, n, speedup, e);
         free(reports);
         TRY(rc);
     }

@@ -11,8 +11,12 @@
  * ERR_INPUT naming the option. Every command calls it after parsing. */
 int outputs_check(const struct config *cfg, struct err *e);
 
-/* Writes runs[0..n) (one: a report; several: a compare document) to the
- * files cfg asks for; the trace of each run goes to cfg->trace_path, with the
+/* Writes reports[0..n) (one: a report; several: a compare document) to
+ * --json and --csv when cfg asks for them. */
+int outputs_write_reports(const struct config *cfg, const struct report *const *reports, int n,
+                          const double *speedup, struct err *e);
+
+/* Writes runs[0..n) as outputs_write_reports does; the trace of each run goes to cfg->trace_path, with the
  * strategy's name before the extension when there are several runs. */
 int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
                   const double *speedup, struct err *e);

@@ -168,9 +168,10 @@ const struct opt_spec config_options[] = {
      .metavar = "KIND",
      .help = "strong: the global batch stays; weak: it grows with the devices (per-device batch stays)"},
     {.name = "jobs", .short_name = 'j', INT(jobs, 1, 1024), .def = "1",
-     .def_shown = "one per online core", .groups = OPTG_SWEEP, .metavar = "N",
-     .help = "simulated sweeps: points run in N processes at once, same output as one; a real "
-             "sweep runs its jobs one at a time, and under mpirun each rank runs one point at a time"},
+     .def_shown = "one per online core", .groups = OPTG_JOBS, .metavar = "N",
+     .help = "simulated sweeps and compares: runs in N processes at once, same output as one; "
+             "real ones run a job at a time, under mpirun each sweep rank runs one point at a "
+             "time, and a compare keeping spans (--trace, --timeline, --plot, --html) runs in one"},
     {.name = "output", .short_name = 'o', STRING(output), .def = "", .groups = OPTG_CALIBRATE,
      .metavar = "FILE", .help = "write the measured cluster profile to FILE (--cluster FILE loads it)"},
     {.name = "models", STRING(models), .def = "", .groups = OPTG_VALIDATE, .metavar = "SPEC,...",

@@ -31,6 +31,7 @@ enum opt_group {
     OPTG_HTML = 1u << 15,      /* the report page: --html FILE (commands that write a report) */
     OPTG_REPLAY = 1u << 16,    /* strata replay's what-ifs: --without-stragglers, --scale */
     OPTG_TRACE_IN = 1u << 17,  /* a plan read from traces: --workload chakra:DIR (not part of a report's config) */
+    OPTG_JOBS = 1u << 18,      /* simulated runs spread over processes: -j (sweep, compare) */
 };
 
 enum opt_type {
@@ -121,7 +122,7 @@ struct config {
     /* OPTG_SWEEP */
     char vary[512];             /* --vary: OPTION=v1,v2,...; "" = the devices */
     char scaling[8];            /* --scaling: strong | weak */
-    long long jobs;             /* --jobs, -j: processes a simulated sweep runs its points in;
+    long long jobs;             /* --jobs, -j: processes a simulated sweep or compare runs in;
                                  * not given: one per online core (bench/sweep.h sweep_default_jobs) */
     /* OPTG_CALIBRATE */
     char output[CONFIG_PATH_BYTES];     /* -o, --output: the profile file calibrate writes */
