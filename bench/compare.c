@@ -179,8 +179,10 @@ static void job_order(const struct compare_jobs *j, int *order)
         if (!cost) continue;   /* out of memory: list order, as good a result */
         struct config c = *j->cfg;
         snprintf(c.strategy, sizeof c.strategy, "%s", j->list[t - 1]->name);
+        struct budget_plan plan;   /* this strategy's plan: its ops a step tell the costs apart */
+        strategy_plan_size(j->list[t - 1], &c, j->wl, &plan);
         struct budget b;
-        budget_estimate(&c, j->wl, 0, &b);
+        budget_estimate(&c, j->wl, 0, &plan, &b);
         cost[t] = b.events;
     }
     for (int i = 2; cost && i <= j->n; i++)   /* insertion sort: stable, and n is small */
