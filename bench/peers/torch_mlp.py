@@ -21,6 +21,14 @@ per-step times exclude them). Prints one line of JSON on rank 0:
 
   python3 bench/peers/torch_mlp.py --model mlp:784-256-128-10 --batch 64 \\
       --steps 937 --ranks 2 [--lr 0.02 --momentum 0.9 --seed 1 --data DIR]
+
+With --gemm it trains nothing and prints PyTorch's own one-core GEMM rate
+(a 2048^3 torch.mm, as real_speed times strata's peak) and the BLAS it
+calls, so a ratio of samples/s can be read against the two libraries':
+  {"gemm_gflops": x, "blas": "OpenBLAS 0.3.21 ... core Haswell", "torch": "1.13.1"}
+Debian's PyTorch calls OpenBLAS, whose kernel is chosen from the CPU's
+model (or OPENBLAS_CORETYPE): on a processor it does not know it falls back
+to an old one (Prescott, SSE3), at a fraction of the machine's speed.
 """
 import argparse
 import gzip
@@ -122,6 +130,37 @@ def train(rank, args, port, out):
         dist.destroy_process_group()
 
 
+def blas_name():
+    """The OpenBLAS build and kernel PyTorch's process has loaded, or what
+    torch says of its BLAS when that is not OpenBLAS."""
+    import ctypes
+    for name in ("libopenblas.so.0", "libblas.so.3"):
+        try:
+            lib = ctypes.CDLL(name)
+            core, config = lib.openblas_get_corename, lib.openblas_get_config
+        except (OSError, AttributeError):
+            continue
+        core.restype = config.restype = ctypes.c_char_p
+        words = config().decode().split()
+        return f"{' '.join(words[:2])}, core {core().decode()}"
+    return "BLAS: " + next((line.strip() for line in torch.__config__.show().splitlines()
+                            if "BLAS" in line), "unknown")
+
+
+def gemm_rate(n=2048, repeats=5):
+    """One thread's torch.mm on n x n x n, the best of repeats, in GFLOP/s."""
+    torch.set_num_threads(1)
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    a, b = torch.rand(n, n), torch.rand(n, n)
+    torch.mm(a, b)   # the first call sets the library up
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - t0)
+    return 2.0 * n ** 3 / best / 1e9
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -138,7 +177,13 @@ def main():
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--gemm", action="store_true",
+                   help="print the one-core GEMM rate and the BLAS, train nothing")
     args = p.parse_args()
+    if args.gemm:
+        print(json.dumps({"gemm_gflops": gemm_rate(), "blas": blas_name(),
+                          "torch": torch.__version__}), flush=True)
+        return
     if args.ranks < 1 or args.batch % args.ranks:
         raise SystemExit("torch_mlp: --batch must divide evenly over --ranks")
     ctx = mp.get_context("spawn")

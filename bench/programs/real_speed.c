@@ -268,6 +268,30 @@ static double peer_throughput(const char *python, const char *model, int np, int
     return x;
 }
 
+/* The peer's own one-core GEMM rate (torch_mlp.py --gemm) and its BLAS into
+ * blas (n bytes); 0 when it failed. */
+static double peer_gemm_gflops(const char *python, char *blas, size_t n)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' '%s/bench/peers/torch_mlp.py' --gemm", python,
+             STRATA_SOURCE_DIR);
+    FILE *f = popen(cmd, "r");
+    if (!f) return 0;
+    char line[1024];
+    double x = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, "\"gemm_gflops\": ");
+        if (at) x = strtod(at + strlen("\"gemm_gflops\": "), NULL);
+        const char *b = strstr(line, "\"blas\": \"");
+        if (b) {
+            b += strlen("\"blas\": \"");
+            snprintf(blas, n, "%.*s", (int)strcspn(b, "\""), b);
+        }
+    }
+    if (pclose(f) != 0) x = 0;
+    return x;
+}
+
 static double strata_throughput(const char *model, int np, int batch, long long steps)
 {
     struct report_doc d;
@@ -328,6 +352,19 @@ static void bench_peer(void)
     if (!python)
         printf("  no python3 imports torch (install python3-torch, or point STRATA_PYTHON at "
                "one that does): strata alone\n");
+    else {
+        /* The ratio compares GEMM libraries as much as frameworks when their
+         * peaks differ: Debian's PyTorch calls OpenBLAS, whose kernel depends
+         * on whether it knows the CPU (or on OPENBLAS_CORETYPE). */
+        char blas[160] = "";
+        double theirs = peer_gemm_gflops(python, blas, sizeof blas);
+        printf("  PyTorch's one-core GEMM peak %.1f GFLOP/s (2048^3 torch.mm; %s): %.2fx strata's"
+               "%s\n", theirs, *blas ? blas : "its BLAS unknown",
+               peak_gflops > 0 ? theirs / peak_gflops : 0,
+               theirs > 0 && theirs < 0.8 * peak_gflops
+                   ? "; the large model's ratio below is mostly that of the libraries"
+                   : "");
+    }
     printf("  load average %.2f at the start: a busy machine makes every figure lower and "
            "noisier\n\n", load_average());
     printf("  %-26s %5s %5s %10s %10s %7s %8s\n", "model", "ranks", "batch", "strata",
