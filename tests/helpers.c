@@ -50,6 +50,69 @@ struct run run_argv(const char *const *argv)
     return r;
 }
 
+void job_outputs_free(struct job_outputs *o)
+{
+    free(o->out);
+    free(o->err);
+    free(o->json);
+    free(o->csv);
+}
+
+#define JOB_MAX_ARGS 48
+
+struct job_outputs run_with_jobs(const char *const *prefix, const char *command,
+                                 const char *const *args, int jobs, const char *tag,
+                                 bool with_files)
+{
+    const char *argv[JOB_MAX_ARGS];
+    char j[16], json[256], csv[256], name[64];
+    int n = 0;
+    for (; prefix && prefix[n]; n++) {
+        cr_assert_lt(n, JOB_MAX_ARGS - 16);
+        argv[n] = prefix[n];
+    }
+    argv[n++] = STRATA_BIN;
+    argv[n++] = command;
+    for (int i = 0; args[i]; i++) {
+        cr_assert_lt(n, JOB_MAX_ARGS - 8);
+        argv[n++] = args[i];
+    }
+    if (jobs) {
+        snprintf(j, sizeof j, "%d", jobs);
+        argv[n++] = "-j";
+        argv[n++] = j;
+    }
+    snprintf(name, sizeof name, "%s.json", tag);
+    snprintf(json, sizeof json, "%s", test_tmp_path(name));
+    snprintf(name, sizeof name, "%s.csv", tag);
+    snprintf(csv, sizeof csv, "%s", test_tmp_path(name));
+    if (with_files) {
+        argv[n++] = "--json";
+        argv[n++] = json;
+        argv[n++] = "--csv";
+        argv[n++] = csv;
+    }
+    argv[n] = NULL;
+    struct run r = run_argv(argv);
+    struct job_outputs o = {r.status, r.out, r.err, NULL, NULL};
+    if (with_files && access(json, F_OK) == 0) o.json = test_slurp(json);
+    if (with_files && access(csv, F_OK) == 0) o.csv = test_slurp(csv);
+    return o;
+}
+
+void expect_same_outputs(const struct job_outputs *a, const struct job_outputs *b,
+                         const char *what)
+{
+    cr_expect_eq(a->status, b->status, "%s: exit %d and %d; stderr:\n%s\n---\n%s", what,
+                 a->status, b->status, a->err, b->err);
+    cr_expect_str_eq(a->out, b->out, "%s: stdout differs", what);
+    cr_expect_str_eq(a->err, b->err, "%s: stderr differs", what);
+    cr_expect(a->json && b->json ? !strcmp(a->json, b->json) : a->json == b->json,
+              "%s: --json differs (or only one was written)", what);
+    cr_expect(a->csv && b->csv ? !strcmp(a->csv, b->csv) : a->csv == b->csv,
+              "%s: --csv differs (or only one was written)", what);
+}
+
 struct run run_strata(const char *const *args)
 {
     size_t n = 0;

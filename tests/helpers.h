@@ -54,6 +54,30 @@ void expect_ok(struct run r, const char *what);
  * NULL). Frees r. */
 void expect_refused(struct run r, const char *must_name, const char *must_name_too);
 
+/* ---- a command's whole output, for -j against -j 1 ------------------------ */
+
+/* What one run of a command gave: exit status, stdout, stderr, and its
+ * --json and --csv files (NULL when not asked for or not written). */
+struct job_outputs {
+    int status;
+    char *out, *err, *json, *csv;
+};
+
+void job_outputs_free(struct job_outputs *o);
+
+/* Runs prefix (NULL, or mpirun ... NULL-terminated) strata COMMAND args
+ * (NULL-terminated), with -j jobs unless jobs is 0, and with_files:
+ * --json and --csv into the test's directory (TEST_SUITE_WITH_TMP_DIR)
+ * under tag. */
+struct job_outputs run_with_jobs(const char *const *prefix, const char *command,
+                                 const char *const *args, int jobs, const char *tag,
+                                 bool with_files);
+
+/* a and b agree on everything (status, stdout, stderr, both files, or
+ * neither written); what says which runs they are. */
+void expect_same_outputs(const struct job_outputs *a, const struct job_outputs *b,
+                         const char *what);
+
 /* ---- files ---------------------------------------------------------------- */
 
 /* The bytes of path, NUL-terminated (caller frees); their count in *n when n

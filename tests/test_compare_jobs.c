@@ -15,73 +15,17 @@
 
 TEST_SUITE_WITH_TMP_DIR(compare_jobs);
 
-#define MAX_ARGS 48
-
-/* What one compare gave: exit status, stdout, stderr, --json, --csv. */
-struct outputs {
-    int status;
-    char *out, *err, *json, *csv;
-};
-
-static void outputs_free(struct outputs *o)
-{
-    free(o->out);
-    free(o->err);
-    free(o->json);
-    free(o->csv);
-}
-
 /* strata compare args -j jobs, --json and --csv into the test's directory
  * under tag (with_files false: neither). */
-static struct outputs compare_as(const char *const *args, int jobs, const char *tag,
-                                 bool with_files)
+static struct job_outputs compare_as(const char *const *args, int jobs, const char *tag,
+                                     bool with_files)
 {
-    const char *argv[MAX_ARGS];
-    char j[16], json[256], csv[256], name[64];
-    int n = 0;
-    argv[n++] = STRATA_BIN;
-    argv[n++] = "compare";
-    for (int i = 0; args[i]; i++) {
-        cr_assert_lt(n, MAX_ARGS - 8);
-        argv[n++] = args[i];
-    }
-    snprintf(j, sizeof j, "%d", jobs);
-    argv[n++] = "-j";
-    argv[n++] = j;
-    snprintf(name, sizeof name, "%s.json", tag);
-    snprintf(json, sizeof json, "%s", test_tmp_path(name));
-    snprintf(name, sizeof name, "%s.csv", tag);
-    snprintf(csv, sizeof csv, "%s", test_tmp_path(name));
-    if (with_files) {
-        argv[n++] = "--json";
-        argv[n++] = json;
-        argv[n++] = "--csv";
-        argv[n++] = csv;
-    }
-    argv[n] = NULL;
-    struct run r = run_argv(argv);
-    struct outputs o = {r.status, r.out, r.err, NULL, NULL};
-    if (with_files && access(json, F_OK) == 0) o.json = test_slurp(json);
-    if (with_files && access(csv, F_OK) == 0) o.csv = test_slurp(csv);
-    return o;
-}
-
-/* a and b must agree on everything; what says which runs they are. */
-static void expect_same(const struct outputs *a, const struct outputs *b, const char *what)
-{
-    cr_expect_eq(a->status, b->status, "%s: exit %d and %d; stderr:\n%s\n---\n%s", what,
-                 a->status, b->status, a->err, b->err);
-    cr_expect_str_eq(a->out, b->out, "%s: stdout differs", what);
-    cr_expect_str_eq(a->err, b->err, "%s: stderr differs", what);
-    cr_expect(a->json && b->json ? !strcmp(a->json, b->json) : a->json == b->json,
-              "%s: --json differs (or only one was written)", what);
-    cr_expect(a->csv && b->csv ? !strcmp(a->csv, b->csv) : a->csv == b->csv,
-              "%s: --csv differs (or only one was written)", what);
+    return run_with_jobs(NULL, "compare", args, jobs, tag, with_files);
 }
 
 /* -j 1 against -j 2 and -j 3 on args; -j 1's outputs are left in *one. */
 static void expect_jobs_agree_files(const char *const *args, int status, bool with_files,
-                                    struct outputs *one)
+                                    struct job_outputs *one)
 {
     *one = compare_as(args, 1, "j1", with_files);
     cr_assert_eq(one->status, status, "-j 1 exited %d, not %d; stderr:\n%s", one->status,
@@ -90,17 +34,17 @@ static void expect_jobs_agree_files(const char *const *args, int status, bool wi
         char tag[16], what[32];
         snprintf(tag, sizeof tag, "j%d", jobs);
         snprintf(what, sizeof what, "-j 1 and -j %d", jobs);
-        struct outputs many = compare_as(args, jobs, tag, with_files);
-        expect_same(one, &many, what);
-        outputs_free(&many);
+        struct job_outputs many = compare_as(args, jobs, tag, with_files);
+        expect_same_outputs(one, &many, what);
+        job_outputs_free(&many);
     }
 }
 
 static void expect_jobs_agree(const char *const *args, int status)
 {
-    struct outputs one;
+    struct job_outputs one;
     expect_jobs_agree_files(args, status, true, &one);
-    outputs_free(&one);
+    job_outputs_free(&one);
 }
 
 /* 2 layers: the model and pipelines do not fit 4 or more devices */
@@ -109,13 +53,13 @@ static void expect_jobs_agree(const char *const *args, int status)
 Test(compare_jobs, every_strategy_with_unfit_ones_and_stragglers_gives_the_same_bytes)
 {
     /* 11 strategies, 5 not run (a layer per stage), ps-ssp's twin note */
-    struct outputs one;
+    struct job_outputs one;
     expect_jobs_agree_files((const char *const[]){"--devices", "4", SMALL, "--straggler",
                                                   "exp:0.3", NULL}, 0, true, &one);
     cr_expect_not_null(strstr(one.out, "  not run: pipeline-1f1b: --devices 4 exceeds"),
                        "no not-run line in:\n%s", one.out);
     cr_expect_not_null(strstr(one.out, "  note: ps-ssp"), "no ps-ssp note in:\n%s", one.out);
-    outputs_free(&one);
+    job_outputs_free(&one);
 }
 
 Test(compare_jobs, a_slow_worker_and_the_ssp_bound_give_the_same_bytes)
@@ -143,35 +87,35 @@ Test(compare_jobs, numerics_give_the_same_loss_and_accuracy)
 
 Test(compare_jobs, nothing_that_fits_exits_2_with_the_same_reasons)
 {
-    struct outputs one;
+    struct job_outputs one;
     expect_jobs_agree_files((const char *const[]){"--devices", "8", "--strategies",
                                                   "pipeline-1f1b,pipeline-gpipe,model", SMALL,
                                                   NULL}, 2, true, &one);
     cr_expect_not_null(strstr(one.err, "no strategy ran"), "%s", one.err);
     cr_expect_null(one.json, "nothing ran, yet --json was written");
-    outputs_free(&one);
+    job_outputs_free(&one);
 }
 
 Test(compare_jobs, timeline_and_trace_run_in_one_process_with_the_same_output)
 {
     /* spans are kept for them: -j changes nothing, and the traces are
      * those of -j 1 */
-    struct outputs one;
+    struct job_outputs one;
     expect_jobs_agree_files((const char *const[]){"--devices", "2", "--strategies",
                                                   "mirrored,ps-async", "--timeline", SMALL, NULL},
                             0, false, &one);
     cr_expect_not_null(strstr(one.out, "mirrored"), "%s", one.out);
-    outputs_free(&one);
+    job_outputs_free(&one);
     for (int jobs = 1; jobs <= 2; jobs++) {
         char tag[16], trace[256];
         snprintf(tag, sizeof tag, "t%d.json", jobs);
         snprintf(trace, sizeof trace, "%s", test_tmp_path(tag));
-        struct outputs o = compare_as((const char *const[]){"--devices", "2", "--strategies",
+        struct job_outputs o = compare_as((const char *const[]){"--devices", "2", "--strategies",
                                                             "mirrored,ps-async", "--trace",
                                                             trace, SMALL, NULL},
                                       jobs, jobs == 1 ? "a" : "b", true);
         cr_expect_eq(o.status, 0, "%s", o.err);
-        outputs_free(&o);
+        job_outputs_free(&o);
     }
     const char *const names[] = {"mirrored", "ps-async"};
     for (int i = 0; i < 2; i++) {

@@ -22,86 +22,29 @@
 
 TEST_SUITE_WITH_TMP_DIR(sweep_jobs);
 
-#define MAX_ARGS 48
-
-/* What one sweep gave: exit status, stdout, stderr, --json, --csv. */
-struct outputs {
-    int status;
-    char *out, *err, *json, *csv;
-};
-
-static void outputs_free(struct outputs *o)
-{
-    free(o->out);
-    free(o->err);
-    free(o->json);
-    free(o->csv);
-}
-
 /* Runs prefix (mpirun ..., or nothing) strata sweep args -j jobs (0: no
  * -j), --json and --csv into the test's directory under tag. */
-static struct outputs sweep_as(const char *const *prefix, const char *const *args, int jobs,
-                               const char *tag)
+static struct job_outputs sweep_as(const char *const *prefix, const char *const *args, int jobs,
+                                   const char *tag)
 {
-    const char *argv[MAX_ARGS];
-    char j[16], json[256], csv[256], name[64];
-    int n = 0;
-    for (; prefix && prefix[n]; n++) argv[n] = prefix[n];
-    argv[n++] = STRATA_BIN;
-    argv[n++] = "sweep";
-    for (int i = 0; args[i]; i++) {
-        cr_assert_lt(n, MAX_ARGS - 8);
-        argv[n++] = args[i];
-    }
-    if (jobs) {
-        snprintf(j, sizeof j, "%d", jobs);
-        argv[n++] = "-j";
-        argv[n++] = j;
-    }
-    snprintf(name, sizeof name, "%s.json", tag);
-    snprintf(json, sizeof json, "%s", test_tmp_path(name));
-    snprintf(name, sizeof name, "%s.csv", tag);
-    snprintf(csv, sizeof csv, "%s", test_tmp_path(name));
-    argv[n++] = "--json";
-    argv[n++] = json;
-    argv[n++] = "--csv";
-    argv[n++] = csv;
-    argv[n] = NULL;
-    struct run r = run_argv(argv);
-    struct outputs o = {r.status, r.out, r.err, NULL, NULL};
-    if (access(json, F_OK) == 0) o.json = test_slurp(json);
-    if (access(csv, F_OK) == 0) o.csv = test_slurp(csv);
-    return o;
-}
-
-/* a and b must agree on everything; what says which runs they are. */
-static void expect_same(const struct outputs *a, const struct outputs *b, const char *what)
-{
-    cr_expect_eq(a->status, b->status, "%s: exit %d and %d; stderr:\n%s\n---\n%s", what,
-                 a->status, b->status, a->err, b->err);
-    cr_expect_str_eq(a->out, b->out, "%s: stdout differs", what);
-    cr_expect_str_eq(a->err, b->err, "%s: stderr differs", what);
-    cr_expect(a->json && b->json ? !strcmp(a->json, b->json) : a->json == b->json,
-              "%s: --json differs (or only one was written)", what);
-    cr_expect(a->csv && b->csv ? !strcmp(a->csv, b->csv) : a->csv == b->csv,
-              "%s: --csv differs (or only one was written)", what);
+    return run_with_jobs(prefix, "sweep", args, jobs, tag, true);
 }
 
 /* -j 1 against -j 2 and -j 3 on args. */
 static void expect_jobs_agree(const char *const *args, int status)
 {
-    struct outputs one = sweep_as(NULL, args, 1, "j1");
+    struct job_outputs one = sweep_as(NULL, args, 1, "j1");
     cr_assert_eq(one.status, status, "-j 1 exited %d, not %d; stderr:\n%s", one.status, status,
                  one.err);
     for (int jobs = 2; jobs <= 3; jobs++) {
         char tag[16], what[32];
         snprintf(tag, sizeof tag, "j%d", jobs);
         snprintf(what, sizeof what, "-j 1 and -j %d", jobs);
-        struct outputs many = sweep_as(NULL, args, jobs, tag);
-        expect_same(&one, &many, what);
-        outputs_free(&many);
+        struct job_outputs many = sweep_as(NULL, args, jobs, tag);
+        expect_same_outputs(&one, &many, what);
+        job_outputs_free(&many);
     }
-    outputs_free(&one);
+    job_outputs_free(&one);
 }
 
 #define SMALL "--model", "mlp:784-32-32-10", "--steps", "4", "--batch", "64"
@@ -135,14 +78,14 @@ Test(sweep_jobs, unfit_points_are_reported_as_with_one_job)
 {
     /* pipelines need a layer per stage: 2 layers, 4 and 8 devices do not fit;
      * the notes under the table and the JSON's not_run are the same */
-    struct outputs o = sweep_as(NULL, (const char *const[]){"--devices", "2,4,8", "--strategies",
+    struct job_outputs o = sweep_as(NULL, (const char *const[]){"--devices", "2,4,8", "--strategies",
                                                             "mirrored,pipeline-1f1b", "--model",
                                                             "mlp:784-16-10", "--steps", "3",
                                                             NULL}, 2, "unfit");
     cr_expect_eq(o.status, 0, "stderr: %s", o.err);
     cr_expect_not_null(strstr(o.out, "not run: pipeline-1f1b at devices=4, 8: --devices 4 "
                                      "exceeds the model's 2 layers"), "stdout:\n%s", o.out);
-    outputs_free(&o);
+    job_outputs_free(&o);
     expect_jobs_agree((const char *const[]){"--devices", "2,4,8", "--strategies",
                                             "mirrored,pipeline-1f1b", "--model", "mlp:784-16-10",
                                             "--steps", "3", NULL}, 0);
@@ -265,13 +208,13 @@ static void expect_mpirun_agrees(const char *const *args, int np)
     snprintf(alone, sizeof alone, "alone%d", np);
     snprintf(tag, sizeof tag, "mpirun%d", np);
     snprintf(what, sizeof what, "-j 1 and mpirun -np %d", np);
-    struct outputs one = sweep_as(NULL, args, 1, alone);
-    struct outputs job = sweep_as((const char *const[]){"mpirun", "--oversubscribe", "-np",
+    struct job_outputs one = sweep_as(NULL, args, 1, alone);
+    struct job_outputs job = sweep_as((const char *const[]){"mpirun", "--oversubscribe", "-np",
                                                         np_text, NULL}, args, 0, tag);
     cr_assert_eq(one.status, 0, "stderr: %s", one.err);
-    expect_same(&one, &job, what);
-    outputs_free(&one);
-    outputs_free(&job);
+    expect_same_outputs(&one, &job, what);
+    job_outputs_free(&one);
+    job_outputs_free(&job);
 }
 
 Test(sweep_jobs, under_mpirun_np_2_rank_0_prints_what_one_process_does)
