@@ -38,8 +38,17 @@ import socket
 import struct
 import time
 
-import numpy as np
-import torch
+# One thread per process, set before the libraries load: torch.set_num_threads
+# bounds torch's own threads only, and the OpenBLAS that Debian's PyTorch
+# calls for its matrix products starts a thread per core when it loads
+# (openblas_get_num_threads() was 2 after torch.set_num_threads(1) on this
+# 2-core machine, and a 2048^3 torch.mm ran at 263 GFLOP/s against 137 with
+# OPENBLAS_NUM_THREADS=1): the peer's figures used both cores.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import numpy as np  # noqa: E402 (after the thread counts above)
+import torch  # noqa: E402
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
@@ -142,7 +151,7 @@ def blas_name():
             continue
         core.restype = config.restype = ctypes.c_char_p
         words = config().decode().split()
-        return f"{' '.join(words[:2])}, core {core().decode()}"
+        return f"{' '.join(words[:2])}, core {core().decode()}, {lib.openblas_get_num_threads()} thread(s)"
     return "BLAS: " + next((line.strip() for line in torch.__config__.show().splitlines()
                             if "BLAS" in line), "unknown")
 
