@@ -241,55 +241,57 @@ static const char *python_with_torch(void)
     return NULL;
 }
 
-/* The peer's samples/s (its one JSON line on stdout), 0 when it failed; its
+/* What a run of the peer said: the figures of its one JSON line on stdout
+ * (0 or "" for the ones it did not print, all of them when it failed). */
+struct peer_said {
+    double samples_per_s, gemm_gflops;
+    char torch[64], blas[160];
+};
+
+/* A string field "key": "value" of line into out (n bytes), when present. */
+static void string_field(const char *line, const char *key, char *out, size_t n)
+{
+    const char *v = strstr(line, key);
+    if (v) {
+        v += strlen(key);
+        snprintf(out, n, "%.*s", (int)strcspn(v, "\""), v);
+    }
+}
+
+/* Runs bench/peers/torch_mlp.py with args under python; what it said. */
+static struct peer_said peer_run(const char *python, const char *args)
+{
+    struct peer_said said = {0};
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' '%s/bench/peers/torch_mlp.py' %s", python,
+             STRATA_SOURCE_DIR, args);
+    FILE *f = popen(cmd, "r");
+    if (!f) return said;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, "\"samples_per_s\": ");
+        if (at) said.samples_per_s = strtod(at + strlen("\"samples_per_s\": "), NULL);
+        at = strstr(line, "\"gemm_gflops\": ");
+        if (at) said.gemm_gflops = strtod(at + strlen("\"gemm_gflops\": "), NULL);
+        string_field(line, "\"torch\": \"", said.torch, sizeof said.torch);
+        string_field(line, "\"blas\": \"", said.blas, sizeof said.blas);
+    }
+    if (pclose(f) != 0) said = (struct peer_said){0};
+    return said;
+}
+
+/* The peer's samples/s training model on np ranks, 0 when it failed; its
  * torch version into version (n bytes) the first time. */
 static double peer_throughput(const char *python, const char *model, int np, int batch,
                               long long steps, char *version, size_t n)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "'%s' '%s/bench/peers/torch_mlp.py' --model %s --batch %d --steps %lld --ranks %d "
-             "--seed 1 --lr 0.02 --momentum 0.9",
-             python, STRATA_SOURCE_DIR, model, batch, steps, np);
-    FILE *f = popen(cmd, "r");
-    if (!f) return 0;
-    char line[1024];
-    double x = 0;
-    while (fgets(line, sizeof line, f)) {
-        const char *at = strstr(line, "\"samples_per_s\": ");
-        if (at) x = strtod(at + strlen("\"samples_per_s\": "), NULL);
-        const char *v = strstr(line, "\"torch\": \"");
-        if (v && !*version) {
-            v += strlen("\"torch\": \"");
-            snprintf(version, n, "%.*s", (int)strcspn(v, "\""), v);
-        }
-    }
-    if (pclose(f) != 0) x = 0;
-    return x;
-}
-
-/* The peer's own one-core GEMM rate (torch_mlp.py --gemm) and its BLAS into
- * blas (n bytes); 0 when it failed. */
-static double peer_gemm_gflops(const char *python, char *blas, size_t n)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' '%s/bench/peers/torch_mlp.py' --gemm", python,
-             STRATA_SOURCE_DIR);
-    FILE *f = popen(cmd, "r");
-    if (!f) return 0;
-    char line[1024];
-    double x = 0;
-    while (fgets(line, sizeof line, f)) {
-        const char *at = strstr(line, "\"gemm_gflops\": ");
-        if (at) x = strtod(at + strlen("\"gemm_gflops\": "), NULL);
-        const char *b = strstr(line, "\"blas\": \"");
-        if (b) {
-            b += strlen("\"blas\": \"");
-            snprintf(blas, n, "%.*s", (int)strcspn(b, "\""), b);
-        }
-    }
-    if (pclose(f) != 0) x = 0;
-    return x;
+    char args[512];
+    snprintf(args, sizeof args,
+             "--model %s --batch %d --steps %lld --ranks %d --seed 1 --lr 0.02 --momentum 0.9",
+             model, batch, steps, np);
+    struct peer_said said = peer_run(python, args);
+    if (!*version) snprintf(version, n, "%s", said.torch);
+    return said.samples_per_s;
 }
 
 static double strata_throughput(const char *model, int np, int batch, long long steps)
@@ -356,10 +358,10 @@ static void bench_peer(void)
         /* The ratio compares GEMM libraries as much as frameworks when their
          * peaks differ: Debian's PyTorch calls OpenBLAS, whose kernel depends
          * on whether it knows the CPU (or on OPENBLAS_CORETYPE). */
-        char blas[160] = "";
-        double theirs = peer_gemm_gflops(python, blas, sizeof blas);
+        struct peer_said said = peer_run(python, "--gemm");
+        double theirs = said.gemm_gflops;
         printf("  PyTorch's one-core GEMM peak %.1f GFLOP/s (2048^3 torch.mm; %s): %.2fx strata's"
-               "%s\n", theirs, *blas ? blas : "its BLAS unknown",
+               "%s\n", theirs, *said.blas ? said.blas : "its BLAS unknown",
                peak_gflops > 0 ? theirs / peak_gflops : 0,
                theirs > 0 && theirs < 0.8 * peak_gflops
                    ? "; the large model's ratio below is mostly that of the libraries"
