@@ -327,12 +327,35 @@ Test(replay_measured, real_ps_trace_holds_the_servers_updates_receipts_and_host)
     cr_expect_str_eq(str_at(j, "server_updates"), "measured");
     cr_expect(!cJSON_IsNull(cJSON_GetObjectItem(j, "oversubscribed")));
     cJSON_Delete(j);
-    /* with every communication as measured too, the schedule alone is
-     * modelled: the replay is close to the run whatever the load (a loose
-     * bound: the spans' clocks are aligned only to the start barrier) */
+    /* 2 workers and the server are 3 processes: on 2 cores the order the
+     * kernel runs them in is not in the trace, and even with every message
+     * as measured the replay ran -2% to -7% off on the idle machine and -48%
+     * once under CI's parallel tests and ASan (README, Replay). It must
+     * still replay. */
     j = replay_ideal_with(trace, "--measured-comm");
     double err = num_at(j, "error", NULL);
     cr_log_info("real ps-sync np 2 with --measured-comm: error %+.1f%%", 100 * err);
-    cr_expect(fabs(err) < 0.25, "--measured-comm replay error %+.1f%%", 100 * err);
+    cr_expect(isfinite(err), "--measured-comm replay error %g", err);
+    cJSON_Delete(j);
+}
+
+Test(replay_measured, real_ps_trace_with_measured_comm_is_its_schedule)
+{
+    /* One worker and its server fit two cores: with every communication as
+     * measured too, only the schedule is modelled, and the replay is close
+     * to the run whatever the load (a loose bound: the spans' clocks are
+     * aligned only to the start barrier; -0.5% on the idle machine) */
+    const char *trace = test_tmp_path("ps1-trace.json");
+    struct run r = RUN("real", "--strategy", "ps-sync", "--np", "1", "--devices", "1", "--steps",
+                       "3", "--data", "synthetic", "--model", "mlp:784-16-10", "--trace", trace);
+    cr_assert_eq(r.status, 0, "strata real: %s", r.err);
+    run_free(&r);
+    cJSON *j = replay_ideal_with(trace, "--measured-comm");
+    double err = num_at(j, "error", NULL);
+    bool is_oversubscribed = cJSON_IsTrue(cJSON_GetObjectItem(j, "oversubscribed"));
+    cr_log_info("real ps-sync, 1 worker, with --measured-comm: error %+.1f%%%s", 100 * err,
+                is_oversubscribed ? " (more processes than cores: not judged)" : "");
+    if (!is_oversubscribed)
+        cr_expect(fabs(err) < 0.25, "--measured-comm replay error %+.1f%%", 100 * err);
     cJSON_Delete(j);
 }
