@@ -291,16 +291,25 @@ Test(replay_measured, malformed_server_spans_and_hosts_are_refused)
     expect_refused(RUN("replay", write_ps_hand("hosts-procs.json", &h)), "processes", NULL);
 }
 
+/* The trace of a real ps-sync run of 3 steps on `workers` workers ("1",
+ * "2") and one server, into the test's directory as file. */
+static const char *real_ps_sync_trace(const char *workers, const char *file)
+{
+    const char *trace = test_tmp_path(file);
+    struct run r = RUN("real", "--strategy", "ps-sync", "--np", workers, "--devices", workers,
+                       "--steps", "3", "--data", "synthetic", "--model", "mlp:784-16-10", "--trace",
+                       trace);
+    cr_assert_eq(r.status, 0, "strata real: %s", r.err);
+    run_free(&r);
+    return trace;
+}
+
 /* A real ps-sync run (2 workers, 1 server): its trace holds one update span
  * of the server a step and one receipt a push, and its host with the cores
  * it has. */
 Test(replay_measured, real_ps_trace_holds_the_servers_updates_receipts_and_host)
 {
-    const char *trace = test_tmp_path("real-ps.json");
-    struct run r = RUN("real", "--strategy", "ps-sync", "--np", "2", "--devices", "2", "--steps",
-                       "3", "--data", "synthetic", "--model", "mlp:784-16-10", "--trace", trace);
-    cr_assert_eq(r.status, 0, "strata real: %s", r.err);
-    run_free(&r);
+    const char *trace = real_ps_sync_trace("2", "real-ps.json");
     cJSON *doc = read_json(trace);
     int n_updates = 0, n_bad = 0;
     const cJSON *ev;
@@ -345,11 +354,7 @@ Test(replay_measured, real_ps_trace_with_measured_comm_is_its_schedule)
      * measured too, only the schedule is modelled, and the replay is close
      * to the run whatever the load (a loose bound: the spans' clocks are
      * aligned only to the start barrier; -0.5% on the idle machine) */
-    const char *trace = test_tmp_path("ps1-trace.json");
-    struct run r = RUN("real", "--strategy", "ps-sync", "--np", "1", "--devices", "1", "--steps",
-                       "3", "--data", "synthetic", "--model", "mlp:784-16-10", "--trace", trace);
-    cr_assert_eq(r.status, 0, "strata real: %s", r.err);
-    run_free(&r);
+    const char *trace = real_ps_sync_trace("1", "ps1-trace.json");
     cJSON *j = replay_ideal_with(trace, "--measured-comm");
     double err = num_at(j, "error", NULL);
     bool is_oversubscribed = cJSON_IsTrue(cJSON_GetObjectItem(j, "oversubscribed"));
