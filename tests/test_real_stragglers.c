@@ -41,15 +41,6 @@ static cJSON *run_real_said(const char *straggler, const char *said, bool *has_s
     return read_json(json);
 }
 
-/* run_real_said, and stdout must hold said. */
-static cJSON *run_real(const char *straggler, const char *said)
-{
-    bool has_said;
-    cJSON *doc = run_real_said(straggler, said, &has_said);
-    cr_expect(has_said, "'%s' not in stdout (logged above)", said);
-    return doc;
-}
-
 /* The "straggler" flag of rank r in the report's stragglers section. */
 static bool is_named(const cJSON *doc, int r)
 {
@@ -64,15 +55,26 @@ static bool is_named(const cJSON *doc, int r)
 
 Test(real_stragglers, a_rank_slowed_twofold_is_named)
 {
-    cJSON *doc = run_real("slow:1=2", "stragglers: rank 1 (");
-    cr_expect(is_named(doc, 1));
-    cr_expect_not(is_named(doc, 0));
-    const cJSON *r1 = cJSON_GetArrayItem(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "stragglers"), "ranks"), 1);
-    cr_log_info("rank 1's median compute ratio: %.2f (2 asked; sleeps overshoot on small ops)",
-                num_at(r1, "median_ratio", NULL));
-    cr_expect_geq(num_at(r1, "median_ratio", NULL), 1.5);
-    cJSON_Delete(doc);
+    /* Under the sanitizers on a shared 2-core machine a 2x slowdown has
+     * measured as little as 1.4x over a run (the other rank slowed too),
+     * so, as for the run without one, the verdict is the majority of three
+     * runs: rank 1 named and rank 0 not, under the table and in the report,
+     * and rank 1's median compute ratio at least 1.5. */
+    int named = 0;
+    for (int i = 0; i < 3 && named < 2; i++) {
+        bool says_rank_1;
+        cJSON *doc = run_real_said("slow:1=2", "stragglers: rank 1 (", &says_rank_1);
+        const cJSON *r1 = cJSON_GetArrayItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "stragglers"), "ranks"), 1);
+        double ratio = num_at(r1, "median_ratio", NULL);
+        cr_log_info("run %d: rank 1's median compute ratio %.2f (2 asked)", i, ratio);
+        bool is_right = is_named(doc, 1) && !is_named(doc, 0);
+        cr_expect_eq(says_rank_1, is_named(doc, 1), "the table's line and the report disagree");
+        named += is_right && ratio >= 1.5;
+        cJSON_Delete(doc);
+    }
+    cr_expect_geq(named, 2, "rank 1, slowed 2x, named (ratio >= 1.5) in fewer than two of "
+                  "three runs");
 }
 
 Test(real_stragglers, no_straggler_names_none)
