@@ -10,6 +10,7 @@
 #include "../core/analysis.h"
 #include "../core/straggler_detect.h"
 #include "checkpoint.h"
+#include "clock_align.h"
 #include "failure_env.h"
 #include "host_copy.h"
 #include "host_map.h"
@@ -408,8 +409,10 @@ static int connect(struct real_ctx *ctx, struct err *e)
     TRY(mpi_check_agree(ctx->comm.ops->open(&ctx->comm, ctx->p, e), e));
     MPI_TRY(e, MPI_Comm_dup(MPI_COMM_WORLD, &ctx->ps_comm));
     MPI_TRY(e, MPI_Comm_dup(MPI_COMM_WORLD, &ctx->params_comm));
-    MPI_TRY(e, MPI_Barrier(MPI_COMM_WORLD));   /* the aligned start: every clock's zero */
-    ctx->t0 = MPI_Wtime();
+    /* the aligned start: every clock's zero (real/clock_align.h) */
+    struct clock_zero zero;
+    TRY(mpi_check_agree(clock_align(MPI_COMM_WORLD, MPI_Wtime, &zero, e), e));
+    ctx->t0 = zero.t0_s;
     heartbeat_start(ctx->hb);
     return 0;
 }

@@ -674,8 +674,9 @@ static int test_comm(struct worker *w, int i, bool *done, struct err *e)
             w->checkpoint_step = r->reply.checkpoint_step;
         }
         if (l->last_push >= 0) w->run[l->last_push].ver_applied = r->reply.version_applied;
-        /* the server's clock is aligned only to within the start barrier's
-         * skew: an answer cannot come after its arrival */
+        /* the server's clock is aligned only to within clock_align's
+         * error (microseconds on one host): an answer cannot come after
+         * its arrival */
         if (r->reply.answer_s > r->post_s)
             r->post_s = r->reply.answer_s < r->end_s ? r->reply.answer_s : r->end_s;
     }

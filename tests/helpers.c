@@ -17,6 +17,7 @@
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/plan_check.h"
+#include "../core/untracked.h"
 #include "../core/workload.h"
 #include "../nn/device.h"
 #include "../real/params.h"
@@ -124,6 +125,16 @@ struct run run_strata(const char *const *args)
     struct run r = run_argv(argv);
     free(argv);
     return r;
+}
+
+void mpirun_env_prepare(void)
+{
+    if (geteuid() == 0) {
+        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    }
+    setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+    untracked_prepare_ranks_env();   /* these ranks are started here, not by strata */
 }
 
 void run_free(struct run *r)

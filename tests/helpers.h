@@ -38,6 +38,11 @@ struct run run_argv(const char *const *argv);
  * argv[0]). */
 struct run run_strata(const char *const *args);
 
+/* Sets the environment a test's own `mpirun --oversubscribe` needs (strata
+ * sets it itself only when it launches): leave to run as root when the
+ * test is root, and what sanitizer builds give the ranks they start. */
+void mpirun_env_prepare(void);
+
 void run_free(struct run *r);
 
 /* Runs argv as run_argv does; the test fails, showing stderr, unless it

@@ -29,7 +29,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../core/untracked.h"
 #include "../real/params.h"
 
 /* 784 inputs (the data's), 4 layers, 53,018 parameters: a second per run. */
@@ -537,12 +536,7 @@ Test(real, more_model_stages_than_layers_exit_2)
  * machine needs (strata sets these itself only when it launches). */
 static struct args mpirun_args(const char *np)
 {
-    if (geteuid() == 0) {
-        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    }
-    setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-    untracked_prepare_ranks_env();   /* these ranks are started here, not by strata */
+    mpirun_env_prepare();
     struct args a = {.n = 0};
     ADD(&a, "mpirun", "-np", np, STRATA_BIN, "real", "--strategy", "mirrored", "--data",
         "synthetic", "--model", MODEL, "--steps", "3");

@@ -352,8 +352,12 @@ Test(replay_measured, real_ps_trace_with_measured_comm_is_its_schedule)
 {
     /* One worker and its server fit two cores: with every communication as
      * measured too, only the schedule is modelled, and the replay is close
-     * to the run whatever the load (a loose bound: the spans' clocks are
-     * aligned only to the start barrier; -0.5% on the idle machine) */
+     * to the run whatever the load: -0.5% on the idle machine, -0.1% with
+     * three busy loops and another MPI job beside it. It was +52% once in
+     * CI, when the ranks' zero was each one's clock on leaving the start
+     * barrier: a worker descheduled there 1 ms made its pushes 1 ms longer
+     * each in a 3 ms run (+37% to +64% with such a delay injected), which
+     * real/clock_align.c's zero (tests/test_clock_align.c) does not. */
     const char *trace = real_ps_sync_trace("1", "ps1-trace.json");
     cJSON *j = replay_ideal_with(trace, "--measured-comm");
     double err = num_at(j, "error", NULL);

@@ -17,7 +17,6 @@
 #include "../bench/sweep.h"
 #include "../bench/sweep_tasks.h"
 #include "../core/config.h"
-#include "../core/untracked.h"
 #include "../strategies/strategy.h"
 
 TEST_SUITE_WITH_TMP_DIR(sweep_jobs);
@@ -187,22 +186,11 @@ Test(sweep_jobs, help_lists_jobs_with_its_default_of_one_per_core)
 
 /* ---- under mpirun ------------------------------------------------------------ */
 
-/* mpirun --oversubscribe -np N, with what a root user needs (as
- * tests/test_real.c runs it). */
-static void mpirun_env(void)
-{
-    if (geteuid() == 0) {
-        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    }
-    untracked_prepare_ranks_env();   /* these ranks are started here, not by strata */
-}
-
 /* strata sweep args -j 1 against the same sweep as a job of np ranks
  * (mpirun --oversubscribe -np np, no -j): the same bytes. */
 static void expect_mpirun_agrees(const char *const *args, int np)
 {
-    mpirun_env();
+    mpirun_env_prepare();
     char np_text[16], alone[16], tag[16], what[48];
     snprintf(np_text, sizeof np_text, "%d", np);
     snprintf(alone, sizeof alone, "alone%d", np);
@@ -233,7 +221,7 @@ Test(sweep_jobs, under_mpirun_np_3_tasks_dealt_costliest_first_print_the_same)
 
 Test(sweep_jobs, under_mpirun_a_real_sweep_is_refused_once)
 {
-    mpirun_env();
+    mpirun_env_prepare();
     struct run r = run_argv((const char *const[]){"mpirun", "--oversubscribe", "-np", "2",
                                                   STRATA_BIN, "sweep", "--mode", "real",
                                                   "--devices", "1,2", NULL});
