@@ -365,6 +365,7 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
     res->processes = doc->crowded_processes;
     res->cores = doc->crowded_cores;
     res->is_oversubscribed = doc->crowded_cores > 0 && doc->crowded_processes > doc->crowded_cores;
+    res->clock_error_s = doc->clock_error_s;
     struct source src = {.table = &measured, .updates = &updates, .comm = given_comm, .wl = wl};
     if (rc == 0) rc = replay_sim(&res->cfg, wl, &src, &res->replayed_trace, &res->replayed, e);
     if (rc == 0) {

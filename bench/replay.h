@@ -84,6 +84,7 @@ struct replay_result {
      * time the network model does not hold. */
     int processes, cores;
     bool is_oversubscribed;
+    double clock_error_s;             /* a real trace's clocks agree to within this; -1 unsaid */
     struct trace replayed_trace;      /* every span of the home replay */
 
     bool has_whatif;

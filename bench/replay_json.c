@@ -45,6 +45,8 @@ int replay_write_json(const struct replay_result *res, const char *trace_name, c
     json_add(doc, "cores", knows_host ? cJSON_CreateNumber(res->cores) : cJSON_CreateNull(), &ok);
     json_add(doc, "oversubscribed",
              knows_host ? cJSON_CreateBool(res->is_oversubscribed) : cJSON_CreateNull(), &ok);
+    json_add(doc, "clock_error_s",
+             res->clock_error_s >= 0 ? json_num(res->clock_error_s) : cJSON_CreateNull(), &ok);
     cJSON *ranks = json_add(doc, "per_rank", cJSON_CreateArray(), &ok);
     for (int r = 0; ok && r < res->n_ranks; r++) json_add(ranks, NULL, rank_json(&res->ranks[r], &ok), &ok);
     if (res->has_whatif) {

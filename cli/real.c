@@ -111,7 +111,9 @@ static int write_outputs(const struct config *cfg, const struct plan *p,
                                       .config_groups = res->report.config_groups,
                                       .steps = res->steps,
                                       .hosts = res->report.rank_hosts,
-                                      .n_hosts = res->report.has_hosts ? res->report.n_rank_hosts : 0};
+                                      .n_hosts = res->report.has_hosts ? res->report.n_rank_hosts : 0,
+                                      .has_clock_error = true,
+                                      .clock_error_s = res->clock_error_s};
     if (cfg->trace_path[0])
         TRY_CTX(e, trace_write_chrome(&res->trace, p, &sc, cfg->trace_path, e), "--trace");
     char scenario[CONFIG_PATH_BYTES + 256];

@@ -53,6 +53,9 @@ static void print_result(const char *name, const struct replay_result *r)
                "is the schedule's alone\n");
     if (r->has_server_updates)
         printf("the parameter servers' updates as long as they took in the trace\n");
+    if (r->clock_error_s >= 0)
+        printf("the ranks' clocks agreed with rank 0's to within %.1f us (ping-pong at the "
+               "start)\n", 1e6 * r->clock_error_s);
     if (r->is_oversubscribed)
         printf("oversubscribed: %d processes on %d cores: ranks waiting in MPI (and servers "
                "polling for messages) took cores from compute, and messages waited for their "

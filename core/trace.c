@@ -143,6 +143,7 @@ static void add_scenario(cJSON *doc, const struct trace *t, const struct plan *p
     json_add(doc, "dropped_spans", cJSON_CreateNumber((double)t->n_dropped), ok);
     json_add(doc, "scenario", report_config_to_json(sc->cfg, sc->config_groups), ok);
     if (sc->hosts && sc->n_hosts > 0) json_add(doc, "hosts", hosts_json(sc->hosts, sc->n_hosts, ok), ok);
+    if (sc->has_clock_error) json_add(doc, "clock_error_s", cJSON_CreateNumber(sc->clock_error_s), ok);
 }
 
 int trace_write_chrome(const struct trace *t, const struct plan *p,

@@ -70,6 +70,10 @@ struct trace_scenario {
     int64_t steps;                /* steps each compute rank ran */
     const struct rank_host *hosts;   /* a real run's: rank r's host and its cores; NULL */
     int n_hosts;                  /* entries of hosts (its ranks), 0 for none */
+    /* a real run's: every rank's clock agrees with rank 0's to within this
+     * (real/clock_align.h); written only when has_clock_error */
+    bool has_clock_error;
+    double clock_error_s;
 };
 
 #define TRACE_FORMAT_VERSION 1
@@ -81,7 +85,7 @@ struct trace_scenario {
  * scenario (may be NULL) the top-level object also holds "strata_trace",
  * "mode", "strategy", "steps", "ranks", "workers", "dropped_spans" and
  * "scenario" (the options, as a report's "config"), and with the ranks'
- * hosts "hosts" (each host's processes and cores). Perfetto and
+ * hosts "hosts" (each host's processes and cores), and "clock_error_s". Perfetto and
  * chrome://tracing open it, and ignore the keys they do not know. Atomic. */
 int trace_write_chrome(const struct trace *t, const struct plan *p,
                        const struct trace_scenario *sc, const char *path, struct err *e);

@@ -194,6 +194,19 @@ static int read_hosts(const cJSON *root, const struct json_at *top, struct trace
     return 0;
 }
 
+/* "clock_error_s" (optional: simulated runs and older traces have none) */
+static int read_clock_error(const cJSON *root, const struct json_at *top, struct trace_doc *d)
+{
+    d->clock_error_s = -1;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "clock_error_s");
+    if (!v) return 0;
+    struct json_at at = json_key(top, "clock_error_s");
+    TRY(json_as_real(v, &at, &d->clock_error_s));
+    if (!(isfinite(d->clock_error_s) && d->clock_error_s >= 0))
+        return json_bad(&at, "is %g, not a time of 0 or more seconds", d->clock_error_s);
+    return 0;
+}
+
 static int read_header(const cJSON *root, const struct json_at *top, struct trace_doc *d)
 {
     struct json_at tag = json_key(top, "strata_trace");
@@ -220,6 +233,7 @@ static int read_header(const cJSON *root, const struct json_at *top, struct trac
         return json_bad(top, "ran %lld steps on %d workers: nothing to replay",
                         (long long)d->steps, d->n_workers);
     TRY(read_hosts(root, top, d));
+    TRY(read_clock_error(root, top, d));
     struct json_at sc_at = json_key(top, "scenario");
     const cJSON *sc = member(root, &sc_at, 0);
     if (!sc) return ERR_INPUT;

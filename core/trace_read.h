@@ -27,6 +27,9 @@ struct trace_doc {
      * and the one with the most processes per core, its processes (ranks)
      * and cores. More processes than cores: waits took cores from compute. */
     int n_hosts, crowded_processes, crowded_cores;
+    /* A real run's "clock_error_s": its ranks' clocks agree with rank 0's
+     * to within this many seconds; -1 when the trace does not say. */
+    double clock_error_s;
     struct trace trace;       /* the spans, in the file's order; start_s, end_s in seconds */
 };
 

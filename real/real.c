@@ -288,6 +288,7 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
         if (spans[i].end_s > makespan_s) makespan_s = spans[i].end_s;
     res->makespan_s = makespan_s;
     res->steps = ctx->steps;
+    res->clock_error_s = ctx->clock_error_s;
     ctx->dev->describe(res->device, sizeof res->device);
     size_t len = strlen(res->device);
     snprintf(res->device + len, sizeof res->device - len, ", comm %s", ctx->comm.ops->name);
@@ -413,6 +414,8 @@ static int connect(struct real_ctx *ctx, struct err *e)
     struct clock_zero zero;
     TRY(mpi_check_agree(clock_align(MPI_COMM_WORLD, MPI_Wtime, &zero, e), e));
     ctx->t0 = zero.t0_s;
+    MPI_TRY(e, MPI_Reduce(&zero.error_s, &ctx->clock_error_s, 1, MPI_DOUBLE, MPI_MAX, 0,
+                          MPI_COMM_WORLD));
     heartbeat_start(ctx->hb);
     return 0;
 }

@@ -35,6 +35,7 @@ struct real_result {                /* filled on rank 0 only */
     char device[160];               /* the device's own description */
     double checkpoint_s;            /* spent writing checkpoints (rank 0's time) */
     int n_checkpoints;              /* checkpoints written (--checkpoint-every) */
+    double clock_error_s;           /* the spans' clocks agree to within this (clock_align.h) */
 };
 
 struct real_setup {

@@ -37,7 +37,8 @@ struct real_ctx {
     struct comm comm;            /* SEND, RECV, ALLREDUCE */
     MPI_Comm ps_comm;            /* PUSH, PULL (real/ps_wire.h) */
     MPI_Comm params_comm;        /* gathering parameters on rank 0 */
-    double t0;                   /* MPI_Wtime of the aligned start */
+    double t0;                   /* MPI_Wtime of the aligned start (real/clock_align.h) */
+    double clock_error_s;        /* rank 0: the largest of the ranks' bounds on their zero */
     float lr, momentum, weight_decay;
     int64_t first_step;          /* 0, or the step --resume continues at */
     struct checkpointer *ckpt;   /* --checkpoint-every, --resume (real/checkpoint.h); NULL none */

@@ -3,9 +3,10 @@
  * durations): a server's measured updates replace the cost model's, and
  * --measured-comm its messages, pushes (as the server received them) and
  * collectives replace the network model's, to the closed form; a trace's
- * hosts say when the run had more processes than cores; malformed server
- * spans and hosts are refused; and a real ps-sync run's trace holds its
- * server's updates, receipts and host. */
+ * hosts say when the run had more processes than cores, and its
+ * clock_error_s how well its ranks' clocks agree; malformed server spans,
+ * hosts and clock errors are refused; and a real ps-sync run's trace holds
+ * its server's updates, receipts, host and clocks' agreement. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ struct ps_hand {
     const char *bad_server_span;               /* replaces the server's span of step 0 */
     double push_ms, pull_ms;   /* a push until its server has it; a pull from its answer */
     bool has_receipts;         /* the server's spans of the pushes it received */
+    const char *clock_error;   /* the "clock_error_s" value, or NULL */
 };
 
 #define PS_STEPS 2
@@ -77,11 +79,12 @@ static const char *write_ps_hand(const char *file, const struct ps_hand *h)
     }
     fprintf(f, "],\"displayTimeUnit\":\"ms\",\"strata_trace\":1,\"mode\":\"real\","
                "\"strategy\":\"ps-sync\",\"steps\":%d,\"ranks\":3,\"workers\":2,"
-               "\"dropped_spans\":0,%s%s%s\"scenario\":{\"strategy\":\"ps-sync\","
+               "\"dropped_spans\":0,%s%s%s%s%s%s\"scenario\":{\"strategy\":\"ps-sync\","
                "\"model\":\"mlp:784-32-10\",\"devices\":2,\"servers\":1,\"batch\":256,"
                "\"steps\":%d,\"seed\":1}}\n",
             PS_STEPS, h->hosts ? "\"hosts\":" : "", h->hosts ? h->hosts : "", h->hosts ? "," : "",
-            PS_STEPS);
+            h->clock_error ? "\"clock_error_s\":" : "", h->clock_error ? h->clock_error : "",
+            h->clock_error ? "," : "", PS_STEPS);
     fclose(f);
     return path;
 }
@@ -107,7 +110,8 @@ static void expect_near(double got, double want, double rel, const char *what)
               want);
 }
 
-static const struct ps_hand slow_server = {{1, 1}, {2, 4}, {7, 3}, true, NULL, NULL, 0, 0, false};
+static const struct ps_hand slow_server = {{1, 1}, {2, 4}, {7, 3}, true, NULL, NULL, 0, 0, false,
+                                           NULL};
 
 Test(replay_measured, measured_updates_replay_to_closed_form)
 {
@@ -255,7 +259,24 @@ Test(replay_measured, hosts_say_when_the_run_was_oversubscribed)
     j = replay_ideal(write_ps_hand("nohosts.json", &slow_server));
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(j, "oversubscribed")));
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(j, "cores")));
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(j, "clock_error_s")), "no clocks said: null");
     cJSON_Delete(j);
+}
+
+/* A real trace says how well its ranks' clocks agree (real/clock_align.h),
+ * and replay says it on. */
+Test(replay_measured, the_clocks_agreement_is_said)
+{
+    struct ps_hand h = slow_server;
+    h.clock_error = "2.5e-06";
+    const char *trace = write_ps_hand("clock.json", &h);
+    cJSON *j = replay_ideal(trace);
+    cr_expect_eq(num_at(j, "clock_error_s", NULL), 2.5e-6);
+    cJSON_Delete(j);
+    struct run r = RUN("replay", trace, "--cluster", "ideal");
+    cr_expect_eq(r.status, 0);
+    cr_expect(strstr(r.out, "clocks agreed with rank 0's to within 2.5 us") != NULL, "%s", r.out);
+    run_free(&r);
 }
 
 Test(replay_measured, malformed_server_spans_and_hosts_are_refused)
@@ -289,6 +310,12 @@ Test(replay_measured, malformed_server_spans_and_hosts_are_refused)
     expect_refused(RUN("replay", write_ps_hand("hosts-cores.json", &h)), "cores", NULL);
     h.hosts = "[{\"host\":\"a\",\"processes\":9,\"cores\":2}]";   /* more than the trace's ranks */
     expect_refused(RUN("replay", write_ps_hand("hosts-procs.json", &h)), "processes", NULL);
+
+    h.hosts = NULL;
+    h.clock_error = "-1e-6";
+    expect_refused(RUN("replay", write_ps_hand("clock-neg.json", &h)), "clock_error_s", "-1e-06");
+    h.clock_error = "\"soon\"";
+    expect_refused(RUN("replay", write_ps_hand("clock-str.json", &h)), "clock_error_s", NULL);
 }
 
 /* The trace of a real ps-sync run of 3 steps on `workers` workers ("1",
@@ -331,6 +358,11 @@ Test(replay_measured, real_ps_trace_holds_the_servers_updates_receipts_and_host)
     const cJSON *host = cJSON_GetArrayItem(hosts, 0);
     cr_expect_eq(num_at(host, "processes", NULL), 3);
     cr_expect(num_at(host, "cores", NULL) >= 1);
+    /* ten round trips on one machine, the shortest kept: microseconds (a
+     * bound of 5 ms would take all ten descheduled) */
+    double clock_error_s = num_at(doc, "clock_error_s", NULL);
+    cr_log_info("real ps-sync np 2: clocks agree to within %.1f us", 1e6 * clock_error_s);
+    cr_expect(clock_error_s >= 0 && clock_error_s < 5e-3, "clock_error_s %g", clock_error_s);
     cJSON_Delete(doc);
     cJSON *j = replay_ideal(trace);
     cr_expect_str_eq(str_at(j, "server_updates"), "measured");
