@@ -103,6 +103,15 @@ static cJSON *replay_ideal_with(const char *trace, const char *flag)
 
 static cJSON *replay_ideal(const char *trace) { return replay_ideal_with(trace, NULL); }
 
+/* strata replay TRACE --cluster ideal succeeds, and its text holds said. */
+static void expect_replay_says(const char *trace, const char *said)
+{
+    struct run r = RUN("replay", trace, "--cluster", "ideal");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, said) != NULL, "replay should say \"%s\":\n%s", said, r.out);
+    run_free(&r);
+}
+
 static void expect_near(double got, double want, double rel, const char *what)
 {
     cr_log_info("%s: %.12g, closed form %.12g", what, got, want);
@@ -226,20 +235,24 @@ Test(replay_measured, measured_comm_gives_a_collective_its_longest_members_time)
     cJSON_Delete(j);
 }
 
-Test(replay_measured, hosts_say_when_the_run_was_oversubscribed)
+/* A real trace's hosts say when the run was oversubscribed, and its
+ * clock_error_s how well its ranks' clocks agreed (real/clock_align.h):
+ * replay says both on. */
+Test(replay_measured, hosts_and_clocks_are_said)
 {
     struct ps_hand h = slow_server;
     h.hosts = "[{\"host\":\"a\",\"processes\":3,\"cores\":2}]";
+    h.clock_error = "2.5e-06";
     const char *trace = write_ps_hand("crowded.json", &h);
     cJSON *j = replay_ideal(trace);
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(j, "oversubscribed")));
     cr_expect_eq(num_at(j, "processes", NULL), 3);
     cr_expect_eq(num_at(j, "cores", NULL), 2);
+    cr_expect_eq(num_at(j, "clock_error_s", NULL), 2.5e-6);
     cJSON_Delete(j);
-    struct run r = RUN("replay", trace, "--cluster", "ideal");
-    cr_expect_eq(r.status, 0);
-    cr_expect(strstr(r.out, "oversubscribed: 3 processes on 2 cores") != NULL, "%s", r.out);
-    run_free(&r);
+    expect_replay_says(trace, "oversubscribed: 3 processes on 2 cores");
+    expect_replay_says(trace, "clocks agreed with rank 0's to within 2.5 us");
+    h.clock_error = NULL;
 
     /* two hosts: the crowded one is said, the roomy one is not */
     h.hosts = "[{\"host\":\"a\",\"processes\":1,\"cores\":8},{\"host\":\"b\",\"processes\":2,"
@@ -261,22 +274,6 @@ Test(replay_measured, hosts_say_when_the_run_was_oversubscribed)
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(j, "cores")));
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(j, "clock_error_s")), "no clocks said: null");
     cJSON_Delete(j);
-}
-
-/* A real trace says how well its ranks' clocks agree (real/clock_align.h),
- * and replay says it on. */
-Test(replay_measured, the_clocks_agreement_is_said)
-{
-    struct ps_hand h = slow_server;
-    h.clock_error = "2.5e-06";
-    const char *trace = write_ps_hand("clock.json", &h);
-    cJSON *j = replay_ideal(trace);
-    cr_expect_eq(num_at(j, "clock_error_s", NULL), 2.5e-6);
-    cJSON_Delete(j);
-    struct run r = RUN("replay", trace, "--cluster", "ideal");
-    cr_expect_eq(r.status, 0);
-    cr_expect(strstr(r.out, "clocks agreed with rank 0's to within 2.5 us") != NULL, "%s", r.out);
-    run_free(&r);
 }
 
 Test(replay_measured, malformed_server_spans_and_hosts_are_refused)
@@ -303,19 +300,26 @@ Test(replay_measured, malformed_server_spans_and_hosts_are_refused)
                         "\"dur\":10,\"args\":{\"layers\":\"[0,2)\",\"step\":0,\"op\":-2}}";
     expect_refused(RUN("replay", write_ps_hand("op.json", &h)), "op", NULL);
 
+    /* hosts and clock errors no run writes */
+    static const struct {
+        const char *hosts, *clock_error, *file, *must_name, *must_name_too;
+    } bad[] = {
+        {"{\"host\":\"a\"}", NULL, "hosts-obj.json", "hosts", "array"},
+        {"[{\"host\":\"a\",\"processes\":3,\"cores\":\"two\"}]", NULL, "hosts-cores.json", "cores",
+         NULL},
+        /* more processes than the trace's ranks */
+        {"[{\"host\":\"a\",\"processes\":9,\"cores\":2}]", NULL, "hosts-procs.json", "processes",
+         NULL},
+        {NULL, "-1e-6", "clock-neg.json", "clock_error_s", "-1e-06"},
+        {NULL, "\"soon\"", "clock-str.json", "clock_error_s", NULL},
+    };
     h.bad_server_span = NULL;
-    h.hosts = "{\"host\":\"a\"}";
-    expect_refused(RUN("replay", write_ps_hand("hosts-obj.json", &h)), "hosts", "array");
-    h.hosts = "[{\"host\":\"a\",\"processes\":3,\"cores\":\"two\"}]";
-    expect_refused(RUN("replay", write_ps_hand("hosts-cores.json", &h)), "cores", NULL);
-    h.hosts = "[{\"host\":\"a\",\"processes\":9,\"cores\":2}]";   /* more than the trace's ranks */
-    expect_refused(RUN("replay", write_ps_hand("hosts-procs.json", &h)), "processes", NULL);
-
-    h.hosts = NULL;
-    h.clock_error = "-1e-6";
-    expect_refused(RUN("replay", write_ps_hand("clock-neg.json", &h)), "clock_error_s", "-1e-06");
-    h.clock_error = "\"soon\"";
-    expect_refused(RUN("replay", write_ps_hand("clock-str.json", &h)), "clock_error_s", NULL);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        h.hosts = bad[i].hosts;
+        h.clock_error = bad[i].clock_error;
+        expect_refused(RUN("replay", write_ps_hand(bad[i].file, &h)), bad[i].must_name,
+                       bad[i].must_name_too);
+    }
 }
 
 /* The trace of a real ps-sync run of 3 steps on `workers` workers ("1",
