@@ -24,6 +24,7 @@ struct heartbeat {
     char fail_text[64];
     int64_t hang_step;             /* STRATA_TEST_HANG for this rank: its step, or */
     bool is_hang_set, hangs_finishing;   /* ... the gathering */
+    double hang_late_s;            /* asleep before it says it started hang_step */
 };
 
 double heartbeat_clock_s(void)
@@ -47,9 +48,16 @@ static void read_test_hang(struct heartbeat *hb, int rank)
         return;
     }
     long long step = strtoll(when, &end, 10);
+    double late_s = 0;
+    if (end != when && *end == '+') {
+        const char *late = end + 1;
+        late_s = strtod(late, &end);
+        if (end == late || !(late_s >= 0 && late_s <= 60)) return;
+    }
     if (end != when && !*end && step >= 0) {
         hb->is_hang_set = true;
         hb->hang_step = step;
+        hb->hang_late_s = late_s;
     }
 }
 
@@ -156,6 +164,11 @@ static bool is_doomed(const struct heartbeat *hb, int64_t step, double now_s)
 
 void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s)
 {
+    if (hb->is_hang_set && !hb->hangs_finishing && step == hb->hang_step && hb->hang_late_s > 0) {
+        double late_s = hb->hang_late_s;
+        struct timespec ts = {(time_t)late_s, (long)((late_s - (double)(time_t)late_s) * 1e9)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+    }
     hb->rec.step = step;
     hb->rec.progress_s = heartbeat_clock_s();
     if (is_doomed(hb, step, now_s)) {

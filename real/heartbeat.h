@@ -31,8 +31,11 @@
  * gone (the launcher died before the rank could tie itself to it). */
 #define HEARTBEAT_SUPERVISOR_ENV "STRATA_SUPERVISOR_PID"
 /* For tests only: "R@STEP" makes rank R hang (sleep for ever, neither
- * stopped nor dying) as it starts step STEP; "R@finish" as it starts
- * gathering the report. Read by heartbeat_open; ignored when malformed. */
+ * stopped nor dying) as it starts step STEP; "R@STEP+SECONDS" asleep for
+ * SECONDS before it says it started the step, as a rank descheduled there
+ * (its peers' last progress is then that much older than its own);
+ * "R@finish" as it starts gathering the report. Read by heartbeat_open;
+ * ignored when malformed. */
 #define HEARTBEAT_TEST_HANG_ENV "STRATA_TEST_HANG"
 #define HEARTBEAT_MAGIC 0x42485453u   /* "STHB" little-endian */
 

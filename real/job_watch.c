@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@ struct seen {
     double alive_s;              /* last poll that found its process */
     bool is_watched;             /* judged by its silence (starting or stepping) */
     bool is_over;                /* silent past its allowance */
+    bool is_suspect;             /* silent long enough to be told idle or busy (CPU_IDLE_S) */
     int64_t last_step;
     double last_t_s;
     watch_history history;
@@ -230,14 +232,18 @@ static bool is_idle(const struct seen *s, double now_s)
  * job_watch.h states): a stopped rank first, even one not yet past its
  * allowance; else among the silent ones, an idle one (its CPU time not
  * growing) before a busy one, a worker before a server, the one furthest
- * behind (lowest step), then the one silent longest. */
+ * behind (lowest step), then the one silent longest. The silent ones are
+ * those past their allowance and those silent for CPU_IDLE_S: a peer that
+ * waits on a hung rank made its last progress first, often by more than a
+ * look apart (CI's sanitizer stage: rank 0, waiting, was over alone and
+ * blamed while rank 1, asleep, was not yet over). */
 static int blame(const struct watch *w, double now_s)
 {
     int best = -1;
     for (int r = 0; r < w->j->n_ranks; r++)
         if (w->ranks[r].is_watched && is_stopped(rank_state(w, r))) return r;
     for (int r = 0; r < w->j->n_ranks; r++) {
-        if (!w->ranks[r].is_over) continue;
+        if (!w->ranks[r].is_over && !w->ranks[r].is_suspect) continue;
         if (best < 0) {
             best = r;
             continue;
@@ -317,7 +323,7 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
      * it could say its own is judged after the higher one's words) */
     for (int r = 0; r < w->j->n_ranks; r++) {
         struct seen *s = &w->ranks[r];
-        s->is_watched = s->is_over = false;
+        s->is_watched = s->is_over = s->is_suspect = false;
         if (!(s->is_read_now = heartbeat_read(w->j->hb_dir, r, &s->rec) >= 0)) continue;
         s->has = true;
         if (s->rec.state == HEARTBEAT_DONE && s->rec.words[0]) *is_erring = true;
@@ -374,6 +380,7 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
          * makes progress, it is over only when the whole job is */
         double last_s = rec->state == HEARTBEAT_FINISHING ? newest_s : rec->progress_s;
         s->is_over = now_s - last_s > allowed_s;
+        s->is_suspect = now_s - last_s > fmin(allowed_s, CPU_IDLE_S);
         if (s->is_over && now_s - rec->progress_s > silent_s) silent_s = now_s - rec->progress_s;
     }
     if (silent_s == 0 || *is_erring) return false;

@@ -16,7 +16,10 @@
  *            slowest, so it is judged by the whole job's silence: the
  *            timeout with no progress from any rank
  *
- * The blame for a hang: a stopped rank; else an idle one, whose CPU time
+ * The blame for a hang, once a rank is past its allowance: a stopped rank;
+ * else, among the ranks past theirs or silent for CPU_IDLE_S (the peer
+ * waiting on a hung rank often made its last progress first, and is past
+ * its allowance a look before the hung rank is), an idle one, whose CPU time
  * (/proc/PID/stat utime + stime) has not grown for CPU_IDLE_S, before a busy
  * one: a rank waiting in MPI polls and burns CPU, while one asleep, blocked
  * in a system call or on a device does not; then the one furthest behind

@@ -348,6 +348,14 @@ Test(real_failure, rank_asleep_at_a_step_is_blamed_not_its_waiting_peer)
     expect_hang_blamed_on_rank_1("1@5", "rank 1 hung at step 5");
 }
 
+Test(real_failure, rank_asleep_after_its_waiting_peer_fell_silent_is_blamed)
+{
+    /* rank 1 says it started step 5 0.4 s after rank 0 did, then sleeps:
+     * rank 0, waiting on it, is past the timeout a look before rank 1 is,
+     * and must not be blamed for it (CI's sanitizer stage once did) */
+    expect_hang_blamed_on_rank_1("1@5+0.4", "rank 1 hung at step 5");
+}
+
 Test(real_failure, hang_while_the_report_is_gathered_is_caught)
 {
     expect_hang_blamed_on_rank_1("1@finish", "rank 1 hung while the report was gathered");
