@@ -15,6 +15,7 @@
 
 #include "../core/straggler.h"
 #include "heartbeat_net.h"
+#include "sleep.h"
 
 struct heartbeat {
     int fd;                        /* -1 outside a supervised job, or over the network */
@@ -164,11 +165,7 @@ static bool is_doomed(const struct heartbeat *hb, int64_t step, double now_s)
 
 void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s)
 {
-    if (hb->is_hang_set && !hb->hangs_finishing && step == hb->hang_step && hb->hang_late_s > 0) {
-        double late_s = hb->hang_late_s;
-        struct timespec ts = {(time_t)late_s, (long)((late_s - (double)(time_t)late_s) * 1e9)};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-    }
+    if (hb->is_hang_set && !hb->hangs_finishing && step == hb->hang_step) sleep_s(hb->hang_late_s);
     hb->rec.step = step;
     hb->rec.progress_s = heartbeat_clock_s();
     if (is_doomed(hb, step, now_s)) {

@@ -41,7 +41,7 @@ struct seen {
     double alive_s;              /* last poll that found its process */
     bool is_watched;             /* judged by its silence (starting or stepping) */
     bool is_over;                /* silent past its allowance */
-    bool is_suspect;             /* silent long enough to be told idle or busy (CPU_IDLE_S) */
+    bool is_suspect;             /* over, or silent long enough to be told idle or busy */
     int64_t last_step;
     double last_t_s;
     watch_history history;
@@ -243,7 +243,7 @@ static int blame(const struct watch *w, double now_s)
     for (int r = 0; r < w->j->n_ranks; r++)
         if (w->ranks[r].is_watched && is_stopped(rank_state(w, r))) return r;
     for (int r = 0; r < w->j->n_ranks; r++) {
-        if (!w->ranks[r].is_over && !w->ranks[r].is_suspect) continue;
+        if (!w->ranks[r].is_suspect) continue;   /* every rank over is suspect too */
         if (best < 0) {
             best = r;
             continue;

@@ -41,6 +41,7 @@
 #include "momentum_shards.h"
 #include "mpi_check.h"
 #include "ps_wire.h"
+#include "sleep.h"
 #include "worker.h"
 
 enum op_state {
@@ -112,14 +113,6 @@ struct worker {
     double loss_sum;              /* this step's, over its last-layer microbatches */
     int64_t loss_samples;
 };
-
-/* Sleeps s seconds (a straggler's delay); nothing for s <= 0. */
-static void sleep_s(double s)
-{
-    if (!(s > 0)) return;
-    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
 
 /* ---- set-up ------------------------------------------------------------ */
 
