@@ -1,17 +1,14 @@
 /* Every parser of strata fuzzed in-process: options, scenario files,
  * cluster profiles, IDX files, report documents, traces, straggler/failure and
- * model specs. Each parser first runs its corpus (tests/corpus/<parser>/:
- * seeds and every input that ever failed), then fuzz_cases(2000) seeded
- * mutants of it (STRATA_FUZZ_CASES=100000 for a soak, STRATA_FUZZ_SEED for
- * other cases). Each case must give 0 or a clean error: a negative code a
- * parser may give (bad input, out of memory, a read that failed), the same
- * code in the struct err, and a message that is not empty and holds no
- * control character (the terminal shows messages). A crash or a sanitizer
- * report (tools/test --sanitize) fails the test; the input that was
- * running is then in /tmp/strata-fuzz-last-<parser>.
- *
- * The checkpoint reader (core/ckpt_file) is fuzzed when the build has it
- * (the test at the end is compiled in once core/ckpt_file.h exists). */
+ * model specs, checkpoint files and Chakra execution traces. Each parser first
+ * runs its corpus (tests/corpus/<parser>/: seeds and every input that ever
+ * failed), then fuzz_cases(2000) seeded mutants of it (STRATA_FUZZ_CASES=100000
+ * for a soak, STRATA_FUZZ_SEED for other cases). Each case must give 0 or a
+ * clean error: a negative code a parser may give (bad input, out of memory, a
+ * read that failed), the same code in the struct err, and a message that is
+ * not empty and holds no control character (the terminal shows messages). A
+ * crash or a sanitizer report (tools/test --sanitize) fails the test; the
+ * input that was running is then in /tmp/strata-fuzz-last-<parser>. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -19,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/chakra_plan.h"
+#include "../core/ckpt_file.h"
 #include "../core/config.h"
 #include "../core/straggler.h"
 #include "../core/trace_read.h"
@@ -299,8 +298,6 @@ Test(fuzz, model_specs)
 
 /* ---- checkpoint files (core/ckpt_file) ---------------------------------------- */
 
-#if __has_include("../core/ckpt_file.h")
-#include "../core/ckpt_file.h"
 
 /* A CRC-32 guards every checkpoint, so almost every mutant would stop at
  * it: each case also runs with the CRC made right again, which lets the
@@ -335,16 +332,8 @@ Test(fuzz, checkpoint_files)
 {
     fuzz_parser("ckpt", run_ckpt, NULL);
 }
-#else
-Test(fuzz, checkpoint_files)
-{
-    cr_skip_test("core/ckpt_file.h is not in this build yet: nothing to fuzz");
-}
-#endif
 
 /* ---- Chakra execution traces (core/chakra_decode, core/chakra_plan) ----------- */
-
-#include "../core/chakra_plan.h"
 
 /* One rank's .et file: decoded, then (when it decodes) read into a plan as
  * `strata sim --workload` reads it, its scenario options and workload too. */
