@@ -150,6 +150,7 @@ void run_failures_report(const struct run_failures *rf, const struct sim_result 
         /* continue: the dead workers' time is down; nothing is redone in the
          * job's time (a dead worker's item goes to another) */
         r->failure.happened = res->failed || cfg->mtbf_hours > 0;
+        r->failure.has_first = res->failed;
         r->failure.rank = res->failed_rank;
         r->failure.time_s = res->failure_time_s;
         r->failure.n_failures = res->n_failures;
@@ -158,6 +159,7 @@ void run_failures_report(const struct run_failures *rf, const struct sim_result 
     }
     const struct failure_outcome *o = &rf->outcome;
     r->failure.happened = o->n_failures > 0 || cfg->mtbf_hours > 0;
+    r->failure.has_first = o->n_failures > 0;
     r->failure.rank = o->first_rank;
     r->failure.time_s = o->n_failures > 0 ? o->first_time_s : 0;
     r->failure.n_failures = o->n_failures;

@@ -95,6 +95,7 @@ struct report {
     int n_per_rank;
     struct {                         /* "failure": null, or what failures cost (--fail, --mtbf) */
         bool happened;
+        bool has_first;              /* else "rank" and "time_s": null (--mtbf drew none) */
         int rank;                    /* the first failure's rank and time */
         double time_s;
         const char *policy;          /* "restart", "shrink", "continue" (core/failure_policy.h) */

@@ -367,8 +367,8 @@ static cJSON *write_failure_policy(const void *base)
 /* The fields after steps_redone came with issue 14: optional, so reports
  * written before still read. */
 static const struct json_field failure_fields[] = {
-    R("rank", JSON_INT, failure.rank),
-    R("time_s", JSON_REAL, failure.time_s),
+    R("rank", JSON_INT, failure.rank, NULLABLE(failure.has_first)),
+    R("time_s", JSON_REAL, failure.time_s, NULLABLE(failure.has_first)),
     R("lost_s", JSON_REAL, failure.lost_s),
     R("steps_redone", JSON_INT, failure.steps_redone),
     CUSTOM("policy", read_failure_policy, write_failure_policy, .flags = JSON_OPTIONAL),

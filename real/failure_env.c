@@ -86,6 +86,7 @@ int failure_env_report(struct report *r, double start_s, double makespan_s,
     TRY(failure_env_parse(text, &n, e));
     double last_relaunch_s = start_s > n.relaunch_at_s ? start_s - n.relaunch_at_s : 0;
     r->failure.happened = true;
+    r->failure.has_first = true;
     r->failure.rank = n.rank;
     r->failure.time_s = n.time_s;
     r->failure.policy = failure_policy_names[n.policy];

@@ -77,6 +77,19 @@ Test(compare_jobs, a_deeper_model_with_pipelines_and_a_failure_gives_the_same_by
                                             "--straggler", "lognormal:0.2", NULL}, 0);
 }
 
+/* --mtbf with a mean so long that no failure is drawn: each worker's report
+ * has a failure section with no first failure (rank and time null), which
+ * the parent must read back as -j 1 shows it */
+Test(compare_jobs, an_mtbf_that_draws_no_failure_gives_the_same_bytes)
+{
+    struct job_outputs one;
+    expect_jobs_agree_files((const char *const[]){"--devices", "4", "--strategies",
+                                                  "mirrored,ps-sync,ps-async", "--mtbf",
+                                                  "1e6", SMALL, NULL}, 0, true, &one);
+    cr_expect_not_null(strstr(one.json, "\"n_failures\":\t0"), "%s", one.json);
+    job_outputs_free(&one);
+}
+
 Test(compare_jobs, numerics_give_the_same_loss_and_accuracy)
 {
     expect_jobs_agree((const char *const[]){"--devices", "2", "--strategies",

@@ -49,6 +49,7 @@ static void fill(struct report *r, const struct config *c)
     r->config = c;
     r->config_groups = c ? FILL_GROUPS : 0;
     r->failure.happened = true;
+    r->failure.has_first = true;
     r->failure.rank = 1;
     r->failure.time_s = 3.5;
     r->failure.lost_s = 0.75;
@@ -171,8 +172,11 @@ static void expect_same_report(const struct report *a, const struct report *b)
     }
     EXPECT_EQ(failure.happened);
     if (a->failure.happened) {
-        EXPECT_EQ(failure.rank);
-        EXPECT_REAL(failure.time_s);
+        EXPECT_EQ(failure.has_first);
+        if (a->failure.has_first) {
+            EXPECT_EQ(failure.rank);
+            EXPECT_REAL(failure.time_s);
+        }
         EXPECT_REAL(failure.lost_s);
         EXPECT_EQ(failure.steps_redone);
         EXPECT_EQ(failure.n_failures);
@@ -696,6 +700,34 @@ Test(report_read, every_field_of_the_contract_is_required)
     }
     for (int k = 0; k < 4; k++) expect_member_required("per_rank", 1, k);
     cJSON_Delete(j);
+}
+
+/* --mtbf that drew no failure: the section is there (its checkpoints and
+ * goodput count), and the first failure's rank and time are null. A
+ * compare -j worker's report, an --html page and `strata plot` read it back. */
+Test(report_read, mtbf_run_without_a_failure_round_trips_with_null_rank)
+{
+    struct config c;
+    fill_config(&c);
+    struct report r;
+    fill(&r, &c);
+    r.failure.has_first = false;
+    r.failure.rank = -1;
+    r.failure.time_s = 0;
+    r.failure.n_failures = 0;
+    char *text = json_text(&r, false);
+    cJSON *j = cJSON_Parse(text);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(at(j, "failure"), "rank")), "%s", text);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(at(j, "failure"), "time_s")));
+    struct report_doc d = parse_tree(j);
+    cr_assert(d.reports[0].failure.happened);
+    cr_assert(!d.reports[0].failure.has_first);
+    cr_assert_eq(d.reports[0].failure.n_failures, 0);
+    expect_same_report(&r, &d.reports[0]);
+    report_doc_release(&d);
+    cJSON_Delete(j);
+    cJSON_free(text);
+    report_release(&r);
 }
 
 Test(report_read, later_fields_read_back_and_are_zero_when_absent)
