@@ -15,6 +15,7 @@ int run_failures_prepare(const struct config *cfg, struct sim_setup *setup,
      * point under --on-failure shrink) */
     bool is_used = rf->has_failures || cfg->checkpoint_every > 0;
     TRY(failure_policy_resolve(is_used ? cfg->on_failure : "auto", setup->plan, &rf->policy, e));
+    if (rf->spec.is_set) TRY(failure_policy_check_rank(rf->policy, setup->plan, rf->spec.rank, e));
     if (rf->has_failures && cfg->numerics)
         return err_set(e, ERR_INPUT, "--fail or --mtbf with --numerics is not supported: the "
                        "arithmetic of work that a failure throws away cannot be taken back");

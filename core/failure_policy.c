@@ -42,3 +42,14 @@ int failure_policy_resolve(const char *text, const struct plan *p, enum failure_
     *out = (enum failure_policy)found;
     return 0;
 }
+
+int failure_policy_check_rank(enum failure_policy policy, const struct plan *p, int rank,
+                              struct err *e)
+{
+    if (policy == FAILURE_RESTART || rank < p->n_workers) return 0;
+    return err_set(e, ERR_INPUT,
+                   "--fail: rank %d is a parameter server of the %s plan (its workers are 0 to "
+                   "%d), and --on-failure %s goes on without a dead worker: a server alone holds "
+                   "its shard, so only restart can follow its death",
+                   rank, p->strategy, p->n_workers - 1, failure_policy_names[policy]);
+}

@@ -34,4 +34,11 @@ extern const char *const failure_policy_names[];
 int failure_policy_resolve(const char *text, const struct plan *p, enum failure_policy *out,
                            struct err *e);
 
+/* Whether policy can follow the death of rank (--fail R) in plan p: shrink
+ * and continue go on without a dead worker, but a parameter server alone
+ * holds its shard of the parameters, so its death can only be restarted.
+ * ERR_INPUT naming --fail, the rank, the policy and what can. */
+int failure_policy_check_rank(enum failure_policy policy, const struct plan *p, int rank,
+                              struct err *e);
+
 #endif

@@ -331,6 +331,27 @@ fail:
     return NULL;
 }
 
+int straggler_check_ranks(const struct straggler_spec *s, int n_workers, int n_ranks,
+                          const char *strategy, struct err *e)
+{
+    for (int i = 0; s && s->kind == STRAG_SLOW && i < s->n_slow; i++) {
+        if (s->slow_rank[i] < n_workers) continue;
+        char text[4096];
+        straggler_format(s, text, sizeof text);
+        if (s->slow_rank[i] >= n_ranks)
+            return err_set(e, ERR_INPUT,
+                           "--straggler: '%s': rank %d does not exist (the %s plan has %d ranks, "
+                           "0 to %d)",
+                           text, s->slow_rank[i], strategy, n_ranks, n_ranks - 1);
+        return err_set(e, ERR_INPUT,
+                       "--straggler: '%s': rank %d is a parameter server of the %s plan (its "
+                       "workers are 0 to %d): a straggler slows compute ops, and servers run "
+                       "none",
+                       text, s->slow_rank[i], strategy, n_workers - 1);
+    }
+    return 0;
+}
+
 void straggler_free(struct straggler *g)
 {
     if (!g) return;

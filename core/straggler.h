@@ -60,6 +60,13 @@ struct straggler *straggler_create(const struct straggler_spec *s, uint64_t seed
                                    struct err *e);
 void straggler_free(struct straggler *g);
 
+/* A slow rank must be one of the plan's n_ranks and a worker (0 to
+ * n_workers - 1): a straggler slows compute ops, and the parameter servers
+ * after the workers run none, so a slow server would change nothing.
+ * ERR_INPUT naming --straggler, the rank and strategy; NULL s passes. */
+int straggler_check_ranks(const struct straggler_spec *s, int n_workers, int n_ranks,
+                          const char *strategy, struct err *e);
+
 /* The disturbed duration of a compute op of base_s seconds on rank. */
 double straggler_compute_s(struct straggler *g, int rank, double base_s);
 

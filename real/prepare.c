@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../core/plan_check.h"
+#include "../core/straggler.h"
 #include "../strategies/strategy.h"
 #include "real.h"
 
@@ -53,8 +54,11 @@ int real_prepare(struct config *cfg, const struct workload *wl, struct plan **ou
         name_np(cfg, e);
         return built;
     }
+    struct straggler_spec strag;
+    int rc = straggler_parse(cfg->straggler, &strag, e);
+    if (rc == 0) rc = straggler_check_ranks(&strag, p->n_workers, p->n_ranks, p->strategy, e);
     struct plan_verdict v;
-    int rc = plan_prepare(p, &v, ix, e);
+    if (rc == 0) rc = plan_prepare(p, &v, ix, e);
     if (rc == 0 && !v.is_valid)
         rc = err_set(e, ERR_RUN, "the plan of %s is not valid (%s); `strata schedule` shows it",
                      st->name, v.n_defects ? v.defects[0].msg : "no detail");

@@ -30,16 +30,20 @@ static void on_signal(int sig)
     signalled = sig;
 }
 
-int supervise_check_fail(const char *fail, const struct plan *p, struct err *e)
+int supervise_check_fail(const char *fail, const char *on_failure, const struct plan *p,
+                         struct err *e)
 {
     struct failure_spec f;
     TRY(failure_parse(fail, &f, e));
-    if (f.is_set && (f.rank < 0 || f.rank >= p->n_ranks))
+    if (!f.is_set) return 0;
+    if (f.rank < 0 || f.rank >= p->n_ranks)
         return err_set(e, ERR_INPUT, "--fail %s: rank %d does not exist: %s has %d rank%s "
                        "(0 to %d%s)", fail, f.rank, p->strategy, p->n_ranks,
                        p->n_ranks == 1 ? "" : "s", p->n_ranks - 1,
                        p->n_servers ? ", servers last" : "");
-    return 0;
+    enum failure_policy policy;
+    TRY(failure_policy_resolve(on_failure, p, &policy, e));
+    return failure_policy_check_rank(policy, p, f.rank, e);
 }
 
 /* Removes path and everything below it; errors are ignored (best effort:
@@ -396,7 +400,7 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     S->n_workers = job->p->n_workers;
     S->is_multi_host = job->cfg->hostfile[0] != '\0';
     int rc = failure_policy_resolve(job->cfg->on_failure, job->p, &S->policy, e);
-    if (rc == 0) rc = supervise_check_fail(job->cfg->fail, job->p, e);
+    if (rc == 0) rc = supervise_check_fail(job->cfg->fail, job->cfg->on_failure, job->p, e);
     if (rc == 0 && S->is_multi_host)
         rc = hbnet_resolve_address(job->cfg->supervisor_address, S->address, sizeof S->address,
                                    e);

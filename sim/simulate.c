@@ -716,6 +716,8 @@ static int check_setup(const struct sim_setup *s, struct plan_index **ix, struct
                        "(its workers are 0 to %d): a server alone holds its shard, so the job "
                        "cannot carry on without it (--on-failure restart can)", f->rank,
                        s->plan->strategy, s->plan->n_workers - 1);
+    TRY(straggler_check_ranks(s->straggler, s->plan->n_workers, s->plan->n_ranks,
+                              s->plan->strategy, e));
     if (s->cluster->devices_per_node < 1 ||
         (long long)s->cluster->nodes * s->cluster->devices_per_node < s->plan->n_ranks)
         return err_set(e, ERR_INPUT, "simulate: cluster %s has %d x %d places for %d ranks; "

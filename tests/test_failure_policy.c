@@ -83,3 +83,25 @@ Test(failure_policy, restart_applies_to_every_strategy_and_other_words_are_refus
     cr_expect(strstr(e.msg, "'reboot'") && strstr(e.msg, "restart, shrink, continue"), "%s", e.msg);
     plan_free(p);
 }
+
+/* A server's death: only restart can follow it (shrink and continue go on
+ * without a dead worker; a server alone holds its shard). ps-sync on 3
+ * workers has its server at rank 3. */
+Test(failure_policy, a_servers_death_can_only_be_restarted)
+{
+    struct plan *p = build("ps-sync", 3);
+    cr_assert_eq(p->n_workers, 3);
+    struct err e = {0};
+    cr_expect_eq(failure_policy_check_rank(FAILURE_RESTART, p, 3, &e), 0, "%s", e.msg);
+    for (int k = FAILURE_SHRINK; k <= FAILURE_CONTINUE; k++) {
+        e = (struct err){0};
+        cr_expect_eq(failure_policy_check_rank((enum failure_policy)k, p, 2, &e), 0,
+                     "a worker under %s: %s", failure_policy_names[k], e.msg);
+        cr_expect_eq(failure_policy_check_rank((enum failure_policy)k, p, 3, &e), ERR_INPUT,
+                     "the server under %s was accepted", failure_policy_names[k]);
+        cr_expect(strstr(e.msg, "--fail") && strstr(e.msg, "rank 3 is a parameter server") &&
+                      strstr(e.msg, failure_policy_names[k]) && strstr(e.msg, "restart"),
+                  "%s", e.msg);
+    }
+    plan_free(p);
+}

@@ -239,6 +239,19 @@ Test(real_failure, fail_of_a_rank_that_does_not_exist_is_refused)
                    "--fail", "rank 9 does not exist");
 }
 
+/* shrink and continue go on without a dead worker; a server has no
+ * stand-in, so its death under them is refused before any process starts
+ * (as a slow server is: it would change nothing) */
+Test(real_failure, a_servers_death_under_shrink_and_a_slow_server_are_refused)
+{
+    expect_refused(RUN("real", "--data", "synthetic", "--model", MODEL, "--strategy", "ps-sync",
+                       "--np", "2", "--on-failure", "shrink", "--fail", "2@1"),
+                   "--fail", "rank 2 is a parameter server");
+    expect_refused(RUN("real", "--data", "synthetic", "--model", MODEL, "--strategy", "ps-sync",
+                       "--np", "2", "--straggler", "slow:2=3"),
+                   "--straggler", "rank 2 is a parameter server");
+}
+
 /* ---- from outside ------------------------------------------------------------- */
 
 Test(real_failure, rank_killed_from_outside_is_named_and_recovered)

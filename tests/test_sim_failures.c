@@ -293,6 +293,18 @@ Test(sim_failures, strata_sim_reports_the_policy_and_its_cost)
     cr_assert(strstr(e.msg, "--on-failure"), "%s", e.msg);
     run_release(&run);
 
+    /* shrink goes on without a dead worker: a server (ps-sync's rank 4 of
+     * 4 workers) is refused, not reported as a worker lost */
+    run = simulated("ps-sync", "ideal", "4@3", "shrink", 0, &e, &rc);
+    cr_assert_eq(rc, ERR_INPUT, "the server's death under shrink was simulated");
+    cr_assert(strstr(e.msg, "rank 4 is a parameter server"), "%s", e.msg);
+    run_release(&run);
+    e = (struct err){0};
+    run = simulated("ps-sync", "ideal", "4@3", "restart", 0, &e, &rc);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    cr_assert_eq(run.report.failure.rank, 4);
+    run_release(&run);
+
     /* shrink of mirrored where compute has a cost: 3 workers after the
      * failure, each with a third of the batch, slower than 4 */
     struct sim_run whole = simulated("mirrored", "cpu-loopback", "", "auto", 0, &e, &rc);

@@ -401,6 +401,26 @@ Test(straggler, create_rejects_ranks_outside_the_run)
     cr_assert_not_null(strstr(e.msg, "'exp:-1': F must be"), "%s", e.msg);
 }
 
+/* A slow server changes nothing (servers run no compute op), so it is
+ * refused rather than run as if it were a straggler; a rank past the plan
+ * is refused as straggler_create does. */
+Test(straggler, a_slow_rank_must_be_a_worker_of_the_plan)
+{
+    struct straggler_spec s = parse_ok("slow:1=2,4=3");
+    struct err e = {0};
+    cr_assert_eq(straggler_check_ranks(&s, 5, 6, "mirrored", &e), 0, "%s", e.msg);
+    cr_assert_eq(straggler_check_ranks(&s, 4, 5, "ps-sync", &e), ERR_INPUT);
+    cr_assert_not_null(strstr(e.msg, "--straggler: 'slow:1=2,4=3': rank 4 is a parameter server "
+                                     "of the ps-sync plan (its workers are 0 to 3)"), "%s", e.msg);
+    e = (struct err){0};
+    cr_assert_eq(straggler_check_ranks(&s, 4, 4, "mirrored", &e), ERR_INPUT);
+    cr_assert_not_null(strstr(e.msg, "rank 4 does not exist (the mirrored plan has 4 ranks, "
+                                     "0 to 3)"), "%s", e.msg);
+    struct straggler_spec other = parse_ok("exp:0.5");
+    cr_assert_eq(straggler_check_ranks(&other, 1, 2, "ps-sync", &e), 0);
+    cr_assert_eq(straggler_check_ranks(NULL, 1, 2, "ps-sync", &e), 0);
+}
+
 /* ---- --fail ----------------------------------------------------------- */
 
 Test(straggler, failure_parse_accepts_R_at_STEP_and_R_at_T_seconds)
