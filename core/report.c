@@ -35,7 +35,7 @@ void report_release(struct report *r)
 
 enum col {
     COL_STRATEGY, COL_DEVICES, COL_STEP, COL_THROUGHPUT, COL_SPEEDUP,
-    COL_COMPUTE, COL_COMM, COL_IDLE, COL_BUBBLE, COL_STALENESS, COL_PEAK,
+    COL_COMPUTE, COL_COMM, COL_DOWN, COL_IDLE, COL_BUBBLE, COL_STALENESS, COL_PEAK,
     COL_FAILURES, COL_LOST, COL_GOODPUT,
     COL_UPDATES, COL_LOSS, COL_ACCURACY, COL_TIME_TO_ACCURACY,
     N_COLS
@@ -43,7 +43,7 @@ enum col {
 
 static const char *const col_title[N_COLS] = {
     "strategy", "devices", "step time", "samples/s", "speedup",
-    "compute", "comm", "idle", "bubble", "staleness", "peak mem",
+    "compute", "comm", "down", "idle", "bubble", "staleness", "peak mem",
     "failures", "time lost", "goodput",
     "updates", "loss", "accuracy", "time to acc",
 };
@@ -117,6 +117,7 @@ static void fmt_cell(char *buf, const struct report *r, enum col c, const double
         break;
     case COL_COMPUTE: fmt_percent(buf, r->breakdown.compute); break;
     case COL_COMM: fmt_percent(buf, r->breakdown.comm); break;
+    case COL_DOWN: fmt_percent(buf, r->breakdown.down); break;
     case COL_IDLE: fmt_percent(buf, r->breakdown.idle); break;
     case COL_BUBBLE: fmt_percent(buf, r->bubble_fraction); break;
     case COL_STALENESS:
@@ -186,17 +187,19 @@ static void put_cell(FILE *out, const char *text, int width, bool left, bool fir
 void report_print_table(FILE *out, const struct report *const *rs, int n,
                         const double *speedup)
 {
-    bool any_final = false, any_target = false, any_failure = false;
+    bool any_final = false, any_target = false, any_failure = false, any_down = false;
     for (int i = 0; i < n; i++) {
         any_final |= rs[i]->has_final;
         any_target |= has_target(rs[i]);
         any_failure |= rs[i]->failure.happened;
+        any_down |= rs[i]->breakdown.down > 0;
     }
-    /* The columns of what a run may not have (failures, numerics, a target
-     * accuracy) only when some run has it. */
+    /* The columns of what a run may not have (dead workers' down time,
+     * failures, numerics, a target accuracy) only when some run has it. */
     bool shown[N_COLS];
     for (int c = 0; c < N_COLS; c++)
-        shown[c] = c < COL_FAILURES || (c < COL_UPDATES && any_failure) ||
+        shown[c] = (c < COL_FAILURES && (c != COL_DOWN || any_down)) ||
+                   (c >= COL_FAILURES && c < COL_UPDATES && any_failure) ||
                    (c >= COL_UPDATES && any_final && (c != COL_TIME_TO_ACCURACY || any_target));
 
     int width[N_COLS];
@@ -247,7 +250,7 @@ int report_write_csv(const struct report *const *rs, int n, const double *speedu
           "staleness_mean,staleness_max,peak_bytes,final_loss,test_accuracy", f);
     if (any_failure)
         fputs(",failure_policy,n_failures,lost_s,detect_s,relaunch_s,redone_s,steps_redone,"
-              "checkpoint_s,goodput", f);
+              "checkpoint_s,goodput,down", f);
     fputc('\n', f);
     for (int i = 0; i < n; i++) {
         const struct report *r = rs[i];
@@ -261,13 +264,13 @@ int report_write_csv(const struct report *const *rs, int n, const double *speedu
         if (r->has_final) fprintf(f, "%.17g,%.17g", r->final.loss, r->final.test_accuracy);
         else fputs(",", f);
         if (r->failure.happened)
-            fprintf(f, ",%s,%d,%.17g,%.17g,%.17g,%.17g,%d,%.17g,%.17g",
+            fprintf(f, ",%s,%d,%.17g,%.17g,%.17g,%.17g,%d,%.17g,%.17g,%.17g",
                     r->failure.policy ? r->failure.policy : "", r->failure.n_failures,
                     r->failure.lost_s, r->failure.detect_s, r->failure.relaunch_s,
                     r->failure.redone_s, r->failure.steps_redone, r->failure.checkpoint_s,
-                    r->failure.goodput);
+                    r->failure.goodput, r->breakdown.down);
         else if (any_failure)
-            fputs(",,,,,,,,,", f);
+            fputs(",,,,,,,,,,", f);
         fputc('\n', f);
     }
     return file_stream_commit(&out, path, e);

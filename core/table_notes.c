@@ -9,19 +9,24 @@
 bool table_legend_print(FILE *out, const struct report *const *rs, int n)
 {
     if (n <= 0) return false;
-    bool any_final = false, any_failure = false, any_updates = false;
+    bool any_final = false, any_failure = false, any_updates = false, any_down = false;
     for (int i = 0; i < n; i++) {
         any_final |= rs[i]->has_final;
         any_failure |= rs[i]->failure.happened;
         any_updates |= rs[i]->has_final && rs[i]->updates > 0;
+        any_down |= rs[i]->breakdown.down > 0;
     }
     fputs("compute/comm/idle: shares of the workers' time (comm: not hidden under compute); "
           "bubble: idle share of stages;\n  staleness: mean/max updates by others between a "
           "worker's pull and its push; peak mem: per device", out);
+    /* report_print_table shows the down column when some run has it */
+    if (any_down)
+        fputs(";\n  down: share of the workers' time after their death (compute + comm + down + "
+              "idle = 100%)", out);
     if (any_failure) fputs(";\n  time lost: detection + relaunch + redone work; goodput: share "
                            "of the time on work that survived", out);
     if (any_final)
-        fprintf(out, ";\n  %sloss: training loss of the last step; accuracy: on the test set",
+        fprintf(out, ";\n  %sloss and accuracy: on the test set, after the last step",
                 any_updates ? "updates: optimizer steps the model took; " : "");
     fputs(".\n", out);
     return true;

@@ -646,6 +646,34 @@ Test(report, table_failure_columns_appear_when_any_report_failed)
     report_release(&b);
 }
 
+/* The down share (dead workers' time: --fail under continue) is a column
+ * when some run has it, so that compute + comm + down + idle, as the row
+ * shows them, make 100%; without it the table is as before. */
+Test(report, table_down_column_appears_when_any_worker_was_down)
+{
+    struct report a, b;
+    fill(&a);
+    fill(&b);
+    a.has_final = b.has_final = false;
+    a.breakdown.down = b.breakdown.down = 0;
+    const struct report *rs[] = {&a, &b};
+    char *t = table(rs, 2, NULL);
+    cr_assert_null(strstr(t, "down"), "no worker was down:\n%s", t);
+    free(t);
+    a.breakdown.compute = 0.5;
+    a.breakdown.comm = 0.25;
+    a.breakdown.down = 0.1875;
+    a.breakdown.idle = 0.0625;
+    t = table(rs, 2, NULL);
+    cr_assert_not_null(strstr(t, "compute   comm   down   idle"), "%s", t);
+    cr_assert_not_null(strstr(t, "50.0%  25.0%  18.8%   6.2%"), "a's shares:\n%s", t);
+    cr_assert_not_null(strstr(t, "37.5%   0.0%  12.5%"), "b's shares:\n%s", t);
+    assert_aligned(t, 4);
+    free(t);
+    report_release(&a);
+    report_release(&b);
+}
+
 Test(report, csv_has_the_failure_fields_when_any_report_failed,
      .init = report_files_make_tmp_dir, .fini = test_tmp_dir_remove)
 {
@@ -668,15 +696,16 @@ Test(report, csv_has_the_failure_fields_when_any_report_failed,
     cr_assert_eq(report_write_csv(rs, 2, NULL, path, &e), 0, "%s", e.msg);
     char *text = test_slurp(path);
     cr_expect_not_null(strstr(text, ",test_accuracy,failure_policy,n_failures,lost_s,detect_s,"
-                                    "relaunch_s,redone_s,steps_redone,checkpoint_s,goodput\n"),
+                                    "relaunch_s,redone_s,steps_redone,checkpoint_s,goodput,down\n"),
                        "%s", text);
-    cr_expect_not_null(strstr(text, ",restart,2,1.5,0.25,0.5,0.75,6,0.125,0.875\n"), "%s", text);
-    cr_expect_not_null(strstr(text, ",,,,,,,,,\n"), "b did not fail: empty fields\n%s", text);
-    /* every line has the header's 25 fields */
+    cr_expect_not_null(strstr(text, ",restart,2,1.5,0.25,0.5,0.75,6,0.125,0.875,0.0625\n"), "%s",
+                       text);
+    cr_expect_not_null(strstr(text, ",,,,,,,,,,\n"), "b did not fail: empty fields\n%s", text);
+    /* every line has the header's 26 fields */
     for (char *line = text; *line; line = strchr(line, '\n') + 1) {
         int n = 1;
         for (const char *c = line; *c != '\n'; c++) n += *c == ',';
-        cr_expect_eq(n, 25, "%d fields in: %.80s", n, line);
+        cr_expect_eq(n, 26, "%d fields in: %.80s", n, line);
     }
     free(text);
     report_release(&a);

@@ -192,6 +192,11 @@ Test(table_notes, legend_lists_only_shown_columns)
                         "push"), "%s", s);
     cr_assert(strstr(s, "updates: optimizer steps"), "%s", s);
     cr_assert(!strstr(s, "goodput"), "no failure, no goodput: %s", s);
+    cr_assert(strstr(s, "down: share of the workers' time after their death"), "%s", s);
+    free(s);
+    a.breakdown.down = 0;
+    s = said(table_legend_print, rs, 1);
+    cr_assert(!strstr(s, "down"), "no worker down, no down: %s", s);
     free(s);
     a.has_final = false;
     a.failure.happened = true;
