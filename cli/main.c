@@ -247,13 +247,16 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) printf(" %s", scenario[i]);
         printf("   (the default scenario)\n");
         int status = commands[0].run(&commands[0], n, scenario);
-        if (status == 0 && !with_numerics && isfinite(numerics_s))
-            printf("\naccuracy: add --numerics to train the model for real inside the simulation "
+        /* The hints vary this scenario, so they name all of it: `strata
+         * --numerics` or `strata compare --straggler exp:0.5` alone would run
+         * compare's own defaults, another scenario. */
+        if (status == 0 && !with_numerics && isfinite(numerics_s)) {
+            printf("\naccuracy: `strata compare");
+            for (int i = 0; i < n; i++) printf(" %s", scenario[i]);
+            printf(" --numerics` trains the model for real inside the simulation "
                    "(loss, test accuracy, what staleness does to them; about %.0f s here).\n",
                    numerics_s);
-        /* The hint varies one option of this scenario, so it names the rest:
-         * `strata compare --straggler exp:0.5` alone would run compare's own
-         * defaults, another scenario. */
+        }
         if (status == 0) {
             printf("\nnext: `strata sim --strategy pipeline-1f1b --timeline` draws a pipeline;"
                    " `strata compare");
