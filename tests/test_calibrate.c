@@ -19,6 +19,7 @@
 
 #include "../bench/calibrate.h"
 #include "../bench/calibrate_failure.h"
+#include "../core/faults.h"
 #include "../sim/cluster.h"
 
 /* ---- the fit ------------------------------------------------------------ */
@@ -369,6 +370,26 @@ Test(calibrate, checkpoint_io_times_a_checkpoints_bytes_and_leaves_nothing_behin
     test_remove_dir(dir);
     cr_expect_eq(calib_measure_checkpoint_io("/nonexistent-dir", 10, 1, &f, &e), ERR_IO);
     cr_expect_not_null(strstr(e.msg, "/nonexistent-dir"), "%s", e.msg);
+}
+
+/* A save that fails part way (each save renames its rank file, then its
+ * MANIFEST, into place) leaves nothing behind either: failing the third
+ * save's first rename once left the first save's directory in /dev/shm,
+ * since only the newest two were removed. */
+Test(calibrate, checkpoint_io_that_fails_part_way_leaves_nothing_behind)
+{
+    for (long nth = 1; nth <= 8; nth++) {
+        char dir[64];
+        test_make_dir(dir, sizeof dir, "calibrate-io-fault");
+        struct calib_failure f = {0};
+        struct err e = {0};
+        faults_arm(FAULT_RENAME, nth);
+        int rc = calib_measure_checkpoint_io(dir, 100000, 4, &f, &e);
+        faults_disarm();
+        cr_expect_lt(rc, 0, "rename #%ld failed, yet the timing succeeded", nth);
+        cr_expect_eq(rmdir(dir), 0, "rename #%ld failed: %s is not empty", nth, dir);
+        test_remove_dir(dir);
+    }
 }
 
 Test(calibrate, state_bytes_are_the_parameters_and_their_momentum)
