@@ -57,8 +57,8 @@ const struct opt_spec config_options[] = {
      .groups = OPTG_SCENARIO, .metavar = "B",
      .help = "ps-sync: apply the first N-B pushes of a step, drop the last B"},
     {.name = "dp", INT(dp, 1, 1048576), .def = "1", .groups = OPTG_SCENARIO, .metavar = "D",
-     .help = "model, pipeline-*: D data-parallel replicas of the stages (devices = D x stages), "
-             "each stage's gradients all-reduced among its D copies"},
+     .help = "model, pipeline-gpipe, pipeline-1f1b: D data-parallel replicas of the stages "
+             "(devices = D x stages), each stage's gradients all-reduced among its D copies"},
     {.name = "inflight", INT(inflight, 1, 64), .def = "2", .groups = OPTG_SCENARIO,
      .metavar = "K",
      .help = "pipelined-steps: steps in flight per device; a step's gradients are applied "
@@ -121,7 +121,8 @@ const struct opt_spec config_options[] = {
      .metavar = "SET",
      .help = "training data: fashion-mnist, synthetic, or a directory of MNIST-format IDX files"},
     {.name = "device", STRING(device), .def = "cpu", .groups = OPTG_TRAIN, .metavar = "NAME",
-     .help = "where the arithmetic runs: cpu (OpenBLAS, one thread per rank) or cuda (GPU builds)"},
+     .help = "where the arithmetic runs: cpu (oneDNN or OpenBLAS, one thread per rank) or cuda "
+             "(GPU builds)"},
     {.name = "comm", CHOICE(comm, "auto|mpi|nccl"), .def = "auto", .groups = OPTG_TRAIN,
      .metavar = "LIB",
      .help = "real runs' communication: mpi, nccl (GPU builds); auto = nccl with cuda, else mpi"},
