@@ -135,7 +135,7 @@ static double given_comm_s(const struct sim *m, int g, int64_t step)
 static void start_transfer(struct sim *m, int g, int link, int64_t bytes)
 {
     /* replay --measured-comm: a SEND's message as long as its RECV took */
-    int asked = m->x[g].kind == OP_SEND ? m->x[g].aux : g;
+    int asked = m->x[g].kind == OP_SEND ? m->xc[m->x[g].aux].peer_op : g;
     double d = given_comm_s(m, asked, m->step[m->x[g].rank]);
     if (d >= 0) {
         push_event(m, m->now_s + d, EV_GIVEN_ARRIVE, m->x[g].rank, g);
@@ -150,8 +150,9 @@ static void start_transfer(struct sim *m, int g, int link, int64_t bytes)
 static int64_t round_of(const struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
-    const struct slot *sl = &m->slots[x->aux];
-    int32_t xj = m->xc[x->comm].j;
+    const struct xcomm *c = &m->xc[x->aux];
+    const struct slot *sl = &m->slots[c->peer_op];
+    int32_t xj = c->j;
     int j = xj < sl->n_push ? xj : sl->n_push - 1;
     return m->step[x->rank] * sl->n_push + j;
 }
@@ -174,24 +175,25 @@ static void hooked(struct sim *m, int rc)
 static void answer_pull(struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
+    struct xcomm *c = &m->xc[x->aux];
     const struct sim_hooks *h = m->s->hooks;
-    const struct server *S = &m->servers[m->slots[x->aux].server];
+    const struct server *S = &m->servers[m->slots[c->peer_op].server];
     if (h && h->pull_answered)
-        hooked(m, h->pull_answered(h->ctx, x->rank, m->p->n_workers + m->slots[x->aux].server));
-    m->xc[x->comm].ver_read = S->ps.version;
+        hooked(m, h->pull_answered(h->ctx, x->rank, m->p->n_workers + m->slots[c->peer_op].server));
+    c->ver_read = S->ps.version;
     if (S->busy_until_s > m->now_s) {
         push_event(m, S->busy_until_s, EV_PULL_SEND, x->rank, g);
         return;
     }
     m->x[g].start_s = m->now_s;
-    start_transfer(m, g, x->link, m->xc[x->comm].bytes);
+    start_transfer(m, g, c->link, c->bytes);
 }
 
 static void send_pull(struct sim *m, int g)
 {
     if (m->is_dead[m->x[g].rank]) return;
     m->x[g].start_s = m->now_s;
-    start_transfer(m, g, m->x[g].link, m->xc[m->x[g].comm].bytes);
+    start_transfer(m, g, m->xc[m->x[g].aux].link, m->xc[m->x[g].aux].bytes);
 }
 
 /* Answers the held pulls the policy now allows, in the order they were
@@ -235,7 +237,7 @@ static void start_timeshared(struct sim *m)
     for (size_t k = 0; k < m->start_q.len; k++) {
         int g = m->start_q.items[k];
         int busy = m->node_busy[cluster_node_of(m->cl, m->x[g].rank)];
-        start_compute(m, g, m->x[g].cost_s * cluster_timeshare_of(m->cl, busy) /
+        start_compute(m, g, m->cost_s[m->x[g].aux] * cluster_timeshare_of(m->cl, busy) /
                                 m->cl->time_share_stretch);
     }
     m->start_q.len = 0;
@@ -264,17 +266,17 @@ static void op_ready(struct sim *m, int g)
             m->node_busy[cluster_node_of(m->cl, x->rank)]++;
             if (vec_push(&m->start_q, g) < 0) fail_nomem(m);
         } else {
-            start_compute(m, g, x->cost_s);
+            start_compute(m, g, m->cost_s[x->aux]);
         }
         break;
     case OP_SEND:
         /* eager: the data moves whether or not the RECV is posted */
-        m->xc[m->xc[x->comm].recv_comm].send_start_s = m->now_s;
-        start_transfer(m, g, x->link, m->xc[x->comm].bytes);
+        m->xc[m->xc[x->aux].recv_comm].send_start_s = m->now_s;
+        start_transfer(m, g, m->xc[x->aux].link, m->xc[x->aux].bytes);
         break;
     case OP_RECV:
-        if (m->xc[x->comm].arrived > m->step[x->rank]) end_now(m, g);
-        else m->x[g].is_waiting = true;
+        if (m->xc[x->aux].arrived > m->step[x->rank]) end_now(m, g);
+        else m->xc[x->aux].is_waiting = true;
         break;
     case OP_ALLREDUCE:
     case OP_REDUCE_SCATTER:
@@ -303,12 +305,14 @@ static void op_ready(struct sim *m, int g)
             for (int k = first; k < first + n; k++) end_now(m, m->coll_ops[k]);
         break;
     }
-    case OP_PUSH:
-        m->xc[x->comm].ver_read = m->slots[x->aux].version_read;
-        start_transfer(m, g, x->link, m->xc[x->comm].bytes);
+    case OP_PUSH: {
+        struct xcomm *c = &m->xc[x->aux];
+        c->ver_read = m->slots[c->peer_op].version_read;
+        start_transfer(m, g, c->link, c->bytes);
         break;
+    }
     case OP_PULL: {
-        struct server *S = &m->servers[m->slots[x->aux].server];
+        struct server *S = &m->servers[m->slots[m->xc[x->aux].peer_op].server];
         int64_t round = round_of(m, g);
         if (round < ps_server_pull_bound(&S->ps)) answer_pull(m, g);
         else if (held_pulls_add(&S->held, round, g) < 0) fail_nomem(m);
@@ -425,8 +429,8 @@ static void record(struct sim *m, int g)
         .step = step,
         .start_s = is_joint ? m->coll_start_s[x->aux] : x->start_s,
         .end_s = m->now_s,
-        .version_read = x->kind == OP_PUSH || x->kind == OP_PULL ? m->xc[x->comm].ver_read : -1,
-        .version_applied = x->kind == OP_PUSH ? m->xc[x->comm].ver_applied : -1,
+        .version_read = x->kind == OP_PUSH || x->kind == OP_PULL ? m->xc[x->aux].ver_read : -1,
+        .version_applied = x->kind == OP_PUSH ? m->xc[x->aux].ver_applied : -1,
     };
     if (x->lag > 0 && x->kind == OP_UPDATE) {
         struct op lagged = {.kind = OP_UPDATE, .lag = x->lag};
@@ -495,23 +499,25 @@ static void arrived(struct sim *m, int g)
     if (m->is_dead[x->rank]) return;   /* a dead rank's messages never come */
     switch ((enum op_kind)x->kind) {
     case OP_SEND: {
-        struct xop *recv = &m->x[x->aux];
-        struct xcomm *rc = &m->xc[recv->comm];
+        int recv_g = m->xc[x->aux].peer_op;
+        struct xop *recv = &m->x[recv_g];
+        struct xcomm *rc = &m->xc[recv->aux];
         rc->arrived++;
-        if (recv->is_waiting) {
-            recv->is_waiting = false;
+        if (rc->is_waiting) {
+            rc->is_waiting = false;
             if (rc->send_start_s > recv->start_s) recv->start_s = rc->send_start_s;
-            finish(m, x->aux);
+            finish(m, recv_g);
         }
         finish(m, g);
         break;
     }
     case OP_PUSH: {
-        const struct slot *sl = &m->slots[x->aux];
+        struct xcomm *c = &m->xc[x->aux];
+        const struct slot *sl = &m->slots[c->peer_op];
         struct server *S = &m->servers[sl->server];
         int64_t round = round_of(m, g);
-        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round, m->xc[x->comm].ver_read);
-        m->xc[x->comm].ver_applied = pr.version_applied;
+        struct ps_push_result pr = ps_server_push(&S->ps, sl->w, round, c->ver_read);
+        c->ver_applied = pr.version_applied;
         if (pr.action != PS_DROPPED)
             S->busy_until_s = fmax(S->busy_until_s, m->now_s) + push_cost_s(m, sl->server, pr.action);
         const struct sim_hooks *h = m->s->hooks;
@@ -523,7 +529,7 @@ static void arrived(struct sim *m, int g)
         break;
     }
     case OP_PULL:
-        m->slots[x->aux].version_read = m->xc[x->comm].ver_read;
+        m->slots[m->xc[x->aux].peer_op].version_read = m->xc[x->aux].ver_read;
         finish(m, g);
         break;
     default:
@@ -550,7 +556,7 @@ static void retire_worker(struct sim *m, int r)
     for (int g = m->off[r]; g < m->off[r + 1]; g++) {
         const struct xop *x = &m->x[g];
         if (x->kind != OP_PUSH) continue;
-        const struct slot *sl = &m->slots[x->aux];
+        const struct slot *sl = &m->slots[m->xc[x->aux].peer_op];
         ps_server_retire(&m->servers[sl->server].ps, sl->w);   /* per PUSH op: repeats are no-ops */
         if (vec_push(&m->touched, sl->server) < 0) fail_nomem(m);
     }
@@ -637,10 +643,10 @@ static void reset(struct sim *m)
     for (int g = 0; g < m->n_ops; g++) {
         const struct xop *x = &m->x[g];
         if (x->kind == OP_RECV) {
-            m->xc[x->comm].arrived = 0;
-            m->x[g].is_waiting = false;
+            m->xc[x->aux].arrived = 0;
+            m->xc[x->aux].is_waiting = false;
         } else if (x->kind == OP_PUSH) {
-            m->slots[x->aux].version_read = 0;
+            m->slots[m->xc[x->aux].peer_op].version_read = 0;
         }
     }
     for (int k = 0; k < m->n_coll; k++) m->coll_arrived[k] = 0;
