@@ -85,6 +85,29 @@ static void index_sends(struct sim *m)
         }
 }
 
+static bool is_compute(int kind) { return op_infos[kind].cls == OPC_COMPUTE; }
+
+/* Which ops fold into the next on their stream (struct xop): compute, not
+ * lagged, whose next is compute, not lagged, and waits on it alone (its
+ * stream predecessor and its deps are all this op), and which no other op
+ * waits on. Its end then does nothing but make that next op ready, at the
+ * same instant. */
+static void index_folds(struct sim *m)
+{
+    for (int g = 0; g < m->n_ops; g++) {
+        struct xop *x = &m->x[g];
+        int nx = x->next;
+        if (!is_compute(x->kind) || x->lag != 0 || nx < 0) continue;
+        if (!is_compute(m->x[nx].kind) || m->x[nx].lag != 0) continue;
+        bool is_alone = true;
+        for (int k = x->dep_first; k < x->dep_first + x->n_dependents && is_alone; k++)
+            is_alone = m->dependents[k] == nx;
+        if (!is_alone || m->pending0[nx] != 1 + x->n_dependents) continue;
+        x->fold |= FOLD_INTO_NEXT;
+        m->x[nx].fold |= FOLD_TAIL;
+    }
+}
+
 /* Each collective op's collective, and what the collective costs. */
 static int index_collectives(struct sim *m)
 {
@@ -190,13 +213,16 @@ int sim_index_init(struct sim *m)
     m->is_dead = XCALLOC(e, nr, sizeof *m->is_dead);
     m->is_done = XCALLOC(e, nr, sizeof *m->is_done);
     m->work = XCALLOC(e, nr, sizeof *m->work);
-    if (!m->step || !m->n_done || !m->is_dead || !m->is_done || !m->work) return ERR_NOMEM;
+    m->fold_head = XCALLOC(e, nr ? nr : 1, sizeof *m->fold_head);
+    if (!m->step || !m->n_done || !m->is_dead || !m->is_done || !m->work || !m->fold_head)
+        return ERR_NOMEM;
     for (int r = 0; r < m->n_ranks; r++) {
         for (int g = m->off[r]; g < m->off[r + 1]; g++) m->x[g].rank = r;
         m->n_working += m->off[r + 1] > m->off[r];
     }
     index_ops(m);
     index_sends(m);
+    index_folds(m);
     TRY(index_collectives(m));
     return index_servers(m);
 }
@@ -222,6 +248,7 @@ void sim_index_release(struct sim *m)
     free(m->is_dead);
     free(m->is_done);
     free(m->work);
+    free(m->fold_head);
     vec_free(&m->work_free);
     vec_free(&m->touched);
     plan_index_free(m->ix);

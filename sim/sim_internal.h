@@ -33,6 +33,8 @@
  * plan's op; a compute op's cost is one of a few shared values (cost_s[]).
  * Its count of unmet conditions is in struct sim's pending[], 4 bytes an
  * op: the ends that only count a condition down then touch no op line. */
+enum { FOLD_INTO_NEXT = 1, FOLD_TAIL = 2 };
+
 struct xop {
     int32_t rank;
     int32_t next;          /* the next op on its stream, or -1 */
@@ -44,7 +46,12 @@ struct xop {
     int8_t kind;           /* enum op_kind */
     int8_t stream;
     int8_t lag;            /* ALLREDUCE, UPDATE: the plan op's lag (core/plan.h), <= PLAN_MAX_LAG */
-    char pad_;
+    /* A fold (simulate.c, start_folded): FOLD_INTO_NEXT, compute whose end
+     * alone makes the next op on its stream, compute too, ready, with
+     * nothing else waiting on it; FOLD_TAIL, such a next op. A run of such
+     * ops and the op after the last is timed when the run starts and ends
+     * as one event, the last op's. */
+    uint8_t fold;
     double start_s;        /* the current step's */
 };
 
@@ -130,6 +137,10 @@ struct sim {
     int *n_done;            /* ops of the current step ended */
     bool *is_dead;
     int n_working;          /* ranks with ops */
+    /* Runs of compute may fold (simulate.c, start_folded): no transfers,
+     * servers, hooks, given durations, time-sharing or failures. */
+    bool can_fold;
+    int32_t *fold_head;     /* [n_ranks]: the first op of the rank's fold in flight, or -1 */
 
     /* Time-sharing as it happens (a calibrated profile's timeshare table):
      * a compute op takes its node's measured slowdown for the ranks busy

@@ -58,7 +58,8 @@
  *
  * n_events counts events handled: those popped from the event queue (op and
  * collective ends, network events, delayed step starts) and ends taken from
- * the FIFO of the current instant.
+ * the FIFO of the current instant; the ends a fold (start_folded) leaves
+ * out of the queue count each as the event it would have been.
  *
  * Cost: O(log q) per event (q events pending), O(1) per op condition, no
  * allocation per event once the queue, the FIFO and the servers' held pulls
@@ -209,9 +210,10 @@ static void recheck_pulls(struct sim *m, int srv)
         if (!m->is_dead[m->x[freed[k].g].rank]) answer_pull(m, freed[k].g);
 }
 
-/* Compute op g runs now for cost_s before jitter and stragglers, or for
- * the duration the setup's durations give it (replay). */
-static void start_compute(struct sim *m, int g, double cost_s)
+/* How long compute op g runs, started now: cost_s before jitter and
+ * stragglers, or the duration the setup's durations give it (replay), in
+ * *d_s. False (the run fails) when that is not a finite time. */
+static bool compute_duration(struct sim *m, int g, double cost_s, double *d_s)
 {
     const struct xop *x = &m->x[g];
     const struct sim_durations *given = m->s->durations;
@@ -223,10 +225,61 @@ static void start_compute(struct sim *m, int g, double cost_s)
     }
     if (!(d >= 0 && d < INFINITY)) {
         fail_time(m, "a compute op's duration", d, x->rank);
-        return;
+        return false;
     }
-    if (d > 0) push_event(m, m->now_s + d, EV_OP_END, x->rank, g);
+    *d_s = d;
+    return true;
+}
+
+/* Compute op g runs now (compute_duration). */
+static void start_compute(struct sim *m, int g, double cost_s)
+{
+    double d;
+    if (!compute_duration(m, g, cost_s, &d)) return;
+    if (d > 0) push_event(m, m->now_s + d, EV_OP_END, m->x[g].rank, g);
     else end_now(m, g);
+}
+
+/* A fold: compute op g and the ops it folds into (struct xop), one after
+ * another on its stream, are all timed now and end as one event, the
+ * last op's; finish records the others' spans then (finish_folded). Each
+ * op starts when the one before ends, t + d in the same arithmetic as one
+ * event an op, and each draws its duration from its rank's own random
+ * streams in the same order, so every span is the one the ops would have
+ * had one by one. What the folded ends did alone (a span, a count of the
+ * rank's ends, the next op ready) touches only the rank's own state, so
+ * leaving them out changes nothing else; the last end's event is queued
+ * earlier than it would have been, which moves it only among events of the
+ * very same time, and in a plan without transfers, servers or failures
+ * (can_fold) the order of simultaneous events changes no result: a
+ * collective starts when its last member arrives, whichever that is, and
+ * everything else they touch is a rank's own or a sum, count or maximum.
+ * One event instead of several: pipelined-steps' whole forward and
+ * backward (its all-reduces wait on no backward), 10 ops a step on 100,000
+ * devices: 5.89 -> 4.44 s CPU over 30 steps. Only runs of three ops or
+ * more fold (op_ready): mirrored's forward and first backward, a run of
+ * two, were 4% slower folded than not on the same scenario. */
+static void start_folded(struct sim *m, int head)
+{
+    int g = head;
+    double t_s = m->now_s, d;
+    for (;;) {
+        if (!compute_duration(m, g, m->cost_s[m->x[g].aux], &d)) return;
+        t_s += d;
+        if (!(m->x[g].fold & FOLD_INTO_NEXT)) break;
+        g = m->x[g].next;
+        m->x[g].start_s = t_s;
+    }
+    m->fold_head[m->x[g].rank] = head;
+    if (t_s > m->now_s) push_event(m, t_s, EV_OP_END, m->x[g].rank, g);
+    else end_now(m, g);
+}
+
+/* May rank r's ops fold now? Only when the trace keeps none of its spans
+ * from now on: a kept span's place in the trace is the order of the ends. */
+static bool can_fold_now(const struct sim *m, int r)
+{
+    return m->can_fold && !(m->t && trace_keeps(m->t, (int32_t)m->step[r]));
 }
 
 /* Time-shared nodes: the compute ops that started at this instant, now
@@ -265,6 +318,10 @@ static void op_ready(struct sim *m, int g)
             /* its time waits for every op starting at this instant */
             m->node_busy[cluster_node_of(m->cl, x->rank)]++;
             if (vec_push(&m->start_q, g) < 0) fail_nomem(m);
+        } else if ((x->fold & FOLD_INTO_NEXT) && (m->x[x->next].fold & FOLD_INTO_NEXT) &&
+                   can_fold_now(m, x->rank)) {
+            /* three ops or more (start_folded) */
+            start_folded(m, g);
         } else {
             start_compute(m, g, m->cost_s[x->aux]);
         }
@@ -412,7 +469,8 @@ static void step_done(struct sim *m, int r)
     if (m->is_async || m->step[r] < m->s->steps) start_step(m, r);
 }
 
-static void record(struct sim *m, int g)
+/* Op g's span, ended at end_s. */
+static void record(struct sim *m, int g, double end_s)
 {
     const struct xop *x = &m->x[g];
     int32_t step = (int32_t)m->step[x->rank];
@@ -428,7 +486,7 @@ static void record(struct sim *m, int g)
         .kind = x->kind,
         .step = step,
         .start_s = is_joint ? m->coll_start_s[x->aux] : x->start_s,
-        .end_s = m->now_s,
+        .end_s = end_s,
         .version_read = x->kind == OP_PUSH || x->kind == OP_PULL ? m->xc[x->aux].ver_read : -1,
         .version_applied = x->kind == OP_PUSH ? m->xc[x->aux].ver_applied : -1,
     };
@@ -464,6 +522,19 @@ static void record(struct sim *m, int g)
     if (rc < 0 && !m->rc) m->rc = rc;
 }
 
+/* Op `last` ends a fold (start_folded): the ops folded before it end
+ * first, each when the next started, as their own events would have. */
+static void finish_folded(struct sim *m, int last)
+{
+    int r = m->x[last].rank;
+    for (int g = m->fold_head[r]; g != last; g = m->x[g].next) {
+        if (m->a || m->t) record(m, g, m->x[m->x[g].next].start_s);
+        m->n_done[r]++;   /* never the step's last: `last` is still to end */
+        m->n_events++;
+    }
+    m->fold_head[r] = -1;
+}
+
 /* Op g ends now: its span, then what waited for it. */
 static void finish(struct sim *m, int g)
 {
@@ -472,7 +543,8 @@ static void finish(struct sim *m, int g)
         m->node_busy[cluster_node_of(m->cl, x->rank)]--;   /* a dead rank's core is free too */
     if (m->is_dead[x->rank]) return;
     if (m->now_s > m->makespan_s) m->makespan_s = m->now_s;
-    if (m->a || m->t) record(m, g);
+    if ((x->fold & FOLD_TAIL) && m->fold_head[x->rank] >= 0) finish_folded(m, g);
+    if (m->a || m->t) record(m, g, m->now_s);
     if (x->next >= 0 && --m->pending[x->next] == 0) op_ready(m, x->next);
     for (int k = x->dep_first; k < x->dep_first + x->n_dependents; k++)
         if (--m->pending[m->dependents[k]] == 0) op_ready(m, m->dependents[k]);
@@ -638,6 +710,7 @@ static void reset(struct sim *m)
     for (int r = 0; r < m->n_ranks; r++) {
         m->work[r] = -1;
         m->is_done[r] = false;
+        m->fold_head[r] = -1;
     }
     m->n_scanned += (uint64_t)m->n_ops + (uint64_t)m->n_ranks;
     for (int g = 0; g < m->n_ops; g++) {
@@ -933,6 +1006,8 @@ int simulate(const struct sim_setup *s, struct analysis *a, struct trace *t,
         goto done;
     rc = sim_index_init(&m);
     if (rc < 0) goto done;
+    m.can_fold = m.n_xcomm == 0 && !s->hooks && !s->durations && !m.is_timeshared &&
+                 !s->failure.is_set && !(s->mtbf_s > 0);
     if (s->mtbf_s > 0 && !(m.draws = failure_draws_create(s->seed, e))) {
         rc = e->code;
         goto done;
