@@ -29,6 +29,25 @@ static bool has_comm_state(enum op_kind k)
     return k == OP_SEND || k == OP_RECV || k == OP_PUSH || k == OP_PULL;
 }
 
+/* Compute op g's cost: an index into cost_s[]. The same op of the rank
+ * before (data-parallel replicas, a pipeline's replicas of a stage) or the
+ * rank's compute op before it usually costs exactly the same, so the
+ * table stays a few values that the cache keeps, whatever the ranks. */
+static int cost_index(struct sim *m, int g, double cost_s)
+{
+    int r = m->x[g].rank, i = g - m->off[r];
+    if (r > 0 && i < m->off[r] - m->off[r - 1]) {
+        const struct xop *same = &m->x[m->off[r - 1] + i];
+        if (op_infos[same->kind].cls == OPC_COMPUTE &&
+            !memcmp(&m->cost_s[same->aux], &cost_s, sizeof cost_s))
+            return same->aux;
+    }
+    if (m->n_costs > 0 && !memcmp(&m->cost_s[m->n_costs - 1], &cost_s, sizeof cost_s))
+        return m->n_costs - 1;
+    m->cost_s[m->n_costs] = cost_s;
+    return m->n_costs++;
+}
+
 /* The fixed fields of every op, its costs and the link each SEND crosses. */
 static void index_ops(struct sim *m)
 {
@@ -36,22 +55,22 @@ static void index_ops(struct sim *m)
     for (int g = 0; g < m->n_ops; g++) {
         const struct op *op = op_of(m, g);
         struct xop *x = &m->x[g];
-        x->kind = (int16_t)op->kind;
-        x->stream = (int16_t)op->stream;
-        x->lag = (int16_t)op->lag;   /* plan_check bounds it by PLAN_MAX_LAG */
+        x->kind = (int8_t)op->kind;
+        x->stream = (int8_t)op->stream;
+        x->lag = (int8_t)op->lag;   /* plan_check bounds it by PLAN_MAX_LAG */
         x->next = ix->next[g];
         x->dep_first = ix->dep_first[g];
         x->n_dependents = ix->dep_first[g + 1] - ix->dep_first[g];
         m->pending0[g] = (ix->prev[g] >= 0) + op->n_deps;
-        x->aux = x->link = x->comm = -1;
-        x->cost_s = op_infos[op->kind].cls == OPC_COMPUTE ? cost_compute_s(m->cl, op) : 0;
+        x->aux = -1;
+        if (op_infos[op->kind].cls == OPC_COMPUTE) x->aux = cost_index(m, g, cost_compute_s(m->cl, op));
         if (has_comm_state(op->kind)) {
-            x->comm = m->n_xcomm++;
-            m->xc[x->comm] = (struct xcomm){.bytes = op->bytes};
+            x->aux = m->n_xcomm++;
+            m->xc[x->aux] = (struct xcomm){.bytes = op->bytes, .peer_op = -1, .link = -1};
         }
         if (op->kind == OP_SEND) {
-            x->aux = ix->partner[g];
-            x->link = link_of(m, x->rank, op->peer, false);
+            m->xc[x->aux].peer_op = ix->partner[g];
+            m->xc[x->aux].link = link_of(m, x->rank, op->peer, false);
         }
     }
 }
@@ -60,7 +79,33 @@ static void index_ops(struct sim *m)
 static void index_sends(struct sim *m)
 {
     for (int g = 0; g < m->n_ops; g++)
-        if (m->x[g].kind == OP_SEND) m->xc[m->x[g].comm].recv_comm = m->x[m->x[g].aux].comm;
+        if (m->x[g].kind == OP_SEND) {
+            struct xcomm *c = &m->xc[m->x[g].aux];
+            c->recv_comm = m->x[c->peer_op].aux;
+        }
+}
+
+static bool is_compute(int kind) { return op_infos[kind].cls == OPC_COMPUTE; }
+
+/* Which ops fold into the next on their stream (struct xop): compute, not
+ * lagged, whose next is compute, not lagged, and waits on it alone (its
+ * stream predecessor and its deps are all this op), and which no other op
+ * waits on. Its end then does nothing but make that next op ready, at the
+ * same instant. */
+static void index_folds(struct sim *m)
+{
+    for (int g = 0; g < m->n_ops; g++) {
+        struct xop *x = &m->x[g];
+        int nx = x->next;
+        if (!is_compute(x->kind) || x->lag != 0 || nx < 0) continue;
+        if (!is_compute(m->x[nx].kind) || m->x[nx].lag != 0) continue;
+        bool is_alone = true;
+        for (int k = x->dep_first; k < x->dep_first + x->n_dependents && is_alone; k++)
+            is_alone = m->dependents[k] == nx;
+        if (!is_alone || m->pending0[nx] != 1 + x->n_dependents) continue;
+        x->fold |= FOLD_INTO_NEXT;
+        m->x[nx].fold |= FOLD_TAIL;
+    }
 }
 
 /* Each collective op's collective, and what the collective costs. */
@@ -119,14 +164,15 @@ static int index_servers(struct sim *m)
     for (int g = 0; g < m->n_ops; g++) {
         struct xop *x = &m->x[g];
         if (x->kind != OP_PUSH && x->kind != OP_PULL) continue;
-        x->aux = ix->slot[g];
-        if (x->aux < 0)
+        struct xcomm *c = &m->xc[x->aux];
+        c->peer_op = ix->slot[g];
+        if (c->peer_op < 0)
             return err_set(e, ERR_INPUT,
                            "rank %d op %d pulls from server %d, to which rank %d never pushes: "
                            "the simulated server knows its workers by their pushes",
                            x->rank, g - m->off[x->rank], op_of(m, g)->peer, x->rank);
-        m->xc[x->comm].j = ix->j[g];
-        x->link = link_of(m, op_of(m, g)->peer, x->rank, x->kind == OP_PUSH);
+        c->j = ix->j[g];
+        c->link = link_of(m, op_of(m, g)->peer, x->rank, x->kind == OP_PUSH);
     }
     return 0;
 }
@@ -145,8 +191,10 @@ int sim_index_init(struct sim *m)
     m->roots = ix->roots;
     m->root_first = ix->root_first;
     size_t n = (size_t)ix->n_ops, nr = (size_t)ix->n_ranks;
-    /* cache-line aligned, so that each op's two lines are its own */
-    m->x = aligned_alloc(64, (n ? n : 1) * sizeof *m->x);
+    /* cache-line aligned, so that no op straddles two lines; aligned_alloc
+     * wants a whole number of lines (two ops a line: an odd count rounds up) */
+    size_t x_bytes = ((n ? n : 1) * sizeof *m->x + 63) / 64 * 64;
+    m->x = aligned_alloc(64, x_bytes);
     if (!m->x) return err_set(e, ERR_NOMEM, "simulate: out of memory for %zu ops", n);
     memset(m->x, 0, n * sizeof *m->x);
     size_t n_comm = 0;
@@ -155,6 +203,8 @@ int sim_index_init(struct sim *m)
             n_comm += has_comm_state(m->p->ranks[r].ops.items[i].kind);
     m->xc = XCALLOC(e, n_comm ? n_comm : 1, sizeof *m->xc);
     if (!m->xc) return ERR_NOMEM;
+    m->cost_s = XCALLOC(e, n ? n : 1, sizeof *m->cost_s);
+    if (!m->cost_s) return ERR_NOMEM;
     m->pending0 = XCALLOC(e, n ? n : 1, sizeof *m->pending0);
     m->pending = XCALLOC(e, n ? n : 1, sizeof *m->pending);
     if (!m->pending0 || !m->pending) return ERR_NOMEM;
@@ -163,13 +213,16 @@ int sim_index_init(struct sim *m)
     m->is_dead = XCALLOC(e, nr, sizeof *m->is_dead);
     m->is_done = XCALLOC(e, nr, sizeof *m->is_done);
     m->work = XCALLOC(e, nr, sizeof *m->work);
-    if (!m->step || !m->n_done || !m->is_dead || !m->is_done || !m->work) return ERR_NOMEM;
+    m->fold_head = XCALLOC(e, nr ? nr : 1, sizeof *m->fold_head);
+    if (!m->step || !m->n_done || !m->is_dead || !m->is_done || !m->work || !m->fold_head)
+        return ERR_NOMEM;
     for (int r = 0; r < m->n_ranks; r++) {
         for (int g = m->off[r]; g < m->off[r + 1]; g++) m->x[g].rank = r;
         m->n_working += m->off[r + 1] > m->off[r];
     }
     index_ops(m);
     index_sends(m);
+    index_folds(m);
     TRY(index_collectives(m));
     return index_servers(m);
 }
@@ -178,6 +231,7 @@ void sim_index_release(struct sim *m)
 {
     free(m->x);
     free(m->xc);
+    free(m->cost_s);
     free(m->pending0);
     free(m->pending);
     free(m->coll_cost_s);
@@ -194,6 +248,7 @@ void sim_index_release(struct sim *m)
     free(m->is_dead);
     free(m->is_done);
     free(m->work);
+    free(m->fold_head);
     vec_free(&m->work_free);
     vec_free(&m->touched);
     plan_index_free(m->ix);

@@ -20,31 +20,42 @@
 #include "held_pulls.h"
 #include "simulate.h"
 
-/* What scheduling reads and writes of op g, in one cache line: an op's end
- * touches little else, which is what keeps large runs (10^5 ops and more,
- * well beyond L2) fast and a million ranks within memory. What only
- * transfers need is in struct xcomm; what only a kept trace span needs
- * (microbatch, layers, peer, flops) is read from the plan's op. Its count
- * of unmet conditions is in struct sim's pending[], 4 bytes an op: the
- * ends that only count a condition down then touch no op line. */
+/* What scheduling reads and writes of op g, in half a cache line: an op's
+ * end touches little else, which is what keeps large runs (10^5 ops and
+ * more, well beyond L2) fast and a million ranks within memory. With 10^5
+ * ranks every line an end touches is cold (a wave of ends passes every
+ * rank before it comes back), so two ops a line halve the misses of a
+ * rank's neighbouring ops (a backward and its all-reduce). At 64 bytes an
+ * op, most of the event loop's own samples on mirrored with 100,000
+ * devices sat at its software prefetches (perf annotate), which stall when
+ * too many misses are in flight already. What only transfers need is in struct xcomm; what only a
+ * kept trace span needs (microbatch, layers, peer, flops) is read from the
+ * plan's op; a compute op's cost is one of a few shared values (cost_s[]).
+ * Its count of unmet conditions is in struct sim's pending[], 4 bytes an
+ * op: the ends that only count a condition down then touch no op line. */
+enum { FOLD_INTO_NEXT = 1, FOLD_TAIL = 2 };
+
 struct xop {
     int32_t rank;
-    int16_t kind;          /* enum op_kind */
-    int16_t stream;
     int32_t next;          /* the next op on its stream, or -1 */
     int32_t dep_first;     /* ops naming it as a dep: dependents[dep_first .. + n_dependents) */
     int32_t n_dependents;
-    int32_t aux;           /* SEND: its RECV; ALLREDUCE: its collective; PUSH/PULL: slot */
-    int32_t link;          /* SEND, PUSH, PULL: the link it crosses */
-    int32_t comm;          /* SEND, RECV, PUSH, PULL: its struct xcomm; -1 otherwise */
-    bool is_waiting;       /* RECV: posted, its data not there yet */
-    double cost_s;         /* compute: time before stragglers */
+    int32_t aux;           /* compute: its cost, cost_s[aux]; ALLREDUCE, REDUCE_SCATTER,
+                            * ALL_GATHER: its collective; SEND, RECV, PUSH, PULL: its
+                            * struct xcomm */
+    int8_t kind;           /* enum op_kind */
+    int8_t stream;
+    int8_t lag;            /* ALLREDUCE, UPDATE: the plan op's lag (core/plan.h), <= PLAN_MAX_LAG */
+    /* A fold (simulate.c, start_folded): FOLD_INTO_NEXT, compute whose end
+     * alone makes the next op on its stream, compute too, ready, with
+     * nothing else waiting on it; FOLD_TAIL, such a next op. A run of such
+     * ops and the op after the last is timed when the run starts and ends
+     * as one event, the last op's. */
+    uint8_t fold;
     double start_s;        /* the current step's */
-    int16_t lag;           /* ALLREDUCE, UPDATE: the plan op's lag (core/plan.h) */
-    char pad_[6];          /* to a whole line: no op straddles two */
 };
 
-_Static_assert(sizeof(struct xop) == 64, "struct xop is one cache line");
+_Static_assert(sizeof(struct xop) == 32, "struct xop is half a cache line");
 
 /* A SEND, RECV, PUSH or PULL's own state. */
 struct xcomm {
@@ -55,6 +66,9 @@ struct xcomm {
     int32_t j;             /* PUSH/PULL: index among its worker's pushes/pulls to the server */
     int32_t recv_comm;     /* SEND: its RECV's xcomm, which it writes without
                             * touching the RECV's xop (another rank's line) */
+    int32_t peer_op;       /* SEND: its RECV; PUSH/PULL: its slot */
+    int32_t link;          /* SEND, PUSH, PULL: the link it crosses */
+    bool is_waiting;       /* RECV: posted, its data not there yet */
 };
 
 /* One (server, worker that pushes to it) pair. */
@@ -94,7 +108,9 @@ struct sim {
     int n_ranks, n_ops, n_links;
     const int *off;         /* [n_ranks + 1] */
     struct xop *x;          /* [n_ops], 64-byte aligned */
-    struct xcomm *xc;       /* [n_xcomm], by xop.comm */
+    struct xcomm *xc;       /* [n_xcomm], by the transfer's xop.aux */
+    double *cost_s;         /* [n_costs]: compute ops' times before stragglers, by xop.aux */
+    int n_costs;
     int32_t *pending0;      /* [n_ops]: stream and dep conditions at a step start */
     int32_t *pending;       /* [n_ops]: of those, not met yet in the current step */
     int n_xcomm;
@@ -121,6 +137,10 @@ struct sim {
     int *n_done;            /* ops of the current step ended */
     bool *is_dead;
     int n_working;          /* ranks with ops */
+    /* Runs of compute may fold (simulate.c, start_folded): no transfers,
+     * servers, hooks, given durations, time-sharing or failures. */
+    bool can_fold;
+    int32_t *fold_head;     /* [n_ranks]: the first op of the rank's fold in flight, or -1 */
 
     /* Time-sharing as it happens (a calibrated profile's timeshare table):
      * a compute op takes its node's measured slowdown for the ranks busy
