@@ -131,7 +131,9 @@ void checkpoint_remove_tree(const char *dir, int depth)
     for (struct dirent *de; (de = readdir(d));) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         char path[CKPT_PATH_BYTES + 300];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        /* a path cut short could name another file: leave that one */
+        int len = snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (len < 0 || (size_t)len >= sizeof path) continue;
         if (unlink(path) != 0 && depth > 0) checkpoint_remove_tree(path, depth - 1);
     }
     closedir(d);
