@@ -5,7 +5,6 @@
 #include "../core/fileio.h"
 #include "../core/ps_policy.h"
 #include "../plots/timeline_text.h"
-#include "html.h"
 #include "outputs.h"
 
 int outputs_timeline_steps(const struct config *cfg, int64_t *first, int64_t *last,
@@ -69,21 +68,33 @@ int outputs_keep_steps(const struct config *cfg)
 
 int outputs_check(const struct config *cfg, struct err *e)
 {
-    /* The file outputs, each with the option that names it. */
+    /* Every output, with the option that names it; the directories last. */
     const struct {
         const char *option, *path;
-    } files[] = {
+    } outs[] = {
         {"--json", cfg->json_path},        {"--csv", cfg->csv_path},
-        {"--trace", cfg->trace_path},      {"--save-params", cfg->save_params},
-        {"--output", cfg->output},
+        {"--trace", cfg->trace_path},      {"--html", cfg->html_path},
+        {"--save-params", cfg->save_params}, {"-o", cfg->output},
+        {"--plot", cfg->plot_dir},         {"--chakra", cfg->chakra_dir},
     };
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        if (files[i].path[0])
-            TRY_CTX(e, file_check_writable(files[i].path, e), "%s", files[i].option);
-    if (cfg->plot_dir[0]) TRY_CTX(e, file_check_dir_writable(cfg->plot_dir, true, e), "--plot");
+    enum { N_OUTS = sizeof outs / sizeof outs[0], FIRST_DIR = N_OUTS - 2 };
+    /* One path for two outputs: the second written would replace the first
+     * (or, a directory, refuse to be made where the file is). */
+    for (int i = 0; i < N_OUTS; i++)
+        for (int j = 0; j < i; j++)
+            if (outs[i].path[0] && outs[j].path[0] && file_is_same_path(outs[i].path, outs[j].path))
+                return err_set(e, ERR_INPUT, "%s: '%s' is also the path of %s: give each output "
+                               "a path of its own", outs[i].option, outs[i].path,
+                               outs[j].option);
+    for (int i = 0; i < N_OUTS; i++) {
+        if (!outs[i].path[0]) continue;
+        if (i < FIRST_DIR)
+            TRY_CTX(e, file_check_writable(outs[i].path, e), "%s", outs[i].option);
+        else
+            TRY_CTX(e, file_check_dir_writable(outs[i].path, true, e), "%s", outs[i].option);
+    }
     int64_t first, last;
-    TRY(outputs_timeline_steps(cfg, &first, &last, e));
-    return html_check(cfg, e);
+    return outputs_timeline_steps(cfg, &first, &last, e);
 }
 
 /* "out/t.json" + "mirrored" -> "out/t.mirrored.json" */

@@ -314,6 +314,41 @@ int file_check_dir_writable(const char *dir, bool is_made_when_missing, struct e
     return rc;
 }
 
+/* path without trailing slashes split into its directory (dir_of) and
+ * its last name; false on out of memory. */
+static bool split_path(const char *path, char **dir, const char **base, char **trimmed)
+{
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/') len--;
+    *trimmed = strndup(path, len);
+    *dir = *trimmed ? dir_of(*trimmed) : NULL;
+    if (!*dir) return false;
+    const char *slash = strrchr(*trimmed, '/');
+    *base = slash && slash[1] ? slash + 1 : *trimmed;
+    return true;
+}
+
+bool file_is_same_path(const char *a, const char *b)
+{
+    if (!strcmp(a, b)) return true;
+    char *dir_a = NULL, *dir_b = NULL, *trim_a = NULL, *trim_b = NULL;
+    const char *base_a, *base_b;
+    bool is_same = false;
+    /* the same name in the same directory, the directory known by its
+     * device and inode rather than its spelling (realpath is XSI) */
+    if (split_path(a, &dir_a, &base_a, &trim_a) && split_path(b, &dir_b, &base_b, &trim_b) &&
+        !strcmp(base_a, base_b)) {
+        struct stat sa, sb;
+        is_same = !strcmp(dir_a, dir_b) || (stat(dir_a, &sa) == 0 && stat(dir_b, &sb) == 0 &&
+                                            sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+    }
+    free(dir_a);
+    free(dir_b);
+    free(trim_a);
+    free(trim_b);
+    return is_same;
+}
+
 /* The last step of both writers: the target checked again (it may have
  * changed during the work), then the rename, then the directory's fsync. */
 static int put_in_place(const char *tmp, const char *path, struct err *e)

@@ -38,6 +38,12 @@ int file_check_writable(const char *path, struct err *e);
  * takes it: it is made and removed at once, so nothing is left behind. */
 int file_check_dir_writable(const char *dir, bool is_made_when_missing, struct err *e);
 
+/* Whether paths a and b name the same entry: the same last name in the
+ * same directory ("x.json", "./x.json" and "$PWD/x.json" do; trailing
+ * slashes do not count). Two outputs given one path would overwrite each
+ * other. */
+bool file_is_same_path(const char *a, const char *b);
+
 /* Writes n bytes to path atomically, after the checks of
  * file_check_writable. ERR_IO naming the path and the reason. */
 int file_write_atomic(const char *path, const void *data, size_t n, struct err *e);
