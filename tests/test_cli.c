@@ -332,6 +332,17 @@ Test(cli, two_outputs_on_one_path_are_refused_naming_both, .timeout = 120)
     test_remove_dir(dir);
 }
 
+/* A message that names its option once: replay passed strategy_find's
+ * "--strategy: ..." up with "--strategy" put before it again. */
+Test(cli, an_unknown_strategy_in_replay_names_the_option_once)
+{
+    char dir[64];
+    enter_dir_with_inputs(dir, sizeof dir);
+    REFUSED_BEFORE_WORK("--strategy", "nope", 2, "replay", "--strategy", "nope", "t.json");
+    cr_assert_eq(chdir("/"), 0);
+    test_remove_dir(dir);
+}
+
 /* --- the simulator through the command line ------------------------------ */
 
 /* A report of compare's document, by strategy. */
