@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../core/fileio.h"
 #include "../core/ps_policy.h"
@@ -66,6 +67,30 @@ int outputs_keep_steps(const struct config *cfg)
     return cfg->timeline || is_plotted ? (int)last + 1 : 0;
 }
 
+/* An output on one of the command's input files would replace what it
+ * reads (`strata replay --json t.json t.json` replaced its trace with the
+ * replay): the files named as arguments, -f's scenario, --hostfile's, and
+ * --cluster's when it is a file. */
+static int check_not_input(const struct config *cfg, const char *option, const char *path,
+                           struct err *e)
+{
+    for (int i = 0; i < cfg->n_positional; i++)
+        if (file_is_same_path(path, cfg->positional[i]))
+            return err_set(e, ERR_INPUT, "%s: '%s' is also a file this command reads: give the "
+                           "output a path of its own", option, path);
+    struct stat st;
+    const struct {
+        const char *option, *path;
+    } inputs[] = {{"-f", cfg->scenario_path}, {"--hostfile", cfg->hostfile},
+                  {"--cluster", stat(cfg->cluster, &st) == 0 ? cfg->cluster : ""}};
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++)
+        if (inputs[i].path[0] && file_is_same_path(path, inputs[i].path))
+            return err_set(e, ERR_INPUT, "%s: '%s' is also the file of %s, which this command "
+                           "reads: give the output a path of its own", option, path,
+                           inputs[i].option);
+    return 0;
+}
+
 int outputs_check(const struct config *cfg, struct err *e)
 {
     /* Every output, with the option that names it; the directories last. */
@@ -88,6 +113,7 @@ int outputs_check(const struct config *cfg, struct err *e)
                                outs[j].option);
     for (int i = 0; i < N_OUTS; i++) {
         if (!outs[i].path[0]) continue;
+        TRY(check_not_input(cfg, outs[i].option, outs[i].path, e));
         if (i < FIRST_DIR)
             TRY_CTX(e, file_check_writable(outs[i].path, e), "%s", outs[i].option);
         else

@@ -8,8 +8,9 @@
 /* Checks, before any work, that every file cfg asks for can be written
  * (--json, --csv, --trace, --html, --save-params, -o), that --plot's and
  * --chakra's directories can be made or written, and that no two of them
- * share a path: a long run must not end in "cannot write", nor one output
- * replace another. ERR_INPUT naming the option (both, for a shared path).
+ * share a path nor any takes the path of a file the command reads: a long
+ * run must not end in "cannot write", nor one output replace another or
+ * an input. ERR_INPUT naming the option (both, for a shared path).
  * Every command that writes a file calls it after parsing. */
 int outputs_check(const struct config *cfg, struct err *e);
 

@@ -332,6 +332,27 @@ Test(cli, two_outputs_on_one_path_are_refused_naming_both, .timeout = 120)
     test_remove_dir(dir);
 }
 
+/* An output on a file the command reads: replay --json t.json t.json
+ * exited 0 with its trace replaced by the replay, plot --html r.json
+ * r.json put the page over the report. */
+Test(cli, an_output_on_a_file_the_command_reads_is_refused)
+{
+    char dir[64];
+    enter_dir_with_inputs(dir, sizeof dir);
+    REFUSED_BEFORE_WORK("--json", "t.json", 2, "replay", "--json", "t.json", "t.json");
+    REFUSED_BEFORE_WORK("--html", "r.json", 2, "plot", "--html", "./r.json", "r.json");
+    FILE *f = fopen("s.conf", "w");
+    cr_assert_not_null(f);
+    fputs("steps = 2\n", f);
+    fclose(f);
+    REFUSED_BEFORE_WORK("--json", "-f", 3, "sim", "-f", "s.conf", "--json", "s.conf");
+    char *trace = test_slurp("t.json");
+    cr_expect_not_null(strstr(trace, "strata_trace"), "the trace is still the trace");
+    free(trace);
+    cr_assert_eq(chdir("/"), 0);
+    test_remove_dir(dir);
+}
+
 /* A message that names its option once: replay passed strategy_find's
  * "--strategy: ..." up with "--strategy" put before it again. */
 Test(cli, an_unknown_strategy_in_replay_names_the_option_once)
