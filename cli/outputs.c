@@ -99,7 +99,7 @@ int outputs_check(const struct config *cfg, struct err *e)
     } outs[] = {
         {"--json", cfg->json_path},        {"--csv", cfg->csv_path},
         {"--trace", cfg->trace_path},      {"--html", cfg->html_path},
-        {"--save-params", cfg->save_params}, {"-o", cfg->output},
+        {"--save-params", cfg->save_params}, {"--output", cfg->output},
         {"--plot", cfg->plot_dir},         {"--chakra", cfg->chakra_dir},
     };
     enum { N_OUTS = sizeof outs / sizeof outs[0], FIRST_DIR = N_OUTS - 2 };

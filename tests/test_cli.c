@@ -304,8 +304,8 @@ Test(cli, an_output_in_proc_is_refused_before_the_work_and_nothing_is_written, .
     REFUSED_BEFORE_WORK("--plot", xd, 2, "validate", "--np", "2", "--steps", "2", "--data",
                         "synthetic", "--strategies", "mirrored", "--json", "a.json", "--plot",
                         xd);
-    REFUSED_BEFORE_WORK("-o", "/proc/strata-x.profile", 2, "calibrate", "--data", "synthetic",
-                        "-o", "/proc/strata-x.profile");
+    REFUSED_BEFORE_WORK("--output", "/proc/strata-x.profile", 2, "calibrate", "--data",
+                        "synthetic", "-o", "/proc/strata-x.profile");
     cr_assert_eq(chdir("/"), 0);
     test_remove_dir(dir);
 }
