@@ -209,7 +209,7 @@ static int whatif_config(const struct replay_result *res, const struct replay_op
     }
     if (o->strategy && o->strategy[0]) {
         const struct strategy *st = strategy_find(o->strategy, e);
-        if (!st) return err_prefix(e, "--strategy");
+        if (!st) return e->code;   /* its message names --strategy */
         snprintf(w->strategy, sizeof w->strategy, "%s", st->name);
     }
     if (o->scale_devices > 0) {

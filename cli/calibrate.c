@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../bench/calibrate.h"
@@ -313,23 +312,6 @@ static int launch(const struct command *self, const struct scenario *s, int argc
     return rc < 0 ? scenario_fail(self, &e) : exit_code;
 }
 
-/* -o's directory must exist: said before minutes of measuring, not after. */
-static int check_output(const char *path, struct err *e)
-{
-    if (!path[0]) return 0;
-    char dir[CONFIG_PATH_BYTES];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) return 0;
-    if (slash == dir) slash[1] = '\0';
-    else *slash = '\0';
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return err_set(e, ERR_INPUT, "-o: '%s' is not a directory that exists (make it first)",
-                       dir);
-    return 0;
-}
-
 int cmd_calibrate(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
@@ -340,7 +322,6 @@ int cmd_calibrate(const struct command *self, int argc, char **argv)
         rc = err_set(&e, ERR_INPUT, "--model: calibrate runs the layers of an mlp: model, not "
                      "'%s' (e.g. --model mlp:784-256-128-10)", s.cfg.model);
     if (rc == 0 && !device_find(s.cfg.device, &e)) rc = e.code;
-    if (rc == 0) rc = check_output(s.cfg.output, &e);
     if (rc == 0 && !launch_is_mpi_rank()) {
         /* a missing data set or a model that does not fit it says so once, here */
         struct data d = {0};

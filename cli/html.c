@@ -20,20 +20,6 @@
 
 #define PATH_BYTES (CONFIG_PATH_BYTES + 256)
 
-int html_check(const struct config *cfg, struct err *e)
-{
-    if (!cfg->html_path[0]) return 0;
-    const struct {
-        const char *option, *path;
-    } others[] = {{"--json", cfg->json_path}, {"--csv", cfg->csv_path}, {"--trace", cfg->trace_path}};
-    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
-        if (!strcmp(others[i].path, cfg->html_path))
-            return err_set(e, ERR_INPUT, "--html: '%s' is also the file of %s: give the page a "
-                           "file of its own (e.g. report.html)", cfg->html_path, others[i].option);
-    TRY_CTX(e, file_check_writable(cfg->html_path, e), "--html");
-    return 0;
-}
-
 /* --- The temporary directory ---------------------------------------------- */
 
 struct workdir {

@@ -9,10 +9,6 @@
 #include "../bench/run.h"
 #include "../plots/plots.h"
 
-/* Checks --html's file before any work: writable (core/fileio), and not
- * the file of --json, --csv or --trace. ERR_INPUT naming --html. */
-int html_check(const struct config *cfg, struct err *e);
-
 /* Writes a command's JSON document to path (its --json writer). */
 typedef int (*html_json_fn)(const void *ctx, const char *path, struct err *e);
 

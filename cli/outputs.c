@@ -1,11 +1,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../core/fileio.h"
 #include "../core/ps_policy.h"
 #include "../plots/timeline_text.h"
-#include "html.h"
 #include "outputs.h"
 
 int outputs_timeline_steps(const struct config *cfg, int64_t *first, int64_t *last,
@@ -67,23 +67,60 @@ int outputs_keep_steps(const struct config *cfg)
     return cfg->timeline || is_plotted ? (int)last + 1 : 0;
 }
 
-int outputs_check(const struct config *cfg, struct err *e)
+/* An output on one of the command's input files would replace what it
+ * reads (`strata replay --json t.json t.json` replaced its trace with the
+ * replay): the files named as arguments, -f's scenario, --hostfile's, and
+ * --cluster's when it is a file. */
+static int check_not_input(const struct config *cfg, const char *option, const char *path,
+                           struct err *e)
 {
-    /* The file outputs, each with the option that names it. */
+    for (int i = 0; i < cfg->n_positional; i++)
+        if (file_is_same_path(path, cfg->positional[i]))
+            return err_set(e, ERR_INPUT, "%s: '%s' is also a file this command reads: give the "
+                           "output a path of its own", option, path);
+    struct stat st;
     const struct {
         const char *option, *path;
-    } files[] = {
+    } inputs[] = {{"-f", cfg->scenario_path}, {"--hostfile", cfg->hostfile},
+                  {"--cluster", stat(cfg->cluster, &st) == 0 ? cfg->cluster : ""}};
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++)
+        if (inputs[i].path[0] && file_is_same_path(path, inputs[i].path))
+            return err_set(e, ERR_INPUT, "%s: '%s' is also the file of %s, which this command "
+                           "reads: give the output a path of its own", option, path,
+                           inputs[i].option);
+    return 0;
+}
+
+int outputs_check(const struct config *cfg, struct err *e)
+{
+    /* Every output, with the option that names it; the directories last. */
+    const struct {
+        const char *option, *path;
+    } outs[] = {
         {"--json", cfg->json_path},        {"--csv", cfg->csv_path},
-        {"--trace", cfg->trace_path},      {"--save-params", cfg->save_params},
-        {"--output", cfg->output},
+        {"--trace", cfg->trace_path},      {"--html", cfg->html_path},
+        {"--save-params", cfg->save_params}, {"--output", cfg->output},
+        {"--plot", cfg->plot_dir},         {"--chakra", cfg->chakra_dir},
     };
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        if (files[i].path[0])
-            TRY_CTX(e, file_check_writable(files[i].path, e), "%s", files[i].option);
-    if (cfg->plot_dir[0]) TRY_CTX(e, file_check_dir_writable(cfg->plot_dir, true, e), "--plot");
+    enum { N_OUTS = sizeof outs / sizeof outs[0], FIRST_DIR = N_OUTS - 2 };
+    /* One path for two outputs: the second written would replace the first
+     * (or, a directory, refuse to be made where the file is). */
+    for (int i = 0; i < N_OUTS; i++)
+        for (int j = 0; j < i; j++)
+            if (outs[i].path[0] && outs[j].path[0] && file_is_same_path(outs[i].path, outs[j].path))
+                return err_set(e, ERR_INPUT, "%s: '%s' is also the path of %s: give each output "
+                               "a path of its own", outs[i].option, outs[i].path,
+                               outs[j].option);
+    for (int i = 0; i < N_OUTS; i++) {
+        if (!outs[i].path[0]) continue;
+        TRY(check_not_input(cfg, outs[i].option, outs[i].path, e));
+        if (i < FIRST_DIR)
+            TRY_CTX(e, file_check_writable(outs[i].path, e), "%s", outs[i].option);
+        else
+            TRY_CTX(e, file_check_dir_writable(outs[i].path, true, e), "%s", outs[i].option);
+    }
     int64_t first, last;
-    TRY(outputs_timeline_steps(cfg, &first, &last, e));
-    return html_check(cfg, e);
+    return outputs_timeline_steps(cfg, &first, &last, e);
 }
 
 /* "out/t.json" + "mirrored" -> "out/t.mirrored.json" */

@@ -6,9 +6,12 @@
 #include "../bench/run.h"
 
 /* Checks, before any work, that every file cfg asks for can be written
- * (--json, --csv, --trace, --save-params, -o) and that --plot's directory
- * can be made or written: a long run must not end in "cannot write".
- * ERR_INPUT naming the option. Every command calls it after parsing. */
+ * (--json, --csv, --trace, --html, --save-params, -o), that --plot's and
+ * --chakra's directories can be made or written, and that no two of them
+ * share a path nor any takes the path of a file the command reads: a long
+ * run must not end in "cannot write", nor one output replace another or
+ * an input. ERR_INPUT naming the option (both, for a shared path).
+ * Every command that writes a file calls it after parsing. */
 int outputs_check(const struct config *cfg, struct err *e);
 
 /* Writes reports[0..n) (one: a report; several: a compare document) to

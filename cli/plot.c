@@ -262,7 +262,12 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     if (rc == 0 && cfg.n_positional == 0)
         rc = err_set(&e, ERR_INPUT, "give the report files to plot (`strata sim`, `compare`, "
                      "`sweep` and `validate` write them with --json FILE)");
-    if (rc == 0 && cfg.html_path[0]) rc = html_check(&cfg, &e);
+    /* Plain `strata plot FILE` has to put its figures somewhere: plots/,
+     * or only the page when --html is all that was asked. */
+    if (rc == 0 && !config_is_set(&cfg, "plot") && !config_is_set(&cfg, "plot-terminal") &&
+        !cfg.html_path[0])
+        snprintf(cfg.plot_dir, sizeof cfg.plot_dir, "%s", PLOT_DEFAULT_DIR);
+    if (rc == 0) rc = outputs_check(&cfg, &e);
     if (rc == 0 && !(docs = XCALLOC(&e, (size_t)cfg.n_positional, sizeof *docs)))
         rc = ERR_NOMEM;
     for (int i = 0; rc == 0 && i < cfg.n_positional; i++) {
@@ -285,11 +290,6 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     for (int i = 0, k = 0; i < n_docs; i++)
         for (int j = 0; j < docs[i].n; j++) rs[k++] = &docs[i].reports[j];
 
-    /* Plain `strata plot FILE` has to put its figures somewhere: plots/,
-     * or only the page when --html is all that was asked. */
-    if (!config_is_set(&cfg, "plot") && !config_is_set(&cfg, "plot-terminal") &&
-        !cfg.html_path[0])
-        snprintf(cfg.plot_dir, sizeof cfg.plot_dir, "%s", PLOT_DEFAULT_DIR);
     char title[512], names[256] = "";
     title_of(rs, n, title, sizeof title);
     struct plot_opts o;

@@ -192,9 +192,8 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
 
     if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
     const struct strategy *st = s.strategy;
-    if ((s.cfg.chakra_dir[0] && chakra_check_dir(s.cfg.chakra_dir, &e) < 0 &&
-         err_prefix(&e, "--chakra") < 0) ||
-        strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
+    /* --json and --chakra were checked with the options (outputs_check) */
+    if (strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
         plan_prepare(p, &v, &ix, &e) < 0) {
         status = scenario_fail(self, &e);
         goto out;

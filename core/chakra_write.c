@@ -298,8 +298,7 @@ int chakra_write_plan(const struct plan *p, const struct config *cfg, const char
 {
     TRY(chakra_check_dir(dir, e));
     if (mkdir(dir, 0777) < 0 && errno != EEXIST)
-        return err_set(e, ERR_INPUT, "--chakra: cannot make directory '%s': %s", dir,
-                       strerror(errno));
+        return err_set(e, ERR_INPUT, "cannot make directory '%s': %s", dir, strerror(errno));
     for (int r = 0; r < p->n_ranks; r++) {
         struct pb_buf out = {0};
         put_metadata(&out, p, cfg, r);

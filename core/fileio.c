@@ -82,6 +82,38 @@ static int fsync_retry(int fd)
     return rc;
 }
 
+/* The temporary tmp (path + TMP_SUFFIX, the X's at tmp + at) made and
+ * tracked, as mkstemp would make it, but named here and tracked before it
+ * exists: a termination signal at any moment then finds it tracked (the
+ * handler removes what is tracked; one for a name not yet made removes
+ * nothing). Blocking the signals around mkstemp is not enough: in a
+ * process with another thread (AddressSanitizer's, a library's) the signal
+ * goes to the thread that does not block it. The name holds the pid, so
+ * no other live process makes it. Its fd, or -1 with errno. */
+static int create_tracked(char *tmp, size_t at, int *slot)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static unsigned long long count;
+    unsigned long long pid = (unsigned long long)getpid();
+    for (int attempt = 0; attempt < 100; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        unsigned long long v = pid * 1000003ull ^ (++count * 0x9E3779B97F4A7C15ull) ^
+                               (unsigned long long)ts.tv_nsec;
+        for (int i = 0; i < 6; i++, v /= 62) tmp[at + 5 + i] = digits[v % 62];
+        *slot = temp_files_track(tmp, false);   /* -1 (registry full): made untracked */
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) return fd;
+        int saved = errno;
+        temp_files_forget(*slot);
+        *slot = -1;
+        errno = saved;
+        if (saved != EEXIST) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 static int check_name(const char *path, struct err *e)
 {
     if (!path || !*path)
@@ -146,15 +178,91 @@ static int check_target(const char *path, struct err *e)
     return 0;
 }
 
-int file_check_writable(const char *path, struct err *e)
+/* Why creating a file failed, as an error code: what the user can change
+ * (the place: permissions, a read-only or pseudo file system such as /proc)
+ * is ERR_INPUT; the machine running short (descriptors, memory, space) or
+ * failing is ERR_IO. */
+static int create_error_code(int err)
+{
+    switch (err) {
+    case EIO: case EMFILE: case ENFILE: case ENOMEM: case ENOSPC: case EDQUOT:
+        return ERR_IO;
+    default:
+        return ERR_INPUT;
+    }
+}
+
+/* Why creating in an existing directory failed, for a message: ENOENT
+ * there ("No such file or directory") is /proc's or /sys's way of saying
+ * that it takes no new files. */
+static const char *create_reason(int err)
+{
+    return err == ENOENT ? "its file system takes no new files" : strerror(err);
+}
+
+/* Creates, as file_write_atomic would, a temporary base + TMP_SUFFIX and
+ * removes it at once. access(2) cannot say the same: for root it grants
+ * W_OK everywhere, and it knows nothing of /proc, which refuses to create
+ * any file, or of a file system mounted read-only. errno when it fails. */
+static int probe_create(const char *base)
+{
+    size_t len = strlen(base);
+    char *tmp = malloc(len + sizeof TMP_SUFFIX);
+    if (!tmp) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(tmp, base, len);
+    memcpy(tmp + len, TMP_SUFFIX, sizeof TMP_SUFFIX);
+    int slot = -1;
+    int fd = create_tracked(tmp, len, &slot);
+    int saved = errno;
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    temp_files_forget(slot);
+    free(tmp);
+    errno = saved;
+    return fd >= 0 ? 0 : -1;
+}
+
+/* The checks of file_check_writable but the trial: the writer's own
+ * temporary is the trial there. */
+static int check_path(const char *path, bool is_tried, struct err *e)
 {
     TRY(check_name(path, e));
     char *dir = dir_of(path);
     if (!dir) return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);
     int rc = check_dir(dir, path, e);
+    if (rc == 0) rc = check_target(path, e);
+    if (rc == 0 && is_tried && probe_create(path) < 0)
+        rc = err_set(e, create_error_code(errno), "cannot write '%s': cannot create a file in "
+                     "'%s': %s (give a directory you can write to)", path, dir,
+                     create_reason(errno));
     free(dir);
-    TRY(rc);
-    return check_target(path, e);
+    return rc;
+}
+
+int file_check_writable(const char *path, struct err *e)
+{
+    return check_path(path, true, e);
+}
+
+/* A file can be created in the existing directory dir. */
+static int probe_dir(const char *dir, struct err *e)
+{
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/') len--;
+    char *base = malloc(len + sizeof "/strata");
+    if (!base) return err_set(e, ERR_NOMEM, "out of memory");
+    snprintf(base, len + sizeof "/strata", "%.*s/strata", (int)len, dir);
+    int rc = probe_create(base);
+    free(base);
+    if (rc < 0)
+        return err_set(e, create_error_code(errno), "cannot write in directory '%s': %s (give "
+                       "a directory you can write to)", dir, create_reason(errno));
+    return 0;
 }
 
 int file_check_dir_writable(const char *dir, bool is_made_when_missing, struct err *e)
@@ -168,7 +276,7 @@ int file_check_dir_writable(const char *dir, bool is_made_when_missing, struct e
         if (access(dir, W_OK | X_OK) < 0)
             return err_set(e, ERR_INPUT, "cannot write in directory '%s': %s (give a directory "
                            "you can write to)", dir, strerror(errno));
-        return 0;
+        return probe_dir(dir, e);
     }
     if (errno != ENOENT || !is_made_when_missing)
         return err_set(e, ERR_INPUT, "cannot use directory '%s': %s", dir, strerror(errno));
@@ -187,7 +295,58 @@ int file_check_dir_writable(const char *dir, bool is_made_when_missing, struct e
         rc = err_set(e, ERR_INPUT, "cannot create directory '%s': %s (give a directory you can "
                      "write to)", dir, strerror(errno));
     free(parent);
+    TRY(rc);
+    /* Made and removed at once, as the plots would make it: only mkdir
+     * says whether the parent takes a new directory (root, /proc, a
+     * read-only mount). It is tracked once made, not before, so that a
+     * signal can never remove a directory that someone else made in the
+     * meantime; one between mkdir and the tracking leaves it empty, as
+     * the command would have made it anyway. */
+    if (mkdir(dir, 0777) < 0) {
+        if (errno == EEXIST) return file_check_dir_writable(dir, false, e);
+        return err_set(e, create_error_code(errno), "cannot create directory '%s': %s (give a "
+                       "directory you can write to)", dir, create_reason(errno));
+    }
+    int slot = temp_files_track(dir, true);
+    rc = probe_dir(dir, e);
+    rmdir(dir);
+    temp_files_forget(slot);
     return rc;
+}
+
+/* path without trailing slashes split into its directory (dir_of) and
+ * its last name; false on out of memory. */
+static bool split_path(const char *path, char **dir, const char **base, char **trimmed)
+{
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/') len--;
+    *trimmed = strndup(path, len);
+    *dir = *trimmed ? dir_of(*trimmed) : NULL;
+    if (!*dir) return false;
+    const char *slash = strrchr(*trimmed, '/');
+    *base = slash && slash[1] ? slash + 1 : *trimmed;
+    return true;
+}
+
+bool file_is_same_path(const char *a, const char *b)
+{
+    if (!strcmp(a, b)) return true;
+    char *dir_a = NULL, *dir_b = NULL, *trim_a = NULL, *trim_b = NULL;
+    const char *base_a, *base_b;
+    bool is_same = false;
+    /* the same name in the same directory, the directory known by its
+     * device and inode rather than its spelling (realpath is XSI) */
+    if (split_path(a, &dir_a, &base_a, &trim_a) && split_path(b, &dir_b, &base_b, &trim_b) &&
+        !strcmp(base_a, base_b)) {
+        struct stat sa, sb;
+        is_same = !strcmp(dir_a, dir_b) || (stat(dir_a, &sa) == 0 && stat(dir_b, &sb) == 0 &&
+                                            sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+    }
+    free(dir_a);
+    free(dir_b);
+    free(trim_a);
+    free(trim_b);
+    return is_same;
 }
 
 /* The last step of both writers: the target checked again (it may have
@@ -212,41 +371,9 @@ static int put_in_place(const char *tmp, const char *path, struct err *e)
     return err_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
 }
 
-/* The temporary tmp (path + TMP_SUFFIX, the X's at tmp + at) made and
- * tracked, as mkstemp would make it, but named here and tracked before it
- * exists: a termination signal at any moment then finds it tracked (the
- * handler removes what is tracked; one for a name not yet made removes
- * nothing). Blocking the signals around mkstemp is not enough: in a
- * process with another thread (AddressSanitizer's, a library's) the signal
- * goes to the thread that does not block it. The name holds the pid, so
- * no other live process makes it. Its fd, or -1 with errno. */
-static int create_tracked(char *tmp, size_t at, int *slot)
-{
-    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    static unsigned long long count;
-    unsigned long long pid = (unsigned long long)getpid();
-    for (int attempt = 0; attempt < 100; attempt++) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        unsigned long long v = pid * 1000003ull ^ (++count * 0x9E3779B97F4A7C15ull) ^
-                               (unsigned long long)ts.tv_nsec;
-        for (int i = 0; i < 6; i++, v /= 62) tmp[at + 5 + i] = digits[v % 62];
-        *slot = temp_files_track(tmp, false);   /* -1 (registry full): made untracked */
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd >= 0) return fd;
-        int saved = errno;
-        temp_files_forget(*slot);
-        *slot = -1;
-        errno = saved;
-        if (saved != EEXIST) return -1;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
 int file_write_atomic(const char *path, const void *data, size_t n, struct err *e)
 {
-    TRY(file_check_writable(path, e));
+    TRY(check_path(path, false, e));
     size_t len = strlen(path);
     char *tmp = malloc(len + sizeof TMP_SUFFIX);
     if (!tmp) return err_set(e, ERR_NOMEM, "cannot write '%s': out of memory", path);

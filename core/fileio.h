@@ -25,14 +25,24 @@
 
 #include "err.h"
 
-/* Checks, writing nothing, that file_write_atomic(path) could succeed: the
- * name, the target (absent, or a regular writable file) and its directory
- * (exists, writable). ERR_INPUT naming the path and what to do. */
+/* Checks that file_write_atomic(path) could succeed: the name, the target
+ * (absent, or a regular writable file) and its directory (exists, and a
+ * temporary can be created in it: one is made and removed at once, as
+ * access(2) says yes to root everywhere and knows nothing of /proc or a
+ * read-only mount). Leaves nothing behind. ERR_INPUT naming the path and
+ * what to do; ERR_IO when the machine is short (descriptors, space). */
 int file_check_writable(const char *path, struct err *e);
 
-/* Checks a directory that plots go into: an existing writable directory,
- * or (is_made_when_missing) one whose parent exists and is writable. */
+/* Checks a directory that plots go into: an existing directory a file can
+ * be created in, or (is_made_when_missing) one whose parent exists and
+ * takes it: it is made and removed at once, so nothing is left behind. */
 int file_check_dir_writable(const char *dir, bool is_made_when_missing, struct err *e);
+
+/* Whether paths a and b name the same entry: the same last name in the
+ * same directory ("x.json", "./x.json" and "$PWD/x.json" do; trailing
+ * slashes do not count). Two outputs given one path would overwrite each
+ * other. */
+bool file_is_same_path(const char *a, const char *b);
 
 /* Writes n bytes to path atomically, after the checks of
  * file_check_writable. ERR_IO naming the path and the reason. */

@@ -5,6 +5,7 @@
 
 #include "helpers.h"
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
@@ -212,6 +213,155 @@ Test(cli, json_into_a_missing_directory_exits_2_and_writes_nothing)
     struct stat st;
     cr_expect_neq(stat("/tmp/strata-no-such-dir", &st), 0);
     run_free(&r);
+}
+
+/* --- output paths: checked before the work, each its own ----------------- */
+
+/* Entries of the current directory other than . and .. */
+static int n_entries_here(void)
+{
+    DIR *d = opendir(".");
+    cr_assert_not_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+/* How often needle occurs in hay. */
+static int occurrences(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* args refused before any work: exit 2, stderr naming both must_name and
+ * must_name_too (once each when they are options: no doubled "--x: --x:"),
+ * nothing on stdout (every command prints its results after the work), and
+ * no file made in the current directory, which held n_before entries. */
+static void expect_refused_before_work(const char *const *args, const char *must_name,
+                                       const char *must_name_too, int n_before)
+{
+    struct run r = run_strata(args);
+    char what[256] = "";
+    for (int i = 0; args[i] && strlen(what) < sizeof what - 40; i++)
+        strcat(strcat(what, " "), args[i]);
+    cr_expect_eq(r.status, 2, "strata%s: exit %d, want 2; stderr: %s", what, r.status, r.err);
+    cr_expect_not_null(strstr(r.err, must_name), "strata%s: stderr does not name '%s': %s",
+                       what, must_name, r.err);
+    cr_expect_not_null(strstr(r.err, must_name_too), "strata%s: stderr does not name '%s': %s",
+                       what, must_name_too, r.err);
+    if (must_name[0] == '-')
+        cr_expect_eq(occurrences(r.err, must_name), 1, "strata%s: '%s' more than once: %s",
+                     what, must_name, r.err);
+    cr_expect_eq(r.out[0], '\0', "strata%s: worked before refusing; stdout: %.300s", what,
+                 r.out);
+    cr_expect_eq(n_entries_here(), n_before, "strata%s: wrote a file before refusing", what);
+    run_free(&r);
+}
+
+#define REFUSED_BEFORE_WORK(must_name, must_name_too, n_before, ...)                         \
+    expect_refused_before_work((const char *const[]){__VA_ARGS__, NULL}, must_name,          \
+                               must_name_too, n_before)
+
+/* In a fresh directory (the current one, for relative paths): a trace for
+ * replay and a report for plot, the inputs some cases need; 2 entries. */
+static void enter_dir_with_inputs(char *dir, size_t n)
+{
+    test_make_dir(dir, n, "cli-outputs");
+    cr_assert_eq(chdir(dir), 0);
+    expect_ok(RUN("sim", "--steps", "2", "--trace", "t.json", "--json", "r.json"), "inputs");
+    cr_assert_eq(n_entries_here(), 2);
+}
+
+/* The user tour's bug: access(W_OK) lets root "write" in /proc, so the
+ * pre-check passed and the command worked, then failed to write (exit 1),
+ * with the outputs before the failing one already written. Every command
+ * and every kind of output: exit 2 at once, naming option and path. */
+Test(cli, an_output_in_proc_is_refused_before_the_work_and_nothing_is_written, .timeout = 300)
+{
+    char dir[64];
+    enter_dir_with_inputs(dir, sizeof dir);
+    mpirun_env_prepare();
+    const char *const x = "/proc/strata-x.json", *const xd = "/proc/strata-x";
+    REFUSED_BEFORE_WORK("--json", x, 2, "sim", "--steps", "2", "--json", x);
+    REFUSED_BEFORE_WORK("--csv", x, 2, "sim", "--steps", "2", "--json", "a.json", "--csv", x);
+    REFUSED_BEFORE_WORK("--trace", x, 2, "sim", "--steps", "2", "--json", "a.json", "--trace", x);
+    REFUSED_BEFORE_WORK("--html", x, 2, "sim", "--steps", "2", "--json", "a.json", "--html", x);
+    REFUSED_BEFORE_WORK("--plot", xd, 2, "compare", "--steps", "2", "--json", "a.json", "--plot",
+                        xd);
+    REFUSED_BEFORE_WORK("--csv", x, 2, "sweep", "--steps", "2", "--devices", "1,2", "--json",
+                        "a.json", "--csv", x);
+    REFUSED_BEFORE_WORK("--chakra", xd, 2, "schedule", "--json", "a.json", "--chakra", xd);
+    REFUSED_BEFORE_WORK("--json", x, 2, "schedule", "--json", x);
+    REFUSED_BEFORE_WORK("--plot", xd, 2, "plot", "--html", "a.html", "--plot", xd, "r.json");
+    REFUSED_BEFORE_WORK("--json", x, 2, "replay", "--html", "a.html", "--json", x, "t.json");
+    REFUSED_BEFORE_WORK("--json", x, 2, "real", "--np", "2", "--steps", "4", "--data",
+                        "synthetic", "--save-params", "p.bin", "--json", x);
+    REFUSED_BEFORE_WORK("--plot", xd, 2, "validate", "--np", "2", "--steps", "2", "--data",
+                        "synthetic", "--strategies", "mirrored", "--json", "a.json", "--plot",
+                        xd);
+    REFUSED_BEFORE_WORK("--output", "/proc/strata-x.profile", 2, "calibrate", "--data",
+                        "synthetic", "-o", "/proc/strata-x.profile");
+    cr_assert_eq(chdir("/"), 0);
+    test_remove_dir(dir);
+}
+
+/* Two outputs of one command on one path: the second written replaced the
+ * first (--json and --csv exited 0 with the CSV alone), or a directory
+ * could not be made where the file was. Any pair, however spelled. */
+Test(cli, two_outputs_on_one_path_are_refused_naming_both, .timeout = 120)
+{
+    char dir[64];
+    enter_dir_with_inputs(dir, sizeof dir);
+    mpirun_env_prepare();
+    REFUSED_BEFORE_WORK("--csv", "--json", 2, "sim", "--steps", "2", "--json", "o", "--csv", "o");
+    REFUSED_BEFORE_WORK("--trace", "--json", 2, "sim", "--steps", "2", "--json", "o", "--trace",
+                        "./o");
+    REFUSED_BEFORE_WORK("--html", "--csv", 2, "sim", "--steps", "2", "--csv", "o", "--html", "o");
+    REFUSED_BEFORE_WORK("--plot", "--json", 2, "compare", "--steps", "2", "--json", "o", "--plot",
+                        "o/");
+    REFUSED_BEFORE_WORK("--chakra", "--json", 2, "schedule", "--json", "o", "--chakra", "o");
+    REFUSED_BEFORE_WORK("--html", "--json", 2, "replay", "--json", "o", "--html", "o", "t.json");
+    REFUSED_BEFORE_WORK("--save-params", "--json", 2, "real", "--np", "2", "--steps", "4",
+                        "--data", "synthetic", "--json", "o", "--save-params", "o");
+    cr_assert_eq(chdir("/"), 0);
+    test_remove_dir(dir);
+}
+
+/* An output on a file the command reads: replay --json t.json t.json
+ * exited 0 with its trace replaced by the replay, plot --html r.json
+ * r.json put the page over the report. */
+Test(cli, an_output_on_a_file_the_command_reads_is_refused)
+{
+    char dir[64];
+    enter_dir_with_inputs(dir, sizeof dir);
+    REFUSED_BEFORE_WORK("--json", "t.json", 2, "replay", "--json", "t.json", "t.json");
+    REFUSED_BEFORE_WORK("--html", "r.json", 2, "plot", "--html", "./r.json", "r.json");
+    FILE *f = fopen("s.conf", "w");
+    cr_assert_not_null(f);
+    fputs("steps = 2\n", f);
+    fclose(f);
+    REFUSED_BEFORE_WORK("--json", "-f", 3, "sim", "-f", "s.conf", "--json", "s.conf");
+    char *trace = test_slurp("t.json");
+    cr_expect_not_null(strstr(trace, "strata_trace"), "the trace is still the trace");
+    free(trace);
+    cr_assert_eq(chdir("/"), 0);
+    test_remove_dir(dir);
+}
+
+/* A message that names its option once: replay passed strategy_find's
+ * "--strategy: ..." up with "--strategy" put before it again. */
+Test(cli, an_unknown_strategy_in_replay_names_the_option_once)
+{
+    char dir[64];
+    enter_dir_with_inputs(dir, sizeof dir);
+    REFUSED_BEFORE_WORK("--strategy", "nope", 2, "replay", "--strategy", "nope", "t.json");
+    cr_assert_eq(chdir("/"), 0);
+    test_remove_dir(dir);
 }
 
 /* --- the simulator through the command line ------------------------------ */

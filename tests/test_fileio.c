@@ -372,3 +372,40 @@ Test(fileio, mode_is_0644_less_the_umask)
     mode_t now = umask(0);
     cr_assert_eq(now, 027);
 }
+
+/* The user tour's bug: access(W_OK) says yes to root in /proc, which then
+ * refuses the temporary, so `sim --json /proc/x.json` ran the whole
+ * simulation and failed at the end (exit 1). The check now creates a
+ * temporary and removes it; /proc refuses it, whoever runs the test. */
+Test(fileio, check_writable_refuses_a_directory_that_takes_no_new_files)
+{
+    struct err e = {0};
+    cr_assert_eq(file_check_writable("/proc/strata-test.json", &e), ERR_INPUT, "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "/proc/strata-test.json"), "message: %s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "cannot create"), "message: %s", e.msg);
+    e = (struct err){0};
+    cr_assert_eq(file_check_dir_writable("/proc/strata-test", true, &e), ERR_INPUT, "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "/proc/strata-test"), "message: %s", e.msg);
+    /* not "its parent does not exist": /proc does */
+    cr_assert_null(strstr(e.msg, "parent"), "message: %s", e.msg);
+    e = (struct err){0};
+    cr_assert_eq(file_check_dir_writable("/proc", false, &e), ERR_INPUT, "%s", e.msg);
+}
+
+/* The trial temporary and the trial directory are gone after the check,
+ * and a file already there is left as it was. */
+Test(fileio, checks_leave_nothing_behind)
+{
+    struct err e = {0};
+    write_ok(test_tmp_path("old.json"), "kept", 4);
+    cr_assert_eq(file_check_writable(test_tmp_path("old.json"), &e), 0, "%s", e.msg);
+    cr_assert_eq(file_check_writable(test_tmp_path("new.json"), &e), 0, "%s", e.msg);
+    cr_assert_eq(file_check_dir_writable(test_tmp_dir, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(file_check_dir_writable(test_tmp_path("plots"), true, &e), 0, "%s", e.msg);
+    int n_tmp;
+    cr_assert_eq(count_entries(&n_tmp), 1, "only old.json");
+    cr_assert_eq(n_tmp, 0);
+    char *back = test_slurp(test_tmp_path("old.json"));
+    cr_assert_str_eq(back, "kept");
+    free(back);
+}
