@@ -482,3 +482,62 @@ Test(cli, schedule_explain_says_what_each_op_kind_and_the_policy_mean)
     expect_refused(RUN("schedule", "--explain=maybe"), "--explain", NULL);
     expect_refused(RUN("compare", "--explain"), "--explain", "not an option");
 }
+
+/* The seconds `strata schedule --devices n --batch n` takes, the best of two
+ * runs (a busy machine only ever adds time); its output ends in the verdict. */
+static double schedule_seconds(int n)
+{
+    char devices[16];
+    snprintf(devices, sizeof devices, "%d", n);
+    double best_s = INFINITY;
+    for (int k = 0; k < 2; k++) {
+        double t0 = test_now_s();
+        struct run r = RUN("schedule", "--devices", devices, "--batch", devices);
+        double took_s = test_now_s() - t0;
+        cr_assert_eq(r.status, 0, "--devices %d: stderr: %s", n, r.err);
+        char verdict[48];
+        snprintf(verdict, sizeof verdict, "\nvalid: %d ranks", n);
+        cr_expect_not_null(strstr(r.out, verdict), "--devices %d: no verdict", n);
+        run_free(&r);
+        if (took_s < best_s) best_s = took_s;
+    }
+    return best_s;
+}
+
+/* schedule is linear in the ranks: 8 times the ranks take about 8 times as
+ * long (less: start-up is a fixed cost). It was quadratic (the op column's
+ * width and the replica grid rescanned the plan once per rank): 1,000 to
+ * 8,000 ranks took 0.29 s to 37.9 s in a Debug build, 130 times. The bound,
+ * 24 times, is 3 times the linear figure: room for a busy machine, far
+ * below the quadratic 64. */
+Test(cli, schedule_time_is_linear_in_the_ranks, .timeout = 600)
+{
+    double small_s = schedule_seconds(1000), large_s = schedule_seconds(8000);
+    cr_log_info("schedule: 1000 ranks %.3f s, 8000 ranks %.3f s, ratio %.1f", small_s, large_s,
+                large_s / small_s);
+    cr_expect_lt(large_s / small_s, 24.0,
+                 "8x the ranks took %.1fx the time (%.3f s, %.3f s): quadratic again?",
+                 large_s / small_s, small_s, large_s);
+}
+
+/* Hybrid plans (--dp) print which rank is each stage of each replica, the
+ * k-th copy of a stage (by rank) being replica k's: ranks 0-3 are replica
+ * 0's four stages and 4-7 replica 1's (strategies/ lays replicas out so). */
+Test(cli, schedule_dp_prints_the_replica_grid)
+{
+    struct run r = RUN("schedule", "--strategy", "pipeline-1f1b", "--devices", "8", "--dp", "2",
+                       "--model", "fmnist-8");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out,
+                              "\ngrid: 2 replicas x 4 stages; the rank of each stage in each replica\n"
+                              "                 stage 0    stage 1    stage 2    stage 3\n"
+                              "  replica 0            0          1          2          3\n"
+                              "  replica 1            4          5          6          7\n"),
+                       "%s", r.out);
+    run_free(&r);
+    /* plain data parallel: one stage, no grid */
+    r = RUN("schedule", "--devices", "4");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_null(strstr(r.out, "\ngrid:"), "%s", r.out);
+    run_free(&r);
+}
