@@ -187,12 +187,24 @@ static void print_main_help(FILE *out)
           "strata runs `compare` on a built-in default scenario.\n\ncommands:\n", out);
     for (size_t i = 0; i < n_commands; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fputs("\n`strata help metrics` defines every figure of the tables and reports.\n", out);
+    fputs("\n`strata help metrics` defines every figure of the tables and reports.\n"
+          "`strata --version` (or `strata version`) prints strata's version.\n", out);
     fputs("\n`strata COMMAND --help` lists a command's options. Every option:\n", out);
     config_print_help(out, ~0u);
     print_list(out);
     fputs("\nExit status: 0 success; 1 a run failed (a rank died, a disk failed, out of memory);"
           "\n2 bad input or a refused scenario (README: exit codes).\n", out);
+}
+
+/* `strata --version`, `strata version`: project(VERSION) of CMakeLists.txt. */
+static int print_version(int argc, char **argv)
+{
+    if (argc > 2) {
+        fprintf(stderr, "strata %s: takes no arguments ('%s' given)\n", argv[1], argv[2]);
+        return 2;
+    }
+    printf("strata %s\n", STRATA_VERSION);
+    return 0;
 }
 
 /* Seconds bare `strata` may take: a first look, not a wait. */
@@ -221,6 +233,8 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     if (argc >= 3 && !strcmp(argv[1], "help") && !strcmp(argv[2], "metrics"))
         return cmd_help_metrics();
+    if (argc >= 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")))
+        return print_version(argc, argv);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
                       !strcmp(argv[1], "help"))) {
         print_main_help(stdout);

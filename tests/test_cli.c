@@ -541,3 +541,21 @@ Test(cli, schedule_dp_prints_the_replica_grid)
     cr_expect_null(strstr(r.out, "\ngrid:"), "%s", r.out);
     run_free(&r);
 }
+
+/* `strata --version` and `strata version` print project(VERSION) of
+ * CMakeLists.txt (STRATA_VERSION, the same compile definition the binary
+ * gets) and exit 0; --help says so. It was "unknown option" (exit 2). */
+Test(cli, version_prints_the_project_version)
+{
+    const char *forms[] = {"--version", "version"};
+    for (size_t i = 0; i < 2; i++) {
+        struct run r = RUN(forms[i]);
+        cr_expect_eq(r.status, 0, "%s: status %d: %s", forms[i], r.status, r.err);
+        cr_expect_str_eq(r.out, "strata " STRATA_VERSION "\n", "%s", forms[i]);
+        run_free(&r);
+    }
+    struct run r = RUN("--help");
+    cr_expect_not_null(strstr(r.out, "`strata --version`"), "--help does not say --version");
+    run_free(&r);
+    expect_refused(RUN("--version", "extra"), "--version", "'extra'");
+}
