@@ -559,3 +559,21 @@ Test(cli, version_prints_the_project_version)
     run_free(&r);
     expect_refused(RUN("--version", "extra"), "--version", "'extra'");
 }
+
+/* `strata help TOPIC`: metrics, or a command (its --help, byte for byte);
+ * any other topic is bad input naming it and the topics (it printed the
+ * general help, exit 0). Alone, the general help. */
+Test(cli, help_topics_are_metrics_and_the_commands_and_no_other)
+{
+    struct run r = RUN("help");
+    cr_expect_eq(r.status, 0);
+    cr_expect_not_null(strstr(r.out, "commands:"), "%s", r.out);
+    run_free(&r);
+    struct run a = RUN("help", "schedule"), b = RUN("schedule", "--help");
+    cr_expect_eq(a.status, 0, "stderr: %s", a.err);
+    cr_expect_str_eq(a.out, b.out, "strata help schedule is not strata schedule --help");
+    run_free(&a);
+    run_free(&b);
+    expect_refused(RUN("help", "foo"), "'foo'", "metrics, compare, sim");
+    expect_refused(RUN("help", "metrics", "sim"), "'sim'", NULL);
+}
