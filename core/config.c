@@ -515,6 +515,7 @@ void config_release(struct config *c)
     free(c->positional);
     c->positional = NULL;
     c->n_positional = 0;
+    c->first_after_dashes = 0;
 }
 
 /* ---- scenario files -------------------------------------------------- */
@@ -654,7 +655,8 @@ static bool is_help(const char *w)
 /* Reads argv into assignments, the scenario file and positionals, checking
  * names and the presence of values; values are checked when applied. */
 static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set,
-                     const char **file, word_vec *positional, struct err *e)
+                     const char **file, word_vec *positional, size_t *first_after_dashes,
+                     struct err *e)
 {
     bool options_ended = false;
     for (int i = 0; i < argc; i++) {
@@ -665,6 +667,7 @@ static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set
         }
         if (!strcmp(w, "--")) {
             options_ended = true;
+            *first_after_dashes = positional->len;
             continue;
         }
         if (!strcmp(w, "-f")) {
@@ -715,7 +718,8 @@ int config_parse_args(struct config *c, int argc, char **argv, unsigned groups, 
     assignment_vec set = {0};
     word_vec positional = {0};
     const char *file = NULL;
-    int rc = scan_args(argc, argv, groups, &set, &file, &positional, e);
+    size_t first_after_dashes = (size_t)-1;
+    int rc = scan_args(argc, argv, groups, &set, &file, &positional, &first_after_dashes, e);
     /* The file first, then the command line over it, whatever the order. */
     if (rc == 0 && file) rc = config_load_file(c, file, groups, e);
     for (size_t i = 0; rc == 0 && i < set.len; i++) {
@@ -730,6 +734,8 @@ int config_parse_args(struct config *c, int argc, char **argv, unsigned groups, 
     free(c->positional);
     c->positional = positional.items;
     c->n_positional = (int)positional.len;
+    c->first_after_dashes =
+        (int)(first_after_dashes < positional.len ? first_after_dashes : positional.len);
     return 0;
 }
 

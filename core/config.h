@@ -157,6 +157,8 @@ struct config {
     bool is_set[CONFIG_MAX_OPTIONS];  /* [i]: config_options[i] was given (file or argv) */
     int n_positional;           /* arguments that are not options, in order */
     char **positional;          /* borrowed from argv; owned by config (array only) */
+    int first_after_dashes;     /* index in positional of the first word after "--";
+                                   n_positional when none came after one */
 };
 
 extern const struct opt_spec config_options[];

@@ -577,3 +577,17 @@ Test(cli, help_topics_are_metrics_and_the_commands_and_no_other)
     expect_refused(RUN("help", "foo"), "'foo'", "metrics, compare, sim");
     expect_refused(RUN("help", "metrics", "sim"), "'sim'", NULL);
 }
+
+/* A word after '--' is an argument even when it starts with '--': the
+ * message says so, not "options start with --" (which it does). */
+Test(cli, an_option_after_dashes_is_refused_as_an_argument)
+{
+    struct run r = RUN("sim", "--", "--devices", "2");
+    cr_expect_eq(r.status, 2, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.err, "'--devices' after '--'"), "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "strata sim takes no arguments"), "%s", r.err);
+    cr_expect_null(strstr(r.err, "options start with"), "%s", r.err);
+    run_free(&r);
+    /* before '--', a stray word is still told how options are written */
+    expect_refused(RUN("sim", "stray", "--", "--devices"), "'stray'", "options start with --");
+}
