@@ -670,18 +670,37 @@ static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set
             *first_after_dashes = positional->len;
             continue;
         }
-        if (!strcmp(w, "-f")) {
-            TRY(take_value(argc, argv, &i, NULL, "-f", NULL, file, e));
-            continue;
-        }
-        if (w[1] != '-') {  /* single dash: -f, -h and the options' one-letter aliases */
+        /* Single dash: -f, -h and the options' one-letter aliases. As getopt
+         * does, a value may be attached (-j2, -fFILE) or the next word. */
+        if (w[1] != '-') {
+            const char *attached = w[2] ? w + 2 : NULL;
+            char shown[3] = {'-', w[1], '\0'};
+            if (w[1] == 'f') {
+                if (attached)
+                    *file = attached;
+                else
+                    TRY(take_value(argc, argv, &i, NULL, "-f", NULL, file, e));
+                continue;
+            }
             const struct opt_spec *o = NULL;
-            for (size_t k = 0; k < config_n_options && !o && !w[2]; k++)
+            for (size_t k = 0; k < config_n_options && !o; k++)
                 if (config_options[k].short_name == w[1] && (config_options[k].groups & groups))
                     o = &config_options[k];
+            for (size_t k = 0; k < config_n_options && !o; k++)
+                if (config_options[k].short_name == w[1])
+                    return err_set(e, ERR_INPUT, "%s (--%s): not an option of this command "
+                                   "(see --help)", shown, config_options[k].name);
             if (!o) return unknown_option(w, w + 1, strlen(w + 1), groups, e);
             struct assignment a = {o, "true"};
-            if (o->type != OPT_FLAG) TRY(take_value(argc, argv, &i, NULL, w, o, &a.value, e));
+            if (o->type == OPT_FLAG) {
+                if (attached)
+                    return err_set(e, ERR_INPUT, "%s: takes no value ('%s' given)", shown,
+                                   attached);
+            } else if (attached) {
+                a.value = attached;
+            } else {
+                TRY(take_value(argc, argv, &i, NULL, shown, o, &a.value, e));
+            }
             if (vec_push(set, a) < 0) return err_set(e, ERR_NOMEM, "out of memory");
             continue;
         }

@@ -175,8 +175,9 @@ void config_release(struct config *c);
 
 /* Parses argv[0..argc) (the words after the command name): --name VALUE,
  * --name=VALUE, flags, -f FILE / --file FILE (scenario file; the command
- * line wins over it whatever the order), -h / --help, and "--" before
- * positionals. Options outside `groups` are rejected. Returns 0,
+ * line wins over it whatever the order), one-letter aliases with the value
+ * next or attached as getopt takes them (-j 2, -j2, -fFILE), -h / --help,
+ * and "--" before positionals. Options outside `groups` are rejected. Returns 0,
  * CONFIG_HELP, or ERR_INPUT with a message naming the option, the value and
  * what is allowed. */
 int config_parse_args(struct config *c, int argc, char **argv, unsigned groups,
