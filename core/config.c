@@ -541,8 +541,12 @@ static void cut_comment(char *line)
     }
 }
 
-/* One `key = value` line (comment already cut, trimmed, not empty). */
-static int load_line(struct config *c, char *line, unsigned groups, struct err *e)
+/* One `key = value` line (comment already cut, trimmed, not empty), line
+ * number lineno; line_of[i] is the line that set config_options[i] (0 none):
+ * a key set twice is refused, as cluster profiles refuse it, rather than the
+ * last line silently winning over the one a reader saw first. */
+static int load_line(struct config *c, char *line, long lineno, long *line_of, unsigned groups,
+                     struct err *e)
 {
     char *eq = strchr(line, '=');
     char *key = line;
@@ -569,6 +573,10 @@ static int load_line(struct config *c, char *line, unsigned groups, struct err *
      * an option the command does not take is checked (a typo is still an
      * error) and then left out. */
     const struct opt_spec *o = config_find(key);
+    if (o && line_of[index_of(o)])
+        return err_set(e, ERR_INPUT, "%s: set twice (first on line %ld); a scenario file sets "
+                       "each option once", key, line_of[index_of(o)]);
+    if (o) line_of[index_of(o)] = lineno;
     if (o && !(o->groups & groups)) {
         struct config scratch = *c;
         return config_set(&scratch, key, value, o->groups, e);
@@ -594,13 +602,14 @@ int config_load_file(struct config *c, const char *path, unsigned groups, struct
         return err_set(e, ERR_NOMEM, "scenario file '%s': out of memory", path);
     }
     lines_open(r, f);
+    long line_of[CONFIG_MAX_OPTIONS] = {0};
     char *line;
     int rc;
     while ((rc = lines_next(r, &line, e)) > 0) {
         cut_comment(line);
         char *s = trim(line);
         if (!*s) continue;
-        if ((rc = load_line(c, s, groups, e)) < 0) break;
+        if ((rc = load_line(c, s, r->lineno, line_of, groups, e)) < 0) break;
     }
     if (rc < 0) err_prefix(e, "%s:%ld", path, r->lineno);
     free(r);

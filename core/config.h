@@ -184,9 +184,9 @@ int config_parse_args(struct config *c, int argc, char **argv, unsigned groups,
                       struct err *e);
 
 /* Reads `key = value` lines ('#' starts a comment; blank lines skipped;
- * values may be "quoted"). Keys of options outside `groups` are validated and
- * then ignored, so one scenario file serves several commands. Errors name the
- * file and line. */
+ * values may be "quoted"), each key once (a repeated key is refused). Keys
+ * of options outside `groups` are validated and then ignored, so one
+ * scenario file serves several commands. Errors name the file and line. */
 int config_load_file(struct config *c, const char *path, unsigned groups,
                      struct err *e);
 

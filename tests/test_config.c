@@ -441,14 +441,26 @@ Test(config, file_with_comments_blanks_quotes_and_spaces)
     config_release(&c);
 }
 
-Test(config, file_repeated_key_last_wins)
+/* A key set twice is refused with both lines, as cluster profiles refuse
+ * it (the last line won, silently). An option outside the command's groups
+ * counts too: the file is one scenario whatever command reads it. */
+Test(config, file_repeated_key_is_refused_naming_both_lines)
 {
-    const char *path = test_tmp_file("r.conf", "devices = 2\ndevices = 6\n");
     struct config c;
     struct err e = {0};
+    expect_file_message(&c, &e, "r.conf", "devices = 2\n# the same option again\ndevices = 6\n",
+                        ":3: devices: set twice (first on line 1); a scenario file sets each "
+                        "option once");
+    const char *path = test_tmp_file("g.conf", "json = a.json\nbatch = 64\njson = b.json\n");
     config_init(&c);
-    cr_assert_eq(config_load_file(&c, path, ALL_GROUPS, &e), 0, "%s", e.msg);
-    cr_expect_eq(c.devices, 6);
+    expect_input_error(config_load_file(&c, path, OPTG_SCENARIO, &e), &e,
+                       ":3: json: set twice (first on line 1)", NULL);
+    /* different keys, and the command line over the file, are no repeat */
+    path = test_tmp_file("ok.conf", "devices = 2\nbatch = 64\n");
+    char *p = (char *)path;
+    cr_assert_eq(PARSE(&c, &e, "-f", p, "--devices", "8", "--devices", "4"), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 4);
+    cr_expect_eq(c.batch, 64);
     config_release(&c);
 }
 
