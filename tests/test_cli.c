@@ -176,6 +176,11 @@ Test(cli, broken_scenario_files_exit_2_naming_file_and_line)
     snprintf(line2, sizeof line2, "%s:3", path);
     expect_refused(RUN("schedule", "-f", path), line2, "--batch");
     unlink(path);
+    /* a key set twice: the second line named, with the key (the last won) */
+    path = write_temp("devices = 2\nbatch = 64\ndevices = 6\n");
+    snprintf(line2, sizeof line2, "%s:3: devices: set twice", path);
+    expect_refused(RUN("schedule", "-f", path), line2, "first on line 1");
+    unlink(path);
 }
 
 Test(cli, schedule_json_is_the_plan)
