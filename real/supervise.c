@@ -306,7 +306,9 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
 static int supervise(struct supervisor *S, int *exit_code, struct err *e)
 {
     for (int attempt = 0;; attempt++) {
-        struct watch_result res;
+        /* zeroed: released below even when run_one fails before watch_run
+         * fills it (a bad --hostfile freed stack garbage: double free) */
+        struct watch_result res = {0};
         double launched_s = 0;
         int rc = run_one(S, attempt, &res, &launched_s, e);
         if (rc < 0) {
