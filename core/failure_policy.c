@@ -61,7 +61,8 @@ int failure_policy_resolve(const char *text, const struct plan *p, enum failure_
         return err_set(e, ERR_INPUT,
                        "--on-failure continue: %s cannot carry on without a rank: %s needs every "
                        "member each step; use restart%s",
-                       p->strategy, p->n_servers ? "a synchronous round" : "its all-reduce or stage",
+                       p->strategy,
+                       p->n_servers ? "a synchronous round" : "its all-reduce or stage",
                        can_shrink ? " or shrink" : "");
     if (found == FAILURE_SHRINK && !p->data_parallel)
         return err_set(e, ERR_INPUT, "--on-failure shrink: %s %s; use restart%s", p->strategy,
