@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/ps_policy.h"
 #include "chakra_source.h"
 
 #define CHAKRA_PREFIX "chakra:"
@@ -32,8 +33,9 @@ static int replay_build(const struct config *c, const struct workload *wl, struc
         /* --on-failure shrink asks for the plan on fewer workers: a trace
          * holds one job's ranks only */
         rc = err_set(e, ERR_INPUT, "--workload: the traces in %s hold %d workers; they cannot "
-                     "be rebuilt for %lld (use --on-failure restart or continue)", dir,
-                     (*out)->n_workers, c->devices);
+                     "be rebuilt for %lld (use --on-failure restart%s)", dir,
+                     (*out)->n_workers, c->devices,
+                     policy_is_async((*out)->policy) ? " or continue" : "");
         plan_free(*out);
         *out = NULL;
     }

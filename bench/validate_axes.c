@@ -70,9 +70,17 @@ static int parse_models(const struct config *cfg, struct validate_axes *ax, stru
     const char *opt = config_is_set(cfg, "models") ? "--models" : "--model";
     const char *text = config_is_set(cfg, "models") ? cfg->models : cfg->model;
     TRY(validate_split_list(opt, text, ax->models, VALIDATE_MAX_AXIS, &ax->n_models, e));
-    for (int i = 0; i < ax->n_models; i++)
+    for (int i = 0; i < ax->n_models; i++) {
         TRY_CTX(e, workload_parse(ax->models[i], &ax->workloads[i], e), "%s: '%s'", opt,
                 ax->models[i]);
+        /* every cell is also run for real, and real runs train mlp: models
+         * only (real/prepare.c): refused here, not once per cell and row */
+        if (!ax->workloads[i]->is_mlp)
+            return err_set(e, ERR_INPUT, "%s: '%s' is described by sizes only; validate runs "
+                           "every cell for real too, and real runs train an mlp: model (e.g. "
+                           "mlp:784-256-128-10 or a preset fmnist-*); `strata compare` or "
+                           "`strata sim` time it", opt, ax->models[i]);
+    }
     return 0;
 }
 

@@ -40,8 +40,9 @@ int validate_split_list(const char *opt, const char *text, char (*out)[VALIDATE_
 /* The axes of cfg: --models (else --model), --np-list (else --np, else
  * --devices), --stragglers (else --straggler), --repeat. Each element is
  * parsed as its single option would be (workload_parse, straggler_parse);
- * a straggler naming a rank that does not compute at some np is refused,
- * naming both. Release with validate_axes_release whatever it returned. */
+ * a model that real runs cannot train (not mlp:) is refused, and so is a
+ * straggler naming a rank that does not compute at some np, naming both.
+ * Release with validate_axes_release whatever it returned. */
 int validate_axes_parse(const struct config *cfg, struct validate_axes *ax, struct err *e);
 void validate_axes_release(struct validate_axes *ax);
 

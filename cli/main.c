@@ -187,12 +187,51 @@ static void print_main_help(FILE *out)
           "strata runs `compare` on a built-in default scenario.\n\ncommands:\n", out);
     for (size_t i = 0; i < n_commands; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fputs("\n`strata help metrics` defines every figure of the tables and reports.\n", out);
+    fputs("\n`strata help metrics` defines every figure of the tables and reports; `strata help\n"
+          "COMMAND` is `strata COMMAND --help`.\n"
+          "`strata --version` (or `strata version`) prints strata's version.\n", out);
     fputs("\n`strata COMMAND --help` lists a command's options. Every option:\n", out);
     config_print_help(out, ~0u);
     print_list(out);
     fputs("\nExit status: 0 success; 1 a run failed (a rank died, a disk failed, out of memory);"
           "\n2 bad input or a refused scenario (README: exit codes).\n", out);
+}
+
+/* `strata --version`, `strata version`: project(VERSION) of CMakeLists.txt. */
+static int print_version(int argc, char **argv)
+{
+    if (argc > 2) {
+        fprintf(stderr, "strata %s: takes no arguments ('%s' given)\n", argv[1], argv[2]);
+        return 2;
+    }
+    printf("strata %s\n", STRATA_VERSION);
+    return 0;
+}
+
+/* `strata help [TOPIC]` (argv[1] is "help"): the general help; the glossary
+ * of metrics; or a command's own --help. Any other topic is bad input. */
+static int help(int argc, char **argv)
+{
+    if (argc < 3) {
+        print_main_help(stdout);
+        return 0;
+    }
+    if (argc > 3) {
+        fprintf(stderr, "strata help: one topic at a time ('%s' after '%s'); see strata --help\n",
+                argv[3], argv[2]);
+        return 2;
+    }
+    if (!strcmp(argv[2], "metrics")) return cmd_help_metrics();
+    for (size_t i = 0; i < n_commands; i++)
+        if (!strcmp(argv[2], commands[i].name)) {
+            char flag[] = "--help";
+            char *help_argv[] = {flag, NULL};
+            return commands[i].run(&commands[i], 1, help_argv);
+        }
+    fprintf(stderr, "strata help: '%s' is not a help topic (topics: metrics", argv[2]);
+    for (size_t i = 0; i < n_commands; i++) fprintf(stderr, ", %s", commands[i].name);
+    fputs("; or none, for strata --help)\n", stderr);
+    return 2;
 }
 
 /* Seconds bare `strata` may take: a first look, not a wait. */
@@ -219,10 +258,10 @@ int main(int argc, char **argv)
     /* GSL aborts the process on its own errors by default; strata's library
      * code reports errors as values, so GSL must return them instead. */
     gsl_set_error_handler_off();
-    if (argc >= 3 && !strcmp(argv[1], "help") && !strcmp(argv[2], "metrics"))
-        return cmd_help_metrics();
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-                      !strcmp(argv[1], "help"))) {
+    if (argc >= 2 && !strcmp(argv[1], "help")) return help(argc, argv);
+    if (argc >= 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")))
+        return print_version(argc, argv);
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         print_main_help(stdout);
         return 0;
     }

@@ -32,6 +32,10 @@ int scenario_load(struct scenario *s, const struct command *cmd, int argc, char 
         return CONFIG_HELP;
     }
     TRY(rc);
+    if (s->cfg.n_positional > 0 && s->cfg.first_after_dashes == 0)
+        return err_set(e, ERR_INPUT, "unexpected argument '%s' after '--' (words after '--' "
+                       "are arguments, not options, and strata %s takes no arguments; put "
+                       "options before '--')", s->cfg.positional[0], cmd->name);
     if (s->cfg.n_positional > 0)
         return err_set(e, ERR_INPUT, "unexpected argument '%s' (options start with --; see "
                        "strata %s --help)", s->cfg.positional[0], cmd->name);

@@ -12,23 +12,24 @@
 #include "../strategies/strategy.h"
 #include "scenario.h"
 
-/* Does some rank of p run an op of kind k? */
-static bool plan_uses(const struct plan *p, enum op_kind k)
+/* Which op kinds some rank of p runs: one pass over every op, done once (a
+ * scan per kind, or per rank, made schedule quadratic in ranks). */
+static void kinds_used(const struct plan *p, bool is_used[OP_N_KINDS])
 {
+    for (int k = 0; k < OP_N_KINDS; k++) is_used[k] = false;
     for (int r = 0; r < p->n_ranks; r++)
         for (size_t i = 0; i < p->ranks[r].ops.len; i++)
-            if (p->ranks[r].ops.items[i].kind == k) return true;
-    return false;
+            is_used[p->ranks[r].ops.items[i].kind] = true;
 }
 
-/* The op column's width: the longest name of the kinds p uses, 9 at least
+/* The op column's width: the longest name of the kinds used, 9 at least
  * ("ALLREDUCE"), so that the common plans keep their columns. */
-static int name_width(const struct plan *p)
+static int name_width(const bool is_used[OP_N_KINDS])
 {
     int width = 9;
     for (int k = 0; k < OP_N_KINDS; k++) {
         int n = (int)strlen(op_infos[k].name);
-        if (n > width && plan_uses(p, (enum op_kind)k)) width = n;
+        if (n > width && is_used[k]) width = n;
     }
     return width;
 }
@@ -67,17 +68,14 @@ static void print_op(FILE *out, const struct plan *p, int r, int i, int width)
 /* --explain: the meaning of each op kind the plan uses, in the order of the
  * instruction list (core/plan.h), and of its server policy
  * (core/ps_policy.h): SQLite's EXPLAIN comment column, once per kind. */
-static void print_explain(FILE *out, const struct plan *p)
+static void print_explain(FILE *out, const struct plan *p, const bool is_used[OP_N_KINDS],
+                          int width)
 {
-    bool is_used[OP_N_KINDS] = {false};
-    for (int r = 0; r < p->n_ranks; r++)
-        for (size_t i = 0; i < p->ranks[r].ops.len; i++)
-            is_used[p->ranks[r].ops.items[i].kind] = true;
     fputs("\nops of this plan, and what each does ([lo,hi), mb, peer and group are the "
           "columns of the\nprogram below):\n", out);
     for (int k = 0; k < OP_N_KINDS; k++)
         if (is_used[k])
-            fprintf(out, "  %-*s  %-7s  %s\n", name_width(p), op_infos[k].name,
+            fprintf(out, "  %-*s  %-7s  %s\n", width, op_infos[k].name,
                     plan_stream_name(op_infos[k].stream), op_infos[k].meaning);
     const struct policy_info *pi = &policy_infos[p->policy];
     if (!pi->has_servers) return;
@@ -100,24 +98,31 @@ static int first_layer(const struct plan *p, int r)
 /* Hybrid data x pipeline plans (--dp): which rank is which stage of which
  * replica. Workers that start at the same layer are copies of one stage;
  * the k-th copy (by rank) is replica k's. Printed only when there are
- * several stages each with the same several copies. O(workers^2): a
- * schedule is read by people, a few hundred ranks at most. */
-static void print_grid(FILE *out, const struct plan *p)
+ * several stages each with the same several copies. O(ops + layers): each
+ * worker's first layer is found once. */
+static int print_grid(FILE *out, const struct plan *p, struct err *e)
 {
-    int n = p->n_workers, n_stages = 0, n_copies = 0;
-    for (int r = 0; r < n; r++) {
-        int copies = 0;
-        bool is_first = true;
-        for (int q = 0; q < n; q++)
-            if (first_layer(p, q) == first_layer(p, r)) {
-                copies++;
-                is_first &= q >= r;
-            }
-        if (n_copies && copies != n_copies) return;   /* not a grid */
-        n_copies = copies;
-        n_stages += is_first;
+    int n = p->n_workers, n_layers = p->wl->n_layers, n_stages = 0, n_copies = 0, status = 0;
+    int *first = malloc(sizeof *first * (size_t)(n ? n : 1));           /* [n] */
+    int *copy = malloc(sizeof *copy * (size_t)(n ? n : 1));             /* [n]: r's copy number */
+    int *n_at = calloc((size_t)n_layers + 1, sizeof *n_at);             /* [first layer] */
+    int *row = malloc(sizeof *row * (size_t)(n ? n : 1));               /* [replica x stage] */
+    int *n_placed = calloc((size_t)(n ? n : 1), sizeof *n_placed);      /* [replica] */
+    if (!first || !copy || !n_at || !row || !n_placed) {
+        status = err_set(e, ERR_NOMEM, "out of memory drawing the replica grid");
+        goto out;
     }
-    if (n_stages < 2 || n_copies < 2) return;
+    /* r's copy number: the ranks before it that start where it does */
+    for (int r = 0; r < n; r++) {
+        first[r] = first_layer(p, r);
+        copy[r] = n_at[first[r]]++;
+        n_stages += copy[r] == 0;
+    }
+    for (int r = 0; r < n; r++) {
+        if (n_copies && n_at[first[r]] != n_copies) goto out;   /* not a grid */
+        n_copies = n_at[first[r]];
+    }
+    if (n_stages < 2 || n_copies < 2) goto out;
     fprintf(out, "\ngrid: %d replicas x %d stages; the rank of each stage in each replica\n",
             n_copies, n_stages);
     fprintf(out, "  %-11s", "");
@@ -127,18 +132,24 @@ static void print_grid(FILE *out, const struct plan *p)
         fprintf(out, "  %9s", label);
     }
     fputs("\n", out);
+    /* Replica d's row: its ranks in rank order. Every stage has n_copies
+     * copies, so each replica has one rank per stage: n_stages a row. */
+    for (int r = 0; r < n; r++) row[copy[r] * n_stages + n_placed[copy[r]]++] = r;
     for (int d = 0; d < n_copies; d++) {
         fprintf(out, "  replica %-3d", d);
-        for (int r = 0; r < n; r++) {   /* a replica's stages in rank order */
-            int k = 0;   /* r's copy number among the ranks starting where it does */
-            for (int q = 0; q < r; q++) k += first_layer(p, q) == first_layer(p, r);
-            if (k == d) fprintf(out, "  %9d", r);
-        }
+        for (int i = 0; i < n_stages; i++) fprintf(out, "  %9d", row[d * n_stages + i]);
         fputs("\n", out);
     }
+out:
+    free(first);
+    free(copy);
+    free(n_at);
+    free(row);
+    free(n_placed);
+    return status;
 }
 
-static void print_rank(FILE *out, const struct plan *p, int r)
+static void print_rank(FILE *out, const struct plan *p, int r, int width)
 {
     const struct plan_rank *pr = &p->ranks[r];
     if (pr->is_server) {
@@ -156,7 +167,6 @@ static void print_rank(FILE *out, const struct plan *p, int r)
             if (pr->ops.items[i].hi > hi) hi = pr->ops.items[i].hi;
         }
     fprintf(out, "\nrank %d: worker, layers [%d,%d), %zu ops\n", r, lo, hi, pr->ops.len);
-    int width = name_width(p);
     fprintf(out, "  %4s  %-7s  %-*s  %-9s  %4s  %7s  %-14s  %18s  %s\n", "#", "stream", width,
             "op", "layers", "mb", "samples", "peer/group", "bytes", "deps");
     for (size_t i = 0; i < pr->ops.len; i++) print_op(out, p, r, (int)i, width);
@@ -211,9 +221,15 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     if (p->n_grad_slots > 1)
         printf("steps in flight: %d (an op with lag L works on the gradients of the step L "
                "back, and does nothing before that step exists)\n", p->n_grad_slots);
-    if (s.cfg.explain) print_explain(stdout, p);
-    print_grid(stdout, p);
-    for (int r = 0; r < p->n_ranks; r++) print_rank(stdout, p, r);
+    bool is_used[OP_N_KINDS];
+    kinds_used(p, is_used);
+    int width = name_width(is_used);
+    if (s.cfg.explain) print_explain(stdout, p, is_used, width);
+    if (print_grid(stdout, p, &e) < 0) {
+        status = scenario_fail(self, &e);
+        goto out;
+    }
+    for (int r = 0; r < p->n_ranks; r++) print_rank(stdout, p, r, width);
     puts("");
 
     if (v.is_valid) {
@@ -232,7 +248,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
         int cols = timeline_width();
         if (t.makespan + 18 < cols) cols = (int)t.makespan + 18;
         printf("At unit cost: forward 1 unit per layer, backward 2%s, communication free.\n",
-               plan_uses(p, OP_BACKWARD_INPUT) ? " (its input and weight halves 1 each)" : "");
+               is_used[OP_BACKWARD_INPUT] ? " (its input and weight halves 1 each)" : "");
         timeline_print(stdout, spans, n_spans, p->n_ranks, t.makespan, cols, 64, "units");
         free(spans);
         format_bytes((double)plan_comm_bytes(p), comm, sizeof comm);

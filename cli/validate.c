@@ -280,6 +280,7 @@ static int cell_config(const struct config *cfg, const struct validate_axes *ax,
     *out = *cfg;
     out->positional = NULL;
     out->n_positional = 0;
+    out->first_after_dashes = 0;
     TRY(config_set(out, "model", ax->models[mi], ~0u, e));
     if (cfg->hostfile[0] && !c->is_across_hosts) {
         /* the one-host half of a --hostfile pair: this machine, one node */

@@ -516,6 +516,7 @@ void config_release(struct config *c)
     free(c->positional);
     c->positional = NULL;
     c->n_positional = 0;
+    c->first_after_dashes = 0;
 }
 
 /* ---- scenario files -------------------------------------------------- */
@@ -541,8 +542,12 @@ static void cut_comment(char *line)
     }
 }
 
-/* One `key = value` line (comment already cut, trimmed, not empty). */
-static int load_line(struct config *c, char *line, unsigned groups, struct err *e)
+/* One `key = value` line (comment already cut, trimmed, not empty), line
+ * number lineno; line_of[i] is the line that set config_options[i] (0 none):
+ * a key set twice is refused, as cluster profiles refuse it, rather than the
+ * last line silently winning over the one a reader saw first. */
+static int load_line(struct config *c, char *line, long lineno, long *line_of, unsigned groups,
+                     struct err *e)
 {
     char *eq = strchr(line, '=');
     char *key = line;
@@ -569,6 +574,10 @@ static int load_line(struct config *c, char *line, unsigned groups, struct err *
      * an option the command does not take is checked (a typo is still an
      * error) and then left out. */
     const struct opt_spec *o = config_find(key);
+    if (o && line_of[index_of(o)])
+        return err_set(e, ERR_INPUT, "%s: set twice (first on line %ld); a scenario file sets "
+                       "each option once", key, line_of[index_of(o)]);
+    if (o) line_of[index_of(o)] = lineno;
     if (o && !(o->groups & groups)) {
         struct config scratch = *c;
         return config_set(&scratch, key, value, o->groups, e);
@@ -594,13 +603,14 @@ int config_load_file(struct config *c, const char *path, unsigned groups, struct
         return err_set(e, ERR_NOMEM, "scenario file '%s': out of memory", path);
     }
     lines_open(r, f);
+    long line_of[CONFIG_MAX_OPTIONS] = {0};
     char *line;
     int rc;
     while ((rc = lines_next(r, &line, e)) > 0) {
         cut_comment(line);
         char *s = trim(line);
         if (!*s) continue;
-        if ((rc = load_line(c, s, groups, e)) < 0) break;
+        if ((rc = load_line(c, s, r->lineno, line_of, groups, e)) < 0) break;
     }
     if (rc < 0) err_prefix(e, "%s:%ld", path, r->lineno);
     free(r);
@@ -655,7 +665,8 @@ static bool is_help(const char *w)
 /* Reads argv into assignments, the scenario file and positionals, checking
  * names and the presence of values; values are checked when applied. */
 static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set,
-                     const char **file, word_vec *positional, struct err *e)
+                     const char **file, word_vec *positional, size_t *first_after_dashes,
+                     struct err *e)
 {
     bool options_ended = false;
     for (int i = 0; i < argc; i++) {
@@ -666,20 +677,40 @@ static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set
         }
         if (!strcmp(w, "--")) {
             options_ended = true;
+            *first_after_dashes = positional->len;
             continue;
         }
-        if (!strcmp(w, "-f")) {
-            TRY(take_value(argc, argv, &i, NULL, "-f", NULL, file, e));
-            continue;
-        }
-        if (w[1] != '-') {  /* single dash: -f, -h and the options' one-letter aliases */
+        /* Single dash: -f, -h and the options' one-letter aliases. As getopt
+         * does, a value may be attached (-j2, -fFILE) or the next word. */
+        if (w[1] != '-') {
+            const char *attached = w[2] ? w + 2 : NULL;
+            char shown[3] = {'-', w[1], '\0'};
+            if (w[1] == 'f') {
+                if (attached)
+                    *file = attached;
+                else
+                    TRY(take_value(argc, argv, &i, NULL, "-f", NULL, file, e));
+                continue;
+            }
             const struct opt_spec *o = NULL;
-            for (size_t k = 0; k < config_n_options && !o && !w[2]; k++)
+            for (size_t k = 0; k < config_n_options && !o; k++)
                 if (config_options[k].short_name == w[1] && (config_options[k].groups & groups))
                     o = &config_options[k];
+            for (size_t k = 0; k < config_n_options && !o; k++)
+                if (config_options[k].short_name == w[1])
+                    return err_set(e, ERR_INPUT, "%s (--%s): not an option of this command "
+                                   "(see --help)", shown, config_options[k].name);
             if (!o) return unknown_option(w, w + 1, strlen(w + 1), groups, e);
             struct assignment a = {o, "true"};
-            if (o->type != OPT_FLAG) TRY(take_value(argc, argv, &i, NULL, w, o, &a.value, e));
+            if (o->type == OPT_FLAG) {
+                if (attached)
+                    return err_set(e, ERR_INPUT, "%s: takes no value ('%s' given)", shown,
+                                   attached);
+            } else if (attached) {
+                a.value = attached;
+            } else {
+                TRY(take_value(argc, argv, &i, NULL, shown, o, &a.value, e));
+            }
             if (vec_push(set, a) < 0) return err_set(e, ERR_NOMEM, "out of memory");
             continue;
         }
@@ -716,7 +747,8 @@ int config_parse_args(struct config *c, int argc, char **argv, unsigned groups, 
     assignment_vec set = {0};
     word_vec positional = {0};
     const char *file = NULL;
-    int rc = scan_args(argc, argv, groups, &set, &file, &positional, e);
+    size_t first_after_dashes = (size_t)-1;
+    int rc = scan_args(argc, argv, groups, &set, &file, &positional, &first_after_dashes, e);
     /* The file first, then the command line over it, whatever the order. */
     if (rc == 0 && file) rc = config_load_file(c, file, groups, e);
     for (size_t i = 0; rc == 0 && i < set.len; i++) {
@@ -731,6 +763,8 @@ int config_parse_args(struct config *c, int argc, char **argv, unsigned groups, 
     free(c->positional);
     c->positional = positional.items;
     c->n_positional = (int)positional.len;
+    c->first_after_dashes =
+        (int)(first_after_dashes < positional.len ? first_after_dashes : positional.len);
     return 0;
 }
 

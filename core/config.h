@@ -157,6 +157,8 @@ struct config {
     bool is_set[CONFIG_MAX_OPTIONS];  /* [i]: config_options[i] was given (file or argv) */
     int n_positional;           /* arguments that are not options, in order */
     char **positional;          /* borrowed from argv; owned by config (array only) */
+    int first_after_dashes;     /* index in positional of the first word after "--";
+                                   n_positional when none came after one */
 };
 
 extern const struct opt_spec config_options[];
@@ -173,17 +175,18 @@ void config_release(struct config *c);
 
 /* Parses argv[0..argc) (the words after the command name): --name VALUE,
  * --name=VALUE, flags, -f FILE / --file FILE (scenario file; the command
- * line wins over it whatever the order), -h / --help, and "--" before
- * positionals. Options outside `groups` are rejected. Returns 0,
+ * line wins over it whatever the order), one-letter aliases with the value
+ * next or attached as getopt takes them (-j 2, -j2, -fFILE), -h / --help,
+ * and "--" before positionals. Options outside `groups` are rejected. Returns 0,
  * CONFIG_HELP, or ERR_INPUT with a message naming the option, the value and
  * what is allowed. */
 int config_parse_args(struct config *c, int argc, char **argv, unsigned groups,
                       struct err *e);
 
 /* Reads `key = value` lines ('#' starts a comment; blank lines skipped;
- * values may be "quoted"). Keys of options outside `groups` are validated and
- * then ignored, so one scenario file serves several commands. Errors name the
- * file and line. */
+ * values may be "quoted"), each key once (a repeated key is refused). Keys
+ * of options outside `groups` are validated and then ignored, so one
+ * scenario file serves several commands. Errors name the file and line. */
 int config_load_file(struct config *c, const char *path, unsigned groups,
                      struct err *e);
 

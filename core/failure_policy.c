@@ -10,6 +10,37 @@ const char *const failure_policy_names[] = {
     [FAILURE_CONTINUE] = "continue",
 };
 
+/* Why p's workers are not replicas that fewer workers could stand in for
+ * (!p->data_parallel), read from the plan itself so that it holds for
+ * every builder and for Chakra traces: gradients in flight (an op with a
+ * lag: pipelined-steps), an optimizer state in shards (a grouped UPDATE:
+ * ZeRO-1), or the layers split (a worker whose forwards do not cover the
+ * whole model: stages). O(ops). */
+static const char *why_not_replicas(const struct plan *p)
+{
+    if (p->n_grad_slots > 1)
+        return "keeps each step's gradients in flight on every worker until they are applied "
+               "steps later, and those of a worker gone would be lost";
+    bool is_split = false;
+    for (int r = 0; r < p->n_workers; r++) {
+        int lo = p->wl->n_layers, hi = 0;
+        for (size_t i = 0; i < p->ranks[r].ops.len; i++) {
+            const struct op *op = &p->ranks[r].ops.items[i];
+            if (op->kind == OP_UPDATE && op->group >= 0)
+                return "shards its optimizer state (the momentum) over its ranks, and a lost "
+                       "shard has no copy";
+            if (op->kind == OP_FORWARD) {
+                if (op->lo < lo) lo = op->lo;
+                if (op->hi > hi) hi = op->hi;
+            }
+        }
+        is_split |= lo > 0 || hi < p->wl->n_layers;
+    }
+    if (is_split) return "splits the model over its ranks, and a lost part has no stand-in";
+    return "is not marked data-parallel (its workers are not known to be replicas of each "
+           "other)";
+}
+
 int failure_policy_resolve(const char *text, const struct plan *p, enum failure_policy *out,
                            struct err *e)
 {
@@ -24,16 +55,18 @@ int failure_policy_resolve(const char *text, const struct plan *p, enum failure_
     if (found < 0)
         return err_set(e, ERR_INPUT,
                        "--on-failure: '%s' is not a policy (auto, restart, shrink, continue)", text);
+    /* shrink's conditions, below: a suggestion names only what p accepts */
+    const bool can_shrink = p->data_parallel && p->n_workers >= 2;
     if (found == FAILURE_CONTINUE && !is_async)
         return err_set(e, ERR_INPUT,
                        "--on-failure continue: %s cannot carry on without a rank: %s needs every "
-                       "member each step; use restart or shrink",
-                       p->strategy, p->n_servers ? "a synchronous round" : "its all-reduce or stage");
+                       "member each step; use restart%s",
+                       p->strategy,
+                       p->n_servers ? "a synchronous round" : "its all-reduce or stage",
+                       can_shrink ? " or shrink" : "");
     if (found == FAILURE_SHRINK && !p->data_parallel)
-        return err_set(e, ERR_INPUT,
-                       "--on-failure shrink: %s splits the model (or its optimizer state) over "
-                       "its ranks, and a lost part has no stand-in; use restart",
-                       p->strategy);
+        return err_set(e, ERR_INPUT, "--on-failure shrink: %s %s; use restart%s", p->strategy,
+                       why_not_replicas(p), is_async ? " or continue" : "");
     if (found == FAILURE_SHRINK && p->n_workers < 2)
         return err_set(e, ERR_INPUT,
                        "--on-failure shrink: %s has one worker, so no survivor to go on with; use "

@@ -9,7 +9,9 @@
  *             (--commit-every) and go on with one worker fewer, the global
  *             batch split over them, as Horovod elastic does. Only plans
  *             whose workers are replicas (plan.data_parallel) can: a stage of
- *             a pipeline or of model parallelism has no stand-in.
+ *             a pipeline or of model parallelism has no stand-in, a shard of
+ *             ZeRO-1's momentum no copy, and the gradients pipelined-steps
+ *             holds in flight on a worker gone would be lost.
  *   continue  the parameter servers retire the dead worker and the others
  *             take its share of the remaining work, as TensorFlow's parameter
  *             servers do. Only asynchronous policies can: an all-reduce or a

@@ -286,6 +286,14 @@ void straggler_print(FILE *out, const char *label, const struct rank_pace *paces
         n_slow += paces[i].is_straggler;
     }
     fprintf(out, "%s%sstragglers: ", pre, sep);
+    /* One rank computed (one device; or a job that went on with one
+     * worker after a failure, --on-failure continue or shrink: the report
+     * holds the last job's ranks): no peer at all, whatever the strategy. */
+    if (n_judged == 0 && n == 1) {
+        fprintf(out, "not judged (rank %d was the only rank that computed: there is no other "
+                     "to compare it with)\n", paces[0].rank);
+        return;
+    }
     if (n_judged == 0) {
         fprintf(out, "not judged (no two ranks run the same op: pipeline and model stages "
                      "are compared only with their replicas, --dp)\n");

@@ -367,3 +367,17 @@ Test(chakra, schedule_chakra_refuses_a_directory_it_cannot_make)
     expect_refused(RUN("schedule", "--chakra", "/nonexistent-strata-dir/x"), "--chakra",
                    "/nonexistent");
 }
+
+/* A trace cannot be rebuilt for fewer workers, so --on-failure shrink
+ * stops at the first failure; the message suggests restart, and continue
+ * only to asynchronous servers: mirrored refuses continue. */
+Test(chakra, shrink_on_traces_suggests_only_policies_the_plan_accepts)
+{
+    char spec[160];
+    export_mirrored("m", "4", spec, sizeof spec);
+    struct run r = RUN("sim", "--workload", spec, "--on-failure", "shrink", "--fail", "1@3");
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "use --on-failure restart)"), "%s", r.err);
+    cr_expect_null(strstr(r.err, "continue"), "mirrored refuses continue: %s", r.err);
+    run_free(&r);
+}

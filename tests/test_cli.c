@@ -177,6 +177,11 @@ Test(cli, broken_scenario_files_exit_2_naming_file_and_line)
     snprintf(line2, sizeof line2, "%s:3", path);
     expect_refused(RUN("schedule", "-f", path), line2, "--batch");
     unlink(path);
+    /* a key set twice: the second line named, with the key (the last won) */
+    path = write_temp("devices = 2\nbatch = 64\ndevices = 6\n");
+    snprintf(line2, sizeof line2, "%s:3: devices: set twice", path);
+    expect_refused(RUN("schedule", "-f", path), line2, "first on line 1");
+    unlink(path);
 }
 
 Test(cli, schedule_json_is_the_plan)
@@ -631,4 +636,113 @@ Test(cli, schedule_explain_says_what_each_op_kind_and_the_policy_mean)
     run_free(&r);
     expect_refused(RUN("schedule", "--explain=maybe"), "--explain", NULL);
     expect_refused(RUN("compare", "--explain"), "--explain", "not an option");
+}
+
+/* The seconds `strata schedule --devices n --batch n` takes, the best of two
+ * runs (a busy machine only ever adds time); its output ends in the verdict. */
+static double schedule_seconds(int n)
+{
+    char devices[16];
+    snprintf(devices, sizeof devices, "%d", n);
+    double best_s = INFINITY;
+    for (int k = 0; k < 2; k++) {
+        double t0 = test_now_s();
+        struct run r = RUN("schedule", "--devices", devices, "--batch", devices);
+        double took_s = test_now_s() - t0;
+        cr_assert_eq(r.status, 0, "--devices %d: stderr: %s", n, r.err);
+        char verdict[48];
+        snprintf(verdict, sizeof verdict, "\nvalid: %d ranks", n);
+        cr_expect_not_null(strstr(r.out, verdict), "--devices %d: no verdict", n);
+        run_free(&r);
+        if (took_s < best_s) best_s = took_s;
+    }
+    return best_s;
+}
+
+/* schedule is linear in the ranks: 8 times the ranks take about 8 times as
+ * long (less: start-up is a fixed cost). It was quadratic (the op column's
+ * width and the replica grid rescanned the plan once per rank): 1,000 to
+ * 8,000 ranks took 0.29 s to 37.9 s in a Debug build, 130 times. The bound,
+ * 24 times, is 3 times the linear figure: room for a busy machine, far
+ * below the quadratic 64. */
+Test(cli, schedule_time_is_linear_in_the_ranks, .timeout = 600)
+{
+    double small_s = schedule_seconds(1000), large_s = schedule_seconds(8000);
+    cr_log_info("schedule: 1000 ranks %.3f s, 8000 ranks %.3f s, ratio %.1f", small_s, large_s,
+                large_s / small_s);
+    cr_expect_lt(large_s / small_s, 24.0,
+                 "8x the ranks took %.1fx the time (%.3f s, %.3f s): quadratic again?",
+                 large_s / small_s, small_s, large_s);
+}
+
+/* Hybrid plans (--dp) print which rank is each stage of each replica, the
+ * k-th copy of a stage (by rank) being replica k's: ranks 0-3 are replica
+ * 0's four stages and 4-7 replica 1's (strategies/ lays replicas out so). */
+Test(cli, schedule_dp_prints_the_replica_grid)
+{
+    struct run r = RUN("schedule", "--strategy", "pipeline-1f1b", "--devices", "8", "--dp", "2",
+                       "--model", "fmnist-8");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out,
+                              "\ngrid: 2 replicas x 4 stages; the rank of each stage in each replica\n"
+                              "                 stage 0    stage 1    stage 2    stage 3\n"
+                              "  replica 0            0          1          2          3\n"
+                              "  replica 1            4          5          6          7\n"),
+                       "%s", r.out);
+    run_free(&r);
+    /* plain data parallel: one stage, no grid */
+    r = RUN("schedule", "--devices", "4");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_null(strstr(r.out, "\ngrid:"), "%s", r.out);
+    run_free(&r);
+}
+
+/* `strata --version` and `strata version` print project(VERSION) of
+ * CMakeLists.txt (STRATA_VERSION, the same compile definition the binary
+ * gets) and exit 0; --help says so. It was "unknown option" (exit 2). */
+Test(cli, version_prints_the_project_version)
+{
+    const char *forms[] = {"--version", "version"};
+    for (size_t i = 0; i < 2; i++) {
+        struct run r = RUN(forms[i]);
+        cr_expect_eq(r.status, 0, "%s: status %d: %s", forms[i], r.status, r.err);
+        cr_expect_str_eq(r.out, "strata " STRATA_VERSION "\n", "%s", forms[i]);
+        run_free(&r);
+    }
+    struct run r = RUN("--help");
+    cr_expect_not_null(strstr(r.out, "`strata --version`"), "--help does not say --version");
+    run_free(&r);
+    expect_refused(RUN("--version", "extra"), "--version", "'extra'");
+}
+
+/* `strata help TOPIC`: metrics, or a command (its --help, byte for byte);
+ * any other topic is bad input naming it and the topics (it printed the
+ * general help, exit 0). Alone, the general help. */
+Test(cli, help_topics_are_metrics_and_the_commands_and_no_other)
+{
+    struct run r = RUN("help");
+    cr_expect_eq(r.status, 0);
+    cr_expect_not_null(strstr(r.out, "commands:"), "%s", r.out);
+    run_free(&r);
+    struct run a = RUN("help", "schedule"), b = RUN("schedule", "--help");
+    cr_expect_eq(a.status, 0, "stderr: %s", a.err);
+    cr_expect_str_eq(a.out, b.out, "strata help schedule is not strata schedule --help");
+    run_free(&a);
+    run_free(&b);
+    expect_refused(RUN("help", "foo"), "'foo'", "metrics, compare, sim");
+    expect_refused(RUN("help", "metrics", "sim"), "'sim'", NULL);
+}
+
+/* A word after '--' is an argument even when it starts with '--': the
+ * message says so, not "options start with --" (which it does). */
+Test(cli, an_option_after_dashes_is_refused_as_an_argument)
+{
+    struct run r = RUN("sim", "--", "--devices", "2");
+    cr_expect_eq(r.status, 2, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.err, "'--devices' after '--'"), "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "strata sim takes no arguments"), "%s", r.err);
+    cr_expect_null(strstr(r.err, "options start with"), "%s", r.err);
+    run_free(&r);
+    /* before '--', a stray word is still told how options are written */
+    expect_refused(RUN("sim", "stray", "--", "--devices"), "'stray'", "options start with --");
 }

@@ -168,6 +168,34 @@ Test(config, argv_space_and_equals_forms)
     config_release(&c);
 }
 
+/* One-letter aliases take their value as getopt does: the next word or
+ * attached (-j2, -fFILE); -j2 was "unknown option". */
+Test(config, short_options_take_the_value_attached_or_next)
+{
+    struct config c;
+    struct err e = {0};
+    cr_assert_eq(PARSE(&c, &e, "-j2", "-ocluster.profile"), 0, "%s", e.msg);
+    cr_expect_eq(c.jobs, 2);
+    cr_expect_str_eq(c.output, "cluster.profile");
+    cr_expect(config_is_set(&c, "jobs"));
+    config_release(&c);
+    cr_assert_eq(PARSE(&c, &e, "-j", "3"), 0, "%s", e.msg);
+    cr_expect_eq(c.jobs, 3);
+    config_release(&c);
+    const char *path = test_tmp_file("short.conf", "devices = 5\n");
+    char attached[300];
+    snprintf(attached, sizeof attached, "-f%s", path);
+    cr_assert_eq(PARSE(&c, &e, attached), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 5);
+    cr_expect_str_eq(c.scenario_path, path);
+    config_release(&c);
+    /* an attached value is checked as a separate one is */
+    expect_input_error(PARSE(&c, &e, "-j0"), &e, "--jobs: 0 is not allowed", "1 to 1024");
+    /* an alias of an option the command does not take says so */
+    expect_input_error(PARSE_IN(&c, OPTG_SCENARIO, &e, "-j2"), &e,
+                       "-j (--jobs): not an option of this command", NULL);
+}
+
 Test(config, equals_value_may_contain_equals_and_start_with_dash)
 {
     struct config c;
@@ -413,14 +441,26 @@ Test(config, file_with_comments_blanks_quotes_and_spaces)
     config_release(&c);
 }
 
-Test(config, file_repeated_key_last_wins)
+/* A key set twice is refused with both lines, as cluster profiles refuse
+ * it (the last line won, silently). An option outside the command's groups
+ * counts too: the file is one scenario whatever command reads it. */
+Test(config, file_repeated_key_is_refused_naming_both_lines)
 {
-    const char *path = test_tmp_file("r.conf", "devices = 2\ndevices = 6\n");
     struct config c;
     struct err e = {0};
+    expect_file_message(&c, &e, "r.conf", "devices = 2\n# the same option again\ndevices = 6\n",
+                        ":3: devices: set twice (first on line 1); a scenario file sets each "
+                        "option once");
+    const char *path = test_tmp_file("g.conf", "json = a.json\nbatch = 64\njson = b.json\n");
     config_init(&c);
-    cr_assert_eq(config_load_file(&c, path, ALL_GROUPS, &e), 0, "%s", e.msg);
-    cr_expect_eq(c.devices, 6);
+    expect_input_error(config_load_file(&c, path, OPTG_SCENARIO, &e), &e,
+                       ":3: json: set twice (first on line 1)", NULL);
+    /* different keys, and the command line over the file, are no repeat */
+    path = test_tmp_file("ok.conf", "devices = 2\nbatch = 64\n");
+    char *p = (char *)path;
+    cr_assert_eq(PARSE(&c, &e, "-f", p, "--devices", "8", "--devices", "4"), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 4);
+    cr_expect_eq(c.batch, 64);
     config_release(&c);
 }
 

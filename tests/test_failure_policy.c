@@ -105,3 +105,58 @@ Test(failure_policy, a_servers_death_can_only_be_restarted)
     }
     plan_free(p);
 }
+
+/* A refusal gives the true reason (pipelined-steps was said to split the
+ * model, which it does not: it is mirrored with gradients in flight) ... */
+static void expect_shrink_reason(const char *strategy, const char *reason)
+{
+    struct plan *p = build(strategy, 2);
+    enum failure_policy got;
+    struct err e = {0};
+    cr_expect_eq(failure_policy_resolve("shrink", p, &got, &e), ERR_INPUT, "%s", strategy);
+    cr_expect_not_null(strstr(e.msg, reason), "%s: want '%s' in: %s", strategy, reason, e.msg);
+    plan_free(p);
+}
+
+Test(failure_policy, shrink_refusals_give_the_strategys_own_reason)
+{
+    expect_shrink_reason("pipelined-steps", "gradients in flight");
+    expect_shrink_reason("mirrored-zero1", "shards its optimizer state");
+    expect_shrink_reason("model", "splits the model");
+    expect_shrink_reason("pipeline-1f1b", "splits the model");
+    struct plan *p = build("pipelined-steps", 2);
+    enum failure_policy got;
+    struct err e = {0};
+    cr_expect_eq(failure_policy_resolve("shrink", p, &got, &e), ERR_INPUT);
+    cr_expect_null(strstr(e.msg, "splits"), "%s", e.msg);
+    plan_free(p);
+}
+
+/* ... and suggests only policies the strategy accepts: "use restart or
+ * shrink" to a pipeline, which refuses shrink, was a dead end. Every
+ * policy after "use " in a refusal of every strategy is resolved again. */
+Test(failure_policy, refusals_suggest_only_policies_the_strategy_accepts)
+{
+    const char *refused[] = {"shrink", "continue"};
+    for (size_t i = 0; i < strategy_count; i++)
+        for (size_t k = 0; k < 2; k++) {
+            const char *name = strategy_registry[i]->name;
+            struct plan *p = build(name, 2);
+            enum failure_policy got;
+            struct err e = {0};
+            if (failure_policy_resolve(refused[k], p, &got, &e) == 0) {
+                plan_free(p);
+                continue;
+            }
+            const char *use = strstr(e.msg, "; use ");
+            cr_expect_not_null(use, "%s, %s: no suggestion: %s", name, refused[k], e.msg);
+            for (int pol = 0; use && pol < 3; pol++)
+                if (strstr(use, failure_policy_names[pol])) {
+                    struct err e2 = {0};
+                    cr_expect_eq(failure_policy_resolve(failure_policy_names[pol], p, &got, &e2),
+                                 0, "%s refuses %s, and suggests %s, which it refuses too: %s",
+                                 name, refused[k], failure_policy_names[pol], e2.msg);
+                }
+            plan_free(p);
+        }
+}

@@ -4,7 +4,9 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/report.h"
 #include "../core/straggler_detect.h"
@@ -180,4 +182,43 @@ Test(straggler_detect, report_reader_accepts_reports_with_and_without_the_sectio
     cr_expect_not_null(cJSON_GetObjectItem(j, "stragglers"));
     cJSON_Delete(j);
     report_doc_release(&d);
+}
+
+/* What straggler_print says of paces[0..n), unlabelled (caller frees). */
+static char *printed(const struct rank_pace *paces, int n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    straggler_print(f, NULL, paces, n);
+    fclose(f);
+    return text;
+}
+
+/* Not judged for want of a peer: one rank alone (one device, or a job that
+ * went on with one worker after --on-failure continue) is said to be
+ * alone, not blamed on pipeline stages, which it need not be (a ps-async
+ * run after a death said so); two stages keep the stages' reason. */
+Test(straggler_detect, not_judged_says_why_one_rank_alone_or_stages)
+{
+    struct span spans[4];
+    size_t n = 0;
+    add_step(spans, &n, 0, 0, 1.0, 2.0);
+    add_step(spans, &n, 0, 1, 1.0, 2.0);
+    struct rank_pace *p = detect(spans, n, 1);
+    char *text = printed(p, 1);
+    cr_expect_str_eq(text, "stragglers: not judged (rank 0 was the only rank that computed: "
+                           "there is no other to compare it with)\n");
+    free(text);
+    free(p);
+    struct span stages[2] = {
+        {.rank = 0, .kind = OP_FORWARD, .mb = 0, .lo = 0, .hi = 1, .start_s = 0, .end_s = 1},
+        {.rank = 1, .kind = OP_FORWARD, .mb = 0, .lo = 1, .hi = 2, .start_s = 1, .end_s = 5},
+    };
+    p = detect(stages, 2, 2);
+    text = printed(p, 2);
+    cr_expect_not_null(strstr(text, "pipeline and model stages"), "%s", text);
+    free(text);
+    free(p);
 }

@@ -370,6 +370,11 @@ Test(validate_axes, each_bad_element_is_named_with_its_option)
                       "rank 3", "--np 2");
     expect_axes_error(AXES(&ax, &e, "np", "2", "straggler", "slow:2=2"), &e, "--straggler",
                       "rank 2");
+    /* sizes only: real runs cannot train it, so no cell could run */
+    expect_axes_error(AXES(&ax, &e, "models", "mlp:784-32-10,transformer:layers=2,hidden=8,"
+                           "seq=4,vocab=16"), &e, "--models",
+                      "'transformer:layers=2,hidden=8,seq=4,vocab=16' is described by sizes");
+    expect_axes_error(AXES(&ax, &e, "model", "gpt2-small"), &e, "--model", "mlp:");
 }
 
 /* ---- strata validate ---------------------------------------------------------- */
@@ -395,6 +400,15 @@ Test(validate, list_options_refuse_bad_elements_with_exit_2)
     expect_refused(RUN("validate", "--cluster", "cpu-loopback", "--models", "mlp:784-10,nope"),
                      "nope", NULL);
     expect_refused(RUN("validate", "--cluster", "cpu-loopback", "--repeat", "0"), "--repeat", NULL);
+    /* a model real runs cannot train is refused before any cell runs (it
+     * went through every cell, then printed an empty table) */
+    struct run r = RUN("validate", "--cluster", "cpu-loopback", "--models",
+                       "transformer:layers=2,hidden=8,seq=4,vocab=16", "--np", "2");
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "--models: 'transformer:"), "%s", r.err);
+    cr_expect_eq(r.out[0], '\0', "something ran: %s", r.out);
+    cr_expect_null(strstr(r.err, "cell 1"), "a cell ran: %s", r.err);
+    run_free(&r);
     expect_refused(RUN("validate", "--cluster", "cpu-loopback", "--stragglers", "none,,exp:1"),
                      "--stragglers", NULL);
 }
