@@ -162,7 +162,7 @@ static void print_list(FILE *out)
 {
     fputs("\nstrategies (--strategy, --strategies):\n", out);
     for (size_t i = 0; i < strategy_count; i++)
-        fprintf(out, "  %-16s %s\n", strategy_registry[i]->name, strategy_registry[i]->summary);
+        fprintf(out, "  %-16s %s\n", strategy_registry[i].name, strategy_registry[i].summary);
     fputs("\nmodels (--model): mlp:IN-H1-...-OUT, transformer:layers=L,hidden=H,seq=S,vocab=V"
           "[,heads=A], or a preset:\n", out);
     for (size_t i = 0; i < workload_n_presets; i++)

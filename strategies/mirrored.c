@@ -64,26 +64,17 @@ fail:
     return ERR_NOMEM;
 }
 
+/* whatever its lag (pipelined-steps' too: lagged ops are ops all the
+ * same): a backward and an all-reduce per bucket, a forward and the
+ * update */
 void mirrored_plan_size(const struct config *c, const struct workload *wl,
                         struct budget_plan *out)
 {
-    double n = (double)c->devices;
-    double per_rank = n > 1 ? 2.0 * partition_n_buckets(c, wl, 0, wl->n_layers) + 2 : 3;
-    *out = (struct budget_plan){.ranks = n, .ops = n * per_rank};
+    partition_bucketed_plan_size(c, wl, 2, 2, out);
 }
 
-static int build_mirrored(const struct config *c, const struct workload *wl, struct plan **out,
-                          struct err *e)
+int mirrored_build(const struct strategy *s, const struct config *c, const struct workload *wl,
+                   struct plan **out, struct err *e)
 {
-    return mirrored_build_plan(c, wl, "mirrored", 0, out, e);
+    return mirrored_build_plan(c, wl, s->name, 0, out, e);
 }
-
-const struct strategy strategy_mirrored = {
-    .name = "mirrored",
-    .summary = "synchronous data parallel: full replicas, gradients all-reduced in buckets "
-               "overlapped with backward (DDP)",
-    .options = "bucket-mb",
-    .policy = POLICY_NONE,
-    .build = build_mirrored,
-    .plan_size = mirrored_plan_size,
-};

@@ -13,8 +13,8 @@
 #include "families.h"
 #include "partition.h"
 
-static int build_zero1(const struct config *c, const struct workload *wl, struct plan **out,
-                       struct err *e)
+int mirrored_zero1_build(const struct strategy *s, const struct config *c,
+                         const struct workload *wl, struct plan **out, struct err *e)
 {
     int n, batch;
     double cap_bytes;
@@ -23,7 +23,7 @@ static int build_zero1(const struct config *c, const struct workload *wl, struct
     TRY(partition_check_bucket_mb(c, &cap_bytes, e));
     const int n_layers = wl->n_layers;
 
-    struct plan *p = plan_create("mirrored-zero1", wl, n, 0, batch, 1, e);
+    struct plan *p = plan_create(s->name, wl, n, 0, batch, 1, e);
     int *members = XCALLOC(e, (size_t)n, sizeof *members);
     /* the buckets' reduce-scatters, in the order they are issued */
     int *scatter = XCALLOC(e, (size_t)n_layers, sizeof *scatter);
@@ -75,21 +75,9 @@ fail:
 }
 
 /* A forward, then per bucket a backward, a reduce-scatter, the shard's
- * update and an all-gather (3 ops on one device). */
-static void zero1_plan_size(const struct config *c, const struct workload *wl,
-                            struct budget_plan *out)
+ * update and an all-gather. */
+void mirrored_zero1_plan_size(const struct config *c, const struct workload *wl,
+                              struct budget_plan *out)
 {
-    double n = (double)c->devices;
-    double per_rank = n > 1 ? 4.0 * partition_n_buckets(c, wl, 0, wl->n_layers) + 1 : 3;
-    *out = (struct budget_plan){.ranks = n, .ops = n * per_rank};
+    partition_bucketed_plan_size(c, wl, 4, 1, out);
 }
-
-const struct strategy strategy_mirrored_zero1 = {
-    .name = "mirrored-zero1",
-    .summary = "mirrored with the momentum sharded (ZeRO-1): gradients reduce-scattered, "
-               "each device steps its shard, parameters all-gathered",
-    .options = "bucket-mb",
-    .policy = POLICY_NONE,
-    .build = build_zero1,
-    .plan_size = zero1_plan_size,
-};

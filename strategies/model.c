@@ -15,23 +15,14 @@ static void schedule_model(struct plan *p, struct stages *st, int i)
     stage_update(p, st, i, bwd);
 }
 
-static int build_model(const struct config *c, const struct workload *wl, struct plan **out,
-                       struct err *e)
+int model_build(const struct strategy *s, const struct config *c, const struct workload *wl,
+                struct plan **out, struct err *e)
 {
-    return stages_build(c, wl, "model", "model parallelism", false, schedule_model, out, e);
+    return stages_build(c, wl, s->name, "model parallelism", false, schedule_model, out, e);
 }
 
-static void model_plan_size(const struct config *c, const struct workload *wl,
-                            struct budget_plan *out)
+void model_plan_size(const struct config *c, const struct workload *wl,
+                     struct budget_plan *out)
 {
     stages_plan_size(c, wl, false, 6, out);
 }
-
-const struct strategy strategy_model = {
-    .name = "model",
-    .summary = "model parallel: layers split across devices, one batch flows through them",
-    .options = "dp,bucket-mb",
-    .policy = POLICY_NONE,
-    .build = build_model,
-    .plan_size = model_plan_size,
-};

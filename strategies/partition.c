@@ -210,3 +210,13 @@ int partition_n_buckets(const struct config *c, const struct workload *wl, int f
     for (; hi > floor; n++) hi = partition_bucket_lo_from(wl, floor, hi, cap_bytes);
     return n;
 }
+
+void partition_bucketed_plan_size(const struct config *c, const struct workload *wl,
+                                  double ops_per_bucket, double other_ops,
+                                  struct budget_plan *out)
+{
+    double n = (double)c->devices;
+    double per_rank =
+        n > 1 ? ops_per_bucket * partition_n_buckets(c, wl, 0, wl->n_layers) + other_ops : 3;
+    *out = (struct budget_plan){.ranks = n, .ops = n * per_rank};
+}

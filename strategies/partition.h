@@ -4,6 +4,7 @@
 #ifndef STRATA_PARTITION_H
 #define STRATA_PARTITION_H
 
+#include "../core/budget.h"
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/workload.h"
@@ -60,5 +61,13 @@ int partition_bucket_lo_from(const struct workload *wl, int floor, int hi, doubl
  * partition_bucket_lo_from cuts them): what a plan's op count bounds
  * take; hi - floor, a bucket a layer, when --bucket-mb is not allowed. */
 int partition_n_buckets(const struct config *c, const struct workload *wl, int floor, int hi);
+
+/* The plan_size (struct strategy) of a data-parallel plan over c's
+ * --devices workers: per worker, ops_per_bucket ops for each bucket of the
+ * whole model and other_ops more; on one device, its 3 ops (forward,
+ * backward, update). */
+void partition_bucketed_plan_size(const struct config *c, const struct workload *wl,
+                                  double ops_per_bucket, double other_ops,
+                                  struct budget_plan *out);
 
 #endif

@@ -17,10 +17,10 @@ static void schedule_gpipe(struct plan *p, struct stages *st, int i)
     stage_update(p, st, i, bwd);
 }
 
-static int build_gpipe(const struct config *c, const struct workload *wl, struct plan **out,
-                       struct err *e)
+int pipeline_gpipe_build(const struct strategy *s, const struct config *c,
+                         const struct workload *wl, struct plan **out, struct err *e)
 {
-    return stages_build(c, wl, "pipeline-gpipe", "pipeline parallelism", true, schedule_gpipe,
+    return stages_build(c, wl, s->name, "pipeline parallelism", true, schedule_gpipe,
                         out, e);
 }
 
@@ -46,35 +46,16 @@ static void schedule_1f1b(struct plan *p, struct stages *st, int i)
     stage_update(p, st, i, bwd);
 }
 
-static int build_1f1b(const struct config *c, const struct workload *wl, struct plan **out,
-                      struct err *e)
+int pipeline_1f1b_build(const struct strategy *s, const struct config *c, const struct workload *wl,
+                        struct plan **out, struct err *e)
 {
-    return stages_build(c, wl, "pipeline-1f1b", "pipeline parallelism", true, schedule_1f1b,
+    return stages_build(c, wl, s->name, "pipeline parallelism", true, schedule_1f1b,
                         out, e);
 }
 
 /* gpipe and 1f1b: the same ops in another order */
-static void pipeline_plan_size(const struct config *c, const struct workload *wl,
-                               struct budget_plan *out)
+void pipeline_plan_size(const struct config *c, const struct workload *wl,
+                        struct budget_plan *out)
 {
     stages_plan_size(c, wl, true, 6, out);
 }
-
-const struct strategy strategy_pipeline_gpipe = {
-    .name = "pipeline-gpipe",
-    .summary = "pipeline: M microbatches, all forwards then all backwards (GPipe)",
-    .options = "microbatches,dp,bucket-mb",
-    .policy = POLICY_NONE,
-    .build = build_gpipe,
-    .plan_size = pipeline_plan_size,
-};
-
-const struct strategy strategy_pipeline_1f1b = {
-    .name = "pipeline-1f1b",
-    .summary = "pipeline: one forward, one backward (PipeDream-flush): same bubble, "
-               "less activation memory",
-    .options = "microbatches,dp,bucket-mb",
-    .policy = POLICY_NONE,
-    .build = build_1f1b,
-    .plan_size = pipeline_plan_size,
-};

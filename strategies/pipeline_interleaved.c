@@ -130,8 +130,8 @@ static int check_options(const struct config *c, const struct workload *wl,
     return 0;
 }
 
-static int build_interleaved(const struct config *c, const struct workload *wl,
-                             struct plan **out, struct err *e)
+int pipeline_interleaved_build(const struct strategy *s, const struct config *c,
+                               const struct workload *wl, struct plan **out, struct err *e)
 {
     *out = NULL;
     struct interleaved il = {0};
@@ -143,7 +143,7 @@ static int build_interleaved(const struct config *c, const struct workload *wl,
     if (!il.bounds || !il.fwd_op) goto out;
     if ((rc = partition_stages(wl, n_stages, il.bounds, e)) < 0) goto out;
     rc = ERR_NOMEM;
-    struct plan *p = plan_create("pipeline-interleaved", wl, il.p, 0, il.batch, il.m, e);
+    struct plan *p = plan_create(s->name, wl, il.p, 0, il.batch, il.m, e);
     if (!p) goto out;
     if (il.p > 1 && il.v != c->chunks)
         snprintf(p->note, sizeof p->note,
@@ -162,8 +162,8 @@ out:
 /* Each of --chunks V chunks of a device: 1F1B's 6 ops a microbatch and an
  * update; the first and last virtual stages have 2 a microbatch fewer.
  * One device runs the one-device step, 3 ops. */
-static void interleaved_plan_size(const struct config *c, const struct workload *wl,
-                                  struct budget_plan *out)
+void pipeline_interleaved_plan_size(const struct config *c, const struct workload *wl,
+                                    struct budget_plan *out)
 {
     double p = (double)c->devices;
     long long chunks = c->devices > 1 && c->devices <= wl->n_layers
@@ -175,13 +175,3 @@ static void interleaved_plan_size(const struct config *c, const struct workload 
     *out = (struct budget_plan){
         .ranks = p, .ops = p > 1 ? micro + p * v : 3, .micro_ops = micro};
 }
-
-const struct strategy strategy_pipeline_interleaved = {
-    .name = "pipeline-interleaved",
-    .summary = "pipeline: interleaved 1F1B (Megatron-LM), --chunks V chunks per device: "
-               "bubble V times smaller, V times the messages",
-    .options = "microbatches,chunks",
-    .policy = POLICY_NONE,
-    .build = build_interleaved,
-    .plan_size = interleaved_plan_size,
-};

@@ -69,26 +69,16 @@ static void schedule_zb_h1(struct plan *p, struct stages *st, int i)
     stage_update(p, st, i, last_w);
 }
 
-static int build_zb(const struct config *c, const struct workload *wl, struct plan **out,
-                    struct err *e)
+int pipeline_zb_build(const struct strategy *s, const struct config *c, const struct workload *wl,
+                      struct plan **out, struct err *e)
 {
-    return stages_build(c, wl, "pipeline-zb", "pipeline parallelism", true, schedule_zb_h1, out,
+    return stages_build(c, wl, s->name, "pipeline parallelism", true, schedule_zb_h1, out,
                         e);
 }
 
 /* 1F1B's ops with each backward split in two: 7 a microbatch */
-static void zb_plan_size(const struct config *c, const struct workload *wl,
-                         struct budget_plan *out)
+void pipeline_zb_plan_size(const struct config *c, const struct workload *wl,
+                           struct budget_plan *out)
 {
     stages_plan_size(c, wl, true, 7, out);
 }
-
-const struct strategy strategy_pipeline_zb = {
-    .name = "pipeline-zb",
-    .summary = "pipeline: zero-bubble ZB-H1, backward split into input and weight halves, "
-               "weights deferred into the bubble",
-    .options = "microbatches",
-    .policy = POLICY_NONE,
-    .build = build_zb,
-    .plan_size = zb_plan_size,
-};

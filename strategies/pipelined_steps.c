@@ -19,23 +19,13 @@
  * plan is mirrored's, op for op. */
 #include "families.h"
 
-static int build_pipelined_steps(const struct config *c, const struct workload *wl,
-                                 struct plan **out, struct err *e)
+int pipelined_steps_build(const struct strategy *s, const struct config *c,
+                          const struct workload *wl, struct plan **out, struct err *e)
 {
     /* 0: a config filled by hand without it (as stage.c takes --dp 0) */
     long long inflight = c->inflight == 0 ? 1 : c->inflight;
     if (inflight < 1 || inflight > PLAN_MAX_LAG + 1)
         return err_set(e, ERR_INPUT, "--inflight: %lld is not allowed (1 to %d steps in flight)",
                        inflight, PLAN_MAX_LAG + 1);
-    return mirrored_build_plan(c, wl, "pipelined-steps", (int)inflight - 1, out, e);
+    return mirrored_build_plan(c, wl, s->name, (int)inflight - 1, out, e);
 }
-
-const struct strategy strategy_pipelined_steps = {
-    .name = "pipelined-steps",
-    .summary = "mirrored with --inflight K steps in flight: a step's all-reduce overlaps the "
-               "next steps' compute, its gradients applied K-1 steps late",
-    .options = "bucket-mb,inflight",
-    .policy = POLICY_NONE,
-    .build = build_pipelined_steps,
-    .plan_size = mirrored_plan_size,   /* lagged ops are ops all the same */
-};

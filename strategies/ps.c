@@ -70,8 +70,8 @@ fail:
  * pulls; with --backup-workers B it uses the first N-B pushes of a step and
  * drops the stragglers' (Chen et al., 2016, "Revisiting Distributed
  * Synchronous SGD"). */
-static int build_ps_sync(const struct config *c, const struct workload *wl, struct plan **out,
-                         struct err *e)
+int ps_sync_build(const struct strategy *s, const struct config *c, const struct workload *wl,
+                  struct plan **out, struct err *e)
 {
     int n, batch;
     TRY(partition_check_devices_batch(c, &n, &batch, e));
@@ -84,64 +84,36 @@ static int build_ps_sync(const struct config *c, const struct workload *wl, stru
                        "least one worker's push",
                        c->backup_workers, n);
     if (c->backup_workers > 0)
-        return build_ps(c, wl, "ps-sync", POLICY_BACKUP, (int)c->backup_workers, out, e);
-    return build_ps(c, wl, "ps-sync", POLICY_SYNC, 0, out, e);
+        return build_ps(c, wl, s->name, POLICY_BACKUP, (int)c->backup_workers, out, e);
+    return build_ps(c, wl, s->name, POLICY_SYNC, 0, out, e);
 }
 
 /* Asynchronous (Hogwild-style, Dean et al., 2012): pushes are applied on
  * arrival and pulls never wait, so gradients may be stale. */
-static int build_ps_async(const struct config *c, const struct workload *wl, struct plan **out,
-                          struct err *e)
+int ps_async_build(const struct strategy *s, const struct config *c, const struct workload *wl,
+                   struct plan **out, struct err *e)
 {
-    return build_ps(c, wl, "ps-async", POLICY_ASYNC, 0, out, e);
+    return build_ps(c, wl, s->name, POLICY_ASYNC, 0, out, e);
 }
 
 /* Stale-synchronous parallel (Ho et al., 2013): asynchronous, but a worker
  * more than --staleness K steps ahead of the slowest waits at its pull. */
-static int build_ps_ssp(const struct config *c, const struct workload *wl, struct plan **out,
-                        struct err *e)
+int ps_ssp_build(const struct strategy *s, const struct config *c, const struct workload *wl,
+                 struct plan **out, struct err *e)
 {
     if (c->staleness < 0 || c->staleness > INT_MAX)
         return err_set(e, ERR_INPUT, "--staleness: %lld is not allowed (0 to %d)",
                        c->staleness, INT_MAX);
-    return build_ps(c, wl, "ps-ssp", POLICY_SSP, (int)c->staleness, out, e);
+    return build_ps(c, wl, s->name, POLICY_SSP, (int)c->staleness, out, e);
 }
 
 /* A worker: a forward, then a backward, a push and a pull per server; the
  * servers are ranks with no ops (their per-worker state is their rank's
  * share of the estimate, core/budget.c). */
-static void ps_plan_size(const struct config *c, const struct workload *wl,
-                         struct budget_plan *out)
+void ps_plan_size(const struct config *c, const struct workload *wl,
+                  struct budget_plan *out)
 {
     (void)wl;
     double n = (double)c->devices, servers = c->servers > 1 ? (double)c->servers : 1;
     *out = (struct budget_plan){.ranks = n + servers, .ops = n * (1 + 3 * servers)};
 }
-
-const struct strategy strategy_ps_sync = {
-    .name = "ps-sync",
-    .summary = "parameter server, synchronous: push, server averages all (or all but "
-               "--backup-workers), pull",
-    .options = "servers,backup-workers",
-    .policy = POLICY_SYNC,
-    .build = build_ps_sync,
-    .plan_size = ps_plan_size,
-};
-
-const struct strategy strategy_ps_async = {
-    .name = "ps-async",
-    .summary = "parameter server, asynchronous: each worker pushes and pulls on its own",
-    .options = "servers",
-    .policy = POLICY_ASYNC,
-    .build = build_ps_async,
-    .plan_size = ps_plan_size,
-};
-
-const struct strategy strategy_ps_ssp = {
-    .name = "ps-ssp",
-    .summary = "parameter server, stale-synchronous: async with a staleness bound K",
-    .options = "servers,staleness",
-    .policy = POLICY_SSP,
-    .build = build_ps_ssp,
-    .plan_size = ps_plan_size,
-};

@@ -3,39 +3,79 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/text_append.h"
 #include "families.h"
 
-const struct strategy *const strategy_registry[] = {
-    &strategy_mirrored, &strategy_ps_sync, &strategy_ps_async, &strategy_ps_ssp,
-    &strategy_model,    &strategy_pipeline_gpipe, &strategy_pipeline_1f1b,
-    &strategy_pipeline_interleaved, &strategy_pipeline_zb,
-    &strategy_mirrored_zero1, &strategy_pipelined_steps,
+/* Every strategy, in the order tables list them: what it is. How it builds
+ * its plan is its family's file (families.h). */
+const struct strategy strategy_registry[] = {
+    {.name = "mirrored", .options = "bucket-mb", .policy = POLICY_NONE,
+     .build = mirrored_build, .plan_size = mirrored_plan_size,
+     .summary = "synchronous data parallel: full replicas, gradients all-reduced in buckets "
+                "overlapped with backward (DDP)"},
+    {.name = "ps-sync", .options = "servers,backup-workers", .policy = POLICY_SYNC,
+     .build = ps_sync_build, .plan_size = ps_plan_size,
+     .summary = "parameter server, synchronous: push, server averages all (or all but "
+                "--backup-workers), pull"},
+    {.name = "ps-async", .options = "servers", .policy = POLICY_ASYNC,
+     .build = ps_async_build, .plan_size = ps_plan_size,
+     .summary = "parameter server, asynchronous: each worker pushes and pulls on its own"},
+    {.name = "ps-ssp", .options = "servers,staleness", .policy = POLICY_SSP,
+     .build = ps_ssp_build, .plan_size = ps_plan_size,
+     .summary = "parameter server, stale-synchronous: async with a staleness bound K"},
+    {.name = "model", .options = "dp,bucket-mb", .policy = POLICY_NONE,
+     .build = model_build, .plan_size = model_plan_size,
+     .summary = "model parallel: layers split across devices, one batch flows through them"},
+    {.name = "pipeline-gpipe", .options = "microbatches,dp,bucket-mb", .policy = POLICY_NONE,
+     .build = pipeline_gpipe_build, .plan_size = pipeline_plan_size,
+     .summary = "pipeline: M microbatches, all forwards then all backwards (GPipe)"},
+    {.name = "pipeline-1f1b", .options = "microbatches,dp,bucket-mb", .policy = POLICY_NONE,
+     .build = pipeline_1f1b_build, .plan_size = pipeline_plan_size,
+     .summary = "pipeline: one forward, one backward (PipeDream-flush): same bubble, less "
+                "activation memory"},
+    {.name = "pipeline-interleaved", .options = "microbatches,chunks", .policy = POLICY_NONE,
+     .build = pipeline_interleaved_build, .plan_size = pipeline_interleaved_plan_size,
+     .summary = "pipeline: interleaved 1F1B (Megatron-LM), --chunks V chunks per device: bubble "
+                "V times smaller, V times the messages"},
+    {.name = "pipeline-zb", .options = "microbatches", .policy = POLICY_NONE,
+     .build = pipeline_zb_build, .plan_size = pipeline_zb_plan_size,
+     .summary = "pipeline: zero-bubble ZB-H1, backward split into input and weight halves, "
+                "weights deferred into the bubble"},
+    {.name = "mirrored-zero1", .options = "bucket-mb", .policy = POLICY_NONE,
+     .build = mirrored_zero1_build, .plan_size = mirrored_zero1_plan_size,
+     .summary = "mirrored with the momentum sharded (ZeRO-1): gradients reduce-scattered, each "
+                "device steps its shard, parameters all-gathered"},
+    {.name = "pipelined-steps", .options = "bucket-mb,inflight", .policy = POLICY_NONE,
+     .build = pipelined_steps_build, .plan_size = mirrored_plan_size,
+     .summary = "mirrored with --inflight K steps in flight: a step's all-reduce overlaps the "
+                "next steps' compute, its gradients applied K-1 steps late"},
 };
 const size_t strategy_count = sizeof strategy_registry / sizeof strategy_registry[0];
 
-/* "mirrored, ps-sync, ..." for error messages. */
-static void list_names(char *buf, size_t n)
+/* "mirrored, ps-sync, ..." for error messages: every strategy, or those
+ * that read option `reading` when it is not NULL. */
+static void list_names(char *buf, size_t n, const char *reading)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < strategy_count && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "",
-                                 strategy_registry[i]->name);
+    for (size_t i = 0; i < strategy_count; i++)
+        if (!reading || strategy_reads(&strategy_registry[i], reading))
+            text_appendf(buf, n, &used, "%s%s", used ? ", " : "", strategy_registry[i].name);
 }
 
 /* The strategy whose name is [name, name+len), or NULL. */
 static const struct strategy *lookup(const char *name, size_t len)
 {
     for (size_t i = 0; i < strategy_count; i++)
-        if (strlen(strategy_registry[i]->name) == len &&
-            !strncmp(strategy_registry[i]->name, name, len))
-            return strategy_registry[i];
+        if (strlen(strategy_registry[i].name) == len &&
+            !strncmp(strategy_registry[i].name, name, len))
+            return &strategy_registry[i];
     return NULL;
 }
 
 const struct strategy *strategy_baseline(void)
 {
-    return &strategy_mirrored;
+    return &strategy_registry[0];   /* mirrored */
 }
 
 bool strategy_reads(const struct strategy *s, const char *name)
@@ -62,7 +102,7 @@ const struct strategy *strategy_find(const char *name, struct err *e)
     const struct strategy *s = lookup(name, strlen(name));
     if (!s) {
         char names[512];
-        list_names(names, sizeof names);
+        list_names(names, sizeof names, NULL);
         err_set(e, ERR_INPUT, "--strategy: '%.64s' is not a strategy (%s)", name, names);
     }
     return s;
@@ -72,11 +112,11 @@ int strategy_parse_list(const char *spec, const struct strategy **out, size_t *n
                         struct err *e)
 {
     char names[512];
-    list_names(names, sizeof names);
+    list_names(names, sizeof names, NULL);
     *n = 0;
     if (!spec) spec = "";
     if (!strcmp(spec, "all")) {
-        for (size_t i = 0; i < strategy_count; i++) out[i] = strategy_registry[i];
+        for (size_t i = 0; i < strategy_count; i++) out[i] = &strategy_registry[i];
         *n = strategy_count;
         return 0;
     }
@@ -123,12 +163,7 @@ static int check_unread(const struct strategy *s, const char *name, long long va
 {
     if (value <= 1 || strategy_reads(s, name)) return 0;
     char names[256];
-    size_t used = 0;
-    names[0] = '\0';
-    for (size_t i = 0; i < strategy_count && used < sizeof names; i++)
-        if (strategy_reads(strategy_registry[i], name))
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                     used ? ", " : "", strategy_registry[i]->name);
+    list_names(names, sizeof names, name);
     return err_set(e, ERR_INPUT, "--%s %lld: %s does not take %s (only %s do); leave it at 1",
                    name, value, s->name, what, names);
 }
@@ -139,7 +174,7 @@ int strategy_build(const struct strategy *s, const struct config *c,
     *out = NULL;
     struct plan *p = NULL;
     TRY(check_unread(s, "dp", c->dp, "data-parallel replicas of stages", e));
-    int rc = s->build(c, wl, &p, e);
+    int rc = s->build(s, c, wl, &p, e);
     if (rc < 0) return rc;
     rc = plan_build_status(p, e);
     if (rc < 0) {
@@ -194,7 +229,7 @@ void strategy_plan_size_spec(const char *spec, const struct config *c,
     size_t n = 0;
     struct err ignored = {0};
     if (strategy_parse_list(spec, list, &n, &ignored) < 0) {
-        for (n = 0; n < strategy_count; n++) list[n] = strategy_registry[n];
+        for (n = 0; n < strategy_count; n++) list[n] = &strategy_registry[n];
     }
     strategy_plan_size_max(list, n, c, wl, out);
 }

@@ -1,7 +1,8 @@
 /* A strategy compiles one training step into a plan (core/plan.h). Each
- * family lives in one file and exports `const struct strategy`s; registry.c
- * lists them. Adding a strategy is one file and one line there; nothing in
- * sim/ or real/ changes. */
+ * family lives in one file and exports its build and plan_size functions
+ * (families.h); registry.c's table says what each strategy is: its name,
+ * summary, options, policy and those functions. Adding a strategy is one
+ * file and one entry there; nothing in sim/ or real/ changes. */
 #ifndef STRATA_STRATEGY_H
 #define STRATA_STRATEGY_H
 
@@ -14,28 +15,33 @@
 #include "../core/plan.h"
 #include "../core/workload.h"
 
+struct strategy;
+typedef int strategy_build_fn(const struct strategy *s, const struct config *c,
+                              const struct workload *wl, struct plan **out, struct err *e);
+typedef void strategy_plan_size_fn(const struct config *c, const struct workload *wl,
+                                   struct budget_plan *out);
+
 struct strategy {
     const char *name;           /* "mirrored": what --strategy takes */
     const char *summary;        /* one line for --help, `schedule` and tables */
     const char *options;        /* options it reads beyond devices/batch/model: "bucket-mb";
                                  * ask strategy_reads() rather than searching it */
     enum server_policy policy;  /* POLICY_NONE unless it uses parameter servers */
-    /* Builds the plan of one step for c and wl; ERR_INPUT with a message that
-     * names the option when the scenario does not fit (e.g. more stages than
-     * layers). On success *out is a plan the caller frees. */
-    int (*build)(const struct config *c, const struct workload *wl, struct plan **out,
-                 struct err *e);
+    /* Builds the plan of one step for c and wl, named s->name; ERR_INPUT
+     * with a message that names the option when the scenario does not fit
+     * (e.g. more stages than layers). On success *out is a plan the caller
+     * frees. */
+    strategy_build_fn *build;
     /* Bounds the plan build() makes for c and wl without building it: its
      * ranks and ops a step, at most (what --max-memory's estimate counts,
      * core/budget.h), in time of the layers, not of the ranks or the
      * microbatches; an upper bound also for options build() refuses. NULL:
      * strategy_plan_size's bound for any plan. */
-    void (*plan_size)(const struct config *c, const struct workload *wl,
-                      struct budget_plan *out);
+    strategy_plan_size_fn *plan_size;
 };
 
-/* The registry, in the order tables list them. */
-extern const struct strategy *const strategy_registry[];
+/* The registry, in the order tables list them (registry.c). */
+extern const struct strategy strategy_registry[];
 extern const size_t strategy_count;
 
 /* The baseline that speedup is measured against (docs/metrics.md): training

@@ -95,7 +95,7 @@ Test(budget, every_strategys_bound_holds_its_plan_and_follows_it)
     };
     for (size_t i = 0; i < strategy_count; i++)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
-            expect_bound_holds(strategy_registry[i]->name, deep, sizes[k]);
+            expect_bound_holds(strategy_registry[i].name, deep, sizes[k]);
     /* --dp replicas of the stages, --chunks of interleaved, --inflight */
     static const char *const dp[] = {"devices", "8", "dp", "2", "batch", "64", "microbatches",
                                      "8", "bucket-mb", "0.2", NULL};
@@ -232,10 +232,10 @@ Test(budget, too_many_events_are_refused_naming_the_option_and_max_memory)
     set(&c, "max-memory", "4");
     set(&c, "steps", "1000000000");
     for (size_t i = 0; i < strategy_count; i++) {
-        set(&c, "strategy", strategy_registry[i]->name);
-        strategy_plan_size(strategy_registry[i], &c, wl, &plan);
+        set(&c, "strategy", strategy_registry[i].name);
+        strategy_plan_size(&strategy_registry[i], &c, wl, &plan);
         cr_expect_eq(budget_check(&c, wl, SIM_GROUPS, &plan, &e), ERR_INPUT, "%s",
-                     strategy_registry[i]->name);
+                     strategy_registry[i].name);
     }
     config_release(&c);
 }

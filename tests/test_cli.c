@@ -35,7 +35,7 @@ Test(cli, help_lists_every_option_with_its_default)
         cr_expect(def && (!eol || def < eol), "%s has no default on its line", flag);
     }
     for (size_t i = 0; i < strategy_count; i++)
-        cr_expect_not_null(strstr(r.out, strategy_registry[i]->name));
+        cr_expect_not_null(strstr(r.out, strategy_registry[i].name));
     run_free(&r);
 }
 
@@ -57,10 +57,10 @@ Test(cli, schedule_help_lists_the_scenario_options_and_ranges)
 Test(cli, schedule_of_every_strategy_at_the_defaults_is_valid)
 {
     for (size_t i = 0; i < strategy_count; i++) {
-        struct run r = RUN("schedule", "--strategy", strategy_registry[i]->name);
-        cr_expect_eq(r.status, 0, "%s: status %d: %s", strategy_registry[i]->name, r.status, r.err);
-        cr_expect_not_null(strstr(r.out, "\nvalid:"), "%s: no verdict 'valid'", strategy_registry[i]->name);
-        if (!strcmp(strategy_registry[i]->name, "pipeline-interleaved"))
+        struct run r = RUN("schedule", "--strategy", strategy_registry[i].name);
+        cr_expect_eq(r.status, 0, "%s: status %d: %s", strategy_registry[i].name, r.status, r.err);
+        cr_expect_not_null(strstr(r.out, "\nvalid:"), "%s: no verdict 'valid'", strategy_registry[i].name);
+        if (!strcmp(strategy_registry[i].name, "pipeline-interleaved"))
             cr_expect_not_null(strstr(r.out, "\nnote: --chunks 1: the default 2 chunks"), "%s",
                                r.out);
         run_free(&r);
@@ -91,7 +91,7 @@ Test(cli, bare_strata_compares_every_strategy_on_the_default_scenario)
     struct run r = run_strata((const char *const[]){NULL});
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     for (size_t i = 0; i < strategy_count; i++)
-        cr_expect_not_null(strstr(r.out, strategy_registry[i]->name));
+        cr_expect_not_null(strstr(r.out, strategy_registry[i].name));
     cr_expect_not_null(strstr(r.out, "speedup"));
     /* every strategy runs; pipeline-interleaved, whose default 2 chunks on
      * each of 8 devices would need 16 layers, takes 1 and says so */

@@ -140,7 +140,7 @@ Test(failure_policy, refusals_suggest_only_policies_the_strategy_accepts)
     const char *refused[] = {"shrink", "continue"};
     for (size_t i = 0; i < strategy_count; i++)
         for (size_t k = 0; k < 2; k++) {
-            const char *name = strategy_registry[i]->name;
+            const char *name = strategy_registry[i].name;
             struct plan *p = build(name, 2);
             enum failure_policy got;
             struct err e = {0};

@@ -236,7 +236,7 @@ static void assert_index_matches_plan(const struct plan_index *ix, const char *n
 Test(index, every_strategy_index_matches_its_plan)
 {
     for (size_t k = 0; k < strategy_count; k++) {
-        const struct strategy *st = strategy_registry[k];
+        const struct strategy *st = &strategy_registry[k];
         for (int devices = 1; devices <= 4; devices *= 2) {
             struct config c;
             config_init(&c);

@@ -144,11 +144,11 @@ Test(strategies, registry_lists_every_strategy_in_table_order)
                               "mirrored-zero1", "pipelined-steps"};
     cr_assert_eq(strategy_count, 11);
     for (size_t i = 0; i < strategy_count; i++) {
-        cr_assert_str_eq(strategy_registry[i]->name, expected[i]);
-        cr_assert_eq(find(expected[i]), strategy_registry[i]);
-        cr_assert(strategy_registry[i]->summary && *strategy_registry[i]->summary);
-        cr_assert_not_null(strategy_registry[i]->options);
-        cr_assert_not_null(strategy_registry[i]->build);
+        cr_assert_str_eq(strategy_registry[i].name, expected[i]);
+        cr_assert_eq(find(expected[i]), &strategy_registry[i]);
+        cr_assert(strategy_registry[i].summary && *strategy_registry[i].summary);
+        cr_assert_not_null(strategy_registry[i].options);
+        cr_assert_not_null(strategy_registry[i].build);
     }
     cr_assert_eq(find("mirrored")->policy, POLICY_NONE);
     cr_assert_eq(find("ps-sync")->policy, POLICY_SYNC);
@@ -161,11 +161,11 @@ Test(strategies, options_each_strategy_reads_are_real_options)
 {
     for (size_t i = 0; i < strategy_count; i++) {
         char list[256];
-        snprintf(list, sizeof list, "%s", strategy_registry[i]->options);
+        snprintf(list, sizeof list, "%s", strategy_registry[i].options);
         for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
              name = strtok_r(NULL, ",", &save))
             cr_assert_not_null(config_find(name), "%s reads --%s, which is not an option",
-                               strategy_registry[i]->name, name);
+                               strategy_registry[i].name, name);
     }
     cr_assert_str_eq(find("mirrored")->options, "bucket-mb");
     cr_assert_str_eq(find("ps-sync")->options, "servers,backup-workers");
@@ -192,7 +192,7 @@ Test(strategies, parse_list_takes_all_or_a_comma_list)
     struct err e = {0};
     cr_assert_eq(strategy_parse_list("all", out, &n, &e), 0, "%s", e.msg);
     cr_assert_eq(n, strategy_count);
-    for (size_t i = 0; i < n; i++) cr_assert_eq(out[i], strategy_registry[i]);
+    for (size_t i = 0; i < n; i++) cr_assert_eq(out[i], &strategy_registry[i]);
 
     cr_assert_eq(strategy_parse_list("pipeline-1f1b,mirrored, model", out, &n, &e), 0, "%s",
                  e.msg);
@@ -234,11 +234,11 @@ Test(strategies, parse_list_rejects_unknown_repeated_and_empty_items)
 }
 
 /* A strategy whose build leaves a sticky builder error in its plan. */
-static int build_broken(const struct config *c, const struct workload *wl, struct plan **out,
-                        struct err *e)
+static int build_broken(const struct strategy *s, const struct config *c,
+                        const struct workload *wl, struct plan **out, struct err *e)
 {
     (void)c;
-    struct plan *p = plan_create("broken", wl, 1, 0, 1, 1, e);
+    struct plan *p = plan_create(s->name, wl, 1, 0, 1, 1, e);
     if (!p) return ERR_NOMEM;
     plan_forward(p, 0, 0, wl->n_layers + 1, 0, 1, NO_DEPS);   /* past the last layer */
     *out = p;
@@ -267,7 +267,7 @@ Test(strategies, every_strategy_passes_the_checker_at_every_size, .timeout = 120
     const char *deep[] = {DEEP_MLP, SMALL_TRANSFORMER};
     int n_plans = 0;
     for (size_t s = 0; s < strategy_count; s++) {
-        const struct strategy *st = strategy_registry[s];
+        const struct strategy *st = &strategy_registry[s];
         /* its sizes must divide (test_pipeline_schedules.c checks them) */
         if (!strcmp(st->name, "pipeline-interleaved")) continue;
         bool layer_split = is_layer_split(st);
@@ -339,7 +339,7 @@ Test(strategies, one_device_is_the_single_device_step_for_every_strategy)
     struct workload *wl = test_workload(DEEP_MLP);
     const int L = wl->n_layers;
     for (size_t s = 0; s < strategy_count; s++) {
-        const struct strategy *st = strategy_registry[s];
+        const struct strategy *st = &strategy_registry[s];
         struct config c = scenario(DEEP_MLP, 1, 256, 4);   /* microbatches 4 is ignored */
         struct plan *p = test_build_plan(st->name, &c, wl);
         cr_assert_eq(p->n_workers, 1);
@@ -382,7 +382,7 @@ Test(strategies, compute_flops_per_step_are_equal_across_strategies)
             double expected = (workload_fwd_flops(wl, 0, L) + workload_bwd_flops(wl, 0, L)) * batch;
             double one_update = 4.0 * (double)workload_params(wl, 0, L);
             for (size_t s = 0; s < strategy_count; s++) {
-                const struct strategy *st = strategy_registry[s];
+                const struct strategy *st = &strategy_registry[s];
                 struct config c = scenario(DEEP_MLP, devices[d], batch, 4);
                 /* interleaved: microbatches in groups of one per device */
                 if (!strcmp(st->name, "pipeline-interleaved")) c.microbatches = 4 * devices[d];
@@ -974,10 +974,10 @@ Test(strategies, out_of_range_devices_batch_and_bucket_are_refused)
 {
     for (size_t s = 0; s < strategy_count; s++) {
         struct config c = scenario(DEFAULT_MLP, 0, 256, 1);
-        assert_input_error(strategy_registry[s]->name, &c, "--devices: 0 is not allowed");
+        assert_input_error(strategy_registry[s].name, &c, "--devices: 0 is not allowed");
         c.devices = 1;
         c.batch = 0;
-        assert_input_error(strategy_registry[s]->name, &c, "--batch: 0 is not allowed");
+        assert_input_error(strategy_registry[s].name, &c, "--batch: 0 is not allowed");
     }
     struct config c = scenario(DEFAULT_MLP, 2, 256, 1);
     c.bucket_mb = -1;
@@ -998,7 +998,7 @@ Test(strategies, reads_matches_whole_option_names_and_servers_follow_the_policy)
     cr_expect(!strategy_reads(find("mirrored"), "microbatches"));
     cr_expect(!strategy_reads(find("model"), ""), "an empty list reads nothing");
     for (size_t i = 0; i < strategy_count; i++) {
-        const struct strategy *s = strategy_registry[i];
+        const struct strategy *s = &strategy_registry[i];
         cr_expect_eq(strategy_has_servers(s), s->policy != POLICY_NONE, "%s", s->name);
     }
     cr_expect(strategy_has_servers(find("ps-ssp")));

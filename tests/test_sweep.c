@@ -135,14 +135,14 @@ Test(sweep, grid_has_a_row_per_strategy_and_value)
     /* strategy-major, values in the order given */
     static const char *const values[] = {"1", "2", "4", "8", "16", "32"};
     for (int i = 0; i < c->n_rows; i++) {
-        cr_expect_str_eq(c->field[i][F_STRATEGY], strategy_registry[i / 6]->name);
+        cr_expect_str_eq(c->field[i][F_STRATEGY], strategy_registry[i / 6].name);
         cr_expect_str_eq(c->field[i][F_OPTION], "devices");
         cr_expect_str_eq(c->field[i][F_VALUE], values[i % 6]);
         cr_expect_str_eq(c->field[i][F_DEVICES], values[i % 6]);
         cr_expect_str_eq(c->field[i][F_BATCH], "256", "strong scaling keeps the batch");
     }
     for (size_t k = 0; k < strategy_count; k++)
-        cr_expect_not_null(strstr(r.out, strategy_registry[k]->name));
+        cr_expect_not_null(strstr(r.out, strategy_registry[k].name));
     free(c);
     run_free(&r);
 }
@@ -489,13 +489,16 @@ Test(sweep, grid_keeps_every_strategy_of_the_list)
     cr_assert_eq(workload_parse(cfg.model, &wl, &e), 0, "%s", e.msg);
     struct sweep_axis ax;
     cr_assert_eq(sweep_axis_parse(&cfg, &ax, &e), 0, "%s", e.msg);
+    const struct strategy *all[16];
+    size_t n_all = 0;
+    cr_assert_eq(strategy_parse_list("all", all, &n_all, &e), 0, "%s", e.msg);
     struct sweep s;
-    cr_assert_eq(sweep_run(&cfg, wl, &ax, strategy_registry, (int)strategy_count, NULL, NULL,
+    cr_assert_eq(sweep_run(&cfg, wl, &ax, all, (int)n_all, NULL, NULL,
                            NULL, &s, &e), 0, "%s", e.msg);
     cr_assert_eq(s.n_strategies, (int)strategy_count);
     cr_expect_eq(s.n_points, (int)strategy_count * 2);
     for (size_t i = 0; i < strategy_count; i++)
-        cr_expect_eq(s.strategies[i], strategy_registry[i], "row %zu", i);
+        cr_expect_eq(s.strategies[i], &strategy_registry[i], "row %zu", i);
     sweep_release(&s);
     cr_expect_null(s.strategies, "released");
     workload_free(wl);

@@ -192,7 +192,7 @@ static void bench_throughput(void)
     verdict(one256, 55000);
     printf("\n  batch 256         1 rank     2 ranks     4 ranks   (x one rank)\n");
     for (size_t i = 0; i < strategy_count; i++) {
-        const char *name = strategy_registry[i]->name;
+        const char *name = strategy_registry[i].name;
         printf("  %-14s", name);
         for (int np = 1; np <= 4; np *= 2) {
             double x = throughput(name, np, 256, 200);
