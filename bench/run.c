@@ -52,6 +52,7 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     if (fail.is_set && fail.rank >= run->plan->n_ranks)
         return err_set(e, ERR_INPUT, "--fail: rank %d does not exist (the plan has ranks 0 to %d)",
                        fail.rank, run->plan->n_ranks - 1);
+    TRY(failure_check_steps(&fail, cfg->steps, e));
     setup.plan = run->plan;
     struct run_failures rf;
     int rc = run_failures_prepare(cfg, &setup, &rf, e);

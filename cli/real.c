@@ -233,7 +233,7 @@ int cmd_real(const struct command *self, int argc, char **argv)
     }
     if (is_rank) rc = take_job_size(&s.cfg, n_ranks, &e);
     if (rc == 0) rc = real_prepare(&s.cfg, s.wl, &p, &ix, &e);
-    if (rc == 0) rc = supervise_check_fail(s.cfg.fail, s.cfg.on_failure, p, &e);
+    if (rc == 0) rc = supervise_check_fail(&s.cfg, p, &e);
     if (rc != 0)
         status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
     else if (is_rank)

@@ -450,3 +450,12 @@ int failure_parse(const char *text, struct failure_spec *out, struct err *e)
     *out = (struct failure_spec){.is_set = true, .rank = (int)rank, .step = step, .time_s = 0};
     return 0;
 }
+
+int failure_check_steps(const struct failure_spec *f, long long steps, struct err *e)
+{
+    if (!f->is_set || f->step < 0 || f->step < steps) return 0;
+    return err_set(e, ERR_INPUT,
+                   "--fail %d@%lld: the run never starts step %lld (--steps %lld runs steps 0 "
+                   "to %lld); fail at an earlier step or run more steps",
+                   f->rank, (long long)f->step, (long long)f->step, steps, steps - 1);
+}

@@ -91,4 +91,10 @@ struct failure_spec {
 /* Parses --fail R@STEP or R@Ts ("" = none); ERR_INPUT naming --fail. */
 int failure_parse(const char *text, struct failure_spec *f, struct err *e);
 
+/* A failure at a step the run never starts (STEP >= steps) cannot happen:
+ * ERR_INPUT naming --fail and --steps, rather than a report of no failure
+ * that reads as if the job had survived one. A failure at a time is not
+ * judged: the run's length is known only once it has run. */
+int failure_check_steps(const struct failure_spec *f, long long steps, struct err *e);
+
 #endif

@@ -30,9 +30,9 @@ static void on_signal(int sig)
     signalled = sig;
 }
 
-int supervise_check_fail(const char *fail, const char *on_failure, const struct plan *p,
-                         struct err *e)
+int supervise_check_fail(const struct config *cfg, const struct plan *p, struct err *e)
 {
+    const char *fail = cfg->fail;
     struct failure_spec f;
     TRY(failure_parse(fail, &f, e));
     if (!f.is_set) return 0;
@@ -41,8 +41,9 @@ int supervise_check_fail(const char *fail, const char *on_failure, const struct 
                        "(0 to %d%s)", fail, f.rank, p->strategy, p->n_ranks,
                        p->n_ranks == 1 ? "" : "s", p->n_ranks - 1,
                        p->n_servers ? ", servers last" : "");
+    if (cfg->epochs <= 0) TRY(failure_check_steps(&f, cfg->steps, e));
     enum failure_policy policy;
-    TRY(failure_policy_resolve(on_failure, p, &policy, e));
+    TRY(failure_policy_resolve(cfg->on_failure, p, &policy, e));
     return failure_policy_check_rank(policy, p, f.rank, e);
 }
 
@@ -402,7 +403,7 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     S->n_workers = job->p->n_workers;
     S->is_multi_host = job->cfg->hostfile[0] != '\0';
     int rc = failure_policy_resolve(job->cfg->on_failure, job->p, &S->policy, e);
-    if (rc == 0) rc = supervise_check_fail(job->cfg->fail, job->cfg->on_failure, job->p, e);
+    if (rc == 0) rc = supervise_check_fail(job->cfg, job->p, e);
     if (rc == 0 && S->is_multi_host)
         rc = hbnet_resolve_address(job->cfg->supervisor_address, S->address, sizeof S->address,
                                    e);

@@ -65,11 +65,11 @@ struct supervise_job {
                                    relaunch goes back to the one before it */
 };
 
-/* --fail's rank must be one of p's, and one whose death --on-failure can
- * follow (a server's only restart can); ERR_INPUT naming the option. ""
- * passes. */
-int supervise_check_fail(const char *fail, const char *on_failure, const struct plan *p,
-                         struct err *e);
+/* cfg's --fail: a rank of p's, one whose death --on-failure can follow (a
+ * server's only restart can), at a step the run starts (with --steps; an
+ * --epochs run's steps are known later); ERR_INPUT naming the option. No
+ * --fail passes. */
+int supervise_check_fail(const struct config *cfg, const struct plan *p, struct err *e);
 
 /* Runs the job under supervision to its end (above); *exit_code is what
  * strata exits with. < 0 when it could not start: ERR_INPUT for a policy

@@ -497,6 +497,8 @@ Test(cli, bad_simulator_options_exit_2_naming_the_option)
     expect_refused(RUN("sim", "--cluster", "tpu-pod"), "--cluster", "tpu-pod");
     expect_refused(RUN("sim", "--straggler", "exp:x"), "--straggler", "exp:x");
     expect_refused(RUN("sim", "--fail", "99@1"), "--fail", "99");
+    expect_refused(RUN("sim", "--fail", "1@100", "--steps", "5"), "--fail 1@100",
+                   "never starts step 100");
     expect_refused(RUN("sim", "--allreduce", "butterfly"), "--allreduce", "butterfly");
     expect_refused(RUN("sim", "--nodes", "1", "--devices-per-node", "2", "--devices", "8"),
                      "--nodes", NULL);

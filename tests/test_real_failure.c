@@ -237,6 +237,10 @@ Test(real_failure, fail_of_a_rank_that_does_not_exist_is_refused)
     expect_refused(RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--fail",
                        "9@1"),
                    "--fail", "rank 9 does not exist");
+    /* before any process starts, as the simulator refuses it */
+    expect_refused(RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--fail",
+                       "1@30", "--steps", "5"),
+                   "--fail 1@30", "never starts step 30");
 }
 
 /* shrink and continue go on without a dead worker; a server has no

@@ -472,6 +472,24 @@ Test(straggler, failure_parse_rejects_everything_else)
     }
 }
 
+/* A failure at a step the run never starts would leave a report of no
+ * failure; one at a time cannot be judged before the run. */
+Test(straggler, a_failure_past_the_last_step_is_refused)
+{
+    struct failure_spec f;
+    struct err e = {0};
+    cr_assert_eq(failure_parse("1@4", &f, &e), 0, "%s", e.msg);
+    cr_expect_eq(failure_check_steps(&f, 5, &e), 0, "step 4 of steps 0 to 4: %s", e.msg);
+    cr_assert_eq(failure_check_steps(&f, 4, &e), ERR_INPUT, "step 4 of steps 0 to 3");
+    cr_expect_not_null(strstr(e.msg, "--fail 1@4"), "%s", e.msg);
+    cr_expect_not_null(strstr(e.msg, "--steps 4 runs steps 0 to 3"), "%s", e.msg);
+    e = (struct err){0};
+    cr_assert_eq(failure_parse("1@1000s", &f, &e), 0, "%s", e.msg);
+    cr_expect_eq(failure_check_steps(&f, 1, &e), 0, "a time is not judged: %s", e.msg);
+    cr_assert_eq(failure_parse("", &f, &e), 0, "%s", e.msg);
+    cr_expect_eq(failure_check_steps(&f, 1, &e), 0, "no failure");
+}
+
 /* A checkpoint saves a rank's stream and a resumed run copies it back
  * (real/checkpoint.c): the draws after the copy are the draws the saved
  * stream would have made, and another rank's stream is left alone. */
