@@ -124,10 +124,18 @@ int cmd_sim(const struct command *self, int argc, char **argv)
                  (long long)plan_n_ops(run.plan));
     else
         workload_describe(s.wl, desc, sizeof desc);
-    snprintf(scenario, sizeof scenario, "%s on %d devices of %s (%d node%s x %d), batch %lld, "
+    /* Ranks fill nodes in order (sim/cluster.h): --nodes beyond what they
+     * fill adds machines that hold none, which the header must not hide. */
+    const int dpn = run.cluster.devices_per_node;
+    const int filled = (run.plan->n_ranks + dpn - 1) / dpn;
+    char unused[160] = "", on[32] = "node 0";
+    if (filled > 1) snprintf(on, sizeof on, "nodes 0 to %d", filled - 1);
+    if (filled < run.cluster.nodes)
+        snprintf(unused, sizeof unused, "; the %d ranks on %s, --devices-per-node spreads them",
+                 run.plan->n_ranks, on);
+    snprintf(scenario, sizeof scenario, "%s on %d devices of %s (%d node%s x %d%s), batch %lld, "
              "%lld steps", st->name, run.plan->n_workers, run.cluster.name, run.cluster.nodes,
-             run.cluster.nodes == 1 ? "" : "s", run.cluster.devices_per_node, s.cfg.batch,
-             s.cfg.steps);
+             run.cluster.nodes == 1 ? "" : "s", dpn, unused, s.cfg.batch, s.cfg.steps);
     printf("%s\n%s\n\n", scenario, desc);
     if (run.plan->note[0]) printf("note: %s\n\n", run.plan->note);
     double speedup = has_baseline ? run_speedup(&run, &base) : NAN;

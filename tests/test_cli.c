@@ -504,6 +504,21 @@ Test(cli, bad_simulator_options_exit_2_naming_the_option)
                      "--nodes", NULL);
 }
 
+/* Ranks fill nodes in order: --nodes beyond what they fill is said in the
+ * header, not left for the user to read as ranks spread over the nodes. */
+Test(cli, sim_header_says_which_nodes_the_ranks_fill)
+{
+    struct run r = RUN("sim", "--nodes", "4", "--devices", "12", "--steps", "2");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "(4 nodes x 8; the 12 ranks on nodes 0 to 1,"), "%s", r.out);
+    run_free(&r);
+    r = RUN("sim", "--nodes", "3", "--devices", "3", "--devices-per-node", "1", "--steps", "2");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "(3 nodes x 1), batch"), "every node holds a rank: %s",
+                       r.out);
+    run_free(&r);
+}
+
 /* Every command a lab tells students to run works: the labs are documentation
  * that the suite keeps true. Commands are the comment lines "#   strata ...",
  * with a trailing '\' joining the next line and "# ..." after them a remark. */
