@@ -47,6 +47,8 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     snprintf(run->cfg.jitter, sizeof run->cfg.jitter, "%s",
              jitter_is_set(&run->cluster.jitter) ? "on" : "off");
     TRY(strategy_build(st, &run->cfg, wl, &run->plan, e));
+    /* ... and the chunks it ran with, where the builder lowered the default */
+    if (run->plan->lowered_chunks > 0) run->cfg.chunks = run->plan->lowered_chunks;
     TRY(cluster_layout(&run->cluster, run->plan->n_ranks, cfg->nodes, cfg->devices_per_node,
                        cfg->allreduce, e));
     if (fail.is_set && fail.rank >= run->plan->n_ranks)

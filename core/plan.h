@@ -186,6 +186,8 @@ struct plan {
     /* What the builder chose that the options did not say (a default it
      * had to lower), for people: compare, sim and schedule print it; "" none */
     char note[160];
+    int lowered_chunks;          /* --chunks the builder lowered the default to (in note),
+                                  * which the report's config records; 0: as given */
     /* Sticky build error: the first failing builder call records it here and
      * returns -1; later calls do nothing. plan_build_status() reports it. */
     int build_rc;

@@ -54,6 +54,8 @@ int real_prepare(struct config *cfg, const struct workload *wl, struct plan **ou
         name_np(cfg, e);
         return built;
     }
+    /* the report says the chunks it ran with, where the builder lowered the default */
+    if (p->lowered_chunks > 0) cfg->chunks = p->lowered_chunks;
     struct straggler_spec strag;
     int rc = straggler_parse(cfg->straggler, &strag, e);
     if (rc == 0) rc = straggler_check_ranks(&strag, p->n_workers, p->n_ranks, p->strategy, e);

@@ -145,11 +145,13 @@ int pipeline_interleaved_build(const struct strategy *s, const struct config *c,
     rc = ERR_NOMEM;
     struct plan *p = plan_create(s->name, wl, il.p, 0, il.batch, il.m, e);
     if (!p) goto out;
-    if (il.p > 1 && il.v != c->chunks)
+    if (il.p > 1 && il.v != c->chunks) {
+        p->lowered_chunks = il.v;
         snprintf(p->note, sizeof p->note,
                  "--chunks %d: the default %lld chunks on each of %d devices need %lld layers, "
                  "the model has %d",
                  il.v, c->chunks, il.p, il.p * c->chunks, wl->n_layers);
+    }
     for (int d = 0; d < il.p; d++) schedule_device(p, &il, d);
     *out = p;
     rc = 0;

@@ -504,6 +504,28 @@ Test(cli, bad_simulator_options_exit_2_naming_the_option)
                      "--nodes", NULL);
 }
 
+/* pipeline-interleaved lowers the default --chunks 2 to what the model's
+ * layers allow: the report's config records the chunks it ran with. */
+Test(cli, a_lowered_chunks_default_is_what_the_report_records)
+{
+    char path[] = "/tmp/strata-test-chunks-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    struct run r = RUN("sim", "--strategy", "pipeline-interleaved", "--devices", "4", "--steps",
+                       "2", "--json", path);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "note: --chunks 1:"), "%s", r.out);
+    run_free(&r);
+    cJSON *j = read_json(path);
+    cr_assert_not_null(j);
+    const cJSON *chunks =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "config"), "chunks");
+    cr_expect(cJSON_IsNumber(chunks) && chunks->valuedouble == 1, "config.chunks");
+    cJSON_Delete(j);
+    unlink(path);
+}
+
 /* Ranks fill nodes in order: --nodes beyond what they fill is said in the
  * header, not left for the user to read as ranks spread over the nodes. */
 Test(cli, sim_header_says_which_nodes_the_ranks_fill)
