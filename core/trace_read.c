@@ -240,13 +240,10 @@ static int read_header(const cJSON *root, const struct json_at *top, struct trac
     return report_config_from_json(sc, &sc_at, &d->cfg, &d->config_groups);
 }
 
-int trace_doc_parse(const char *text, size_t len, const char *name, struct trace_doc *out,
-                    struct err *e)
+/* The header and spans of root (named name in messages) into out, an empty
+ * document with its trace initialised; deletes root. */
+static int doc_of(cJSON *root, const char *name, struct trace_doc *out, struct err *e)
 {
-    memset(out, 0, sizeof *out);
-    trace_init(&out->trace, -1, -1);
-    cJSON *root = NULL;
-    TRY(json_parse(text, len, name, &root, e));
     struct json_at top = {.file = name, .e = e};
     int rc = 0;
     if (!cJSON_IsObject(root))
@@ -273,13 +270,21 @@ int trace_doc_parse(const char *text, size_t len, const char *name, struct trace
     return rc;
 }
 
+int trace_doc_parse(const char *text, size_t len, const char *name, struct trace_doc *out,
+                    struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    trace_init(&out->trace, -1, -1);
+    cJSON *root = NULL;
+    TRY(json_parse(text, len, name, &root, e));
+    return doc_of(root, name, out, e);
+}
+
 int trace_doc_read(const char *path, struct trace_doc *out, struct err *e)
 {
     memset(out, 0, sizeof *out);
-    char *text = NULL;
-    size_t len = 0;
-    TRY(json_slurp(path, &text, &len, e));
-    int rc = trace_doc_parse(text, len, path, out, e);
-    free(text);
-    return rc;
+    trace_init(&out->trace, -1, -1);
+    cJSON *root = NULL;
+    TRY(json_parse_file(path, &root, e));
+    return doc_of(root, path, out, e);
 }
