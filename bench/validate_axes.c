@@ -65,11 +65,23 @@ static int parse_np(const char *opt, const char *word, int *np, struct err *e)
     return 0;
 }
 
+/* An axis comes from its list option (--models a,b) when that is set, else
+ * from its one-value option (--model a), so that a plain run's scenario is a
+ * matrix of one. *opt: the option it came from, for messages. */
+static int split_axis(const struct config *cfg, const char *list_opt, const char *list_text,
+                      const char *one_opt, const char *one_text, const char **opt,
+                      char (*out)[VALIDATE_SPEC_BYTES], int *n, struct err *e)
+{
+    bool is_list = config_is_set(cfg, list_opt + strlen("--"));
+    *opt = is_list ? list_opt : one_opt;
+    return validate_split_list(*opt, is_list ? list_text : one_text, out, VALIDATE_MAX_AXIS, n, e);
+}
+
 static int parse_models(const struct config *cfg, struct validate_axes *ax, struct err *e)
 {
-    const char *opt = config_is_set(cfg, "models") ? "--models" : "--model";
-    const char *text = config_is_set(cfg, "models") ? cfg->models : cfg->model;
-    TRY(validate_split_list(opt, text, ax->models, VALIDATE_MAX_AXIS, &ax->n_models, e));
+    const char *opt;
+    TRY(split_axis(cfg, "--models", cfg->models, "--model", cfg->model, &opt, ax->models,
+                   &ax->n_models, e));
     for (int i = 0; i < ax->n_models; i++) {
         TRY_CTX(e, workload_parse(ax->models[i], &ax->workloads[i], e), "%s: '%s'", opt,
                 ax->models[i]);
@@ -121,9 +133,9 @@ static int check_ranks(const char *opt, const struct validate_axes *ax, int s, s
 
 static int parse_stragglers(const struct config *cfg, struct validate_axes *ax, struct err *e)
 {
-    const char *opt = config_is_set(cfg, "stragglers") ? "--stragglers" : "--straggler";
-    const char *text = config_is_set(cfg, "stragglers") ? cfg->stragglers : cfg->straggler;
-    TRY(validate_split_list(opt, text, ax->stragglers, VALIDATE_MAX_AXIS, &ax->n_stragglers, e));
+    const char *opt;
+    TRY(split_axis(cfg, "--stragglers", cfg->stragglers, "--straggler", cfg->straggler, &opt,
+                   ax->stragglers, &ax->n_stragglers, e));
     for (int i = 0; i < ax->n_stragglers; i++) {
         /* straggler_parse's message names --straggler and the forms */
         TRY_CTX(e, straggler_parse(ax->stragglers[i], &ax->straggler_specs[i], e), "%s: '%s'",

@@ -39,15 +39,16 @@ static cJSON *histogram(const struct report *r)
     return NULL;
 }
 
-#define LOST(k, kind_, member) JSON_FIELD(k, kind_, struct validate_lost, member)
+/* Every figure of a validate_lost is a double, as every share is above. */
+#define LOST(k, member) JSON_FIELD(k, JSON_REAL, struct validate_lost, member)
 
 /* What a failure cost, predicted or measured. */
 static const struct json_field lost_fields[] = {
-    LOST("lost_s", JSON_REAL, lost_s),
-    LOST("detect_s", JSON_REAL, detect_s),
-    LOST("relaunch_s", JSON_REAL, relaunch_s),
-    LOST("redone_s", JSON_REAL, redone_s),
-    LOST("steps_redone", JSON_REAL, steps_redone),
+    LOST("lost_s", lost_s),
+    LOST("detect_s", detect_s),
+    LOST("relaunch_s", relaunch_s),
+    LOST("redone_s", redone_s),
+    LOST("steps_redone", steps_redone),
 };
 static const struct json_table lost = JSON_TABLE(JSON_SHAPE_OBJECT, lost_fields);
 

@@ -272,3 +272,14 @@ int json_slurp(const char *path, char **text, size_t *len, struct err *e)
     *len = buf.len;
     return 0;
 }
+
+int json_parse_file(const char *path, cJSON **out, struct err *e)
+{
+    *out = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    TRY(json_slurp(path, &text, &len, e));
+    int rc = json_parse(text, len, path, out, e);
+    free(text);
+    return rc;
+}

@@ -181,4 +181,9 @@ int json_parse(const char *text, size_t len, const char *name, cJSON **out, stru
  * ERR_IO or ERR_NOMEM otherwise. */
 int json_slurp(const char *path, char **text, size_t *len, struct err *e);
 
+/* json_slurp, then json_parse naming the document by its path: the one way
+ * the readers of saved documents (reports, traces) open a file. Caller
+ * deletes *out. */
+int json_parse_file(const char *path, cJSON **out, struct err *e);
+
 #endif

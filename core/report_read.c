@@ -297,13 +297,10 @@ static int read_doc(const cJSON *root, const struct json_at *top, struct report_
     return for_each_list(root, top, k, &next, read_list, d);
 }
 
-int report_doc_parse(const char *text, size_t len, const char *name, struct report_doc *out,
-                     struct err *e)
+/* The documents of root (named name in messages) into *out, which stays
+ * empty on a failure; deletes root. */
+static int doc_of(cJSON *root, const char *name, struct report_doc *out, struct err *e)
 {
-    memset(out, 0, sizeof *out);
-    if (!name) name = "report";
-    cJSON *root = NULL;
-    TRY(json_parse(text, len, name, &root, e));
     struct report_doc d = {0};
     struct json_at top = {.file = name, .e = e};
     int rc = read_doc(root, &top, &d);
@@ -313,15 +310,22 @@ int report_doc_parse(const char *text, size_t len, const char *name, struct repo
     return rc;
 }
 
+int report_doc_parse(const char *text, size_t len, const char *name, struct report_doc *out,
+                     struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (!name) name = "report";
+    cJSON *root = NULL;
+    TRY(json_parse(text, len, name, &root, e));
+    return doc_of(root, name, out, e);
+}
+
 int report_doc_read(const char *path, struct report_doc *out, struct err *e)
 {
     memset(out, 0, sizeof *out);
-    char *text = NULL;
-    size_t len = 0;
-    TRY(json_slurp(path, &text, &len, e));
-    int rc = report_doc_parse(text, len, path, out, e);
-    free(text);
-    return rc;
+    cJSON *root = NULL;
+    TRY(json_parse_file(path, &root, e));
+    return doc_of(root, path, out, e);
 }
 
 void report_doc_release(struct report_doc *d)

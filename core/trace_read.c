@@ -64,16 +64,32 @@ static int need_string(const cJSON *parent, const struct json_at *up, const char
     return 0;
 }
 
-/* parent[key] as a finite real number >= 0. */
+/* v (at) as a finite real number >= 0; what: the quantity with its unit,
+ * for the message ("a time of 0 or more seconds"). */
+static int nonneg_real(const cJSON *v, const struct json_at *at, const char *what, double *out)
+{
+    TRY(json_as_real(v, at, out));
+    if (!(isfinite(*out) && *out >= 0)) return json_bad(at, "is %g, not %s", *out, what);
+    return 0;
+}
+
+/* parent[key] as a time of 0 or more microseconds (the trace-event unit). */
 static int need_time(const cJSON *parent, const struct json_at *up, const char *key, double *out)
 {
     struct json_at at = json_key(up, key);
     const cJSON *v = member(parent, &at, 0);
     if (!v) return ERR_INPUT;
-    TRY(json_as_real(v, &at, out));
-    if (!(isfinite(*out) && *out >= 0))
-        return json_bad(&at, "is %g, not a time of 0 or more microseconds", *out);
-    return 0;
+    return nonneg_real(v, &at, "a time of 0 or more microseconds", out);
+}
+
+/* parent[key] as nonneg_real when present; absent, *out keeps its default. */
+static int opt_nonneg_real(const cJSON *parent, const struct json_at *up, const char *key,
+                           const char *what, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(parent, key);
+    if (!v) return 0;
+    struct json_at at = json_key(up, key);
+    return nonneg_real(v, &at, what, out);
 }
 
 /* A whole number of [lo, hi] that may be absent (then def). */
@@ -156,14 +172,8 @@ static int read_span(const cJSON *ev, const struct json_at *at, int n_ranks, str
     TRY(opt_int(args, &args_at, "bytes", 0, JSON_WHOLE_MAX, 0, &s->bytes));
     TRY(opt_int(args, &args_at, "version_read", -1, JSON_WHOLE_MAX, -1, &s->version_read));
     TRY(opt_int(args, &args_at, "version_applied", -1, JSON_WHOLE_MAX, -1, &s->version_applied));
-    const cJSON *flops = cJSON_GetObjectItemCaseSensitive(args, "flops");
-    if (flops) {
-        struct json_at f = json_key(&args_at, "flops");
-        TRY(json_as_real(flops, &f, &s->flops));
-        if (!(isfinite(s->flops) && s->flops >= 0))
-            return json_bad(&f, "is %g, not a count of 0 or more", s->flops);
-    }
-    return 0;
+    /* absent: 0, as the memset left it */
+    return opt_nonneg_real(args, &args_at, "flops", "a count of 0 or more", &s->flops);
 }
 
 /* "hosts" (optional: simulated runs and older traces have none): the most
@@ -194,19 +204,6 @@ static int read_hosts(const cJSON *root, const struct json_at *top, struct trace
     return 0;
 }
 
-/* "clock_error_s" (optional: simulated runs and older traces have none) */
-static int read_clock_error(const cJSON *root, const struct json_at *top, struct trace_doc *d)
-{
-    d->clock_error_s = -1;
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "clock_error_s");
-    if (!v) return 0;
-    struct json_at at = json_key(top, "clock_error_s");
-    TRY(json_as_real(v, &at, &d->clock_error_s));
-    if (!(isfinite(d->clock_error_s) && d->clock_error_s >= 0))
-        return json_bad(&at, "is %g, not a time of 0 or more seconds", d->clock_error_s);
-    return 0;
-}
-
 static int read_header(const cJSON *root, const struct json_at *top, struct trace_doc *d)
 {
     struct json_at tag = json_key(top, "strata_trace");
@@ -233,20 +230,20 @@ static int read_header(const cJSON *root, const struct json_at *top, struct trac
         return json_bad(top, "ran %lld steps on %d workers: nothing to replay",
                         (long long)d->steps, d->n_workers);
     TRY(read_hosts(root, top, d));
-    TRY(read_clock_error(root, top, d));
+    /* "clock_error_s" is optional: simulated runs and older traces have none */
+    d->clock_error_s = -1;
+    TRY(opt_nonneg_real(root, top, "clock_error_s", "a time of 0 or more seconds",
+                        &d->clock_error_s));
     struct json_at sc_at = json_key(top, "scenario");
     const cJSON *sc = member(root, &sc_at, 0);
     if (!sc) return ERR_INPUT;
     return report_config_from_json(sc, &sc_at, &d->cfg, &d->config_groups);
 }
 
-int trace_doc_parse(const char *text, size_t len, const char *name, struct trace_doc *out,
-                    struct err *e)
+/* The header and spans of root (named name in messages) into out, an empty
+ * document with its trace initialised; deletes root. */
+static int doc_of(cJSON *root, const char *name, struct trace_doc *out, struct err *e)
 {
-    memset(out, 0, sizeof *out);
-    trace_init(&out->trace, -1, -1);
-    cJSON *root = NULL;
-    TRY(json_parse(text, len, name, &root, e));
     struct json_at top = {.file = name, .e = e};
     int rc = 0;
     if (!cJSON_IsObject(root))
@@ -273,13 +270,21 @@ int trace_doc_parse(const char *text, size_t len, const char *name, struct trace
     return rc;
 }
 
+int trace_doc_parse(const char *text, size_t len, const char *name, struct trace_doc *out,
+                    struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    trace_init(&out->trace, -1, -1);
+    cJSON *root = NULL;
+    TRY(json_parse(text, len, name, &root, e));
+    return doc_of(root, name, out, e);
+}
+
 int trace_doc_read(const char *path, struct trace_doc *out, struct err *e)
 {
     memset(out, 0, sizeof *out);
-    char *text = NULL;
-    size_t len = 0;
-    TRY(json_slurp(path, &text, &len, e));
-    int rc = trace_doc_parse(text, len, path, out, e);
-    free(text);
-    return rc;
+    trace_init(&out->trace, -1, -1);
+    cJSON *root = NULL;
+    TRY(json_parse_file(path, &root, e));
+    return doc_of(root, path, out, e);
 }

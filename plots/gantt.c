@@ -116,11 +116,10 @@ static void write_script(struct text *gp, const char *name, const char *strategy
     int all_rows = rows + (g->lost_row >= 0);
     script_begin(gp, name, "timeline of a run, a row per rank and stream");
     int height = 200 + 28 * all_rows;
-    script_figure_begin(gp, name, 1400, height > 4000 ? 4000 : height,
-                        4 * all_rows + 12 > 100 ? 100 : 4 * all_rows + 12);
     char lead[160];
     snprintf(lead, sizeof lead, "Timeline of %s (white: idle)", strategy);
-    script_title(gp, "title", lead, scenario);
+    script_figure_titled(gp, name, 1400, height > 4000 ? 4000 : height,
+                         4 * all_rows + 12 > 100 ? 100 : 4 * all_rows + 12, lead, scenario);
     text_printf(gp, "    set xlabel 'time (%s)'\n    set xrange [%.10g:%.10g]\n", u.name,
                 w->begin_s * u.per_s, w->end_s * u.per_s);
     /* Row 0 (rank 0's compute) on top, as `strata sim --timeline` prints it. */

@@ -124,8 +124,8 @@ static void write_script(struct text *gp, const struct series *ss, int n_series,
 {
     script_begin(gp, "goodput", "goodput against the checkpoint interval, a line per strategy, "
                  "with the first-order model and Young's optimum");
-    script_figure_begin(gp, "goodput", 1000, 700, 30);
-    script_title(gp, "title", "Goodput against the checkpoint interval", o->title);
+    script_figure_titled(gp, "goodput", 1000, 700, 30, "Goodput against the checkpoint interval",
+                         o->title);
     text_printf(gp, "    set xlabel 'checkpoint interval (--checkpoint-every, steps)'\n"
                     "    set ylabel 'goodput (share of the time on work that survives)'\n"
                     "    set key bottom right\n    set grid\n"

@@ -28,8 +28,8 @@ int plot_replay(const struct replay_bar *bars, int n, const struct plot_opts *o,
                     100.0 * (bars[i].step_s / measured_s - 1));
     }
     script_begin(&gp, name, "measured, replayed and what-if step time as bars");
-    script_figure_begin(&gp, name, 900, 600, 40);
-    script_title(&gp, "title", "Step time: measured, replayed, what-if", o->title);
+    script_figure_titled(&gp, name, 900, 600, 40, "Step time: measured, replayed, what-if",
+                         o->title);
     text_printf(&gp, "    set ylabel 'step time (%s)'\n    set grid ytics\n    unset key\n"
                      "    set style fill solid 0.8 border -1\n    set boxwidth 0.6\n"
                      "    set yrange [0:%.10g]\n    set xrange [-0.6:%d.6]\n",

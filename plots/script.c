@@ -63,6 +63,13 @@ void script_title(struct text *gp, const char *what, const char *lead, const cha
     text_printf(gp, "\n");
 }
 
+void script_figure_titled(struct text *gp, const char *fig, int width_px, int height_px,
+                          int lines, const char *lead, const char *scenario)
+{
+    script_figure_begin(gp, fig, width_px, height_px, lines);
+    script_title(gp, "title", lead, scenario);
+}
+
 struct time_unit time_unit_for(double max_s)
 {
     if (max_s >= 1) return (struct time_unit){"s", 1};

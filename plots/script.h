@@ -26,6 +26,11 @@ void script_figure_end(struct text *gp);
  * "multiplot layout R,C title". */
 void script_title(struct text *gp, const char *what, const char *lead, const char *scenario);
 
+/* A one-plot figure's opening: script_figure_begin, then its title, lead
+ * with the scenario under it. (A multiplot titles its layout instead.) */
+void script_figure_titled(struct text *gp, const char *fig, int width_px, int height_px,
+                          int lines, const char *lead, const char *scenario);
+
 /* Seconds shown in the unit that suits the largest time: s, ms or µs. */
 struct time_unit {
     const char *name;   /* "ms" */

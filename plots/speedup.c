@@ -47,8 +47,7 @@ static void figure(struct text *gp, const char *fig, const char *lead, const cha
                    bool log_x, bool log_y, const char *ideal, const char *key,
                    const struct plot_opts *o)
 {
-    script_figure_begin(gp, fig, 1000, 700, 30);
-    script_title(gp, "title", lead, o->title);
+    script_figure_titled(gp, fig, 1000, 700, 30, lead, o->title);
     text_printf(gp, "    set xlabel ");
     text_quoted(gp, x_label);
     text_printf(gp, "\n    set ylabel '%s'\n    set key %s\n    set grid\n", ylabel, key);

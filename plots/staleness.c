@@ -32,8 +32,8 @@ int plot_staleness(const struct report *const *rs, int n, const struct plot_opts
     text_printf(&dat, "# strata staleness data: a block per report (gnuplot's index), a line "
                       "per staleness: versions_behind pushes percent_of_pushes\n");
     script_begin(&gp, name, "staleness of applied pushes, bars per run");
-    script_figure_begin(&gp, name, 1200, 700, 30);
-    script_title(&gp, "title", "Staleness of pushes (versions behind when applied)", o->title);
+    script_figure_titled(&gp, name, 1200, 700, 30,
+                         "Staleness of pushes (versions behind when applied)", o->title);
     text_printf(&gp, "    set xlabel 'staleness (versions behind)'\n"
                      "    set ylabel 'pushes (%% of a run''s pushes)'\n"
                      "    set xrange [-0.5:%d.5]\n    set yrange [0:*]\n"

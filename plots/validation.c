@@ -65,8 +65,8 @@ int plot_validation(const struct validation_point *pts, int n, const struct plot
     bool is_log = hi / lo >= 10;
     double a = is_log ? lo / 1.5 : 0, b = hi * (is_log ? 1.5 : 1.15);
     script_begin(&gp, name, "predicted against measured step time, a point per run");
-    script_figure_begin(&gp, name, 900, 900, 40);
-    script_title(&gp, "title", "Simulated against measured step time", o->title);
+    script_figure_titled(&gp, name, 900, 900, 40, "Simulated against measured step time",
+                         o->title);
     text_printf(&gp, "    set xlabel 'measured step time (%s)'\n"
                      "    set ylabel 'predicted step time (%s)'\n"
                      "    set size square\n    set grid\n    set key top left\n"
