@@ -275,6 +275,20 @@ FILE *test_trace_begin(const char *name, const char **path)
     return f;
 }
 
+FILE *test_capture_open(struct test_capture *c)
+{
+    *c = (struct test_capture){0};
+    c->f = open_memstream(&c->text, &c->len);
+    cr_assert_not_null(c->f, "open_memstream: %s", strerror(errno));
+    return c->f;
+}
+
+char *test_capture_close(struct test_capture *c)
+{
+    fclose(c->f);
+    return c->text;
+}
+
 /* ---- JSON ----------------------------------------------------------------- */
 
 cJSON *read_json(const char *path)

@@ -146,6 +146,17 @@ const char *test_tmp_file(const char *name, const char *text);
  * its path (as test_tmp_path) into *path. Fails the test when it cannot. */
 FILE *test_trace_begin(const char *name, const char **path);
 
+/* What a printer writes, caught in memory: test_capture_open gives the FILE
+ * to print into (fails the test when it cannot make one); test_capture_close
+ * closes it and returns what was written, NUL-terminated (caller frees). */
+struct test_capture {
+    FILE *f;
+    char *text;
+    size_t len;
+};
+FILE *test_capture_open(struct test_capture *c);
+char *test_capture_close(struct test_capture *c);
+
 /* ---- JSON ----------------------------------------------------------------- */
 
 /* The JSON document in path (caller deletes); fails the test when it is not

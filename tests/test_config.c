@@ -618,13 +618,9 @@ Test(config, very_long_lines_do_not_crash)
 /* Help of groups as a malloc'd string. */
 static char *help_text(unsigned groups)
 {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    cr_assert_not_null(f);
-    config_print_help(f, groups);
-    fclose(f);
-    return buf;
+    struct test_capture c;
+    config_print_help(test_capture_open(&c), groups);
+    return test_capture_close(&c);
 }
 
 /* The help line of --name, or NULL. */

@@ -291,13 +291,10 @@ Test(plots, text_timeline_letters_follow_the_op_table_and_the_microbatch)
         {.rank = 1, .stream = 0, .kind = OP_BACKWARD, .mb = 1, .start_s = 3, .end_s = 4},
         {.rank = 1, .stream = 0, .kind = OP_UPDATE, .mb = -1, .start_s = 4, .end_s = 5},
     };
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    cr_assert_not_null(out);
+    struct test_capture c;
     /* 16 label columns and 2 bars around the narrowest grid, 10 columns */
-    timeline_print(out, s, 6, 2, 5.0, 16 + 2 + 10, 64, "units");
-    fclose(out);
+    timeline_print(test_capture_open(&c), s, 6, 2, 5.0, 16 + 2 + 10, 64, "units");
+    char *buf = test_capture_close(&c);
     /* the key names only the kinds drawn: no all-reduce, push or pull here */
     cr_expect_not_null(strstr(buf, "one column = 0.5 units (F/f forward, B/b backward of even/odd "
                                    "microbatches,\nU update, S send, . idle):\n"),

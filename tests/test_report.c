@@ -407,13 +407,9 @@ static void expect_in(const char *t, const char *const *want)
 /* The table as a string (caller frees). */
 static char *table(const struct report *const *rs, int n, const double *speedup)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    cr_assert_not_null(f);
-    report_print_table(f, rs, n, speedup);
-    fclose(f);
-    return buf;
+    struct test_capture c;
+    report_print_table(test_capture_open(&c), rs, n, speedup);
+    return test_capture_close(&c);
 }
 
 /* Terminal columns of a UTF-8 line (up to '\n'). */

@@ -34,13 +34,9 @@ static const char *row_of(const char *out, const char *label, char *buf, size_t 
 static char *print_to_string(const struct span *s, size_t n, int n_ranks,
                              const struct timeline_view *v, int width)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    cr_assert(f);
-    timeline_print_view(f, s, n, n_ranks, v, 16 + 2 + width, 64, "s");
-    fclose(f);
-    return buf;
+    struct test_capture c;
+    timeline_print_view(test_capture_open(&c), s, n, n_ranks, v, 16 + 2 + width, 64, "s");
+    return test_capture_close(&c);
 }
 
 /* A restart by hand, 1 s a column: step 0 at [0,2), step 1 cut by rank 1's
