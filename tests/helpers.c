@@ -114,6 +114,22 @@ void expect_same_outputs(const struct job_outputs *a, const struct job_outputs *
               "%s: --csv differs (or only one was written)", what);
 }
 
+void expect_jobs_agree_with_one(const char *command, const char *const *args, int status,
+                                bool with_files, struct job_outputs *one)
+{
+    *one = run_with_jobs(NULL, command, args, 1, "j1", with_files);
+    cr_assert_eq(one->status, status, "-j 1 exited %d, not %d; stderr:\n%s", one->status,
+                 status, one->err);
+    for (int jobs = 2; jobs <= 3; jobs++) {
+        char tag[16], what[32];
+        snprintf(tag, sizeof tag, "j%d", jobs);
+        snprintf(what, sizeof what, "-j 1 and -j %d", jobs);
+        struct job_outputs many = run_with_jobs(NULL, command, args, jobs, tag, with_files);
+        expect_same_outputs(one, &many, what);
+        job_outputs_free(&many);
+    }
+}
+
 struct run run_strata(const char *const *args)
 {
     size_t n = 0;
@@ -266,13 +282,37 @@ const char *test_tmp_file(const char *name, const char *text)
     return path;
 }
 
-FILE *test_trace_begin(const char *name, const char **path)
+struct test_trace test_trace_begin(const char *name)
 {
-    *path = test_tmp_path(name);
-    FILE *f = fopen(*path, "w");
-    cr_assert(f, "cannot write %s", *path);
-    fprintf(f, "{\"traceEvents\":[");
-    return f;
+    struct test_trace t = {.path = test_tmp_path(name)};
+    t.f = fopen(t.path, "w");
+    cr_assert(t.f, "cannot write %s", t.path);
+    fprintf(t.f, "{\"traceEvents\":[");
+    return t;
+}
+
+FILE *test_capture_open(struct test_capture *c)
+{
+    *c = (struct test_capture){0};
+    c->f = open_memstream(&c->text, &c->len);
+    cr_assert_not_null(c->f, "open_memstream: %s", strerror(errno));
+    return c->f;
+}
+
+char *test_capture_close(struct test_capture *c)
+{
+    fclose(c->f);
+    return c->text;
+}
+
+void test_trace_span(struct test_trace *t, const char *name, int rank, int tid, int step, int op,
+                     const char *layers, int mb, double ts_ms, double dur_ms, const char *extra)
+{
+    fprintf(t->f, "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.17g,"
+                  "\"dur\":%.17g,\"args\":{\"layers\":\"%s\",\"mb\":%d,\"step\":%d,\"op\":%d%s}}",
+            t->has_spans ? "," : "", name, rank, tid, ts_ms * 1e3, dur_ms * 1e3, layers, mb, step,
+            op, extra);
+    t->has_spans = true;
 }
 
 /* ---- JSON ----------------------------------------------------------------- */

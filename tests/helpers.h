@@ -83,6 +83,18 @@ struct job_outputs run_with_jobs(const char *const *prefix, const char *command,
 void expect_same_outputs(const struct job_outputs *a, const struct job_outputs *b,
                          const char *what);
 
+/* strata COMMAND args (NULL-terminated) with -j 1, then -j 2 and -j 3 (as
+ * run_with_jobs, with_files too): -j 1 exits status, or the test stops;
+ * the others give what -j 1 gave (expect_same_outputs). -j 1's outputs are
+ * left in *one (job_outputs_free them). */
+void expect_jobs_agree_with_one(const char *command, const char *const *args, int status,
+                                bool with_files, struct job_outputs *one);
+
+/* A small run with --numerics (real arithmetic on the synthetic data): its
+ * loss and accuracy are what a command's -j N must report as -j 1 does. */
+#define SMALL_NUMERICS_RUN                                                                  \
+    "--numerics", "--data", "synthetic", "--model", "mlp:784-16-10", "--steps", "6", "--batch", "32"
+
 /* ---- files ---------------------------------------------------------------- */
 
 /* The bytes of path, NUL-terminated (caller frees); their count in *n when n
@@ -141,10 +153,35 @@ char *test_tmp_path(const char *name);
 /* Writes text to test_tmp_dir/name and returns its path (as test_tmp_path). */
 const char *test_tmp_file(const char *name, const char *text);
 
+/* A trace written by hand: its file, open, and whether a span is in it yet. */
+struct test_trace {
+    FILE *f;
+    const char *path; /* as test_tmp_path */
+    bool has_spans;
+};
+
 /* Creates test_tmp_dir/name for a trace written by hand and writes its
- * opening, {"traceEvents":[ (the spans and the closing are the caller's);
- * its path (as test_tmp_path) into *path. Fails the test when it cannot. */
-FILE *test_trace_begin(const char *name, const char **path);
+ * opening, {"traceEvents":[ (the spans and the closing are the caller's:
+ * test_trace_span, and fprintf into .f). Fails the test when it cannot. */
+struct test_trace test_trace_begin(const char *name);
+
+/* Writes one span ("ph":"X") into t: op `op` of `step` on rank (its pid),
+ * stream tid (0 compute, 1 comm), its layers and microbatch mb, from ts_ms
+ * for dur_ms, then extra args (",\"key\":value..." or ""); after a comma
+ * unless it is the first. */
+void test_trace_span(struct test_trace *t, const char *name, int rank, int tid, int step, int op,
+                     const char *layers, int mb, double ts_ms, double dur_ms, const char *extra);
+
+/* What a printer writes, caught in memory: test_capture_open gives the FILE
+ * to print into (fails the test when it cannot make one); test_capture_close
+ * closes it and returns what was written, NUL-terminated (caller frees). */
+struct test_capture {
+    FILE *f;
+    char *text;
+    size_t len;
+};
+FILE *test_capture_open(struct test_capture *c);
+char *test_capture_close(struct test_capture *c);
 
 /* ---- JSON ----------------------------------------------------------------- */
 

@@ -24,6 +24,20 @@ static void set(struct config *c, const char *name, const char *value)
     cr_assert_eq(config_set(c, name, value, ~0u, &e), 0, "%s", e.msg);
 }
 
+/* c from config_init, then --strategy `strategy` (unless NULL) and the
+ * option pairs of options (name, value, ..., NULL); c is the caller's to
+ * release. */
+static void config_with(struct config *c, const char *strategy, const char *const *options)
+{
+    config_init(c);
+    if (strategy) set(c, "strategy", strategy);
+    for (const char *const *o = options; *o; o += 2) set(c, o[0], o[1]);
+}
+
+/* CONFIG_WITH(&c, "mirrored", "devices", "4"): config_with on a literal list. */
+#define CONFIG_WITH(c, strategy, ...)                                                    \
+    config_with(c, strategy, (const char *const[]){__VA_ARGS__, NULL})
+
 #define SIM_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_SIM)
 #define COMPARE_GROUPS (OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM)
 
@@ -60,9 +74,7 @@ static void expect_bound_holds(const char *strategy, const struct workload *w,
                                const char *const *options)
 {
     struct config c;
-    config_init(&c);
-    set(&c, "strategy", strategy);
-    for (const char *const *o = options; *o; o += 2) set(&c, o[0], o[1]);
+    config_with(&c, strategy, options);
     const struct strategy *s = find(strategy);
     struct plan *p = NULL;
     struct err e = {0};
@@ -117,11 +129,7 @@ Test(budget, a_million_mirrored_devices_are_estimated_from_their_plan)
 {
     struct workload *gpt2 = test_workload("gpt2-small");
     struct config c;
-    config_init(&c);
-    set(&c, "strategy", "mirrored");
-    set(&c, "devices", "1000000");
-    set(&c, "batch", "16000000");
-    set(&c, "steps", "10");
+    CONFIG_WITH(&c, "mirrored", "devices", "1000000", "batch", "16000000", "steps", "10");
     struct budget_plan plan;
     strategy_plan_size(find("mirrored"), &c, gpt2, &plan);
     struct budget b;
@@ -153,12 +161,8 @@ Test(budget, a_2000_stage_pipeline_fits_the_default)
                                         "model"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         struct config c;
-        config_init(&c);
-        set(&c, "strategy", names[i]);
-        set(&c, "devices", "2000");
-        set(&c, "microbatches", "64");
-        set(&c, "batch", "64");
-        set(&c, "steps", "3");
+        CONFIG_WITH(&c, names[i], "devices", "2000", "microbatches", "64", "batch", "64", "steps",
+                    "3");
         struct budget_plan plan;
         strategy_plan_size(find(names[i]), &c, t, &plan);
         struct err e = {0};
@@ -175,9 +179,7 @@ Test(budget, a_2000_stage_pipeline_fits_the_default)
 Test(budget, compare_counts_chunks_when_it_may_run_interleaved)
 {
     struct config c;
-    config_init(&c);
-    set(&c, "microbatches", "64");
-    set(&c, "chunks", "8");
+    CONFIG_WITH(&c, NULL, "microbatches", "64", "chunks", "8");
     struct budget_plan plan;
     struct budget all, listed, without;
     strategy_plan_size_spec(c.strategies, &c, wl, &plan);   /* --strategies all */
@@ -207,11 +209,7 @@ Test(budget, compare_counts_chunks_when_it_may_run_interleaved)
 Test(budget, too_many_events_are_refused_naming_the_option_and_max_memory)
 {
     struct config c;
-    config_init(&c);
-    set(&c, "strategy", "pipeline-1f1b");
-    set(&c, "microbatches", "1024");
-    set(&c, "batch", "1024");
-    set(&c, "steps", "1000000");
+    CONFIG_WITH(&c, "pipeline-1f1b", "microbatches", "1024", "batch", "1024", "steps", "1000000");
     struct budget b;
     estimate(&c, wl, &b);
     /* 4 ranks x (6 x 1024 + 1 - 1024 = 5121 ops) x 10^6 steps */
@@ -243,8 +241,7 @@ Test(budget, too_many_events_are_refused_naming_the_option_and_max_memory)
 Test(budget, a_real_run_simulates_no_events)
 {
     struct config c;
-    config_init(&c);
-    set(&c, "steps", "1000000000");
+    CONFIG_WITH(&c, NULL, "steps", "1000000000");
     struct budget_plan plan;
     strategy_plan_size(find(c.strategy), &c, wl, &plan);
     struct budget b;

@@ -272,24 +272,33 @@ static void expect_refused_before_work(const char *const *args, const char *must
     expect_refused_before_work((const char *const[]){__VA_ARGS__, NULL}, must_name,          \
                                must_name_too, n_before)
 
-/* In a fresh directory (the current one, for relative paths): a trace for
- * replay and a report for plot, the inputs some cases need; 2 entries. */
-static void enter_dir_with_inputs(char *dir, size_t n)
+/* A test's .init: in a fresh directory (made the current one, for
+ * relative paths), a trace for replay and a report for plot, the inputs
+ * some cases need; 2 entries. Its .fini, leave_dir_with_inputs, goes back
+ * to / and removes it, whether the test passed or not. */
+static char inputs_dir[64];
+
+static void enter_dir_with_inputs(void)
 {
-    test_make_dir(dir, n, "cli-outputs");
-    cr_assert_eq(chdir(dir), 0);
+    test_make_dir(inputs_dir, sizeof inputs_dir, "cli-outputs");
+    cr_assert_eq(chdir(inputs_dir), 0);
     expect_ok(RUN("sim", "--steps", "2", "--trace", "t.json", "--json", "r.json"), "inputs");
     cr_assert_eq(n_entries_here(), 2);
+}
+
+static void leave_dir_with_inputs(void)
+{
+    cr_assert_eq(chdir("/"), 0);
+    test_remove_dir(inputs_dir);
 }
 
 /* The user tour's bug: access(W_OK) lets root "write" in /proc, so the
  * pre-check passed and the command worked, then failed to write (exit 1),
  * with the outputs before the failing one already written. Every command
  * and every kind of output: exit 2 at once, naming option and path. */
-Test(cli, an_output_in_proc_is_refused_before_the_work_and_nothing_is_written, .timeout = 300)
+Test(cli, an_output_in_proc_is_refused_before_the_work_and_nothing_is_written, .timeout = 300,
+     .init = enter_dir_with_inputs, .fini = leave_dir_with_inputs)
 {
-    char dir[64];
-    enter_dir_with_inputs(dir, sizeof dir);
     mpirun_env_prepare();
     const char *const x = "/proc/strata-x.json", *const xd = "/proc/strata-x";
     REFUSED_BEFORE_WORK("--json", x, 2, "sim", "--steps", "2", "--json", x);
@@ -311,17 +320,14 @@ Test(cli, an_output_in_proc_is_refused_before_the_work_and_nothing_is_written, .
                         xd);
     REFUSED_BEFORE_WORK("--output", "/proc/strata-x.profile", 2, "calibrate", "--data",
                         "synthetic", "-o", "/proc/strata-x.profile");
-    cr_assert_eq(chdir("/"), 0);
-    test_remove_dir(dir);
 }
 
 /* Two outputs of one command on one path: the second written replaced the
  * first (--json and --csv exited 0 with the CSV alone), or a directory
  * could not be made where the file was. Any pair, however spelled. */
-Test(cli, two_outputs_on_one_path_are_refused_naming_both, .timeout = 120)
+Test(cli, two_outputs_on_one_path_are_refused_naming_both, .timeout = 120,
+     .init = enter_dir_with_inputs, .fini = leave_dir_with_inputs)
 {
-    char dir[64];
-    enter_dir_with_inputs(dir, sizeof dir);
     mpirun_env_prepare();
     REFUSED_BEFORE_WORK("--csv", "--json", 2, "sim", "--steps", "2", "--json", "o", "--csv", "o");
     REFUSED_BEFORE_WORK("--trace", "--json", 2, "sim", "--steps", "2", "--json", "o", "--trace",
@@ -333,17 +339,14 @@ Test(cli, two_outputs_on_one_path_are_refused_naming_both, .timeout = 120)
     REFUSED_BEFORE_WORK("--html", "--json", 2, "replay", "--json", "o", "--html", "o", "t.json");
     REFUSED_BEFORE_WORK("--save-params", "--json", 2, "real", "--np", "2", "--steps", "4",
                         "--data", "synthetic", "--json", "o", "--save-params", "o");
-    cr_assert_eq(chdir("/"), 0);
-    test_remove_dir(dir);
 }
 
 /* An output on a file the command reads: replay --json t.json t.json
  * exited 0 with its trace replaced by the replay, plot --html r.json
  * r.json put the page over the report. */
-Test(cli, an_output_on_a_file_the_command_reads_is_refused)
+Test(cli, an_output_on_a_file_the_command_reads_is_refused, .init = enter_dir_with_inputs,
+     .fini = leave_dir_with_inputs)
 {
-    char dir[64];
-    enter_dir_with_inputs(dir, sizeof dir);
     REFUSED_BEFORE_WORK("--json", "t.json", 2, "replay", "--json", "t.json", "t.json");
     REFUSED_BEFORE_WORK("--html", "r.json", 2, "plot", "--html", "./r.json", "r.json");
     FILE *f = fopen("s.conf", "w");
@@ -354,19 +357,14 @@ Test(cli, an_output_on_a_file_the_command_reads_is_refused)
     char *trace = test_slurp("t.json");
     cr_expect_not_null(strstr(trace, "strata_trace"), "the trace is still the trace");
     free(trace);
-    cr_assert_eq(chdir("/"), 0);
-    test_remove_dir(dir);
 }
 
 /* A message that names its option once: replay passed strategy_find's
  * "--strategy: ..." up with "--strategy" put before it again. */
-Test(cli, an_unknown_strategy_in_replay_names_the_option_once)
+Test(cli, an_unknown_strategy_in_replay_names_the_option_once, .init = enter_dir_with_inputs,
+     .fini = leave_dir_with_inputs)
 {
-    char dir[64];
-    enter_dir_with_inputs(dir, sizeof dir);
     REFUSED_BEFORE_WORK("--strategy", "nope", 2, "replay", "--strategy", "nope", "t.json");
-    cr_assert_eq(chdir("/"), 0);
-    test_remove_dir(dir);
 }
 
 /* --- the simulator through the command line ------------------------------ */

@@ -27,17 +27,7 @@ static struct job_outputs compare_as(const char *const *args, int jobs, const ch
 static void expect_jobs_agree_files(const char *const *args, int status, bool with_files,
                                     struct job_outputs *one)
 {
-    *one = compare_as(args, 1, "j1", with_files);
-    cr_assert_eq(one->status, status, "-j 1 exited %d, not %d; stderr:\n%s", one->status,
-                 status, one->err);
-    for (int jobs = 2; jobs <= 3; jobs++) {
-        char tag[16], what[32];
-        snprintf(tag, sizeof tag, "j%d", jobs);
-        snprintf(what, sizeof what, "-j 1 and -j %d", jobs);
-        struct job_outputs many = compare_as(args, jobs, tag, with_files);
-        expect_same_outputs(one, &many, what);
-        job_outputs_free(&many);
-    }
+    expect_jobs_agree_with_one("compare", args, status, with_files, one);
 }
 
 static void expect_jobs_agree(const char *const *args, int status)
@@ -93,9 +83,8 @@ Test(compare_jobs, an_mtbf_that_draws_no_failure_gives_the_same_bytes)
 Test(compare_jobs, numerics_give_the_same_loss_and_accuracy)
 {
     expect_jobs_agree((const char *const[]){"--devices", "2", "--strategies",
-                                            "mirrored,ps-async,ps-sync", "--numerics", "--data",
-                                            "synthetic", "--model", "mlp:784-16-10", "--steps",
-                                            "6", "--batch", "32", NULL}, 0);
+                                            "mirrored,ps-async,ps-sync", SMALL_NUMERICS_RUN,
+                                            NULL}, 0);
 }
 
 Test(compare_jobs, nothing_that_fits_exits_2_with_the_same_reasons)

@@ -31,6 +31,16 @@ static int parse_words(struct config *c, unsigned groups, struct err *e, char **
 #define PARSE(c, e, ...) parse_words((c), ALL_GROUPS, (e), (char *[]){__VA_ARGS__, NULL})
 #define PARSE_IN(c, groups, e, ...) parse_words((c), (groups), (e), (char *[]){__VA_ARGS__, NULL})
 
+/* words parse (with every group's options) into c, or the test stops,
+ * naming the error. */
+static void parse_words_ok(struct config *c, char **words)
+{
+    struct err e = {0};
+    cr_assert_eq(parse_words(c, ALL_GROUPS, &e, words), 0, "%s", e.msg);
+}
+
+#define PARSE_OK(c, ...) parse_words_ok((c), (char *[]){__VA_ARGS__, NULL})
+
 /* The parse fails with ERR_INPUT and a message that contains each of the
  * given fragments. */
 static void expect_input_error(int rc, const struct err *e, const char *a, const char *b)
@@ -136,8 +146,7 @@ Test(config, find_and_format)
     cr_expect_null(config_find("nope"));
     cr_expect_null(config_find("--devices"), "names have no dashes");
     struct config c;
-    struct err e = {0};
-    cr_assert_eq(PARSE(&c, &e, "--bucket-mb", "0.5", "--batch", "1024"), 0, "%s", e.msg);
+    PARSE_OK(&c, "--bucket-mb", "0.5", "--batch", "1024");
     char buf[64];
     config_format(&c, config_find("bucket-mb"), buf, sizeof buf);
     cr_expect_str_eq(buf, "0.5");
@@ -145,7 +154,7 @@ Test(config, find_and_format)
     cr_expect_str_eq(buf, "1024");
     config_release(&c);
     /* Integral reals print whole, not as %g's 1.04858e+06. */
-    cr_assert_eq(PARSE(&c, &e, "--bucket-mb", "1048576"), 0, "%s", e.msg);
+    PARSE_OK(&c, "--bucket-mb", "1048576");
     config_format(&c, config_find("bucket-mb"), buf, sizeof buf);
     cr_expect_str_eq(buf, "1048576");
     config_release(&c);
@@ -156,12 +165,10 @@ Test(config, find_and_format)
 Test(config, argv_space_and_equals_forms)
 {
     struct config c;
-    struct err e = {0};
-    cr_assert_eq(PARSE(&c, &e, "--devices", "8"), 0, "%s", e.msg);
+    PARSE_OK(&c, "--devices", "8");
     cr_expect_eq(c.devices, 8);
     config_release(&c);
-    cr_assert_eq(PARSE(&c, &e, "--devices=16", "--model=mlp:10-5-2", "--bucket-mb=0"), 0, "%s",
-                 e.msg);
+    PARSE_OK(&c, "--devices=16", "--model=mlp:10-5-2", "--bucket-mb=0");
     cr_expect_eq(c.devices, 16);
     cr_expect_str_eq(c.model, "mlp:10-5-2");
     cr_expect_eq(c.bucket_mb, 0.0);
@@ -174,18 +181,18 @@ Test(config, short_options_take_the_value_attached_or_next)
 {
     struct config c;
     struct err e = {0};
-    cr_assert_eq(PARSE(&c, &e, "-j2", "-ocluster.profile"), 0, "%s", e.msg);
+    PARSE_OK(&c, "-j2", "-ocluster.profile");
     cr_expect_eq(c.jobs, 2);
     cr_expect_str_eq(c.output, "cluster.profile");
     cr_expect(config_is_set(&c, "jobs"));
     config_release(&c);
-    cr_assert_eq(PARSE(&c, &e, "-j", "3"), 0, "%s", e.msg);
+    PARSE_OK(&c, "-j", "3");
     cr_expect_eq(c.jobs, 3);
     config_release(&c);
     const char *path = test_tmp_file("short.conf", "devices = 5\n");
     char attached[300];
     snprintf(attached, sizeof attached, "-f%s", path);
-    cr_assert_eq(PARSE(&c, &e, attached), 0, "%s", e.msg);
+    PARSE_OK(&c, attached);
     cr_expect_eq(c.devices, 5);
     cr_expect_str_eq(c.scenario_path, path);
     config_release(&c);
@@ -199,9 +206,7 @@ Test(config, short_options_take_the_value_attached_or_next)
 Test(config, equals_value_may_contain_equals_and_start_with_dash)
 {
     struct config c;
-    struct err e = {0};
-    cr_assert_eq(PARSE(&c, &e, "--model=transformer:layers=2,hidden=8,seq=4,vocab=16",
-                       "--json=-weird.json"), 0, "%s", e.msg);
+    PARSE_OK(&c, "--model=transformer:layers=2,hidden=8,seq=4,vocab=16", "--json=-weird.json");
     cr_expect_str_eq(c.model, "transformer:layers=2,hidden=8,seq=4,vocab=16");
     cr_expect_str_eq(c.json_path, "-weird.json");
     config_release(&c);
@@ -210,8 +215,7 @@ Test(config, equals_value_may_contain_equals_and_start_with_dash)
 Test(config, last_occurrence_wins)
 {
     struct config c;
-    struct err e = {0};
-    cr_assert_eq(PARSE(&c, &e, "--devices", "8", "--batch", "64", "--devices=2"), 0, "%s", e.msg);
+    PARSE_OK(&c, "--devices", "8", "--batch", "64", "--devices=2");
     cr_expect_eq(c.devices, 2);
     cr_expect_eq(c.batch, 64);
     config_release(&c);
@@ -220,8 +224,7 @@ Test(config, last_occurrence_wins)
 Test(config, is_set_marks_only_given_options)
 {
     struct config c;
-    struct err e = {0};
-    cr_assert_eq(PARSE(&c, &e, "--batch", "256", "--json", "r.json"), 0, "%s", e.msg);
+    PARSE_OK(&c, "--batch", "256", "--json", "r.json");
     cr_expect(config_is_set(&c, "batch"), "given at its default value still counts as given");
     cr_expect(config_is_set(&c, "json"));
     cr_expect_eq(options_set(&c), 2);
@@ -458,7 +461,7 @@ Test(config, file_repeated_key_is_refused_naming_both_lines)
     /* different keys, and the command line over the file, are no repeat */
     path = test_tmp_file("ok.conf", "devices = 2\nbatch = 64\n");
     char *p = (char *)path;
-    cr_assert_eq(PARSE(&c, &e, "-f", p, "--devices", "8", "--devices", "4"), 0, "%s", e.msg);
+    PARSE_OK(&c, "-f", p, "--devices", "8", "--devices", "4");
     cr_expect_eq(c.devices, 4);
     cr_expect_eq(c.batch, 64);
     config_release(&c);
@@ -468,26 +471,25 @@ Test(config, command_line_wins_over_file_whatever_the_order)
 {
     const char *path = test_tmp_file("w.conf", "devices = 2\nbatch = 64\n");
     struct config c;
-    struct err e = {0};
     char *p = (char *)path;
-    cr_assert_eq(PARSE(&c, &e, "--devices", "8", "-f", p), 0, "%s", e.msg);
+    PARSE_OK(&c, "--devices", "8", "-f", p);
     cr_expect_eq(c.devices, 8, "-f last still loses to --devices");
     cr_expect_eq(c.batch, 64, "the file's other options apply");
     cr_expect_str_eq(c.scenario_path, path);
     config_release(&c);
 
-    cr_assert_eq(PARSE(&c, &e, "-f", p, "--devices", "8"), 0, "%s", e.msg);
+    PARSE_OK(&c, "-f", p, "--devices", "8");
     cr_expect_eq(c.devices, 8);
     config_release(&c);
 
     char eq[300];
     snprintf(eq, sizeof eq, "--file=%s", path);
-    cr_assert_eq(PARSE(&c, &e, "--devices=8", eq), 0, "%s", e.msg);
+    PARSE_OK(&c, "--devices=8", eq);
     cr_expect_eq(c.devices, 8);
     cr_expect_eq(c.batch, 64);
     config_release(&c);
 
-    cr_assert_eq(PARSE(&c, &e, "--file", p), 0, "%s", e.msg);
+    PARSE_OK(&c, "--file", p);
     cr_expect_eq(c.devices, 2);
     config_release(&c);
 }
@@ -618,13 +620,9 @@ Test(config, very_long_lines_do_not_crash)
 /* Help of groups as a malloc'd string. */
 static char *help_text(unsigned groups)
 {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    cr_assert_not_null(f);
-    config_print_help(f, groups);
-    fclose(f);
-    return buf;
+    struct test_capture c;
+    config_print_help(test_capture_open(&c), groups);
+    return test_capture_close(&c);
 }
 
 /* The help line of --name, or NULL. */

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "../real/job_output.h"
+#include "helpers.h"
 
 #define DASHES "--------------------------------------------------------------------------\n"
 
@@ -25,19 +26,15 @@ static const char other_banner[] =
 /* What o passes on for text fed in pieces of `piece` bytes. */
 static char *through(const char *text, size_t piece, int *n_dropped)
 {
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    cr_assert_not_null(f);
+    struct test_capture c;
     struct job_output o;
-    job_output_init(&o, f);
+    job_output_init(&o, test_capture_open(&c));
     for (size_t at = 0, n = strlen(text); at < n; at += piece)
         job_output_feed(&o, text + at, n - at < piece ? n - at : piece);
     job_output_flush(&o);
     if (n_dropped) *n_dropped = o.n_dropped;
     job_output_release(&o);
-    fclose(f);
-    return out;
+    return test_capture_close(&c);
 }
 
 Test(job_output, death_banners_are_dropped_and_the_rest_kept_in_order)

@@ -99,6 +99,29 @@ static void net_close(struct net *s)
     mlp_free(s->m);
 }
 
+/* A net and a twin of its model (the same spec and seed: the same
+ * parameters, its own gradients) with activations for twin_n samples. */
+struct twins {
+    struct net net;
+    struct mlp *twin;
+    struct mlp_act *twin_a;
+};
+
+static struct twins twins_open(const char *spec, uint64_t seed, int n, unsigned long data_seed,
+                               int twin_n)
+{
+    struct twins t = {.net = net_open(spec, seed, n, data_seed), .twin = make(spec, seed)};
+    t.twin_a = act(t.twin, twin_n);
+    return t;
+}
+
+static void twins_close(struct twins *t)
+{
+    mlp_act_free(t->twin_a);
+    mlp_free(t->twin);
+    net_close(&t->net);
+}
+
 Test(mlp, a_sizes_only_workload_is_refused)
 {
     struct err e = {0};
@@ -344,9 +367,10 @@ static bool same_floats(const float *a, const float *b, int64_t n)
  * another order). */
 Test(mlp, split_backward_matches_central_differences_and_the_whole_backward)
 {
-    struct net net = net_open("mlp:7-5-4-3", 7, 6, 11);
-    struct mlp *m = net.m, *whole = make("mlp:7-5-4-3", 7);
-    struct mlp_act *a_whole = act(whole, 6);
+    struct twins t = twins_open("mlp:7-5-4-3", 7, 6, 11, 6);
+    struct net *net = &t.net;
+    struct mlp *m = net->m, *whole = t.twin;
+    struct mlp_act *a_whole = t.twin_a;
     for (int l = 0; l < 3; l++)
         for (int o = 0; o < m->sizes[l + 1]; o++) {
             mlp_bias(m, m->params, l)[o] = 0.1f * (o - 1);
@@ -354,31 +378,31 @@ Test(mlp, split_backward_matches_central_differences_and_the_whole_backward)
         }
     float din[6 * 7], din_whole[6 * 7];
     double loss;
-    OK(mlp_forward(whole, a_whole, 0, 3, net.x, 6, NULL, &e_));
-    OK(mlp_loss(whole, a_whole, net.y, 6, &loss, &e_));
+    OK(mlp_forward(whole, a_whole, 0, 3, net->x, 6, NULL, &e_));
+    OK(mlp_loss(whole, a_whole, net->y, 6, &loss, &e_));
     OK(mlp_backward(whole, a_whole, 0, 3, a_whole->dlogits, 6, din_whole, &e_));
 
-    OK(mlp_forward(m, net.a, 0, 3, net.x, 6, NULL, &e_));
-    OK(mlp_loss(m, net.a, net.y, 6, &loss, &e_));
-    OK(mlp_backward_input(m, net.a, 0, 3, net.a->dlogits, 6, din, &e_));
+    OK(mlp_forward(m, net->a, 0, 3, net->x, 6, NULL, &e_));
+    OK(mlp_loss(m, net->a, net->y, 6, &loss, &e_));
+    OK(mlp_backward_input(m, net->a, 0, 3, net->a->dlogits, 6, din, &e_));
     for (int64_t i = 0; i < m->n_params; i++)
         cr_assert_eq(m->grads[i], 0.0f, "the input half wrote gradient %lld", (long long)i);
-    OK(mlp_backward_weight(m, net.a, 0, 3, 6, &e_));
+    OK(mlp_backward_weight(m, net->a, 0, 3, 6, &e_));
     cr_expect(same_floats(din, din_whole, 6 * 7), "input gradients differ from the whole "
                                                     "backward's");
 
     double *p = malloc((size_t)m->n_params * sizeof *p), xd[6 * 7];
     cr_assert_not_null(p);
     for (int64_t i = 0; i < m->n_params; i++) p[i] = m->params[i];
-    for (int i = 0; i < 6 * 7; i++) xd[i] = net.x[i];
+    for (int i = 0; i < 6 * 7; i++) xd[i] = net->x[i];
     const double h = 1e-5;
     double worst_w = 0, worst_x = 0, worst_whole = 0;
     for (int64_t i = 0; i < m->n_params; i++) {
         double keep = p[i];
         p[i] = keep + h;
-        double up = ref_loss(m, p, net.x, net.y, 6);
+        double up = ref_loss(m, p, net->x, net->y, 6);
         p[i] = keep - h;
-        double down = ref_loss(m, p, net.x, net.y, 6);
+        double down = ref_loss(m, p, net->x, net->y, 6);
         p[i] = keep;
         double fd = (up - down) / (2 * h), g = m->grads[i], gw = whole->grads[i];
         double rel = fabs(g - fd) / fmax(fabs(fd), 0.01);
@@ -393,9 +417,9 @@ Test(mlp, split_backward_matches_central_differences_and_the_whole_backward)
     for (int i = 0; i < 6 * 7; i++) {
         double keep = xd[i];
         xd[i] = keep + h;
-        double up = ref_loss_of(m, p, NULL, xd, net.y, 6);
+        double up = ref_loss_of(m, p, NULL, xd, net->y, 6);
         xd[i] = keep - h;
-        double down = ref_loss_of(m, p, NULL, xd, net.y, 6);
+        double down = ref_loss_of(m, p, NULL, xd, net->y, 6);
         xd[i] = keep;
         double fd = (up - down) / (2 * h), rel = fabs(din[i] - fd) / fmax(fabs(fd), 0.01);
         cr_expect(rel <= 1e-5, "input %d: input half %.9g, finite difference %.9g", i, din[i],
@@ -407,9 +431,7 @@ Test(mlp, split_backward_matches_central_differences_and_the_whole_backward)
                 "whole backward %.3g relative, tolerance 1e-6",
                 worst_w, worst_x, worst_whole);
     free(p);
-    mlp_act_free(a_whole);
-    mlp_free(whole);
-    net_close(&net);
+    twins_close(&t);
 }
 
 /* Stages compose for the halves too: B of [1,3) then of [0,1) (a pipeline's
@@ -419,23 +441,24 @@ Test(mlp, split_backward_matches_central_differences_and_the_whole_backward)
  * microbatch's. */
 Test(mlp, split_backward_composes_over_stages_and_refuses_a_weight_half_owed_nothing)
 {
-    struct net net = net_open("mlp:7-5-4-3", 3, 6, 17);
-    struct mlp *m = net.m, *whole = make("mlp:7-5-4-3", 3);
-    struct mlp_act *a_whole = act(whole, 6);
+    struct twins t = twins_open("mlp:7-5-4-3", 3, 6, 17, 6);
+    struct net *net = &t.net;
+    struct mlp *m = net->m, *whole = t.twin;
+    struct mlp_act *a_whole = t.twin_a;
     float back[6 * 5];
     double loss;
     struct err e = {0};
-    full_step(whole, a_whole, net.x, net.y, 6);
+    full_step(whole, a_whole, net->x, net->y, 6);
 
-    OK(mlp_forward(m, net.a, 0, 3, net.x, 6, NULL, &e_));
-    cr_expect_eq(mlp_backward_weight(m, net.a, 0, 1, 6, &e), ERR_INPUT,
+    OK(mlp_forward(m, net->a, 0, 3, net->x, 6, NULL, &e_));
+    cr_expect_eq(mlp_backward_weight(m, net->a, 0, 1, 6, &e), ERR_INPUT,
                  "a weight half before any input half");
     cr_expect(strstr(e.msg, "mlp_backward_input"), "the message says what to run: %s", e.msg);
-    OK(mlp_loss(m, net.a, net.y, 6, &loss, &e_));
-    OK(mlp_backward_input(m, net.a, 1, 3, net.a->dlogits, 6, back, &e_));
-    OK(mlp_backward_input(m, net.a, 0, 1, back, 6, NULL, &e_));
-    OK(mlp_backward_weight(m, net.a, 0, 1, 6, &e_));
-    OK(mlp_backward_weight(m, net.a, 1, 3, 6, &e_));
+    OK(mlp_loss(m, net->a, net->y, 6, &loss, &e_));
+    OK(mlp_backward_input(m, net->a, 1, 3, net->a->dlogits, 6, back, &e_));
+    OK(mlp_backward_input(m, net->a, 0, 1, back, 6, NULL, &e_));
+    OK(mlp_backward_weight(m, net->a, 0, 1, 6, &e_));
+    OK(mlp_backward_weight(m, net->a, 1, 3, 6, &e_));
     double worst = 0;
     for (int64_t i = 0; i < m->n_params; i++) {
         double rel = fabs((double)m->grads[i] - whole->grads[i]) /
@@ -447,12 +470,10 @@ Test(mlp, split_backward_composes_over_stages_and_refuses_a_weight_half_owed_not
     cr_log_info("stages by halves against the whole backward: largest difference %.3g "
                 "relative (tolerance 1e-6)", worst);
 
-    OK(mlp_forward(m, net.a, 0, 3, net.x, 6, NULL, &e_));
-    cr_expect_eq(mlp_backward_weight(m, net.a, 0, 3, 6, &e), ERR_INPUT,
+    OK(mlp_forward(m, net->a, 0, 3, net->x, 6, NULL, &e_));
+    cr_expect_eq(mlp_backward_weight(m, net->a, 0, 3, 6, &e), ERR_INPUT,
                  "a weight half after a new forward");
-    mlp_act_free(a_whole);
-    mlp_free(whole);
-    net_close(&net);
+    twins_close(&t);
 }
 
 /* ---- stages and microbatches ------------------------------------------- */
@@ -463,11 +484,11 @@ Test(mlp, split_backward_composes_over_stages_and_refuses_a_weight_half_owed_not
 Test(mlp, stage_split_gives_the_same_bits)
 {
     /* the whole model with 6 samples; the split one, a twin, on their x and y */
-    struct net w = net_open("mlp:7-5-4-3", 3, 6, 17);
-    struct mlp *whole = w.m, *split = make("mlp:7-5-4-3", 3);
-    struct mlp_act *a = w.a, *s0 = act(split, 6), *s1 = act(split, 6);
-    const float *x = w.x;
-    const int32_t *y = w.y;
+    struct twins t = twins_open("mlp:7-5-4-3", 3, 6, 17, 6);
+    struct mlp *whole = t.net.m, *split = t.twin;
+    struct mlp_act *a = t.net.a, *s0 = t.twin_a, *s1 = act(split, 6);
+    const float *x = t.net.x;
+    const int32_t *y = t.net.y;
     float din_whole[6 * 7], din_split[6 * 7], boundary[6 * 5], back[6 * 5], logits[6 * 3];
     double l_whole, l_split;
 
@@ -486,10 +507,8 @@ Test(mlp, stage_split_gives_the_same_bits)
     cr_expect(same_floats(logits, s1->x[3], 6 * 3), "logits differ");
     cr_expect(same_floats(din_whole, din_split, 6 * 7), "input gradients differ");
     cr_expect(same_floats(whole->grads, split->grads, whole->n_params), "weight gradients differ");
-    net_close(&w);
-    mlp_act_free(s0);
     mlp_act_free(s1);
-    mlp_free(split);
+    twins_close(&t);
 }
 
 /* Gradients are sums: two microbatches of 3 accumulate the gradient of one
@@ -501,11 +520,11 @@ Test(mlp, stage_split_gives_the_same_bits)
 Test(mlp, two_microbatches_of_three_sum_to_one_batch_of_six)
 {
     /* one model steps on all 6 samples, its twin on 3 and 3 */
-    struct net n6 = net_open("mlp:7-5-4-3", 9, 6, 19);
-    struct mlp *one = n6.m, *two = make("mlp:7-5-4-3", 9);
-    struct mlp_act *a6 = n6.a, *a3 = act(two, 3);
-    const float *x = n6.x;
-    const int32_t *y = n6.y;
+    struct twins t = twins_open("mlp:7-5-4-3", 9, 6, 19, 3);
+    struct mlp *one = t.net.m, *two = t.twin;
+    struct mlp_act *a6 = t.net.a, *a3 = t.twin_a;
+    const float *x = t.net.x;
+    const int32_t *y = t.net.y;
     double l6 = full_step(one, a6, x, y, 6);
     double l3 = full_step(two, a3, x, y, 3) + full_step(two, a3, x + 3 * 7, y + 3, 3);
     cr_expect(fabs(l6 - l3) <= 1e-6 * fabs(l6), "loss %.9f vs %.9f", l6, l3);
@@ -520,9 +539,7 @@ Test(mlp, two_microbatches_of_three_sum_to_one_batch_of_six)
     }
     cr_log_info("3 + 3 vs 6: largest relative gradient difference %.3g (tolerance 1e-6), loss "
                 "%.9f vs %.9f", worst, l6, l3);
-    net_close(&n6);
-    mlp_act_free(a3);
-    mlp_free(two);
+    twins_close(&t);
 }
 
 /* A pipeline keeps microbatches in flight: forward 0, forward 1, backward 0,

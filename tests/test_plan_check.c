@@ -20,6 +20,15 @@ static struct plan *new_plan(int n_workers, int n_servers)
     return p;
 }
 
+/* One group of every worker of p (ranks 0 to n_workers - 1); its index. */
+static int group_of_all(struct plan *p)
+{
+    int ranks[16];
+    cr_assert_leq(p->n_workers, 16);
+    for (int r = 0; r < p->n_workers; r++) ranks[r] = r;
+    return plan_add_group(p, ranks, p->n_workers);
+}
+
 static struct plan_verdict check(const struct plan *p)
 {
     struct err e = {0};
@@ -232,7 +241,7 @@ Test(check, allreduce_starts_when_the_last_member_arrives)
 {
     /* rank 0 computes 4 units, rank 1 twelve; the bucket starts at 12 on both */
     struct plan *p = new_plan(2, 0);
-    int g = plan_add_group(p, (int[]){0, 1}, 2);
+    int g = group_of_all(p);
     plan_forward(p, 0, 0, 4, 0, 8, NO_DEPS);
     int a0 = plan_allreduce(p, 0, g, 0, 4, DEPS(0));
     plan_update(p, 0, 0, 4, DEPS(a0));
@@ -388,7 +397,7 @@ Test(check, send_and_recv_of_different_sizes_is_a_defect)
 Test(check, member_skipping_an_allreduce_is_named)
 {
     struct plan *p = new_plan(3, 0);
-    int g = plan_add_group(p, (int[]){0, 1, 2}, 3);
+    int g = group_of_all(p);
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < (r == 2 ? 3 : 4); k++) plan_allreduce(p, r, g, 0, 4, NO_DEPS);
     ASSERT_ONE_DEFECT(p, 2, 2, "rank 2 reaches 3 collectives on group 0 where rank 0 reaches 4");
@@ -397,7 +406,7 @@ Test(check, member_skipping_an_allreduce_is_named)
 Test(check, member_reducing_other_layers_is_named)
 {
     struct plan *p = new_plan(3, 0);
-    int g = plan_add_group(p, (int[]){0, 1, 2}, 3);
+    int g = group_of_all(p);
     for (int r = 0; r < 3; r++) {
         plan_allreduce(p, r, g, 2, 4, NO_DEPS);
         if (r == 1) plan_allreduce(p, r, g, 1, 2, NO_DEPS);
@@ -414,7 +423,7 @@ Test(check, member_reducing_other_layers_is_named)
 Test(check, member_gathering_where_the_others_scatter_is_named)
 {
     struct plan *p = new_plan(3, 0);
-    int g = plan_add_group(p, (int[]){0, 1, 2}, 3);
+    int g = group_of_all(p);
     for (int r = 0; r < 3; r++) {
         if (r == 1) plan_all_gather(p, r, g, 0, 4, NO_DEPS);
         else plan_reduce_scatter(p, r, g, 0, 4, NO_DEPS);
@@ -429,7 +438,7 @@ Test(check, member_gathering_where_the_others_scatter_is_named)
 Test(check, shard_update_needs_its_ranks_group)
 {
     struct plan *p = new_plan(2, 0);
-    int g = plan_add_group(p, (int[]){0, 1}, 2);
+    int g = group_of_all(p);
     for (int r = 0; r < 2; r++) {
         int rs = plan_reduce_scatter(p, r, g, 0, 4, NO_DEPS);
         int up = plan_update_shard(p, r, g, 0, 4, DEPS(rs));
@@ -540,7 +549,7 @@ Test(check, two_ranks_receiving_first_deadlock)
 Test(check, cycle_through_an_allreduce_deadlocks)
 {
     struct plan *p = new_plan(2, 0);
-    int g = plan_add_group(p, (int[]){0, 1}, 2);
+    int g = group_of_all(p);
     plan_allreduce(p, 0, g, 0, 4, NO_DEPS);
     plan_send(p, 0, 1, TAG_ACT, 2, 0, 8, NO_DEPS);
     plan_recv(p, 1, 0, TAG_ACT, 2, 0, 8, NO_DEPS);

@@ -24,6 +24,15 @@
 
 /* --- A report set: two strategies, one with accuracy, one with pushes ---- */
 
+/* Draws fn(args..., &opts, &e) into the test's directory, titled title;
+ * the test stops, naming fn and the error, when it fails. */
+#define PLOT_OK(title, fn, ...)                                                           \
+    do {                                                                                  \
+        struct plot_opts opts_ = {test_tmp_dir, false, (title)};                          \
+        struct err e_ = {0};                                                              \
+        cr_assert_eq(fn(__VA_ARGS__, &opts_, &e_), 0, "%s: %s", #fn, e_.msg);             \
+    } while (0)
+
 #define N_LOSS_A 5
 #define N_LOSS_B 4
 #define N_ACC_A 2
@@ -151,9 +160,7 @@ static void plot_the_three(int (*plot)(const struct report *const *, int,
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[0], &r[1], &r[2]};
-    struct plot_opts o = {test_tmp_dir, false, title};
-    struct err e = {0};
-    cr_assert_eq(plot(rs, 3, &o, &e), 0, "%s", e.msg);
+    PLOT_OK(title, plot, rs, 3);
     count_lines(test_tmp_path(dat), data, headers);
     free_reports(r);
 }
@@ -206,9 +213,7 @@ Test(plots, convergence_names_the_mode_when_real_and_sim_mix)
     r[1].mode = "real";
     snprintf(r[1].strategy, sizeof r[1].strategy, "mirrored");
     const struct report *rs[] = {&r[0], &r[1]};
-    struct plot_opts o = {test_tmp_dir, false, "validation"};
-    struct err e = {0};
-    cr_assert_eq(plot_convergence(rs, 2, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("validation", plot_convergence, rs, 2);
     char *gp = test_slurp(test_tmp_path("convergence.gp"));
     cr_expect_not_null(strstr(gp, "'mirrored (sim)'"));
     cr_expect_not_null(strstr(gp, "'mirrored (real)'"));
@@ -221,9 +226,7 @@ Test(plots, convergence_without_curves_says_why_in_the_figure)
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[2]};
-    struct plot_opts o = {test_tmp_dir, false, "no numerics"};
-    struct err e = {0};
-    cr_assert_eq(plot_convergence(rs, 1, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("no numerics", plot_convergence, rs, 1);
     char *gp = test_slurp(test_tmp_path("convergence.gp"));
     cr_expect_not_null(strstr(gp, "--numerics"), "the empty figure does not say what to do");
     free(gp);
@@ -241,9 +244,7 @@ Test(plots, timeline_draws_a_box_per_span_before_the_end)
         {.rank = 1, .stream = 1, .kind = OP_ALLREDUCE, .mb = -1, .start_s = 3, .end_s = 4},
         {.rank = 1, .stream = 0, .kind = OP_UPDATE, .mb = -1, .start_s = 4.5, .end_s = 5},
     };
-    struct plot_opts o = {test_tmp_dir, false, "2 devices"};
-    struct err e = {0};
-    cr_assert_eq(plot_timeline(s, 5, 2, "mirrored", 4.2, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("2 devices", plot_timeline, s, 5, 2, "mirrored", 4.2);
     int data, headers;
     count_lines(test_tmp_path("timeline-mirrored.dat"), &data, &headers);
     cr_expect_eq(data, 4, "4 spans start before 4.2 s");
@@ -265,9 +266,7 @@ Test(plots, timeline_colours_each_kind_from_the_op_table)
         {.rank = 0, .stream = 0, .kind = OP_FORWARD, .mb = 0, .start_s = 0, .end_s = 1},
         {.rank = 0, .stream = 1, .kind = OP_PUSH, .mb = -1, .start_s = 1, .end_s = 2},
     };
-    struct plot_opts o = {test_tmp_dir, false, ""};
-    struct err e = {0};
-    cr_assert_eq(plot_timeline(s, 2, 1, "ps-async", 2, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("", plot_timeline, s, 2, 1, "ps-async", 2);
     char *gp = test_slurp(test_tmp_path("timeline-ps-async.gp"));
     char want[64];
     for (int k = 0; k < 2; k++) {
@@ -291,13 +290,10 @@ Test(plots, text_timeline_letters_follow_the_op_table_and_the_microbatch)
         {.rank = 1, .stream = 0, .kind = OP_BACKWARD, .mb = 1, .start_s = 3, .end_s = 4},
         {.rank = 1, .stream = 0, .kind = OP_UPDATE, .mb = -1, .start_s = 4, .end_s = 5},
     };
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    cr_assert_not_null(out);
+    struct test_capture c;
     /* 16 label columns and 2 bars around the narrowest grid, 10 columns */
-    timeline_print(out, s, 6, 2, 5.0, 16 + 2 + 10, 64, "units");
-    fclose(out);
+    timeline_print(test_capture_open(&c), s, 6, 2, 5.0, 16 + 2 + 10, 64, "units");
+    char *buf = test_capture_close(&c);
     /* the key names only the kinds drawn: no all-reduce, push or pull here */
     cr_expect_not_null(strstr(buf, "one column = 0.5 units (F/f forward, B/b backward of even/odd "
                                    "microbatches,\nU update, S send, . idle):\n"),
@@ -348,9 +344,7 @@ Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
         {"mirrored", 4, 3.6, 0.9}, {"mirrored", 1, 1, 1},     {"ps-async", 1, 1, 1},
         {"mirrored", 2, 1.9, 0.95}, {"ps-async", 4, 2.8, 0.7}, {"mirrored", 8, 6.4, 0.8},
     };
-    struct plot_opts o = {test_tmp_dir, false, "strong scaling"};
-    struct err e = {0};
-    cr_assert_eq(plot_speedup(p, 6, "devices", true, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("strong scaling", plot_speedup, p, 6, "devices", true);
     char *dat = test_slurp(test_tmp_path("speedup.dat"));
     cr_expect_not_null(strstr(dat, "1 1 1\n2 1.9 0.95\n4 3.6 0.9\n8 6.4 0.8\n"),
                        "mirrored's points not in x order:\n%s", dat);
@@ -367,9 +361,7 @@ Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
 Test(plots, speedup_over_other_values_keeps_a_linear_axis)
 {
     struct speedup_point p[] = {{"mirrored", 3, 2.5, 0.83}, {"mirrored", 6, 4.5, 0.75}};
-    struct plot_opts o = {test_tmp_dir, false, "lr sweep"};
-    struct err e = {0};
-    cr_assert_eq(plot_speedup(p, 2, "devices", false, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("lr sweep", plot_speedup, p, 2, "devices", false);
     char *gp = test_slurp(test_tmp_path("speedup.gp"));
     cr_expect_null(strstr(gp, "logscale"));
     cr_expect_null(strstr(gp, "'ideal'"));
@@ -380,9 +372,7 @@ Test(plots, validation_has_a_labelled_point_per_run_and_the_diagonal)
 {
     struct validation_point p[] = {
         {"mirrored", 0.011, 0.010}, {"ps-async", 0.018, 0.020}, {"pipeline-1f1b", 0.03, 0.025}};
-    struct plot_opts o = {test_tmp_dir, false, "cpu-loopback"};
-    struct err e = {0};
-    cr_assert_eq(plot_validation(p, 3, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("cpu-loopback", plot_validation, p, 3);
     int data, headers;
     count_lines(test_tmp_path("validation.dat"), &data, &headers);
     cr_expect_eq(data, 3);
@@ -449,9 +439,7 @@ Test(plots, goodput_marks_young_daly_optimum_beside_the_points_and_the_curve)
     make_goodput_reports(r, c);
     const struct report *rs[N_GOODPUT];
     for (int i = 0; i < N_GOODPUT; i++) rs[i] = &r[i];
-    struct plot_opts o = {test_tmp_dir, false, "4 devices"};
-    struct err e = {0};
-    cr_assert_eq(plot_goodput(rs, N_GOODPUT, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("4 devices", plot_goodput, rs, N_GOODPUT);
     int data, headers;
     count_lines(test_tmp_path("goodput.dat"), &data, &headers);
     /* mirrored's 3 points and ps-async's 1 (the report that did not fail is
@@ -716,9 +704,7 @@ Test(plots, convergence_curves_differ_in_dash_and_point_type)
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[0], &r[1]};
-    struct plot_opts o = {test_tmp_dir, false, "two"};
-    struct err e = {0};
-    cr_assert_eq(plot_convergence(rs, 2, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("two", plot_convergence, rs, 2);
     char *gp = test_slurp(test_tmp_path("convergence.gp"));
     /* equal curves would hide each other in one style */
     cr_expect_not_null(strstr(gp, "lt 1 dt 1 pt 4"), "%s", gp);
@@ -734,9 +720,7 @@ Test(plots, convergence_clips_a_diverged_run_and_says_so)
     r[1].loss_curve[2].loss = 1e35;   /* diverged at step 2 */
     r[1].loss_curve[3].loss = NAN;
     const struct report *rs[] = {&r[0], &r[1]};
-    struct plot_opts o = {test_tmp_dir, false, "diverged"};
-    struct err e = {0};
-    cr_assert_eq(plot_convergence(rs, 2, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("diverged", plot_convergence, rs, 2);
     char *gp = test_slurp(test_tmp_path("convergence.gp"));
     /* 4 x the largest starting loss, 2.3 */
     cr_expect_not_null(strstr(gp, "set yrange [0:9.2]"), "%s", gp);
@@ -745,7 +729,7 @@ Test(plots, convergence_clips_a_diverged_run_and_says_so)
     free_reports(r);
     /* nothing diverged: gnuplot's own range, no label */
     make_reports(r);
-    cr_assert_eq(plot_convergence(rs, 2, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("diverged", plot_convergence, rs, 2);
     gp = test_slurp(test_tmp_path("convergence.gp"));
     cr_expect_null(strstr(gp, "clipped"), "%s", gp);
     free(gp);
@@ -758,14 +742,12 @@ Test(plots, convergence_says_why_one_accuracy_point_is_no_curve)
     make_reports(r);
     r[0].n_accuracy_curve = 1;   /* only the final evaluation */
     const struct report *rs[] = {&r[0]};
-    struct plot_opts o = {test_tmp_dir, false, "one point"};
-    struct err e = {0};
-    cr_assert_eq(plot_convergence(rs, 1, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("one point", plot_convergence, rs, 1);
     char *gp = test_slurp(test_tmp_path("convergence.gp"));
     cr_expect_not_null(strstr(gp, "one evaluation per run, at the end: --eval-every K"), "%s", gp);
     free(gp);
     r[0].n_accuracy_curve = 2;
-    cr_assert_eq(plot_convergence(rs, 1, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("one point", plot_convergence, rs, 1);
     gp = test_slurp(test_tmp_path("convergence.gp"));
     cr_expect_null(strstr(gp, "one evaluation per run"), "%s", gp);
     free(gp);
@@ -778,9 +760,7 @@ Test(plots, timeline_draws_messages_in_their_own_colour)
         {.rank = 0, .stream = 0, .kind = OP_FORWARD, .start_s = 0, .end_s = 1},
         {.rank = 0, .stream = 1, .kind = OP_SEND, .start_s = 1, .end_s = 1.01},
     };
-    struct plot_opts o = {test_tmp_dir, false, "ticks"};
-    struct err e = {0};
-    cr_assert_eq(plot_timeline(s, 2, 1, "pipeline-1f1b", 2, &o, &e), 0, "%s", e.msg);
+    PLOT_OK("ticks", plot_timeline, s, 2, 1, "pipeline-1f1b", 2);
     char *gp = test_slurp(test_tmp_path("timeline-pipeline-1f1b.gp"));
     char want[96];
     snprintf(want, sizeof want, "lc rgb '%s' fs solid 1.0 border lc rgb '%s'",

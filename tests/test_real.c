@@ -140,6 +140,21 @@ static void expect_one_device_math(const char *strategy)
     }
 }
 
+/* Runs strategy on np ranks (as --dp replicas, unless dp is NULL) with
+ * --bucket-mb bucket_mb and compares it with one device. */
+static void expect_bucketed_run_equals_one_device(const char *strategy, const char *np,
+                                                  const char *dp, const char *bucket_mb)
+{
+    char file[96], what[128];
+    snprintf(what, sizeof what, "%s on %s ranks, --dp %s, --bucket-mb %s", strategy, np,
+             dp ? dp : "1", bucket_mb);
+    snprintf(file, sizeof file, "%s-%s-dp%s-%s.params", strategy, np, dp ? dp : "1", bucket_mb);
+    struct args a = real_args();
+    ADD(&a, "--strategy", strategy, "--np", np, SAME_RUN, "--bucket-mb", bucket_mb);
+    if (dp) ADD(&a, "--dp", dp);
+    expect_run_equals_one_device(&a, file, what);
+}
+
 /* ---- 1. synchronous strategies are one device's mathematics --------------- */
 
 Test(real, mirrored_on_2_and_4_ranks_equals_one_device)
@@ -174,16 +189,8 @@ Test(real, mirrored_zero1_on_2_and_4_ranks_equals_one_device)
 {
     const char *nps[] = {"2", "4"}, *buckets[] = {"0", "0.01"};
     for (int k = 0; k < 2; k++)
-        for (int b = 0; b < 2; b++) {
-            char file[96], what[96];
-            snprintf(what, sizeof what, "mirrored-zero1 on %s ranks, --bucket-mb %s", nps[k],
-                     buckets[b]);
-            snprintf(file, sizeof file, "zero1-%s-%d.params", nps[k], b);
-            struct args a = real_args();
-            ADD(&a, "--strategy", "mirrored-zero1", "--np", nps[k], SAME_RUN, "--bucket-mb",
-                buckets[b]);
-            expect_run_equals_one_device(&a, file, what);
-        }
+        for (int b = 0; b < 2; b++)
+            expect_bucketed_run_equals_one_device("mirrored-zero1", nps[k], NULL, buckets[b]);
 }
 
 /* Hybrid data x pipeline (--dp 2 on 4 ranks: 2 replicas of 2 stages): each
@@ -194,16 +201,8 @@ Test(real, hybrid_2x2_of_every_layer_split_strategy_equals_one_device)
     const char *strategies[] = {"model", "pipeline-gpipe", "pipeline-1f1b"};
     const char *buckets[] = {"25", "0.01"};
     for (int k = 0; k < 3; k++)
-        for (int b = 0; b < 2; b++) {
-            char file[96], what[96];
-            snprintf(what, sizeof what, "%s --dp 2 on 4 ranks, --bucket-mb %s", strategies[k],
-                     buckets[b]);
-            snprintf(file, sizeof file, "hybrid-%s-%d.params", strategies[k], b);
-            struct args a = real_args();
-            ADD(&a, "--strategy", strategies[k], "--np", "4", "--dp", "2", SAME_RUN,
-                "--bucket-mb", buckets[b]);
-            expect_run_equals_one_device(&a, file, what);
-        }
+        for (int b = 0; b < 2; b++)
+            expect_bucketed_run_equals_one_device(strategies[k], "4", "2", buckets[b]);
 }
 
 /* ---- reports -------------------------------------------------------------- */

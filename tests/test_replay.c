@@ -30,23 +30,18 @@ struct hand {
 
 #define HAND_STEPS 2
 
-static void event(FILE *f, bool *first, const char *name, int rank, int tid, int step, int op,
+static void event(struct test_trace *t, const char *name, int rank, int tid, int step, int op,
                   const char *layers, double ts_ms, double dur_ms)
 {
-    fprintf(f, "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.17g,\"dur\":%.17g,"
-               "\"args\":{\"layers\":\"%s\",\"mb\":%d,\"step\":%d,\"op\":%d}}",
-            *first ? "" : ",", name, rank, tid, ts_ms * 1e3, dur_ms * 1e3, layers,
-            !strcmp(name, "FORWARD") || !strcmp(name, "BACKWARD") ? 0 : -1, step, op);
-    *first = false;
+    int mb = !strcmp(name, "FORWARD") || !strcmp(name, "BACKWARD") ? 0 : -1;
+    test_trace_span(t, name, rank, tid, step, op, layers, mb, ts_ms, dur_ms, "");
 }
 
 /* Writes h as a trace file; returns its path. The measured step time is
  * then max_r(fwd + bwd) + upd (upd equal on both ranks). */
 static const char *write_hand(const char *file, const struct hand *h)
 {
-    const char *path;
-    FILE *f = test_trace_begin(file, &path);
-    bool first = true;
+    struct test_trace t = test_trace_begin(file);
     double t_ms = 0;
     for (int s = 0; s < HAND_STEPS; s++) {
         double arrive_ms = 0;
@@ -54,21 +49,21 @@ static const char *write_hand(const char *file, const struct hand *h)
             arrive_ms = fmax(arrive_ms, h->lag_ms[r] + h->fwd_ms[r] + h->bwd_ms[r]);
         for (int r = 0; r < 2; r++) {
             double f_ms = t_ms + h->lag_ms[r];
-            event(f, &first, "FORWARD", r, 0, s, 0, "[0,2)", f_ms, h->fwd_ms[r]);
-            event(f, &first, "BACKWARD", r, 0, s, 1, "[0,2)", f_ms + h->fwd_ms[r], h->bwd_ms[r]);
-            event(f, &first, "ALLREDUCE", r, 1, s, 2, "[0,2)", t_ms + arrive_ms, 0);
-            event(f, &first, "UPDATE", r, 0, s, 3, "[0,2)", t_ms + arrive_ms, h->upd_ms[r]);
+            event(&t, "FORWARD", r, 0, s, 0, "[0,2)", f_ms, h->fwd_ms[r]);
+            event(&t, "BACKWARD", r, 0, s, 1, "[0,2)", f_ms + h->fwd_ms[r], h->bwd_ms[r]);
+            event(&t, "ALLREDUCE", r, 1, s, 2, "[0,2)", t_ms + arrive_ms, 0);
+            event(&t, "UPDATE", r, 0, s, 3, "[0,2)", t_ms + arrive_ms, h->upd_ms[r]);
         }
         t_ms += arrive_ms + fmax(h->upd_ms[0], h->upd_ms[1]);
     }
-    fprintf(f, "],\"displayTimeUnit\":\"ms\",\"strata_trace\":1,\"mode\":\"%s\","
+    fprintf(t.f, "],\"displayTimeUnit\":\"ms\",\"strata_trace\":1,\"mode\":\"%s\","
                "\"strategy\":\"mirrored\",\"steps\":%d,\"ranks\":2,\"workers\":2,"
                "\"dropped_spans\":0,\"scenario\":{\"strategy\":\"mirrored\","
                "\"model\":\"mlp:784-32-10\",\"devices\":2,\"batch\":256,\"steps\":%d,"
                "\"seed\":1,\"cluster\":\"%s\"}}\n",
             h->mode ? h->mode : "sim", HAND_STEPS, HAND_STEPS, h->cluster);
-    fclose(f);
-    return path;
+    fclose(t.f);
+    return t.path;
 }
 
 /* strata replay args... --json OUT, which must succeed; its document. */

@@ -37,21 +37,16 @@ struct ps_hand {
 
 #define PS_STEPS 2
 
-static void ps_event(FILE *f, bool *first, const char *name, int rank, int tid, int step, int op,
+static void ps_event(struct test_trace *t, const char *name, int rank, int tid, int step, int op,
                      double ts_ms, double dur_ms, const char *extra)
 {
-    fprintf(f, "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.17g,\"dur\":%.17g,"
-               "\"args\":{\"layers\":\"[0,2)\",\"mb\":%d,\"step\":%d,\"op\":%d%s}}",
-            *first ? "" : ",", name, rank, tid, ts_ms * 1e3, dur_ms * 1e3,
-            op == 0 || op == 1 ? 0 : -1, step, op, extra);
-    *first = false;
+    test_trace_span(t, name, rank, tid, step, op, "[0,2)", op == 0 || op == 1 ? 0 : -1,
+                    ts_ms, dur_ms, extra);
 }
 
 static const char *write_ps_hand(const char *file, const struct ps_hand *h)
 {
-    const char *path;
-    FILE *f = test_trace_begin(file, &path);
-    bool first = true;
+    struct test_trace t = test_trace_begin(file);
     double t_ms = 0;
     for (int s = 0; s < PS_STEPS; s++) {
         double arrive_ms = fmax(h->fwd_ms[0] + h->bwd_ms[0], h->fwd_ms[1] + h->bwd_ms[1]) +
@@ -62,22 +57,22 @@ static const char *write_ps_hand(const char *file, const struct ps_hand *h)
         snprintf(pull, sizeof pull, ",\"peer\":2,\"version_read\":%d", s + 1);
         for (int r = 0; r < 2; r++) {
             double b_ms = t_ms + h->fwd_ms[r];
-            ps_event(f, &first, "FORWARD", r, 0, s, 0, t_ms, h->fwd_ms[r], "");
-            ps_event(f, &first, "BACKWARD", r, 0, s, 1, b_ms, h->bwd_ms[r], "");
+            ps_event(&t, "FORWARD", r, 0, s, 0, t_ms, h->fwd_ms[r], "");
+            ps_event(&t, "BACKWARD", r, 0, s, 1, b_ms, h->bwd_ms[r], "");
             double push_at_ms = b_ms + h->bwd_ms[r];
-            ps_event(f, &first, "PUSH", r, 1, s, 2, push_at_ms, end_ms - push_at_ms, push);
-            ps_event(f, &first, "PULL", r, 1, s, 3, answer_ms, h->pull_ms, pull);
+            ps_event(&t, "PUSH", r, 1, s, 2, push_at_ms, end_ms - push_at_ms, push);
+            ps_event(&t, "PULL", r, 1, s, 3, answer_ms, h->pull_ms, pull);
             char from[32];
             snprintf(from, sizeof from, ",\"peer\":%d", r);
             if (h->has_receipts)
-                ps_event(f, &first, "PUSH", 2, 1, s, -1, push_at_ms, h->push_ms, from);
+                ps_event(&t, "PUSH", 2, 1, s, -1, push_at_ms, h->push_ms, from);
         }
-        if (s == 0 && h->bad_server_span) fprintf(f, ",%s", h->bad_server_span);
+        if (s == 0 && h->bad_server_span) fprintf(t.f, ",%s", h->bad_server_span);
         else if (h->has_updates)
-            ps_event(f, &first, "UPDATE", 2, 0, s, -1, t_ms + arrive_ms, h->upd_ms[s], "");
+            ps_event(&t, "UPDATE", 2, 0, s, -1, t_ms + arrive_ms, h->upd_ms[s], "");
         t_ms = end_ms;
     }
-    fprintf(f, "],\"displayTimeUnit\":\"ms\",\"strata_trace\":1,\"mode\":\"real\","
+    fprintf(t.f, "],\"displayTimeUnit\":\"ms\",\"strata_trace\":1,\"mode\":\"real\","
                "\"strategy\":\"ps-sync\",\"steps\":%d,\"ranks\":3,\"workers\":2,"
                "\"dropped_spans\":0,%s%s%s%s%s%s\"scenario\":{\"strategy\":\"ps-sync\","
                "\"model\":\"mlp:784-32-10\",\"devices\":2,\"servers\":1,\"batch\":256,"
@@ -85,8 +80,8 @@ static const char *write_ps_hand(const char *file, const struct ps_hand *h)
             PS_STEPS, h->hosts ? "\"hosts\":" : "", h->hosts ? h->hosts : "", h->hosts ? "," : "",
             h->clock_error ? "\"clock_error_s\":" : "", h->clock_error ? h->clock_error : "",
             h->clock_error ? "," : "", PS_STEPS);
-    fclose(f);
-    return path;
+    fclose(t.f);
+    return t.path;
 }
 
 /* strata replay TRACE --cluster ideal [flag] --json OUT (must succeed): its
@@ -196,26 +191,24 @@ Test(replay_measured, measured_comm_replays_pushes_and_pulls_to_closed_form)
 static const char *write_allreduce_hand(const char *file, const double ar_ms[2])
 {
     const double fwd_ms[2] = {1, 1}, bwd_ms[2] = {2, 4}, upd_ms = 0.5;
-    const char *path;
-    FILE *f = test_trace_begin(file, &path);
-    bool first = true;
+    struct test_trace t = test_trace_begin(file);
     double t_ms[2] = {0, 0};
     for (int s = 0; s < 2; s++) {
         double arrive_ms = fmax(t_ms[0] + fwd_ms[0] + bwd_ms[0], t_ms[1] + fwd_ms[1] + bwd_ms[1]);
         for (int r = 0; r < 2; r++) {
-            ps_event(f, &first, "FORWARD", r, 0, s, 0, t_ms[r], fwd_ms[r], "");
-            ps_event(f, &first, "BACKWARD", r, 0, s, 1, t_ms[r] + fwd_ms[r], bwd_ms[r], "");
-            ps_event(f, &first, "ALLREDUCE", r, 1, s, 2, arrive_ms, ar_ms[r], "");
-            ps_event(f, &first, "UPDATE", r, 0, s, 3, arrive_ms + ar_ms[r], upd_ms, "");
+            ps_event(&t, "FORWARD", r, 0, s, 0, t_ms[r], fwd_ms[r], "");
+            ps_event(&t, "BACKWARD", r, 0, s, 1, t_ms[r] + fwd_ms[r], bwd_ms[r], "");
+            ps_event(&t, "ALLREDUCE", r, 1, s, 2, arrive_ms, ar_ms[r], "");
+            ps_event(&t, "UPDATE", r, 0, s, 3, arrive_ms + ar_ms[r], upd_ms, "");
             t_ms[r] = arrive_ms + ar_ms[r] + upd_ms;
         }
     }
-    fprintf(f, "],\"strata_trace\":1,\"mode\":\"real\",\"strategy\":\"mirrored\",\"steps\":2,"
+    fprintf(t.f, "],\"strata_trace\":1,\"mode\":\"real\",\"strategy\":\"mirrored\",\"steps\":2,"
                "\"ranks\":2,\"workers\":2,\"dropped_spans\":0,\"scenario\":{\"strategy\":"
                "\"mirrored\",\"model\":\"mlp:784-32-10\",\"devices\":2,\"batch\":256,"
                "\"steps\":2,\"seed\":1}}\n");
-    fclose(f);
-    return path;
+    fclose(t.f);
+    return t.path;
 }
 
 Test(replay_measured, measured_comm_gives_a_collective_its_longest_members_time)

@@ -407,13 +407,9 @@ static void expect_in(const char *t, const char *const *want)
 /* The table as a string (caller frees). */
 static char *table(const struct report *const *rs, int n, const double *speedup)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    cr_assert_not_null(f);
-    report_print_table(f, rs, n, speedup);
-    fclose(f);
-    return buf;
+    struct test_capture c;
+    report_print_table(test_capture_open(&c), rs, n, speedup);
+    return test_capture_close(&c);
 }
 
 /* Terminal columns of a UTF-8 line (up to '\n'). */
@@ -435,6 +431,25 @@ static void assert_aligned(const char *t, int n_lines)
         lines++;
     }
     cr_assert_eq(lines, n_lines, "%d lines:\n%s", lines, t);
+}
+
+/* t, the table of a and b, lines up (header, rule, a row each); frees t
+ * and releases a and b. */
+/* The table of rs[0..n) has no `word` anywhere (why: what none of them had). */
+static void expect_table_lacks(const struct report *const *rs, int n, const char *word,
+                               const char *why)
+{
+    char *t = table(rs, n, NULL);
+    cr_assert_null(strstr(t, word), "%s:\n%s", why, t);
+    free(t);
+}
+
+static void expect_aligned_then_release(char *t, struct report *a, struct report *b)
+{
+    assert_aligned(t, 4);
+    free(t);
+    report_release(a);
+    report_release(b);
 }
 
 Test(report, table_has_header_rule_and_a_row_per_report)
@@ -459,10 +474,7 @@ Test(report, table_has_header_rule_and_a_row_per_report)
     cr_assert_null(strstr(t, "accuracy"));
     /* fill(): 0.125 s mean, 50/37.5/12.5 %, 20 % bubble, staleness 1.75/4 */
     EXPECT_IN(t, "125.000 ms", "4096.5", "50.0%", "37.5%", "20.0%", "1.75/4");
-    assert_aligned(t, 4);
-    free(t);
-    report_release(&a);
-    report_release(&b);
+    expect_aligned_then_release(t, &a, &b);
 }
 
 Test(report, table_speedup_is_a_dash_without_speedups)
@@ -507,10 +519,7 @@ Test(report, table_final_columns_appear_when_any_report_has_final)
         last[1] = tok;
     }
     cr_assert(last[0] && !strcmp(last[0], "-") && !strcmp(last[1], "-"), "%s", t);
-    assert_aligned(t, 4);
-    free(t);
-    report_release(&a);
-    report_release(&b);
+    expect_aligned_then_release(t, &a, &b);
 }
 
 /* One row's step-time and peak-memory cells for given values. */
@@ -613,10 +622,7 @@ Test(report, table_shows_time_to_accuracy_reached_or_not)
     const struct report *rs[] = {&a, &b};
     char *t = table(rs, 2, NULL);
     EXPECT_IN(t, "time to acc", "1.500 s", "not reached");
-    assert_aligned(t, 4);
-    free(t);
-    report_release(&a);
-    report_release(&b);
+    expect_aligned_then_release(t, &a, &b);
 }
 
 /* A run that failed: the table gains its failures, time lost and goodput;
@@ -629,21 +635,16 @@ Test(report, table_failure_columns_appear_when_any_report_failed)
     fill(&b);
     a.has_final = b.has_final = false;
     const struct report *rs[] = {&a, &b};
-    char *t = table(rs, 2, NULL);
-    cr_assert_null(strstr(t, "goodput"), "no run failed:\n%s", t);
-    free(t);
+    expect_table_lacks(rs, 2, "goodput", "no run failed");
     a.failure.happened = true;
     a.failure.n_failures = 3;
     a.failure.lost_s = 2.5;
     a.failure.goodput = 0.9375;
-    t = table(rs, 2, NULL);
+    char *t = table(rs, 2, NULL);
     EXPECT_IN(t, "failures", "time lost", "goodput", "2.500 s", "93.8%");
     cr_assert_not_null(strstr(t, "3    2.500 s    93.8%\n"), "a's cells:\n%s", t);
     cr_assert_not_null(strstr(t, "0          -        -\n"), "b's cells:\n%s", t);
-    assert_aligned(t, 4);
-    free(t);
-    report_release(&a);
-    report_release(&b);
+    expect_aligned_then_release(t, &a, &b);
 }
 
 /* The down share (dead workers' time: --fail under continue) is a column
@@ -657,21 +658,16 @@ Test(report, table_down_column_appears_when_any_worker_was_down)
     a.has_final = b.has_final = false;
     a.breakdown.down = b.breakdown.down = 0;
     const struct report *rs[] = {&a, &b};
-    char *t = table(rs, 2, NULL);
-    cr_assert_null(strstr(t, "down"), "no worker was down:\n%s", t);
-    free(t);
+    expect_table_lacks(rs, 2, "down", "no worker was down");
     a.breakdown.compute = 0.5;
     a.breakdown.comm = 0.25;
     a.breakdown.down = 0.1875;
     a.breakdown.idle = 0.0625;
-    t = table(rs, 2, NULL);
+    char *t = table(rs, 2, NULL);
     cr_assert_not_null(strstr(t, "compute   comm   down   idle"), "%s", t);
     cr_assert_not_null(strstr(t, "50.0%  25.0%  18.8%   6.2%"), "a's shares:\n%s", t);
     cr_assert_not_null(strstr(t, "37.5%   0.0%  12.5%"), "b's shares:\n%s", t);
-    assert_aligned(t, 4);
-    free(t);
-    report_release(&a);
-    report_release(&b);
+    expect_aligned_then_release(t, &a, &b);
 }
 
 Test(report, csv_has_the_failure_fields_when_any_report_failed,

@@ -284,9 +284,42 @@ static void ring_run(struct ring_run *k, const char *name, const struct workload
     k->beta_bytes_per_s = devices_per_node > 1 ? 1e10 : 1e9;
 }
 
+/* ring_run on one node, then one rank a node, of UNIFORM_4; each run has
+ * spans_per_rank spans a rank, and check holds of each of them. half is
+ * half the ring all-reduce, (p-1)(alpha + n/(p beta)) at the link the
+ * ring runs at: a reduce-scatter's or an all-gather's time. */
+static void expect_ring_spans(const char *name,
+                              void (*add)(struct plan *, int rank, int group, int hi),
+                              int spans_per_rank,
+                              void (*check)(const struct span *sp, double half, int dpn))
+{
+    struct workload *wl = test_workload(UNIFORM_4);
+    const int p = RING_RANKS;
+    for (int dpn = 8; dpn >= 1; dpn /= 8) {   /* one node, then one rank a node */
+        struct ring_run k;
+        ring_run(&k, name, wl, dpn, add);
+        double half = (p - 1) * (k.alpha_s + k.n_bytes / (p * k.beta_bytes_per_s));
+        cr_assert_eq(k.t.spans.len, (size_t)(spans_per_rank * p));
+        for (size_t i = 0; i < k.t.spans.len; i++) check(&k.t.spans.items[i], half, dpn);
+        run_release_with(&k.r, &k.t, k.plan);
+    }
+    workload_free(wl);
+}
+
 static void add_allreduce(struct plan *plan, int rank, int group, int hi)
 {
     plan_allreduce(plan, rank, group, 0, hi, NO_DEPS);
+}
+
+/* An all-reduce from 0 to 2(p-1)(alpha + n/(p beta)), two halves. */
+static void check_allreduce_span(const struct span *sp, double half, int dpn)
+{
+    double want = 2.0 * half;
+    cr_assert_eq(sp->kind, OP_ALLREDUCE);
+    cr_assert_float_eq(sp->start_s, 0.0, 1e-15);
+    cr_assert(fabs(sp->end_s - want) <= 1e-12 * want,
+              "%d devices a node: span %g s, 2(p-1)(alpha + n/(p beta)) = %g s", dpn,
+              sp->end_s - sp->start_s, want);
 }
 
 /* Ring all-reduce (Patarasuk & Yuan, 2009): 2(p-1) steps, each alpha plus
@@ -295,24 +328,7 @@ static void add_allreduce(struct plan *plan, int rank, int group, int hi)
  * the flat ring runs at the inter-node link). */
 Test(simulate, ring_allreduce_span_is_alpha_beta_closed_form)
 {
-    struct workload *wl = test_workload(UNIFORM_4);
-    const int p = RING_RANKS;
-    for (int dpn = 8; dpn >= 1; dpn /= 8) {   /* one node, then one rank a node */
-        struct ring_run k;
-        ring_run(&k, "ring", wl, dpn, add_allreduce);
-        double want = 2.0 * (p - 1) * (k.alpha_s + k.n_bytes / (p * k.beta_bytes_per_s));
-        cr_assert_eq(k.t.spans.len, (size_t)p);
-        for (size_t i = 0; i < k.t.spans.len; i++) {
-            const struct span *sp = &k.t.spans.items[i];
-            cr_assert_eq(sp->kind, OP_ALLREDUCE);
-            cr_assert_float_eq(sp->start_s, 0.0, 1e-15);
-            cr_assert(fabs(sp->end_s - want) <= 1e-12 * want,
-                      "%d devices a node: span %g s, 2(p-1)(alpha + n/(p beta)) = %g s", dpn,
-                      sp->end_s - sp->start_s, want);
-        }
-        run_release_with(&k.r, &k.t, k.plan);
-    }
-    workload_free(wl);
+    expect_ring_spans("ring", add_allreduce, 1, check_allreduce_span);
 }
 
 static void add_reduce_scatter_then_all_gather(struct plan *plan, int rank, int group, int hi)
@@ -321,30 +337,24 @@ static void add_reduce_scatter_then_all_gather(struct plan *plan, int rank, int 
     plan_all_gather(plan, rank, group, 0, hi, NO_DEPS);
 }
 
+/* A reduce-scatter from 0 to half, or an all-gather from half to 2 half. */
+static void check_half_ring_span(const struct span *sp, double half, int dpn)
+{
+    double start = sp->kind == OP_REDUCE_SCATTER ? 0 : half;
+    cr_assert(sp->kind == OP_REDUCE_SCATTER || sp->kind == OP_ALL_GATHER);
+    cr_assert(fabs(sp->start_s - start) <= 1e-12 * half && fabs(sp->end_s - start - half) <=
+              1e-12 * half, "%s, %d devices a node: [%g, %g] s, want [%g, %g]",
+              op_infos[sp->kind].name, dpn, sp->start_s, sp->end_s, start, start + half);
+}
+
 /* ZeRO-1's collectives: a reduce-scatter then an all-gather of the whole
  * model on 4 ranks, each half of the ring all-reduce, (p-1)(alpha + n/(p
  * beta)) (the profile has no gamma); the all-gather starts where the
  * reduce-scatter ends, on the same comm stream. */
 Test(simulate, reduce_scatter_and_all_gather_spans_are_the_ring_closed_form)
 {
-    struct workload *wl = test_workload(UNIFORM_4);
-    const int p = RING_RANKS;
-    for (int dpn = 8; dpn >= 1; dpn /= 8) {   /* one node, then one rank a node */
-        struct ring_run k;
-        ring_run(&k, "zero1-collectives", wl, dpn, add_reduce_scatter_then_all_gather);
-        double half = (p - 1) * (k.alpha_s + k.n_bytes / (p * k.beta_bytes_per_s));
-        cr_assert_eq(k.t.spans.len, (size_t)(2 * p));
-        for (size_t i = 0; i < k.t.spans.len; i++) {
-            const struct span *sp = &k.t.spans.items[i];
-            double start = sp->kind == OP_REDUCE_SCATTER ? 0 : half;
-            cr_assert(sp->kind == OP_REDUCE_SCATTER || sp->kind == OP_ALL_GATHER);
-            cr_assert(fabs(sp->start_s - start) <= 1e-12 * half && fabs(sp->end_s - start - half) <=
-                      1e-12 * half, "%s, %d devices a node: [%g, %g] s, want [%g, %g]",
-                      op_infos[sp->kind].name, dpn, sp->start_s, sp->end_s, start, start + half);
-        }
-        run_release_with(&k.r, &k.t, k.plan);
-    }
-    workload_free(wl);
+    expect_ring_spans("zero1-collectives", add_reduce_scatter_then_all_gather, 2,
+                      check_half_ring_span);
 }
 
 /* Hybrid data x pipeline on the ideal cluster: D replicas of p stages run

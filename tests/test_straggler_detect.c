@@ -187,13 +187,9 @@ Test(straggler_detect, report_reader_accepts_reports_with_and_without_the_sectio
 /* What straggler_print says of paces[0..n), unlabelled (caller frees). */
 static char *printed(const struct rank_pace *paces, int n)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    cr_assert_not_null(f);
-    straggler_print(f, NULL, paces, n);
-    fclose(f);
-    return text;
+    struct test_capture c;
+    straggler_print(test_capture_open(&c), NULL, paces, n);
+    return test_capture_close(&c);
 }
 
 /* Not judged for want of a peer: one rank alone (one device, or a job that

@@ -54,6 +54,15 @@ static void built_free(struct built *b)
     workload_free(b->wl);
 }
 
+/* Strategy name's plan of DEFAULT_MLP on 4 devices (batch 256, one
+ * microbatch) with buckets of bucket_mb MiB. */
+static struct built build_bucketed(const char *name, double bucket_mb)
+{
+    struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
+    c.bucket_mb = bucket_mb;
+    return build_model(name, &c);
+}
+
 /* The error strategy `name` gives for c; checks it leaves no plan behind. */
 static int build_error(const char *name, const struct config *c, struct err *e)
 {
@@ -508,9 +517,7 @@ Test(strategies, mirrored_buckets_match_a_count_by_hand)
  * comm stream works while compute runs the next bucket's backward. */
 Test(strategies, mirrored_allreduce_follows_its_own_backward_and_update_follows_the_last)
 {
-    struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
-    c.bucket_mb = 0.25;
-    struct built b = build_model("mirrored", &c);
+    struct built b = build_bucketed("mirrored", 0.25);
     const struct plan *p = b.p;
     cr_assert_eq(p->groups.len, 1);
     cr_assert_eq(p->groups.items[0].n_ranks, 4);
@@ -1032,11 +1039,9 @@ Test(strategies, zero1_passes_the_checker_for_devices_and_microbatches)
  * model alone, 257 KiB each, the big first layer alone). */
 Test(strategies, zero1_scatters_each_bucket_after_its_backward_and_gathers_after_its_step)
 {
-    struct workload *wl = test_workload(DEFAULT_MLP);
-    struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
-    c.bucket_mb = 0.25;
-    struct plan *p = test_build_plan("mirrored-zero1", &c, wl);
-    struct plan *mirrored = test_build_plan("mirrored", &c, wl);
+    struct built b = build_bucketed("mirrored-zero1", 0.25),
+                 m = build_bucketed("mirrored", 0.25);
+    const struct plan *p = b.p, *mirrored = m.p;
     for (int r = 0; r < 4; r++) {
         int n_rs = count_ops(p, r, OP_REDUCE_SCATTER);
         cr_assert_eq(n_rs, count_ops(mirrored, r, OP_ALLREDUCE), "mirrored's buckets");
@@ -1058,9 +1063,8 @@ Test(strategies, zero1_scatters_each_bucket_after_its_backward_and_gathers_after
             }
         }
     }
-    plan_free(mirrored);
-    plan_free(p);
-    workload_free(wl);
+    built_free(&m);
+    built_free(&b);
 }
 
 /* Memory: the momentum per device is 1/N of mirrored's, so the peak drops by
@@ -1097,19 +1101,15 @@ Test(strategies, zero1_momentum_per_device_is_one_nth_of_mirrored)
  * parameters in one bucket over 4: 83,778 and 83,780 for the last. */
 Test(strategies, zero1_largest_shard_is_the_last_members)
 {
-    struct workload *wl = test_workload(DEFAULT_MLP);
-    struct config c = scenario(DEFAULT_MLP, 4, 256, 1);
-    c.bucket_mb = 0;
-    struct plan *p = test_build_plan("mirrored-zero1", &c, wl);
+    struct built b = build_bucketed("mirrored-zero1", 0);
     struct plan_memory m0, m3, most;
-    plan_memory_rank(p, 0, &m0);
-    plan_memory_rank(p, 3, &m3);
-    plan_memory_max(p, &most);
+    plan_memory_rank(b.p, 0, &m0);
+    plan_memory_rank(b.p, 3, &m3);
+    plan_memory_max(b.p, &most);
     cr_assert_eq(m0.optimizer, 83778 * 4);
     cr_assert_eq(m3.optimizer, 83780 * 4);
     cr_assert_eq(most.optimizer, m3.optimizer);
-    plan_free(p);
-    workload_free(wl);
+    built_free(&b);
 }
 
 /* ---- hybrid data x pipeline (--dp) ---------------------------------------- */

@@ -32,17 +32,8 @@ static struct job_outputs sweep_as(const char *const *prefix, const char *const 
 /* -j 1 against -j 2 and -j 3 on args. */
 static void expect_jobs_agree(const char *const *args, int status)
 {
-    struct job_outputs one = sweep_as(NULL, args, 1, "j1");
-    cr_assert_eq(one.status, status, "-j 1 exited %d, not %d; stderr:\n%s", one.status, status,
-                 one.err);
-    for (int jobs = 2; jobs <= 3; jobs++) {
-        char tag[16], what[32];
-        snprintf(tag, sizeof tag, "j%d", jobs);
-        snprintf(what, sizeof what, "-j 1 and -j %d", jobs);
-        struct job_outputs many = sweep_as(NULL, args, jobs, tag);
-        expect_same_outputs(&one, &many, what);
-        job_outputs_free(&many);
-    }
+    struct job_outputs one;
+    expect_jobs_agree_with_one("sweep", args, status, true, &one);
     job_outputs_free(&one);
 }
 
@@ -68,9 +59,7 @@ Test(sweep_jobs, a_numerics_sweep_gives_the_same_loss_and_accuracy)
 {
     /* loss curves and final accuracy travel with each point's report */
     expect_jobs_agree((const char *const[]){"--devices", "1,2", "--strategies",
-                                            "mirrored,ps-async", "--numerics", "--data",
-                                            "synthetic", "--model", "mlp:784-16-10", "--steps",
-                                            "6", "--batch", "32", NULL}, 0);
+                                            "mirrored,ps-async", SMALL_NUMERICS_RUN, NULL}, 0);
 }
 
 Test(sweep_jobs, unfit_points_are_reported_as_with_one_job)

@@ -16,13 +16,9 @@ typedef bool (*note_fn)(FILE *, const struct report *const *, int);
 /* What note printed for rs[0..n), in a malloc'd string; *said its return. */
 static char *capture(note_fn note, const struct report *const *rs, int n, bool *said)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    cr_assert(f);
-    *said = note(f, rs, n);
-    fclose(f);
-    return buf;
+    struct test_capture c;
+    *said = note(test_capture_open(&c), rs, n);
+    return test_capture_close(&c);
 }
 
 /* What note printed for rs[0..n) (caller frees); it must have spoken. */

@@ -34,13 +34,9 @@ static const char *row_of(const char *out, const char *label, char *buf, size_t 
 static char *print_to_string(const struct span *s, size_t n, int n_ranks,
                              const struct timeline_view *v, int width)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    cr_assert(f);
-    timeline_print_view(f, s, n, n_ranks, v, 16 + 2 + width, 64, "s");
-    fclose(f);
-    return buf;
+    struct test_capture c;
+    timeline_print_view(test_capture_open(&c), s, n, n_ranks, v, 16 + 2 + width, 64, "s");
+    return test_capture_close(&c);
 }
 
 /* A restart by hand, 1 s a column: step 0 at [0,2), step 1 cut by rank 1's
@@ -162,6 +158,25 @@ static void run_row(const struct run *r, const char *label, char *row, size_t n)
     cr_assert(row_of(r->out, label, row, n), "no row '%s' in:\n%s", label, r->out);
 }
 
+/* Rank 1's compute row of r (n bytes) into dead, and the column of the
+ * death marked on it ('X'); the test stops, showing the output, when there
+ * is none. */
+static size_t death_column(const struct run *r, char *dead, size_t n)
+{
+    run_row(r, "rank 1 compute", dead, n);
+    const char *x = strchr(dead, 'X');
+    cr_assert(x, "no death on rank 1's compute row: %s", r->out);
+    return (size_t)(x - dead);
+}
+
+/* row is dead after column col: nothing but 'x' (what says which row). */
+static void expect_dead_after(const char *row, size_t col, const char *what, const struct run *r)
+{
+    const char *after = row + col + 1;
+    cr_expect(strspn(after, "x") == strlen(after), "%s: only 'x' after the death: %s", what,
+              r->out);
+}
+
 static struct run sim_with(const char *strategy, const char *policy)
 {
     setenv("COLUMNS", "100", 1);
@@ -175,13 +190,12 @@ Test(timeline_failures, restart_run_marks_death_on_its_row_where_the_gap_starts)
 {
     struct run r = sim_with("mirrored", "restart");
     char dead[128], alive[128], lost[128];
-    run_row(&r, "rank 1 compute", dead, sizeof dead);
+    size_t col = death_column(&r, dead, sizeof dead);
     run_row(&r, "rank 0 compute", alive, sizeof alive);
     run_row(&r, "lost/redone", lost, sizeof lost);
-    const char *x = strchr(dead, 'X');
-    cr_assert(x && !strchr(x + 1, 'X') && !strchr(alive, 'X'), "one death, rank 1's: %s", r.out);
+    cr_assert(!strchr(dead + col + 1, 'X') && !strchr(alive, 'X'), "one death, rank 1's: %s",
+              r.out);
     /* the death starts the recovery: rank 0's gap begins in the next column */
-    size_t col = (size_t)(x - dead);
     cr_expect(alive[col + 1] == '#' && alive[col] != '#', "death at %zu: %s", col, r.out);
     /* the gap is on every rank's rows */
     for (int rank = 0; rank < 4; rank++)
@@ -203,14 +217,11 @@ Test(timeline_failures, shrink_leaves_the_dead_rank_row_empty_after_its_death)
 {
     struct run r = sim_with("mirrored", "shrink");
     char compute[128], comm[128], alive[128];
-    run_row(&r, "rank 1 compute", compute, sizeof compute);
+    size_t col = death_column(&r, compute, sizeof compute);
     run_row(&r, "rank 1 comm", comm, sizeof comm);
     run_row(&r, "rank 2 compute", alive, sizeof alive);
-    const char *x = strchr(compute, 'X');
-    cr_assert(x, "%s", r.out);
-    size_t col = (size_t)(x - compute);
-    cr_expect(strspn(x + 1, "x") == strlen(x + 1), "only 'x' after the death: %s", r.out);
-    cr_expect(strspn(comm + col + 1, "x") == strlen(comm + col + 1), "%s", r.out);
+    expect_dead_after(compute, col, "rank 1 compute", &r);
+    expect_dead_after(comm, col, "rank 1 comm", &r);
     /* the survivors go on: work after the gap */
     cr_expect(strpbrk(alive + col + 1, "FB"), "%s", r.out);
     cr_expect(strstr(r.out, "x dead (gone for good)") && strstr(r.out, "lost/redone"),
@@ -226,12 +237,10 @@ Test(timeline_failures, continue_ends_the_dead_worker_row_and_the_others_go_on)
                        "--timeline-steps", "0:5");
     cr_assert_eq(r.status, 0, "%s", r.err);
     char dead[128], alive[128];
-    run_row(&r, "rank 1 compute", dead, sizeof dead);
+    size_t col = death_column(&r, dead, sizeof dead);
     run_row(&r, "rank 0 compute", alive, sizeof alive);
-    const char *x = strchr(dead, 'X');
-    cr_assert(x, "%s", r.out);
-    cr_expect(strspn(x + 1, "x") == strlen(x + 1), "%s", r.out);
-    cr_expect(strpbrk(alive + (x - dead) + 1, "FB"), "%s", r.out);
+    expect_dead_after(dead, col, "rank 1 compute", &r);
+    cr_expect(strpbrk(alive + col + 1, "FB"), "%s", r.out);
     /* each worker's own steps: the dead one stopped at step 2 */
     cr_expect(strstr(r.out, "|xxx| steps 0-2") || strstr(r.out, "x| steps 0-2"), "%s", r.out);
     cr_expect(!strstr(r.out, "lost/redone") && !strstr(r.out, "#"), "nothing redone: %s", r.out);

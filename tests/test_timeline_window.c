@@ -60,12 +60,10 @@ Test(timeline_window, dead_rank_row_marked_from_its_death)
         {.rank = 1, .stream = 0, .kind = OP_FORWARD, .start_s = 0, .end_s = 4},
     };
     const struct timeline_view v = {.begin_s = 0, .end_s = 10, .dead_rank = 1, .dead_from_s = 5};
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    cr_assert(f);
-    timeline_print_view(f, s, 2, 2, &v, 16 + 2 + 10, 64, "s");   /* 10 columns of 1 s */
-    fclose(f);
+    struct test_capture c;
+    /* 10 columns of 1 s */
+    timeline_print_view(test_capture_open(&c), s, 2, 2, &v, 16 + 2 + 10, 64, "s");
+    char *buf = test_capture_close(&c);
     cr_assert(strstr(buf, "x rank 1 dead"), "%s", buf);
     cr_assert(strstr(buf, "rank 1 compute|FFFF.xxxxx|"), "%s", buf);
     cr_assert(strstr(buf, "rank 0 compute|FFFFFFFFFF|"), "%s", buf);

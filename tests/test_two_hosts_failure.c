@@ -161,14 +161,23 @@ static void expect_recovered(const struct test_bg *b, const char *policy, const 
     cJSON_Delete(doc);
 }
 
-Test(two_hosts_failure, death_on_the_other_host_is_noticed_and_restarted_from_shared_checkpoints)
+/* Skips without the fixture's namespaces; else makes a shared directory
+ * into dir and starts mirrored for 10 steps with rank 1 (the second host)
+ * killed at step 5 (--fail 1@5), option value, and that directory as
+ * --checkpoint-dir. */
+static struct test_bg start_killed_at_step_5(char *dir, size_t n, const char *option,
+                                             const char *value)
 {
     private_hosts_or_skip();
+    make_shared_dir(dir, n);
+    return start((const char *const[]){"--strategy", "mirrored", "--steps", "10", "--fail", "1@5",
+                                       option, value, "--checkpoint-dir", dir, NULL});
+}
+
+Test(two_hosts_failure, death_on_the_other_host_is_noticed_and_restarted_from_shared_checkpoints)
+{
     char dir[2200];
-    make_shared_dir(dir, sizeof dir);
-    struct test_bg b = start((const char *const[]){"--strategy", "mirrored", "--steps", "10",
-                                              "--fail", "1@5", "--checkpoint-every", "2",
-                                              "--checkpoint-dir", dir, NULL});
+    struct test_bg b = start_killed_at_step_5(dir, sizeof dir, "--checkpoint-every", "2");
     expect_recovered(&b, "restart", "killed by --fail 1@5", 2);
     char *err = test_slurp(b.err_path);
     cr_expect(strstr(err, "from the checkpoint of step 4"), "stderr:\n%s", err);
@@ -178,12 +187,8 @@ Test(two_hosts_failure, death_on_the_other_host_is_noticed_and_restarted_from_sh
 
 Test(two_hosts_failure, shrink_across_hosts_commits_to_the_checkpoint_dir)
 {
-    private_hosts_or_skip();
     char dir[2200];
-    make_shared_dir(dir, sizeof dir);
-    struct test_bg b = start((const char *const[]){"--strategy", "mirrored", "--steps", "10",
-                                              "--fail", "1@5", "--on-failure", "shrink",
-                                              "--checkpoint-dir", dir, NULL});
+    struct test_bg b = start_killed_at_step_5(dir, sizeof dir, "--on-failure", "shrink");
     expect_recovered(&b, "shrink", "from the commit of step 5", 1);
     /* the commits' directory was the supervisor's: removed at the end */
     DIR *d = opendir(dir);
