@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device_backends.h"
+#include "backends.h"
 #include "gemm.h"
 
 /* The first GEMM failure since the last sync (0: none), and its library:

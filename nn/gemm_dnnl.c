@@ -13,7 +13,7 @@
 #include <dnnl.h>
 #include <omp.h>
 
-#include "gemm_libs.h"
+#include "backends.h"
 
 /* The threads one sgemm runs on; 0 before set_threads, and then whatever
  * OpenMP says. Written once at the device's init, before any sgemm. */

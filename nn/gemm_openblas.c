@@ -8,7 +8,7 @@
 
 #include <cblas.h>
 
-#include "gemm_libs.h"
+#include "backends.h"
 
 static void openblas_set_threads(int n_threads)
 {
