@@ -583,13 +583,5 @@ static int nccl_wait(struct comm *c, struct comm_req *r, struct err *e)
 
 const struct comm_ops comm_nccl = {
     .name = "nccl",
-    .open = nccl_open,
-    .close = nccl_close,
-    .isend = nccl_isend,
-    .irecv = nccl_irecv,
-    .iallreduce_sum = nccl_iallreduce_sum,
-    .ireduce_scatter_sum = nccl_ireduce_scatter_sum,
-    .iall_gather = nccl_iall_gather,
-    .test = nccl_test,
-    .wait = nccl_wait,
+    COMM_OPS(nccl),
 };
