@@ -463,19 +463,6 @@ static int nccl_irecv(struct comm *c, void *buf, size_t bytes, int peer, uint32_
     return issued(l, r, e);
 }
 
-static int nccl_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
-                               struct comm_req *r, struct err *e)
-{
-    struct nccl_state *s = c->nccl;
-    if (group < 0 || group >= s->n_groups || !s->groups[group].comm)
-        return err_set(e, ERR_RUN, "ALLREDUCE on group %d, which rank %d is not a member of",
-                       group, c->rank);
-    struct link *l = &s->groups[group];
-    TRY(after_compute(l, e));
-    NCCL_TRY(e, nccl_lib.AllReduce(buf, buf, n, ncclFloat, ncclSum, l->comm, l->stream));
-    return issued(l, r, e);
-}
-
 /* Group `group`'s link, or ERR_RUN naming `what`. */
 static struct link *group_link(struct comm *c, int group, const char *what, struct err *e)
 {
@@ -483,6 +470,16 @@ static struct link *group_link(struct comm *c, int group, const char *what, stru
     if (group >= 0 && group < s->n_groups && s->groups[group].comm) return &s->groups[group];
     err_set(e, ERR_RUN, "%s on group %d, which rank %d is not a member of", what, group, c->rank);
     return NULL;
+}
+
+static int nccl_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
+                               struct comm_req *r, struct err *e)
+{
+    struct link *l = group_link(c, group, "ALLREDUCE", e);
+    if (!l) return e->code;
+    TRY(after_compute(l, e));
+    NCCL_TRY(e, nccl_lib.AllReduce(buf, buf, n, ncclFloat, ncclSum, l->comm, l->stream));
+    return issued(l, r, e);
 }
 
 /* plan_shard's layout (core/plan.h): member k owns [kq, (k+1)q), q = n / size,
