@@ -2,7 +2,7 @@
  * are listed in, and the only code that knows which backends exist. */
 #include <string.h>
 
-#include "device_backends.h"
+#include "backends.h"
 
 /* This build's devices. A backend that is not built is simply not listed. */
 static const struct device *const devices[] = {

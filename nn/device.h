@@ -152,6 +152,23 @@ struct device {
                          float momentum, float weight_decay, float g_scale);
 };
 
+/* A backend's table: its name and is_host_memory, then DEVICE_OPS(prefix),
+ * which fills every function from the backend's own prefix_op (cpu_probe,
+ * cpu_init, ...). A function a backend lacks is then a compile error, where
+ * a line missed in a hand-written table would be a NULL found at run time.
+ * In the fields' order, as C++ (which compiles the cuda table) wants its
+ * designated initializers; a field added above is added here too. */
+#define DEVICE_OPS(prefix)                                                                   \
+    .probe = prefix##_probe, .init = prefix##_init, .describe = prefix##_describe,           \
+    .sync = prefix##_sync,                                                                   \
+    .alloc = prefix##_alloc, .free = prefix##_free, .copy = prefix##_copy,                   \
+    .fill = prefix##_fill, .scale = prefix##_scale, .axpy = prefix##_axpy,                   \
+    .sgemm = prefix##_sgemm,                                                                 \
+    .bias_act_forward = prefix##_bias_act_forward,                                           \
+    .bias_act_backward = prefix##_bias_act_backward,                                         \
+    .softmax_xent = prefix##_softmax_xent,                                                   \
+    .sgd_momentum = prefix##_sgd_momentum
+
 /* The device called name: "cpu" in every build; "cuda" in builds with the
  * CUDA toolkit (whether or not this machine has a GPU: probe says). Anything
  * else is ERR_INPUT naming the devices this build has. The table is static

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device_backends.h"
+#include "backends.h"
 #include "gemm.h"
 
 /* The first GEMM failure since the last sync (0: none), and its library:
@@ -245,19 +245,5 @@ static void cpu_sgd_momentum(float *restrict w, float *restrict v, const float *
 const struct device device_cpu = {
     .name = "cpu",
     .is_host_memory = true,
-    .probe = cpu_probe,
-    .init = cpu_init,
-    .describe = cpu_describe,
-    .sync = cpu_sync,
-    .alloc = cpu_alloc,
-    .free = cpu_free,
-    .copy = cpu_copy,
-    .fill = cpu_fill,
-    .scale = cpu_scale,
-    .axpy = cpu_axpy,
-    .sgemm = cpu_sgemm,
-    .bias_act_forward = cpu_bias_act_forward,
-    .bias_act_backward = cpu_bias_act_backward,
-    .softmax_xent = cpu_softmax_xent,
-    .sgd_momentum = cpu_sgd_momentum,
+    DEVICE_OPS(cpu),
 };

@@ -521,21 +521,7 @@ static void cuda_sgd_momentum(float *w, float *v, const float *grad, size_t n, f
 extern "C" const struct device device_cuda = {
     .name = "cuda",
     .is_host_memory = false,
-    .probe = cuda_probe,
-    .init = cuda_init,
-    .describe = cuda_describe,
-    .sync = cuda_sync,
-    .alloc = cuda_alloc,
-    .free = cuda_free,
-    .copy = cuda_copy,
-    .fill = cuda_fill,
-    .scale = cuda_scale,
-    .axpy = cuda_axpy,
-    .sgemm = cuda_sgemm,
-    .bias_act_forward = cuda_bias_act_forward,
-    .bias_act_backward = cuda_bias_act_backward,
-    .softmax_xent = cuda_softmax_xent,
-    .sgd_momentum = cuda_sgd_momentum,
+    DEVICE_OPS(cuda),
 };
 
 extern "C" int dev_cuda_count(void)

@@ -1,6 +1,6 @@
 /* The registry of gemm libraries (nn/gemm.h): the one table that knows
  * which were built. */
-#include "gemm_libs.h"
+#include "backends.h"
 
 /* The default first: oneDNN when built with it (see gemm.h for why). */
 static const struct gemm_lib *const libs[] = {

@@ -38,6 +38,15 @@ struct gemm_lib {
                   int ldc);
 };
 
+/* A library's table: its name, then GEMM_LIB_OPS(prefix), which fills every
+ * function from the library's own prefix_op (openblas_sgemm, ...), so that
+ * one it lacks is a compile error rather than a NULL (as nn/device.h's
+ * DEVICE_OPS). A field added above is added here too. */
+#define GEMM_LIB_OPS(prefix)                                                                 \
+    .set_threads = prefix##_set_threads, .threads = prefix##_threads,                        \
+    .describe = prefix##_describe, .status_name = prefix##_status_name,                      \
+    .sgemm = prefix##_sgemm
+
 /* The library the cpu device uses: oneDNN when built with it, else OpenBLAS. */
 const struct gemm_lib *gemm_default(void);
 

@@ -13,20 +13,24 @@
 #include <dnnl.h>
 #include <omp.h>
 
-#include "gemm_libs.h"
+#include "backends.h"
+
+/* This file's functions are onednn_*, the prefix GEMM_LIB_OPS fills the
+ * table from: dnnl_* is the library's own (dnnl_sgemm, which onednn_sgemm
+ * calls). */
 
 /* The threads one sgemm runs on; 0 before set_threads, and then whatever
  * OpenMP says. Written once at the device's init, before any sgemm. */
 static int wanted_threads;
 
-static void dnnl_set_threads(int n_threads)
+static void onednn_set_threads(int n_threads)
 {
     if (n_threads > 0) wanted_threads = n_threads;
     else wanted_threads = getenv("OMP_NUM_THREADS") ? 0 : 1;
     if (wanted_threads > 0) omp_set_num_threads(wanted_threads);
 }
 
-static int dnnl_threads(void)
+static int onednn_threads(void)
 {
     return omp_get_max_threads();
 }
@@ -50,14 +54,14 @@ static const char *isa_name(dnnl_cpu_isa_t isa)
 
 /* "oneDNN 2.6.3, avx512_core_bf16": the version of the library loaded (not
  * of the header built against) and the widest instruction set it uses here. */
-static void dnnl_describe(char *buf, size_t n)
+static void onednn_describe(char *buf, size_t n)
 {
     const dnnl_version_t *v = dnnl_version();
     snprintf(buf, n, "oneDNN %d.%d.%d, %s", v->major, v->minor, v->patch,
              isa_name(dnnl_get_effective_cpu_isa()));
 }
 
-static const char *dnnl_status_name(int status)
+static const char *onednn_status_name(int status)
 {
     switch ((dnnl_status_t)status) {
     case dnnl_out_of_memory: return "out of memory";
@@ -68,9 +72,9 @@ static const char *dnnl_status_name(int status)
     }
 }
 
-static int dnnl_sgemm_rowmajor(bool trans_a, bool trans_b, int m, int n, int k, float alpha,
-                               const float *a, int lda, const float *b, int ldb, float beta,
-                               float *c, int ldc)
+static int onednn_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+                        const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                        int ldc)
 {
     if (wanted_threads > 0 && omp_get_max_threads() != wanted_threads)
         omp_set_num_threads(wanted_threads);
@@ -82,9 +86,5 @@ static int dnnl_sgemm_rowmajor(bool trans_a, bool trans_b, int m, int n, int k, 
 
 const struct gemm_lib gemm_dnnl = {
     .name = "oneDNN",
-    .set_threads = dnnl_set_threads,
-    .threads = dnnl_threads,
-    .describe = dnnl_describe,
-    .status_name = dnnl_status_name,
-    .sgemm = dnnl_sgemm_rowmajor,
+    GEMM_LIB_OPS(onednn),
 };

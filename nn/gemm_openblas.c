@@ -8,7 +8,7 @@
 
 #include <cblas.h>
 
-#include "gemm_libs.h"
+#include "backends.h"
 
 static void openblas_set_threads(int n_threads)
 {
@@ -55,9 +55,5 @@ static const char *openblas_status_name(int status)
 
 const struct gemm_lib gemm_openblas = {
     .name = "OpenBLAS",
-    .set_threads = openblas_set_threads,
-    .threads = openblas_threads,
-    .describe = openblas_describe,
-    .status_name = openblas_status_name,
-    .sgemm = openblas_sgemm,
+    GEMM_LIB_OPS(openblas),
 };

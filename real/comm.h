@@ -103,6 +103,18 @@ struct comm_ops {
     int (*wait)(struct comm *c, struct comm_req *r, struct err *e);
 };
 
+/* A backend's table: its name, then COMM_OPS(prefix), which fills every
+ * function from the backend's own prefix_op (mpi_open, ...), so that one it
+ * lacks is a compile error rather than a NULL (as nn/device.h's
+ * DEVICE_OPS). A field added above is added here too. */
+#define COMM_OPS(prefix)                                                                     \
+    .open = prefix##_open, .close = prefix##_close,                                          \
+    .isend = prefix##_isend, .irecv = prefix##_irecv,                                        \
+    .iallreduce_sum = prefix##_iallreduce_sum,                                               \
+    .ireduce_scatter_sum = prefix##_ireduce_scatter_sum,                                     \
+    .iall_gather = prefix##_iall_gather,                                                     \
+    .test = prefix##_test, .wait = prefix##_wait
+
 /* The registry (real/comm.c), which alone knows the backends. */
 
 /* "mpi", or "nccl" in builds with NCCL; anything else is ERR_INPUT naming

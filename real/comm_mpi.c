@@ -314,13 +314,5 @@ static int mpi_wait(struct comm *c, struct comm_req *r, struct err *e)
 
 const struct comm_ops comm_mpi = {
     .name = "mpi",
-    .open = mpi_open,
-    .close = mpi_close,
-    .isend = mpi_isend,
-    .irecv = mpi_irecv,
-    .iallreduce_sum = mpi_iallreduce_sum,
-    .ireduce_scatter_sum = mpi_ireduce_scatter_sum,
-    .iall_gather = mpi_iall_gather,
-    .test = mpi_test,
-    .wait = mpi_wait,
+    COMM_OPS(mpi),
 };

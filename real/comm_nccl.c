@@ -463,19 +463,6 @@ static int nccl_irecv(struct comm *c, void *buf, size_t bytes, int peer, uint32_
     return issued(l, r, e);
 }
 
-static int nccl_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
-                               struct comm_req *r, struct err *e)
-{
-    struct nccl_state *s = c->nccl;
-    if (group < 0 || group >= s->n_groups || !s->groups[group].comm)
-        return err_set(e, ERR_RUN, "ALLREDUCE on group %d, which rank %d is not a member of",
-                       group, c->rank);
-    struct link *l = &s->groups[group];
-    TRY(after_compute(l, e));
-    NCCL_TRY(e, nccl_lib.AllReduce(buf, buf, n, ncclFloat, ncclSum, l->comm, l->stream));
-    return issued(l, r, e);
-}
-
 /* Group `group`'s link, or ERR_RUN naming `what`. */
 static struct link *group_link(struct comm *c, int group, const char *what, struct err *e)
 {
@@ -485,62 +472,64 @@ static struct link *group_link(struct comm *c, int group, const char *what, stru
     return NULL;
 }
 
+static int nccl_iallreduce_sum(struct comm *c, float *buf, size_t n, int group,
+                               struct comm_req *r, struct err *e)
+{
+    struct link *l = group_link(c, group, "ALLREDUCE", e);
+    if (!l) return e->code;
+    TRY(after_compute(l, e));
+    NCCL_TRY(e, nccl_lib.AllReduce(buf, buf, n, ncclFloat, ncclSum, l->comm, l->stream));
+    return issued(l, r, e);
+}
+
 /* plan_shard's layout (core/plan.h): member k owns [kq, (k+1)q), q = n / size,
  * and the last member also the tail [size q, n). NCCL's reduce-scatter and
  * all-gather take equal shards, in place when member k's is at buf + kq:
  * they do the first size q elements, and a reduce to (a broadcast from) the
- * last member does the tail, all in one NCCL group. */
-
-/* This member's place in group's communicator and the shards of n:
- * size members, me among them, q elements each and the tail [size q, n)
- * for the last; *l's stream made to wait for the compute before. */
-struct shard_of {
-    int size, me;
-    size_t q, tail;
+ * last member does the tail, all in one NCCL group. The two collectives
+ * differ only in that pair of calls, so one function issues both. */
+enum shard_collective {
+    SHARD_REDUCE_SCATTER,   /* sums into each member's shard */
+    SHARD_ALL_GATHER,       /* copies each owner's shard to every member */
 };
 
-static int shard_begin(struct comm *c, size_t n, int group, const char *what, struct link **l,
-                       struct shard_of *sh, struct err *e)
+static int shard_issue(struct comm *c, float *buf, size_t n, int group,
+                       enum shard_collective op, struct comm_req *r, struct err *e)
 {
-    if (!(*l = group_link(c, group, what, e))) return e->code;
-    NCCL_TRY(e, nccl_lib.CommCount((*l)->comm, &sh->size));
-    NCCL_TRY(e, nccl_lib.CommUserRank((*l)->comm, &sh->me));
-    sh->q = n / (size_t)sh->size;
-    sh->tail = n - sh->q * (size_t)sh->size;
-    return after_compute(*l, e);
+    const bool is_scatter = op == SHARD_REDUCE_SCATTER;
+    struct link *l = group_link(c, group, is_scatter ? "REDUCE_SCATTER" : "ALL_GATHER", e);
+    if (!l) return e->code;
+    int size, me;   /* the group's members, and this one among them */
+    NCCL_TRY(e, nccl_lib.CommCount(l->comm, &size));
+    NCCL_TRY(e, nccl_lib.CommUserRank(l->comm, &me));
+    TRY(after_compute(l, e));
+    const size_t q = n / (size_t)size, tail = n - q * (size_t)size;
+    float *mine = buf + q * (size_t)me, *tail_at = buf + q * (size_t)size;
+    NCCL_TRY(e, nccl_lib.GroupStart());
+    if (is_scatter) {
+        if (q) NCCL_TRY(e, nccl_lib.ReduceScatter(buf, mine, q, ncclFloat, ncclSum, l->comm,
+                                                  l->stream));
+        if (tail) NCCL_TRY(e, nccl_lib.Reduce(tail_at, tail_at, tail, ncclFloat, ncclSum,
+                                              size - 1, l->comm, l->stream));
+    } else {
+        if (q) NCCL_TRY(e, nccl_lib.AllGather(mine, buf, q, ncclFloat, l->comm, l->stream));
+        if (tail) NCCL_TRY(e, nccl_lib.Broadcast(tail_at, tail_at, tail, ncclFloat, size - 1,
+                                                 l->comm, l->stream));
+    }
+    NCCL_TRY(e, nccl_lib.GroupEnd());
+    return issued(l, r, e);
 }
 
 static int nccl_ireduce_scatter_sum(struct comm *c, float *buf, size_t n, int group,
                                     struct comm_req *r, struct err *e)
 {
-    struct shard_of sh;
-    struct link *l = NULL;
-    TRY(shard_begin(c, n, group, "REDUCE_SCATTER", &l, &sh, e));
-    const size_t q = sh.q, tail = sh.tail;
-    const int size = sh.size, me = sh.me;
-    NCCL_TRY(e, nccl_lib.GroupStart());
-    if (q) NCCL_TRY(e, nccl_lib.ReduceScatter(buf, buf + q * (size_t)me, q, ncclFloat, ncclSum, l->comm,
-                                         l->stream));
-    if (tail) NCCL_TRY(e, nccl_lib.Reduce(buf + q * (size_t)size, buf + q * (size_t)size, tail,
-                                     ncclFloat, ncclSum, size - 1, l->comm, l->stream));
-    NCCL_TRY(e, nccl_lib.GroupEnd());
-    return issued(l, r, e);
+    return shard_issue(c, buf, n, group, SHARD_REDUCE_SCATTER, r, e);
 }
 
 static int nccl_iall_gather(struct comm *c, float *buf, size_t n, int group, struct comm_req *r,
                             struct err *e)
 {
-    struct shard_of sh;
-    struct link *l = NULL;
-    TRY(shard_begin(c, n, group, "ALL_GATHER", &l, &sh, e));
-    const size_t q = sh.q, tail = sh.tail;
-    const int size = sh.size, me = sh.me;
-    NCCL_TRY(e, nccl_lib.GroupStart());
-    if (q) NCCL_TRY(e, nccl_lib.AllGather(buf + q * (size_t)me, buf, q, ncclFloat, l->comm, l->stream));
-    if (tail) NCCL_TRY(e, nccl_lib.Broadcast(buf + q * (size_t)size, buf + q * (size_t)size, tail,
-                                        ncclFloat, size - 1, l->comm, l->stream));
-    NCCL_TRY(e, nccl_lib.GroupEnd());
-    return issued(l, r, e);
+    return shard_issue(c, buf, n, group, SHARD_ALL_GATHER, r, e);
 }
 
 static int nccl_test(struct comm *c, struct comm_req *r, bool *done, struct err *e)
@@ -583,13 +572,5 @@ static int nccl_wait(struct comm *c, struct comm_req *r, struct err *e)
 
 const struct comm_ops comm_nccl = {
     .name = "nccl",
-    .open = nccl_open,
-    .close = nccl_close,
-    .isend = nccl_isend,
-    .irecv = nccl_irecv,
-    .iallreduce_sum = nccl_iallreduce_sum,
-    .ireduce_scatter_sum = nccl_ireduce_scatter_sum,
-    .iall_gather = nccl_iall_gather,
-    .test = nccl_test,
-    .wait = nccl_wait,
+    COMM_OPS(nccl),
 };
