@@ -13,7 +13,7 @@
  * `strata sim`, without files written (a lab prints, it does not save). */
 #define LAB_GROUPS                                                                          \
     (OPTG_SCENARIO | OPTG_COMPARE | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB |      \
-     OPTG_TRAIN | OPTG_LAUNCH | OPTG_LIMITS)
+     OPTG_TRAIN | OPTG_EXEC | OPTG_LAUNCH | OPTG_LIMITS)
 
 const char *lab_option_value(const struct lab *lab, const struct lab_option *o, char *buf,
                                 size_t n)

@@ -12,7 +12,8 @@
  * --save-params stays with the user's own `strata real` runs. */
 /* OPTG_LAUNCH: --bind reaches the job; its --np is job_argv's own. */
 /* OPTG_LIMITS: a raised --max-memory holds in the job too. */
-#define JOB_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_DISTURB | OPTG_LAUNCH | OPTG_LIMITS)
+#define JOB_GROUPS                                                                          \
+    (OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_DISTURB | OPTG_LAUNCH | OPTG_LIMITS)
 
 static bool is_kept(const char *word)
 {

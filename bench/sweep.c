@@ -23,7 +23,7 @@
  * which the sweep sets itself). A simulation with numerics also reads the
  * training options (--lr, ...). */
 #define SIM_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_SIM | OPTG_DISTURB)
-#define REAL_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_DISTURB)
+#define REAL_GROUPS (OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_DISTURB)
 
 static unsigned mode_groups(const struct sweep_axis *ax)
 {

@@ -18,7 +18,7 @@
  * on one scenario, simulated or for real (compare, sweep, validate). */
 #define STRATEGIES_GROUPS                                                                   \
     (OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |        \
-     OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_LIMITS | OPTG_HTML)
+     OPTG_EXEC | OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_LIMITS | OPTG_HTML)
 
 static const struct command commands[] = {
     {"compare", "several strategies on one scenario, simulated or real: one table (the default)",
@@ -52,7 +52,8 @@ static const struct command commands[] = {
      "ranks it is given. Prints the same report as `strata sim`, measured, with the loss\n"
      "curve and the test accuracy; --straggler delays real compute ops as the simulator\n"
      "would. --save-params writes the trained parameters.",
-     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_LAUNCH | OPTG_DISTURB |
+     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_LAUNCH |
+         OPTG_DISTURB |
          OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML,
      cmd_real},
     {"sweep", "vary the devices (or another option): speedup and scaling efficiency",
@@ -144,7 +145,8 @@ static const struct command commands[] = {
      "the link latency (alpha) and bandwidth (beta) fitted to the ping-pong, and the\n"
      "all-reduce's per-byte reduction (gamma) to the all-reduce; the cores the ranks share.\n"
      "Prints the profile; -o FILE writes it (nothing is written without -o).",
-     OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_LAUNCH | OPTG_CALIBRATE, cmd_calibrate},
+     OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_LAUNCH | OPTG_CALIBRATE,
+     cmd_calibrate},
     {"lab", "the course: one lab per tradeoff, its claim tested on a run (--check)",
      "Without NAME, lists the labs of labs/ in course order, one line each. With NAME (the\n"
      "file's name, its number, or its name without the number), prints the lab's claim and\n"

@@ -107,7 +107,7 @@ const struct opt_spec config_options[] = {
      .metavar = "HOURS",
      .help = "mean time between failures of one device, exponential, drawn from --seed; 0 = "
              "none"},
-    {.name = "epochs", INT(epochs, 0, 1000000), .def = "0", .groups = OPTG_TRAIN,
+    {.name = "epochs", INT(epochs, 0, 1000000), .def = "0", .groups = OPTG_EXEC,
      .metavar = "E", .help = "passes over the training set (sets the steps); 0 = run --steps"},
     {.name = "lr", REAL(lr, 0, 1000), .def = "0.02", .groups = OPTG_TRAIN, .metavar = "RATE",
      .help = "SGD learning rate, applied to the mean gradient of the global batch"},
@@ -120,15 +120,15 @@ const struct opt_spec config_options[] = {
     {.name = "data", STRING(data), .def = "fashion-mnist", .groups = OPTG_TRAIN,
      .metavar = "SET",
      .help = "training data: fashion-mnist, synthetic, or a directory of MNIST-format IDX files"},
-    {.name = "device", STRING(device), .def = "cpu", .groups = OPTG_TRAIN, .metavar = "NAME",
+    {.name = "device", STRING(device), .def = "cpu", .groups = OPTG_EXEC, .metavar = "NAME",
      .help = "where the arithmetic runs: cpu (oneDNN or OpenBLAS, one thread per rank) or cuda "
              "(GPU builds)"},
-    {.name = "comm", CHOICE(comm, "auto|mpi|nccl"), .def = "auto", .groups = OPTG_TRAIN,
+    {.name = "comm", CHOICE(comm, "auto|mpi|nccl"), .def = "auto", .groups = OPTG_EXEC,
      .metavar = "LIB",
      .help = "real runs' communication: mpi, nccl (GPU builds); auto = nccl with cuda, else mpi"},
-    {.name = "tf32", FLAG(tf32), .def = "false", .groups = OPTG_TRAIN,
+    {.name = "tf32", FLAG(tf32), .def = "false", .groups = OPTG_EXEC,
      .help = "cuda device: TF32 tensor-core matrix products (faster, ~1e-3 relative error)"},
-    {.name = "save-params", STRING(save_params), .def = "", .groups = OPTG_TRAIN,
+    {.name = "save-params", STRING(save_params), .def = "", .groups = OPTG_EXEC,
      .metavar = "FILE", .help = "write the trained parameters to FILE (float32, see real/params.h)"},
     {.name = "numerics", FLAG(numerics), .def = "false", .groups = OPTG_SIM,
      .help = "simulate with the real arithmetic: loss, accuracy and staleness's effect on them"},
@@ -475,6 +475,18 @@ static int unknown_option(const char *shown, const char *name, size_t len, unsig
     return err_set(e, ERR_INPUT, "%s: unknown option (see --help)", shown);
 }
 
+/* Who reads an option another command was given: the likely mix-ups,
+ * a simulation's options on a real run and the other way round. */
+static const char *readers_of(const struct opt_spec *o)
+{
+    if (o->groups & (OPTG_EXEC | OPTG_LAUNCH))
+        return "only real runs read it: strata real, validate, or compare and sweep with "
+               "--mode real";
+    if (o->groups & OPTG_SIM)
+        return "only simulations read it: strata sim, validate, or compare and sweep";
+    return "see --help";
+}
+
 /* The row called name[0..len) if the command takes it; otherwise an error. */
 static int lookup(const char *shown, const char *name, size_t len, unsigned groups,
                   const struct opt_spec **out, struct err *e)
@@ -482,8 +494,8 @@ static int lookup(const char *shown, const char *name, size_t len, unsigned grou
     const struct opt_spec *o = find_n(name, len);
     if (!o) return unknown_option(shown, name, len, groups, e);
     if (!(o->groups & groups))
-        return err_set(e, ERR_INPUT, "--%s: not an option of this command (see --help)",
-                       o->name);
+        return err_set(e, ERR_INPUT, "--%s: not an option of this command (%s)", o->name,
+                       readers_of(o));
     *out = o;
     return 0;
 }

@@ -19,7 +19,7 @@ enum opt_group {
     OPTG_STRATEGY = 1u << 3,  /* the one strategy of a single-strategy command: --strategy */
     OPTG_RUN = 1u << 4,       /* how long and with which randomness: --steps, --seed */
     OPTG_SIM = 1u << 5,       /* the simulated cluster and its disturbances: --cluster, --straggler ... */
-    OPTG_TRAIN = 1u << 6,     /* the arithmetic of training: --lr, --epochs, --data ... */
+    OPTG_TRAIN = 1u << 6,     /* the arithmetic of training, real or simulated: --lr, --data ... */
     OPTG_LAUNCH = 1u << 7,    /* real runs: how many processes: --np */
     OPTG_DISTURB = 1u << 8,   /* slow devices, simulated or injected into real runs: --straggler */
     OPTG_PLOT = 1u << 9,      /* plots: --plot DIR, --plot-terminal */
@@ -32,6 +32,8 @@ enum opt_group {
     OPTG_REPLAY = 1u << 16,    /* strata replay's what-ifs: --without-stragglers, --scale */
     OPTG_TRACE_IN = 1u << 17,  /* a plan read from traces: --workload chakra:DIR (not part of a report's config) */
     OPTG_JOBS = 1u << 18,      /* simulated runs spread over processes: -j (sweep, compare) */
+    OPTG_EXEC = 1u << 19,      /* what only a real run reads: --device, --comm, --epochs ... (the
+                                * simulator models --cluster and runs --steps, so sim refuses them) */
 };
 
 enum opt_type {
@@ -94,7 +96,7 @@ struct config {
     char on_failure[16];        /* --on-failure: auto | restart | shrink | continue */
     long long checkpoint_every; /* --checkpoint-every: steps between checkpoints; 0 = never */
     long long commit_every;     /* --commit-every: steps between in-memory commits (shrink) */
-    /* OPTG_TRAIN */
+    /* OPTG_TRAIN, and OPTG_EXEC: --epochs, --device, --comm, --tf32, --save-params */
     long long epochs;           /* --epochs: passes over the training set; 0 = run --steps */
     double lr;                  /* --lr: SGD learning rate */
     double momentum;            /* --momentum: SGD momentum */

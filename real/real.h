@@ -25,7 +25,8 @@
 
 /* Option groups that shape a real run: what its report's "config" holds. */
 #define REAL_CONFIG_GROUPS \
-    (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_DISTURB | OPTG_LAUNCH)
+    (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_DISTURB |     \
+     OPTG_LAUNCH)
 
 struct real_result {                /* filled on rank 0 only */
     struct report report;           /* mode "real"; its accuracy_curve: --eval-every and the end */

@@ -497,6 +497,14 @@ Test(cli, bad_simulator_options_exit_2_naming_the_option)
     expect_refused(RUN("sim", "--fail", "99@1"), "--fail", "99");
     expect_refused(RUN("sim", "--fail", "1@100", "--steps", "5"), "--fail 1@100",
                    "never starts step 100");
+    /* what only a real run reads was accepted and ignored */
+    const char *real_only[][2] = {{"--device", "cuda"}, {"--comm", "nccl"}, {"--tf32", NULL},
+                                  {"--epochs", "3"}, {"--save-params", "p.bin"}};
+    for (size_t i = 0; i < sizeof real_only / sizeof *real_only; i++)
+        expect_refused(real_only[i][1] ? RUN("sim", real_only[i][0], real_only[i][1])
+                                       : RUN("sim", real_only[i][0]),
+                       real_only[i][0], "only real runs read it");
+    expect_refused(RUN("real", "--cluster", "ideal"), "--cluster", "only simulations read it");
     expect_refused(RUN("sim", "--allreduce", "butterfly"), "--allreduce", "butterfly");
     expect_refused(RUN("sim", "--nodes", "1", "--devices-per-node", "2", "--devices", "8"),
                      "--nodes", NULL);

@@ -40,7 +40,8 @@ static void fill_config(struct config *c)
     set(c, "json", "out/r.json");
 }
 
-#define FILL_GROUPS (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_TRAIN | OPTG_OUTPUT)
+#define FILL_GROUPS                                                                         \
+    (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_TRAIN | OPTG_EXEC | OPTG_OUTPUT)
 
 /* Every field set (tests/report_fixture.h), plus a failure and a config. */
 static void fill(struct report *r, const struct config *c)
