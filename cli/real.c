@@ -38,7 +38,8 @@ static void print_header(const struct config *cfg, const struct plan *p,
     else printf(", binding unknown");
     printf(", %s\n%s; batch %d, %lld steps of %s\n\n", res->device, desc, p->batch,
            (long long)res->steps, cfg->data);
-    if (p->note[0]) printf("note: %s\n\n", p->note);   /* as sim says it */
+    const struct strategy *st = strategy_find(cfg->strategy, &(struct err){0});
+    if (st) scenario_print_notes(st, cfg, p, "\n");   /* as sim says them */
 }
 
 /* Collective: the most CPUs a rank of the job may run on (real/job.h),

@@ -68,6 +68,15 @@ int scenario_start(struct scenario *s, const struct command *cmd, int argc, char
     return -1;
 }
 
+void scenario_print_notes(const struct strategy *st, const struct config *cfg,
+                          const struct plan *p, const char *after)
+{
+    if (p->note[0]) printf("note: %s\n%s", p->note, after);
+    char unread[1024];
+    strategy_unread_note(st, cfg, unread, sizeof unread);
+    if (unread[0]) printf("note: %s does not read %s\n%s", st->name, unread, after);
+}
+
 int scenario_fail(const struct command *cmd, const struct err *e)
 {
     /* A failure that set no error (a code passed up without err_set) is

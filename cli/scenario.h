@@ -28,6 +28,13 @@ void scenario_release(struct scenario *s);
 int scenario_start(struct scenario *s, const struct command *cmd, int argc, char **argv,
                    int *status);
 
+/* The notes under a single strategy's header: what its plan's builder chose
+ * that the options did not say (plan.note), and the options set that st
+ * does not read (strategy_unread_note); each "note: ...\n" then `after`. */
+struct plan;
+void scenario_print_notes(const struct strategy *st, const struct config *cfg,
+                          const struct plan *p, const char *after);
+
 /* Prints "strata NAME: message" to stderr and returns the exit status. */
 int scenario_fail(const struct command *cmd, const struct err *e);
 

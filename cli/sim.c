@@ -137,7 +137,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
              "%lld steps", st->name, run.plan->n_workers, run.cluster.name, run.cluster.nodes,
              run.cluster.nodes == 1 ? "" : "s", dpn, unused, s.cfg.batch, s.cfg.steps);
     printf("%s\n%s\n\n", scenario, desc);
-    if (run.plan->note[0]) printf("note: %s\n\n", run.plan->note);
+    scenario_print_notes(st, &s.cfg, run.plan, "\n");
     double speedup = has_baseline ? run_speedup(&run, &base) : NAN;
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);

@@ -91,6 +91,23 @@ bool strategy_reads(const struct strategy *s, const char *name)
     return false;
 }
 
+void strategy_unread_note(const struct strategy *s, const struct config *c, char *buf,
+                          size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < config_n_options; k++) {
+        const struct opt_spec *o = &config_options[k];
+        char readers[256], value[64];
+        if (!config_is_set(c, o->name) || strategy_reads(s, o->name)) continue;
+        list_names(readers, sizeof readers, o->name);
+        if (!readers[0]) continue;   /* no strategy's own option: devices, batch, ... */
+        config_format(c, o, value, sizeof value);
+        text_appendf(buf, n, &used, "%s--%s %s (only %s read%s it)", used ? "; " : "", o->name,
+                     value, readers, strchr(readers, ',') ? "" : "s");
+    }
+}
+
 bool strategy_has_servers(const struct strategy *s)
 {
     return policy_infos[s->policy].has_servers;
@@ -157,7 +174,7 @@ int strategy_parse_list(const char *spec, const struct strategy **out, size_t *n
  * do, rather than the devices silently meaning something else than asked
  * (D replicas of stages). Options that only tune one strategy (--chunks,
  * --staleness, --inflight) are ignored by the others, as their defaults
- * must be. */
+ * must be; a single strategy's run notes them (strategy_unread_note). */
 static int check_unread(const struct strategy *s, const char *name, long long value,
                         const char *what, struct err *e)
 {

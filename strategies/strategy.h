@@ -53,6 +53,14 @@ const struct strategy *strategy_baseline(void);
  * sweep asks to know whether varying an option changes s's runs. */
 bool strategy_reads(const struct strategy *s, const char *name);
 
+/* The options c sets (from argv or a file) that other strategies read and
+ * s does not, as a note for a single strategy's run: "--staleness 3 (only
+ * ps-ssp reads it)", several joined by "; ", in buf; "" when none. A
+ * command of several strategies sets options for some of them, so only
+ * sim, real and schedule say it. */
+void strategy_unread_note(const struct strategy *s, const struct config *c, char *buf,
+                          size_t n);
+
 /* Does s run parameter servers, extra ranks beside the devices that compute
  * (its policy's has_servers)? */
 bool strategy_has_servers(const struct strategy *s);
