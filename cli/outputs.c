@@ -119,6 +119,11 @@ int outputs_check(const struct config *cfg, struct err *e)
         else
             TRY_CTX(e, file_check_dir_writable(outs[i].path, true, e), "%s", outs[i].option);
     }
+    /* --timeline-steps alone drew nothing and said nothing */
+    bool draws = cfg->timeline || cfg->plot_dir[0] || cfg->plot_terminal || cfg->html_path[0];
+    if (cfg->timeline_steps[0] && !draws)
+        return err_set(e, ERR_INPUT, "--timeline-steps %.40s: it picks the steps that --timeline, "
+                       "--plot and --html draw, and none was given", cfg->timeline_steps);
     int64_t first, last;
     return outputs_timeline_steps(cfg, &first, &last, e);
 }

@@ -25,6 +25,17 @@ Test(timeline_window, bad_windows_are_refused_naming_the_option)
 
 /* On the ideal cluster a 1F1B step of this plan takes 33 units: steps 1 to 2
  * are units 33 to 99. */
+/* Without anything that draws, the window drew nothing and said nothing. */
+Test(timeline_window, steps_without_a_timeline_are_refused)
+{
+    const char *args[] = {"sim", "--timeline-steps", "0:1", "--steps", "3", NULL};
+    struct run r = run_strata(args);
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    cr_expect(strstr(r.err, "--timeline-steps 0:1") && strstr(r.err, "none was given"), "%s",
+              r.err);
+    run_free(&r);
+}
+
 Test(timeline_window, a_later_window_starts_where_its_first_step_does)
 {
     const char *args[] = {"sim", "--strategy", "pipeline-1f1b", "--cluster", "ideal",
