@@ -98,6 +98,9 @@ static int parse_models(const struct config *cfg, struct validate_axes *ax, stru
 
 static int parse_nps(const struct config *cfg, struct validate_axes *ax, struct err *e)
 {
+    if (config_is_set(cfg, "np-list") && config_is_set(cfg, "np"))
+        return err_set(e, ERR_INPUT, "--np %lld and --np-list %.80s: give one of them (--np "
+                       "2,4 is the list 2,4)", cfg->np, cfg->np_list);
     if (config_is_set(cfg, "np-list")) {
         char words[VALIDATE_MAX_AXIS][VALIDATE_SPEC_BYTES];
         int n = 0;

@@ -282,7 +282,18 @@ static int run_rank(const struct command *self, struct scenario *s)
 static int ranks_of(const struct config *cfg, int *n_ranks, struct err *e)
 {
     *n_ranks = CALIB_RANKS;
-    if (!cfg->hostfile[0]) return 0;
+    bool has_np = config_is_set(cfg, "np") && cfg->np > 0;
+    if (has_np && cfg->np < CALIB_RANKS)
+        return err_set(e, ERR_INPUT, "--np %lld: calibrate times links between ranks, so it "
+                       "runs %d or more", cfg->np, CALIB_RANKS);
+    if (!cfg->hostfile[0]) {
+        if (has_np && cfg->np != CALIB_RANKS)
+            return err_set(e, ERR_INPUT, "--np %lld: on this machine calibrate runs %d ranks "
+                           "(a link has two ends; how ranks share the cores is measured "
+                           "apart); --np counts the ranks over a --hostfile's hosts",
+                           cfg->np, CALIB_RANKS);
+        return 0;
+    }
     struct hostfile_summary h;
     TRY(hostfile_check(cfg->hostfile, &h, e));
     long long n = config_is_set(cfg, "np") && cfg->np > 0 ? cfg->np

@@ -348,6 +348,14 @@ Test(calibrate, strata_calibrate_bad_input_exits_2_before_measuring, .timeout = 
     r = RUN("calibrate", "--strategy", "mirrored");
     cr_expect_eq(r.status, 2, "calibrate takes no --strategy; stderr: %s", r.err);
     run_free(&r);
+    /* --np ran 2 ranks whatever it said on one machine */
+    const char *nps[] = {"1", "3"};
+    for (size_t i = 0; i < 2; i++) {
+        r = RUN("calibrate", "--np", nps[i]);
+        cr_expect_eq(r.status, 2, "--np %s; stderr: %s", nps[i], r.err);
+        cr_expect_not_null(strstr(r.err, "--np"), "%s", r.err);
+        run_free(&r);
+    }
 }
 
 /* ---- the failure costs ---------------------------------------------------------- */

@@ -362,6 +362,8 @@ Test(validate_axes, each_bad_element_is_named_with_its_option)
     expect_axes_error(AXES(&ax, &e, "np-list", "2,x"), &e, "--np", "'x'");
     expect_axes_error(AXES(&ax, &e, "np-list", "2,0"), &e, "--np", "1 to 65536");
     expect_axes_error(AXES(&ax, &e, "np-list", "2,2"), &e, "--np", "twice");
+    expect_axes_error(AXES(&ax, &e, "np", "2", "np-list", "4"), &e, "--np 2 and --np-list 4",
+                      "give one");
     expect_axes_error(AXES(&ax, &e, "models", "mlp:784-32-10,bogus"), &e, "--models", "bogus");
     expect_axes_error(AXES(&ax, &e, "stragglers", "none,fast:2"), &e, "--stragglers",
                       "fast:2");
