@@ -114,6 +114,11 @@ static int add_option(struct lab_run *run, char *s, long lineno, struct err *e)
 {
     char *key, *value;
     TRY(split_assignment(s, &key, &value, e));
+    /* a second value would win unseen, as a scenario file's would */
+    for (size_t i = 0; i < run->options.len; i++)
+        if (!strcmp(run->options.items[i].key, key))
+            return err_set(e, ERR_INPUT, "'%s' given twice in [run %s] (first on line %ld)", key,
+                           run->name, run->options.items[i].lineno);
     struct lab_option o = {.lineno = lineno};
     o.key = dup_or_fail(key, e);
     o.value = o.key ? dup_or_fail(value, e) : NULL;

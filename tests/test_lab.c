@@ -124,6 +124,8 @@ Test(lab, malformed_lab_files_are_refused_with_exit_2)
         {"title = t\nclaim = c\npredict = p\ncolour = red\n", "unknown key 'colour'"},
         {"title = t\nclaim = c\npredict = p\n[runs one]\n", "unknown section"},
         {"title = t\nclaim = c\npredict = p\n[run one]\ndevices = 2\n[run one]\n", "twice"},
+        {"title = t\nclaim = c\npredict = p\n[run one]\ndevices = 2\ndevices = 4\n[check]\n"
+         "1 < 2\n", "'devices' given twice in [run one] (first on line 5)"},
         {"title = t\nclaim = c\npredict = p\n[run one]\ndevices = zero\n[check]\n1 < 2\n",
          "--devices"},
         {"title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\n"
