@@ -69,9 +69,10 @@ struct report {
     double throughput_samples_per_s;
     struct { double compute, comm, idle, down; } breakdown;   /* fractions of device time, sum 1 */
     int64_t samples_applied;         /* samples whose gradient took effect (docs/metrics.md) */
-    /* Table figures, not in the JSON (a report read back has them 0/false): */
     int64_t updates;                 /* optimizer updates the model took: applied pushes
-                                      * (asynchronous), else complete job steps */
+                                      * (asynchronous), else complete job steps; in the
+                                      * JSON's "final" */
+    /* Table figures, not in the JSON (a report read back has them 0/false): */
     bool has_step_lead;              /* an asynchronous server ran (simulated) */
     int64_t max_step_lead;           /* the most steps a worker had pushed beyond the
                                       * slowest live one: ssp's bound waits past K */

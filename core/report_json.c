@@ -331,6 +331,9 @@ static const struct json_table accuracy_points =
 static const struct json_field final_fields[] = {
     R("loss", JSON_REAL, final.loss),
     R("test_accuracy", JSON_REAL, final.test_accuracy),
+    /* the updates that trained the final model: what the table's column
+     * shows, so that a report read back (compare --mode real) shows it too */
+    R("updates", JSON_WHOLE, updates, .flags = JSON_OPTIONAL),
 };
 static const struct json_field rank_time_fields[] = {
     JSON_FIELD("rank", JSON_INT, struct rank_time, rank),

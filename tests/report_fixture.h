@@ -45,6 +45,7 @@ static inline void test_fill_report(struct report *r)
     r->has_final = true;
     r->final.loss = 0.625;
     r->final.test_accuracy = 0.875;
+    r->updates = 100;
     r->has_time_to_accuracy = true;
     r->time_to_accuracy_s = 42.5;
     r->n_per_rank = 2;

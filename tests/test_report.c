@@ -97,7 +97,7 @@ Test(report, json_has_exactly_the_contract_fields_in_order)
  * with the value test_fill_report gave it. */
 static const struct { const char *key; int n_fields; } fill_objects[] = {
     {"config", 0},    {"step_time_s", 3},             {"breakdown", 4},
-    {"staleness", 3}, {"memory_bytes_per_device", 5}, {"final", 2},
+    {"staleness", 3}, {"memory_bytes_per_device", 5}, {"final", 3},
 };
 static const struct number_at {
     const char *a, *b;
@@ -123,6 +123,7 @@ static const struct number_at {
     {"memory_bytes_per_device", "activations", 4000},
     {"final", "loss", 0.625},
     {"final", "test_accuracy", 0.875},
+    {"final", "updates", 100},
     {"time_to_accuracy_s", NULL, 42.5},
 };
 
