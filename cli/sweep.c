@@ -388,6 +388,27 @@ static void print_notes(FILE *out, const struct sweep *s)
     }
 }
 
+/* A real devices sweep measures its baseline (mirrored on one device) in a
+ * job of its own; mirrored's point at 1 device runs the same plan in
+ * another, so its speedup, 1 by definition, shows how far two measurements
+ * of one job differ on this machine. Said, so that it reads as noise. */
+static void print_noise_note(const struct sweep *s)
+{
+    const struct sweep_axis *ax = &s->axis;
+    if (!ax->is_real || !ax->is_devices) return;
+    for (int k = 0; k < s->n_strategies; k++) {
+        if (s->strategies[k] != strategy_baseline()) continue;
+        for (int v = 0; v < ax->n_values; v++) {
+            const struct sweep_point *p = &s->points[k * ax->n_values + v];
+            if (!p->run.report || p->run.report->devices != 1 || !isfinite(p->speedup)) continue;
+            printf("  note: %s at 1 device runs the baseline's plan, in a job of its own: its "
+                   "speedup %.2fx\n  (1 by definition) is how far two runs of one job "
+                   "differ here; the other speedups carry that spread too.\n",
+                   s->strategies[k]->name, p->speedup);
+        }
+    }
+}
+
 /* A sweep of --checkpoint-every: goodput against the interval, with the
  * model's optimum, when its runs failed (--fail, --mtbf). */
 static int plot_goodput_of(const struct sweep *s, const struct plot_opts *o, struct err *e)
@@ -550,6 +571,7 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     print_meaning(&s);
     print_goodput_note(&s);
     print_notes(stdout, &s);
+    print_noise_note(&s);
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(s.baselines[0].sim);
     /* A failed point fails the sweep, which then writes no file (as
      * compare): the failures again on stderr, where scripts look. */
