@@ -172,6 +172,14 @@ void expect_ok(struct run r, const char *what)
     cr_assert_eq(status, 0);
 }
 
+void expect_ok_saying(struct run r, const char *text, bool is_said)
+{
+    cr_expect_eq(r.status, 0, "exit %d; stderr:\n%s", r.status, r.err);
+    cr_expect_eq(strstr(r.out, text) != NULL, is_said, "'%s' %s stdout:\n%s", text,
+                 is_said ? "is not in" : "is in", r.out);
+    run_free(&r);
+}
+
 void expect_refused(struct run r, const char *must_name, const char *must_name_too)
 {
     cr_expect_eq(r.status, 2, "exit %d, want 2; stderr: %s", r.status, r.err);

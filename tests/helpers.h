@@ -52,6 +52,10 @@ void run_argv_ok(const char *const *argv);
 /* r exited 0, or the test fails naming `what` and showing stderr. Frees r. */
 void expect_ok(struct run r, const char *what);
 
+/* r exited 0 and its stdout holds `text` (is_said) or does not; else the
+ * test fails showing both streams. Frees r. */
+void expect_ok_saying(struct run r, const char *text, bool is_said);
+
 /* RUN("sim", "--steps", "4"): run_strata on a literal argument list. */
 #define RUN(...) run_strata((const char *const[]){__VA_ARGS__, NULL})
 
