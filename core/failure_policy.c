@@ -57,13 +57,20 @@ int failure_policy_resolve(const char *text, const struct plan *p, enum failure_
                        "--on-failure: '%s' is not a policy (auto, restart, shrink, continue)", text);
     /* shrink's conditions, below: a suggestion names only what p accepts */
     const bool can_shrink = p->data_parallel && p->n_workers >= 2;
-    if (found == FAILURE_CONTINUE && !is_async)
+    if (found == FAILURE_CONTINUE && !is_async) {
+        /* each plan's own reason, as shrink's refusal gives */
+        char why[256];
+        if (p->n_servers)
+            snprintf(why, sizeof why, "its synchronous round needs every worker's push");
+        else if (p->data_parallel)
+            snprintf(why, sizeof why, "its all-reduce needs every member each step");
+        else
+            snprintf(why, sizeof why, "it %s", why_not_replicas(p));
         return err_set(e, ERR_INPUT,
-                       "--on-failure continue: %s cannot carry on without a rank: %s needs every "
-                       "member each step; use restart%s",
-                       p->strategy,
-                       p->n_servers ? "a synchronous round" : "its all-reduce or stage",
-                       can_shrink ? " or shrink" : "");
+                       "--on-failure continue: %s cannot carry on without a rank: %s; use "
+                       "restart%s",
+                       p->strategy, why, can_shrink ? " or shrink" : "");
+    }
     if (found == FAILURE_SHRINK && !p->data_parallel)
         return err_set(e, ERR_INPUT, "--on-failure shrink: %s %s; use restart%s", p->strategy,
                        why_not_replicas(p), is_async ? " or continue" : "");

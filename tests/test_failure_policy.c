@@ -59,6 +59,21 @@ Test(failure_policy, continue_needs_asynchronous_servers)
     const char *sync[] = {"mirrored", "ps-sync", "model", "pipeline-gpipe", "pipeline-1f1b"};
     for (size_t i = 0; i < sizeof sync / sizeof *sync; i++) expect(sync[i], 2, "continue", -1);
     expect("ps-async", 2, "continue", FAILURE_CONTINUE);
+    /* each refusal gives its plan's own reason */
+    const struct { const char *strategy, *why; } reasons[] = {
+        {"mirrored", "its all-reduce needs every member"},
+        {"ps-sync", "its synchronous round needs every worker's push"},
+        {"pipeline-1f1b", "it splits the model over its ranks"},
+        {"mirrored-zero1", "it shards its optimizer state"},
+    };
+    for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++) {
+        struct plan *p = build(reasons[i].strategy, 2);
+        enum failure_policy got;
+        struct err e = {0};
+        cr_expect_eq(failure_policy_resolve("continue", p, &got, &e), ERR_INPUT);
+        cr_expect_not_null(strstr(e.msg, reasons[i].why), "%s: %s", reasons[i].strategy, e.msg);
+        plan_free(p);
+    }
 }
 
 Test(failure_policy, shrink_needs_replicas_and_a_survivor)
