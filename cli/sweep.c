@@ -252,9 +252,10 @@ static void print_header(const struct scenario *sc, const struct sweep *s)
                ax->batch_per_device, ax->batch_per_device);
     else if (ax->is_devices)
         printf(" (strong scaling: global batch %lld)", cfg->batch);
-    else
-        printf(", %lld devices, batch %lld",
-               ax->is_real && cfg->np ? cfg->np : cfg->devices, cfg->batch);
+    else {   /* "; ": not read as one more value */
+        printf("; %lld devices", ax->is_real && cfg->np ? cfg->np : cfg->devices);
+        if (strcmp(ax->opt->name, "batch")) printf(", batch %lld", cfg->batch);
+    }
     const struct sim_run *base = s->baselines[0].sim;
     if (ax->is_real)
         printf(", for real: MPI ranks of this machine (%s device), %lld %s, data %s", cfg->device,
@@ -386,6 +387,20 @@ static void print_notes(FILE *out, const struct sweep *s)
             fprintf(out, " needs more memory per device than the simulated device has\n");
         }
     }
+}
+
+/* What a point's plan builder chose that the options did not say (a
+ * default it lowered), as compare prints it: one line a point. */
+static void print_plan_notes(const struct sweep *s)
+{
+    const struct sweep_axis *ax = &s->axis;
+    for (int k = 0; k < s->n_strategies; k++)
+        for (int v = 0; v < ax->n_values; v++) {
+            const struct sweep_run *r = &s->points[k * ax->n_values + v].run;
+            if (r->report && r->plan_note[0])
+                printf("  note: %s at %s=%s: %s\n", s->strategies[k]->name, ax->opt->name,
+                       ax->values[v], r->plan_note);
+        }
 }
 
 /* A real devices sweep measures its baseline (mirrored on one device) in a
@@ -571,6 +586,7 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     print_meaning(&s);
     print_goodput_note(&s);
     print_notes(stdout, &s);
+    print_plan_notes(&s);
     print_noise_note(&s);
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(s.baselines[0].sim);
     /* A failed point fails the sweep, which then writes no file (as

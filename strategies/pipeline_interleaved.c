@@ -115,6 +115,11 @@ static int check_options(const struct config *c, const struct workload *wl,
         return 0;
     }
     il->v = (int)chunks_of(c, wl, il->p);
+    if (il->p > wl->n_layers)   /* fewer --chunks would not help: say what would */
+        return err_set(e, ERR_INPUT,
+                       "--devices %d exceeds the model's %d layers: pipeline-interleaved needs a "
+                       "layer per chunk, and every device holds one (use a deeper --model)",
+                       il->p, wl->n_layers);
     if (il->v < 1 || (long long)il->p * il->v > wl->n_layers)
         return err_set(e, ERR_INPUT,
                        "--devices %d x --chunks %d exceeds the model's %d layers: "

@@ -381,6 +381,29 @@ Test(sweep, a_point_that_does_not_fit_is_a_dash_and_the_sweep_succeeds)
     run_free(&r);
 }
 
+/* What a point's builder chose (interleaved's --chunks lowered to fit the
+ * layers) is said under the table as compare says it; a point past the
+ * layers says what would help; a sweep of another option does not read as
+ * one more value of it. */
+Test(sweep, plan_notes_and_the_header_say_what_ran)
+{
+    struct run r = SWEEP_OK("--devices", "2,4,8", "--strategies", "pipeline-interleaved");
+    cr_expect_not_null(strstr(r.out, "  note: pipeline-interleaved at devices=4: --chunks 1: the "
+                                     "default 2 chunks on each of 4 devices need 8 layers, the "
+                                     "model has 4\n"),
+                       "%s", r.out);
+    cr_expect_null(strstr(r.out, "at devices=2: --chunks"), "2 x 2 chunks fit: %s", r.out);
+    cr_expect_not_null(strstr(r.out, "--devices 8 exceeds the model's 4 layers: "
+                                     "pipeline-interleaved needs a layer per chunk, and every "
+                                     "device holds one"),
+                       "%s", r.out);
+    run_free(&r);
+    r = SWEEP_OK("--vary", "batch=128,256", "--strategies", "mirrored", "--steps", "2");
+    cr_expect(!strncmp(r.out, "sweep of batch over 128, 256; 4 devices, simulated", 50), "%s",
+              r.out);
+    run_free(&r);
+}
+
 /* core/report_read.c reads a sweep document's points[].report. */
 Test(sweep, the_json_reads_back_as_report_documents)
 {
