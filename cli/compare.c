@@ -89,6 +89,8 @@ int cmd_compare(const struct command *self, int argc, char **argv)
         if (c.exceeds_memory[i])
             printf("  warning: %s needs more memory per device than a %s device has\n",
                    c.reports[i]->strategy, c.sim_base.cluster.name);
+    scenario_note_unread(&s.cfg, OPTG_EXEC | OPTG_LAUNCH,
+                         "read by real runs only (--mode real); this compare is simulated");
     outputs_note_ideal(&c.sim_base);
     if (s.cfg.timeline)
         for (int i = 0; i < c.n; i++) outputs_timeline(c.sim_runs[i]);

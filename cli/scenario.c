@@ -77,6 +77,19 @@ void scenario_print_notes(const struct strategy *st, const struct config *cfg,
     if (unread[0]) printf("note: %s does not read %s\n%s", st->name, unread, after);
 }
 
+void scenario_note_unread(const struct config *cfg, unsigned groups, const char *why)
+{
+    char **args = NULL;
+    int n = 0;
+    struct err ignored = {0};
+    if (config_to_args(cfg, groups, &args, &n, &ignored) == 0 && n > 0) {
+        printf("  note:");
+        for (int i = 0; i < n; i++) printf(" %s", args[i]);
+        printf(": %s\n", why);
+    }
+    config_args_free(args);
+}
+
 int scenario_fail(const struct command *cmd, const struct err *e)
 {
     /* A failure that set no error (a code passed up without err_set) is

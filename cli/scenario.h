@@ -35,6 +35,11 @@ struct plan;
 void scenario_print_notes(const struct strategy *st, const struct config *cfg,
                           const struct plan *p, const char *after);
 
+/* The options of `groups` set (argv or a file) for a run that does not read
+ * them, as one note under its table: "  note: --np 4: why". Nothing when
+ * none is set. */
+void scenario_note_unread(const struct config *cfg, unsigned groups, const char *why);
+
 /* Prints "strata NAME: message" to stderr and returns the exit status. */
 int scenario_fail(const struct command *cmd, const struct err *e);
 

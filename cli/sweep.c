@@ -588,6 +588,9 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     print_notes(stdout, &s);
     print_plan_notes(&s);
     print_noise_note(&s);
+    if (!ax.is_real)
+        scenario_note_unread(&sc.cfg, OPTG_EXEC | OPTG_LAUNCH,
+                             "read by real runs only (--mode real); this sweep is simulated");
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(s.baselines[0].sim);
     /* A failed point fails the sweep, which then writes no file (as
      * compare): the failures again on stderr, where scripts look. */

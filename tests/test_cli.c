@@ -542,6 +542,15 @@ Test(cli, options_the_strategy_does_not_read_are_noted)
     expect_ok_saying(RUN("schedule", "--strategy", "ps-sync", "--microbatches", "8"),
                      "note: ps-sync does not read --microbatches 8 (only pipeline-gpipe, "
                      "pipeline-1f1b, pipeline-interleaved, pipeline-zb read it)", true);
+    /* a simulated compare or sweep says what only --mode real would read */
+    expect_ok_saying(RUN("compare", "--np", "4", "--device", "cuda", "--steps", "2",
+                         "--strategies", "mirrored"),
+                     "  note: --device cuda --np 4: read by real runs only (--mode real); this "
+                     "compare is simulated\n", true);
+    expect_ok_saying(RUN("sweep", "--np", "2", "--steps", "2", "--strategies", "mirrored",
+                         "--devices", "1,2"),
+                     "  note: --np 2: read by real runs only (--mode real); this sweep is "
+                     "simulated\n", true);
     /* ps-ssp reads all it was given */
     expect_ok_saying(RUN("sim", "--strategy", "ps-ssp", "--staleness", "3", "--devices", "8",
                          "--steps", "2"), "does not read", false);
