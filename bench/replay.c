@@ -24,6 +24,7 @@ struct source {
     const struct plan *plan;      /* the plan being replayed (set by replay_sim) */
     bool is_drawn;                /* rates: a quantile drawn per op, else the median */
     uint64_t seed;
+    int64_t n_from_rates;         /* table: ops it has no entry for, given the rates' time */
 };
 
 /* splitmix64's finaliser: a draw that depends on (seed, rank, step, op)
@@ -44,8 +45,16 @@ static double uniform_of(uint64_t seed, int rank, int64_t step, int op)
 
 static double source_compute_s(void *ctx, int rank, int64_t step, int op)
 {
-    const struct source *s = ctx;
-    if (s->table) return replay_table_get(s->table, rank, step, op);
+    struct source *s = ctx;
+    if (s->table) {
+        /* An asynchronous job on another network shares its steps out
+         * otherwise: a worker may run one more than the trace measured.
+         * Its ops take the run's measured rates, not the cluster's model
+         * (whose times, on ideal, are not even seconds). */
+        double d = replay_table_get(s->table, rank, step, op);
+        if (d >= 0 || !s->rates) return d;
+        s->n_from_rates++;
+    }
     const struct op *o = &s->plan->ranks[rank].ops.items[op];
     return replay_rates_op_s(s->rates, s->wl, o, s->is_drawn ? uniform_of(s->seed, rank, step, op)
                                                              : -1);
@@ -262,11 +271,9 @@ static int run_whatif(const struct replay_table *measured, const struct replay_t
                         res->whatif_cfg.batch != res->cfg.batch;
     struct replay_rates rates = {0};
     struct source src = {.wl = wl, .seed = o->seed, .is_drawn = o->scale_devices > 0};
-    int rc = 0;
-    if (is_replanned) {
-        rc = replay_rates_build(from, p, &rates, e);
-        src.rates = &rates;
-    } else {
+    int rc = replay_rates_build(from, p, &rates, e);
+    src.rates = &rates;
+    if (!is_replanned) {
         src.table = from;
         src.updates = updates;   /* the same servers: their measured updates */
         /* the same network too: the measured messages, if asked */
@@ -276,6 +283,7 @@ static int run_whatif(const struct replay_table *measured, const struct replay_t
         err_prefix(e, "the what-if (%s)", res->whatif_what);
     replay_rates_free(&rates);
     TRY(rc);
+    res->whatif_ops_from_rates = src.n_from_rates;
     res->has_whatif = true;
     res->whatif_change = res->whatif.step_time_s.mean / res->measured.step_time_s.mean - 1;
     return 0;
@@ -350,6 +358,15 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
         rc = err_set(e, ERR_INPUT, "%s: the trace says its run had %lld steps but holds %lld "
                      "spans: it is cut short or damaged", name, (long long)doc->steps,
                      (long long)n_spans);
+    /* Some worker reaches the last step: a synchronous one always, and of
+     * an asynchronous job's S x N steps one worker runs S or more. */
+    int64_t last_step = -1;
+    for (size_t i = 0; i < doc->trace.spans.len; i++)
+        if (doc->trace.spans.items[i].step > last_step) last_step = doc->trace.spans.items[i].step;
+    if (rc == 0 && last_step + 1 < doc->steps)
+        rc = err_set(e, ERR_INPUT, "%s: the trace says its run had %lld steps but its spans end "
+                     "at step %lld: it is cut short or damaged", name, (long long)doc->steps,
+                     (long long)last_step);
     if (rc == 0) rc = replay_table_from_spans(doc->trace.spans.items, doc->trace.spans.len, p,
                                               max_steps, name, &measured, e);
     if (rc == 0 && o->measured_comm)
@@ -366,8 +383,13 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
     res->cores = doc->crowded_cores;
     res->is_oversubscribed = doc->crowded_cores > 0 && doc->crowded_processes > doc->crowded_cores;
     res->clock_error_s = doc->clock_error_s;
-    struct source src = {.table = &measured, .updates = &updates, .comm = given_comm, .wl = wl};
+    struct replay_rates rates = {0};
+    if (rc == 0) rc = replay_rates_build(&measured, p, &rates, e);
+    struct source src = {.table = &measured, .rates = &rates, .updates = &updates,
+                         .comm = given_comm, .wl = wl};
     if (rc == 0) rc = replay_sim(&res->cfg, wl, &src, &res->replayed_trace, &res->replayed, e);
+    replay_rates_free(&rates);
+    res->replayed_ops_from_rates = src.n_from_rates;
     if (rc == 0) {
         res->error = res->replayed.step_time_s.mean / res->measured.step_time_s.mean - 1;
         rc = fill_ranks(doc, p->n_workers, res, e);

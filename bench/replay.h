@@ -86,6 +86,10 @@ struct replay_result {
     bool is_oversubscribed;
     double clock_error_s;             /* a real trace's clocks agree to within this; -1 unsaid */
     struct trace replayed_trace;      /* every span of the home replay */
+    /* Compute ops of steps the trace does not hold (an asynchronous job's
+     * steps shared out otherwise than measured), timed at the run's
+     * measured rates: of the home replay, and of the what-if. */
+    int64_t replayed_ops_from_rates, whatif_ops_from_rates;
 
     bool has_whatif;
     struct config whatif_cfg;         /* strategy, devices, batch, cluster of the what-if */

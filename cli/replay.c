@@ -83,10 +83,18 @@ static void print_result(const char *name, const struct replay_result *r)
         if (has_share) printf("  %13.1f%%", 100 * x->straggler_share);
         putchar('\n');
     }
+    if (r->replayed_ops_from_rates)
+        printf("note: the replay ran %lld compute ops of steps the trace does not hold (its "
+               "asynchronous workers shared the steps out otherwise); they took the run's "
+               "measured time per FLOP\n", (long long)r->replayed_ops_from_rates);
     if (!r->has_whatif) return;
     printf("\nwhat-if (%s): %.4g ms a step, %+.1f%% against the measured run (%+.1f%% "
            "against the replay)\n", r->whatif_what, 1e3 * r->whatif.step_time_s.mean, 100 * r->whatif_change,
            100 * (r->whatif.step_time_s.mean / r->replayed.step_time_s.mean - 1));
+    if (r->whatif_ops_from_rates)
+        printf("note: the what-if ran %lld compute ops of steps the trace does not hold (its "
+               "asynchronous workers shared the steps out otherwise); they took the run's "
+               "measured time per FLOP\n", (long long)r->whatif_ops_from_rates);
     for (int i = 0; i < r->n_ranks; i++)
         if (isfinite(r->ranks[i].straggler_share) && r->ranks[i].straggler_share >= 0.005)
             printf("rank %d cost this job %.0f%% of its time (the replay with rank %d alone at "

@@ -82,6 +82,9 @@ static cJSON *replay_json(const char *const *args)
     return read_json(out);
 }
 
+#define STR(x) #x
+#define XSTR(x) STR(x)
+
 #define REPLAY(...) replay_json((const char *const[]){__VA_ARGS__, NULL})
 
 static void expect_near(double got, double want, double rel, const char *what)
@@ -312,6 +315,29 @@ Test(replay, malformed_traces_are_refused)
     expect_edit_refused("\"op\":3", "\"op\":9", "other-plan.json", "another plan");
     expect_edit_refused("\"pid\":1", "\"pid\":7", "pid.json", "pid");
     expect_edit_refused("\"name\":\"FORWARD\"", "\"name\":\"FORWARX\"", "kind.json", "FORWARX");
+    /* more steps said than the spans reach: it replayed them from nothing */
+    expect_edit_refused("\"steps\":" XSTR(HAND_STEPS) ",", "\"steps\":9,", "steps.json",
+                        "spans end at step");
+}
+
+/* An asynchronous job on another network shares its steps out otherwise:
+ * a worker runs a step the trace did not measure. Its ops take the run's
+ * measured rates (and say so), not the cluster's model, whose ideal
+ * "seconds" are units: the what-if read +211280%. */
+Test(replay, a_step_the_trace_lacks_takes_the_measured_rates)
+{
+    const char *trace = test_tmp_path("async-trace.json");
+    struct run r = RUN("sim", "--strategy", "ps-async", "--devices", "4", "--model",
+                       "mlp:784-32-10", "--straggler", "exp:0.5", "--steps", "8", "--cluster",
+                       "cpu-loopback", "--trace", trace);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    expect_ok_saying(RUN("replay", trace, "--cluster", "ideal"),
+                     "note: the what-if ran 2 compute ops of steps the trace does not hold", true);
+    cJSON *j = REPLAY(trace, "--cluster", "ideal");
+    double change = num_at(j, "whatif", "change");
+    cr_expect(change < 0 && change > -0.9, "no network, measured compute: %g", change);
+    cJSON_Delete(j);
 }
 
 /* --- real runs (2 MPI ranks on a machine other work shares) -----------------
