@@ -34,7 +34,7 @@ static const struct command commands[] = {
      "A simulated compare runs its strategies in -j N processes (one per core by default)\n"
      "while it simulates the baseline: the output is -j 1's, byte for byte. With --trace,\n"
      "--timeline, --plot or --html it runs in one process.",
-     STRATEGIES_GROUPS | OPTG_JOBS, cmd_compare},
+     STRATEGIES_GROUPS | OPTG_JOBS, cmd_compare, NULL},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
@@ -44,7 +44,7 @@ static const struct command commands[] = {
      "writes them; so do PyTorch's execution traces through chakra_converter).",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
          OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML | OPTG_TRACE_IN,
-     cmd_sim},
+     cmd_sim, NULL},
     {"real", "one strategy, executed on CPU ranks under MPI: measured report, loss, accuracy",
      "Trains --model on --data with one strategy for real: one MPI process per device\n"
      "(--np N; parameter servers are extra ranks), real gradients, real messages. Outside\n"
@@ -55,7 +55,7 @@ static const struct command commands[] = {
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_LAUNCH |
          OPTG_DISTURB |
          OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML,
-     cmd_real},
+     cmd_real, NULL},
     {"sweep", "vary the devices (or another option): speedup and scaling efficiency",
      "Runs every strategy (or --strategies) at every value of one option and prints a\n"
      "block per strategy: step time, throughput, speedup and scaling efficiency.\n"
@@ -68,7 +68,7 @@ static const struct command commands[] = {
      "--plot DIR and --plot-terminal the speedup figure. A simulated sweep runs its points\n"
      "in -j N processes (one per core by default), and under `mpirun -np R strata sweep`\n"
      "over the ranks, rank 0 printing: the output is -j 1's, byte for byte.",
-     STRATEGIES_GROUPS | OPTG_SWEEP | OPTG_JOBS, cmd_sweep},
+     STRATEGIES_GROUPS | OPTG_SWEEP | OPTG_JOBS, cmd_sweep, NULL},
     {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"
@@ -76,7 +76,8 @@ static const struct command commands[] = {
      "free), strata's EXPLAIN. --explain first says what each op kind of the plan and its\n"
      "server policy mean; --json FILE writes the plan as JSON; --chakra DIR writes it as\n"
      "Chakra execution traces, DIR/STRATEGY.RANK.et, for ASTRA-sim or `strata sim --workload`.",
-     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE | OPTG_LIMITS, cmd_schedule},
+     OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE | OPTG_LIMITS, cmd_schedule,
+     NULL},
     {"replay", "a run's trace replayed in the simulator: replay error, and what-ifs on it",
      "strata replay TRACE.json [what-if options] [--json FILE] [--plot DIR] [--html FILE]\n"
      "\n"
@@ -111,7 +112,7 @@ static const struct command commands[] = {
      "and the step times as bars; --html FILE puts them on one page. A trace of a run with\n"
      "failures is refused. Exit status 2 for a malformed trace or a refused what-if.",
      OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_OUTPUT | OPTG_PLOT | OPTG_HTML | OPTG_REPLAY,
-     cmd_replay},
+     cmd_replay, replay_refused},
     {"plot", "figures of saved reports: convergence, staleness, speedup, validation",
      "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
      "Reads reports saved with --json (by sim, real, compare, sweep or validate) and draws\n"
@@ -121,7 +122,7 @@ static const struct command commands[] = {
      "plots/), beside NAME.dat and the script NAME.gp that draws it again. Without gnuplot\n"
      "(Debian: gnuplot-nox) the data and scripts are still written. --html FILE puts the\n"
      "reports' table, the figures and the documents in one page (and alone, no plots/).",
-     OPTG_PLOT | OPTG_HTML, cmd_plot},
+     OPTG_PLOT | OPTG_HTML, cmd_plot, NULL},
     {"validate", "a matrix of models, ranks and stragglers: every strategy simulated and run",
      "Runs each strategy (--strategies) in each cell of a matrix, --models x --np LIST x\n"
      "--stragglers (each defaults to its single option), twice: for real (--repeat R MPI\n"
@@ -134,7 +135,7 @@ static const struct command commands[] = {
      "strategies' ranking, the largest staleness TVD, and the machine's load before and\n"
      "after. --json writes { \"strata_validate\": 2, \"load\", \"cells\": [{..., \"rows\"}],\n"
      "\"summary\" } with both reports of each row; --plot DIR draws predicted against measured.",
-     STRATEGIES_GROUPS | OPTG_VALIDATE, cmd_validate},
+     STRATEGIES_GROUPS | OPTG_VALIDATE, cmd_validate, NULL},
     {"calibrate", "measure this machine into a cluster profile for the simulator",
      "Measures this machine for the simulator, on 2 MPI ranks (it relaunches itself under\n"
      "mpirun; `mpirun -np N strata calibrate` uses the ranks it is given): the device's\n"
@@ -146,7 +147,7 @@ static const struct command commands[] = {
      "all-reduce's per-byte reduction (gamma) to the all-reduce; the cores the ranks share.\n"
      "Prints the profile; -o FILE writes it (nothing is written without -o).",
      OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_LAUNCH | OPTG_CALIBRATE,
-     cmd_calibrate},
+     cmd_calibrate, NULL},
     {"lab", "the course: one lab per tradeoff, its claim tested on a run (--check)",
      "Without NAME, lists the labs of labs/ in course order, one line each. With NAME (the\n"
      "file's name, its number, or its name without the number), prints the lab's claim and\n"
@@ -156,7 +157,7 @@ static const struct command commands[] = {
      "the claim. --check prints only the claim and its checks: exit 0 when this run shows\n"
      "the claim, 1 when not, 2 for a malformed lab. --labs DIR reads labs from DIR (default:\n"
      "./labs, else the source tree's). labs/README.md says how to write one.",
-     0, cmd_lab},
+     0, cmd_lab, NULL},
 };
 static const size_t n_commands = sizeof commands / sizeof commands[0];
 
@@ -176,8 +177,18 @@ void command_print_help(const struct command *c, FILE *out)
 {
     fprintf(out, "usage: strata %s [options] [-f SCENARIO_FILE]\n\n%s\n\noptions:\n", c->name,
             c->about);
-    config_print_help(out, c->groups);
+    config_print_help_without(out, c->groups, c->refused);
     print_list(out);
+}
+
+int command_refuse_options(const struct command *c, const struct config *cfg, const char *why,
+                           struct err *e)
+{
+    for (size_t i = 0; c->refused && c->refused[i]; i++)
+        if (config_is_set(cfg, c->refused[i]))
+            return err_set(e, ERR_INPUT, "--%s: %s (see strata %s --help)", c->refused[i], why,
+                           c->name);
+    return 0;
 }
 
 static void print_main_help(FILE *out)

@@ -15,18 +15,17 @@
 #include "scenario.h"
 
 /* Options of the groups replay takes that it has no use for: the trace's
- * scenario says them. */
-static const char *const unused_options[] = {
+ * scenario says them, or replay draws nothing they shape (its timelines
+ * show every step; its compute is measured, not computed). */
+const char *const replay_refused[] = {
     "steps", "straggler", "mtbf", "nodes", "devices-per-node", "allreduce", "jitter",
-    "csv", "trace", "timeline",
+    "numerics", "csv", "trace", "timeline", "timeline-steps", NULL,
 };
 
-static int check_options(const struct config *cfg, struct err *e)
+static int check_options(const struct command *self, const struct config *cfg, struct err *e)
 {
-    for (size_t i = 0; i < sizeof unused_options / sizeof *unused_options; i++)
-        if (config_is_set(cfg, unused_options[i]))
-            return err_set(e, ERR_INPUT, "--%s: replay takes it from the trace's scenario, or "
-                           "has no use for it (see strata replay --help)", unused_options[i]);
+    TRY(command_refuse_options(self, cfg, "replay takes it from the trace's scenario, or has no "
+                               "use for it", e));
     if (cfg->n_positional != 1)
         return err_set(e, ERR_INPUT, "replay takes one trace file (strata replay TRACE.json), "
                        "not %d; write one with `strata real --trace FILE`", cfg->n_positional);
@@ -181,7 +180,7 @@ int cmd_replay(const struct command *self, int argc, char **argv)
         command_print_help(self, stdout);
         goto done;
     }
-    if (rc == 0) rc = check_options(&cfg, &e);
+    if (rc == 0) rc = check_options(self, &cfg, &e);
     const char *name = rc == 0 ? cfg.positional[0] : "";
     if (rc == 0) rc = trace_doc_read(name, &doc, &e);
     const struct replay_opts o = {

@@ -799,6 +799,18 @@ static void print_entry(FILE *out, int width, const char *head, const char *help
 
 void config_print_help(FILE *out, unsigned groups)
 {
+    config_print_help_without(out, groups, NULL);
+}
+
+static bool is_listed(const char *name, const char *const *list)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        if (!strcmp(list[i], name)) return true;
+    return false;
+}
+
+void config_print_help_without(FILE *out, unsigned groups, const char *const *refused)
+{
     /* One column for every command: the width of the longest head of the
      * whole table, so all commands' help lines align alike. */
     char head[128], tail[700], allowed[600];
@@ -809,7 +821,7 @@ void config_print_help(FILE *out, unsigned groups)
     }
     for (size_t i = 0; i < config_n_options; i++) {
         const struct opt_spec *o = &config_options[i];
-        if (!(o->groups & groups)) continue;
+        if (!(o->groups & groups) || is_listed(o->name, refused)) continue;
         format_head(o, head, sizeof head);
         switch (o->type) {
         case OPT_INT:

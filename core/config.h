@@ -216,4 +216,9 @@ void config_format(const struct config *c, const struct opt_spec *o,
 /* Prints the options of `groups`: name, metavar, help, default, range. */
 void config_print_help(FILE *out, unsigned groups);
 
+/* The same, less the options named in `refused` (NULL-terminated; NULL:
+ * none): those of its groups a command turns down (strata replay takes
+ * --steps from its trace), which its help must not offer. */
+void config_print_help_without(FILE *out, unsigned groups, const char *const *refused);
+
 #endif

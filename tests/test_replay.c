@@ -308,6 +308,20 @@ Test(replay, malformed_traces_are_refused)
                    "2x");
     expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--steps", "3"), "--steps",
                    NULL);
+    /* ignored before: replay computes nothing, and its timelines show every step */
+    expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--numerics"), "--numerics",
+                   NULL);
+    expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--plot",
+                       test_tmp_path("rp"), "--timeline-steps", "0:1"),
+                   "--timeline-steps", NULL);
+    /* and its --help offers none of what it refuses */
+    struct run h = RUN("replay", "--help");
+    cr_expect_eq(h.status, 0);
+    const char *refused[] = {"--steps ", "--numerics", "--timeline-steps", "--mtbf", "--csv"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        cr_expect_null(strstr(h.out, refused[i]), "replay --help offers %s", refused[i]);
+    cr_expect_not_null(strstr(h.out, "--without-stragglers"), "%s", h.out);
+    run_free(&h);
     expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--strategy", "nope"),
                    "nope", NULL);
 
