@@ -586,6 +586,9 @@ static int load_line(struct config *c, char *line, long lineno, long *line_of, u
      * an option the command does not take is checked (a typo is still an
      * error) and then left out. */
     const struct opt_spec *o = config_find(key);
+    if (!o && (!strcmp(key, "file") || !strcmp(key, "help")))   /* -f and -h: argv's alone */
+        return err_set(e, ERR_INPUT, "%s: not a key of a scenario file (-f and --help are "
+                       "the command line's)", key);
     if (o && line_of[index_of(o)])
         return err_set(e, ERR_INPUT, "%s: set twice (first on line %ld); a scenario file sets "
                        "each option once", key, line_of[index_of(o)]);

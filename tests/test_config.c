@@ -444,6 +444,20 @@ Test(config, file_with_comments_blanks_quotes_and_spaces)
     config_release(&c);
 }
 
+/* -f and --help are the command line's: a file naming them got "--file:
+ * unknown option (did you mean --file?)". */
+Test(config, file_keys_file_and_help_are_named_as_the_command_lines)
+{
+    struct config c;
+    struct err e = {0};
+    expect_file_message(&c, &e, "f.conf", "file = other.conf\n",
+                        ":1: file: not a key of a scenario file (-f and --help are the command "
+                        "line's)");
+    expect_file_message(&c, &e, "h.conf", "help = true\n",
+                        ":1: help: not a key of a scenario file (-f and --help are the command "
+                        "line's)");
+}
+
 /* A key set twice is refused with both lines, as cluster profiles refuse
  * it (the last line won, silently). An option outside the command's groups
  * counts too: the file is one scenario whatever command reads it. */
