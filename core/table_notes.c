@@ -2,6 +2,7 @@
  * what the numbers of this run are and why; the words around them are the
  * glossary's (`strata help metrics`, docs/metrics.md). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "table_notes.h"
@@ -56,29 +57,54 @@ static void explain_ssp(FILE *out, const struct report *ssp, const struct report
             "waits while its worker\n  is more than K steps ahead of the slowest) never held a "
             "pull: the largest lead was L = %lld step%s.\n", ssp->strategy, twin->strategy,
             k, l, l == 1 ? "" : "s");
+    if (w < 2) return;   /* one worker: no one else's updates to count */
     fprintf(out, "  Staleness counts versions, the updates of all %d workers: a lead of L steps "
             "allows about %d (L + 1) = %lld;\n  the largest here was %lld. Slow one worker "
             "down (--straggler slow:1=3) to make K bind.\n", w, w - 1,
             (long long)(w - 1) * (l + 1), (long long)ssp->staleness.max);
 }
 
+/* "A and B", "A, B and C": the strategies of rs[members[0..n)]. */
+static void print_names(FILE *out, const struct report *const *rs, const int *members, int n)
+{
+    for (int k = 0; k < n; k++)
+        fprintf(out, "%s%s", k == 0 ? "" : k == n - 1 ? " and " : ", ", rs[members[k]]->strategy);
+}
+
 bool note_identical_rows(FILE *out, const struct report *const *rs, int n)
 {
+    /* Equal figures are an equivalence (exact equality): one note a group,
+     * not one a pair (on one device eight strategies are the same step,
+     * which made 28 notes). ps-ssp whose bound never held is explained
+     * against its first twin, and the rest of its group noted apart. */
     bool said = false;
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++) {
-            if (!same_figures(rs[i], rs[j])) continue;
-            const struct report *ssp = !strcmp(rs[j]->strategy, "ps-ssp") ? rs[j]
-                                       : !strcmp(rs[i]->strategy, "ps-ssp") ? rs[i] : NULL;
-            const struct report *twin = ssp == rs[j] ? rs[i] : rs[j];
-            if (ssp && ssp->has_step_lead && ssp->config &&
-                ssp->max_step_lead <= ssp->config->staleness)
-                explain_ssp(out, ssp, twin);
-            else
-                fprintf(out, "  note: %s and %s ran exactly alike here (the same step time, "
-                        "breakdown and staleness).\n", rs[i]->strategy, rs[j]->strategy);
-            said = true;
+    bool *is_grouped = calloc((size_t)n + 1, sizeof *is_grouped);
+    int *members = calloc((size_t)n + 1, sizeof *members);
+    for (int i = 0; is_grouped && members && i < n; i++) {
+        if (is_grouped[i]) continue;
+        int m = 0, ssp = -1;
+        for (int j = i; j < n; j++)
+            if (!is_grouped[j] && same_figures(rs[i], rs[j])) {
+                is_grouped[j] = true;
+                members[m++] = j;
+            }
+        if (m < 2) continue;
+        said = true;
+        for (int k = 0; k < m; k++)
+            if (!strcmp(rs[members[k]]->strategy, "ps-ssp")) ssp = k;
+        const struct report *r = ssp >= 0 ? rs[members[ssp]] : NULL;
+        if (r && r->has_step_lead && r->config && r->max_step_lead <= r->config->staleness) {
+            explain_ssp(out, r, rs[members[ssp == 0 ? 1 : 0]]);
+            /* the others, in order */
+            memmove(&members[ssp], &members[ssp + 1], (size_t)(m - ssp - 1) * sizeof *members);
+            if (--m < 2) continue;
         }
+        fprintf(out, "  note: ");
+        print_names(out, rs, members, m);
+        fprintf(out, " ran exactly alike here (the same step time, breakdown and staleness).\n");
+    }
+    free(is_grouped);
+    free(members);
     return said;
 }
 

@@ -105,6 +105,29 @@ Test(table_notes, identical_rows_generic_when_not_ssp)
     report_release(&b);
 }
 
+/* Equal rows are one note a group: on one device eight strategies ran the
+ * same step and made 28 pairwise notes. ps-ssp is explained against its
+ * first twin and the rest of its group is noted apart. */
+Test(table_notes, identical_rows_are_one_note_a_group)
+{
+    struct report r[4];
+    struct config cfg;
+    twins(&r[0], &r[1], &cfg);   /* ps-async, ps-ssp */
+    twins(&r[2], &r[3], &cfg);
+    snprintf(r[2].strategy, sizeof r[2].strategy, "mirrored");
+    snprintf(r[3].strategy, sizeof r[3].strategy, "model");
+    const struct report *rs[] = {&r[0], &r[1], &r[2], &r[3]};
+    char *out = said(note_identical_rows, rs, 4);
+    cr_expect_not_null(strstr(out, "ps-ssp ran exactly as ps-async"), "%s", out);
+    cr_expect_not_null(strstr(out, "note: ps-async, mirrored and model ran exactly alike"), "%s",
+                       out);
+    int notes = 0;
+    for (const char *p = out; (p = strstr(p, "note:")); p++) notes++;
+    cr_expect_eq(notes, 2, "one note a group, not one a pair:\n%s", out);
+    free(out);
+    for (int i = 0; i < 4; i++) report_release(&r[i]);
+}
+
 Test(table_notes, more_updates_names_ratio_and_batch)
 {
     struct report a, b;
