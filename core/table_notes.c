@@ -127,6 +127,27 @@ bool note_more_updates(FILE *out, const struct report *const *rs, int n)
     return true;
 }
 
+bool note_nothing_applied(FILE *out, const struct report *const *rs, int n)
+{
+    bool said = false;
+    for (int i = 0; i < n; i++) {
+        const struct report *r = rs[i];
+        /* both: a report read back from before samples_applied has it 0 */
+        if (r->samples_applied != 0 || r->throughput_samples_per_s != 0 || !r->config ||
+            r->config->steps < 1)
+            continue;
+        long long lag = !strcmp(r->strategy, "pipelined-steps") ? r->config->inflight - 1 : 0;
+        fprintf(out, "  note: %s applied no gradient in its %lld step%s, so its samples/s is 0",
+                r->strategy, r->config->steps, r->config->steps == 1 ? "" : "s");
+        if (lag >= r->config->steps)
+            fprintf(out, ": a step's gradients are applied --inflight - 1 = %lld steps later; "
+                    "run more steps than that", lag);
+        fputs(".\n", out);
+        said = true;
+    }
+    return said;
+}
+
 bool note_diverged(FILE *out, const struct report *const *rs, int n)
 {
     bool said = false;
@@ -189,6 +210,7 @@ bool table_notes_print(FILE *out, const struct report *const *rs, int n, const d
     bool said = note_identical_rows(out, rs, n);
     said |= note_more_updates(out, rs, n);
     said |= note_diverged(out, rs, n);
+    said |= note_nothing_applied(out, rs, n);
     said |= note_superlinear(out, rs, n, speedup, baseline);
     return said;
 }

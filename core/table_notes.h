@@ -28,6 +28,11 @@ bool note_more_updates(FILE *out, const struct report *const *rs, int n);
  * table shows `-`, and what to lower. */
 bool note_diverged(FILE *out, const struct report *const *rs, int n);
 
+/* A run that applied no gradient at all (pipelined-steps whose --inflight
+ * lag outlasts --steps): its samples/s and speedup are 0 by definition,
+ * which the note says why. */
+bool note_nothing_applied(FILE *out, const struct report *const *rs, int n);
+
 /* A speedup above the device count: the one-device baseline spends more
  * compute per sample than the strategy does, and by how much. baseline may
  * be NULL (then nothing is said). speedup may be NULL. */

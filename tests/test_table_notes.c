@@ -128,6 +128,28 @@ Test(table_notes, identical_rows_are_one_note_a_group)
     for (int i = 0; i < 4; i++) report_release(&r[i]);
 }
 
+/* pipelined-steps whose lag outlasts its steps applies nothing: its 0
+ * samples/s said why, not left to read as a broken run. */
+Test(table_notes, nothing_applied_says_why)
+{
+    struct report a, b;
+    struct config cfg;
+    twins(&a, &b, &cfg);
+    snprintf(a.strategy, sizeof a.strategy, "pipelined-steps");
+    cfg.steps = 3;
+    cfg.inflight = 64;
+    a.samples_applied = 0;
+    a.throughput_samples_per_s = 0;
+    const struct report *rs[] = {&a, &b};
+    expect_says(note_nothing_applied, rs, 2,
+                (const char *const[]){"pipelined-steps applied no gradient in its 3 steps",
+                                      "--inflight - 1 = 63 steps later", NULL});
+    const struct report *only_b[] = {&b};
+    expect_silent(note_nothing_applied, only_b, 1, "b applied its samples");
+    report_release(&a);
+    report_release(&b);
+}
+
 Test(table_notes, more_updates_names_ratio_and_batch)
 {
     struct report a, b;
