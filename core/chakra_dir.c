@@ -137,9 +137,9 @@ int chakra_trace_read(const char *dir, struct chakra_trace *t, struct err *e)
                          "one workload a directory", dir, entries.items[0].name,
                          entries.items[i].name);
         else if (entries.items[i].rank != (long)i)
-            rc = err_set(e, ERR_INPUT, "--workload: %s: %s.%zu.et is missing (ranks go 0 to "
-                         "%zu, one file each)", dir, entries.items[0].name, i,
-                         entries.len - 1);
+            rc = err_set(e, ERR_INPUT, "--workload: %s: %s.%zu.et is missing (the traces go "
+                         "to rank %ld: one file a rank, from 0)", dir, entries.items[0].name, i,
+                         entries.items[entries.len - 1].rank);
     }
     if (rc == 0) {
         snprintf(t->name, sizeof t->name, "%s", entries.items[0].name);

@@ -337,7 +337,8 @@ Test(chakra, malformed_traces_exit_2_naming_the_file)
     remove(path);
     snprintf(path, sizeof path, "%s/t.1.et", dir);
     write_bytes(path, "\x00", 1);
-    expect_refused(RUN("sim", "--workload", spec), "t.0.et is missing", NULL);
+    expect_refused(RUN("sim", "--workload", spec), "t.0.et is missing",
+                   "the traces go to rank 1");   /* not "ranks go 0 to 0" */
     /* a send to a rank the trace lacks */
     remove(path);
     const struct tb_node lone[] = {
