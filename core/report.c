@@ -240,8 +240,11 @@ void report_print_table(FILE *out, const struct report *const *rs, int n,
 int report_write_csv(const struct report *const *rs, int n, const double *speedup,
                      const char *path, struct err *e)
 {
-    bool any_failure = false;
-    for (int i = 0; i < n; i++) any_failure |= rs[i]->failure.happened;
+    bool any_failure = false, any_updates = false;
+    for (int i = 0; i < n; i++) {
+        any_failure |= rs[i]->failure.happened;
+        any_updates |= rs[i]->has_final && rs[i]->updates > 0;   /* the table's column */
+    }
     struct file_stream out;
     TRY(file_stream_open(&out, path, e));
     FILE *f = out.f;
@@ -251,6 +254,7 @@ int report_write_csv(const struct report *const *rs, int n, const double *speedu
     if (any_failure)
         fputs(",failure_policy,n_failures,lost_s,detect_s,relaunch_s,redone_s,steps_redone,"
               "checkpoint_s,goodput,down", f);
+    if (any_updates) fputs(",updates", f);   /* last: the columns before keep their places */
     fputc('\n', f);
     for (int i = 0; i < n; i++) {
         const struct report *r = rs[i];
@@ -271,6 +275,8 @@ int report_write_csv(const struct report *const *rs, int n, const double *speedu
                     r->failure.goodput, r->breakdown.down);
         else if (any_failure)
             fputs(",,,,,,,,,,", f);
+        if (any_updates) fputc(',', f);
+        if (any_updates && r->has_final && r->updates > 0) fprintf(f, "%lld", (long long)r->updates);
         fputc('\n', f);
     }
     return file_stream_commit(&out, path, e);

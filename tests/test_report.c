@@ -590,7 +590,8 @@ Test(report, csv_has_a_header_and_one_row_per_report_that_reads_back,
     cr_expect(strncmp(header, "strategy,devices,step_time_mean_s,", 34) == 0, "%s", header);
     int fields = 1;
     for (const char *c = header; *c; c++) fields += *c == ',';
-    cr_expect_eq(fields, 16);
+    cr_expect_eq(fields, 17, "16 and the updates of a's final model: %s", header);
+    cr_expect(strstr(header, ",test_accuracy,updates") != NULL, "%s", header);
     /* every row has the header's fields; the numbers read back exactly */
     for (char *row = row1; row; row = row == row1 ? row2 : NULL) {
         int n = 1;
@@ -598,6 +599,7 @@ Test(report, csv_has_a_header_and_one_row_per_report_that_reads_back,
         cr_expect_eq(n, fields, "row '%s' has %d fields", row, n);
     }
     cr_expect(strncmp(row1, "pipeline-1f1b,8,", 16) == 0, "%s", row1);
+    cr_expect(strstr(row1, ",100") == row1 + strlen(row1) - 4, "a's updates last: %s", row1);
     double mean = strtod(strchr(strchr(row1, ',') + 1, ',') + 1, NULL);
     cr_expect_eq(mean, a.step_time_s.mean, "step time %.17g read back as %.17g",
                  a.step_time_s.mean, mean);
@@ -693,16 +695,18 @@ Test(report, csv_has_the_failure_fields_when_any_report_failed,
     cr_assert_eq(report_write_csv(rs, 2, NULL, path, &e), 0, "%s", e.msg);
     char *text = test_slurp(path);
     cr_expect_not_null(strstr(text, ",test_accuracy,failure_policy,n_failures,lost_s,detect_s,"
-                                    "relaunch_s,redone_s,steps_redone,checkpoint_s,goodput,down\n"),
+                                    "relaunch_s,redone_s,steps_redone,checkpoint_s,goodput,down,"
+                                    "updates\n"),
                        "%s", text);
-    cr_expect_not_null(strstr(text, ",restart,2,1.5,0.25,0.5,0.75,6,0.125,0.875,0.0625\n"), "%s",
+    cr_expect_not_null(strstr(text, ",restart,2,1.5,0.25,0.5,0.75,6,0.125,0.875,0.0625,100\n"),
+                       "%s", text);
+    cr_expect_not_null(strstr(text, ",,,,,,,,,,,100\n"), "b did not fail: empty fields\n%s",
                        text);
-    cr_expect_not_null(strstr(text, ",,,,,,,,,,\n"), "b did not fail: empty fields\n%s", text);
-    /* every line has the header's 26 fields */
+    /* every line has the header's 27 fields */
     for (char *line = text; *line; line = strchr(line, '\n') + 1) {
         int n = 1;
         for (const char *c = line; *c != '\n'; c++) n += *c == ',';
-        cr_expect_eq(n, 26, "%d fields in: %.80s", n, line);
+        cr_expect_eq(n, 27, "%d fields in: %.80s", n, line);
     }
     free(text);
     report_release(&a);
