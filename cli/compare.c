@@ -73,8 +73,10 @@ int cmd_compare(const struct command *self, int argc, char **argv)
 
     char desc[512], scenario[1024];
     workload_describe(s.wl, desc, sizeof desc);
-    snprintf(scenario, sizeof scenario, "%lld devices of %s, batch %lld, %lld steps, stragglers %s",
-             s.cfg.devices, c.sim_base.cluster.name, s.cfg.batch, s.cfg.steps, s.cfg.straggler);
+    snprintf(scenario, sizeof scenario,
+             "%lld device%s of %s, batch %lld, %lld step%s, stragglers %s",
+             s.cfg.devices, s.cfg.devices == 1 ? "" : "s", c.sim_base.cluster.name, s.cfg.batch,
+             s.cfg.steps, s.cfg.steps == 1 ? "" : "s", s.cfg.straggler);
     printf("%s\n%s\n\n", scenario, desc);
     report_print_table(stdout, c.reports, c.n, c.speedup);
     table_legend_print(stdout, c.reports, c.n);

@@ -57,9 +57,10 @@ static void print_details(const struct sim_run *run)
     format_bytes((double)r->memory_bytes_per_device.activations, acts, sizeof acts);
     /* the plan's memory model (core/plan_memory.h), term by term: where
      * ZeRO-1's sharded momentum or a pipeline's activations show */
-    printf("\n%d steps in %.4g s simulated (%llu events). Memory per device: %s at peak "
+    printf("\n%d step%s in %.4g s simulated (%llu events). Memory per device: %s at peak "
            "(parameters %s, gradients %s, optimizer %s, activations %s).\n",
-           (int)run->cfg.steps, r->step_time_s.mean * (double)run->cfg.steps,
+           (int)run->cfg.steps, run->cfg.steps == 1 ? "" : "s",
+           r->step_time_s.mean * (double)run->cfg.steps,
            (unsigned long long)run->result.n_events, peak, params, grads, optimizer, acts);
     if (run_exceeds_memory(run)) {
         char cap[32];
@@ -133,9 +134,10 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     if (filled < run.cluster.nodes)
         snprintf(unused, sizeof unused, "; the %d ranks on %s, --devices-per-node spreads them",
                  run.plan->n_ranks, on);
-    snprintf(scenario, sizeof scenario, "%s on %d devices of %s (%d node%s x %d%s), batch %lld, "
-             "%lld steps", st->name, run.plan->n_workers, run.cluster.name, run.cluster.nodes,
-             run.cluster.nodes == 1 ? "" : "s", dpn, unused, s.cfg.batch, s.cfg.steps);
+    snprintf(scenario, sizeof scenario, "%s on %d device%s of %s (%d node%s x %d%s), batch %lld, "
+             "%lld step%s", st->name, run.plan->n_workers, run.plan->n_workers == 1 ? "" : "s",
+             run.cluster.name, run.cluster.nodes, run.cluster.nodes == 1 ? "" : "s", dpn, unused,
+             s.cfg.batch, s.cfg.steps, s.cfg.steps == 1 ? "" : "s");
     printf("%s\n%s\n\n", scenario, desc);
     scenario_print_notes(st, &s.cfg, run.plan, "\n");
     double speedup = has_baseline ? run_speedup(&run, &base) : NAN;

@@ -335,8 +335,8 @@ void workload_describe(const struct workload *w, char *buf, size_t n)
     while (fwd >= 1000 && k < 5) fwd /= 1000, k++;
     double bytes = (double)params * w->elem_bytes;
     while (bytes >= 1000 && b < 5) bytes /= 1000, b++;
-    snprintf(buf, n, "%s: %d layers, %" PRId64 " parameters (%.3g %sB as %s), "
+    snprintf(buf, n, "%s: %d layer%s, %" PRId64 " parameters (%.3g %sB as %s), "
              "%.3g %sFLOP forward per sample",
-             w->canonical, w->n_layers, params, bytes, prefixes[b],
+             w->canonical, w->n_layers, w->n_layers == 1 ? "" : "s", params, bytes, prefixes[b],
              w->elem_bytes == 4 ? "fp32" : "bf16", fwd, prefixes[k]);
 }
