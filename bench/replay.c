@@ -329,6 +329,10 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
     report_init(&res->replayed);
     report_init(&res->whatif);
     trace_init(&res->replayed_trace, -1, -1);
+    if (doc->n_dropped)
+        return err_set(e, ERR_INPUT, "%s: the trace left out %lld span%s when it was written (its "
+                       "limit): a replay needs every op; trace fewer --steps", name,
+                       (long long)doc->n_dropped, doc->n_dropped == 1 ? "" : "s");
     TRY(home_config(doc, o, res, e));
     /* --cluster is the what-if's network only where the trace knows its own */
     struct replay_opts wo = *o;

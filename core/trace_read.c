@@ -237,7 +237,15 @@ static int read_header(const cJSON *root, const struct json_at *top, struct trac
     struct json_at sc_at = json_key(top, "scenario");
     const cJSON *sc = member(root, &sc_at, 0);
     if (!sc) return ERR_INPUT;
-    return report_config_from_json(sc, &sc_at, &d->cfg, &d->config_groups);
+    TRY(report_config_from_json(sc, &sc_at, &d->cfg, &d->config_groups));
+    /* the scenario and the header are written from one run: apart, the
+     * file was edited or damaged, and neither can be trusted */
+    if (strcmp(d->cfg.strategy, d->strategy)) {
+        struct json_at at = json_key(&sc_at, "strategy");
+        return json_bad(&at, "is \"%s\", but the trace is of %s: it is damaged",
+                        d->cfg.strategy, d->strategy);
+    }
+    return 0;
 }
 
 /* The header and spans of root (named name in messages) into out, an empty

@@ -332,6 +332,11 @@ Test(replay, malformed_traces_are_refused)
     /* more steps said than the spans reach: it replayed them from nothing */
     expect_edit_refused("\"steps\":" XSTR(HAND_STEPS) ",", "\"steps\":9,", "steps.json",
                         "spans end at step");
+    /* spans the writer left out, and a header that is not its scenario's */
+    expect_edit_refused("\"dropped_spans\":0", "\"dropped_spans\":1", "dropped.json",
+                        "left out 1 span when");
+    expect_edit_refused("\"strategy\":\"mirrored\"", "\"strategy\":\"mirrorex\"",
+                        "header.json", "the trace is of mirrorex");
 }
 
 /* An asynchronous job on another network shares its steps out otherwise:
