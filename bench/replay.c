@@ -225,8 +225,13 @@ static int whatif_config(const struct replay_result *res, const struct replay_op
         /* weak scaling: each device keeps the samples it had */
         long long batch = (long long)llround((double)res->cfg.batch * (double)o->scale_devices /
                                              (double)res->cfg.devices);
+        /* the batch the what-if runs must be one --batch allows */
+        char text[32];
+        snprintf(text, sizeof text, "%lld", batch > 0 ? batch : 1);
+        TRY_CTX(e, config_set(w, "batch", text, ~0u, e),
+                "--scale %lld: each device keeps its %lld samples", o->scale_devices,
+                res->cfg.batch / (res->cfg.devices > 0 ? res->cfg.devices : 1));
         w->devices = o->scale_devices;
-        w->batch = batch > 0 ? batch : 1;
         w->np = 0;
     }
     return 0;

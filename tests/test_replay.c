@@ -304,6 +304,9 @@ Test(replay, malformed_traces_are_refused)
     expect_refused(RUN("replay"), "one trace file", NULL);
     expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--scale", "-1"), "--scale",
                    "-1");
+    /* weak scaling past --batch's largest: refused naming both, not run */
+    expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--scale", "1048576"),
+                   "--scale 1048576", "--batch");
     expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--scale", "2x"), "--scale",
                    "2x");
     expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--steps", "3"), "--steps",
