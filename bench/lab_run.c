@@ -91,14 +91,20 @@ static int run_one(const struct lab *lab, const struct lab_run *run, bool is_rea
     return keep_json(r, e);
 }
 
+int lab_check_mode(const struct lab *lab, bool is_real, struct err *e)
+{
+    if (is_real && !lab->has_real)
+        return err_set(e, ERR_INPUT, "lab %s has no real version (--mode sim only; labs with "
+                       "'real = yes' run for real)", lab->name);
+    return 0;
+}
+
 int lab_run(const struct lab *lab, bool is_real, lab_progress_fn progress, void *ctx,
             struct lab_result *out, struct err *e)
 {
     memset(out, 0, sizeof *out);
     out->lab = lab;
-    if (is_real && !lab->has_real)
-        return err_set(e, ERR_INPUT, "lab %s has no real version (--mode sim only; labs with "
-                       "'real = yes' run for real)", lab->name);
+    TRY(lab_check_mode(lab, is_real, e));
     if (!(out->runs = XCALLOC(e, lab->runs.len, sizeof *out->runs))) return ERR_NOMEM;
     struct run_numerics *numerics = run_numerics_create(e);
     if (!numerics) return ERR_NOMEM;

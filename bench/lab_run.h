@@ -46,6 +46,11 @@ struct lab_result {
 /* Called before each scenario of the lab: run's name, its index of n. */
 typedef void (*lab_progress_fn)(void *ctx, const char *run, int i, int n);
 
+/* ERR_INPUT when is_real and lab has no real version (its file says
+ * 'real = yes' when it has): what lab_run checks first, for a caller that
+ * prints before it runs. */
+int lab_check_mode(const struct lab *lab, bool is_real, struct err *e);
+
 /* Runs every scenario of lab, simulated, or for real when is_real (the lab
  * must have real = yes). ERR_INPUT names the lab file and line of an option
  * that is unknown or malformed; a strategy that did not run is an error too
