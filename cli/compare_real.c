@@ -71,11 +71,13 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
 
     char desc[512], scenario[CONFIG_PATH_BYTES + 512];
     workload_describe(s->wl, desc, sizeof desc);
-    snprintf(scenario, sizeof scenario, "%d MPI ranks %s (%s device), batch %lld, "
-             "%s %lld, data %s, stragglers %s", p.np,
+    /* "8 steps" or "2 epochs", as sim and compare say it */
+    long long amount = cfg->epochs > 0 ? cfg->epochs : cfg->steps;
+    snprintf(scenario, sizeof scenario, "%d MPI rank%s %s (%s device), batch %lld, "
+             "%lld %s%s, data %s, stragglers %s", p.np, p.np == 1 ? "" : "s",
              cfg->hostfile[0] ? "on --hostfile's hosts" : "of this machine", cfg->device,
-             cfg->batch, cfg->epochs > 0 ? "epochs" : "steps",
-             cfg->epochs > 0 ? cfg->epochs : cfg->steps, cfg->data, cfg->straggler);
+             cfg->batch, amount, cfg->epochs > 0 ? "epoch" : "step", amount == 1 ? "" : "s",
+             cfg->data, cfg->straggler);
     printf("%s\n%s\n\n", scenario, desc);
     report_print_table(stdout, c.reports, c.n, c.speedup);
     table_legend_print(stdout, c.reports, c.n);
