@@ -41,8 +41,9 @@ static void print_result(const char *name, const struct replay_result *r)
 {
     printf("replay of %s: %s on %lld devices, %lld steps, a %s run\n", name, r->cfg.strategy,
            r->cfg.devices, r->cfg.steps, !strcmp(r->mode, "real") ? "measured (real)" : "simulated");
-    printf("replayed on %s%s: each compute op as long as it took in the trace, communication "
-           "from the network model\n", r->home_cluster,
+    printf("replayed on %s%s: each compute op as long as it took in the trace, with any delay "
+           "its rank took before starting it (so compute repl. may exceed compute meas.), "
+           "communication from the network model\n", r->home_cluster,
            !strcmp(r->mode, "real") && !strcmp(r->home_cluster, "cpu-loopback")
                ? " (a real run's network is unknown: --cluster PROFILE replays on a calibrated "
                  "one)"
