@@ -67,6 +67,14 @@ int plot_replay_timelines(const struct span *measured, size_t n_measured,
     if (n_ranks < 1 || !(t_end_s > 0))
         return err_set(e, ERR_INPUT, "replay timelines: nothing to draw (%d ranks, up to %g s)",
                        n_ranks, t_end_s);
+    /* Rows up to the last rank with a span: a simulated trace's servers
+     * (the last ranks) record none, and empty rows would read as idle. */
+    int shown = 0;
+    for (size_t i = 0; i < n_measured; i++)
+        if (measured[i].rank + 1 > shown) shown = measured[i].rank + 1;
+    for (size_t i = 0; i < n_replayed; i++)
+        if (replayed[i].rank + 1 > shown) shown = replayed[i].rank + 1;
+    if (shown > 0 && shown < n_ranks) n_ranks = shown;
     struct text dat = {0}, gp = {0};
     text_printf(&dat, "# strata replay timelines: a block per panel and op kind (gnuplot's "
                       "index), a span a line; times in seconds, row 2 rank + stream\n");

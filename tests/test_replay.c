@@ -256,6 +256,17 @@ Test(replay, plot_writes_both_timelines_and_the_bars)
     char *gp = test_slurp(path);
     cr_expect(strstr(gp, "multiplot layout 2,1") && strstr(gp, "'replayed'"), "%s", gp);
     free(gp);
+    /* a simulated ps-async trace's server records no span: no empty rows
+     * for it (rank 2 of 2 workers and a server) */
+    const char *trace = test_tmp_path("ps-trace.json");
+    struct run r = RUN("sim", "--strategy", "ps-async", "--devices", "2", "--steps", "3",
+                       "--trace", trace);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    cJSON_Delete(REPLAY(trace, "--plot", dir));
+    gp = test_slurp(path);
+    cr_expect(strstr(gp, "'rank 1 comm'") && !strstr(gp, "'rank 2 "), "%s", gp);
+    free(gp);
 }
 
 /* A simulated trace fed back is the same schedule: the replay's step time
