@@ -201,3 +201,63 @@ Test(html, sweep_page_has_its_speedup_figure)
     cr_expect_gt(page_check_numbers(html), 0);
     free(html);
 }
+
+/* replay's page: the what-if row says what it asked and shows its change
+ * (whatif.change), not the replay's error; a share that is float noise
+ * (a replay of a simulated trace: error 4.4e-15) shows as 0. */
+Test(html, replay_page_shows_the_whatif_change)
+{
+    const char *trace = test_tmp_path("rt.json"), *page = test_tmp_path("rp.html");
+    expect_ok(RUN("sim", "--strategy", "mirrored", "--devices", "4", "--model",
+                  "mlp:784-32-32-32-10", "--straggler", "slow:1=3", "--steps", "5", "--trace",
+                  trace), "sim --trace");
+    struct run r = RUN("replay", trace, "--without-stragglers", "--strategy", "pipeline-1f1b",
+                       "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<td>pipeline-1f1b (what-if: without stragglers, as "
+                                    "pipeline-1f1b)</td>"));
+    cr_expect_eq(count(html, "data-json=\"whatif.change\""), 1, "the what-if row's change");
+    cr_expect_eq(count(html, "data-json=\"error\""), 2, "the error of measured and replayed");
+    cr_expect_gt(page_check_numbers(html), 0);
+    const char *body = strstr(html, "<tbody>"), *end = strstr(html, "</tbody>");
+    cr_assert(body && end);
+    for (const char *td = strstr(body, "<td class=\"num\""); td && td < end;
+         td = strstr(td + 1, "<td class=\"num\"")) {
+        const char *text = strchr(td, '>') + 1;
+        size_t len = strcspn(text, "<");
+        cr_expect(!memchr(text, 'e', len), "a cell in e-notation: %.*s", (int)len, text);
+    }
+    free(html);
+    run_free(&r);
+}
+
+/* The page's notes as the terminal printed them: an item a note, its
+ * indented lines joined; shares of float noise (and a negative one) as 0. */
+Test(html, notes_text_and_noise)
+{
+    const char *json = "{\"strata_compare\": 1, \"reports\": [{\"strategy\": \"a\", "
+                       "\"mode\": \"sim\", \"devices\": 2, \"step_time_s\": {\"mean\": 0.25, "
+                       "\"p50\": 0.25, \"p99\": 0.5}, \"speedup\": 1.5, \"breakdown\": "
+                       "{\"compute\": 0.999999, \"comm\": 2.2e-16, \"idle\": -1e-17}}]}";
+    struct html_doc doc = {"c.json", json, strlen(json)};
+    struct html_page page = {.command = "compare", .docs = &doc, .n_docs = 1,
+                             .description = "mlp:1-2: a <model>",
+                             .notes_text = "\nspeedup: over\n  the baseline.\n  note: x ran\n"
+                                           "  alike.\n\nwarning: y\n  not run: z\n",
+                             .no_figures_why = "no figures"};
+    struct err e = {0};
+    const char *path = test_tmp_path("nt.html");
+    cr_assert_eq(html_page_write(&page, path, &e), 0, "%s", e.msg);
+    char *html = test_slurp(path);
+    cr_expect_not_null(strstr(html, "<ul>\n<li>speedup: over the baseline.</li>\n"
+                                    "<li>note: x ran alike.</li>\n<li>warning: y</li>\n"
+                                    "<li>not run: z</li>\n</ul>"), "%s", strstr(html, "<ul>"));
+    cr_expect_not_null(strstr(html, "mlp:1-2: a &lt;model&gt;"));
+    cr_expect_not_null(strstr(html, "data-json=\"reports[0].speedup\" data-scale=\"1\">1.5<"));
+    cr_expect_not_null(strstr(html, "reports[0].breakdown.compute\" data-scale=\"100\">100<"));
+    cr_expect_not_null(strstr(html, "reports[0].breakdown.comm\" data-scale=\"100\">0<"));
+    cr_expect_not_null(strstr(html, "reports[0].breakdown.idle\" data-scale=\"100\">0<"));
+    cr_expect_eq(page_check_numbers(html), 7);
+    free(html);
+}
