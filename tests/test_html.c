@@ -84,9 +84,9 @@ Test(html, compare_page_is_its_json)
     cJSON *embedded = page_doc(html, 0), *written = read_json(json);
     cr_assert_not_null(embedded);
     cr_expect(cJSON_Compare(embedded, written, true), "the page's JSON is not --json's");
-    /* 3 reports, 11 numeric columns each (no optional one has a number:
-     * no numerics, no failure) */
-    cr_expect_eq(page_check_numbers(html), 3 * 11);
+    /* 3 reports, 12 numeric columns each (of the optional ones only the
+     * speedup has a number: no numerics, no failure) */
+    cr_expect_eq(page_check_numbers(html), 3 * 12);
     cr_expect_eq(count(html, "class=\"zoom\""), 3, "a zoomable timeline per strategy");
     cr_expect_not_null(strstr(html, "<li>speedup: samples applied per second over the baseline"),
                        "the baseline note");
@@ -200,6 +200,115 @@ Test(html, sweep_page_has_its_speedup_figure)
     cr_expect_not_null(strstr(html, "<figcaption>efficiency</figcaption>"));
     cr_expect_gt(page_check_numbers(html), 0);
     free(html);
+}
+
+/* s as html_escape writes it (caller frees): what to look for in a page. */
+static char *escaped(const char *s)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    cr_assert_not_null(f);
+    html_escape(f, s);
+    fclose(f);
+    return buf;
+}
+
+/* Every note the terminal printed under its table ("  note: ...",
+ * "  not run: ..."; a note's first line, which the page keeps whole) is on
+ * the page, in its Notes section; returns how many. */
+static int expect_terminal_notes_on_page(const char *out, const char *html)
+{
+    const char *notes = strstr(html, "<section id=\"notes\">");
+    cr_assert_not_null(notes, "the page has no Notes section");
+    const char *notes_end = strstr(notes, "</section>");
+    int n = 0;
+    for (const char *line = out; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+        size_t len = strcspn(line, "\n");
+        if (strncmp(line, "  note: ", 8) && strncmp(line, "  not run: ", 11)) continue;
+        char *text = strndup(line + 2, len - 2), *want = escaped(text);
+        const char *at = strstr(notes, want);
+        cr_expect(at && at < notes_end, "the terminal's note is not on the page: %s", text);
+        free(text);
+        free(want);
+        n++;
+    }
+    return n;
+}
+
+/* compare's page says what the terminal says: the model under the scenario,
+ * each strategy's speedup (carried by the document), the notes under the
+ * table (a plan's --chunks 1, rows alike, an option only real runs read);
+ * and it leaves out the convergence figure no run drew a line in, saying
+ * why. */
+Test(html, compare_page_says_what_the_terminal_says)
+{
+    const char *page = test_tmp_path("cn.html"), *json = test_tmp_path("cn.json");
+    struct run r = RUN("compare", "--devices", "4", "--model", "mlp:784-32-32-32-10",
+                       "--strategies", "mirrored,ps-async,pipeline-1f1b,pipeline-interleaved",
+                       "--steps", "4", "--np", "3", "--html", page, "--json", json, "-j1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<p class=\"scenario\">mlp:784-32-32-32-10: 4 layers"),
+                       "the model, as the terminal's header says it");
+    cr_expect_not_null(strstr(html, "<th class=\"num\">speedup</th>"));
+    cr_expect_not_null(strstr(html, "data-json=\"reports[3].speedup\""));
+    cr_expect_eq(page_check_numbers(html), 4 * 12, "12 numeric columns, the speedup one");
+    cr_expect_not_null(strstr(r.out, "  note: pipeline-interleaved: --chunks 1"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "ran exactly alike"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "  note: --np 3: read by real runs only"), "%s", r.out);
+    cr_expect_geq(expect_terminal_notes_on_page(r.out, html), 3);
+    cr_expect_not_null(strstr(html, "<li>speedup: samples applied per second over the "
+                                    "baseline (simulated): mirrored on one device, no "
+                                    "servers, the same model"),
+                       "the baseline note, its two lines one item");
+    cr_expect_null(strstr(html, "<figcaption>convergence</figcaption>"),
+                   "an empty convergence figure");
+    cr_expect_not_null(strstr(html, "no convergence plot: no loss curve in these reports"));
+    free(html);
+    run_free(&r);
+}
+
+/* With --numerics the convergence figure has lines, and is drawn. */
+Test(html, compare_page_with_numerics_has_its_convergence)
+{
+    const char *page = test_tmp_path("cv.html");
+    expect_ok(RUN("compare", "--strategies", "mirrored,ps-async", "--steps", "3", "--numerics",
+                  "--html", page), "compare --numerics");
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<figcaption>convergence</figcaption>"));
+    cr_expect_null(strstr(html, "no convergence plot"));
+    free(html);
+}
+
+/* sim's page: its notes (around the table on the terminal) and its model. */
+Test(html, sim_page_has_the_terminal_notes)
+{
+    const char *page = test_tmp_path("sn.html");
+    struct run r = RUN("sim", "--strategy", "pipeline-interleaved", "--devices", "4", "--model",
+                       "mlp:784-32-32-32-10", "--staleness", "3", "--steps", "2", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<li>note: --chunks 1: the default 2 chunks"));
+    cr_expect_not_null(strstr(html, "<li>note: pipeline-interleaved does not read --staleness 3"));
+    cr_expect_not_null(strstr(html, "<p class=\"scenario\">mlp:784-32-32-32-10: 4 layers"));
+    free(html);
+    run_free(&r);
+}
+
+/* sweep's page: what did not run, and why, and the option it did not read. */
+Test(html, sweep_page_has_the_terminal_notes)
+{
+    const char *page = test_tmp_path("swn.html");
+    struct run r = RUN("sweep", "--devices", "1,8", "--strategies", "mirrored,pipeline-gpipe",
+                       "--model", "mlp:784-32-32-32-10", "--steps", "2", "--np", "2", "--html",
+                       page, "-j1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(r.out, "  not run: pipeline-gpipe at devices=8"), "%s", r.out);
+    cr_expect_eq(expect_terminal_notes_on_page(r.out, html), 2);
+    free(html);
+    run_free(&r);
 }
 
 /* replay's page: the what-if row says what it asked and shows its change
