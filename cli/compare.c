@@ -10,6 +10,7 @@
 #include "../core/table_notes.h"
 #include "compare.h"
 #include "html.h"
+#include "notes.h"
 #include "outputs.h"
 #include "plot.h"
 #include "scenario.h"
@@ -28,6 +29,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     size_t n = 0;
     struct compare c = {0};
     struct run_numerics *numerics = NULL;   /* every run of the comparison shares it */
+    struct notes notes = {0};               /* those under the table, for --html too */
     int status = 0;
 
     int rc = scenario_load(&s, self, argc, argv, &e);
@@ -79,21 +81,23 @@ int cmd_compare(const struct command *self, int argc, char **argv)
              s.cfg.steps, s.cfg.steps == 1 ? "" : "s", s.cfg.straggler);
     printf("%s\n%s\n\n", scenario, desc);
     report_print_table(stdout, c.reports, c.n, c.speedup);
-    table_legend_print(stdout, c.reports, c.n);
-    run_print_baseline_note(stdout, &s.cfg, c.base->step_time_s.mean, false);
-    for (int i = 0; i < c.n_notes; i++) printf("  not run: %s\n", c.notes[i]);
-    table_notes_print(stdout, c.reports, c.n, c.speedup, c.base);
+    table_legend_print(stdout, c.reports, c.n);   /* the page has its own legend */
+    notes_begin(&notes);
+    run_print_baseline_note(notes.f, &s.cfg, c.base->step_time_s.mean, false);
+    for (int i = 0; i < c.n_notes; i++) fprintf(notes.f, "  not run: %s\n", c.notes[i]);
+    table_notes_print(notes.f, c.reports, c.n, c.speedup, c.base);
     for (int i = 0; i < c.n; i++)
         if (c.plan_notes[i][0])
-            printf("  note: %s: %s\n", c.reports[i]->strategy, c.plan_notes[i]);
+            fprintf(notes.f, "  note: %s: %s\n", c.reports[i]->strategy, c.plan_notes[i]);
     /* the strategies' cluster is the baseline's (--cluster), wherever they ran */
     for (int i = 0; i < c.n; i++)
         if (c.exceeds_memory[i])
-            printf("  warning: %s needs more memory per device than a %s device has\n",
-                   c.reports[i]->strategy, c.sim_base.cluster.name);
-    scenario_note_unread(&s.cfg, OPTG_EXEC | OPTG_LAUNCH,
+            fprintf(notes.f, "  warning: %s needs more memory per device than a %s device has\n",
+                    c.reports[i]->strategy, c.sim_base.cluster.name);
+    scenario_note_unread(notes.f, &s.cfg, OPTG_EXEC | OPTG_LAUNCH,
                          "read by real runs only (--mode real); this compare is simulated");
-    outputs_note_ideal(&c.sim_base);
+    outputs_note_ideal(notes.f, &c.sim_base);
+    notes_end(&notes);
     if (s.cfg.timeline)
         for (int i = 0; i < c.n; i++) outputs_timeline(c.sim_runs[i]);
     if (status != 0)
@@ -103,9 +107,15 @@ int cmd_compare(const struct command *self, int argc, char **argv)
         status = scenario_fail(self, &e);
     else if (plot_wanted(&s.cfg) && plot_sim_runs(&s.cfg, c.sim_runs, c.n, &e) < 0)
         status = scenario_fail(self, &e);
-    else if (html_write_compare(&s.cfg, scenario, &c, false, &e) < 0)
+    else if (html_write_reports(&s.cfg,
+                                (struct html_run){.command = "compare", .scenario = scenario,
+                                                  .description = desc, .notes_text = notes.text,
+                                                  .runs = c.sim_runs,
+                                                  .n_runs = c.sim_runs ? c.n : 0},
+                                c.reports, c.n, c.speedup, &e) < 0)
         status = scenario_fail(self, &e);
 out:
+    notes_release(&notes);
     compare_release(&c);
     run_numerics_free(numerics);
     free(list);

@@ -10,6 +10,7 @@
 #include "../core/table_notes.h"
 #include "compare.h"
 #include "html.h"
+#include "notes.h"
 #include "plot.h"
 
 static int write_outputs(const struct config *cfg, const struct report *const *rows, int n,
@@ -17,7 +18,8 @@ static int write_outputs(const struct config *cfg, const struct report *const *r
 {
     if (cfg->json_path[0])
         TRY_CTX(e, n == 1 ? report_write_json(rows[0], cfg->json_path, e)
-                          : report_write_compare_json(rows, n, cfg->json_path, e), "--json");
+                          : report_write_compare_json(rows, n, speedup, cfg->json_path, e),
+                "--json");
     if (cfg->csv_path[0]) TRY_CTX(e, report_write_csv(rows, n, speedup, cfg->csv_path, e), "--csv");
     return 0;
 }
@@ -47,6 +49,7 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
     if (!list) return scenario_fail(self, &(struct err){ERR_NOMEM, "out of memory"});
     size_t n = 0;
     struct compare c = {0};
+    struct notes notes = {0};   /* those under the table, for --html too */
     int status = 0;
     if (strategy_parse_list(cfg->strategies, list, &n, &e) < 0) {
         status = scenario_fail(self, &e);
@@ -80,12 +83,15 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
              cfg->data, cfg->straggler);
     printf("%s\n%s\n\n", scenario, desc);
     report_print_table(stdout, c.reports, c.n, c.speedup);
-    table_legend_print(stdout, c.reports, c.n);
-    run_print_baseline_note(stdout, cfg, c.base->step_time_s.mean, true);
+    table_legend_print(stdout, c.reports, c.n);   /* the page has its own legend */
+    notes_begin(&notes);
+    run_print_baseline_note(notes.f, cfg, c.base->step_time_s.mean, true);
     for (int i = 0; i < c.n; i++)
-        straggler_print(stdout, c.reports[i]->strategy, c.reports[i]->paces, c.reports[i]->n_paces);
-    for (int i = 0; i < c.n_notes; i++) printf("  not run: %s\n", c.notes[i]);
-    table_notes_print(stdout, c.reports, c.n, c.speedup, c.base);
+        straggler_print(notes.f, c.reports[i]->strategy, c.reports[i]->paces,
+                        c.reports[i]->n_paces);
+    for (int i = 0; i < c.n_notes; i++) fprintf(notes.f, "  not run: %s\n", c.notes[i]);
+    table_notes_print(notes.f, c.reports, c.n, c.speedup, c.base);
+    notes_end(&notes);
     /* Then no file is written, as for a simulated compare, and the reasons
      * go to stderr too. */
     if (status != 0) {
@@ -100,9 +106,14 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
                  p.np, cfg->device, cfg->batch, cfg->model);
         if (plot_real_reports(cfg, c.reports, c.n, title, &e) < 0) status = scenario_fail(self, &e);
     }
-    if (status == 0 && html_write_compare(cfg, scenario, &c, true, &e) < 0)
+    if (status == 0 &&
+        html_write_reports(cfg, (struct html_run){.command = "compare", .scenario = scenario,
+                                                  .description = desc,
+                                                  .notes_text = notes.text},
+                           c.reports, c.n, c.speedup, &e) < 0)
         status = scenario_fail(self, &e);
 out:
+    notes_release(&notes);
     compare_release(&c);
     free(list);
     return status;

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../bench/compare.h"
 #include "../core/fileio.h"
 #include "../core/temp_files.h"
 #include "../plots/gnuplot.h"
@@ -101,17 +100,17 @@ static int page_docs_read(struct page_docs *p, int i, const char *path, const ch
 }
 
 /* The figures of the run (its own drawing, or the documents') and the
- * runs' timelines, into dir. */
+ * runs' timelines, into dir; those left out, and why, on notes. */
 static int draw(const struct config *cfg, const char *dir, const struct html_run *r,
-                const struct page_docs *d, struct err *e)
+                const struct page_docs *d, FILE *notes, struct err *e)
 {
     char names[1024] = "";
     const char *scenario = r->scenario;
     struct sim_run *const *runs = r->runs;
     int n_runs = r->n_runs;
-    struct plot_opts o = {dir, false, scenario};
+    struct plot_opts o = {dir, false, scenario, .is_sparing = true};
     if (r->draw) TRY(r->draw(r->draw_ctx, &o, e));
-    else TRY(plot_documents(&o, d->parsed, d->n, names, sizeof names, NULL, e));
+    else TRY(plot_documents(&o, d->parsed, d->n, names, sizeof names, notes, e));
     if (n_runs == 0) return 0;
     int64_t step_a, step_b;
     TRY(outputs_timeline_steps(cfg, &step_a, &step_b, e));
@@ -126,18 +125,31 @@ static int write_page(const struct config *cfg, const struct html_run *r, const 
                       const struct page_docs *d, struct err *e)
 {
     char gnuplot[PATH_BYTES], why[PATH_BYTES + 200];
+    char *left_out = NULL;
+    size_t left_out_len = 0;
     bool has_gnuplot = gnuplot_find(gnuplot, sizeof gnuplot);
-    if (has_gnuplot) TRY(draw(cfg, dir, r, d, e));
-    else
+    if (has_gnuplot) {
+        FILE *notes = open_memstream(&left_out, &left_out_len);   /* NULL: not said */
+        int rc = draw(cfg, dir, r, d, notes, e);
+        if (notes) fclose(notes);
+        if (rc < 0) {
+            free(left_out);
+            return rc;
+        }
+    } else
         snprintf(why, sizeof why, "No plots: they need gnuplot, and none was found (%s). "
                  "Install it (Debian: apt install gnuplot-nox) and run the command again; the "
                  "table and the data above are complete without it.", gnuplot);
     struct html_page page = {
-        .command = r->command, .scenario = r->scenario, .notes = r->notes,
+        .command = r->command, .scenario = r->scenario, .description = r->description,
+        .notes_text = r->notes_text, .notes = r->notes,
         .n_notes = r->n_notes, .docs = d->docs, .n_docs = d->n,
         .figure_dir = has_gnuplot ? dir : NULL, .no_figures_why = has_gnuplot ? NULL : why,
+        .figure_notes = left_out,
     };
-    return html_page_write(&page, cfg->html_path, e);
+    int rc = html_page_write(&page, cfg->html_path, e);
+    free(left_out);
+    return rc;
 }
 
 /* The page of documents read from files[0..n) (written by r->write_json
@@ -169,23 +181,23 @@ int html_write(const struct config *cfg, const struct html_run *r, struct err *e
 struct reports {
     const struct report *const *rs;
     int n;
+    const double *speedup;
 };
 
 static int write_reports(const void *ctx, const char *path, struct err *e)
 {
     const struct reports *r = ctx;
     return r->n == 1 ? report_write_json(r->rs[0], path, e)
-                     : report_write_compare_json(r->rs, r->n, path, e);
+                     : report_write_compare_json(r->rs, r->n, r->speedup, path, e);
 }
 
-int html_write_reports(const struct config *cfg, const char *command, const char *scenario,
-                       const struct report *const *rs, int n, struct sim_run *const *runs,
-                       int n_runs, const char *const *notes, int n_notes, struct err *e)
+int html_write_reports(const struct config *cfg, struct html_run r,
+                       const struct report *const *rs, int n, const double *speedup,
+                       struct err *e)
 {
-    struct reports ctx = {rs, n};
-    struct html_run r = {.command = command, .scenario = scenario, .write_json = write_reports,
-                         .json_ctx = &ctx, .runs = runs, .n_runs = n_runs, .notes = notes,
-                         .n_notes = n_notes};
+    struct reports ctx = {rs, n, speedup};
+    r.write_json = write_reports;
+    r.json_ctx = &ctx;
     return html_write(cfg, &r, e);
 }
 
@@ -195,36 +207,4 @@ int html_write_files(const struct config *cfg, const char *command, const char *
     if (!cfg->html_path[0]) return 0;
     struct html_run r = {.command = command, .scenario = scenario};
     return write_from(cfg, &r, (const char *const *)cfg->positional, cfg->n_positional, e);
-}
-
-int html_write_compare(const struct config *cfg, const char *scenario, const struct compare *c,
-                       bool is_real, struct err *e)
-{
-    if (!cfg->html_path[0]) return 0;
-    /* the notes under the terminal's table: the baseline, what did not run */
-    char *baseline = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&baseline, &len);
-    if (!f) return err_set(e, ERR_NOMEM, "--html: out of memory");
-    run_print_baseline_note(f, cfg, c->base->step_time_s.mean, is_real);
-    fclose(f);
-    char (*lines)[COMPARE_NOTE_BYTES + 16] = XCALLOC(e, (size_t)c->n_notes + 1, sizeof *lines);
-    const char **notes = XCALLOC(e, (size_t)c->n_notes + 1, sizeof *notes);
-    int rc = lines && notes && baseline ? 0 : err_set(e, ERR_NOMEM, "--html: out of memory");
-    if (rc == 0) {
-        /* as printed: after a blank line, and ending in one */
-        char *note = baseline + strspn(baseline, "\n");
-        for (size_t k = strlen(note); k > 0 && note[k - 1] == '\n'; k--) note[k - 1] = '\0';
-        notes[0] = note;
-        for (int i = 0; i < c->n_notes; i++) {
-            snprintf(lines[i], sizeof lines[i], "not run: %s", c->notes[i]);
-            notes[i + 1] = lines[i];
-        }
-        rc = html_write_reports(cfg, "compare", scenario, c->reports, c->n, c->sim_runs,
-                                c->sim_runs ? c->n : 0, notes, c->n_notes + 1, e);
-    }
-    free(baseline);
-    free(lines);
-    free(notes);
-    return rc;
 }

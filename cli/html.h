@@ -15,11 +15,13 @@ typedef int (*html_json_fn)(const void *ctx, const char *path, struct err *e);
 struct html_run {
     const char *command;            /* "compare", "sweep", ... */
     const char *scenario;           /* one line, the page's subtitle and the plots' title */
+    const char *description;        /* the model, as the terminal's header says it; NULL */
+    const char *notes_text;         /* the notes under the terminal's table (cli/notes.h) */
     html_json_fn write_json;        /* the document, written as --json writes it */
     const void *json_ctx;
     struct sim_run *const *runs;    /* simulated runs whose timelines are drawn; NULL */
     int n_runs;
-    const char *const *notes;       /* [n_notes] lines under the table */
+    const char *const *notes;       /* [n_notes] more notes, a line each */
     int n_notes;
     /* The figures, drawn as the command's --plot draws them (into o->dir);
      * NULL: as `strata plot` draws them from the document. */
@@ -30,17 +32,13 @@ struct html_run {
 /* The page of r to cfg->html_path; nothing when --html was not given. */
 int html_write(const struct config *cfg, const struct html_run *r, struct err *e);
 
-/* The common case: one report (a report document) or several (a compare
- * document), as --json writes them. */
-int html_write_reports(const struct config *cfg, const char *command, const char *scenario,
-                       const struct report *const *rs, int n, struct sim_run *const *runs,
-                       int n_runs, const char *const *notes, int n_notes, struct err *e);
-
-/* compare's page (simulated or is_real): its reports, the timelines of
- * its simulated runs, and as notes the baseline and what did not run. */
-struct compare;
-int html_write_compare(const struct config *cfg, const char *scenario, const struct compare *c,
-                       bool is_real, struct err *e);
+/* The common case: the page of r whose document is one report (a report
+ * document) or several (a compare document, each with speedup[i] when
+ * speedup is not NULL), as --json writes them; r's write_json and json_ctx
+ * are set here. */
+int html_write_reports(const struct config *cfg, struct html_run r,
+                       const struct report *const *rs, int n, const double *speedup,
+                       struct err *e);
 
 /* strata plot: the page of the documents cfg's positional files hold. */
 int html_write_files(const struct config *cfg, const char *command, const char *scenario,

@@ -143,7 +143,7 @@ int outputs_write_reports(const struct config *cfg, const struct report *const *
     int rc = 0;
     if (cfg->json_path[0]) {
         rc = n == 1 ? report_write_json(reports[0], cfg->json_path, e)
-                    : report_write_compare_json(reports, n, cfg->json_path, e);
+                    : report_write_compare_json(reports, n, speedup, cfg->json_path, e);
         if (rc < 0) err_prefix(e, "--json");
     }
     if (rc == 0 && cfg->csv_path[0]) {
@@ -213,9 +213,9 @@ void outputs_timeline(const struct sim_run *run)
                         run->cluster.is_ideal ? "units" : "s");
 }
 
-void outputs_note_ideal(const struct sim_run *run)
+void outputs_note_ideal(FILE *out, const struct sim_run *run)
 {
     if (run->cluster.is_ideal)
-        printf("ideal cluster: a layer costs one unit per microbatch whatever its size, so "
+        fprintf(out, "ideal cluster: a layer costs one unit per microbatch whatever its size, so "
                "speedups here\nare not meaningful; it is for schedules and closed forms.\n");
 }

@@ -27,9 +27,9 @@ int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
 /* The first steps of run's kept trace as a chart (--timeline). */
 void outputs_timeline(const struct sim_run *run);
 
-/* On the ideal cluster, a line saying that its speedups mean nothing (a
- * layer costs one unit per microbatch whatever its size). */
-void outputs_note_ideal(const struct sim_run *run);
+/* On the ideal cluster, a line on out saying that its speedups mean
+ * nothing (a layer costs one unit per microbatch whatever its size). */
+void outputs_note_ideal(FILE *out, const struct sim_run *run);
 
 /* Steps a --timeline (and a --plot's timeline) shows: enough to see one
  * step end and the next begin. */

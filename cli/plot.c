@@ -32,7 +32,8 @@ static void append(char *buf, size_t n, const char *name)
 }
 
 /* Convergence and staleness of rs, and what was left out and why (on
- * notes; NULL: not said). */
+ * notes; NULL: not said). The convergence figure without a loss curve is
+ * drawn empty unless o->is_sparing. */
 static int plot_report_set(const struct plot_opts *o, const struct report *const *rs, int n,
                            char *names, size_t n_names, FILE *notes, struct err *e)
 {
@@ -42,9 +43,14 @@ static int plot_report_set(const struct plot_opts *o, const struct report *const
         for (int k = 0; k < rs[i]->staleness.n_histogram; k++)
             if (rs[i]->staleness.histogram[k] > 0) has_staleness = true;
     }
-    TRY(plot_convergence(rs, n, o, e));
-    append(names, n_names, "convergence");
-    if (!has_loss && notes)
+    if (has_loss || !o->is_sparing) {
+        TRY(plot_convergence(rs, n, o, e));
+        append(names, n_names, "convergence");
+    }
+    if (!has_loss && notes && o->is_sparing)
+        fprintf(notes, "  note: no convergence plot: no loss curve in these reports: simulate "
+                "with --numerics, or run for real\n");
+    else if (!has_loss && notes)
         fprintf(notes, "  note: no loss curve in these reports, so the convergence plot is empty: "
                "simulate with --numerics, or run for real\n");
     if (has_staleness) {
@@ -58,7 +64,8 @@ static int plot_report_set(const struct plot_opts *o, const struct report *const
 
 static void opts_of(const struct config *cfg, const char *title, struct plot_opts *o)
 {
-    *o = (struct plot_opts){cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title};
+    *o = (struct plot_opts){cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title,
+                            false};
 }
 
 int plot_run_timelines(const struct plot_opts *o, struct sim_run *const *runs, int n,
@@ -177,6 +184,7 @@ static int collect_extras(const struct report_doc *docs, int n_docs, struct extr
     for (int i = 0; i < n_docs; i++) {
         const struct report_doc *d = &docs[i];
         bool is_sweep = !strcmp(d->kind, "strata_sweep");
+        if (!is_sweep && strcmp(d->kind, "strata_validate")) continue;   /* compare's speedups */
         for (int j = 0; j < d->n_entries; j++) {
             const struct report_doc_entry *en = &d->entries[j];
             const char *strategy = d->reports[en->first_report].strategy;

@@ -39,7 +39,7 @@ static void print_header(const struct config *cfg, const struct plan *p,
     printf(", %s\n%s; batch %d, %lld steps of %s\n\n", res->device, desc, p->batch,
            (long long)res->steps, cfg->data);
     const struct strategy *st = strategy_find(cfg->strategy, &(struct err){0});
-    if (st) scenario_print_notes(st, cfg, p, "\n");   /* as sim says them */
+    if (st) scenario_print_notes(stdout, st, cfg, p, "\n");   /* as sim says them */
 }
 
 /* Collective: the most CPUs a rank of the job may run on (real/job.h),
@@ -122,7 +122,8 @@ static int write_outputs(const struct config *cfg, const struct plan *p,
     snprintf(scenario, sizeof scenario, "%s on %d MPI rank%s, %s, batch %d, %lld steps of %s",
              p->strategy, p->n_workers, p->n_workers == 1 ? "" : "s", res->device, p->batch,
              (long long)res->steps, cfg->data);
-    return html_write_reports(cfg, "real", scenario, rows, 1, NULL, 0, NULL, 0, e);
+    return html_write_reports(cfg, (struct html_run){.command = "real", .scenario = scenario},
+                              rows, 1, NULL, e);
 }
 
 static void print_timeline(const struct plan *p, const struct real_result *res)

@@ -131,7 +131,8 @@ static int write_plots(const struct config *cfg, const struct trace_doc *doc,
 {
     char title[256];
     title_of(r, title, sizeof title);
-    struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title};
+    struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title,
+                          false};
     TRY_CTX(e, draw_replay(doc, r, &o, e), "--plot");
     if (o.dir)
         printf("\nplots in %s: replay-timelines, replay (.png, .svg)\n", o.dir);

@@ -68,24 +68,25 @@ int scenario_start(struct scenario *s, const struct command *cmd, int argc, char
     return -1;
 }
 
-void scenario_print_notes(const struct strategy *st, const struct config *cfg,
+void scenario_print_notes(FILE *out, const struct strategy *st, const struct config *cfg,
                           const struct plan *p, const char *after)
 {
-    if (p->note[0]) printf("note: %s\n%s", p->note, after);
+    if (p->note[0]) fprintf(out, "note: %s\n%s", p->note, after);
     char unread[1024];
     strategy_unread_note(st, cfg, unread, sizeof unread);
-    if (unread[0]) printf("note: %s does not read %s\n%s", st->name, unread, after);
+    if (unread[0]) fprintf(out, "note: %s does not read %s\n%s", st->name, unread, after);
 }
 
-void scenario_note_unread(const struct config *cfg, unsigned groups, const char *why)
+void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,
+                          const char *why)
 {
     char **args = NULL;
     int n = 0;
     struct err ignored = {0};
     if (config_to_args(cfg, groups, &args, &n, &ignored) == 0 && n > 0) {
-        printf("  note:");
-        for (int i = 0; i < n; i++) printf(" %s", args[i]);
-        printf(": %s\n", why);
+        fputs("  note:", out);
+        for (int i = 0; i < n; i++) fprintf(out, " %s", args[i]);
+        fprintf(out, ": %s\n", why);
     }
     config_args_free(args);
 }

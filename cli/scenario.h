@@ -3,6 +3,8 @@
 #ifndef STRATA_CLI_SCENARIO_H
 #define STRATA_CLI_SCENARIO_H
 
+#include <stdio.h>
+
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/workload.h"
@@ -30,15 +32,17 @@ int scenario_start(struct scenario *s, const struct command *cmd, int argc, char
 
 /* The notes under a single strategy's header: what its plan's builder chose
  * that the options did not say (plan.note), and the options set that st
- * does not read (strategy_unread_note); each "note: ...\n" then `after`. */
+ * does not read (strategy_unread_note); each "note: ...\n" then `after`,
+ * on out. */
 struct plan;
-void scenario_print_notes(const struct strategy *st, const struct config *cfg,
+void scenario_print_notes(FILE *out, const struct strategy *st, const struct config *cfg,
                           const struct plan *p, const char *after);
 
 /* The options of `groups` set (argv or a file) for a run that does not read
- * them, as one note under its table: "  note: --np 4: why". Nothing when
- * none is set. */
-void scenario_note_unread(const struct config *cfg, unsigned groups, const char *why);
+ * them, as one note under its table, on out: "  note: --np 4: why".
+ * Nothing when none is set. */
+void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,
+                          const char *why);
 
 /* Prints "strata NAME: message" to stderr and returns the exit status. */
 int scenario_fail(const struct command *cmd, const struct err *e);

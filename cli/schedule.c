@@ -217,7 +217,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     if (p->n_microbatches > 1)
         printf(", as %d microbatches through the stages", p->n_microbatches);
     puts("");
-    scenario_print_notes(st, &s.cfg, p, "");
+    scenario_print_notes(stdout, st, &s.cfg, p, "");
     if (p->n_grad_slots > 1)
         printf("steps in flight: %d (an op with lag L works on the gradients of the step L "
                "back, and does nothing before that step exists)\n", p->n_grad_slots);

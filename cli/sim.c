@@ -9,6 +9,7 @@
 #include "../bench/run_numerics.h"
 #include "../core/table_notes.h"
 #include "html.h"
+#include "notes.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -90,6 +91,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     struct sim_run run = {0}, base = {0};
     struct run_numerics *numerics = NULL;   /* the run and its baseline share it */
     struct chakra_source traced = {0};
+    struct notes notes = {0};   /* those around the table, for --html too */
     int status = 0;
 
     if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
@@ -139,22 +141,31 @@ int cmd_sim(const struct command *self, int argc, char **argv)
              run.cluster.name, run.cluster.nodes, run.cluster.nodes == 1 ? "" : "s", dpn, unused,
              s.cfg.batch, s.cfg.steps, s.cfg.steps == 1 ? "" : "s");
     printf("%s\n%s\n\n", scenario, desc);
-    scenario_print_notes(st, &s.cfg, run.plan, "\n");
+    notes_begin(&notes);
+    scenario_print_notes(notes.f, st, &s.cfg, run.plan, "\n");
+    notes_end(&notes);
     double speedup = has_baseline ? run_speedup(&run, &base) : NAN;
     const struct report *rows[] = {&run.report};
     report_print_table(stdout, rows, 1, &speedup);
-    table_legend_print(stdout, rows, 1);
-    table_notes_print(stdout, rows, 1, &speedup, has_baseline ? &base.report : NULL);
+    table_legend_print(stdout, rows, 1);   /* the page has its own legend */
+    notes_begin(&notes);
+    table_notes_print(notes.f, rows, 1, &speedup, has_baseline ? &base.report : NULL);
+    notes_end(&notes);
     print_details(&run);
-    outputs_note_ideal(&run);
+    notes_begin(&notes);
+    outputs_note_ideal(notes.f, &run);
+    notes_end(&notes);
     if (s.cfg.timeline) outputs_timeline(&run);
     struct sim_run *runs[] = {&run};
+    const struct html_run page = {
+        .command = "sim", .scenario = scenario, .description = desc,
+        .notes_text = notes.text, .runs = runs, .n_runs = 1,
+        .notes = (const char *const *)traced.notes.items, .n_notes = (int)traced.notes.len};
     if (outputs_write(&s.cfg, runs, 1, &speedup, &e) < 0 ||
-        html_write_reports(&s.cfg, "sim", scenario, rows, 1, runs, 1,
-                           (const char *const *)traced.notes.items, (int)traced.notes.len,
-                           &e) < 0)
+        html_write_reports(&s.cfg, page, rows, 1, &speedup, &e) < 0)
         status = scenario_fail(self, &e);
 out:
+    notes_release(&notes);
     run_release(&run);
     run_release(&base);
     run_numerics_free(numerics);

@@ -16,6 +16,7 @@
 #include "../real/job.h"
 #include "../real/launch.h"
 #include "html.h"
+#include "notes.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -269,7 +270,7 @@ static void print_header(const struct scenario *sc, const struct sweep *s)
 }
 
 /* What speedup and efficiency mean here: sweep.h's definitions, said once. */
-static void print_meaning(const struct sweep *s)
+static void print_meaning(FILE *out, const struct sweep *s)
 {
     const struct sweep_axis *ax = &s->axis;
     const struct report *base = s->baselines[0].report;
@@ -277,27 +278,27 @@ static void print_meaning(const struct sweep *s)
     if (base) fmt_seconds(t1, base->step_time_s.mean);
     const char *how = ax->is_real ? "measured" : "simulated";
     if (ax->is_devices && ax->is_weak) {
-        printf("\nspeedup: samples per second over one device running its %lld samples a step "
-               "(%s, %s).\nefficiency: T1 / TN, that one-device step time over the step time on "
-               "N devices (100%% = perfect weak scaling).\n", ax->batch_per_device, t1, how);
+        fprintf(out, "\nspeedup: samples per second over one device running its %lld samples a "
+                "step (%s, %s).\nefficiency: T1 / TN, that one-device step time over the step "
+                "time on N devices (100%% = perfect weak scaling).\n", ax->batch_per_device, t1, how);
     } else if (ax->is_devices) {
-        printf("\nspeedup: samples per second over one device running the same global batch "
-               "(%s a step, %s).\nefficiency: speedup / devices.\n", t1, how);
+        fprintf(out, "\nspeedup: samples per second over one device running the same global batch "
+                "(%s a step, %s).\nefficiency: speedup / devices.\n", t1, how);
     } else {
-        printf("\nspeedup: samples per second over the same strategy at %s=%s (the first "
-               "value).\n", ax->opt->name, ax->values[0]);
+        fprintf(out, "\nspeedup: samples per second over the same strategy at %s=%s (the first "
+                "value).\n", ax->opt->name, ax->values[0]);
         if (s->n_baselines > 1)
-            printf("efficiency: samples per second over devices x those of one device with the "
-                   "same %s (%s).\n", ax->opt->name, how);
+            fprintf(out, "efficiency: samples per second over devices x those of one device with "
+                    "the same %s (%s).\n", ax->opt->name, how);
         else
-            printf("efficiency: samples per second over devices x those of one device (%s a "
-                   "step, %s; %s does not change it).\n", t1, how, ax->opt->name);
+            fprintf(out, "efficiency: samples per second over devices x those of one device (%s a "
+                    "step, %s; %s does not change it).\n", t1, how, ax->opt->name);
     }
-    printf("comm: share of the workers' time spent communicating while not computing "
-           "(hidden communication is not counted).\n");
+    fprintf(out, "comm: share of the workers' time spent communicating while not computing "
+            "(hidden communication is not counted).\n");
     for (int i = 0; i < s->n_strategies; i++)
         if (strategy_has_servers(s->strategies[i])) {
-            printf("devices count the workers: a ps-* strategy's servers are extra.\n");
+            fprintf(out, "devices count the workers: a ps-* strategy's servers are extra.\n");
             return;
         }
 }
@@ -305,7 +306,7 @@ static void print_meaning(const struct sweep *s)
 /* Under a sweep of --checkpoint-every whose runs failed: each strategy's
  * model (core/goodput.h) and Young's optimum interval, the plan the sweep
  * is for. */
-static void print_goodput_note(const struct sweep *s)
+static void print_goodput_note(FILE *out, const struct sweep *s)
 {
     const struct sweep_axis *ax = &s->axis;
     if (strcmp(ax->opt->name, "checkpoint-every")) return;
@@ -320,21 +321,21 @@ static void print_goodput_note(const struct sweep *s)
         struct goodput_model m;
         if (n == 0 || !goodput_model_of(rs, n, &m) || !isfinite(m.job_mtbf_s)) continue;
         if (is_first)
-            printf("goodput: the share of the time spent on work that survives; Young-Daly "
-                   "optimum interval sqrt(2 C M) (C a checkpoint, M the job's MTBF):\n");
+            fprintf(out, "goodput: the share of the time spent on work that survives; Young-Daly "
+                    "optimum interval sqrt(2 C M) (C a checkpoint, M the job's MTBF):\n");
         is_first = false;
         char c[CELL_BYTES], mtbf[CELL_BYTES];
         fmt_seconds(c, m.checkpoint_s);
         fmt_seconds(mtbf, m.job_mtbf_s);
-        printf("  %s: C = %s, M = %s (%s)", s->strategies[k]->name, c, mtbf,
-               m.is_mtbf_observed ? "observed" : "--mtbf / devices");
+        fprintf(out, "  %s: C = %s, M = %s (%s)", s->strategies[k]->name, c, mtbf,
+                m.is_mtbf_observed ? "observed" : "--mtbf / devices");
         if (m.checkpoint_s > 0) {
             double tau = goodput_young_interval_s(m.checkpoint_s, m.job_mtbf_s);
-            printf(": every %.3g steps, first-order goodput %.1f%%\n",
-                   goodput_s_to_steps(tau, m.step_s),
-                   100 * goodput_first_order(tau, m.checkpoint_s, m.restart_s, m.job_mtbf_s));
+            fprintf(out, ": every %.3g steps, first-order goodput %.1f%%\n",
+                    goodput_s_to_steps(tau, m.step_s),
+                    100 * goodput_first_order(tau, m.checkpoint_s, m.restart_s, m.job_mtbf_s));
         } else {
-            printf(": checkpoints cost nothing, so no optimum\n");
+            fprintf(out, ": checkpoints cost nothing, so no optimum\n");
         }
     }
 }
@@ -364,7 +365,7 @@ static void print_notes(FILE *out, const struct sweep *s)
     for (int b = 0; b < s->n_baselines; b++)
         if (s->baselines[b].rc)
             fprintf(out, "  no baseline at %s=%s: %s\n", ax->opt->name, ax->values[b],
-                   s->baselines[b].note);
+                    s->baselines[b].note);
     for (int k = 0; k < s->n_strategies; k++) {
         const struct sweep_point *row = &s->points[k * ax->n_values];
         const char *first = NULL, *name = s->strategies[k]->name;
@@ -391,15 +392,15 @@ static void print_notes(FILE *out, const struct sweep *s)
 
 /* What a point's plan builder chose that the options did not say (a
  * default it lowered), as compare prints it: one line a point. */
-static void print_plan_notes(const struct sweep *s)
+static void print_plan_notes(FILE *out, const struct sweep *s)
 {
     const struct sweep_axis *ax = &s->axis;
     for (int k = 0; k < s->n_strategies; k++)
         for (int v = 0; v < ax->n_values; v++) {
             const struct sweep_run *r = &s->points[k * ax->n_values + v].run;
             if (r->report && r->plan_note[0])
-                printf("  note: %s at %s=%s: %s\n", s->strategies[k]->name, ax->opt->name,
-                       ax->values[v], r->plan_note);
+                fprintf(out, "  note: %s at %s=%s: %s\n", s->strategies[k]->name, ax->opt->name,
+                        ax->values[v], r->plan_note);
         }
 }
 
@@ -407,7 +408,7 @@ static void print_plan_notes(const struct sweep *s)
  * job of its own; mirrored's point at 1 device runs the same plan in
  * another, so its speedup, 1 by definition, shows how far two measurements
  * of one job differ on this machine. Said, so that it reads as noise. */
-static void print_noise_note(const struct sweep *s)
+static void print_noise_note(FILE *out, const struct sweep *s)
 {
     const struct sweep_axis *ax = &s->axis;
     if (!ax->is_real || !ax->is_devices) return;
@@ -416,10 +417,10 @@ static void print_noise_note(const struct sweep *s)
         for (int v = 0; v < ax->n_values; v++) {
             const struct sweep_point *p = &s->points[k * ax->n_values + v];
             if (!p->run.report || p->run.report->devices != 1 || !isfinite(p->speedup)) continue;
-            printf("  note: %s at 1 device runs the baseline's plan, in a job of its own: its "
-                   "speedup %.2fx\n  (1 by definition) is how far two runs of one job "
-                   "differ here; the other speedups carry that spread too.\n",
-                   s->strategies[k]->name, p->speedup);
+            fprintf(out, "  note: %s at 1 device runs the baseline's plan, in a job of its own: "
+                    "its speedup %.2fx\n  (1 by definition) is how far two runs of one job "
+                    "differ here; the other speedups carry that spread too.\n",
+                    s->strategies[k]->name, p->speedup);
         }
     }
 }
@@ -480,7 +481,8 @@ static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
     if (!cfg->plot_dir[0] && !cfg->plot_terminal) return 0;
     char title[CONFIG_PATH_BYTES + 1024];
     title_of(cfg, s, title, sizeof title);
-    struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title};
+    struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title,
+                          false};
     int rc = draw(s, &o, e);
     if (rc < 0) err_prefix(e, cfg->plot_dir[0] ? "--plot" : "--plot-terminal");
     return rc;
@@ -491,14 +493,17 @@ static int write_json(const void *s, const char *path, struct err *e)
     return sweep_write_json(s, path, e);
 }
 
-static int write_files(const struct config *cfg, const struct sweep *s, struct err *e)
+/* --csv, --json and --html; notes: those under the table, for the page. */
+static int write_files(const struct config *cfg, const struct sweep *s, const char *notes,
+                       struct err *e)
 {
     if (cfg->csv_path[0]) TRY_CTX(e, sweep_write_csv(s, cfg->csv_path, e), "--csv");
     if (cfg->json_path[0]) TRY_CTX(e, sweep_write_json(s, cfg->json_path, e), "--json");
     char scenario[CONFIG_PATH_BYTES + 1024];
     title_of(cfg, s, scenario, sizeof scenario);
-    struct html_run page = {.command = "sweep", .scenario = scenario, .write_json = write_json,
-                            .json_ctx = s, .draw = draw, .draw_ctx = s};
+    struct html_run page = {.command = "sweep", .scenario = scenario, .notes_text = notes,
+                            .write_json = write_json, .json_ctx = s, .draw = draw,
+                            .draw_ctx = s};
     return html_write(cfg, &page, e);
 }
 
@@ -547,6 +552,7 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     struct sweep_spread spread;
     const struct strategy **list = NULL;     /* room for every strategy */
     struct run_numerics *numerics = NULL;    /* what the points share */
+    struct notes notes = {0};                /* those under the table, for --html too */
     size_t n = 0;
     int status = 0, rank = 0, n_ranks = 1;
 
@@ -583,24 +589,27 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     }
     print_header(&sc, &s);
     print_table(&s);
-    print_meaning(&s);
-    print_goodput_note(&s);
-    print_notes(stdout, &s);
-    print_plan_notes(&s);
-    print_noise_note(&s);
+    notes_begin(&notes);
+    print_meaning(notes.f, &s);
+    print_goodput_note(notes.f, &s);
+    print_notes(notes.f, &s);
+    print_plan_notes(notes.f, &s);
+    print_noise_note(notes.f, &s);
     if (!ax.is_real)
-        scenario_note_unread(&sc.cfg, OPTG_EXEC | OPTG_LAUNCH,
+        scenario_note_unread(notes.f, &sc.cfg, OPTG_EXEC | OPTG_LAUNCH,
                              "read by real runs only (--mode real); this sweep is simulated");
-    if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(s.baselines[0].sim);
+    if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(notes.f, s.baselines[0].sim);
+    notes_end(&notes);
     /* A failed point fails the sweep, which then writes no file (as
      * compare): the failures again on stderr, where scripts look. */
     if (status != 0) {
         fprintf(stderr, "strata %s: a point failed; no file written:\n", self->name);
         print_notes(stderr, &s);
-    } else if (write_files(&sc.cfg, &s, &e) < 0 || plot(&sc.cfg, &s, &e) < 0) {
+    } else if (write_files(&sc.cfg, &s, notes.text, &e) < 0 || plot(&sc.cfg, &s, &e) < 0) {
         status = scenario_fail(self, &e);
     }
 out:
+    notes_release(&notes);
     sweep_release(&s);
     run_numerics_free(numerics);
     free(list);

@@ -158,9 +158,11 @@ int report_config_from_json(const cJSON *v, const struct json_at *at, struct con
 /* { "strata_report": 1, ... } to path, atomically. */
 int report_write_json(const struct report *r, const char *path, struct err *e);
 
-/* { "strata_compare": 1, "reports": [ ... ] } to path, atomically. */
-int report_write_compare_json(const struct report *const *rs, int n, const char *path,
-                              struct err *e);
+/* { "strata_compare": 1, "reports": [ ... ] } to path, atomically; each
+ * report with its "speedup" (after its throughput: speedup[i], null when
+ * NaN) when speedup is not NULL. */
+int report_write_compare_json(const struct report *const *rs, int n, const double *speedup,
+                              const char *path, struct err *e);
 
 /* One CSV row per report (a header line first): strategy, devices, step time
  * mean/p50/p99, throughput, speedup (empty when speedup is NULL), breakdown,
@@ -197,11 +199,13 @@ void report_fmt_number(char *buf, size_t size, const char *fmt, double x);
  * A null where the writer puts a real number reads back as NaN: the writer
  * writes every non-finite value as null. */
 
-/* What a sweep point or a validation row says beside its reports: NaN
+/* What a sweep point or a validation row says beside its reports, and a
+ * compare document's report among its fields (its speedup): NaN
  * where the document's kind has no such field, or the entry lacks it. */
 struct report_doc_entry {
     int first_report;                         /* its (first) report in reports[] */
-    double devices, speedup, efficiency;      /* strata_sweep points */
+    double devices, speedup, efficiency;      /* strata_sweep points (speedup: strata_compare
+                                               * reports too) */
     double predicted_step_s, measured_step_s; /* strata_validate rows */
 };
 
@@ -211,7 +215,8 @@ struct report_doc {
     struct report *reports;   /* [n], owned */
     struct config *configs;   /* [n], owned */
     int n_entries;
-    struct report_doc_entry *entries;   /* [n_entries], owned: sweep points, validation rows */
+    struct report_doc_entry *entries;   /* [n_entries], owned: sweep points, validation
+                                         * rows, compare's reports */
 };
 
 /* Reads and parses the file at path (at most JSON_DOC_MAX_BYTES). 0, or ERR_INPUT (a

@@ -451,14 +451,37 @@ int report_write_json(const struct report *r, const char *path, struct err *e)
     return json_write_atomic(report_to_json(r), path, e);
 }
 
-int report_write_compare_json(const struct report *const *rs, int n, const char *path,
-                              struct err *e)
+/* speedup into a report's object, just after its throughput (what it is a
+ * ratio of); null when not known (NaN), where the terminal shows "-". */
+static bool add_speedup(cJSON *report, double speedup)
+{
+    bool ok = true;
+    cJSON *v = json_add(report, "speedup", json_num(speedup), &ok);
+    cJSON *c = report->child;
+    while (c && !(c->string && !strcmp(c->string, "throughput_samples_per_s"))) c = c->next;
+    if (!ok || !c || c->next == v) return ok;   /* no throughput: left at the end */
+    /* From the end, where the key was set, to just after the throughput.
+     * By hand: cJSON_InsertItemInArray refuses an object's item (1.7.15).
+     * A list's first item's prev is its last, which stays the last. */
+    cJSON_DetachItemViaPointer(report, v);
+    v->prev = c;
+    v->next = c->next;
+    c->next->prev = v;
+    c->next = v;
+    return true;
+}
+
+int report_write_compare_json(const struct report *const *rs, int n, const double *speedup,
+                              const char *path, struct err *e)
 {
     bool ok = true;
     cJSON *doc = cJSON_CreateObject();
     json_add(doc, "strata_compare", cJSON_CreateNumber(1), &ok);
     cJSON *arr = json_add(doc, "reports", cJSON_CreateArray(), &ok);
-    for (int i = 0; ok && i < n; i++) json_add(arr, NULL, report_to_json(rs[i]), &ok);
+    for (int i = 0; ok && i < n; i++) {
+        cJSON *r = json_add(arr, NULL, report_to_json(rs[i]), &ok);
+        if (ok && speedup) ok = add_speedup(r, speedup[i]);
+    }
     if (!ok) {
         cJSON_Delete(doc);
         doc = NULL;

@@ -28,7 +28,14 @@ static const struct json_field validate_row_fields[] = {
     ENTRY("predicted_step_s", predicted_step_s),
     ENTRY("measured_step_s", measured_step_s),
 };
+/* A compare document's entry is its report, which carries its speedup
+ * (absent in documents written before it did). */
+static const struct json_field compare_entry_fields[] = {
+    ENTRY("speedup", speedup),
+};
 static const struct json_table sweep_point = JSON_TABLE(JSON_SHAPE_OBJECT, sweep_point_fields);
+static const struct json_table compare_entry =
+    JSON_TABLE(JSON_SHAPE_OBJECT, compare_entry_fields);
 static const struct json_table validate_row = JSON_TABLE(JSON_SHAPE_OBJECT, validate_row_fields);
 
 /* ARCHITECTURE.md, Reports: a report, or a list of entries that are reports
@@ -40,10 +47,11 @@ static const struct doc_kind {
     const char *list;         /* the entries; NULL: the document is one report */
     const char *member[2];    /* an entry's reports; {NULL}: the entry is one */
     int per_entry;
-    const struct json_table *entry;   /* what an entry says beside; NULL: nothing */
+    const struct json_table *entry;   /* what an entry says beside its reports (an entry
+                                       * that is a report: among its fields); NULL: nothing */
 } doc_kinds[] = {
     {"strata_report", 1, NULL, NULL, {NULL}, 1, NULL},
-    {"strata_compare", 1, NULL, "reports", {NULL}, 1, NULL},
+    {"strata_compare", 1, NULL, "reports", {NULL}, 1, &compare_entry},
     {"strata_sweep", 1, NULL, "points", {"report"}, 1, &sweep_point},
     {"strata_validate", 1, NULL, "rows", {"predicted", "measured"}, 2, &validate_row},
     /* version 2: a matrix, cells[].rows[] (bench/validate.h) */
@@ -213,9 +221,11 @@ static int read_entry(const cJSON *entry, const struct json_at *at, const struct
                       struct report_doc *d, int i)
 {
     int first = i * k->per_entry;
-    if (!k->member[0]) return read_report(entry, at, &d->reports[first], &d->configs[first]);
-    if (!cJSON_IsObject(entry)) return json_bad(at, "is %s, not an object", json_type_name(entry));
-    for (int m = 0; m < k->per_entry; m++) {
+    if (!k->member[0])
+        TRY(read_report(entry, at, &d->reports[first], &d->configs[first]));
+    else if (!cJSON_IsObject(entry))
+        return json_bad(at, "is %s, not an object", json_type_name(entry));
+    for (int m = 0; k->member[0] && m < k->per_entry; m++) {
         struct json_at f = json_key(at, k->member[m]);
         const cJSON *v = json_need(entry, &f);
         if (!v) return ERR_INPUT;

@@ -68,16 +68,53 @@ static const char script[] =
     "  document.body.setAttribute('data-strata-ready','1');\n"
     "})();\n";
 
-void html_escape(FILE *out, const char *s)
+/* s[0..n) escaped as html_escape does. */
+static void escape_n(FILE *out, const char *s, size_t n)
 {
-    for (; s && *s; s++) switch (*s) {
+    for (size_t i = 0; i < n; i++) switch (s[i]) {
         case '&': fputs("&amp;", out); break;
         case '<': fputs("&lt;", out); break;
         case '>': fputs("&gt;", out); break;
         case '"': fputs("&quot;", out); break;
         case '\'': fputs("&#39;", out); break;
-        default: fputc(*s, out);
+        default: fputc(s[i], out);
         }
+}
+
+void html_escape(FILE *out, const char *s)
+{
+    if (s) escape_n(out, s, strlen(s));
+}
+
+/* Does the line (its indentation skipped) start an item of its own? */
+static bool starts_note(const char *line, size_t indent)
+{
+    static const char *const heads[] = {"note:", "not run:", "warning:", "failed:",
+                                        "no baseline"};
+    if (indent == 0) return true;
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
+        if (!strncmp(line + indent, heads[i], strlen(heads[i]))) return true;
+    return false;
+}
+
+void html_note_items(FILE *out, const char *text)
+{
+    bool is_open = false;
+    for (const char *line = text; line && *line;) {
+        size_t len = strcspn(line, "\n"), indent = strspn(line, " ");
+        if (indent >= len) {   /* blank: the item ends */
+            if (is_open) fputs("</li>\n", out);
+            is_open = false;
+        } else {
+            bool is_new = !is_open || starts_note(line, indent);
+            if (is_open && is_new) fputs("</li>\n", out);
+            fputs(is_new ? "<li>" : " ", out);
+            is_open = true;
+            escape_n(out, line + indent, len - indent);
+        }
+        line += len + (line[len] == '\n');
+    }
+    if (is_open) fputs("</li>\n", out);
 }
 
 /* JSON inside <script>: '<' as \u003c, so that no "</script>" or "<!--" in a
@@ -220,6 +257,11 @@ static int write_figure_sections(FILE *out, const struct html_page *p, struct er
     for (size_t i = 0; i < names.len; i++)
         *(is_timeline(names.items[i]) ? &has_timelines : &has_plots) = true;
     fputs("<section id=\"plots\">\n<h2>Plots</h2>\n", out);
+    if (p->figure_notes && *p->figure_notes) {
+        fputs("<ul class=\"note\">\n", out);
+        html_note_items(out, p->figure_notes);
+        fputs("</ul>\n", out);
+    }
     if (p->no_figures_why) {
         fputs("<p class=\"note\">", out);
         html_escape(out, p->no_figures_why);
@@ -258,8 +300,10 @@ static void write_head(FILE *out, const struct html_page *p)
 
 static void write_notes(FILE *out, const struct html_page *p)
 {
-    if (p->n_notes == 0) return;
+    bool has_text = p->notes_text && p->notes_text[strspn(p->notes_text, " \n")];
+    if (p->n_notes == 0 && !has_text) return;
     fputs("<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n", out);
+    if (has_text) html_note_items(out, p->notes_text);
     for (int i = 0; i < p->n_notes; i++) {
         fputs("<li>", out);
         html_escape(out, p->notes[i]);
@@ -300,7 +344,13 @@ int html_page_write(const struct html_page *p, const char *path, struct err *e)
     html_escape(out, p->command);
     fputs("</h1>\n<p class=\"scenario\">", out);
     html_escape(out, p->scenario ? p->scenario : "");
-    fputs("</p>\n</header>\n<ul id=\"strata-errors\"></ul>\n"
+    fputs("</p>\n", out);
+    if (p->description && *p->description) {
+        fputs("<p class=\"scenario\">", out);
+        html_escape(out, p->description);
+        fputs("</p>\n", out);
+    }
+    fputs("</header>\n<ul id=\"strata-errors\"></ul>\n"
           "<section id=\"results\">\n<h2>Results</h2>\n", out);
     int rc = html_table_write(out, p->docs, p->n_docs, e);
     fputs("</section>\n", out);

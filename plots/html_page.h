@@ -28,12 +28,15 @@ struct html_doc {
 struct html_page {
     const char *command;          /* "compare", "sim", ... : the heading */
     const char *scenario;         /* one line: devices, cluster, batch, model, stragglers */
-    const char *const *notes;     /* [n_notes] lines shown under the table */
+    const char *description;      /* the model, as the terminal's header says it; NULL */
+    const char *notes_text;       /* the notes under the terminal's table, as printed; NULL */
+    const char *const *notes;     /* [n_notes] more notes, a line each */
     int n_notes;
     const struct html_doc *docs;  /* [n_docs] */
     int n_docs;
     const char *figure_dir;       /* its *.svg are inlined, by name; NULL: none drawn */
     const char *no_figures_why;   /* shown instead of figures when set (no gnuplot, say) */
+    const char *figure_notes;     /* the figures left out and why, as the plots said it; NULL */
 };
 
 /* Writes the page to path atomically (core/fileio). ERR_INPUT when a
@@ -45,6 +48,12 @@ int html_page_write(const struct html_page *page, const char *path, struct err *
 /* s with & < > " ' as character references: safe in text and in quoted
  * attributes. */
 void html_escape(FILE *out, const char *s);
+
+/* Text as the terminal prints its notes, each item as a <li>: an item
+ * starts at a line that is not indented, or whose text starts with "note:",
+ * "not run:", "warning:", "failed:" or "no baseline"; an indented line
+ * goes on the item before it (joined by a space); blank lines part items. */
+void html_note_items(FILE *out, const char *text);
 
 /* The table of every report found in the documents (an object with
  * "strategy" and "step_time_s"), a row each, with a legend of the columns

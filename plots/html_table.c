@@ -20,7 +20,8 @@ enum col_kind {
     COL_NUM,     /* %.4g */
     COL_COUNT,   /* %.7g: samples per second, devices: whole digits */
     COL_TIME,    /* seconds, shown in s, ms or µs as the column's largest value suits */
-    COL_SHARE,   /* a fraction, shown in % */
+    COL_SHARE,   /* a fraction, shown in % to 0.01 points (the terminal shows 0.1):
+                  * a difference of two equal times, 2.2e-16, shows as 0 */
     COL_MIB,     /* bytes, shown in MiB */
 };
 
@@ -30,7 +31,9 @@ struct column {
     enum col_kind kind;
     bool is_optional;      /* shown only when some row has a number there */
     bool is_parent;        /* a field of the object holding the report: a sweep
-                            * point's speedup, a validation row's error */
+                            * point's speedup, a validation row's error, a what-if's
+                            * change; of the report itself where nothing holds it (a
+                            * compare document's reports carry their speedup) */
     const char *legend;
 };
 
@@ -47,7 +50,8 @@ static const struct column columns[] = {
     {"throughput_samples_per_s", "samples/s", COL_COUNT, false, false,
      "samples whose gradient took effect, per second"},
     {"speedup", "speedup", COL_NUM, true, true,
-     "a sweep point's throughput over its baseline (one device, or the first value)"},
+     "throughput over the baseline's: compare's, mirrored on one device; a sweep point's, "
+     "one device or the first value"},
     {"efficiency", "efficiency", COL_SHARE, true, true, "speedup over the ideal speedup"},
     {"breakdown.compute", "compute", COL_SHARE, false, false, "share of device time computing"},
     {"breakdown.comm", "comm", COL_SHARE, false, false,
@@ -69,7 +73,10 @@ static const struct column columns[] = {
     {"predicted_step_s", "predicted", COL_TIME, true, true,
      "a validation row's simulated step time"},
     {"measured_step_s", "measured", COL_TIME, true, true, "a validation row's measured step time"},
-    {"error", "error", COL_SHARE, true, true, "predicted / measured - 1"},
+    {"error", "error", COL_SHARE, true, true,
+     "predicted / measured - 1 (a replay's: replayed / measured - 1)"},
+    {"change", "change", COL_SHARE, true, true,
+     "a replay's what-if: its step time / the measured step time - 1"},
 };
 enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
 
@@ -77,8 +84,10 @@ enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
 struct row {
     int doc;
     const cJSON *report;
-    const cJSON *parent;            /* the object holding it as a member; NULL */
+    const cJSON *parent;            /* the object holding it as a member (or the one its
+                                     * role names); NULL */
     const char *role;               /* "predicted", "measured", "baseline" or NULL (label_of) */
+    const char *what;               /* the role's words ("without stragglers"); NULL */
     char path[PATH_BYTES];          /* the report's path in its document; "" = the root */
     char parent_path[PATH_BYTES];
 };
@@ -91,15 +100,24 @@ static bool is_report(const cJSON *j)
 }
 
 /* The members whose reports the table marks, and how: a validation row's
- * two reports, a sweep's baselines, a replay's three. */
-static const char *label_of(const char *member, const char *inherited)
+ * two reports, a sweep's baselines, a replay's three. A replay's what-if
+ * report is held, for the table, by its "whatif" sibling, which says what
+ * it asked ("what") and what came of it ("change"), not by the document,
+ * whose error is the replay's. */
+static const struct label {
+    const char *member, *label;
+    const char *holder;   /* the sibling that holds such a report; NULL: its object */
+} labels[] = {
+    {"predicted", "predicted", NULL}, {"measured", "measured", NULL},
+    {"baselines", "baseline", NULL}, {"replayed", "replayed", NULL},
+    {"whatif_report", "what-if", "whatif"},
+};
+
+static const struct label *label_of(const char *member)
 {
-    static const char *const labels[][2] = {
-        {"predicted", "predicted"}, {"measured", "measured"}, {"baselines", "baseline"},
-        {"replayed", "replayed"}, {"whatif_report", "what-if"}};
     for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
-        if (!strcmp(member, labels[i][0])) return labels[i][1];
-    return inherited;
+        if (!strcmp(member, labels[i].member)) return &labels[i];
+    return NULL;
 }
 
 /* Depth first, in document order: the order the writers put reports in.
@@ -109,21 +127,31 @@ static int find_reports(int doc, const cJSON *j, const cJSON *holder, const char
                         const char *path, const char *role, row_vec *rows)
 {
     if (is_report(j)) {
-        struct row r = {.doc = doc, .report = j, .parent = holder, .role = role};
+        const cJSON *what = holder ? cJSON_GetObjectItemCaseSensitive(holder, "what") : NULL;
+        struct row r = {.doc = doc, .report = j, .parent = holder, .role = role,
+                        .what = cJSON_IsString(what) ? what->valuestring : NULL};
         snprintf(r.path, sizeof r.path, "%s", path);
         snprintf(r.parent_path, sizeof r.parent_path, "%s", holder_path);
         return vec_push(rows, r);
     }
     int i = 0;
     for (const cJSON *c = j ? j->child : NULL; c; c = c->next, i++) {
-        char sub[PATH_BYTES];
-        bool is_member = cJSON_IsObject(j);
-        if (is_member)
-            snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", c->string);
-        else
+        char sub[PATH_BYTES], sub_holder[PATH_BYTES];
+        if (!cJSON_IsObject(j)) {   /* an array's item: held by no object */
             snprintf(sub, sizeof sub, "%s[%d]", path, i);
-        TRY(find_reports(doc, c, is_member ? j : NULL, path, sub, is_member ? label_of(c->string, role) : role,
-                         rows));
+            TRY(find_reports(doc, c, NULL, path, sub, role, rows));
+            continue;
+        }
+        snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", c->string);
+        const struct label *l = label_of(c->string);
+        const cJSON *by = j;
+        snprintf(sub_holder, sizeof sub_holder, "%s", path);
+        if (l && l->holder && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, l->holder))) {
+            by = cJSON_GetObjectItemCaseSensitive(j, l->holder);
+            snprintf(sub_holder, sizeof sub_holder, "%.*s%s%s", PATH_BYTES / 2, path,
+                     *path ? "." : "", l->holder);
+        }
+        TRY(find_reports(doc, c, by, sub_holder, sub, l ? l->label : role, rows));
     }
     return 0;
 }
@@ -143,8 +171,9 @@ static const cJSON *at_key(const cJSON *obj, const char *key)
 
 static const cJSON *cell_of(const struct row *r, const struct column *c, char *path, size_t n)
 {
-    const cJSON *base = c->is_parent ? r->parent : r->report;
-    const char *base_path = c->is_parent ? r->parent_path : r->path;
+    bool is_held = c->is_parent && r->parent;
+    const cJSON *base = is_held ? r->parent : r->report;
+    const char *base_path = is_held ? r->parent_path : r->path;
     snprintf(path, n, "%.*s%s%s", PATH_BYTES, base_path, *base_path ? "." : "", c->key);
     return base ? at_key(base, c->key) : NULL;
 }
@@ -190,7 +219,14 @@ static void write_cell(FILE *out, const struct row *r, const struct column *c, d
         html_escape(out, cJSON_IsString(v) ? v->valuestring : "");
         /* what the report is, where the document says more than "a report":
          * a validation's (predicted) and (measured), a sweep's (baseline) */
-        if (!strcmp(c->key, "strategy") && r->role) fprintf(out, " (%s)", r->role);
+        if (!strcmp(c->key, "strategy") && r->role) {
+            fprintf(out, " (%s", r->role);
+            if (r->what) {   /* a what-if's question: "without stragglers, as 1f1b" */
+                fputs(": ", out);
+                html_escape(out, r->what);
+            }
+            fputc(')', out);
+        }
         fputs("</td>", out);
         return;
     }
@@ -201,7 +237,9 @@ static void write_cell(FILE *out, const struct row *r, const struct column *c, d
     fprintf(out, "<td class=\"num\" data-doc=\"%d\" data-json=\"", r->doc);
     html_escape(out, path);
     fprintf(out, "\" data-scale=\"%.17g\">", scale);
-    fprintf(out, c->kind == COL_COUNT ? "%.7g" : "%.4g", v->valuedouble * scale);
+    double x = v->valuedouble * scale;
+    if (c->kind == COL_SHARE) x = round(x * 100) / 100 + 0.0;   /* + 0.0: no "-0" */
+    fprintf(out, c->kind == COL_COUNT ? "%.7g" : "%.4g", x);
     fputs("</td>", out);
 }
 

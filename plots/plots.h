@@ -27,6 +27,8 @@ struct plot_opts {
     const char *dir;        /* write <name>.dat, <name>.gp, <name>.png, <name>.svg here; NULL/"" = no files */
     bool terminal;          /* also draw it on stdout with gnuplot's dumb terminal */
     const char *title;      /* the scenario, e.g. "8 devices of h100-nvlink-ib, batch 1024, mlp:784-256-10" */
+    bool is_sparing;        /* leave out a figure that would show nothing (the page does;
+                             * --plot draws it, empty, and says why) */
 };
 
 /* convergence.*: loss against time and against step, and test accuracy the

@@ -84,9 +84,9 @@ Test(html, compare_page_is_its_json)
     cJSON *embedded = page_doc(html, 0), *written = read_json(json);
     cr_assert_not_null(embedded);
     cr_expect(cJSON_Compare(embedded, written, true), "the page's JSON is not --json's");
-    /* 3 reports, 11 numeric columns each (no optional one has a number:
-     * no numerics, no failure) */
-    cr_expect_eq(page_check_numbers(html), 3 * 11);
+    /* 3 reports, 12 numeric columns each (of the optional ones only the
+     * speedup has a number: no numerics, no failure) */
+    cr_expect_eq(page_check_numbers(html), 3 * 12);
     cr_expect_eq(count(html, "class=\"zoom\""), 3, "a zoomable timeline per strategy");
     cr_expect_not_null(strstr(html, "<li>speedup: samples applied per second over the baseline"),
                        "the baseline note");
@@ -199,5 +199,174 @@ Test(html, sweep_page_has_its_speedup_figure)
     cr_expect_not_null(strstr(html, "<figcaption>speedup</figcaption>"));
     cr_expect_not_null(strstr(html, "<figcaption>efficiency</figcaption>"));
     cr_expect_gt(page_check_numbers(html), 0);
+    free(html);
+}
+
+/* s as html_escape writes it (caller frees): what to look for in a page. */
+static char *escaped(const char *s)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    cr_assert_not_null(f);
+    html_escape(f, s);
+    fclose(f);
+    return buf;
+}
+
+/* Every note the terminal printed under its table ("  note: ...",
+ * "  not run: ..."; a note's first line, which the page keeps whole) is on
+ * the page, in its Notes section; returns how many. */
+static int expect_terminal_notes_on_page(const char *out, const char *html)
+{
+    const char *notes = strstr(html, "<section id=\"notes\">");
+    cr_assert_not_null(notes, "the page has no Notes section");
+    const char *notes_end = strstr(notes, "</section>");
+    int n = 0;
+    for (const char *line = out; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+        size_t len = strcspn(line, "\n");
+        if (strncmp(line, "  note: ", 8) && strncmp(line, "  not run: ", 11)) continue;
+        char *text = strndup(line + 2, len - 2), *want = escaped(text);
+        const char *at = strstr(notes, want);
+        cr_expect(at && at < notes_end, "the terminal's note is not on the page: %s", text);
+        free(text);
+        free(want);
+        n++;
+    }
+    return n;
+}
+
+/* compare's page says what the terminal says: the model under the scenario,
+ * each strategy's speedup (carried by the document), the notes under the
+ * table (a plan's --chunks 1, rows alike, an option only real runs read);
+ * and it leaves out the convergence figure no run drew a line in, saying
+ * why. */
+Test(html, compare_page_says_what_the_terminal_says)
+{
+    const char *page = test_tmp_path("cn.html"), *json = test_tmp_path("cn.json");
+    struct run r = RUN("compare", "--devices", "4", "--model", "mlp:784-32-32-32-10",
+                       "--strategies", "mirrored,ps-async,pipeline-1f1b,pipeline-interleaved",
+                       "--steps", "4", "--np", "3", "--html", page, "--json", json, "-j1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<p class=\"scenario\">mlp:784-32-32-32-10: 4 layers"),
+                       "the model, as the terminal's header says it");
+    cr_expect_not_null(strstr(html, "<th class=\"num\">speedup</th>"));
+    cr_expect_not_null(strstr(html, "data-json=\"reports[3].speedup\""));
+    cr_expect_eq(page_check_numbers(html), 4 * 12, "12 numeric columns, the speedup one");
+    cr_expect_not_null(strstr(r.out, "  note: pipeline-interleaved: --chunks 1"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "ran exactly alike"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "  note: --np 3: read by real runs only"), "%s", r.out);
+    cr_expect_geq(expect_terminal_notes_on_page(r.out, html), 3);
+    cr_expect_not_null(strstr(html, "<li>speedup: samples applied per second over the "
+                                    "baseline (simulated): mirrored on one device, no "
+                                    "servers, the same model"),
+                       "the baseline note, its two lines one item");
+    cr_expect_null(strstr(html, "<figcaption>convergence</figcaption>"),
+                   "an empty convergence figure");
+    cr_expect_not_null(strstr(html, "no convergence plot: no loss curve in these reports"));
+    free(html);
+    run_free(&r);
+}
+
+/* With --numerics the convergence figure has lines, and is drawn. */
+Test(html, compare_page_with_numerics_has_its_convergence)
+{
+    const char *page = test_tmp_path("cv.html");
+    expect_ok(RUN("compare", "--strategies", "mirrored,ps-async", "--steps", "3", "--numerics",
+                  "--html", page), "compare --numerics");
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<figcaption>convergence</figcaption>"));
+    cr_expect_null(strstr(html, "no convergence plot"));
+    free(html);
+}
+
+/* sim's page: its notes (around the table on the terminal) and its model. */
+Test(html, sim_page_has_the_terminal_notes)
+{
+    const char *page = test_tmp_path("sn.html");
+    struct run r = RUN("sim", "--strategy", "pipeline-interleaved", "--devices", "4", "--model",
+                       "mlp:784-32-32-32-10", "--staleness", "3", "--steps", "2", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<li>note: --chunks 1: the default 2 chunks"));
+    cr_expect_not_null(strstr(html, "<li>note: pipeline-interleaved does not read --staleness 3"));
+    cr_expect_not_null(strstr(html, "<p class=\"scenario\">mlp:784-32-32-32-10: 4 layers"));
+    free(html);
+    run_free(&r);
+}
+
+/* sweep's page: what did not run, and why, and the option it did not read. */
+Test(html, sweep_page_has_the_terminal_notes)
+{
+    const char *page = test_tmp_path("swn.html");
+    struct run r = RUN("sweep", "--devices", "1,8", "--strategies", "mirrored,pipeline-gpipe",
+                       "--model", "mlp:784-32-32-32-10", "--steps", "2", "--np", "2", "--html",
+                       page, "-j1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(r.out, "  not run: pipeline-gpipe at devices=8"), "%s", r.out);
+    cr_expect_eq(expect_terminal_notes_on_page(r.out, html), 2);
+    free(html);
+    run_free(&r);
+}
+
+/* replay's page: the what-if row says what it asked and shows its change
+ * (whatif.change), not the replay's error; a share that is float noise
+ * (a replay of a simulated trace: error 4.4e-15) shows as 0. */
+Test(html, replay_page_shows_the_whatif_change)
+{
+    const char *trace = test_tmp_path("rt.json"), *page = test_tmp_path("rp.html");
+    expect_ok(RUN("sim", "--strategy", "mirrored", "--devices", "4", "--model",
+                  "mlp:784-32-32-32-10", "--straggler", "slow:1=3", "--steps", "5", "--trace",
+                  trace), "sim --trace");
+    struct run r = RUN("replay", trace, "--without-stragglers", "--strategy", "pipeline-1f1b",
+                       "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<td>pipeline-1f1b (what-if: without stragglers, as "
+                                    "pipeline-1f1b)</td>"));
+    cr_expect_eq(count(html, "data-json=\"whatif.change\""), 1, "the what-if row's change");
+    cr_expect_eq(count(html, "data-json=\"error\""), 2, "the error of measured and replayed");
+    cr_expect_gt(page_check_numbers(html), 0);
+    const char *body = strstr(html, "<tbody>"), *end = strstr(html, "</tbody>");
+    cr_assert(body && end);
+    for (const char *td = strstr(body, "<td class=\"num\""); td && td < end;
+         td = strstr(td + 1, "<td class=\"num\"")) {
+        const char *text = strchr(td, '>') + 1;
+        size_t len = strcspn(text, "<");
+        cr_expect(!memchr(text, 'e', len), "a cell in e-notation: %.*s", (int)len, text);
+    }
+    free(html);
+    run_free(&r);
+}
+
+/* The page's notes as the terminal printed them: an item a note, its
+ * indented lines joined; shares of float noise (and a negative one) as 0. */
+Test(html, notes_text_and_noise)
+{
+    const char *json = "{\"strata_compare\": 1, \"reports\": [{\"strategy\": \"a\", "
+                       "\"mode\": \"sim\", \"devices\": 2, \"step_time_s\": {\"mean\": 0.25, "
+                       "\"p50\": 0.25, \"p99\": 0.5}, \"speedup\": 1.5, \"breakdown\": "
+                       "{\"compute\": 0.999999, \"comm\": 2.2e-16, \"idle\": -1e-17}}]}";
+    struct html_doc doc = {"c.json", json, strlen(json)};
+    struct html_page page = {.command = "compare", .docs = &doc, .n_docs = 1,
+                             .description = "mlp:1-2: a <model>",
+                             .notes_text = "\nspeedup: over\n  the baseline.\n  note: x ran\n"
+                                           "  alike.\n\nwarning: y\n  not run: z\n",
+                             .no_figures_why = "no figures"};
+    struct err e = {0};
+    const char *path = test_tmp_path("nt.html");
+    cr_assert_eq(html_page_write(&page, path, &e), 0, "%s", e.msg);
+    char *html = test_slurp(path);
+    cr_expect_not_null(strstr(html, "<ul>\n<li>speedup: over the baseline.</li>\n"
+                                    "<li>note: x ran alike.</li>\n<li>warning: y</li>\n"
+                                    "<li>not run: z</li>\n</ul>"), "%s", strstr(html, "<ul>"));
+    cr_expect_not_null(strstr(html, "mlp:1-2: a &lt;model&gt;"));
+    cr_expect_not_null(strstr(html, "data-json=\"reports[0].speedup\" data-scale=\"1\">1.5<"));
+    cr_expect_not_null(strstr(html, "reports[0].breakdown.compute\" data-scale=\"100\">100<"));
+    cr_expect_not_null(strstr(html, "reports[0].breakdown.comm\" data-scale=\"100\">0<"));
+    cr_expect_not_null(strstr(html, "reports[0].breakdown.idle\" data-scale=\"100\">0<"));
+    cr_expect_eq(page_check_numbers(html), 7);
     free(html);
 }

@@ -28,7 +28,7 @@
  * the test stops, naming fn and the error, when it fails. */
 #define PLOT_OK(title, fn, ...)                                                           \
     do {                                                                                  \
-        struct plot_opts opts_ = {test_tmp_dir, false, (title)};                          \
+        struct plot_opts opts_ = {test_tmp_dir, false, (title), false};                          \
         struct err e_ = {0};                                                              \
         cr_assert_eq(fn(__VA_ARGS__, &opts_, &e_), 0, "%s: %s", #fn, e_.msg);             \
     } while (0)
@@ -308,7 +308,7 @@ Test(plots, text_timeline_letters_follow_the_op_table_and_the_microbatch)
 Test(plots, timeline_with_nothing_to_draw_is_an_input_error)
 {
     struct span s = {.rank = 0, .kind = OP_FORWARD, .start_s = 5, .end_s = 6};
-    struct plot_opts o = {"/nonexistent-strata-dir", false, ""};
+    struct plot_opts o = {"/nonexistent-strata-dir", false, "", false};
     struct err e = {0};
     cr_expect_eq(plot_timeline(&s, 1, 1, "mirrored", 1.0, &o, &e), ERR_INPUT);
     cr_expect_not_null(strstr(e.msg, "mirrored"), "%s", e.msg);
@@ -332,7 +332,7 @@ Test(plots, staleness_without_pushes_is_an_input_error)
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[0]};
-    struct plot_opts o = {"/nonexistent-strata-dir", false, ""};
+    struct plot_opts o = {"/nonexistent-strata-dir", false, "", false};
     struct err e = {0};
     cr_expect_eq(plot_staleness(rs, 1, &o, &e), ERR_INPUT);
     free_reports(r);
@@ -476,7 +476,7 @@ Test(plots, goodput_without_failures_is_an_input_error)
     struct config c[N_GOODPUT];
     make_goodput_reports(r, c);
     const struct report *rs[] = {&r[4]};   /* the one that did not fail */
-    struct plot_opts o = {test_tmp_dir, false, NULL};
+    struct plot_opts o = {test_tmp_dir, false, NULL, false};
     struct err e = {0};
     cr_expect_eq(plot_goodput(rs, 1, &o, &e), ERR_INPUT);
     cr_expect_not_null(strstr(e.msg, "failure section"), "%s", e.msg);
@@ -503,7 +503,7 @@ Test(plots, terminal_drawing_carries_the_title_and_leaves_no_files)
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[0], &r[1]};
-    struct plot_opts o = {NULL, true, "a title to find"};
+    struct plot_opts o = {NULL, true, "a title to find", false};
     struct call c = {rs, &o, {0}};
     int rc;
     char *out = capture(1, call_convergence, &c, &rc);
@@ -521,7 +521,7 @@ Test(plots, without_gnuplot_the_data_is_written_and_stderr_says_what_to_install)
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[0], &r[1]};
-    struct plot_opts o = {test_tmp_dir, false, "x"};
+    struct plot_opts o = {test_tmp_dir, false, "x", false};
     struct call c = {rs, &o, {0}};
     int rc;
     char *err = capture(2, call_convergence, &c, &rc);
@@ -541,7 +541,7 @@ Test(plots, a_failing_gnuplot_is_a_run_error_naming_the_script)
     struct report r[3];
     make_reports(r);
     const struct report *rs[] = {&r[0]};
-    struct plot_opts o = {test_tmp_dir, false, "x"};
+    struct plot_opts o = {test_tmp_dir, false, "x", false};
     struct err e = {0};
     cr_expect_eq(plot_convergence(rs, 1, &o, &e), ERR_RUN);
     cr_expect_not_null(strstr(e.msg, "convergence.gp"), "%s", e.msg);
@@ -556,7 +556,7 @@ Test(plots, a_missing_directory_is_made_one_level_deep_and_no_deeper)
     const struct report *rs[] = {&r[0]};
     struct err e = {0};
     char *one = strdup(test_tmp_path("new"));
-    struct plot_opts o = {one, false, "x"};
+    struct plot_opts o = {one, false, "x", false};
     freopen("/dev/null", "w", stderr);
     cr_expect_eq(plot_convergence(rs, 1, &o, &e), 0, "%s", e.msg);
     cr_expect(exists(file_in(one, "convergence.dat")));

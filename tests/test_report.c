@@ -364,7 +364,7 @@ Test(report_files, compare_json_holds_every_report_in_order)
     const struct report *rs[] = {&a, &b};
     const char *path = test_tmp_path("r.json");
     struct err e = {0};
-    cr_assert_eq(report_write_compare_json(rs, 2, path, &e), 0, "%s", e.msg);
+    cr_assert_eq(report_write_compare_json(rs, 2, NULL, path, &e), 0, "%s", e.msg);
 
     cJSON *j = read_json(path);
     cr_assert_eq(cJSON_GetArraySize(j), 2, "{strata_compare, reports}");
@@ -382,6 +382,31 @@ Test(report_files, compare_json_holds_every_report_in_order)
     report_release(&b);
 }
 
+/* Given speedups, each report of a compare document carries its own, just
+ * after the throughput it is a ratio of; null where it is not known. */
+Test(report_files, compare_json_carries_each_speedup)
+{
+    struct report a, b;
+    fill(&a);
+    fill(&b);
+    const struct report *rs[] = {&a, &b};
+    const double speedup[] = {2.5, NAN};
+    const char *path = test_tmp_path("s.json");
+    struct err e = {0};
+    cr_assert_eq(report_write_compare_json(rs, 2, speedup, path, &e), 0, "%s", e.msg);
+    cJSON *j = read_json(path);
+    const cJSON *reports = get_arr(j, "reports", 2);
+    const cJSON *ja = cJSON_GetArrayItem(reports, 0), *jb = cJSON_GetArrayItem(reports, 1);
+    cr_expect_eq(num_at(ja, "speedup", NULL), 2.5);
+    cr_expect(cJSON_IsNull(get(jb, "speedup")), "an unknown speedup is null");
+    const cJSON *after = get(ja, "throughput_samples_per_s")->next;
+    cr_expect(after && !strcmp(after->string, "speedup"), "the speedup follows the throughput");
+    cr_expect_eq(cJSON_GetArraySize(ja), N_TOP + 1, "a whole report, and its speedup");
+    cJSON_Delete(j);
+    report_release(&a);
+    report_release(&b);
+}
+
 Test(report_files, write_errors_pass_through_with_the_path)
 {
     struct report r;
@@ -390,7 +415,7 @@ Test(report_files, write_errors_pass_through_with_the_path)
     struct err e = {0};
     cr_assert_eq(report_write_json(&r, path, &e), ERR_INPUT);
     cr_assert_not_null(strstr(e.msg, "does not exist"), "%s", e.msg);
-    cr_assert_eq(report_write_compare_json(NULL, 0, path, &e), ERR_INPUT);
+    cr_assert_eq(report_write_compare_json(NULL, 0, NULL, path, &e), ERR_INPUT);
     report_release(&r);
 }
 

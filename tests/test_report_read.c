@@ -298,7 +298,7 @@ Test(report_read, compare_document_gives_every_report_in_order, .init = make_dir
     char path[128];
     path_in_dir(path, sizeof path, "compare.json");
     struct err e = {0};
-    cr_assert_eq(report_write_compare_json(rs, 2, path, &e), 0, "%s", e.msg);
+    cr_assert_eq(report_write_compare_json(rs, 2, NULL, path, &e), 0, "%s", e.msg);
 
     struct report_doc d;
     cr_assert_eq(report_doc_read(path, &d, &e), 0, "%s", e.msg);
@@ -308,6 +308,40 @@ Test(report_read, compare_document_gives_every_report_in_order, .init = make_dir
         expect_same_report(rs[i], &d.reports[i]);
     }
     cr_expect_str_eq(d.configs[1].straggler, "exp:0.5");
+    report_doc_release(&d);
+    report_release(&a);
+    report_release(&b);
+}
+
+/* A compare document's speedups are read beside its reports; one written
+ * before they were (none there) still reads, its speedups unknown. */
+Test(report_read, compare_document_speedups_are_read_when_there, .init = make_dir,
+     .fini = remove_dir)
+{
+    struct config ca;
+    struct report a, b;
+    fill_config(&ca);
+    fill(&a, &ca);
+    fill(&b, &ca);
+    const struct report *rs[] = {&a, &b};
+    char with[128], without[128];
+    path_in_dir(with, sizeof with, "with.json");
+    path_in_dir(without, sizeof without, "without.json");
+    struct err e = {0};
+    cr_assert_eq(report_write_compare_json(rs, 2, (const double[]){3.25, NAN}, with, &e), 0,
+                 "%s", e.msg);
+    cr_assert_eq(report_write_compare_json(rs, 2, NULL, without, &e), 0, "%s", e.msg);
+    struct report_doc d;
+    cr_assert_eq(report_doc_read(with, &d, &e), 0, "%s", e.msg);
+    cr_assert_eq(d.n_entries, 2);
+    cr_expect_eq(d.entries[0].speedup, 3.25);
+    cr_expect(isnan(d.entries[1].speedup), "null reads as unknown");
+    cr_expect_eq(d.entries[1].first_report, 1);
+    expect_same_report(rs[0], &d.reports[0]);
+    report_doc_release(&d);
+    cr_assert_eq(report_doc_read(without, &d, &e), 0, "%s", e.msg);
+    cr_assert_eq(d.n, 2);
+    cr_expect(isnan(d.entries[0].speedup) && isnan(d.entries[1].speedup));
     report_doc_release(&d);
     report_release(&a);
     report_release(&b);

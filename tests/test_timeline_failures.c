@@ -312,7 +312,7 @@ Test(timeline_failures, gantt_draws_each_mark_with_its_key_entry)
         {.rank = 0, .kind = OP_FORWARD, .start_s = 0, .end_s = 1},
         {.rank = 1, .kind = OP_FORWARD, .start_s = 2, .end_s = 3},
     };
-    struct plot_opts o = {test_tmp_dir, false, "2 devices"};
+    struct plot_opts o = {test_tmp_dir, false, "2 devices", false};
     cr_assert_eq(plot_timeline_marked(s, 2, 2, "mirrored", 0, 4, &m, &o, &e), 0, "%s", e.msg);
     char *gp = test_slurp(test_tmp_path("timeline-mirrored.gp"));
     char *dat = test_slurp(test_tmp_path("timeline-mirrored.dat"));
@@ -356,7 +356,7 @@ Test(timeline_failures, gantt_rows_name_their_own_steps_when_they_differ)
         {.rank = 0, .kind = OP_FORWARD, .step = 1, .start_s = 1, .end_s = 2},
         {.rank = 1, .kind = OP_FORWARD, .step = 0, .start_s = 0, .end_s = 2},
     };
-    struct plot_opts o = {test_tmp_dir, false, ""};
+    struct plot_opts o = {test_tmp_dir, false, "", false};
     struct err e = {0};
     cr_assert_eq(plot_timeline(s, 3, 2, "ps-async", 2, &o, &e), 0, "%s", e.msg);
     char *gp = test_slurp(test_tmp_path("timeline-ps-async.gp"));
