@@ -80,15 +80,20 @@ void scenario_print_notes(FILE *out, const struct strategy *st, const struct con
 void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,
                           const char *why)
 {
-    char **args = NULL;
-    int n = 0;
-    struct err ignored = {0};
-    if (config_to_args(cfg, groups, &args, &n, &ignored) == 0 && n > 0) {
-        fputs("  note:", out);
-        for (int i = 0; i < n; i++) fprintf(out, " %s", args[i]);
-        fprintf(out, ": %s\n", why);
+    /* read off the table, not through config_to_args: a note allocates
+     * nothing, so it cannot fail */
+    bool any = false;
+    for (size_t i = 0; i < config_n_options; i++) {
+        const struct opt_spec *o = &config_options[i];
+        if (!(o->groups & groups) || !config_is_set(cfg, o->name)) continue;
+        char value[CONFIG_PATH_BYTES + 32];
+        config_format(cfg, o, value, sizeof value);
+        fprintf(out, "%s --%s", any ? "" : "  note:", o->name);
+        if (o->type != OPT_FLAG) fprintf(out, " %s", value);
+        else if (strcmp(value, "true")) fprintf(out, "=%s", value);
+        any = true;
     }
-    config_args_free(args);
+    if (any) fprintf(out, ": %s\n", why);
 }
 
 int scenario_fail(const struct command *cmd, const struct err *e)
