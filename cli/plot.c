@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/text_append.h"
 #include "../plots/plots.h"
 #include "html.h"
 #include "outputs.h"
@@ -137,30 +138,48 @@ int plot_real_reports(const struct config *cfg, const struct report *const *rs, 
 
 /* --- strata plot --------------------------------------------------------- */
 
-/* The scenario the reports share, as the first one states it. */
+/* The scenario the reports share: what they all say alike, as the first
+ * states it; what differs is left out, and the title says they differ. */
 static void title_of(const struct report *const *rs, int n, char *buf, size_t size)
 {
-    bool same_devices = true, same_mode = true;
+    bool same_devices = true, same_mode = true, same_cluster = true, same_batch = true,
+         same_model = true;
+    const struct config *c = rs[0]->config;
     for (int i = 1; i < n; i++) {
+        const struct config *ci = rs[i]->config;
         if (rs[i]->devices != rs[0]->devices) same_devices = false;
         if (strcmp(rs[i]->mode, rs[0]->mode)) same_mode = false;
+        if (!c || !ci) continue;
+        same_cluster &= !strcmp(ci->cluster, c->cluster);
+        same_batch &= ci->batch == c->batch;
+        same_model &= !strcmp(ci->model, c->model);
     }
-    const struct config *c = rs[0]->config;
     bool is_real = same_mode && !strcmp(rs[0]->mode, "real");
-    int k = 0;
+    size_t used = 0;
+    buf[0] = '\0';
     if (same_devices)
-        k = snprintf(buf, size, "%d %s, ", rs[0]->devices, is_real ? "ranks" : "devices");
-    if (k < 0 || (size_t)k >= size) return;
+        text_appendf(buf, size, &used, "%d %s, ", rs[0]->devices, is_real ? "ranks" : "devices");
     if (!c) {
-        snprintf(buf + k, size - (size_t)k, "%s", is_real ? "measured" : "simulated");
+        text_appendf(buf, size, &used, "%s", is_real ? "measured" : "simulated");
         return;
     }
-    if (same_mode && !is_real)
-        snprintf(buf + k, size - (size_t)k, "%.120s, batch %lld, %.120s", c->cluster, c->batch,
-                 c->model);
-    else
-        snprintf(buf + k, size - (size_t)k, "batch %lld, %.120s%s", c->batch, c->model,
-                 is_real ? ", measured" : ", simulated and measured");
+    const char *sep = "";
+    if (same_mode && !is_real && same_cluster) {
+        text_appendf(buf, size, &used, "%.120s", c->cluster);
+        sep = ", ";
+    }
+    if (same_batch) {
+        text_appendf(buf, size, &used, "%sbatch %lld", sep, c->batch);
+        sep = ", ";
+    }
+    if (same_model) {
+        text_appendf(buf, size, &used, "%s%.120s", sep, c->model);
+        sep = ", ";
+    }
+    if (!same_mode || is_real)
+        text_appendf(buf, size, &used, "%s%s", sep, is_real ? "measured" : "simulated and measured");
+    if (!(same_devices && same_cluster && same_batch && same_model))
+        text_appendf(buf, size, &used, " (reports of different scenarios)");
 }
 
 /* What a sweep's points and a validation's rows say beside their reports,

@@ -592,6 +592,29 @@ Test(plots, strata_plot_of_a_sim_report_draws_convergence_and_staleness)
     free(out);
 }
 
+/* Reports of different scenarios: the title says what they share and that
+ * they differ, not the first one's cluster and model as if all had them. */
+Test(plots, strata_plot_title_of_reports_that_differ_says_so)
+{
+    char *a = strdup(test_tmp_path("a.json")), *b = strdup(test_tmp_path("b.json"));
+    char *out = strdup(test_tmp_path("mixed"));
+    expect_ok(RUN("sim", "--steps", "2", "--json", a), "sim a");
+    expect_ok(RUN("sim", "--steps", "2", "--cluster", "ideal", "--model", "mlp:784-64-10",
+                  "--json", b),
+              "sim b");
+    expect_ok(RUN("plot", a, b, "--plot", out), "plot");
+    char path[512];
+    snprintf(path, sizeof path, "%s/convergence.gp", out);
+    char *gp = test_slurp(path);
+    cr_expect_not_null(strstr(gp, "'4 devices, batch 256 (reports of different scenarios)'"),
+                       "%s", gp);
+    cr_expect_null(strstr(gp, "h100-nvlink-ib"), "the first report's cluster: %s", gp);
+    free(gp);
+    free(a);
+    free(b);
+    free(out);
+}
+
 Test(plots, strata_plot_of_a_file_that_is_not_json_exits_2_naming_it)
 {
     char *bad = strdup(test_tmp_path("notes.txt"));
