@@ -267,6 +267,17 @@ int plot_documents(const struct plot_opts *o, const struct report_doc *docs, int
         rc = plot_validation(x.validation, x.n_validation, o, e);
         if (rc == 0) append(names, n_names, "validation");
     }
+    /* a replay's step times as bars, as `strata replay --plot` draws them
+     * (the first replay document's: the figure has one name) */
+    for (int i = 0; rc == 0 && i < n_docs; i++)
+        if (!strcmp(docs[i].kind, "strata_replay") && docs[i].n >= 2) {
+            const struct replay_bar bars[] = {
+                {"measured", docs[i].reports[0].step_time_s.mean},
+                {"replayed", docs[i].reports[1].step_time_s.mean}};
+            rc = plot_replay(bars, 2, o, e);
+            if (rc == 0) append(names, n_names, "replay");
+            break;
+        }
     free(x.speedup);
     free(x.validation);
     free(rs);

@@ -269,6 +269,21 @@ Test(replay, plot_writes_both_timelines_and_the_bars)
     free(gp);
 }
 
+/* `strata plot` of a saved replay draws its bars too, as replay --plot does
+ * (it drew only the convergence and staleness of its two reports). */
+Test(replay, plot_of_a_saved_replay_draws_its_bars)
+{
+    const char *json = test_tmp_path("saved-replay.json"), *dir = test_tmp_path("saved-plots");
+    expect_ok(RUN("replay", write_hand("uneven.json", &uneven), "--json", json), "replay");
+    expect_ok(RUN("plot", json, "--plot", dir), "plot");
+    char path[256];
+    snprintf(path, sizeof path, "%s/replay.dat", dir);
+    char *bars = test_slurp(path);
+    cr_expect(strstr(bars, "\"measured\" 0.0055 0") && strstr(bars, "\"replayed\" 0.0055"),
+              "%s", bars);
+    free(bars);
+}
+
 /* A simulated trace fed back is the same schedule: the replay's step time
  * is the simulator's own, to rounding (the trace's microseconds). */
 Test(replay, sim_traces_of_the_classic_strategies_replay_exactly)
