@@ -30,6 +30,7 @@ int cmd_real(const struct command *self, int argc, char **argv);
 int cmd_replay(const struct command *self, int argc, char **argv);
 extern const char *const replay_refused[];
 int cmd_schedule(const struct command *self, int argc, char **argv);
+extern const char *const schedule_refused[];
 int cmd_sim(const struct command *self, int argc, char **argv);
 int cmd_sweep(const struct command *self, int argc, char **argv);
 int cmd_validate(const struct command *self, int argc, char **argv);

@@ -77,7 +77,7 @@ static const struct command commands[] = {
      "server policy mean; --json FILE writes the plan as JSON; --chakra DIR writes it as\n"
      "Chakra execution traces, DIR/STRATEGY.RANK.et, for ASTRA-sim or `strata sim --workload`.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE | OPTG_LIMITS, cmd_schedule,
-     NULL},
+     schedule_refused},
     {"replay", "a run's trace replayed in the simulator: replay error, and what-ifs on it",
      "strata replay TRACE.json [what-if options] [--json FILE] [--plot DIR] [--html FILE]\n"
      "\n"

@@ -12,6 +12,12 @@
 #include "../strategies/strategy.h"
 #include "scenario.h"
 
+/* Output options of OPTG_OUTPUT that schedule has nothing to write to: it
+ * runs no simulation, so there is no report row (--csv) or trace (--trace),
+ * and it always prints its unit-cost timeline of the one step it plans
+ * (--timeline, --timeline-steps). Accepting them wrote nothing, silently. */
+const char *const schedule_refused[] = {"csv", "trace", "timeline", "timeline-steps", NULL};
+
 /* Which op kinds some rank of p runs: one pass over every op, done once (a
  * scan per kind, or per rank, made schedule quadratic in ranks). */
 static void kinds_used(const struct plan *p, bool is_used[OP_N_KINDS])
@@ -201,6 +207,12 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     int status = 0;
 
     if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
+    if (command_refuse_options(self, &s.cfg, "schedule writes only the plan (--json, --chakra) "
+                               "and always prints its one step's unit-cost timeline; strata "
+                               "sim writes a run's CSV, trace and timeline", &e) < 0) {
+        status = scenario_fail(self, &e);
+        goto out;
+    }
     const struct strategy *st = s.strategy;
     /* --json and --chakra were checked with the options (outputs_check) */
     if (strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||

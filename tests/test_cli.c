@@ -210,6 +210,32 @@ Test(cli, schedule_json_is_the_plan)
     rmdir(dir);
 }
 
+/* schedule runs nothing: it has no report row, trace or run timeline to
+ * write. --csv and --trace were accepted and wrote no file, --timeline and
+ * --timeline-steps changed nothing; each is refused now, named, before
+ * anything is printed or written, and --help no longer lists them. */
+Test(cli, schedule_refuses_the_outputs_it_cannot_write)
+{
+    char dir[] = "/tmp/strata-cli-sched-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char csv[128], trace[128];
+    snprintf(csv, sizeof csv, "%s/plan.csv", dir);
+    snprintf(trace, sizeof trace, "%s/trace.json", dir);
+    expect_refused(RUN("schedule", "--csv", csv), "--csv", "strata sim");
+    expect_refused(RUN("schedule", "--trace", trace), "--trace", "strata sim");
+    expect_refused(RUN("schedule", "--timeline"), "--timeline", NULL);
+    expect_refused(RUN("schedule", "--timeline-steps", "0:1"), "--timeline-steps", NULL);
+    cr_expect_neq(access(csv, F_OK), 0, "a refused schedule wrote %s", csv);
+    cr_expect_neq(access(trace, F_OK), 0, "a refused schedule wrote %s", trace);
+    struct run r = RUN("schedule", "--help");
+    cr_assert_eq(r.status, 0);
+    cr_expect_null(strstr(r.out, "--csv"), "schedule --help lists --csv");
+    cr_expect_null(strstr(r.out, "--timeline"), "schedule --help lists --timeline");
+    cr_expect_not_null(strstr(r.out, "--json"), "schedule --help lost --json");
+    run_free(&r);
+    rmdir(dir);
+}
+
 Test(cli, json_into_a_missing_directory_exits_2_and_writes_nothing)
 {
     struct run r = RUN("schedule", "--json", "/tmp/strata-no-such-dir/plan.json");
