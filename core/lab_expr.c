@@ -36,13 +36,22 @@ static bool is_word_char(char c)
 
 static int expr(struct parser *p, double *v);
 
-/* A name: words joined by '.', a '-' inside a word ("ps-async") is part of
- * it, which is why a binary minus needs spaces. */
+/* Whether the '-' at p->at belongs to the name being read (n characters so
+ * far): inside a word ("ps-async"), which is why a binary minus needs
+ * spaces, or starting a word of digits, a list index counted from the end
+ * ("loss_curve.-1.2": no expression has a '.' before a minus). */
+static bool is_name_hyphen(const struct parser *p, size_t n)
+{
+    if (*p->at != '-' || !n) return false;
+    if (p->at[-1] == '.') return isdigit((unsigned char)p->at[1]) != 0;
+    return is_word_char(p->at[-1]) && is_word_char(p->at[1]);
+}
+
+/* A name: words joined by '.', with the hyphens of is_name_hyphen. */
 static int name(struct parser *p, char *buf)
 {
     size_t n = 0;
-    while (is_word_char(*p->at) || *p->at == '.' ||
-           (*p->at == '-' && n && is_word_char(p->at[-1]) && is_word_char(p->at[1]))) {
+    while (is_word_char(*p->at) || *p->at == '.' || is_name_hyphen(p, n)) {
         if (n + 1 >= NAME_BYTES) return syntax(p, "a name too long");
         buf[n++] = *p->at++;
     }

@@ -27,6 +27,7 @@ static int fixed_lookup(void *ctx, const char *name, double *value, struct err *
     if (!strcmp(name, "a.b")) *value = 2;
     else if (!strcmp(name, "ps-async.x")) *value = 10;
     else if (!strcmp(name, "nan.x")) *value = NAN;
+    else if (!strcmp(name, "a.list.-1.x")) *value = 7;
     else return err_set(e, ERR_INPUT, "%s: unknown", name);
     return 0;
 }
@@ -45,6 +46,9 @@ Test(lab, expressions_follow_precedence_and_take_hyphenated_names)
     cr_expect_eq(eval("(1 + 2) * 3"), 9);
     cr_expect_eq(eval("ps-async.x - a.b"), 8, "a '-' inside a name is part of it");
     cr_expect_eq(eval("-a.b / 4"), -0.5);
+    /* a list index from the end, as labs/README.md documents: the name
+     * reaches the lookup whole (it was cut at ".-", the rest a subtraction) */
+    cr_expect_eq(eval("a.list.-1.x - 1"), 6);
     /* each level associates to the left: (8 - 2) - 1 and (8 / 4) / 2 */
     cr_expect_eq(eval("8 - 2 - 1"), 5);
     cr_expect_eq(eval("8 / 4 / 2"), 1);
@@ -154,6 +158,24 @@ Test(lab, a_claim_that_does_not_hold_exits_1)
     cr_expect_eq(r.status, 1, "stdout: %s stderr: %s", r.out, r.err);
     cr_expect(strstr(r.out, "FAIL") && strstr(r.out, "does NOT hold"), "%s", r.out);
     run_free(&r);
+}
+
+/* labs/README.md: "a list takes an index, -1 for the last". A check on
+ * per_rank.-1 was refused (exit 2: "not a number"), the name cut at ".-". */
+Test(lab, a_list_index_from_the_end_reads_the_last_element)
+{
+    const char *path = test_tmp_file("last.lab",
+        "title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\ndevices = 3\n"
+        "steps = 2\n[explain]\nlast rank {one.mirrored.per_rank.-1.rank}\n"
+        "[check]\none.mirrored.per_rank.-1.rank == 2\n"
+        "one.mirrored.per_rank.-3.rank == one.mirrored.per_rank.0.rank\n");
+    struct run r = RUN("lab", path);
+    cr_expect_eq(r.status, 0, "stdout: %s stderr: %s", r.out, r.err);
+    cr_expect(strstr(r.out, "last rank 2") != NULL, "%s", r.out);
+    run_free(&r);
+    expect_refused(RUN("lab", test_tmp_file("past.lab",
+        "title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\ndevices = 3\n"
+        "steps = 2\n[check]\none.mirrored.per_rank.-4.rank == 0\n")), "index -4", "3 elements");
 }
 
 Test(lab, a_profile_named_alone_is_read_beside_the_lab_file)
