@@ -204,6 +204,41 @@ bool note_superlinear(FILE *out, const struct report *const *rs, int n, const do
     return said;
 }
 
+/* Whether r ran with --fail and no rank failed: a --fail R@Ts whose T came
+ * after the run's end (a step past the end is refused before the run; a
+ * time cannot be, the run's length is what the simulation finds). */
+static bool is_fail_unmet(const struct report *r)
+{
+    return r->config && r->config->fail[0] &&
+           (!r->failure.happened || r->failure.n_failures == 0);
+}
+
+bool note_fail_unmet(FILE *out, const struct report *const *rs, int n)
+{
+    int n_unmet = 0;
+    double longest_s = 0;
+    const char *fail = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!is_fail_unmet(rs[i])) continue;
+        n_unmet++;
+        fail = rs[i]->config->fail;
+        /* the job time T: step time's mean is T / S (docs/metrics.md) */
+        double t_s = rs[i]->step_time_s.mean * (double)rs[i]->config->steps;
+        if (t_s > longest_s) longest_s = t_s;
+    }
+    if (!n_unmet) return false;
+    fprintf(out, "  note: --fail %s: no rank failed", fail);
+    if (n_unmet < n) {
+        fputs(" in", out);
+        for (int i = 0, k = 0; i < n; i++)
+            if (is_fail_unmet(rs[i])) fprintf(out, "%s %s", k++ ? "," : "", rs[i]->strategy);
+    }
+    fprintf(out, ": %s before it came (%s %.4g s);\n  fail earlier or run more --steps.\n",
+            n_unmet == 1 ? "the run ended" : "the runs ended",
+            n_unmet == 1 ? "at" : "the longest at", longest_s);
+    return true;
+}
+
 bool table_notes_print(FILE *out, const struct report *const *rs, int n, const double *speedup,
                        const struct report *baseline)
 {
@@ -212,5 +247,6 @@ bool table_notes_print(FILE *out, const struct report *const *rs, int n, const d
     said |= note_diverged(out, rs, n);
     said |= note_nothing_applied(out, rs, n);
     said |= note_superlinear(out, rs, n, speedup, baseline);
+    said |= note_fail_unmet(out, rs, n);
     return said;
 }

@@ -39,6 +39,10 @@ bool note_nothing_applied(FILE *out, const struct report *const *rs, int n);
 bool note_superlinear(FILE *out, const struct report *const *rs, int n, const double *speedup,
                       const struct report *baseline);
 
+/* Runs with --fail in which no rank failed (a --fail R@Ts after the run's
+ * end): which, and when the longest of them ended. */
+bool note_fail_unmet(FILE *out, const struct report *const *rs, int n);
+
 /* Every note above, in that order. */
 bool table_notes_print(FILE *out, const struct report *const *rs, int n, const double *speedup,
                        const struct report *baseline);

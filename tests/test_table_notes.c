@@ -150,6 +150,43 @@ Test(table_notes, nothing_applied_says_why)
     report_release(&b);
 }
 
+/* A --fail R@Ts after the run's end failed no rank, and nothing said so:
+ * the table looked like a run without --fail. The note names the runs it
+ * missed and when the longest ended (T = mean step x steps). */
+Test(table_notes, fail_unmet_names_the_runs_and_their_end)
+{
+    struct report a, b;
+    struct config cfg;
+    twins(&a, &b, &cfg);
+    cfg.steps = 4;
+    snprintf(cfg.fail, sizeof cfg.fail, "1@2s");
+    b.failure.happened = true;
+    b.failure.n_failures = 1;
+    const struct report *rs[] = {&a, &b};
+    expect_says(note_fail_unmet, rs, 2,
+                (const char *const[]){"--fail 1@2s: no rank failed in ps-async:",
+                                      "the run ended before it came (at 0.5 s)", NULL});
+    b.failure.n_failures = 0;   /* --mtbf's section, no failure drawn */
+    expect_says(note_fail_unmet, rs, 2,
+                (const char *const[]){"--fail 1@2s: no rank failed: the runs ended",
+                                      "the longest at 0.5 s", NULL});
+    const struct report *only_b[] = {&b};
+    b.failure.n_failures = 1;
+    expect_silent(note_fail_unmet, only_b, 1, "b's rank failed");
+    cfg.fail[0] = '\0';
+    expect_silent(note_fail_unmet, rs, 2, "no --fail");
+    report_release(&a);
+    report_release(&b);
+}
+
+Test(table_notes, sim_says_when_fail_came_after_the_run)
+{
+    expect_ok_saying(RUN("sim", "--devices", "2", "--steps", "3", "--fail", "1@0.5s"),
+                     "note: --fail 1@0.5s: no rank failed", true);
+    expect_ok_saying(RUN("sim", "--devices", "2", "--steps", "3", "--fail", "1@1"),
+                     "no rank failed", false);
+}
+
 Test(table_notes, more_updates_names_ratio_and_batch)
 {
     struct report a, b;
