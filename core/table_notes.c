@@ -18,7 +18,7 @@ bool table_legend_print(FILE *out, const struct report *const *rs, int n)
         any_down |= rs[i]->breakdown.down > 0;
     }
     fputs("compute/comm/idle: shares of the workers' time (comm: not hidden under compute); "
-          "bubble: idle share of stages;\n  staleness: mean/max updates by others between a "
+          "bubble: stages' time not computing;\n  staleness: mean/max updates by others between a "
           "worker's pull and its push; peak mem: per device", out);
     /* report_print_table shows the down column when some run has it */
     if (any_down)

@@ -58,7 +58,8 @@ static const struct column columns[] = {
      "share of device time in exposed communication"},
     {"breakdown.idle", "idle", COL_SHARE, false, false, "share of device time waiting"},
     {"bubble_fraction", "bubble", COL_SHARE, false, false,
-     "idle share of pipeline and model ranks' time: (p-1)/(m+p-1) for GPipe and 1F1B"},
+     "share of pipeline and model ranks' time not computing (1 - compute / T, so idle and "
+     "comm both count): (p-1)/(m+p-1) for GPipe and 1F1B on equal stages"},
     {"staleness.mean", "staleness", COL_NUM, false, false,
      "mean updates by others between a worker's pull and its push"},
     {"staleness.max", "max stale", COL_NUM, false, false, "the largest staleness seen"},
