@@ -143,8 +143,8 @@ static int share_at(const struct json_at *up, const char *key, const char *sub, 
     return check_share(&f, x);
 }
 
-/* A curve's [step, time_s, value] triples: time >= 0, value a loss (>= 0)
- * or an accuracy ([0, 1]). */
+/* A curve's [step, time_s, value] triples: time known and >= 0, value a
+ * loss (>= 0) or an accuracy ([0, 1]), or null. */
 static int check_curve(const struct json_at *at, const char *key, int n, const void *points,
                        size_t point_bytes, size_t time_offset, size_t value_offset,
                        bool is_share)
@@ -157,6 +157,10 @@ static int check_curve(const struct json_at *at, const char *key, int n, const v
         memcpy(&value, p + value_offset, sizeof value);
         struct json_at ci = json_index(&c, i);
         struct json_at ft = json_index(&ci, 1), fv = json_index(&ci, 2);
+        /* a point's value may be unknown (a loss gone NaN), its time never:
+         * every run writes when it measured; a null time reached gnuplot,
+         * which failed ("x range is invalid") */
+        if (isnan(time_s)) return json_bad(&ft, "is null: a curve point's time is always known");
         TRY(check_time(&ft, time_s));
         TRY(is_share ? check_share(&fv, value) : check_time(&fv, value));
     }

@@ -1047,6 +1047,21 @@ Test(report_read, values_no_run_gives_are_refused_naming_the_field)
         expect_bad_value(cases[i].path, cJSON_CreateNumber(cases[i].value), cases[i].want);
 }
 
+/* A curve point with a null time was read as NaN and handed to gnuplot,
+ * which failed: strata plot exited 1, as for a failed run, not 2 for a
+ * damaged report. Its loss may be null (a diverged run), its time not. */
+Test(report_read, a_curve_point_without_its_time_is_refused)
+{
+    expect_bad_value("loss_curve[0][1]", cJSON_CreateNull(),
+                     "\"loss_curve[0][1]\" is null: a curve point's time is always known");
+    cJSON *j = valid_tree();
+    replace_at(j, "loss_curve[0][2]", cJSON_CreateNull());
+    struct report_doc d = parse_tree(j);
+    cr_expect(isnan(d.reports[0].loss_curve[0].loss), "a diverged loss reads as NaN");
+    report_doc_release(&d);
+    cJSON_Delete(j);
+}
+
 Test(report_read, rounding_below_zero_and_null_are_still_read)
 {
     /* an idle time computed as a difference may round to -1e-12 s */
