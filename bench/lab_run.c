@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/budget.h"
+#include "../core/lab_expr.h"
 #include "lab_run.h"
 #include "run.h"
 #include "run_numerics.h"
@@ -43,6 +44,13 @@ static int load_config(const struct lab *lab, const struct lab_run *run, struct 
     return 0;
 }
 
+/* One strategy named by strategy = ... runs alone; else the list. */
+static const char *strategies_spec(const struct config *cfg)
+{
+    return config_is_set(cfg, "strategy") && !config_is_set(cfg, "strategies") ? cfg->strategy
+                                                                               : cfg->strategies;
+}
+
 /* Every report of the run as JSON, for lookups by path. */
 static int keep_json(struct lab_run_result *r, struct err *e)
 {
@@ -62,10 +70,7 @@ static int run_one(const struct lab *lab, const struct lab_run *run, bool is_rea
     TRY(load_config(lab, run, &r->cfg, e));
     TRY_CTX(e, workload_parse(r->cfg.model, &r->wl, e), "lab %s, [run %s]: --model", lab->name,
             run->name);
-    /* One strategy named by strategy = ... runs alone; else the list. */
-    const char *spec = config_is_set(&r->cfg, "strategy") && !config_is_set(&r->cfg, "strategies")
-                           ? r->cfg.strategy
-                           : r->cfg.strategies;
+    const char *spec = strategies_spec(&r->cfg);
     struct budget_plan plan;   /* the largest of theirs */
     strategy_plan_size_spec(spec, &r->cfg, r->wl, &plan);
     TRY_CTX(e, budget_check(&r->cfg, r->wl, LAB_GROUPS, &plan, e), "lab %s, [run %s]", lab->name,
@@ -105,6 +110,7 @@ int lab_run(const struct lab *lab, bool is_real, lab_progress_fn progress, void 
     memset(out, 0, sizeof *out);
     out->lab = lab;
     TRY(lab_check_mode(lab, is_real, e));
+    TRY(lab_check_exprs(lab, e));
     if (!(out->runs = XCALLOC(e, lab->runs.len, sizeof *out->runs))) return ERR_NOMEM;
     struct run_numerics *numerics = run_numerics_create(e);
     if (!numerics) return ERR_NOMEM;
@@ -210,26 +216,113 @@ static int follow(const cJSON *j, const char *path, const char *name, double *v,
     return 0;
 }
 
+/* A figure's name cut into RUN (run_name), WHO (who) and FIELD (*field,
+ * the rest of name). */
+static int split_figure(const char *name, char *run_name, char *who, size_t n,
+                        const char **field, struct err *e)
+{
+    const char *rest = name;
+    if (!next_word(&rest, run_name, n) || !next_word(&rest, who, n) || !*rest)
+        return err_set(e, ERR_INPUT, "%s: a figure is RUN.STRATEGY.FIELD "
+                       "(eight.mirrored.step_time_s.mean)", name);
+    *field = rest;
+    return 0;
+}
+
+static int no_run(const char *name, const char *run_name, struct err *e)
+{
+    return err_set(e, ERR_INPUT, "%s: the lab has no [run %s]", name, run_name);
+}
+
+static int no_strategy(const char *name, const char *run_name, const char *who, struct err *e)
+{
+    return err_set(e, ERR_INPUT, "%s: [run %s] ran no strategy '%s' (add it to its "
+                   "strategies, or name 'baseline')", name, run_name, who);
+}
+
 int lab_result_lookup(void *ctx, const char *name, double *value, struct err *e)
 {
     const struct lab_result *res = ctx;
     char run_name[128], who[128];
-    const char *rest = name;
-    if (!next_word(&rest, run_name, sizeof run_name) || !next_word(&rest, who, sizeof who) ||
-        !*rest)
-        return err_set(e, ERR_INPUT, "%s: a figure is RUN.STRATEGY.FIELD "
-                       "(eight.mirrored.step_time_s.mean)", name);
+    const char *rest;
+    TRY(split_figure(name, run_name, who, sizeof run_name, &rest, e));
     const struct lab_run_result *r = NULL;
     for (int i = 0; i < res->n && !r; i++)
         if (!strcmp(res->runs[i].run->name, run_name)) r = &res->runs[i];
-    if (!r) return err_set(e, ERR_INPUT, "%s: the lab has no [run %s]", name, run_name);
+    if (!r) return no_run(name, run_name, e);
     int idx = -2;
     if (!strcmp(who, "baseline")) idx = -1;
     for (int i = 0; i < r->c.n && idx == -2; i++)
         if (!strcmp(r->c.reports[i]->strategy, who)) idx = i;
-    if (idx == -2)
-        return err_set(e, ERR_INPUT, "%s: [run %s] ran no strategy '%s' (add it to its "
-                       "strategies, or name 'baseline')", name, run_name, who);
+    if (idx == -2) return no_strategy(name, run_name, who, e);
     if (derived(r, idx, rest, value)) return 0;
     return follow(idx < 0 ? r->baseline : r->reports[idx], rest, name, value, e);
+}
+
+/* --- checks before the runs ---------------------------------------------- */
+
+/* The strategies each run of a lab will run, read from its options. */
+struct lab_names {
+    const struct lab *lab;
+    const struct strategy **lists;   /* [runs.len * strategy_count] */
+    size_t *n;                       /* [runs.len] */
+};
+
+/* A lab_lookup_fn that knows the names but no values: every figure whose
+ * RUN and WHO exist reads as NaN, which no expression refuses. */
+static int names_lookup(void *ctx, const char *name, double *value, struct err *e)
+{
+    const struct lab_names *names = ctx;
+    char run_name[128], who[128];
+    const char *field;
+    TRY(split_figure(name, run_name, who, sizeof run_name, &field, e));
+    size_t run = names->lab->runs.len;
+    for (size_t i = 0; i < names->lab->runs.len && run == names->lab->runs.len; i++)
+        if (!strcmp(names->lab->runs.items[i].name, run_name)) run = i;
+    if (run == names->lab->runs.len) return no_run(name, run_name, e);
+    bool is_known = !strcmp(who, "baseline");
+    for (size_t i = 0; i < names->n[run] && !is_known; i++)
+        is_known = !strcmp(names->lists[run * strategy_count + i]->name, who);
+    if (!is_known) return no_strategy(name, run_name, who, e);
+    *value = NAN;
+    return 0;
+}
+
+static int check_lines(const struct lab *lab, struct lab_names *names, struct err *e)
+{
+    for (size_t i = 0; i < lab->explain.len; i++) {
+        char *text;
+        TRY_CTX(e, lab_render(lab->explain.items[i].text, names_lookup, names, &text, e),
+                "lab file %s:%ld", lab->path, lab->explain.items[i].lineno);
+        free(text);
+    }
+    for (size_t i = 0; i < lab->checks.len; i++) {
+        struct lab_check c;
+        TRY_CTX(e, lab_check_eval(lab->checks.items[i].text, names_lookup, names, &c, e),
+                "lab file %s:%ld", lab->path, lab->checks.items[i].lineno);
+    }
+    return 0;
+}
+
+int lab_check_exprs(const struct lab *lab, struct err *e)
+{
+    struct lab_names names = {.lab = lab};
+    size_t n_runs = lab->runs.len;
+    names.lists = XCALLOC(e, n_runs * strategy_count + 1, sizeof *names.lists);
+    names.n = XCALLOC(e, n_runs + 1, sizeof *names.n);
+    int rc = names.lists && names.n ? 0 : ERR_NOMEM;
+    for (size_t i = 0; i < n_runs && rc == 0; i++) {
+        const struct lab_run *run = &lab->runs.items[i];
+        struct config cfg;
+        rc = load_config(lab, run, &cfg, e);
+        if (rc == 0 &&
+            (rc = strategy_parse_list(strategies_spec(&cfg), names.lists + i * strategy_count,
+                                      &names.n[i], e)) < 0)
+            err_prefix(e, "lab %s, [run %s]", lab->name, run->name);
+        config_release(&cfg);
+    }
+    if (rc == 0) rc = check_lines(lab, &names, e);
+    free(names.lists);
+    free(names.n);
+    return rc;
 }

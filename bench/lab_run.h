@@ -51,10 +51,19 @@ typedef void (*lab_progress_fn)(void *ctx, const char *run, int i, int n);
  * prints before it runs. */
 int lab_check_mode(const struct lab *lab, bool is_real, struct err *e);
 
+/* What can be checked of lab's expressions before anything runs, so a typo
+ * is refused at once and not after every run: each [explain] and [check]
+ * line's syntax and formats, its RUN names and the strategies it names (a
+ * run's strategy or strategies option, or 'baseline'); each run's options
+ * are read on the way. ERR_INPUT names the lab file and line. FIELD paths
+ * need the reports: lab_result_lookup checks them after the runs. */
+int lab_check_exprs(const struct lab *lab, struct err *e);
+
 /* Runs every scenario of lab, simulated, or for real when is_real (the lab
- * must have real = yes). ERR_INPUT names the lab file and line of an option
- * that is unknown or malformed; a strategy that did not run is an error too
- * (a lab's figures would be missing). *out is the caller's to release. */
+ * must have real = yes), after lab_check_exprs. ERR_INPUT names the lab
+ * file and line of an option that is unknown or malformed; a strategy that
+ * did not run is an error too (a lab's figures would be missing). *out
+ * is the caller's to release. */
 int lab_run(const struct lab *lab, bool is_real, lab_progress_fn progress, void *ctx,
             struct lab_result *out, struct err *e);
 void lab_result_release(struct lab_result *r);

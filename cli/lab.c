@@ -199,8 +199,10 @@ static int print_checks(const struct lab *lab, struct lab_result *res, bool *hol
 
 static int run_lab(const struct lab_args *a, const struct lab *lab, struct err *e)
 {
-    /* refused before the claim is shown: a refusal prints nothing else */
+    /* refused before the claim is shown: a refusal prints nothing else, and
+     * a typo in an expression is not found after every run's table */
     TRY(lab_check_mode(lab, a->is_real, e));
+    TRY(lab_check_exprs(lab, e));
     printf("lab %s: %s\n\nclaim: %s\n", lab->name, lab->title, lab->claim);
     if (!a->is_check) printf("predict: %s\n", lab->predict);
     putchar('\n');

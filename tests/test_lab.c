@@ -149,6 +149,35 @@ Test(lab, malformed_lab_files_are_refused_with_exit_2)
     expect_refused(r, "no real version", NULL);
 }
 
+/* A typo in an expression was found only after every run, its tables
+ * printed, then exit 2. What needs no report (syntax, formats, RUN and
+ * strategy names) is refused before anything runs or prints; a FIELD name
+ * needs the report and is still found after (the "no_such" case above). */
+Test(lab, expression_errors_are_refused_before_any_run)
+{
+    struct { const char *explain, *check, *says; } bad[] = {
+        {"x {one.mirrored.speedup}", "two.mirrored.speedup > 0", "bad0.lab:10: 'two.mirrored"
+         ".speedup > 0': two.mirrored.speedup: the lab has no [run two]"},
+        {"x {one.mirrored.speedup}", "one.ps-sync.speedup > 0", "bad1.lab:10: 'one.ps-sync"
+         ".speedup > 0': one.ps-sync.speedup: [run one] ran no strategy 'ps-sync'"},
+        {"x {one.mirrored.speedup}", "one.mirrored.speedup > (1", "bad2.lab:10: "
+         "'one.mirrored.speedup > (1': ')' expected at column 26"},
+        {"x {one.baseline.speedup + }", "one.mirrored.speedup > 0", "bad3.lab:8: "},
+        {"x {one.mirrored.speedup:.2q}", "one.mirrored.speedup > 0", "format ':.2q'"},
+        {"x {one.model.speedup}", "one.mirrored.speedup > 0", "ran no strategy 'model'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[32], text[512];
+        snprintf(name, sizeof name, "bad%zu.lab", i);
+        snprintf(text, sizeof text, "title = t\nclaim = c\npredict = p\n[run one]\n"
+                 "strategy = mirrored\ndevices = 2\n[explain]\n%s\n[check]\n%s\n",
+                 bad[i].explain, bad[i].check);
+        struct run r = RUN("lab", test_tmp_file(name, text));
+        cr_expect_str_eq(r.out, "", "%s: nothing runs or prints before the refusal", name);
+        expect_refused(r, bad[i].says, NULL);
+    }
+}
+
 Test(lab, a_claim_that_does_not_hold_exits_1)
 {
     const char *path = test_tmp_file("wrong.lab",
