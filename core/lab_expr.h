@@ -4,7 +4,8 @@
  *   expr  := term (('+' | ' - ') term)*        binary minus needs spaces:
  *   term  := unary (('*' | '/') unary)*        names may hold '-' (ps-async)
  *   unary := '-' unary | NUMBER | '(' expr ')' | FUNC '(' expr [, expr] ')' | NAME
- *   FUNC  := min, max, abs, harmonic (H_n = 1 + 1/2 + ... + 1/n)
+ *   FUNC  := min, max, abs, harmonic (H_n = 1 + 1/2 + ... + 1/n, for a whole
+ *            n >= 1; other n are refused, NaN gives NaN)
  *   NAME  := word('.'word)*, resolved by the caller's lookup
  *   check := expr ('<' | '<=' | '>' | '>=' | '==' | '!=') expr
  *

@@ -58,6 +58,25 @@ Test(lab, expressions_follow_precedence_and_take_hyphenated_names)
     cr_expect_float_eq(eval("harmonic(4)"), 25.0 / 12, 1e-12);
 }
 
+/* harmonic(n) stopped at n = 10^6 (H_{10^7} read as H_{10^6}, 14.39) and
+ * floored a fraction (harmonic(2.5) = H_2). Expected values: math.fsum of
+ * 1/k in Python (H_{10^7} = 16.69531136585985), and the sum written out. */
+Test(lab, harmonic_is_exact_for_whole_n_and_refuses_the_rest)
+{
+    cr_expect_float_eq(eval("harmonic(1)"), 1, 0);
+    cr_expect_float_eq(eval("harmonic(1000001)"), 14.392727722864723, 1e-12);
+    double h7 = eval("harmonic(10000000)");
+    cr_expect_float_eq(h7, 16.69531136585985, 1e-12, "H_{10^7} = %.17g", h7);
+    cr_expect(isnan(eval("harmonic(nan.x)")), "a missing figure stays NaN");
+    const char *bad[] = {"harmonic(2.5)", "harmonic(0)", "harmonic(-3)", "harmonic(1 / 0)"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        double v;
+        struct err e = {0};
+        cr_expect_eq(lab_expr_eval(bad[i], fixed_lookup, NULL, &v, &e), ERR_INPUT, "%s", bad[i]);
+        cr_expect(strstr(e.msg, "n must be a whole number from 1"), "%s: %s", bad[i], e.msg);
+    }
+}
+
 Test(lab, malformed_expressions_and_unknown_names_are_input_errors)
 {
     const char *bad[] = {"1 +", "(1", "a.b a.b", "sqrt(4)", "nothing.here", "1 + * 2"};
