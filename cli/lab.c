@@ -98,14 +98,42 @@ static bool matches(const char *path, const char *want)
     return !*end && end != want && dash && strtol(base, NULL, 10) == k;
 }
 
-/* The lab file NAME names: a path to a .lab file, or a lab of the dir. */
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A file name "07-async-noise.lab": the file of the current directory, else
+ * the one of the labs directory (as "07-async-noise" finds it there). */
+static int find_lab_file(const struct lab_args *a, char **path, struct err *e)
+{
+    const char *dir = labs_dir(a);
+    if (is_file(a->name)) {
+        *path = strdup(a->name);
+    } else {
+        size_t bytes = strlen(dir) + strlen(a->name) + 2;
+        if ((*path = malloc(bytes))) snprintf(*path, bytes, "%s/%s", dir, a->name);
+        if (*path && !is_file(*path)) {
+            free(*path);
+            *path = NULL;
+            return err_set(e, ERR_INPUT, "no lab file '%s' in the current directory or in %s "
+                           "(`strata lab` lists the labs of %s)", a->name, dir, dir);
+        }
+    }
+    return *path ? 0 : err_set(e, ERR_NOMEM, "out of memory");
+}
+
+/* The lab file NAME names: a path to a .lab file, a file name of the
+ * current directory or the labs directory, or a lab of that directory. */
 static int find_lab(const struct lab_args *a, char **path, struct err *e)
 {
     size_t len = strlen(a->name);
-    if (strchr(a->name, '/') || (len > 4 && !strcmp(a->name + len - 4, ".lab"))) {
+    if (strchr(a->name, '/')) {
         *path = strdup(a->name);
         return *path ? 0 : err_set(e, ERR_NOMEM, "out of memory");
     }
+    if (len > 4 && !strcmp(a->name + len - 4, ".lab")) return find_lab_file(a, path, e);
     char **paths;
     size_t n;
     TRY(lab_list_dir(labs_dir(a), &paths, &n, e));
@@ -125,6 +153,12 @@ static int list_labs(const struct lab_args *a, struct err *e)
     char **paths;
     size_t n;
     TRY(lab_list_dir(labs_dir(a), &paths, &n, e));
+    if (!n) {
+        lab_paths_free(paths, n);
+        return err_set(e, ERR_INPUT, "no labs in %s: a lab is a file named NN-name.lab "
+                       "(labs/README.md); --labs DIR names the directory that holds them",
+                       labs_dir(a));
+    }
     printf("The course: each lab states a claim, asks you to predict, runs it and explains\n"
            "the result from the run's own numbers (%s, in course order).\n\n", labs_dir(a));
     int rc = 0;

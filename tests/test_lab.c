@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../core/lab_expr.h"
 #include "../core/lab_file.h"
@@ -238,6 +240,24 @@ Test(lab, a_profile_named_alone_is_read_beside_the_lab_file)
     struct run r = RUN("lab", path, "--check");
     cr_expect_eq(r.status, 0, "stdout: %s stderr: %s", r.out, r.err);
     run_free(&r);
+}
+
+/* `strata lab --labs EMPTY` printed an empty course and exited 0; a file
+ * name "NN-name.lab" was looked for in the current directory only, though
+ * "NN-name" is found in the labs directory. */
+Test(lab, a_lab_file_name_is_found_in_the_labs_directory_and_an_empty_one_is_refused)
+{
+    char dir[96];
+    snprintf(dir, sizeof dir, "%s", test_tmp_path("course"));
+    cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+    expect_refused(RUN("lab", "--labs", dir), "no labs in", "NN-name.lab");
+    test_tmp_file("course/05-x.lab", good_lab);
+    cr_assert_neq(access("05-x.lab", F_OK), 0, "the test's directory holds no 05-x.lab");
+    struct run r = RUN("lab", "05-x.lab", "--labs", dir, "--check");
+    cr_expect_eq(r.status, 0, "stdout: %s stderr: %s", r.out, r.err);
+    run_free(&r);
+    expect_refused(RUN("lab", "06-y.lab", "--labs", dir), "no lab file '06-y.lab' in the current "
+                   "directory or in", dir);
 }
 
 /* --- the course ------------------------------------------------------- */
