@@ -202,7 +202,10 @@ static void print_table(const struct sweep *s)
     }
     for (int c = 0; c < N_COLS; c++) {
         bool is_failure = c == COL_LOST || c == COL_GOODPUT, is_final = c >= COL_LOSS;
-        shown[c] = (c != COL_VALUE || !s->axis.is_devices) && (!is_failure || any_failure) &&
+        /* no axis column when the table has its own for the axis (devices,
+         * batch): it would repeat that one */
+        bool has_own_column = s->axis.is_devices || !strcmp(s->axis.opt->name, "batch");
+        shown[c] = (c != COL_VALUE || !has_own_column) && (!is_failure || any_failure) &&
                    (!is_final || any_final);
         width[c] = display_width(title[c]);
         for (int i = 0; i < s->n_points; i++) {
@@ -258,13 +261,18 @@ static void print_header(const struct scenario *sc, const struct sweep *s)
         if (strcmp(ax->opt->name, "batch")) printf(", batch %lld", cfg->batch);
     }
     const struct sim_run *base = s->baselines[0].sim;
-    if (ax->is_real)
-        printf(", for real: MPI ranks of this machine (%s device), %lld %s, data %s", cfg->device,
-               cfg->epochs > 0 ? cfg->epochs : cfg->steps, cfg->epochs > 0 ? "epochs" : "steps",
-               cfg->data);
-    else
-        printf(", simulated on %s, %lld steps", base ? base->cluster.name : cfg->cluster,
-               cfg->steps);
+    /* the run's length, unless the axis varies it (its column says it) */
+    bool is_length_varied = !strcmp(ax->opt->name, "steps") || !strcmp(ax->opt->name, "epochs");
+    if (ax->is_real) {
+        printf(", for real: MPI ranks of this machine (%s device)", cfg->device);
+        if (!is_length_varied)
+            printf(", %lld %s", cfg->epochs > 0 ? cfg->epochs : cfg->steps,
+                   cfg->epochs > 0 ? "epochs" : "steps");
+        printf(", data %s", cfg->data);
+    } else {
+        printf(", simulated on %s", base ? base->cluster.name : cfg->cluster);
+        if (!is_length_varied) printf(", %lld steps", cfg->steps);
+    }
     if (strcmp(ax->opt->name, "straggler")) printf(", stragglers %s", cfg->straggler);
     printf("\n%s\n\n", desc);
 }
@@ -448,10 +456,17 @@ static int plot_goodput_of(const struct sweep *s, const struct plot_opts *o, str
 /* The scenario, as a reader of a figure or the page alone needs it. */
 static void title_of(const struct config *cfg, const struct sweep *s, char *buf, size_t n)
 {
-    snprintf(buf, n, "over %s, %s on %s; %s, batch %lld (%s scaling), stragglers %s",
-             s->axis.opt->name, s->axis.is_real ? "measured" : "simulated",
-             s->axis.is_real ? "this machine" : cfg->cluster, cfg->model, cfg->batch,
-             cfg->scaling, cfg->straggler);
+    const char *axis = s->axis.opt->name;
+    size_t at = (size_t)snprintf(buf, n, "over %s, %s on %s; %s", axis,
+                                 s->axis.is_real ? "measured" : "simulated",
+                                 s->axis.is_real ? "this machine" : cfg->cluster, cfg->model);
+    /* the batch and the stragglers, unless the axis varied them (the
+     * figure's x axis says them then) */
+    if (strcmp(axis, "batch") && at < n)
+        at += (size_t)snprintf(buf + at, n - at, ", batch %lld (%s scaling)", cfg->batch,
+                               cfg->scaling);
+    if (strcmp(axis, "straggler") && at < n)
+        snprintf(buf + at, n - at, ", stragglers %s", cfg->straggler);
 }
 
 /* The speedup figure: one line per strategy over the varied option, the

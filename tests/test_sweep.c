@@ -404,6 +404,36 @@ Test(sweep, plan_notes_and_the_header_say_what_ran)
     run_free(&r);
 }
 
+/* The header, the table's columns and the figures' titles say what ran:
+ * --vary batch showed two batch columns, --vary steps a header with the
+ * default 20 steps, --vary straggler a figure titled "stragglers none". */
+Test(sweep, the_header_and_columns_say_the_varied_value_once)
+{
+    struct run r = SWEEP_OK("--vary", "batch=128,256", "--strategies", "mirrored", "--steps", "2");
+    const char *row = strstr(r.out, "\n\nstrategy");
+    cr_assert_not_null(row, "%s", r.out);
+    const char *end = strchr(row + 2, '\n'), *second = strstr(strstr(row, "batch") + 1, "batch");
+    cr_expect(!second || second > end, "one batch column:\n%s", r.out);
+    cr_expect_not_null(strstr(r.out, "mirrored        4    256"), "%s", r.out);
+    run_free(&r);
+    r = SWEEP_OK("--vary", "steps=2,3", "--strategies", "mirrored");
+    const char *header = "sweep of steps over 2, 3; 4 devices, batch 256, simulated on "
+                         "h100-nvlink-ib, stragglers none\n";
+    cr_expect(!strncmp(r.out, header, strlen(header)), "no step count: %s", r.out);
+    run_free(&r);
+    const char *dir = test_tmp_path("fig");
+    r = SWEEP_OK("--vary", "straggler=none,exp:0.5", "--strategies", "mirrored", "--steps", "2",
+                 "--plot", dir);
+    run_free(&r);
+    char gp[256];
+    snprintf(gp, sizeof gp, "%s/speedup.gp", dir);
+    char *script = test_slurp(gp);
+    cr_expect_not_null(strstr(script, "over straggler, simulated on h100-nvlink-ib; "
+                              "mlp:784-256-256-256-10, batch 256 (strong scaling)'"), "%s", script);
+    cr_expect_null(strstr(script, "stragglers"), "%s", script);
+    free(script);
+}
+
 /* core/report_read.c reads a sweep document's points[].report. */
 Test(sweep, the_json_reads_back_as_report_documents)
 {
