@@ -83,8 +83,9 @@ struct speedup_point {
 };
 
 /* speedup.* (speedup against x, with the ideal y = x when ideal_line) and
- * efficiency.* from one data file speedup.dat; a line per strategy; log2 x
- * (and log2 speedup) axes when every x is a power of two. */
+ * efficiency.*, each from its own NAME.dat and NAME.gp (the same points); a
+ * line per strategy; log2 x (and log2 speedup) axes when every x is a power
+ * of two. */
 int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bool ideal_line,
                  const struct plot_opts *o, struct err *e);
 

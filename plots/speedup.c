@@ -1,5 +1,6 @@
 /* speedup.* and efficiency.*: what more devices (or another varied value)
- * buy, a line per strategy, against the ideal. */
+ * buy, a line per strategy, against the ideal. Each figure has its own
+ * NAME.dat and NAME.gp, as `strata plot --help` says every figure has. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,12 +42,15 @@ static bool seen_before(const struct speedup_point *pts, int i)
     return false;
 }
 
-/* One figure: column col (2 speedup, 3 efficiency) of every block. */
+/* One figure, drawn from fig.dat: column col (2 speedup, 3 efficiency) of
+ * every block. */
 static void figure(struct text *gp, const char *fig, const char *lead, const char *ylabel,
                    int col, const char *const *titles, int blocks, const char *x_label,
                    bool log_x, bool log_y, const char *ideal, const char *key,
                    const struct plot_opts *o)
 {
+    script_begin(gp, fig, col == 2 ? "speedup, a line per strategy"
+                                   : "efficiency (speedup / ideal), a line per strategy");
     script_figure_titled(gp, fig, 1000, 700, 30, lead, o->title);
     text_printf(gp, "    set xlabel ");
     text_quoted(gp, x_label);
@@ -59,14 +63,23 @@ static void figure(struct text *gp, const char *fig, const char *lead, const cha
         /* a dash pattern and a point type a strategy, as in the convergence
          * plot: equal speedups (ps-ssp whose bound never binds, and
          * ps-async) then both show */
-        text_printf(gp, "%s'speedup.dat' index %d using 1:%d with linespoints lt %d dt %d pt %d "
-                        "ps 1.2 lw 1.5 title ", b ? ", \\\n         " : "    plot ", b, col, b + 1,
-                    b % 5 + 1, b % 7 + 4);
+        text_printf(gp, "%s'%s.dat' index %d using 1:%d with linespoints lt %d dt %d pt %d "
+                        "ps 1.2 lw 1.5 title ", b ? ", \\\n         " : "    plot ", fig, b, col,
+                    b + 1, b % 5 + 1, b % 7 + 4);
         text_quoted(gp, titles[b]);
     }
     if (ideal) text_printf(gp, ", \\\n         %s with lines dt 2 lc rgb 'gray40' title 'ideal'", ideal);
     text_printf(gp, "\n");
     script_figure_end(gp);
+}
+
+/* A data file: its header line, then the blocks of body. */
+static void data_file(struct text *dat, const char *what, const struct text *body)
+{
+    text_printf(dat, "# strata %s data: a block per strategy (gnuplot's index), a line per "
+                     "point by ascending x: x speedup efficiency\n", what);
+    text_printf(dat, "%s", body->s ? body->s : "");
+    dat->is_failed |= body->is_failed;
 }
 
 int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bool ideal_line,
@@ -83,9 +96,7 @@ int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bo
     if (!x_label || !*x_label) x_label = "x";
     bool log_x = true, speedups_positive = true;
     double x_lo = INFINITY, x_hi = -INFINITY;
-    struct text dat = {0}, gp = {0};
-    text_printf(&dat, "# strata speedup data: a block per strategy (gnuplot's index), a line per "
-                      "point by ascending x: x speedup efficiency\n");
+    struct text dat = {0}, gp = {0}, eff_dat = {0}, eff_gp = {0};
     int blocks = 0;
     for (int i = 0; i < n; i++) {
         if (seen_before(pts, i)) continue;
@@ -112,13 +123,21 @@ int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bo
         text_free(&dat);
         return err_set(e, ERR_INPUT, "speedup plot: no point has a finite x and speedup");
     }
-    script_begin(&gp, "speedup", "speedup and efficiency, a line per strategy");
+    /* The same points in both data files: each script reads its own. */
+    struct text body = dat;
+    dat = (struct text){0};
+    data_file(&dat, "speedup", &body);
+    data_file(&eff_dat, "efficiency", &body);
+    text_free(&body);
     /* On log2 axes both ways, ideal scaling is the diagonal. */
     figure(&gp, "speedup", "Speedup", "speedup (x one device)", 2, titles, blocks, x_label, log_x,
            log_x && speedups_positive, ideal_line ? "x" : NULL, "top left", o);
-    figure(&gp, "efficiency", "Efficiency", "efficiency (speedup / ideal)", 3, titles, blocks,
+    figure(&eff_gp, "efficiency", "Efficiency", "efficiency (speedup / ideal)", 3, titles, blocks,
            x_label, log_x, false, ideal_line ? "1" : NULL, "bottom left", o);
     int rc = plot_render(o, "speedup", &dat, &gp, e);
+    if (rc == 0) rc = plot_render(o, "efficiency", &eff_dat, &eff_gp, e);
+    text_free(&eff_dat);   /* when the speedup figure failed */
+    text_free(&eff_gp);
     free(idx);
     free(titles);
     return rc;

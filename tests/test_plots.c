@@ -354,8 +354,20 @@ Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
     cr_expect_not_null(strstr(gp, "'speedup (x one device)'"));
     cr_expect_not_null(strstr(gp, "title 'ideal'"), "no ideal line");
     free(gp);
+    /* `strata plot --help`: each figure beside its NAME.dat and NAME.gp
+     * (efficiency.* came from speedup.gp, with no efficiency.gp to find) */
     expect_figure(test_tmp_dir, "speedup", "speedup");
-    expect_figure(test_tmp_dir, "speedup", "efficiency");
+    expect_figure(test_tmp_dir, "efficiency", "efficiency");
+    gp = test_slurp(test_tmp_path("efficiency.gp"));
+    cr_expect_not_null(strstr(gp, "plot 'efficiency.dat' index 0 using 1:3 "), "%s", gp);
+    cr_expect_null(strstr(gp, "speedup.dat"), "%s", gp);
+    free(gp);
+    gp = test_slurp(test_tmp_path("speedup.gp"));
+    cr_expect_null(strstr(gp, "efficiency.png"), "speedup.gp draws speedup only: %s", gp);
+    free(gp);
+    dat = test_slurp(test_tmp_path("efficiency.dat"));
+    cr_expect_not_null(strstr(dat, "1 1 1\n2 1.9 0.95\n4 3.6 0.9\n8 6.4 0.8\n"), "%s", dat);
+    free(dat);
 }
 
 Test(plots, speedup_over_other_values_keeps_a_linear_axis)
@@ -674,7 +686,7 @@ Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
     r = RUN("plot", sweep, val, "--plot", out);
     cr_assert_eq(r.status, 0, "strata plot: %s", r.err);
     expect_figure(out, "speedup", "speedup");
-    expect_figure(out, "speedup", "efficiency");
+    expect_figure(out, "efficiency", "efficiency");
     expect_figure(out, "validation", "validation");
     int data, headers;
     count_lines(file_in(out, "speedup.dat"), &data, &headers);
