@@ -45,25 +45,6 @@ static bool same_figures(const struct report *a, const struct report *b)
            (!a->has_final || a->final.test_accuracy == b->final.test_accuracy);
 }
 
-/* ps-ssp's twin: its bound K (--staleness) is in steps, a worker's lead over
- * the slowest; it waits only past K (core/ps_policy.h), so a largest lead
- * L <= K means no pull ever waited and the run is ps-async's. */
-static void explain_ssp(FILE *out, const struct report *ssp, const struct report *twin)
-{
-    long long k = ssp->config ? ssp->config->staleness : -1;
-    long long l = (long long)ssp->max_step_lead;
-    int w = ssp->devices;
-    fprintf(out, "  note: %s ran exactly as %s: its bound K = %lld steps (--staleness: a pull "
-            "waits while its worker\n  is more than K steps ahead of the slowest) never held a "
-            "pull: the largest lead was L = %lld step%s.\n", ssp->strategy, twin->strategy,
-            k, l, l == 1 ? "" : "s");
-    if (w < 2) return;   /* one worker: no one else's updates to count */
-    fprintf(out, "  Staleness counts versions, the updates of all %d workers: a lead of L steps "
-            "allows about %d (L + 1) = %lld;\n  the largest here was %lld. Slow one worker "
-            "down (--straggler slow:1=3) to make K bind.\n", w, w - 1,
-            (long long)(w - 1) * (l + 1), (long long)ssp->staleness.max);
-}
-
 /* "A and B", "A, B and C": the strategies of rs[members[0..n)]. */
 static void print_names(FILE *out, const struct report *const *rs, const int *members, int n)
 {
@@ -71,12 +52,45 @@ static void print_names(FILE *out, const struct report *const *rs, const int *me
         fprintf(out, "%s%s", k == 0 ? "" : k == n - 1 ? " and " : ", ", rs[members[k]]->strategy);
 }
 
+static const char same_figures_said[] = "ran exactly alike here (the same step time, breakdown "
+                                        "and staleness)";
+
+/* ps-ssp among its twins rs[members[0..m)]: its bound K (--staleness) is in
+ * steps, a worker's lead over the slowest; it waits only past K
+ * (core/ps_policy.h), so a largest lead L <= K means no pull ever waited
+ * and the run is ps-async's. With one twin the note names it; with more,
+ * the group is named once and the bound explained after it. */
+static void explain_ssp(FILE *out, const struct report *ssp, const struct report *const *rs,
+                        const int *members, int m)
+{
+    long long k = ssp->config ? ssp->config->staleness : -1;
+    long long l = (long long)ssp->max_step_lead;
+    int w = ssp->devices;
+    if (m == 2) {
+        const struct report *twin = rs[members[rs[members[0]] == ssp ? 1 : 0]];
+        fprintf(out, "  note: %s ran exactly as %s: its bound", ssp->strategy, twin->strategy);
+    } else {
+        fprintf(out, "  note: ");
+        print_names(out, rs, members, m);
+        fprintf(out, " %s:\n  %s's bound", same_figures_said, ssp->strategy);
+    }
+    fprintf(out, " K = %lld steps (--staleness: a pull "
+            "waits while its worker\n  is more than K steps ahead of the slowest) never held a "
+            "pull: the largest lead was L = %lld step%s.\n", k, l, l == 1 ? "" : "s");
+    if (w < 2) return;   /* one worker: no one else's updates to count */
+    fprintf(out, "  Staleness counts versions, the updates of all %d workers: a lead of L steps "
+            "allows about %d (L + 1) = %lld;\n  the largest here was %lld. Slow one worker "
+            "down (--straggler slow:1=3) to make K bind.\n", w, w - 1,
+            (long long)(w - 1) * (l + 1), (long long)ssp->staleness.max);
+}
+
 bool note_identical_rows(FILE *out, const struct report *const *rs, int n)
 {
     /* Equal figures are an equivalence (exact equality): one note a group,
      * not one a pair (on one device eight strategies are the same step,
-     * which made 28 notes). ps-ssp whose bound never held is explained
-     * against its first twin, and the rest of its group noted apart. */
+     * which made 28 notes). A group with ps-ssp whose bound never held says
+     * why in its one note (it was two: "ps-ssp ran exactly as ps-sync" and
+     * "ps-sync and ps-async ran alike"). */
     bool said = false;
     bool *is_grouped = calloc((size_t)n + 1, sizeof *is_grouped);
     int *members = calloc((size_t)n + 1, sizeof *members);
@@ -94,14 +108,12 @@ bool note_identical_rows(FILE *out, const struct report *const *rs, int n)
             if (!strcmp(rs[members[k]]->strategy, "ps-ssp")) ssp = k;
         const struct report *r = ssp >= 0 ? rs[members[ssp]] : NULL;
         if (r && r->has_step_lead && r->config && r->max_step_lead <= r->config->staleness) {
-            explain_ssp(out, r, rs[members[ssp == 0 ? 1 : 0]]);
-            /* the others, in order */
-            memmove(&members[ssp], &members[ssp + 1], (size_t)(m - ssp - 1) * sizeof *members);
-            if (--m < 2) continue;
+            explain_ssp(out, r, rs, members, m);
+            continue;
         }
         fprintf(out, "  note: ");
         print_names(out, rs, members, m);
-        fprintf(out, " ran exactly alike here (the same step time, breakdown and staleness).\n");
+        fprintf(out, " %s.\n", same_figures_said);
     }
     free(is_grouped);
     free(members);

@@ -106,8 +106,10 @@ Test(table_notes, identical_rows_generic_when_not_ssp)
 }
 
 /* Equal rows are one note a group: on one device eight strategies ran the
- * same step and made 28 pairwise notes. ps-ssp is explained against its
- * first twin and the rest of its group is noted apart. */
+ * same step and made 28 pairwise notes. A group with ps-ssp whose bound
+ * never held is one note too, naming the group and then ps-ssp's bound (it
+ * was two: "ps-ssp ran exactly as ps-async" and "ps-async, mirrored and
+ * model ran exactly alike", one group seemingly two). */
 Test(table_notes, identical_rows_are_one_note_a_group)
 {
     struct report r[4];
@@ -118,14 +120,27 @@ Test(table_notes, identical_rows_are_one_note_a_group)
     snprintf(r[3].strategy, sizeof r[3].strategy, "model");
     const struct report *rs[] = {&r[0], &r[1], &r[2], &r[3]};
     char *out = said(note_identical_rows, rs, 4);
-    cr_expect_not_null(strstr(out, "ps-ssp ran exactly as ps-async"), "%s", out);
-    cr_expect_not_null(strstr(out, "note: ps-async, mirrored and model ran exactly alike"), "%s",
-                       out);
+    cr_expect_not_null(strstr(out, "  note: ps-async, ps-ssp, mirrored and model ran exactly alike "
+                                   "here (the same step time, breakdown and staleness):\n  ps-ssp's "
+                                   "bound K = 4 steps (--staleness: "), "%s", out);
+    cr_expect_not_null(strstr(out, "the largest lead was L = 1 step.\n"), "%s", out);
     int notes = 0;
     for (const char *p = out; (p = strstr(p, "note:")); p++) notes++;
-    cr_expect_eq(notes, 2, "one note a group, not one a pair:\n%s", out);
+    cr_expect_eq(notes, 1, "one note a group, not one a pair:\n%s", out);
     free(out);
     for (int i = 0; i < 4; i++) report_release(&r[i]);
+}
+
+/* The case seen: on one device ps-sync, ps-async and ps-ssp are one step. */
+Test(table_notes, one_device_parameter_servers_are_one_note)
+{
+    struct run r = RUN("compare", "--devices", "1", "--steps", "3", "--strategies",
+                       "ps-sync,ps-async,ps-ssp");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "note: ps-sync, ps-async and ps-ssp ran exactly alike"), "%s",
+                       r.out);
+    cr_expect_null(strstr(r.out, "ran exactly as"), "%s", r.out);
+    run_free(&r);
 }
 
 /* pipelined-steps whose lag outlasts its steps applies nothing: its 0
