@@ -143,12 +143,45 @@ static int share_at(const struct json_at *up, const char *key, const char *sub, 
     return check_share(&f, x);
 }
 
-/* A curve's [step, time_s, value] triples: time known and >= 0, value a
- * loss (>= 0) or an accuracy ([0, 1]), or null. */
+/* How long the run took, as its report says it: the longest rank's
+ * compute + comm + idle + down (each rank's time to its end, core/
+ * analysis.c), or its mean step time over the steps its curves reach,
+ * whichever is more (a report need not have both). No curve point is
+ * measured after the run's end. NaN when a null among them leaves it
+ * unknown (the larger could be the null). */
+static double run_length_s(const struct report *r)
+{
+    double length_s = 0;
+    for (int i = 0; i < r->n_per_rank; i++) {
+        const struct rank_time *t = &r->per_rank[i];
+        double rank_s = t->compute_s + t->comm_s + t->idle_s + t->down_s;
+        if (isnan(rank_s)) return NAN;
+        if (rank_s > length_s) length_s = rank_s;
+    }
+    int64_t steps = 0;
+    for (int i = 0; i < r->n_loss_curve; i++)
+        if (r->loss_curve[i].step + 1 > steps) steps = r->loss_curve[i].step + 1;
+    for (int i = 0; i < r->n_accuracy_curve; i++)
+        if (r->accuracy_curve[i].step + 1 > steps) steps = r->accuracy_curve[i].step + 1;
+    double by_steps_s = steps ? r->step_time_s.mean * (double)steps : 0;
+    return isnan(by_steps_s) ? NAN : by_steps_s > length_s ? by_steps_s : length_s;
+}
+
+/* A curve point may come this far past run_length_s: a real rank notes its
+ * loss just after its step's last span (microseconds later), and a report
+ * edited by hand rounds; a time beyond it (1e308 s) is no run's, and
+ * gnuplot drew it. */
+#define CURVE_END_SLACK_S 1.0
+#define CURVE_END_SLACK_FRACTION 0.01
+
+/* A curve's [step, time_s, value] triples: time known, >= 0 and within the
+ * run (run_s, with the slack above, when known), value a loss (>= 0) or an
+ * accuracy ([0, 1]), or null. */
 static int check_curve(const struct json_at *at, const char *key, int n, const void *points,
                        size_t point_bytes, size_t time_offset, size_t value_offset,
-                       bool is_share)
+                       bool is_share, double run_s)
 {
+    double last_s = run_s * (1 + CURVE_END_SLACK_FRACTION) + CURVE_END_SLACK_S;
     struct json_at c = json_key(at, key);
     for (int i = 0; i < n; i++) {
         const char *p = (const char *)points + (size_t)i * point_bytes;
@@ -162,6 +195,10 @@ static int check_curve(const struct json_at *at, const char *key, int n, const v
          * which failed ("x range is invalid") */
         if (isnan(time_s)) return json_bad(&ft, "is null: a curve point's time is always known");
         TRY(check_time(&ft, time_s));
+        if (time_s > last_s)   /* false when last_s is NaN: the run's length unknown */
+            return json_bad(&ft, "is %g s, after the run's end (%g s, by its per_rank times "
+                            "and step time): a curve point's time is when the run measured it",
+                            time_s, run_s);
         TRY(is_share ? check_share(&fv, value) : check_time(&fv, value));
     }
     return 0;
@@ -179,12 +216,13 @@ static int check_ranges(const struct report *r, const struct json_at *at)
     TRY(share_at(at, "breakdown", "down", r->breakdown.down));
     TRY(share_at(at, "bubble_fraction", NULL, r->bubble_fraction));
     TRY(time_at(at, "staleness", "mean", r->staleness.mean));
+    double run_s = run_length_s(r);
     TRY(check_curve(at, "loss_curve", r->n_loss_curve, r->loss_curve, sizeof *r->loss_curve,
                     offsetof(struct loss_point, time_s), offsetof(struct loss_point, loss),
-                    false));
+                    false, run_s));
     TRY(check_curve(at, "accuracy_curve", r->n_accuracy_curve, r->accuracy_curve,
                     sizeof *r->accuracy_curve, offsetof(struct accuracy_point, time_s),
-                    offsetof(struct accuracy_point, accuracy), true));
+                    offsetof(struct accuracy_point, accuracy), true, run_s));
     if (r->has_final) {
         TRY(time_at(at, "final", "loss", r->final.loss));
         TRY(share_at(at, "final", "test_accuracy", r->final.test_accuracy));

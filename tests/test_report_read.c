@@ -1062,6 +1062,24 @@ Test(report_read, a_curve_point_without_its_time_is_refused)
     cJSON_Delete(j);
 }
 
+/* A curve time of 1e308 s passed the reader (finite, >= 0) and reached
+ * gnuplot. A point is measured while the run runs: the fixture's run ends
+ * at 12.625 s (its mean step time, 0.125 s, x the 101 steps its loss curve
+ * reaches; its per_rank times end sooner), and 1 s + 1% of slack past it
+ * is kept for a real rank's clock. */
+Test(report_read, a_curve_time_after_the_run_is_refused)
+{
+    expect_bad_value("loss_curve[1][1]", cJSON_CreateNumber(1e308),
+                     "\"loss_curve[1][1]\" is 1e+308 s, after the run's end (12.625 s");
+    expect_bad_value("loss_curve[1][1]", cJSON_CreateNumber(14), "after the run's end");
+    cJSON *j = valid_tree();
+    replace_at(j, "loss_curve[1][1]", cJSON_CreateNumber(13.5));   /* within the slack */
+    struct report_doc d = parse_tree(j);
+    cr_expect_eq(d.reports[0].loss_curve[1].time_s, 13.5);
+    report_doc_release(&d);
+    cJSON_Delete(j);
+}
+
 Test(report_read, rounding_below_zero_and_null_are_still_read)
 {
     /* an idle time computed as a difference may round to -1e-12 s */
