@@ -7,6 +7,7 @@
  * with jq: r.json: "reports[1].staleness.histogram[3]" is -2, not ... */
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,22 +171,30 @@ static double run_length_s(const struct report *r)
 /* A curve point may come this far past run_length_s: a real rank notes its
  * loss just after its step's last span (microseconds later), and a report
  * edited by hand rounds; a time beyond it (1e308 s) is no run's, and
- * gnuplot drew it. */
+ * gnuplot drew it. An accuracy point is bounded so only when a later step
+ * trained after it: a real run's final evaluation comes after its last
+ * span, and no figure of the report says how long it took. */
 #define CURVE_END_SLACK_S 1.0
 #define CURVE_END_SLACK_FRACTION 0.01
 
-/* A curve's [step, time_s, value] triples: time known, >= 0 and within the
- * run (run_s, with the slack above, when known), value a loss (>= 0) or an
- * accuracy ([0, 1]), or null. */
+_Static_assert(offsetof(struct loss_point, step) == 0 &&
+                   offsetof(struct accuracy_point, step) == 0,
+               "check_curve reads a point's step at its start");
+
+/* A curve's [step, time_s, value] triples: time known, >= 0 and, for a
+ * step before before_step, within the run (run_s, with the slack above,
+ * when known); value a loss (>= 0) or an accuracy ([0, 1]), or null. */
 static int check_curve(const struct json_at *at, const char *key, int n, const void *points,
                        size_t point_bytes, size_t time_offset, size_t value_offset,
-                       bool is_share, double run_s)
+                       bool is_share, double run_s, int64_t before_step)
 {
     double last_s = run_s * (1 + CURVE_END_SLACK_FRACTION) + CURVE_END_SLACK_S;
     struct json_at c = json_key(at, key);
     for (int i = 0; i < n; i++) {
         const char *p = (const char *)points + (size_t)i * point_bytes;
         double time_s, value;
+        int64_t step;   /* the first member of both kinds of point */
+        memcpy(&step, p, sizeof step);
         memcpy(&time_s, p + time_offset, sizeof time_s);
         memcpy(&value, p + value_offset, sizeof value);
         struct json_at ci = json_index(&c, i);
@@ -195,7 +204,7 @@ static int check_curve(const struct json_at *at, const char *key, int n, const v
          * which failed ("x range is invalid") */
         if (isnan(time_s)) return json_bad(&ft, "is null: a curve point's time is always known");
         TRY(check_time(&ft, time_s));
-        if (time_s > last_s)   /* false when last_s is NaN: the run's length unknown */
+        if (step < before_step && time_s > last_s)   /* false when last_s is NaN: unknown */
             return json_bad(&ft, "is %g s, after the run's end (%g s, by its per_rank times "
                             "and step time): a curve point's time is when the run measured it",
                             time_s, run_s);
@@ -217,12 +226,17 @@ static int check_ranges(const struct report *r, const struct json_at *at)
     TRY(share_at(at, "bubble_fraction", NULL, r->bubble_fraction));
     TRY(time_at(at, "staleness", "mean", r->staleness.mean));
     double run_s = run_length_s(r);
+    int64_t last_loss_step = -1;
+    for (int i = 0; i < r->n_loss_curve; i++)
+        if (r->loss_curve[i].step > last_loss_step) last_loss_step = r->loss_curve[i].step;
     TRY(check_curve(at, "loss_curve", r->n_loss_curve, r->loss_curve, sizeof *r->loss_curve,
                     offsetof(struct loss_point, time_s), offsetof(struct loss_point, loss),
-                    false, run_s));
+                    false, run_s, INT64_MAX));
+    /* an evaluation after step s (its step: s + 1 steps done) came before
+     * step s + 1 trained when a loss point of a later step exists */
     TRY(check_curve(at, "accuracy_curve", r->n_accuracy_curve, r->accuracy_curve,
                     sizeof *r->accuracy_curve, offsetof(struct accuracy_point, time_s),
-                    offsetof(struct accuracy_point, accuracy), true, run_s));
+                    offsetof(struct accuracy_point, accuracy), true, run_s, last_loss_step + 1));
     if (r->has_final) {
         TRY(time_at(at, "final", "loss", r->final.loss));
         TRY(share_at(at, "final", "test_accuracy", r->final.test_accuracy));
