@@ -341,6 +341,30 @@ Test(cli, two_outputs_on_one_path_are_refused_naming_both, .timeout = 120,
                         "--data", "synthetic", "--json", "o", "--save-params", "o");
 }
 
+/* compare --trace T writes one trace per strategy, T with the strategy's
+ * name before its extension; those paths were checked against nothing:
+ * --trace o.json --json o.mirrored.json exited 0 with the compare's JSON
+ * replaced by mirrored's trace, and -f o.ps-sync.conf --trace o.conf put
+ * ps-sync's trace over the scenario file. */
+Test(cli, a_strategys_trace_on_another_outputs_path_is_refused, .init = enter_dir_with_inputs,
+     .fini = leave_dir_with_inputs)
+{
+    REFUSED_BEFORE_WORK("--json", "'o.mirrored.json'", 2, "compare", "--strategies",
+                        "mirrored,ps-sync", "--steps", "2", "--trace", "o.json", "--json",
+                        "o.mirrored.json");
+    REFUSED_BEFORE_WORK("--trace", "--csv", 2, "compare", "--strategies", "mirrored,ps-sync",
+                        "--steps", "2", "--trace", "o.json", "--csv", "./o.ps-sync.json");
+    FILE *f = fopen("o.ps-sync.conf", "w");
+    cr_assert_not_null(f);
+    fputs("steps = 2\n", f);
+    fclose(f);
+    REFUSED_BEFORE_WORK("-f", "'o.ps-sync.conf'", 3, "compare", "--strategies",
+                        "mirrored,ps-sync", "-f", "o.ps-sync.conf", "--trace", "o.conf");
+    char *conf = test_slurp("o.ps-sync.conf");
+    cr_expect_str_eq(conf, "steps = 2\n", "the scenario file is still the scenario");
+    free(conf);
+}
+
 /* An output on a file the command reads: replay --json t.json t.json
  * exited 0 with its trace replaced by the replay, plot --html r.json
  * r.json put the page over the report. */
