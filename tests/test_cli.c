@@ -534,6 +534,41 @@ Test(cli, bad_simulator_options_exit_2_naming_the_option)
                      "--nodes", NULL);
 }
 
+/* --save-params was in the help of compare, sweep, validate and calibrate,
+ * taken, and ignored: compare --mode real exited 0 and wrote no file (a
+ * simulated compare even noted it as read by --mode real). They keep no
+ * trained model: refused, naming strata real, and not offered. No
+ * launcher is to be found, so nothing here can start an MPI job. */
+Test(cli, save_params_is_refused_where_no_model_is_kept)
+{
+    setenv("STRATA_MPIRUN", "/nonexistent/mpirun", 1);
+    const char *const p = "/tmp/strata-test-never-written.bin";
+    expect_refused(RUN("compare", "--steps", "2", "--save-params", p), "--save-params",
+                   "strata real");
+    expect_refused(RUN("compare", "--mode", "real", "--np", "2", "--steps", "2", "--data",
+                       "synthetic", "--save-params", p),
+                   "--save-params", "strata real");
+    expect_refused(RUN("sweep", "--devices", "1,2", "--steps", "2", "--save-params", p),
+                   "--save-params", "strata real");
+    expect_refused(RUN("validate", "--cluster", "cpu-loopback", "--np", "2", "--steps", "2",
+                       "--save-params", p),
+                   "--save-params", "strata real");
+    expect_refused(RUN("calibrate", "--data", "synthetic", "--save-params", p), "--save-params",
+                   "strata real");
+    unsetenv("STRATA_MPIRUN");
+    cr_expect_neq(access(p, F_OK), 0, "%s was written", p);
+    const char *const commands[] = {"compare", "sweep", "validate", "calibrate"};
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        struct run h = RUN(commands[i], "--help");
+        cr_expect_null(strstr(h.out, "--save-params"), "%s --help offers --save-params",
+                       commands[i]);
+        run_free(&h);
+    }
+    struct run h = RUN("real", "--help");
+    cr_expect_not_null(strstr(h.out, "--save-params"), "real --help lost --save-params");
+    run_free(&h);
+}
+
 /* pipeline-interleaved lowers the default --chunks 2 to what the model's
  * layers allow: the report's config records the chunks it ran with. */
 Test(cli, a_lowered_chunks_default_is_what_the_report_records)
