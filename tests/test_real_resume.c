@@ -347,3 +347,19 @@ Test(resume, a_checkpoint_dir_that_is_a_file_is_refused_before_the_launch)
 {
     expect_checkpoint_dir_refused(test_tmp_file("plain", "not a directory\n"), "not a directory");
 }
+
+/* --checkpoint-dir without --checkpoint-every (and no --hostfile, whose
+ * commits go there) was taken and dropped: no checkpoint, no word, the
+ * directory never made. So was --supervisor-address without --hostfile.
+ * Both are refused before the launch, naming what they need. */
+Test(resume, launch_options_that_need_another_are_refused_alone)
+{
+    setenv("STRATA_MPIRUN", test_tmp_path("no-launcher-here"), 1);
+    expect_refused(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "4", "--checkpoint-dir", test_tmp_path("ck")),
+                   "--checkpoint-dir", "--checkpoint-every");
+    expect_refused(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "4", "--supervisor-address", "127.0.0.1"),
+                   "--supervisor-address", "--hostfile");
+    unsetenv("STRATA_MPIRUN");
+}
