@@ -177,10 +177,12 @@ int calib_measure_relaunch(const struct config *cfg, const struct workload *wl,
     job->n_positional = 0;
     /* a rank dies as step 2 starts (below); every rank starts again from
      * scratch (no checkpoint: its reading is timed above) and runs the 4
-     * steps */
+     * steps; calibrate's --checkpoint-dir is where the reading and writing
+     * were timed, nothing of these jobs' */
     static const char *const set[][2] = {{"steps", "4"},
                                          {"on-failure", "restart"}, {"checkpoint-every", "0"},
-                                         {"eval-every", "0"}, {"resume", ""}};
+                                         {"checkpoint-dir", ""}, {"eval-every", "0"},
+                                         {"resume", ""}};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof set / sizeof set[0]; i++)
         rc = config_set(job, set[i][0], set[i][1], ~0u, e);

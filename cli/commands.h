@@ -29,6 +29,9 @@ int cmd_real(const struct command *self, int argc, char **argv);
  * the options of its groups it refuses. */
 int cmd_replay(const struct command *self, int argc, char **argv);
 extern const char *const replay_refused[];
+/* --save-params, refused by the commands that keep no trained model
+ * (scenario_load refuses it with that reason). */
+extern const char *const keeps_no_model_refused[];
 int cmd_schedule(const struct command *self, int argc, char **argv);
 extern const char *const schedule_refused[];
 int cmd_sim(const struct command *self, int argc, char **argv);

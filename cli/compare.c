@@ -21,6 +21,18 @@ static void show_progress(void *ctx, const char *strategy, int done, int total)
     fprintf(stderr, "\rsimulating %-16s (%d of %d)", strategy, done + 1, total);
 }
 
+/* Each strategy's --trace file, before any run: not another output's path. */
+static int check_traces(const struct config *cfg, const struct strategy *const *list, size_t n,
+                        struct err *e)
+{
+    const char **names = XCALLOC(e, n ? n : 1, sizeof *names);
+    if (!names) return ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) names[i] = list[i]->name;
+    int rc = outputs_check_traces(cfg, names, (int)n, e);
+    free(names);
+    return rc;
+}
+
 int cmd_compare(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
@@ -40,6 +52,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     if (rc == 0 && !(list = calloc(strategy_count, sizeof *list)))
         rc = err_set(&e, ERR_NOMEM, "out of memory");
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
+    if (rc == 0) rc = check_traces(&s.cfg, list, n, &e);
     if (rc == 0 && !(numerics = run_numerics_create(&e))) rc = ERR_NOMEM;
     bool progress = isatty(STDERR_FILENO);
     /* -j: the strategies in workers, unless the runs' spans are wanted here */

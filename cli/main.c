@@ -20,6 +20,12 @@
     (OPTG_SCENARIO | OPTG_COMPARE | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |        \
      OPTG_EXEC | OPTG_LAUNCH | OPTG_OUTPUT | OPTG_PLOT | OPTG_LIMITS | OPTG_HTML)
 
+/* The commands that keep no trained model (compare, sweep and validate run
+ * several, calibrate times one): their groups hold --save-params, which
+ * they listed, took and ignored; scenario_load refuses it, and their help
+ * leaves it out. */
+const char *const keeps_no_model_refused[] = {"save-params", NULL};
+
 static const struct command commands[] = {
     {"compare", "several strategies on one scenario, simulated or real: one table (the default)",
      "Simulates every strategy (or --strategies) on one scenario and prints one row each:\n"
@@ -34,7 +40,7 @@ static const struct command commands[] = {
      "A simulated compare runs its strategies in -j N processes (one per core by default)\n"
      "while it simulates the baseline: the output is -j 1's, byte for byte. With --trace,\n"
      "--timeline, --plot or --html it runs in one process.",
-     STRATEGIES_GROUPS | OPTG_JOBS, cmd_compare, NULL},
+     STRATEGIES_GROUPS | OPTG_JOBS, cmd_compare, keeps_no_model_refused},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
@@ -68,7 +74,7 @@ static const struct command commands[] = {
      "--plot DIR and --plot-terminal the speedup figure. A simulated sweep runs its points\n"
      "in -j N processes (one per core by default), and under `mpirun -np R strata sweep`\n"
      "over the ranks, rank 0 printing: the output is -j 1's, byte for byte.",
-     STRATEGIES_GROUPS | OPTG_SWEEP | OPTG_JOBS, cmd_sweep, NULL},
+     STRATEGIES_GROUPS | OPTG_SWEEP | OPTG_JOBS, cmd_sweep, keeps_no_model_refused},
     {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"
@@ -135,7 +141,7 @@ static const struct command commands[] = {
      "strategies' ranking, the largest staleness TVD, and the machine's load before and\n"
      "after. --json writes { \"strata_validate\": 2, \"load\", \"cells\": [{..., \"rows\"}],\n"
      "\"summary\" } with both reports of each row; --plot DIR draws predicted against measured.",
-     STRATEGIES_GROUPS | OPTG_VALIDATE, cmd_validate, NULL},
+     STRATEGIES_GROUPS | OPTG_VALIDATE, cmd_validate, keeps_no_model_refused},
     {"calibrate", "measure this machine into a cluster profile for the simulator",
      "Measures this machine for the simulator, on 2 MPI ranks (it relaunches itself under\n"
      "mpirun; `mpirun -np N strata calibrate` uses the ranks it is given): the device's\n"
@@ -147,7 +153,7 @@ static const struct command commands[] = {
      "all-reduce's per-byte reduction (gamma) to the all-reduce; the cores the ranks share.\n"
      "Prints the profile; -o FILE writes it (nothing is written without -o).",
      OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_LAUNCH | OPTG_CALIBRATE,
-     cmd_calibrate, NULL},
+     cmd_calibrate, keeps_no_model_refused},
     {"lab", "the course: one lab per tradeoff, its claim tested on a run (--check)",
      "Without NAME, lists the labs of labs/ in course order, one line each. With NAME (the\n"
      "file's name, its number, or its name without the number), prints the lab's claim and\n"

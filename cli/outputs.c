@@ -91,30 +91,39 @@ static int check_not_input(const struct config *cfg, const char *option, const c
     return 0;
 }
 
-int outputs_check(const struct config *cfg, struct err *e)
+/* Every output, with the option that names it; the directories last. */
+struct output {
+    const char *option, *path;
+};
+enum { N_OUTPUTS = 8, FIRST_OUTPUT_DIR = N_OUTPUTS - 2 };
+
+static void outputs_of(const struct config *cfg, struct output outs[N_OUTPUTS])
 {
-    /* Every output, with the option that names it; the directories last. */
-    const struct {
-        const char *option, *path;
-    } outs[] = {
+    const struct output all[N_OUTPUTS] = {
         {"--json", cfg->json_path},        {"--csv", cfg->csv_path},
         {"--trace", cfg->trace_path},      {"--html", cfg->html_path},
         {"--save-params", cfg->save_params}, {"--output", cfg->output},
         {"--plot", cfg->plot_dir},         {"--chakra", cfg->chakra_dir},
     };
-    enum { N_OUTS = sizeof outs / sizeof outs[0], FIRST_DIR = N_OUTS - 2 };
+    memcpy(outs, all, sizeof all);
+}
+
+int outputs_check(const struct config *cfg, struct err *e)
+{
+    struct output outs[N_OUTPUTS];
+    outputs_of(cfg, outs);
     /* One path for two outputs: the second written would replace the first
      * (or, a directory, refuse to be made where the file is). */
-    for (int i = 0; i < N_OUTS; i++)
+    for (int i = 0; i < N_OUTPUTS; i++)
         for (int j = 0; j < i; j++)
             if (outs[i].path[0] && outs[j].path[0] && file_is_same_path(outs[i].path, outs[j].path))
                 return err_set(e, ERR_INPUT, "%s: '%s' is also the path of %s: give each output "
                                "a path of its own", outs[i].option, outs[i].path,
                                outs[j].option);
-    for (int i = 0; i < N_OUTS; i++) {
+    for (int i = 0; i < N_OUTPUTS; i++) {
         if (!outs[i].path[0]) continue;
         TRY(check_not_input(cfg, outs[i].option, outs[i].path, e));
-        if (i < FIRST_DIR)
+        if (i < FIRST_OUTPUT_DIR)
             TRY_CTX(e, file_check_writable(outs[i].path, e), "%s", outs[i].option);
         else
             TRY_CTX(e, file_check_dir_writable(outs[i].path, true, e), "%s", outs[i].option);
@@ -135,6 +144,52 @@ static void per_strategy_path(const char *path, const char *name, char *buf, siz
     const char *dot = strrchr(path, '.');
     if (!dot || (slash && dot < slash)) dot = path + strlen(path);
     snprintf(buf, n, "%.*s.%s%s", (int)(dot - path), path, name, dot);
+}
+
+void outputs_trace_path(const struct config *cfg, const char *strategy, int n_runs, char *buf,
+                        size_t n)
+{
+    if (n_runs == 1) snprintf(buf, n, "%s", cfg->trace_path);
+    else per_strategy_path(cfg->trace_path, strategy, buf, n);
+}
+
+/* One strategy's trace path against the other outputs (--trace's own path
+ * is not written when there are several), the inputs, and the traces
+ * before it (paths[0..k)). */
+static int check_trace_path(const struct config *cfg, const char *strategy, const char *path,
+                            char (*paths)[OUTPUTS_TRACE_PATH_BYTES], int k, struct err *e)
+{
+    struct output outs[N_OUTPUTS];
+    outputs_of(cfg, outs);
+    for (int j = 0; j < N_OUTPUTS; j++)
+        if (outs[j].path[0] && strcmp(outs[j].option, "--trace") &&
+            file_is_same_path(path, outs[j].path))
+            return err_set(e, ERR_INPUT, "--trace %s: %s's trace, '%s', is also the path of %s: "
+                           "give each output a path of its own", cfg->trace_path, strategy, path,
+                           outs[j].option);
+    for (int j = 0; j < k; j++)
+        if (file_is_same_path(path, paths[j]))
+            return err_set(e, ERR_INPUT, "--trace %s: %s's trace, '%s', is also the path of "
+                           "another strategy's trace: give --trace another name",
+                           cfg->trace_path, strategy, path);
+    TRY_CTX(e, check_not_input(cfg, "--trace", path, e), "%s's trace", strategy);
+    TRY_CTX(e, file_check_writable(path, e), "--trace (%s's trace)", strategy);
+    return 0;
+}
+
+int outputs_check_traces(const struct config *cfg, const char *const *strategies, int n,
+                         struct err *e)
+{
+    if (!cfg->trace_path[0] || n < 2) return 0;   /* one: --trace's path, outputs_check's */
+    char (*paths)[OUTPUTS_TRACE_PATH_BYTES] = XCALLOC(e, (size_t)n, sizeof *paths);
+    if (!paths) return ERR_NOMEM;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        outputs_trace_path(cfg, strategies[i], n, paths[i], sizeof paths[i]);
+        rc = check_trace_path(cfg, strategies[i], paths[i], paths, i, e);
+    }
+    free(paths);
+    return rc;
 }
 
 int outputs_write_reports(const struct config *cfg, const struct report *const *reports, int n,
@@ -167,11 +222,8 @@ int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
     }
     if (cfg->trace_path[0])
         for (int i = 0; i < n; i++) {
-            char path[CONFIG_PATH_BYTES + 80];
-            if (n == 1)
-                snprintf(path, sizeof path, "%s", cfg->trace_path);
-            else
-                per_strategy_path(cfg->trace_path, runs[i]->report.strategy, path, sizeof path);
+            char path[OUTPUTS_TRACE_PATH_BYTES];
+            outputs_trace_path(cfg, runs[i]->report.strategy, n, path, sizeof path);
             const struct trace_scenario sc = {.mode = "sim", .cfg = runs[i]->report.config,
                                               .config_groups = runs[i]->report.config_groups,
                                               .steps = runs[i]->cfg.steps};

@@ -14,6 +14,24 @@
  * Every command that writes a file calls it after parsing. */
 int outputs_check(const struct config *cfg, struct err *e);
 
+/* Room for a trace path outputs_trace_path derives. */
+#define OUTPUTS_TRACE_PATH_BYTES (CONFIG_PATH_BYTES + 80)
+
+/* Where the trace of `strategy` goes when a command writes n_runs traces:
+ * --trace's path for one run, else the strategy's name before its
+ * extension ("t.json" -> "t.mirrored.json"). */
+void outputs_trace_path(const struct config *cfg, const char *strategy, int n_runs, char *buf,
+                        size_t n);
+
+/* For a command that writes one trace per strategy (compare), before any
+ * run: each of strategies[0..n)'s trace paths is checked as outputs_check
+ * checks the others: writable, and not the path of another output (the
+ * compare's --json would be replaced by a trace), of an input, nor of
+ * another strategy's trace. ERR_INPUT naming --trace, the strategy, the
+ * path and the other option. 0 without --trace or with fewer than 2. */
+int outputs_check_traces(const struct config *cfg, const char *const *strategies, int n,
+                         struct err *e);
+
 /* Writes reports[0..n) (one: a report; several: a compare document) to
  * --json and --csv when cfg asks for them. */
 int outputs_write_reports(const struct config *cfg, const struct report *const *reports, int n,

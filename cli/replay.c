@@ -26,6 +26,12 @@ static int check_options(const struct command *self, const struct config *cfg, s
 {
     TRY(command_refuse_options(self, cfg, "replay takes it from the trace's scenario, or has no "
                                "use for it", e));
+    /* the one random draw of a replay is --scale's (bench/replay.h): a
+     * --seed without it would change nothing, and say nothing */
+    if (config_is_set(cfg, "seed") && cfg->scale_devices == 0)
+        return err_set(e, ERR_INPUT, "--seed %lld: replay draws at random only for --scale N's "
+                       "what-if, and --scale is not given; without --scale it has no use for it "
+                       "(see strata %s --help)", cfg->seed, self->name);
     if (cfg->n_positional != 1)
         return err_set(e, ERR_INPUT, "replay takes one trace file (strata replay TRACE.json), "
                        "not %d; write one with `strata real --trace FILE`", cfg->n_positional);

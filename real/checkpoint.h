@@ -58,6 +58,12 @@ int checkpoint_newest_before(const char *dir, int64_t before, char *path, size_t
  * workers to call it to a checkpoint, and a whole checkpoint in --resume's
  * directory. ERR_INPUT naming the option. */
 int checkpoint_check(const struct config *cfg, const struct plan *p, struct err *e);
+/* --checkpoint-dir, before the job starts (no MPI): a directory this
+ * process can write in, or one it can make (its nearest existing parent a
+ * directory it can write in), so that a bad one is said at once and not
+ * after a launch, from inside the job. ERR_INPUT naming the option, the
+ * path and what is wrong; 0 when the option is "". */
+int checkpoint_check_dir(const struct config *cfg, struct err *e);
 
 /* The supervisor's check of --resume before the job starts (no MPI), so
  * that a checkpoint of another run, or a corrupt or truncated one, is a

@@ -279,6 +279,55 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
     return rc;
 }
 
+/* The nearest existing directory at or above path (path itself when it
+ * exists) into out; -1 with errno when none can be looked at. */
+static int nearest_existing(const char *path, char *out, size_t n, struct stat *st)
+{
+    snprintf(out, n, "%s", path);
+    for (;;) {
+        if (stat(out, st) == 0) return 0;
+        if (errno != ENOENT && errno != ENOTDIR) return -1;
+        size_t len = strlen(out);
+        while (len > 1 && out[len - 1] == '/') out[--len] = '\0';
+        char *slash = strrchr(out, '/');
+        if (!slash) {
+            snprintf(out, n, ".");
+        } else if (slash == out) {
+            out[1] = '\0';
+        } else {
+            *slash = '\0';
+        }
+    }
+}
+
+int checkpoint_check_dir(const struct config *cfg, struct err *e)
+{
+    const char *dir = cfg->checkpoint_dir;
+    if (!dir[0]) return 0;
+    /* room for DIR/step-NNNNNNNNNN/rank-N.ckpt.tmp.XXXXXX (real/checkpoint.h) */
+    if (strlen(dir) + 64 >= CKPT_PATH_BYTES)
+        return err_set(e, ERR_INPUT, "--checkpoint-dir: a path of %zu bytes is too long (at "
+                       "most %d)", strlen(dir), CKPT_PATH_BYTES - 64);
+    char at[CKPT_PATH_BYTES];
+    struct stat st;
+    if (nearest_existing(dir, at, sizeof at, &st) != 0)
+        return err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot look at it (%s)", dir,
+                       strerror(errno));
+    bool is_dir_itself = !strcmp(at, dir);
+    if (!S_ISDIR(st.st_mode))
+        return is_dir_itself
+                   ? err_set(e, ERR_INPUT, "--checkpoint-dir %s: not a directory", dir)
+                   : err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot make it: %s is not a "
+                             "directory", dir, at);
+    if (access(at, W_OK | X_OK) != 0)
+        return is_dir_itself
+                   ? err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot write there (%s)", dir,
+                             strerror(errno))
+                   : err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot make it in %s (%s)", dir,
+                             at, strerror(errno));
+    return 0;
+}
+
 /* One file of the checkpoint in dir (step, of file_ranks ranks), checked
  * as checkpoint_check_resume says. */
 static int check_file(const struct config *cfg, const struct plan *p, int64_t n_params,

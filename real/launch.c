@@ -432,6 +432,18 @@ static void forward_to_job(int sig)
     if (waited_job > 0) kill(waited_job, sig);
 }
 
+/* SIGINT while launch_run waits: the terminal sent it to the job as well,
+ * so it is only noted; once the job has ended of it, it is raised again
+ * here. Ignored (as system() does), a Ctrl-C ended the job and the caller
+ * took the job's 130 for a failed run and went on, or exited 1. */
+static volatile sig_atomic_t is_interrupted;
+
+static void note_interrupt(int sig)
+{
+    (void)sig;
+    is_interrupted = 1;
+}
+
 int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err *e)
 {
     if (exit_code) *exit_code = -1;
@@ -469,11 +481,15 @@ int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err 
      * business (the terminal sends them to it too); we wait and report its
      * status. Ignored before the spawn, so no signal falls between; the
      * child gets the default action back unless the caller ignored them. */
-    struct sigaction ignore, old_int, old_quit;
+    struct sigaction ignore, note, old_int, old_quit;
     memset(&ignore, 0, sizeof ignore);
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
+    note = ignore;
+    note.sa_handler = note_interrupt;
+    is_interrupted = 0;
     sigaction(SIGINT, &ignore, &old_int);
+    if (old_int.sa_handler != SIG_IGN) sigaction(SIGINT, &note, NULL);
     sigaction(SIGQUIT, &ignore, &old_quit);
     struct sigaction forward, old_term, old_hup;
     memset(&forward, 0, sizeof forward);
@@ -521,6 +537,13 @@ int launch_run(char **argv, const char *stdout_path, int *exit_code, struct err 
     /* the job is over: the signal that asked for it now does here what it
      * would have done (a handler of the caller's, e.g. core/temp_files) */
     if (ended_by) raise(ended_by);
+    /* a Ctrl-C that ended the job (by the signal, or strata real's exit
+     * 130) ends the caller too; a job that took it and went on does not */
+    bool is_ended_by_interrupt =
+        !rc && !errno_wait &&
+        ((WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) ||
+         (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGINT));
+    if (is_interrupted && is_ended_by_interrupt) raise(SIGINT);
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     if (out_fd >= 0) close(out_fd);

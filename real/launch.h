@@ -107,8 +107,13 @@ int launch_exec(char **argv, struct err *e);
  * stdout_path (created or truncated, mode 0644) when non-NULL, else it is
  * inherited; stderr is inherited. *exit_code gets the job's exit status, a
  * death by signal as 128 + the signal number (the shell's convention).
- * While it waits, this process ignores SIGINT and SIGQUIT (as system()
- * does): Ctrl-C reaches the job, which ends, and the caller gets its status.
+ * While it waits, this process ignores SIGQUIT, and SIGINT too (as
+ * system() does) except that it notes one: Ctrl-C reaches the job, which
+ * ends; when this process got the SIGINT as well and the job ended of it
+ * (died of SIGINT or exited 130, as strata real does), SIGINT is raised
+ * again here once the job is reaped, so the caller ends as Ctrl-C asks
+ * (its handler, e.g. core/temp_files', runs) instead of taking an
+ * interrupt for a failed run; otherwise the caller gets the job's status.
  * SIGTERM and SIGHUP are sent on to the job and, once it has ended, raised
  * again in this process (unless the caller ignores them): the caller ends
  * as the signal asks, and never leaves the job running without it.

@@ -8,6 +8,25 @@
 #include "../strategies/strategy.h"
 #include "real.h"
 
+/* Launch options read only beside another, refused alone: they were taken
+ * and dropped without a word. --checkpoint-dir is where --checkpoint-every's
+ * checkpoints go, and with --hostfile where the commits go (real/supervise.c
+ * choose_dirs); --supervisor-address is where --hostfile's ranks send their
+ * heartbeats (ranks on this host reach it locally). */
+static int check_launch_pairs(const struct config *cfg, struct err *e)
+{
+    if (cfg->checkpoint_dir[0] && cfg->checkpoint_every <= 0 && !cfg->hostfile[0])
+        return err_set(e, ERR_INPUT, "--checkpoint-dir %s: nothing is written there without "
+                       "--checkpoint-every N (or, with --hostfile, the failure policy's "
+                       "commits); give --checkpoint-every, or leave --checkpoint-dir out",
+                       cfg->checkpoint_dir);
+    if (cfg->supervisor_address[0] && !cfg->hostfile[0])
+        return err_set(e, ERR_INPUT, "--supervisor-address %s: read only with --hostfile (the "
+                       "ranks on this host reach the supervisor locally); give --hostfile, or "
+                       "leave --supervisor-address out", cfg->supervisor_address);
+    return 0;
+}
+
 static int check_options(struct config *cfg, const struct workload *wl, struct err *e)
 {
     if (!wl->is_mlp)
@@ -26,7 +45,7 @@ static int check_options(struct config *cfg, const struct workload *wl, struct e
     if (config_is_set(cfg, "epochs") && config_is_set(cfg, "steps") && cfg->epochs > 0)
         return err_set(e, ERR_INPUT, "--epochs %lld and --steps %lld: give one of them (an epoch "
                        "is a pass over the training set)", cfg->epochs, cfg->steps);
-    return 0;
+    return check_launch_pairs(cfg, e);
 }
 
 /* Strategies speak of --devices; a user who typed --np reads "--np". */

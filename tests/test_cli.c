@@ -367,6 +367,30 @@ Test(cli, two_outputs_on_one_path_are_refused_naming_both, .timeout = 120,
                         "--data", "synthetic", "--json", "o", "--save-params", "o");
 }
 
+/* compare --trace T writes one trace per strategy, T with the strategy's
+ * name before its extension; those paths were checked against nothing:
+ * --trace o.json --json o.mirrored.json exited 0 with the compare's JSON
+ * replaced by mirrored's trace, and -f o.ps-sync.conf --trace o.conf put
+ * ps-sync's trace over the scenario file. */
+Test(cli, a_strategys_trace_on_another_outputs_path_is_refused, .init = enter_dir_with_inputs,
+     .fini = leave_dir_with_inputs)
+{
+    REFUSED_BEFORE_WORK("--json", "'o.mirrored.json'", 2, "compare", "--strategies",
+                        "mirrored,ps-sync", "--steps", "2", "--trace", "o.json", "--json",
+                        "o.mirrored.json");
+    REFUSED_BEFORE_WORK("--trace", "--csv", 2, "compare", "--strategies", "mirrored,ps-sync",
+                        "--steps", "2", "--trace", "o.json", "--csv", "./o.ps-sync.json");
+    FILE *f = fopen("o.ps-sync.conf", "w");
+    cr_assert_not_null(f);
+    fputs("steps = 2\n", f);
+    fclose(f);
+    REFUSED_BEFORE_WORK("-f", "'o.ps-sync.conf'", 3, "compare", "--strategies",
+                        "mirrored,ps-sync", "-f", "o.ps-sync.conf", "--trace", "o.conf");
+    char *conf = test_slurp("o.ps-sync.conf");
+    cr_expect_str_eq(conf, "steps = 2\n", "the scenario file is still the scenario");
+    free(conf);
+}
+
 /* An output on a file the command reads: replay --json t.json t.json
  * exited 0 with its trace replaced by the replay, plot --html r.json
  * r.json put the page over the report. */
@@ -534,6 +558,41 @@ Test(cli, bad_simulator_options_exit_2_naming_the_option)
     expect_refused(RUN("sim", "--allreduce", "butterfly"), "--allreduce", "butterfly");
     expect_refused(RUN("sim", "--nodes", "1", "--devices-per-node", "2", "--devices", "8"),
                      "--nodes", NULL);
+}
+
+/* --save-params was in the help of compare, sweep, validate and calibrate,
+ * taken, and ignored: compare --mode real exited 0 and wrote no file (a
+ * simulated compare even noted it as read by --mode real). They keep no
+ * trained model: refused, naming strata real, and not offered. No
+ * launcher is to be found, so nothing here can start an MPI job. */
+Test(cli, save_params_is_refused_where_no_model_is_kept)
+{
+    setenv("STRATA_MPIRUN", "/nonexistent/mpirun", 1);
+    const char *const p = "/tmp/strata-test-never-written.bin";
+    expect_refused(RUN("compare", "--steps", "2", "--save-params", p), "--save-params",
+                   "strata real");
+    expect_refused(RUN("compare", "--mode", "real", "--np", "2", "--steps", "2", "--data",
+                       "synthetic", "--save-params", p),
+                   "--save-params", "strata real");
+    expect_refused(RUN("sweep", "--devices", "1,2", "--steps", "2", "--save-params", p),
+                   "--save-params", "strata real");
+    expect_refused(RUN("validate", "--cluster", "cpu-loopback", "--np", "2", "--steps", "2",
+                       "--save-params", p),
+                   "--save-params", "strata real");
+    expect_refused(RUN("calibrate", "--data", "synthetic", "--save-params", p), "--save-params",
+                   "strata real");
+    unsetenv("STRATA_MPIRUN");
+    cr_expect_neq(access(p, F_OK), 0, "%s was written", p);
+    const char *const commands[] = {"compare", "sweep", "validate", "calibrate"};
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        struct run h = RUN(commands[i], "--help");
+        cr_expect_null(strstr(h.out, "--save-params"), "%s --help offers --save-params",
+                       commands[i]);
+        run_free(&h);
+    }
+    struct run h = RUN("real", "--help");
+    cr_expect_not_null(strstr(h.out, "--save-params"), "real --help lost --save-params");
+    run_free(&h);
 }
 
 /* pipeline-interleaved lowers the default --chunks 2 to what the model's

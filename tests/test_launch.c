@@ -508,6 +508,37 @@ Test(launch, run_gives_the_job_sigint_back_and_restores_ours)
     cr_expect_eq(now.sa_handler, SIG_IGN);
 }
 
+static volatile sig_atomic_t interrupts_seen;
+
+static void count_interrupt(int sig)
+{
+    (void)sig;
+    interrupts_seen++;
+}
+
+/* Ctrl-C reaches the caller and its job alike. The job that ended of it
+ * (strata real exits 130) was taken for a failed run: compare --mode real
+ * and calibrate exited 1 with "exited with status 130" and went on. Now
+ * the caller's own SIGINT handling runs once the job is reaped; a SIGINT
+ * the job alone got, or one the job outlived, leaves the caller be. */
+Test(launch, run_raises_a_ctrl_c_that_ended_the_job_again_in_the_caller)
+{
+    struct sigaction count = {0}, old;
+    count.sa_handler = count_interrupt;
+    sigemptyset(&count.sa_mask);
+    sigaction(SIGINT, &count, &old);
+    interrupts_seen = 0;
+    cr_expect_eq(run_sh("kill -INT $PPID; exit 130", NULL), 130);
+    cr_expect_eq(interrupts_seen, 1, "the caller's handler ran %d times, not once",
+                 (int)interrupts_seen);
+    interrupts_seen = 0;
+    cr_expect_eq(run_sh("kill -INT $PPID; exit 0", NULL), 0);
+    cr_expect_eq(interrupts_seen, 0, "a job that went on after Ctrl-C ended its caller");
+    cr_expect_eq(run_sh("exit 130", NULL), 130);
+    cr_expect_eq(interrupts_seen, 0, "a job's own 130, no Ctrl-C here, ended its caller");
+    sigaction(SIGINT, &old, NULL);
+}
+
 Test(launch, run_sends_stdout_to_the_file_and_leaves_stderr)
 {
     const char *out = test_tmp_path("out.txt");

@@ -321,3 +321,45 @@ Test(resume, ps_async_checkpoints_at_a_step_every_worker_reached_and_resumes_shr
                   "10", "--resume", dir, "--json", json), "the resumed run on 1 worker");
     cr_expect_eq(first_step_of(json), 5);
 }
+
+/* A --checkpoint-dir that cannot be made or written is refused before the
+ * launch (real/checkpoint.h's checkpoint_check_dir): with no launcher to
+ * be found, the refusal must still be the directory's, not the launcher's. */
+static void expect_checkpoint_dir_refused(const char *dir, const char *why)
+{
+    setenv("STRATA_MPIRUN", test_tmp_path("no-launcher-here"), 1);
+    struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "4", "--checkpoint-every", "2", "--checkpoint-dir", dir);
+    unsetenv("STRATA_MPIRUN");
+    cr_expect_not(strstr(r.err, "STRATA_MPIRUN"), "it went on to the launch:\n%s", r.err);
+    expect_refused(r, "--checkpoint-dir", why);
+}
+
+Test(resume, a_checkpoint_dir_under_a_file_is_refused_before_the_launch)
+{
+    const char *file = test_tmp_file("plain", "not a directory\n");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/ckpt", file);
+    expect_checkpoint_dir_refused(dir, "is not a directory");
+}
+
+Test(resume, a_checkpoint_dir_that_is_a_file_is_refused_before_the_launch)
+{
+    expect_checkpoint_dir_refused(test_tmp_file("plain", "not a directory\n"), "not a directory");
+}
+
+/* --checkpoint-dir without --checkpoint-every (and no --hostfile, whose
+ * commits go there) was taken and dropped: no checkpoint, no word, the
+ * directory never made. So was --supervisor-address without --hostfile.
+ * Both are refused before the launch, naming what they need. */
+Test(resume, launch_options_that_need_another_are_refused_alone)
+{
+    setenv("STRATA_MPIRUN", test_tmp_path("no-launcher-here"), 1);
+    expect_refused(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "4", "--checkpoint-dir", test_tmp_path("ck")),
+                   "--checkpoint-dir", "--checkpoint-every");
+    expect_refused(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "4", "--supervisor-address", "127.0.0.1"),
+                   "--supervisor-address", "--hostfile");
+    unsetenv("STRATA_MPIRUN");
+}

@@ -229,6 +229,18 @@ Test(replay, scale_of_a_uniform_run_keeps_its_step)
     cJSON_Delete(j);
 }
 
+/* --scale's draws are replay's only random ones: a --seed without it was
+ * read by nothing and said nothing (the replay was the seed's-less one);
+ * replay refuses the options it has no use for, so this one too. */
+Test(replay, a_seed_without_scale_is_refused)
+{
+    expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--seed", "7"), "--seed",
+                   "--scale");
+    expect_refused(RUN("replay", write_hand("uneven.json", &uneven), "--without-stragglers",
+                       "--seed", "7", "--scale", "0"),
+                   "--seed", "--scale");
+}
+
 Test(replay, what_ifs_combine)
 {
     /* without stragglers on ideal from the loopback trace: 1 + 2 + 0.5 */
