@@ -17,15 +17,16 @@
 /* Options of the groups replay takes that it has no use for: the trace's
  * scenario says them, or replay draws nothing they shape (its timelines
  * show every step; its compute is measured, not computed). */
-const char *const replay_refused[] = {
-    "steps", "straggler", "mtbf", "nodes", "devices-per-node", "allreduce", "jitter",
-    "numerics", "csv", "trace", "timeline", "timeline-steps", NULL,
+const struct refusal replay_refused = {
+    (const char *const[]){"steps", "straggler", "mtbf", "nodes", "devices-per-node", "allreduce",
+                          "jitter", "numerics", "csv", "trace", "timeline", "timeline-steps",
+                          NULL},
+    "replay takes it from the trace's scenario, or has no use for it",
 };
 
 static int check_options(const struct command *self, const struct config *cfg, struct err *e)
 {
-    TRY(command_refuse_options(self, cfg, "replay takes it from the trace's scenario, or has no "
-                               "use for it", e));
+    TRY(command_refuse_options(self, cfg, e));
     /* the one random draw of a replay is --scale's (bench/replay.h): a
      * --seed without it would change nothing, and say nothing */
     if (config_is_set(cfg, "seed") && cfg->scale_devices == 0)

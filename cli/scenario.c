@@ -39,9 +39,7 @@ int scenario_load(struct scenario *s, const struct command *cmd, int argc, char 
     if (s->cfg.n_positional > 0)
         return err_set(e, ERR_INPUT, "unexpected argument '%s' (options start with --; see "
                        "strata %s --help)", s->cfg.positional[0], cmd->name);
-    /* cmd->refused: keeps_no_model_refused or none (cli/main.c) */
-    TRY(command_refuse_options(cmd, &s->cfg, "this command keeps no trained model; `strata real "
-                               "--strategy S --save-params FILE` saves one run's parameters", e));
+    TRY(command_refuse_options(cmd, &s->cfg, e));
     TRY_CTX(e, workload_parse(s->cfg.model, &s->wl, e), "--model");
     /* Before anything is built: a run the machine cannot hold is refused now,
      * and so is an output that could not be written at the end. Its plan is

@@ -16,7 +16,11 @@
  * runs no simulation, so there is no report row (--csv) or trace (--trace),
  * and it always prints its unit-cost timeline of the one step it plans
  * (--timeline, --timeline-steps). Accepting them wrote nothing, silently. */
-const char *const schedule_refused[] = {"csv", "trace", "timeline", "timeline-steps", NULL};
+const struct refusal schedule_refused = {
+    (const char *const[]){"csv", "trace", "timeline", "timeline-steps", NULL},
+    "schedule writes only the plan (--json, --chakra) and always prints its one step's unit-cost "
+    "timeline; strata sim writes a run's CSV, trace and timeline",
+};
 
 /* Which op kinds some rank of p runs: one pass over every op, done once (a
  * scan per kind, or per rank, made schedule quadratic in ranks). */
@@ -206,13 +210,8 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     struct plan_times t = {0};
     int status = 0;
 
+    /* its refused outputs were refused with the options (scenario_load) */
     if (scenario_start(&s, self, argc, argv, &status) < 0) goto out;
-    if (command_refuse_options(self, &s.cfg, "schedule writes only the plan (--json, --chakra) "
-                               "and always prints its one step's unit-cost timeline; strata "
-                               "sim writes a run's CSV, trace and timeline", &e) < 0) {
-        status = scenario_fail(self, &e);
-        goto out;
-    }
     const struct strategy *st = s.strategy;
     /* --json and --chakra were checked with the options (outputs_check) */
     if (strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
