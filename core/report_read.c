@@ -177,26 +177,28 @@ static double run_length_s(const struct report *r)
 #define CURVE_END_SLACK_S 1.0
 #define CURVE_END_SLACK_FRACTION 0.01
 
-_Static_assert(offsetof(struct loss_point, step) == 0 &&
-                   offsetof(struct accuracy_point, step) == 0,
-               "check_curve reads a point's step at its start");
-
 /* A curve's [step, time_s, value] triples: time known, >= 0 and, for a
  * step before before_step, within the run (run_s, with the slack above,
  * when known); value a loss (>= 0) or an accuracy ([0, 1]), or null. */
+struct curve_layout {
+    size_t point_bytes, step_offset, time_offset, value_offset;
+};
+#define CURVE_LAYOUT(type, value)                                                         \
+    ((struct curve_layout){sizeof(type), offsetof(type, step), offsetof(type, time_s),    \
+                           offsetof(type, value)})
+
 static int check_curve(const struct json_at *at, const char *key, int n, const void *points,
-                       size_t point_bytes, size_t time_offset, size_t value_offset,
-                       bool is_share, double run_s, int64_t before_step)
+                       struct curve_layout l, bool is_share, double run_s, int64_t before_step)
 {
     double last_s = run_s * (1 + CURVE_END_SLACK_FRACTION) + CURVE_END_SLACK_S;
     struct json_at c = json_key(at, key);
     for (int i = 0; i < n; i++) {
-        const char *p = (const char *)points + (size_t)i * point_bytes;
+        const char *p = (const char *)points + (size_t)i * l.point_bytes;
         double time_s, value;
-        int64_t step;   /* the first member of both kinds of point */
-        memcpy(&step, p, sizeof step);
-        memcpy(&time_s, p + time_offset, sizeof time_s);
-        memcpy(&value, p + value_offset, sizeof value);
+        int64_t step;
+        memcpy(&step, p + l.step_offset, sizeof step);
+        memcpy(&time_s, p + l.time_offset, sizeof time_s);
+        memcpy(&value, p + l.value_offset, sizeof value);
         struct json_at ci = json_index(&c, i);
         struct json_at ft = json_index(&ci, 1), fv = json_index(&ci, 2);
         /* a point's value may be unknown (a loss gone NaN), its time never:
@@ -229,14 +231,13 @@ static int check_ranges(const struct report *r, const struct json_at *at)
     int64_t last_loss_step = -1;
     for (int i = 0; i < r->n_loss_curve; i++)
         if (r->loss_curve[i].step > last_loss_step) last_loss_step = r->loss_curve[i].step;
-    TRY(check_curve(at, "loss_curve", r->n_loss_curve, r->loss_curve, sizeof *r->loss_curve,
-                    offsetof(struct loss_point, time_s), offsetof(struct loss_point, loss),
-                    false, run_s, INT64_MAX));
+    TRY(check_curve(at, "loss_curve", r->n_loss_curve, r->loss_curve,
+                    CURVE_LAYOUT(struct loss_point, loss), false, run_s, INT64_MAX));
     /* an evaluation after step s (its step: s + 1 steps done) came before
      * step s + 1 trained when a loss point of a later step exists */
     TRY(check_curve(at, "accuracy_curve", r->n_accuracy_curve, r->accuracy_curve,
-                    sizeof *r->accuracy_curve, offsetof(struct accuracy_point, time_s),
-                    offsetof(struct accuracy_point, accuracy), true, run_s, last_loss_step + 1));
+                    CURVE_LAYOUT(struct accuracy_point, accuracy), true, run_s,
+                    last_loss_step + 1));
     if (r->has_final) {
         TRY(time_at(at, "final", "loss", r->final.loss));
         TRY(share_at(at, "final", "test_accuracy", r->final.test_accuracy));

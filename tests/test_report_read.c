@@ -1080,6 +1080,25 @@ Test(report_read, a_curve_time_after_the_run_is_refused)
     cJSON_Delete(j);
 }
 
+/* An evaluation that a later step trained after is held to the run's end;
+ * the final one (after the last loss point's step, 100) is not: a real
+ * run evaluates after its last span, and no figure says for how long. */
+Test(report_read, an_accuracy_time_is_held_to_the_run_only_before_the_last_step)
+{
+    cJSON *j = valid_tree();
+    cJSON *curve = cJSON_Parse("[[50, 1e308, 0.5]]");
+    replace(j, "accuracy_curve", curve);
+    expect_bad_tree(j, "\"accuracy_curve[0][1]\" is 1e+308 s, after the run's end");
+
+    j = valid_tree();
+    replace(j, "accuracy_curve", cJSON_Parse("[[50, 6.25, 0.5], [101, 20, 0.8]]"));
+    struct report_doc d = parse_tree(j);
+    cr_assert_eq(d.reports[0].n_accuracy_curve, 2);
+    cr_expect_eq(d.reports[0].accuracy_curve[1].time_s, 20, "the final evaluation's time");
+    report_doc_release(&d);
+    cJSON_Delete(j);
+}
+
 Test(report_read, rounding_below_zero_and_null_are_still_read)
 {
     /* an idle time computed as a difference may round to -1e-12 s */
