@@ -13,6 +13,7 @@
 
 #include "../core/ckpt_file.h"
 #include "../core/fileio.h"
+#include "../core/temp_files.h"
 #include "real_job.h"
 #include "validate_metrics.h"
 
@@ -122,6 +123,9 @@ int calib_measure_checkpoint_io(const char *dir, int64_t state_bytes, int n,
             sizeof tmp_dir || !mkdtemp(tmp_dir))
         return err_set(e, ERR_IO, "%s: cannot make a directory there to time checkpoints: %s",
                        out->dir, strerror(errno));
+    /* Ctrl-C or SIGTERM while timing removes it and its saves (a step
+     * directory each), as the end below does */
+    int slot = temp_files_track_tree(tmp_dir, 1);
     /* room for the file's framing (header, record heads, CRC) beyond the state */
     const size_t back_bytes = (size_t)state_bytes + 4096;
     unsigned char *state = XCALLOC(e, (size_t)state_bytes, 1);
@@ -154,6 +158,7 @@ int calib_measure_checkpoint_io(const char *dir, int64_t state_bytes, int n,
      * removed the one two back left three (tests/test_faults.c) */
     for (int j = 0; j <= k; j++) remove_save(tmp_dir, j);
     rmdir(tmp_dir);
+    temp_files_forget(slot);
     free(state);
     free(back);
     free(write_s);

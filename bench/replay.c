@@ -20,6 +20,7 @@ struct source {
     const struct replay_rates *rates;
     const struct replay_updates *updates;   /* servers' measured updates, or NULL */
     const struct replay_table *comm;        /* measured communication, or NULL: the network's */
+    bool has_comm_modelled;       /* comm: an op it has no entry for, left to the network */
     const struct workload *wl;
     const struct plan *plan;      /* the plan being replayed (set by replay_sim) */
     bool is_drawn;                /* rates: a quantile drawn per op, else the median */
@@ -68,8 +69,10 @@ static double source_update_s(void *ctx, int rank, int64_t k)
 
 static double source_comm_s(void *ctx, int rank, int64_t step, int op)
 {
-    const struct source *s = ctx;
-    return replay_table_get(s->comm, rank, step, op);
+    struct source *s = ctx;
+    double d = replay_table_get(s->comm, rank, step, op);
+    s->has_comm_modelled |= d < 0;   /* -1: the simulator asks the network model */
+    return d;
 }
 
 /* Simulates cfg's plan with src's durations; its spans to keep (may be
@@ -284,6 +287,7 @@ static int run_whatif(const struct replay_table *measured, const struct replay_t
         /* the same network too: the measured messages, if asked */
         if (!strcmp(res->whatif_cfg.cluster, res->cfg.cluster)) src.comm = comm;
     }
+    res->is_whatif_comm_modelled = comm && !src.comm;
     if (rc == 0 && (rc = replay_sim(&res->whatif_cfg, wl, &src, NULL, &res->whatif, e)) < 0)
         err_prefix(e, "the what-if (%s)", res->whatif_what);
     replay_rates_free(&rates);
@@ -399,6 +403,7 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
     if (rc == 0) rc = replay_sim(&res->cfg, wl, &src, &res->replayed_trace, &res->replayed, e);
     replay_rates_free(&rates);
     res->replayed_ops_from_rates = src.n_from_rates;
+    res->has_comm_modelled = src.has_comm_modelled;
     if (rc == 0) {
         res->error = res->replayed.step_time_s.mean / res->measured.step_time_s.mean - 1;
         rc = fill_ranks(doc, p->n_workers, res, e);

@@ -77,6 +77,9 @@ struct replay_result {
     int n_plan_ranks;                 /* workers and servers, for timelines */
     bool has_server_updates;          /* the servers' updates took their measured times */
     bool is_measured_comm;            /* communication took its measured times too */
+    /* --measured-comm, yet the home network's model timed some
+     * communication: ops the trace holds no time for */
+    bool has_comm_modelled;
     /* A real run's most crowded host (by processes per core; 0, 0 when the
      * trace does not say): more processes than cores means a rank waiting
      * in MPI, or a server polling for messages, took a core from one that
@@ -96,6 +99,9 @@ struct replay_result {
     struct report whatif;
     double whatif_change;             /* whatif / measured step time - 1 */
     char whatif_what[256];            /* "without stragglers, on h100-nvlink-ib" */
+    /* --measured-comm, yet the what-if's communication is its network's
+     * model: another plan's or another network's messages were not measured */
+    bool is_whatif_comm_modelled;
 };
 
 /* Replays doc (its spans and scenario) and, when o asks, the what-if.

@@ -115,7 +115,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
         for (int i = 0; i < c.n; i++) outputs_timeline(c.sim_runs[i]);
     if (status != 0)
         ;
-    else if ((c.sim_runs ? outputs_write(&s.cfg, c.sim_runs, c.n, c.speedup, &e)
+    else if ((c.sim_runs ? outputs_write(&s.cfg, c.sim_runs, c.n, (int)n, c.speedup, &e)
                           : outputs_write_reports(&s.cfg, c.reports, c.n, c.speedup, &e)) < 0)
         status = scenario_fail(self, &e);
     else if (plot_wanted(&s.cfg) && plot_sim_runs(&s.cfg, c.sim_runs, c.n, &e) < 0)

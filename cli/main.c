@@ -43,7 +43,9 @@ static const struct command commands[] = {
      "one self-contained page: the table, its notes, those figures and the JSON.\n"
      "A simulated compare runs its strategies in -j N processes (one per core by default)\n"
      "while it simulates the baseline: the output is -j 1's, byte for byte. With --trace,\n"
-     "--timeline, --plot or --html it runs in one process.",
+     "--timeline, --plot or --html it runs in one process. --trace t.json writes a trace\n"
+     "a strategy, its name before the extension (t.mirrored.json), whenever more than one\n"
+     "was asked for, even if only one fitted the scenario and ran.",
      STRATEGIES_GROUPS | OPTG_JOBS, cmd_compare, &keeps_no_model_refused},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"

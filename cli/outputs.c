@@ -146,10 +146,10 @@ static void per_strategy_path(const char *path, const char *name, char *buf, siz
     snprintf(buf, n, "%.*s.%s%s", (int)(dot - path), path, name, dot);
 }
 
-void outputs_trace_path(const struct config *cfg, const char *strategy, int n_runs, char *buf,
+void outputs_trace_path(const struct config *cfg, const char *strategy, int n_asked, char *buf,
                         size_t n)
 {
-    if (n_runs == 1) snprintf(buf, n, "%s", cfg->trace_path);
+    if (n_asked == 1) snprintf(buf, n, "%s", cfg->trace_path);
     else per_strategy_path(cfg->trace_path, strategy, buf, n);
 }
 
@@ -208,7 +208,7 @@ int outputs_write_reports(const struct config *cfg, const struct report *const *
     return rc;
 }
 
-int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
+int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n, int n_asked,
                   const double *speedup, struct err *e)
 {
     if (cfg->json_path[0] || cfg->csv_path[0]) {
@@ -223,7 +223,9 @@ int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
     if (cfg->trace_path[0])
         for (int i = 0; i < n; i++) {
             char path[OUTPUTS_TRACE_PATH_BYTES];
-            outputs_trace_path(cfg, runs[i]->report.strategy, n, path, sizeof path);
+            /* named by what was asked, not by what ran: a list's one
+             * strategy that fitted still gets its suffix */
+            outputs_trace_path(cfg, runs[i]->report.strategy, n_asked, path, sizeof path);
             const struct trace_scenario sc = {.mode = "sim", .cfg = runs[i]->report.config,
                                               .config_groups = runs[i]->report.config_groups,
                                               .steps = runs[i]->cfg.steps};

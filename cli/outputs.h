@@ -17,10 +17,11 @@ int outputs_check(const struct config *cfg, struct err *e);
 /* Room for a trace path outputs_trace_path derives. */
 #define OUTPUTS_TRACE_PATH_BYTES (CONFIG_PATH_BYTES + 80)
 
-/* Where the trace of `strategy` goes when a command writes n_runs traces:
- * --trace's path for one run, else the strategy's name before its
- * extension ("t.json" -> "t.mirrored.json"). */
-void outputs_trace_path(const struct config *cfg, const char *strategy, int n_runs, char *buf,
+/* Where the trace of `strategy` goes when a command was asked for n_asked
+ * strategies: --trace's path for one, else the strategy's name before its
+ * extension ("t.json" -> "t.mirrored.json"), however many of them ran (so
+ * the name never depends on which fitted the scenario). */
+void outputs_trace_path(const struct config *cfg, const char *strategy, int n_asked, char *buf,
                         size_t n);
 
 /* For a command that writes one trace per strategy (compare), before any
@@ -37,9 +38,9 @@ int outputs_check_traces(const struct config *cfg, const char *const *strategies
 int outputs_write_reports(const struct config *cfg, const struct report *const *reports, int n,
                           const double *speedup, struct err *e);
 
-/* Writes runs[0..n) as outputs_write_reports does; the trace of each run goes to cfg->trace_path, with the
- * strategy's name before the extension when there are several runs. */
-int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n,
+/* Writes runs[0..n) as outputs_write_reports does; the trace of each run
+ * goes to outputs_trace_path's path for the n_asked strategies asked. */
+int outputs_write(const struct config *cfg, struct sim_run *const *runs, int n, int n_asked,
                   const double *speedup, struct err *e);
 
 /* The first steps of run's kept trace as a chart (--timeline). */

@@ -44,20 +44,41 @@ static void print_ms(double s)
     printf("%12.4g ms", s * 1e3);
 }
 
-static void print_result(const char *name, const struct replay_result *r)
+/* The home replay's network, in the header: what it timed. is_cluster_given:
+ * --cluster was, which for a real trace names that network. */
+static void print_network(const struct replay_result *r, bool is_cluster_given)
+{
+    const bool is_real = !strcmp(r->mode, "real");
+    const char *unknown = is_real && !strcmp(r->home_cluster, "cpu-loopback")
+                              ? " (a real run's network is unknown: --cluster PROFILE replays on "
+                                "a calibrated one)"
+                              : "";
+    if (!r->is_measured_comm) {
+        printf("replayed on %s%s: each compute op as long as it took in the trace, with any "
+               "delay its rank took before starting it (so compute repl. may exceed compute "
+               "meas.), communication from the network model\n", r->home_cluster, unknown);
+        return;
+    }
+    printf("replayed on %s: each compute op as long as it took in the trace, with any delay its "
+           "rank took before starting it (so compute repl. may exceed compute meas.), and "
+           "communication too (--measured-comm): the error is the schedule's%s\n",
+           r->home_cluster, r->has_comm_modelled ? " and, for that communication, the network "
+                                                   "model's"
+                                                 : " alone");
+    if (r->has_comm_modelled)
+        printf("communication the trace holds no time for from the network model of %s%s\n",
+               r->home_cluster, unknown);
+    else if (is_real && is_cluster_given && !r->is_whatif_comm_modelled)
+        printf("--cluster %s: no use here: every communication op took its measured time "
+               "(--measured-comm), and no what-if replanned the run's messages\n",
+               r->home_cluster);
+}
+
+static void print_result(const char *name, const struct replay_result *r, bool is_cluster_given)
 {
     printf("replay of %s: %s on %lld devices, %lld steps, a %s run\n", name, r->cfg.strategy,
            r->cfg.devices, r->cfg.steps, !strcmp(r->mode, "real") ? "measured (real)" : "simulated");
-    printf("replayed on %s%s: each compute op as long as it took in the trace, with any delay "
-           "its rank took before starting it (so compute repl. may exceed compute meas.), "
-           "communication from the network model\n", r->home_cluster,
-           !strcmp(r->mode, "real") && !strcmp(r->home_cluster, "cpu-loopback")
-               ? " (a real run's network is unknown: --cluster PROFILE replays on a calibrated "
-                 "one)"
-               : "");
-    if (r->is_measured_comm)
-        printf("communication as long as it took in the trace too (--measured-comm): the error "
-               "is the schedule's alone\n");
+    print_network(r, is_cluster_given);
     if (r->has_server_updates)
         printf("the parameter servers' updates as long as they took in the trace\n");
     if (r->clock_error_s >= 0)
@@ -98,6 +119,9 @@ static void print_result(const char *name, const struct replay_result *r)
     printf("\nwhat-if (%s): %.4g ms a step, %+.1f%% against the measured run (%+.1f%% "
            "against the replay)\n", r->whatif_what, 1e3 * r->whatif.step_time_s.mean, 100 * r->whatif_change,
            100 * (r->whatif.step_time_s.mean / r->replayed.step_time_s.mean - 1));
+    if (r->is_whatif_comm_modelled)
+        printf("its communication from the network model of %s: the what-if's messages were "
+               "never measured (--measured-comm)\n", r->whatif_cfg.cluster);
     if (r->whatif_ops_from_rates)
         printf("note: the what-if ran %lld compute ops of steps the trace does not hold (its "
                "asynchronous workers shared the steps out otherwise); they took the run's "
@@ -201,7 +225,7 @@ int cmd_replay(const struct command *self, int argc, char **argv)
         .seed = (uint64_t)cfg.seed,
     };
     if (rc == 0) rc = replay_run(&doc, name, &o, &res, &e);
-    if (rc == 0) print_result(name, &res);
+    if (rc == 0) print_result(name, &res, config_is_set(&cfg, "cluster"));
     if (rc == 0 && cfg.json_path[0] && (rc = replay_write_json(&res, name, cfg.json_path, &e)) < 0)
         err_prefix(&e, "--json");
     if (rc == 0 && (cfg.plot_dir[0] || cfg.plot_terminal)) rc = write_plots(&cfg, &doc, &res, &e);

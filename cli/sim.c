@@ -161,7 +161,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
         .command = "sim", .scenario = scenario, .description = desc,
         .notes_text = notes.text, .runs = runs, .n_runs = 1,
         .notes = (const char *const *)traced.notes.items, .n_notes = (int)traced.notes.len};
-    if (outputs_write(&s.cfg, runs, 1, &speedup, &e) < 0 ||
+    if (outputs_write(&s.cfg, runs, 1, 1, &speedup, &e) < 0 ||
         html_write_reports(&s.cfg, page, rows, 1, &speedup, &e) < 0)
         status = scenario_fail(self, &e);
 out:

@@ -72,6 +72,10 @@ struct report {
     int64_t updates;                 /* optimizer updates the model took: applied pushes
                                       * (asynchronous), else complete job steps; in the
                                       * JSON's "final" */
+    int64_t updates_resumed;         /* of those, the ones the model had when this job went
+                                      * on from a checkpoint (a real run resumed or
+                                      * restarted): samples_applied counts this job's only */
+    bool has_updates_resumed;        /* in the JSON's "final" only then */
     /* Table figures, not in the JSON (a report read back has them 0/false): */
     bool has_step_lead;              /* an asynchronous server ran (simulated) */
     int64_t max_step_lead;           /* the most steps a worker had pushed beyond the

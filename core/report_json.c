@@ -334,6 +334,11 @@ static const struct json_field final_fields[] = {
     /* the updates that trained the final model: what the table's column
      * shows, so that a report read back (compare --mode real) shows it too */
     R("updates", JSON_WHOLE, updates, .flags = JSON_OPTIONAL),
+    /* a resumed or restarted real run's: so that its samples per update
+     * (samples_applied over this job's updates) stay known when read back */
+    R("updates_resumed", JSON_WHOLE, updates_resumed,
+      .flags = JSON_OPTIONAL | JSON_NULLABLE | JSON_OMIT_ABSENT,
+      .flag_offset = offsetof(struct report, has_updates_resumed)),
 };
 static const struct json_field rank_time_fields[] = {
     JSON_FIELD("rank", JSON_INT, struct rank_time, rank),

@@ -120,6 +120,14 @@ bool note_identical_rows(FILE *out, const struct report *const *rs, int n)
     return said;
 }
 
+/* samples_applied counts the last job's samples only; updates, those of
+ * the model (a resumed job's include the ones before it) */
+static int64_t samples_per_update(const struct report *r)
+{
+    int64_t job_updates = r->updates - r->updates_resumed;
+    return job_updates > 0 ? r->samples_applied / job_updates : 0;
+}
+
 bool note_more_updates(FILE *out, const struct report *const *rs, int n)
 {
     int lo = -1, hi = -1;
@@ -134,8 +142,8 @@ bool note_more_updates(FILE *out, const struct report *const *rs, int n)
             "of %lld): its loss and\n  accuracy are after more, smaller, staler steps; lab "
             "async-noise compares equal numbers of updates.\n",
             rs[hi]->strategy, ratio, rs[lo]->strategy, (long long)rs[hi]->updates,
-            (long long)(rs[hi]->samples_applied / rs[hi]->updates), (long long)rs[lo]->updates,
-            (long long)(rs[lo]->samples_applied / rs[lo]->updates));
+            (long long)samples_per_update(rs[hi]), (long long)rs[lo]->updates,
+            (long long)samples_per_update(rs[lo]));
     return true;
 }
 

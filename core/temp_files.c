@@ -21,19 +21,26 @@
 
 enum { SLOT_FREE, SLOT_FILE, SLOT_DIR };
 
+/* Levels of subdirectories a tracked directory may hold: each level of
+ * the handler's walk keeps a 4 KiB buffer on the signal stack. */
+#define MAX_DEPTH 4
+
 static struct {
     volatile sig_atomic_t state;
+    int depth;   /* SLOT_DIR: levels of subdirectories removed with it */
     char path[PATH_MAX_BYTES];
 } live[MAX_LIVE];
 
 static const int cleaned_signals[] = {SIGINT, SIGTERM, SIGHUP};
 static bool are_handlers_installed;
 
-/* The entries of a directory strata made for a plot (flat: files only). */
-static void empty_dir(const char *dir)
+/* The entries of directory `name` (in dirfd) that strata made: its files,
+ * and the subdirectories `depth` levels down with theirs (a plot's
+ * directory is flat; calibrate's checkpoints hold a directory a save). */
+static void empty_dir(int dirfd, const char *name, int depth)
 {
 #ifdef __linux__
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return;
     /* struct linux_dirent64, as getdents64(2) gives it */
     char buf[4096] __attribute__((aligned(8)));
@@ -42,13 +49,18 @@ static void empty_dir(const char *dir)
         for (long off = 0; off < n;) {
             unsigned short reclen;
             memcpy(&reclen, buf + off + 16, sizeof reclen);
-            const char *name = buf + off + 19;
-            if (strcmp(name, ".") && strcmp(name, "..")) unlinkat(fd, name, 0);
+            const char *entry = buf + off + 19;
+            /* a directory refuses unlink (EISDIR): emptied, then removed */
+            if (strcmp(entry, ".") && strcmp(entry, "..") && unlinkat(fd, entry, 0) != 0 &&
+                depth > 0) {
+                empty_dir(fd, entry, depth - 1);
+                unlinkat(fd, entry, AT_REMOVEDIR);
+            }
             off += reclen;
         }
     close(fd);
 #else
-    (void)dir;  /* elsewhere rmdir fails on a non-empty directory: it stays */
+    (void)dirfd, (void)name, (void)depth;   /* elsewhere rmdir fails on a non-empty directory: it stays */
 #endif
 }
 
@@ -57,7 +69,7 @@ static void on_signal(int sig)
     for (int i = 0; i < MAX_LIVE; i++) {
         if (live[i].state == SLOT_FILE) unlink(live[i].path);
         if (live[i].state == SLOT_DIR) {
-            empty_dir(live[i].path);
+            empty_dir(AT_FDCWD, live[i].path, live[i].depth);
             rmdir(live[i].path);
         }
     }
@@ -82,18 +94,29 @@ static void install_handlers(void)
     }
 }
 
-int temp_files_track(const char *path, bool is_dir)
+static int track(const char *path, int state, int depth)
 {
     if (!are_handlers_installed) install_handlers();
     size_t len = strlen(path);
-    if (len >= PATH_MAX_BYTES) return -1;
+    if (len >= PATH_MAX_BYTES || depth < 0 || depth > MAX_DEPTH) return -1;
     for (int i = 0; i < MAX_LIVE; i++)
         if (live[i].state == SLOT_FREE) {
             memcpy(live[i].path, path, len + 1);
-            live[i].state = is_dir ? SLOT_DIR : SLOT_FILE;
+            live[i].depth = depth;
+            live[i].state = state;
             return i;
         }
     return -1;
+}
+
+int temp_files_track(const char *path, bool is_dir)
+{
+    return track(path, is_dir ? SLOT_DIR : SLOT_FILE, 0);
+}
+
+int temp_files_track_tree(const char *path, int depth)
+{
+    return track(path, SLOT_DIR, depth);
 }
 
 void temp_files_forget(int slot)

@@ -14,6 +14,12 @@
  * that made it, as before. */
 int temp_files_track(const char *path, bool is_dir);
 
+/* The same for a directory of directories: its files, and its
+ * subdirectories down to `depth` levels below it (0 = flat, as
+ * temp_files_track's is_dir) with theirs, go with it. -1 as above, and
+ * for a depth outside 0 to 4. */
+int temp_files_track_tree(const char *path, int depth);
+
 /* Forgets slot (done with it: renamed or removed); -1 is ignored. */
 void temp_files_forget(int slot);
 

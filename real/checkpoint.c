@@ -379,6 +379,20 @@ const struct checkpoint_server *checkpoint_resumed_server(const struct real_ctx 
     return ctx->ckpt && ctx->ckpt->has_server ? &ctx->ckpt->server : NULL;
 }
 
+int checkpoint_updates_resumed(const struct real_ctx *ctx, int64_t *updates, struct err *e)
+{
+    *updates = 0;
+    /* an asynchronous server's version counts the pushes it applied to its
+     * shard (core/ps_policy.h), each an update as the analysis counts them;
+     * a synchronous server's counts rounds, one a step like a worker's */
+    const struct checkpoint_server *was = checkpoint_resumed_server(ctx);
+    int64_t mine = was && policy_is_async(ctx->p->policy) ? was->version : 0;
+    int64_t servers = 0;
+    MPI_TRY(e, MPI_Reduce(&mine, &servers, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD));
+    if (ctx->rank == 0) *updates = policy_is_async(ctx->p->policy) ? servers : ctx->first_step;
+    return 0;
+}
+
 void checkpoint_stats(const struct real_ctx *ctx, double *seconds, int *count)
 {
     *seconds = ctx->ckpt ? ctx->ckpt->spent_s : 0;

@@ -118,6 +118,13 @@ int64_t checkpoint_resumed_link(const struct real_ctx *ctx, int server, int64_t 
 /* For ps_serve: the server state to rewind to, NULL when not resuming. */
 const struct checkpoint_server *checkpoint_resumed_server(const struct real_ctx *ctx);
 
+/* Collective over every rank: the optimizer updates the model resumed from
+ * had taken (docs/metrics.md's "updates"), into *updates on rank 0 (0 on
+ * the others, and 0 without a resume): a synchronous plan's one a step, so
+ * the checkpoint's step; an asynchronous plan's applied pushes, its
+ * servers' shard versions (the CKPT_SERVER records) summed. */
+int checkpoint_updates_resumed(const struct real_ctx *ctx, int64_t *updates, struct err *e);
+
 /* Time spent writing checkpoints on this rank, and how many were written. */
 void checkpoint_stats(const struct real_ctx *ctx, double *seconds, int *count);
 

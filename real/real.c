@@ -264,7 +264,7 @@ static int align_starts(const struct plan_index *ix, struct span *spans, size_t 
 
 static int make_report(struct real_ctx *ctx, struct real_result *res, struct span *spans,
                        size_t n_spans, const struct step_loss *losses, size_t n_losses,
-                       struct err *e)
+                       int64_t updates_resumed, struct err *e)
 {
     const struct plan *p = ctx->p;
     /* The servers' update spans (op -1, real/ps_server.c) are no op of the
@@ -307,6 +307,11 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
     analysis_free(a);
     TRY(rc);
     struct report *r = &res->report;
+    /* the analysis counted this job's updates; the model also holds those
+     * of the checkpoint it went on from (docs/metrics.md) */
+    r->updates += updates_resumed;
+    r->updates_resumed = updates_resumed;
+    r->has_updates_resumed = ctx->first_step > 0;
     r->mode = "real";
     snprintf(r->strategy, sizeof r->strategy, "%s", p->strategy);
     r->devices = p->n_workers;
@@ -340,6 +345,8 @@ static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
     if (rc == 0)
         rc = gather(ctx, ctx->losses.items, ctx->losses.len, sizeof(struct step_loss), &losses,
                     &n_losses, e);
+    int64_t updates_resumed = 0;
+    if (rc == 0) rc = checkpoint_updates_resumed(ctx, &updates_resumed, e);
     /* each stage is progress for the supervisor's watchdog (heartbeat.h) */
     heartbeat_finishing(ctx->hb);
     if (rc == 0) rc = params_gather(ctx, true, e);
@@ -354,7 +361,7 @@ static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
             total_losses += (size_t)n_losses[r];
         }
         rc = make_report(ctx, res, (struct span *)spans, total_spans,
-                         (const struct step_loss *)losses, total_losses, e);
+                         (const struct step_loss *)losses, total_losses, updates_resumed, e);
         if (rc == 0) {
             res->report.has_hosts = hosts.has_hosts;
             res->report.rank_hosts = hosts.rank_hosts;

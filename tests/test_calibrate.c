@@ -7,7 +7,9 @@
 #include <criterion/criterion.h>
 
 #include "helpers.h"
+#include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,6 +400,59 @@ Test(calibrate, checkpoint_io_that_fails_part_way_leaves_nothing_behind)
         cr_expect_eq(rmdir(dir), 0, "rename #%ld failed: %s is not empty", nth, dir);
         test_remove_dir(dir);
     }
+}
+
+/* The path of the first entry of dir named prefix* into out, when there is one. */
+static bool entry_named(const char *dir, const char *prefix, char *out, size_t n)
+{
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    bool found = false;
+    for (struct dirent *de; !found && (de = readdir(d));)
+        if (!strncmp(de->d_name, prefix, strlen(prefix))) {
+            snprintf(out, n, "%s/%s", dir, de->d_name);
+            found = true;
+        }
+    closedir(d);
+    return found;
+}
+
+/* A child times a million saves; once its first step directory is there,
+ * sig comes: the handler (core/temp_files) must remove the timing
+ * directory, its saves and their files, and the child die of sig. Left
+ * behind, each was a checkpoint's size in /dev/shm. */
+static void killed_while_timing_leaves_nothing(int sig)
+{
+    char dir[64];
+    test_make_dir(dir, sizeof dir, "calibrate-io-killed");
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        struct calib_failure f = {0};
+        struct err e = {0};
+        calib_measure_checkpoint_io(dir, 100000, 1000000, &f, &e);
+        _exit(0);   /* not reached in the test's time */
+    }
+    char calib[256], save[512];
+    bool is_saving = false;
+    for (double t0 = test_now_s(); !is_saving && test_now_s() - t0 < 30; test_sleep_s(0.005))
+        is_saving = entry_named(dir, "strata-calib-", calib, sizeof calib) &&
+                    entry_named(calib, "step-", save, sizeof save);
+    kill(pid, sig);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(is_saving, "the child never started saving");
+    cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == sig,
+              "the child must die of signal %d as it would without the handler", sig);
+    cr_expect_eq(rmdir(dir), 0, "signal %d left %s behind in %s", sig,
+                 entry_named(dir, "strata-calib-", calib, sizeof calib) ? calib : "entries", dir);
+    test_remove_dir(dir);
+}
+
+Test(calibrate, checkpoint_io_killed_by_sigterm_or_sigint_leaves_nothing_behind)
+{
+    killed_while_timing_leaves_nothing(SIGTERM);
+    killed_while_timing_leaves_nothing(SIGINT);
 }
 
 Test(calibrate, state_bytes_are_the_parameters_and_their_momentum)

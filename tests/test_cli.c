@@ -391,6 +391,29 @@ Test(cli, a_strategys_trace_on_another_outputs_path_is_refused, .init = enter_di
     free(conf);
 }
 
+/* A list's trace names do not depend on how many of its strategies ran:
+ * model does not fit 4 devices of a 2-layer model, and mirrored's trace
+ * was written to u.json, as if one strategy had been asked for. */
+Test(cli, compare_trace_names_follow_the_strategies_asked_not_those_that_ran,
+     .init = enter_dir_with_inputs, .fini = leave_dir_with_inputs)
+{
+    const char *t = "u.json", *named = "u.mirrored.json";   /* t.json is an input here */
+    struct run r = RUN("compare", "--strategies", "mirrored,model", "--devices", "4", "--model",
+                       "mlp:784-32-10", "--steps", "2", "--trace", t);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "not run: model"), "model should not fit:\n%s", r.out);
+    run_free(&r);
+    struct stat st;
+    cr_expect_eq(stat(named, &st), 0, "a list's strategy's trace must be %s", named);
+    cr_expect_neq(stat(t, &st), 0, "%s written: the name depended on how many ran", t);
+    /* one strategy asked: --trace's own path */
+    r = RUN("compare", "--strategies", "mirrored", "--devices", "4", "--model", "mlp:784-32-10",
+            "--steps", "2", "--trace", t);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    cr_expect_eq(stat(t, &st), 0, "one strategy asked: its trace is %s", t);
+}
+
 /* An output on a file the command reads: replay --json t.json t.json
  * exited 0 with its trace replaced by the replay, plot --html r.json
  * r.json put the page over the report. */

@@ -150,6 +150,20 @@ static void expect_failure(const char *policy, int rank, int devices)
     cJSON_Delete(doc);
 }
 
+/* The report's final.updates and final.updates_resumed: the optimizer
+ * updates that made the final model (docs/metrics.md), the ones before the
+ * relaunch's checkpoint included, and those alone. */
+static void expect_updates(int64_t updates, int64_t resumed)
+{
+    cJSON *doc = read_json(test_tmp_path("report.json"));
+    cr_expect_eq(num_at(doc, "final", "updates"), (double)updates, "final.updates %g, not %lld",
+                 num_at(doc, "final", "updates"), (long long)updates);
+    cr_expect_eq(num_at(doc, "final", "updates_resumed"), (double)resumed,
+                 "final.updates_resumed %g, not %lld", num_at(doc, "final", "updates_resumed"),
+                 (long long)resumed);
+    cJSON_Delete(doc);
+}
+
 /* ---- --fail ------------------------------------------------------------------- */
 
 Test(real_failure, fail_restart_relaunches_every_rank_and_reports_the_cost)
@@ -190,6 +204,8 @@ Test(real_failure, fail_1_at_20_with_checkpoints_restarts_to_the_same_parameters
     cr_expect_gt(num_at(doc, "failure", "checkpoint_s"), 0, "checkpoint time of the run");
     cr_expect_str_eq(str_at(cJSON_GetObjectItemCaseSensitive(doc, "config"), "fail"), "1@20");
     cJSON_Delete(doc);
+    /* the relaunch ran steps 20 to 29 on the checkpoint of step 20 */
+    expect_updates(30, 20);
     size_t n_straight = 0, n_failed = 0;
     char *straight = test_slurp_n(test_tmp_path("straight.params"), &n_straight);
     char *failed = test_slurp_n(test_tmp_path("failed.params"), &n_failed);
@@ -214,6 +230,8 @@ Test(real_failure, fail_shrink_finishes_on_the_survivor)
     cr_expect_str_eq(str_at(cfg, "fail"), "1@5", "the user's --fail, not the relaunch's");
     cr_expect_str_eq(str_at(cfg, "checkpoint-dir"), "", "not the supervisor's commit directory");
     cJSON_Delete(doc);
+    /* one update a step: the commit of step 5, then 15 steps on the survivor */
+    expect_updates(20, 5);
 }
 
 Test(real_failure, ps_async_continues_with_the_surviving_worker)
@@ -230,6 +248,9 @@ Test(real_failure, ps_async_continues_with_the_surviving_worker)
     cJSON *doc = read_json(test_tmp_path("report.json"));
     cr_expect_eq(num_at(doc, "failure", "steps_redone"), 0, "nothing after the commit was lost");
     cJSON_Delete(doc);
+    /* an update a push: the 2 workers' 5 steps each before the commit,
+     * then the survivor's 15 */
+    expect_updates(25, 10);
 }
 
 Test(real_failure, fail_of_a_rank_that_does_not_exist_is_refused)

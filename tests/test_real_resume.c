@@ -110,6 +110,11 @@ Test(resume, mirrored_on_2_resumes_on_1_worker_with_the_same_global_batch)
     cr_expect_lt(rel, 1e-5, "step 11's loss: %.9g on 1 worker, %.9g on 2 (relative %.3g)", got,
                  want, rel);
     cr_log_info("shrunk resume: step 11's loss differs by %.3g relative", rel);
+    /* the model's updates: the checkpoint's 10 steps, then 2 (docs/metrics.md) */
+    cJSON *doc = read_json(small);
+    cr_expect_eq(num_at(doc, "final", "updates"), 12);
+    cr_expect_eq(num_at(doc, "final", "updates_resumed"), 10);
+    cJSON_Delete(doc);
 }
 
 Test(resume, the_newest_two_whole_checkpoints_are_kept_and_found)
@@ -261,6 +266,11 @@ Test(resume, a_step_directory_names_the_checkpoint_to_resume)
                   "10", "--resume", test_tmp_path("ckpt/step-0000000005/"), "--json", json),
               "the run resumed from step 5");
     cr_expect_eq(first_step_of(json), 5);
+    /* one update a step (docs/metrics.md): the checkpoint's 5, then 5 more */
+    cJSON *doc = read_json(json);
+    cr_expect_eq(num_at(doc, "final", "updates"), 10);
+    cr_expect_eq(num_at(doc, "final", "updates_resumed"), 5);
+    cJSON_Delete(doc);
     /* the newest, step 10, leaves nothing to run: refused before the job */
     expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
                                 SAME, "--steps", "10", "--resume", dir),
@@ -320,6 +330,12 @@ Test(resume, ps_async_checkpoints_at_a_step_every_worker_reached_and_resumes_shr
     expect_ok(RUN("real", "--strategy", "ps-async", "--np", "1", "--model", MODEL, SAME, "--steps",
                   "10", "--resume", dir, "--json", json), "the resumed run on 1 worker");
     cr_expect_eq(first_step_of(json), 5);
+    /* an update a push (docs/metrics.md): the checkpoint's servers applied
+     * 2 workers x 5 steps; the resumed worker 5 more */
+    cJSON *doc = read_json(json);
+    cr_expect_eq(num_at(doc, "final", "updates"), 15);
+    cr_expect_eq(num_at(doc, "final", "updates_resumed"), 10);
+    cJSON_Delete(doc);
 }
 
 /* A --checkpoint-dir that cannot be made or written is refused before the

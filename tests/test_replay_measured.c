@@ -185,6 +185,55 @@ Test(replay_measured, measured_comm_replays_pushes_and_pulls_to_closed_form)
     cJSON_Delete(j);
 }
 
+/* strata replay TRACE --cluster ideal --measured-comm [more 4]: its text holds
+ * each of says and none of not_says. */
+static void expect_measured_header(const char *trace, const char *more,
+                                   const char *const *says, const char *const *not_says)
+{
+    struct run r = more ? RUN("replay", trace, "--cluster", "ideal", "--measured-comm", more, "4")
+                        : RUN("replay", trace, "--cluster", "ideal", "--measured-comm");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    for (; *says; says++)
+        cr_expect(strstr(r.out, *says), "replay should say \"%s\":\n%s", *says, r.out);
+    for (; *not_says; not_says++)
+        cr_expect(!strstr(r.out, *not_says), "replay should not say \"%s\":\n%s", *not_says,
+                  r.out);
+    run_free(&r);
+}
+
+/* The header says what timed the communication: with --measured-comm the
+ * trace did, not "the network model" (once said before "as long as it
+ * took in the trace"); the network model where the trace holds no time
+ * (pushes without the server's receipts) or for a what-if's replanned
+ * messages; and a real trace's --cluster, when nothing used it, says so. */
+Test(replay_measured, measured_comm_header_says_what_timed_the_communication)
+{
+    struct ps_hand h = slow_server;
+    h.push_ms = 0.5;
+    h.pull_ms = 0.25;
+    h.has_receipts = true;
+    const char *trace = write_ps_hand("comm.json", &h);
+    expect_measured_header(
+        trace, NULL,
+        (const char *const[]){"and communication too (--measured-comm): the error is the "
+                              "schedule's alone",
+                              "--cluster ideal: no use here", NULL},
+        (const char *const[]){"communication from the network model", NULL});
+    expect_measured_header(
+        trace, "--scale",
+        (const char *const[]){"its communication from the network model of ideal: the what-if's "
+                              "messages were never measured", NULL},
+        (const char *const[]){"communication from the network model\n", "no use here", NULL});
+    h.has_receipts = false;
+    expect_measured_header(
+        write_ps_hand("noreceipts.json", &h), NULL,
+        (const char *const[]){"the error is the schedule's and, for that communication, the "
+                              "network model's",
+                              "communication the trace holds no time for from the network model "
+                              "of ideal", NULL},
+        (const char *const[]){"schedule's alone", "no use here", NULL});
+}
+
 /* Mirrored on 2 ranks, 2 steps: each rank's all-reduce seen to complete
  * ar_ms after the later rank arrived; each rank starts its next step when
  * its own update ends. */

@@ -127,6 +127,34 @@ static const struct number_at {
     {"time_to_accuracy_s", NULL, 42.5},
 };
 
+/* A resumed real run's final.updates_resumed (docs/metrics.md): written
+ * only then, so every other report's JSON is as before, and read back. */
+Test(report, final_updates_resumed_is_written_only_for_a_resumed_run_and_reads_back)
+{
+    struct report r, back;
+    struct config c_back;
+    fill(&r);
+    cJSON *j = round_trip(&r);
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(get(j, "final"), "updates_resumed"));
+    cJSON_Delete(j);
+    r.updates_resumed = 60;   /* of fill's 100 */
+    r.has_updates_resumed = true;
+    j = round_trip(&r);
+    cr_assert_eq(num_at(j, "final", "updates_resumed"), 60);
+    struct err e = {0};
+    struct json_at at = {.file = "test", .e = &e};
+    report_init(&back);
+    config_init(&c_back);
+    cr_assert_eq(report_from_json(j, &at, &back, &c_back), 0, "%s", e.msg);
+    cr_expect(back.has_updates_resumed);
+    cr_expect_eq(back.updates_resumed, 60);
+    cr_expect_eq(back.updates, 100);
+    cJSON_Delete(j);
+    report_release(&back);
+    report_release(&r);
+    config_release(&c_back);
+}
+
 Test(report, json_round_trip_keeps_every_value)
 {
     struct report r;

@@ -301,6 +301,15 @@ Test(sim_failures, strata_sim_reports_the_policy_and_its_cost)
     /* the step time holds the redone step */
     cr_assert_float_eq(r->step_time_s.mean, step * (STEPS + 1) / STEPS, 1e-9, "%g",
                        r->step_time_s.mean);
+    /* updates made the final model (docs/metrics.md): every step once, the
+     * redone one too, as a restarted real run counts them
+     * (tests/test_real_failure.c) */
+    cr_assert_eq(r->updates, STEPS, "updates %lld", (long long)r->updates);
+    run_release(&run);
+    /* asynchronous: each of the 4 workers' pushes of every job step once */
+    run = simulated("ps-async", "ideal", "1@3", "restart", 0, &e, &rc);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    cr_assert_eq(run.report.updates, 4 * STEPS, "updates %lld", (long long)run.report.updates);
     run_release(&run);
 
     /* shrink refuses a pipeline, with the policy's reason */

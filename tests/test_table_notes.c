@@ -216,6 +216,13 @@ Test(table_notes, more_updates_names_ratio_and_batch)
     expect_says(note_more_updates, rs, 2,
                 (const char *const[]){"ps-async made 16.0× the updates of mirrored (240 of 32 "
                                       "samples against 15 of 512)", NULL});
+    /* mirrored resumed from a checkpoint of step 10: 15 updates, of which
+     * its job ran 5 on 5 x 512 samples, still 512 an update */
+    b.updates_resumed = 10;
+    b.has_updates_resumed = true;
+    b.samples_applied = 5 * 512;
+    expect_says(note_more_updates, rs, 2,
+                (const char *const[]){"(240 of 32 samples against 15 of 512)", NULL});
     b.updates = 240;
     expect_silent(note_more_updates, rs, 2, "equal updates (the controlled experiment)");
     b.updates = 15;
