@@ -62,7 +62,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
                                 numerics, progress ? show_progress : NULL, NULL, &c, &e);
     if (progress && n) fprintf(stderr, "\r%40s\r", "");
     if (rc != 0) {
-        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
+        status = rc == CONFIG_HELP ? 0 : scenario_fail_in(self, &s, &e);
         goto out;
     }
     /* Nothing ran: the reasons are the whole answer, on stderr, and there
@@ -117,16 +117,16 @@ int cmd_compare(const struct command *self, int argc, char **argv)
         ;
     else if ((c.sim_runs ? outputs_write(&s.cfg, c.sim_runs, c.n, (int)n, c.speedup, &e)
                           : outputs_write_reports(&s.cfg, c.reports, c.n, c.speedup, &e)) < 0)
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
     else if (plot_wanted(&s.cfg) && plot_sim_runs(&s.cfg, c.sim_runs, c.n, &e) < 0)
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
     else if (html_write_reports(&s.cfg,
                                 (struct html_run){.command = "compare", .scenario = scenario,
                                                   .description = desc, .notes_text = notes.text,
                                                   .runs = c.sim_runs,
                                                   .n_runs = c.sim_runs ? c.n : 0},
                                 c.reports, c.n, c.speedup, &e) < 0)
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
 out:
     notes_release(&notes);
     compare_release(&c);

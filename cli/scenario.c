@@ -21,6 +21,22 @@ static bool is_rank_beyond_0(void)
     return false;
 }
 
+/* What scenario_load checks once the options are read: the options the
+ * command refuses, --model, the memory budget and the outputs. */
+static int check_loaded(struct scenario *s, const struct command *cmd, struct err *e)
+{
+    TRY(command_refuse_options(cmd, &s->cfg, e));
+    TRY_CTX(e, workload_parse(s->cfg.model, &s->wl, e), "--model");
+    /* Before anything is built: a run the machine cannot hold is refused now,
+     * and so is an output that could not be written at the end. Its plan is
+     * the largest of the strategies a comparison runs, or --strategy's. */
+    struct budget_plan plan;
+    strategy_plan_size_spec((cmd->groups & OPTG_COMPARE) ? s->cfg.strategies : s->cfg.strategy,
+                            &s->cfg, s->wl, &plan);
+    TRY(budget_check(&s->cfg, s->wl, cmd->groups, &plan, e));
+    return is_rank_beyond_0() ? 0 : outputs_check(&s->cfg, e);
+}
+
 int scenario_load(struct scenario *s, const struct command *cmd, int argc, char **argv,
                   struct err *e)
 {
@@ -39,16 +55,10 @@ int scenario_load(struct scenario *s, const struct command *cmd, int argc, char 
     if (s->cfg.n_positional > 0)
         return err_set(e, ERR_INPUT, "unexpected argument '%s' (options start with --; see "
                        "strata %s --help)", s->cfg.positional[0], cmd->name);
-    TRY(command_refuse_options(cmd, &s->cfg, e));
-    TRY_CTX(e, workload_parse(s->cfg.model, &s->wl, e), "--model");
-    /* Before anything is built: a run the machine cannot hold is refused now,
-     * and so is an output that could not be written at the end. Its plan is
-     * the largest of the strategies a comparison runs, or --strategy's. */
-    struct budget_plan plan;
-    strategy_plan_size_spec((cmd->groups & OPTG_COMPARE) ? s->cfg.strategies : s->cfg.strategy,
-                            &s->cfg, s->wl, &plan);
-    TRY(budget_check(&s->cfg, s->wl, cmd->groups, &plan, e));
-    return is_rank_beyond_0() ? 0 : outputs_check(&s->cfg, e);
+    /* values their consumers check (--model ...) named with the file's line */
+    rc = check_loaded(s, cmd, e);
+    if (rc < 0) config_err_locate(&s->cfg, e);
+    return rc;
 }
 
 void scenario_release(struct scenario *s)
@@ -63,7 +73,10 @@ int scenario_start(struct scenario *s, const struct command *cmd, int argc, char
 {
     struct err e = {0};
     int rc = scenario_load(s, cmd, argc, argv, &e);
-    if (rc == 0 && !(s->strategy = strategy_find(s->cfg.strategy, &e))) rc = -1;
+    if (rc == 0 && !(s->strategy = strategy_find(s->cfg.strategy, &e))) {
+        config_err_locate(&s->cfg, &e);
+        rc = -1;
+    }
     if (rc == 0) return 0;
     *status = rc == CONFIG_HELP ? 0 : scenario_fail(cmd, &e);
     return -1;
@@ -108,6 +121,12 @@ int scenario_fail(const struct command *cmd, const struct err *e)
     }
     fprintf(stderr, "strata %s: %s\n", cmd->name, e->msg);
     return err_exit_status(e->code);
+}
+
+int scenario_fail_in(const struct command *cmd, const struct scenario *s, struct err *e)
+{
+    config_err_locate(&s->cfg, e);
+    return scenario_fail(cmd, e);
 }
 
 void format_bytes(double bytes, char *buf, size_t n)

@@ -47,6 +47,11 @@ void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,
 /* Prints "strata NAME: message" to stderr and returns the exit status. */
 int scenario_fail(const struct command *cmd, const struct err *e);
 
+/* scenario_fail for a failure after s was loaded: a message about an
+ * option the scenario file set names the file and line too
+ * (config_err_locate). */
+int scenario_fail_in(const struct command *cmd, const struct scenario *s, struct err *e);
+
 /* "1.5 MiB", "320 B": bytes for people. */
 void format_bytes(double bytes, char *buf, size_t n);
 

@@ -216,7 +216,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     /* --json and --chakra were checked with the options (outputs_check) */
     if (strategy_build(st, &s.cfg, s.wl, &p, &e) < 0 ||
         plan_prepare(p, &v, &ix, &e) < 0) {
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
         goto out;
     }
 
@@ -237,7 +237,7 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
     int width = name_width(is_used);
     if (s.cfg.explain) print_explain(stdout, p, is_used, width);
     if (print_grid(stdout, p, &e) < 0) {
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
         goto out;
     }
     for (int r = 0; r < p->n_ranks; r++) print_rank(stdout, p, r, width);
@@ -245,14 +245,14 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
 
     if (v.is_valid) {
         if (plan_unit_times(ix, &t, &e) < 0) {
-            status = scenario_fail(self, &e);
+            status = scenario_fail_in(self, &s, &e);
             goto out;
         }
         size_t n_spans;
         struct span *spans = timeline_spans_of_unit_run(p, &t, &n_spans);
         if (!spans) {
             err_set(&e, ERR_NOMEM, "out of memory drawing the timeline");
-            status = scenario_fail(self, &e);
+            status = scenario_fail_in(self, &s, &e);
             goto out;
         }
         /* One unit a column when the step fits the terminal: the textbook picture. */
@@ -274,12 +274,12 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
         status = 1;
     }
     if (s.cfg.json_path[0] && write_json(p, &v, s.cfg.json_path, &e) < 0)
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
     /* Chakra traces of a valid plan only: other tools would run a broken one */
     if (v.is_valid && s.cfg.chakra_dir[0]) {
         if (chakra_write_plan(p, &s.cfg, s.cfg.chakra_dir, st->name, &e) < 0) {
             err_prefix(&e, "--chakra");
-            status = scenario_fail(self, &e);
+            status = scenario_fail_in(self, &s, &e);
         }
         else
             printf("Chakra traces: %s/%s.{0..%d}.et (strata sim --workload chakra:%s runs "

@@ -99,7 +99,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     /* --workload chakra:DIR: the traces' plan instead of --strategy's */
     if (s.cfg.workload[0]) {
         if (chakra_source_open(&s.cfg, &s.wl, &traced, &e) < 0) {
-            status = scenario_fail(self, &e);
+            status = scenario_fail_in(self, &s, &e);
             goto out;
         }
         st = &traced.strategy;
@@ -108,7 +108,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
         struct budget_plan plan;
         strategy_plan_size(st, &s.cfg, s.wl, &plan);
         if (budget_check(&s.cfg, s.wl, self->groups, &plan, &e) < 0) {
-            status = scenario_fail(self, &e);
+            status = scenario_fail_in(self, &s, &e);
             goto out;
         }
     }
@@ -117,7 +117,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     if (!(numerics = run_numerics_create(&e)) ||
         run_simulate(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), numerics, &run, &e) < 0 ||
         (has_baseline && run_baseline(&s.cfg, s.wl, numerics, &base, &e) < 0)) {
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
         goto out;
     }
     char desc[512], scenario[1024];
@@ -163,7 +163,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
         .notes = (const char *const *)traced.notes.items, .n_notes = (int)traced.notes.len};
     if (outputs_write(&s.cfg, runs, 1, 1, &speedup, &e) < 0 ||
         html_write_reports(&s.cfg, page, rows, 1, &speedup, &e) < 0)
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
 out:
     notes_release(&notes);
     run_release(&run);

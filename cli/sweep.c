@@ -590,6 +590,7 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
         if (show && !ax.is_real) fprintf(stderr, "\r%80s\r", "");
     }
     if (rc < 0) {
+        config_err_locate(&sc.cfg, &e);
         status = fail(self, rank, &e);
         goto out;
     }

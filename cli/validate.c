@@ -425,7 +425,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
                     !(mr.cell_cfg = XCALLOC(&e, 1, sizeof *mr.cell_cfg))))
         rc = e.code;
     if (rc != 0) {
-        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
+        status = rc == CONFIG_HELP ? 0 : scenario_fail_in(self, &s, &e);
         goto out;
     }
 
@@ -446,14 +446,14 @@ int cmd_validate(const struct command *self, int argc, char **argv)
                 for (int si = 0; si < ax.n_stragglers; si++)
                     if (run_cell(&mr, &ax, list, n, mi, ni, si, pi == 1, cfg, (int)n_cells,
                                  &e) < 0) {
-                        status = scenario_fail(self, &e);
+                        status = scenario_fail_in(self, &s, &e);
                         goto out;
                     }
     if (validate_load_read(&m->load.after_1min, &load_err) < 0)
         fprintf(stderr, "strata validate: %s\n", load_err.msg);
     validate_load_judge(&m->load);
     if (validate_summarize(m, &e) < 0) {
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
         goto out;
     }
 
@@ -477,11 +477,11 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     }
     if (cfg->json_path[0] && validate_write_json(m, cfg->json_path, &e) < 0) {
         err_prefix(&e, "--json");
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
     }
     if (status == 0 && m->n_rows > 0 && (cfg->plot_dir[0] || cfg->plot_terminal) &&
         plot(cfg, m, &e) < 0)
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, &s, &e);
     if (status == 0 && write_page(cfg, m, &e) < 0) status = scenario_fail(self, &e);
 
 out:

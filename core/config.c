@@ -628,6 +628,8 @@ int config_load_file(struct config *c, const char *path, unsigned groups, struct
         if ((rc = load_line(c, s, r->lineno, line_of, groups, e)) < 0) break;
     }
     if (rc < 0) err_prefix(e, "%s:%ld", path, r->lineno);
+    for (size_t i = 0; rc >= 0 && i < config_n_options; i++)
+        if (line_of[i]) c->file_line[i] = line_of[i];
     free(r);
     fclose(f);
     return rc < 0 ? rc : 0;
@@ -769,6 +771,7 @@ int config_parse_args(struct config *c, int argc, char **argv, unsigned groups, 
     for (size_t i = 0; rc == 0 && i < set.len; i++) {
         rc = set_value(c, set.items[i].o, set.items[i].value, e);
         if (rc == 0) c->is_set[index_of(set.items[i].o)] = true;
+        if (rc == 0) c->file_line[index_of(set.items[i].o)] = 0;   /* argv wins over the file */
     }
     vec_free(&set);
     if (rc < 0) {
@@ -852,6 +855,37 @@ void config_print_help_without(FILE *out, unsigned groups, const char *const *re
     print_entry(out, width, "-f, --file FILE", "read options from a scenario file (key = value "
                 "lines); options given here win over it", "");
     print_entry(out, width, "-h, --help", "show this help", "");
+}
+
+/* The option a message is about: its first "--NAME" that starts the
+ * message or follows a context's ": ", and is followed by ':' or " '"
+ * (how option errors read), and that the scenario file set; NULL if none. */
+static const struct opt_spec *option_of_message(const struct config *c, const char *msg)
+{
+    for (const char *p = strstr(msg, "--"); p; p = strstr(p + 2, "--")) {
+        if (p != msg && (p - msg < 2 || p[-2] != ':' || p[-1] != ' ')) continue;
+        size_t len = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
+        const char *after = p + 2 + len;
+        if (!len || !(*after == ':' || (after[0] == ' ' && after[1] == '\''))) continue;
+        char name[64];
+        if (len >= sizeof name) continue;
+        memcpy(name, p + 2, len);
+        name[len] = '\0';
+        const struct opt_spec *o = config_find(name);
+        return o && c->file_line[index_of(o)] ? o : NULL;
+    }
+    return NULL;
+}
+
+int config_err_locate(const struct config *c, struct err *e)
+{
+    /* Only bad input is the file's fault; a message that already names
+     * the file (config_load_file's own) is left as it is. */
+    if (!e || e->code != ERR_INPUT || !c->scenario_path[0] || strstr(e->msg, c->scenario_path))
+        return e ? e->code : ERR_OK;
+    const struct opt_spec *o = option_of_message(c, e->msg);
+    if (o) err_prefix(e, "%s:%ld", c->scenario_path, c->file_line[index_of(o)]);
+    return e->code;
 }
 
 bool config_is_set(const struct config *c, const char *name)

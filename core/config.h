@@ -157,6 +157,8 @@ struct config {
     /* Not options. */
     char scenario_path[CONFIG_PATH_BYTES];  /* -f FILE, "" when none */
     bool is_set[CONFIG_MAX_OPTIONS];  /* [i]: config_options[i] was given (file or argv) */
+    long file_line[CONFIG_MAX_OPTIONS];  /* [i]: the line of scenario_path that set
+                                          * config_options[i]; 0 = argv or the default */
     int n_positional;           /* arguments that are not options, in order */
     char **positional;          /* borrowed from argv; owned by config (array only) */
     int first_after_dashes;     /* index in positional of the first word after "--";
@@ -191,6 +193,14 @@ int config_parse_args(struct config *c, int argc, char **argv, unsigned groups,
  * scenario file serves several commands. Errors name the file and line. */
 int config_load_file(struct config *c, const char *path, unsigned groups,
                      struct err *e);
+
+/* When e says what is wrong with one option ("--model: ...", or after a
+ * context: "the one-device baseline: --cluster: ...") and the scenario file
+ * set that option, prefixes the file and line ("run.conf:3: --model: ..."),
+ * as config_load_file does for the values it checks itself: a value its
+ * consumer checks later (--model, --strategies, --straggler, --cluster ...)
+ * is then found in the file as fast. Returns e->code. */
+int config_err_locate(const struct config *c, struct err *e);
 
 /* Sets one option from text, validating it. `name` has no dashes. */
 int config_set(struct config *c, const char *name, const char *value,

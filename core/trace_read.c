@@ -73,13 +73,26 @@ static int nonneg_real(const cJSON *v, const struct json_at *at, const char *wha
     return 0;
 }
 
-/* parent[key] as a time of 0 or more microseconds (the trace-event unit). */
+/* The largest ts or dur read, microseconds. A replay adds up a rank's
+ * spans (a document of JSON_DOC_MAX_BYTES holds fewer than 3e6 of them),
+ * and ts + dur is a span's end: below 1e300 each, every such sum stays far
+ * from the 1.8e308 where doubles end (ts = dur = 1e308 made an end of inf
+ * and a replay that failed without saying why). Runs strata writes stay
+ * far below it too: the simulator's op times are under ~1e36 us
+ * (sim/cluster.c's bounds). */
+#define TRACE_MAX_TIME_US 1e300
+
+/* parent[key] as a time of 0 to TRACE_MAX_TIME_US microseconds (the
+ * trace-event unit). */
 static int need_time(const cJSON *parent, const struct json_at *up, const char *key, double *out)
 {
+    static const char what[] = "a time of 0 to 1e300 microseconds";
     struct json_at at = json_key(up, key);
     const cJSON *v = member(parent, &at, 0);
     if (!v) return ERR_INPUT;
-    return nonneg_real(v, &at, "a time of 0 or more microseconds", out);
+    TRY(nonneg_real(v, &at, what, out));
+    if (*out > TRACE_MAX_TIME_US) return json_bad(&at, "is %g, not %s", *out, what);
+    return 0;
 }
 
 /* parent[key] as nonneg_real when present; absent, *out keeps its default. */

@@ -184,6 +184,39 @@ Test(cli, broken_scenario_files_exit_2_naming_file_and_line)
     unlink(path);
 }
 
+/* Values that their consumers check after the file is read (a model spec, a
+ * strategy list, a straggler or failure spec, a cluster) name the file and
+ * line too, as the table's own checks do; the command line's value, which
+ * wins over the file, is not blamed on it. */
+Test(cli, scenario_file_values_checked_later_name_file_and_line)
+{
+    static const struct {
+        const char *command, *text, *option;
+    } cases[] = {
+        {"sim", "steps = 2\nmodel = mlp:0-1\n", "--model"},
+        {"compare", "steps = 2\nstrategies = mirrored,nope\n", "--strategies"},
+        {"sim", "steps = 2\nstrategy = nope\n", "--strategy"},
+        {"sim", "steps = 2\nstraggler = exp:-1\n", "--straggler"},
+        {"sim", "steps = 2\nfail = x\n", "--fail"},
+        {"sim", "steps = 2\ncluster = /nonexistent/c.profile\n", "--cluster"},
+        {"schedule", "steps = 2\nstrategy = nope\n", "--strategy"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *path = write_temp(cases[i].text);
+        char where[96];
+        snprintf(where, sizeof where, "%s:2: %s", path, cases[i].option);
+        expect_refused(RUN(cases[i].command, "-f", path), where, NULL);
+        unlink(path);
+    }
+    char *path = write_temp("steps = 2\nstraggler = exp:-1\n");
+    struct run r = RUN("sim", "-f", path, "--straggler", "exp:-2");
+    cr_expect_eq(r.status, 2, "stderr: %s", r.err);
+    cr_expect_null(strstr(r.err, path), "the command line's value blamed on the file: %s", r.err);
+    cr_expect_not_null(strstr(r.err, "'exp:-2'"), "stderr: %s", r.err);
+    run_free(&r);
+    unlink(path);
+}
+
 Test(cli, schedule_json_is_the_plan)
 {
     char dir[] = "/tmp/strata-cli-json-XXXXXX";

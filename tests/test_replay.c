@@ -380,6 +380,49 @@ Test(replay, malformed_traces_are_refused)
                         "header.json", "the trace is of mirrorex");
 }
 
+/* The hand trace with the first value of `key` ("\"ts\":") replaced by
+ * `value`, written as test_tmp_dir/file; returns its path. */
+static const char *hand_with(const char *key, const char *value, const char *file)
+{
+    char *text = test_slurp(write_hand("uneven.json", &uneven));
+    char *at = strstr(text, key);
+    cr_assert(at, "no %s in the hand trace", key);
+    at += strlen(key);
+    size_t old_len = strcspn(at, ",}");
+    size_t head = (size_t)(at - text), tail_len = strlen(at + old_len);
+    char *edited = malloc(head + strlen(value) + tail_len + 1);
+    cr_assert_not_null(edited);
+    memcpy(edited, text, head);
+    strcpy(edited + head, value);
+    strcat(edited + head, at + old_len);
+    const char *path = test_tmp_file(file, edited);
+    free(edited);
+    free(text);
+    return path;
+}
+
+/* A span's time past what any run strata writes reaches: refused naming
+ * the event, its value and the range. ts = dur = 1e308 us ended the span at
+ * inf, and the replay failed (exit 1) "without saying why". */
+Test(replay, span_times_beyond_any_run_are_refused)
+{
+    const char *path = hand_with("\"ts\":", "1e308", "ts.json");
+    char *text = test_slurp(path);
+    char *dur = strstr(text, "\"dur\":");
+    cr_assert_not_null(dur);
+    size_t n = strcspn(dur + 6, ",}");
+    char *edited = malloc(strlen(text) + 8);
+    cr_assert_not_null(edited);
+    snprintf(edited, strlen(text) + 8, "%.*s1e308%s", (int)(dur + 6 - text), text,
+             dur + 6 + n);
+    expect_refused(RUN("replay", test_tmp_file("ts-dur.json", edited)), "ts-dur.json",
+                   "\"traceEvents[0].ts\" is 1e+308, not a time of 0 to 1e300 microseconds");
+    free(edited);
+    free(text);
+    expect_refused(RUN("replay", hand_with("\"dur\":", "2e300", "dur.json")), "dur.json",
+                   ".dur\" is 2e+300, not a time of 0 to 1e300 microseconds");
+}
+
 /* An asynchronous job on another network shares its steps out otherwise:
  * a worker runs a step the trace did not measure. Its ops take the run's
  * measured rates (and say so), not the cluster's model, whose ideal
