@@ -15,8 +15,9 @@
 
 /* Writes n floats atomically. */
 int params_save(const char *path, const float *params, int64_t n, struct err *e);
-/* Reads a file params_save wrote: *out (malloc'd) and *n. ERR_INPUT naming
- * the path for anything else. */
+/* Reads a file params_save wrote: *out (malloc'd) and *n (1 or more).
+ * ERR_INPUT naming the path and what is wrong for anything else: another
+ * magic, a count below 1 or above 2^34, a size other than the count's. */
 int params_load(const char *path, float **out, int64_t *n, struct err *e);
 
 #endif
