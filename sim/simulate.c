@@ -111,6 +111,34 @@ static void fail_time(struct sim *m, const char *what, double t, int rank)
                         what, t, rank);
 }
 
+/* Op g of its rank's step `step` would end at end_s, which is not a
+ * finite time (its start and duration summed past the largest double). */
+static void fail_op_time(struct sim *m, int g, int32_t step, double start_s, double end_s)
+{
+    const struct xop *x = &m->x[g];
+    if (!m->rc)
+        m->rc = err_set(m->e, ERR_RUN,
+                        "simulate: rank %d's op %d (%s, step %d) starts at %g s and would end "
+                        "at %g s, not a finite time: the durations given or drawn add up past "
+                        "the largest time a run can hold (about 1e308 s)",
+                        x->rank, g - m->off[x->rank], op_infos[x->kind].name,
+                        (int)step, start_s, end_s);
+}
+
+/* The network could not go on with an event of link `link` at t (a link
+ * index or event it does not know, a time it cannot take): its functions
+ * return a code without a message, so the message is said here. */
+static void fail_network(struct sim *m, int rc, int64_t link, double t)
+{
+    if (rc == ERR_NOMEM) fail_nomem(m);
+    else if (!m->rc)
+        m->rc = err_set(m->e, ERR_RUN,
+                        "simulate: the network could not time the transfers of link %lld at "
+                        "%g s (an out-of-range link, event or time: a bug in the simulator, or "
+                        "an option or a cluster profile value outside the range a run can time)",
+                        (long long)link, t);
+}
+
 static void push_event(struct sim *m, double t, int kind, int a, int64_t b)
 {
     int rc = des_push(&m->q, t, kind, a, b);
@@ -516,10 +544,22 @@ static void record(struct sim *m, int g, double end_s)
         whole.version_applied = sp.version_applied;
         sp = whole;
     }
+    /* an end past the largest double (durations near 1e308 summed) is no
+     * time the analysis can hold: say which op, rather than let its
+     * refusal (a code without a message) end the run "without saying why" */
+    if (!(sp.end_s < INFINITY)) {
+        fail_op_time(m, g, step, sp.start_s, sp.end_s);
+        return;
+    }
     int rc = 0;
     if (m->a) rc = analysis_add(m->a, &sp);
     if (rc == 0 && m->t) rc = trace_add(m->t, &sp);
-    if (rc < 0 && !m->rc) m->rc = rc;
+    if (rc == ERR_NOMEM) fail_nomem(m);
+    else if (rc < 0 && !m->rc)
+        m->rc = err_set(m->e, ERR_RUN, "simulate: rank %d's op %d (%s, step %d, %g s to %g s) "
+                        "was refused by the analysis (a bug in the simulator: please report "
+                        "it with the command)", x->rank, g - m->off[x->rank],
+                        op_infos[x->kind].name, (int)step, sp.start_s, sp.end_s);
 }
 
 /* Op `last` ends a fold (start_folded): the ops folded before it end
@@ -913,7 +953,11 @@ static void run_loop(struct sim *m)
         switch ((enum ev_kind)ev.kind) {
         case EV_NET: {
             int64_t cookie;
-            if (network_on_event(m->net, &m->q, &ev, &cookie)) arrived(m, (int)cookie);
+            /* 1: a transfer arrived; a negative code is a failure, whose
+             * cookie is not set (it used to be taken as an arrival) */
+            int rc = network_on_event(m->net, &m->q, &ev, &cookie);
+            if (rc > 0) arrived(m, (int)cookie);
+            else if (rc < 0) fail_network(m, rc, ev.a < 0 ? -1 - (int64_t)ev.a : ev.a, ev.time_s);
             break;
         }
         case EV_OP_END: {

@@ -1066,3 +1066,32 @@ Test(simulate, time_sharing_slows_only_the_ranks_computing_at_once)
     plan_free(mirrored);
     workload_free(wl);
 }
+
+/* Given durations (a replay's) near the largest double: two ops in a row
+ * end past it. */
+static double huge_compute_s(void *ctx, int rank, int64_t step, int op)
+{
+    (void)ctx, (void)rank, (void)step, (void)op;
+    return 1e308;
+}
+
+Test(simulate, an_op_ending_past_the_largest_time_is_named_not_silent)
+{
+    /* The second op of rank 0 ended at inf; the analysis refused its span
+     * with a bare code and the run failed "without saying why" (cli). */
+    struct job j = job_open("mirrored", scenario(UNIFORM_4, 1, 32, 1), "ideal", 0);
+    struct sim_durations given = {.compute_s = huge_compute_s};
+    struct sim_setup s = {.plan = j.p, .cluster = &j.c, .steps = 2, .seed = 1,
+                          .durations = &given};
+    struct err e = {0};
+    cr_assert_eq(failure_parse("", &s.failure, &e), 0, "%s", e.msg);
+    struct analysis *a = analysis_create(j.p, 2, &e);
+    cr_assert(a, "%s", e.msg);
+    struct sim_result res;
+    cr_expect_eq(simulate(&s, a, NULL, &res, &e), ERR_RUN);
+    cr_expect(strstr(e.msg, "rank 0's op 1 (") && strstr(e.msg, "step 0") &&
+                  strstr(e.msg, "would end at inf s") && strstr(e.msg, "1e+308 s"),
+              "names the rank, op, step and time: %s", e.msg);
+    analysis_free(a);
+    job_close(&j);
+}
