@@ -174,9 +174,17 @@ const char *chakra_trace_strategy(const struct chakra_trace *t)
     return t->is_strata && a && a->kind == CHAKRA_ATTR_STRING ? a->s : "chakra";
 }
 
+void chakra_trace_path(const struct chakra_trace *t, int r, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%s.%d.et", t->dir, t->name, r);
+}
+
 int chakra_trace_options(const struct chakra_trace *t, struct config *cfg, struct err *e)
 {
     if (!t->is_strata) return 0;
+    /* the options are rank 0's metadata: its errors name that file */
+    char path[CONFIG_PATH_BYTES + 300];
+    chakra_trace_path(t, 0, path, sizeof path);
     /* the options are the trace's, not the command line's: a user's value
      * that differs would be silently ignored, so it is refused */
     unsigned char was_set[sizeof cfg->is_set];   /* what the user gave, kept as it was */
@@ -188,21 +196,22 @@ int chakra_trace_options(const struct chakra_trace *t, struct config *cfg, struc
         char key[64];
         const char *eq = strchr(a->s, '=');
         if (!eq || (size_t)(eq - a->s) >= sizeof key)
-            return err_set(e, ERR_INPUT, "--workload: %s: strata_option '%s' is not NAME=VALUE",
-                           t->dir, a->s);
+            return err_set(e, ERR_INPUT, "--workload: %s: metadata strata_option '%s' is not "
+                           "NAME=VALUE", path, a->s);
         memcpy(key, a->s, (size_t)(eq - a->s));
         key[eq - a->s] = '\0';
         const struct opt_spec *o = config_find(key);
         if (!o || !(o->groups & OPTG_SCENARIO))
-            return err_set(e, ERR_INPUT, "--workload: %s: strata_option '%s' names no scenario "
-                           "option of this strata", t->dir, a->s);
+            return err_set(e, ERR_INPUT, "--workload: %s: metadata strata_option '%s' names no "
+                           "scenario option of this strata", path, a->s);
         char mine[CONFIG_PATH_BYTES];
         config_format(cfg, o, mine, sizeof mine);
         if (config_is_set(cfg, key) && strcmp(mine, eq + 1))
             return err_set(e, ERR_INPUT, "--%s: %s was given, but the traces in %s were built "
                            "with %s; leave --%s out (the plan comes from the traces)", key,
                            mine, t->dir, eq + 1, key);
-        TRY_CTX(e, config_set(cfg, key, eq + 1, OPTG_SCENARIO, e), "--workload: %s", t->dir);
+        TRY_CTX(e, config_set(cfg, key, eq + 1, OPTG_SCENARIO, e),
+                "--workload: %s: metadata strata_option '%s'", path, a->s);
     }
     memcpy(&cfg->is_set, was_set, sizeof was_set);
     return 0;

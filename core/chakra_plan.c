@@ -331,7 +331,7 @@ static int read_rank(const struct chakra_trace *t, int r, struct plan *p, int *a
     const struct chakra_file *f = &t->files[r];
     size_t n = f->nodes.len;
     char path[CONFIG_PATH_BYTES + 300];
-    snprintf(path, sizeof path, "%s/%s.%d.et", t->dir, t->name, r);
+    chakra_trace_path(t, r, path, sizeof path);
     struct rank_read rr = {.f = f, .path = path};
     int_vec deps = {0};
     int rc = index_ids(f, path, &rr.ids, e);
@@ -389,13 +389,15 @@ static int cmp_left_out(const void *a, const void *b)
 static int strata_shape(const struct chakra_trace *t, struct plan *p, struct err *e)
 {
     const struct chakra_file *f0 = &t->files[0];
+    char path[CONFIG_PATH_BYTES + 300];   /* rank 0's file, whose metadata says the shape */
+    chakra_trace_path(t, 0, path, sizeof path);
     const struct chakra_attr *pol = chakra_attr_find(&f0->attrs, "strata_policy");
     int policy = POLICY_N_KINDS;
     for (int k = 0; pol && pol->kind == CHAKRA_ATTR_STRING && k < POLICY_N_KINDS; k++)
         if (!strcmp(policy_infos[k].name, pol->s)) policy = k;
     if (policy == POLICY_N_KINDS)
-        return err_set(e, ERR_INPUT, "--workload: %s: strata_policy '%s' is not a server policy "
-                       "of this strata", t->dir, pol && pol->s ? pol->s : "");
+        return err_set(e, ERR_INPUT, "--workload: %s: metadata strata_policy '%s' is not a "
+                       "server policy of this strata", path, pol && pol->s ? pol->s : "");
     p->policy = (enum server_policy)policy;
     p->policy_arg = (int)meta_int(f0, "strata_policy_arg", 0);
     p->data_parallel = meta_int(f0, "strata_data_parallel", 0) != 0;
@@ -416,14 +418,16 @@ static int strata_shape(const struct chakra_trace *t, struct plan *p, struct err
         if (is_ok) plan_add_group(p, ranks, ranks_n);
         free(ranks);
         if (!is_ok)
-            return err_set(e, ERR_INPUT, "--workload: %s: a strata_group names a rank outside "
-                           "0 to %d", t->dir, p->n_ranks - 1);
+            return err_set(e, ERR_INPUT, "--workload: %s: a metadata strata_group names a rank "
+                           "outside 0 to %d", path, p->n_ranks - 1);
     }
     for (int r = p->n_workers; r < p->n_ranks; r++) {
         const struct chakra_attr *s = chakra_attr_find(&t->files[r].attrs, "strata_shard");
-        if (!s || s->kind != CHAKRA_ATTR_INT_LIST || s->list.len != 2)
-            return err_set(e, ERR_INPUT, "--workload: %s: server rank %d has no strata_shard",
-                           t->dir, r);
+        if (!s || s->kind != CHAKRA_ATTR_INT_LIST || s->list.len != 2) {
+            chakra_trace_path(t, r, path, sizeof path);
+            return err_set(e, ERR_INPUT, "--workload: %s: server rank %d's metadata has no "
+                           "strata_shard (two integers, its layers lo and hi)", path, r);
+        }
         p->ranks[r].shard_lo = (int)s->list.items[0];
         p->ranks[r].shard_hi = (int)s->list.items[1];
     }
@@ -442,10 +446,14 @@ int chakra_trace_plan(const struct chakra_trace *t, const struct workload *wl, i
         batch = (int)meta_int(f0, "strata_batch", -1);
         n_mb = (int)meta_int(f0, "strata_microbatches", -1);
         if (n_workers < 1 || n_servers < 0 || batch < 1 || n_mb < 1 ||
-            (long long)n_workers + n_servers != t->n_files)
+            (long long)n_workers + n_servers != t->n_files) {
+            char path[CONFIG_PATH_BYTES + 300];
+            chakra_trace_path(t, 0, path, sizeof path);
             return err_set(e, ERR_INPUT, "--workload: %s: the metadata says %d workers and %d "
-                           "servers (batch %d, %d microbatches) but there are %d files", t->dir,
-                           n_workers, n_servers, batch, n_mb, t->n_files);
+                           "servers (batch %d, %d microbatches: each 1 or more, servers 0 or "
+                           "more) but %s holds %d files", path, n_workers, n_servers, batch,
+                           n_mb, t->dir, t->n_files);
+        }
     }
     struct plan *p = plan_create(chakra_trace_strategy(t), wl, n_workers, n_servers, batch,
                                  n_mb, e);
@@ -462,9 +470,16 @@ int chakra_trace_plan(const struct chakra_trace *t, const struct workload *wl, i
         qsort(left_out->items, left_out->len, sizeof *left_out->items, cmp_left_out);
     struct plan_verdict v;
     if (rc == 0) rc = plan_check(p, &v, e);
+    char first[CONFIG_PATH_BYTES + 300];   /* the file of the first defect's rank */
+    if (rc == 0 && !v.is_valid) {
+        if (v.defects[0].rank >= 0 && v.defects[0].rank < t->n_files)
+            chakra_trace_path(t, v.defects[0].rank, first, sizeof first);
+        else   /* a defect of no one rank: the traces together */
+            snprintf(first, sizeof first, "%s", t->dir);
+    }
     if (rc == 0 && !v.is_valid)
         rc = err_set(e, ERR_INPUT, "--workload: %s: the traces are not a plan strata can run "
-                     "(%d defect%s; the first: rank %d op %d: %s)", t->dir, v.n_defects,
+                     "(%d defect%s; the first: rank %d op %d: %s)", first, v.n_defects,
                      v.n_defects == 1 ? "" : "s", v.defects[0].rank, v.defects[0].op,
                      v.defects[0].msg);
     if (rc < 0) {

@@ -45,6 +45,10 @@ typedef VEC(struct chakra_left_out) chakra_left_outs;
 int chakra_trace_read(const char *dir, struct chakra_trace *t, struct err *e);
 void chakra_trace_release(struct chakra_trace *t);
 
+/* DIR/NAME.RANK.et, the file of rank r, into buf: what an error about
+ * that file (its metadata, its nodes) names. */
+void chakra_trace_path(const struct chakra_trace *t, int r, char *buf, size_t n);
+
 /* A strata trace's scenario options (--model, --devices, ...), set in cfg
  * as its config_set would. Nothing for other traces. */
 int chakra_trace_options(const struct chakra_trace *t, struct config *cfg, struct err *e);

@@ -382,3 +382,47 @@ Test(chakra, shrink_on_traces_suggests_only_policies_the_plan_accepts)
     cr_expect_null(strstr(r.err, "continue"), "mirrored refuses continue: %s", r.err);
     run_free(&r);
 }
+
+/* Replaces the first `from` in the file at path with `to`, of the same
+ * length, so that the protobuf framing stays valid. */
+static void replace_in_file(const char *path, const char *from, const char *to)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    size_t len = strlen(from);
+    cr_assert_eq(strlen(to), len);
+    char *at = NULL;
+    for (size_t i = 0; i + len <= n && !at; i++)
+        if (!memcmp(buf + i, from, len)) at = buf + i;
+    cr_assert_not_null(at, "%s holds '%s'", path, from);
+    memcpy(at, to, len);
+    write_bytes(path, buf, n);
+}
+
+/* The metadata is rank 0's file's (a server's shard its own): errors about
+ * it named only the directory, leaving the user to guess which file. */
+Test(chakra, damaged_metadata_names_the_file_and_the_field)
+{
+    char dir[128], spec[160], path[256];
+    snprintf(dir, sizeof dir, "%s/meta", test_tmp_dir);
+    snprintf(spec, sizeof spec, "chakra:%s", dir);
+    static const struct { const char *file, *from, *to, *must_say; } bad[] = {
+        {"ps-sync.0.et", "devices=2", "devicez=2", "metadata strata_option 'devicez=2' names no"},
+        {"ps-sync.0.et", "devices=2", "devices=x", "metadata strata_option 'devices=x'"},
+        {"ps-sync.0.et", "chunks=2", "chunks_2", "metadata strata_option 'chunks_2' is not"},
+        {"ps-sync.0.et", "\x04sync", "\x04synk", "metadata strata_policy 'synk'"},
+        {"ps-sync.2.et", "strata_shard", "strata_shart", "server rank 2's metadata has no "
+                                                         "strata_shard"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct run r = RUN("schedule", "--strategy", "ps-sync", "--devices", "2", "--chakra", dir);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        run_free(&r);
+        snprintf(path, sizeof path, "%s/%s", dir, bad[i].file);
+        replace_in_file(path, bad[i].from, bad[i].to);
+        expect_refused(RUN("sim", "--workload", spec), path, bad[i].must_say);
+    }
+}
