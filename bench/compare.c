@@ -70,6 +70,7 @@ int compare_run_sim(const struct config *cfg, const struct workload *wl,
         }
         run_release(run);
         free(run);
+        config_err_locate(cfg, &one);   /* the scenario file's line, as a run's own errors */
         note(out, list[i]->name, rc, one.msg);
     }
     return 0;
@@ -111,6 +112,7 @@ static int job_run(void *ctx, int t, struct err *e)
         r->exceeds_memory = run_exceeds_memory(r->sim);
         snprintf(r->plan_note, sizeof r->plan_note, "%s", r->sim->plan->note);
     } else {
+        config_err_locate(j->cfg, &one);   /* the scenario file's line, as a run's own errors */
         snprintf(r->note, sizeof r->note, "%s", one.msg);
     }
     return 0;
