@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../core/config.h"
+#include "../core/json_doc.h"
 #include "../core/report.h"
 
 /* No config (r->config NULL), no failure: the tests add what they need. */
@@ -56,6 +58,17 @@ static inline void test_fill_report(struct report *r)
                                         .down_s = 0.5, .steps = 3};
     r->samples_applied = 2560;
     r->breakdown.down = 0.0625;
+}
+
+/* j read back into back and c_back, initialized here (the caller releases
+ * both): report_from_json's 0, or its code with e's message. */
+static inline int test_read_back(const cJSON *j, struct report *back, struct config *c_back,
+                                 struct err *e)
+{
+    struct json_at at = {.file = "test", .e = e};
+    report_init(back);
+    config_init(c_back);
+    return report_from_json(j, &at, back, c_back);
 }
 
 #endif

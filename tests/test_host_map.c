@@ -11,6 +11,7 @@
 #include "../core/report.h"
 #include "../real/host_map.h"
 #include "helpers.h"
+#include "report_fixture.h"
 
 /* A real-looking report whose ranks ran on names[0..n). */
 static void make_report(struct report *r, struct config *c, const char *const *names, int n)
@@ -42,10 +43,7 @@ Test(host_map, hosts_round_trip_through_json_in_the_order_of_their_first_rank)
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(hosts, "b")), 3);
     cr_expect_eq(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(hosts, "b"), 2)->valueint, 4);
     struct err e = {0};
-    struct json_at at = {.file = "test", .e = &e};
-    report_init(&back);
-    config_init(&c_back);
-    cr_assert_eq(report_from_json(j, &at, &back, &c_back), 0, "%s", e.msg);
+    cr_assert_eq(test_read_back(j, &back, &c_back, &e), 0, "%s", e.msg);
     cr_assert(back.has_hosts);
     cr_assert_eq(back.n_rank_hosts, 5);
     for (int i = 0; i < 5; i++) cr_expect_str_eq(back.rank_hosts[i].name, names[i], "rank %d", i);
@@ -82,10 +80,7 @@ static int read_with_hosts(const char *text, struct err *e)
     cJSON *bad = cJSON_Parse(text);
     cr_assert(j && bad, "%s parses", text);
     cJSON_ReplaceItemInObjectCaseSensitive(j, "hosts", bad);
-    struct json_at at = {.file = "test", .e = e};
-    report_init(&back);
-    config_init(&c_back);
-    int rc = report_from_json(j, &at, &back, &c_back);
+    int rc = test_read_back(j, &back, &c_back, e);
     cJSON_Delete(j);
     report_release(&back);
     report_release(&r);

@@ -117,6 +117,12 @@ static void expect_near(double got, double want, double rel, const char *what)
 static const struct ps_hand slow_server = {{1, 1}, {2, 4}, {7, 3}, true, NULL, NULL, 0, 0, false,
                                            NULL};
 
+/* slow_server with its communication timed: pushes in 0.5 ms after they
+ * are posted (the server's receipts), pulls 0.25 ms from their answer. */
+static const struct ps_hand timed_comm = {.fwd_ms = {1, 1}, .bwd_ms = {2, 4}, .upd_ms = {7, 3},
+                                          .has_updates = true, .push_ms = 0.5, .pull_ms = 0.25,
+                                          .has_receipts = true};
+
 Test(replay_measured, measured_updates_replay_to_closed_form)
 {
     /* (1 + 4 + 7) + (1 + 4 + 3): the server's own times, not the model's */
@@ -162,10 +168,7 @@ Test(replay_measured, measured_comm_replays_pushes_and_pulls_to_closed_form)
      * answer: (1 + 4 + 0.5 + 7 + 0.25) + (1 + 4 + 0.5 + 3 + 0.25) over 2
      * steps; the workers' own PUSH spans, which end with the pull, would
      * make it longer */
-    struct ps_hand h = slow_server;
-    h.push_ms = 0.5;
-    h.pull_ms = 0.25;
-    h.has_receipts = true;
+    struct ps_hand h = timed_comm;
     const char *trace = write_ps_hand("comm.json", &h);
     cJSON *j = replay_ideal_with(trace, "--measured-comm");
     expect_near(num_at(j, "measured_step_s", NULL), 10.75e-3, 1e-9, "measured step");
@@ -208,10 +211,7 @@ static void expect_measured_header(const char *trace, const char *more,
  * messages; and a real trace's --cluster, when nothing used it, says so. */
 Test(replay_measured, measured_comm_header_says_what_timed_the_communication)
 {
-    struct ps_hand h = slow_server;
-    h.push_ms = 0.5;
-    h.pull_ms = 0.25;
-    h.has_receipts = true;
+    struct ps_hand h = timed_comm;
     const char *trace = write_ps_hand("comm.json", &h);
     expect_measured_header(
         trace, NULL,

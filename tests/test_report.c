@@ -142,10 +142,7 @@ Test(report, final_updates_resumed_is_written_only_for_a_resumed_run_and_reads_b
     j = round_trip(&r);
     cr_assert_eq(num_at(j, "final", "updates_resumed"), 60);
     struct err e = {0};
-    struct json_at at = {.file = "test", .e = &e};
-    report_init(&back);
-    config_init(&c_back);
-    cr_assert_eq(report_from_json(j, &at, &back, &c_back), 0, "%s", e.msg);
+    cr_assert_eq(test_read_back(j, &back, &c_back, &e), 0, "%s", e.msg);
     cr_expect(back.has_updates_resumed);
     cr_expect_eq(back.updates_resumed, 60);
     cr_expect_eq(back.updates, 100);
