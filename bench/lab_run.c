@@ -40,15 +40,53 @@ static int load_config(const struct lab *lab, const struct lab_run *run, struct 
         TRY_CTX(e, config_set(cfg, o->key, lab_option_value(lab, o, path, sizeof path), LAB_GROUPS,
                               e),
                 "lab file %s:%ld", lab->path, o->lineno);
+        config_mark_file_line(cfg, o->key, lab->path, o->lineno);
     }
     return 0;
 }
 
+/* An error of a run: about an option its section set, it names the line,
+ * as a scenario file's errors do ("lab file 01.lab:11: --devices: ...",
+ * config_err_locate), like the values load_config refuses itself; else
+ * the lab and the run ("lab NAME, [run RUN]: ..."). Returns e->code. */
+static int run_error(const struct lab *lab, const struct lab_run *run, const struct config *cfg,
+                     struct err *e)
+{
+    config_err_locate(cfg, e);
+    size_t n = strlen(cfg->scenario_path);
+    if (n && !strncmp(e->msg, cfg->scenario_path, n) && e->msg[n] == ':') {
+        char located[ERR_MSG_BYTES];
+        memcpy(located, e->msg, sizeof located);
+        return err_set(e, e->code, "lab file %s", located);
+    }
+    return err_prefix(e, "lab %s, [run %s]", lab->name, run->name);
+}
+
 /* One strategy named by strategy = ... runs alone; else the list. */
+static bool is_strategy_spec(const struct config *cfg)
+{
+    return config_is_set(cfg, "strategy") && !config_is_set(cfg, "strategies");
+}
+
 static const char *strategies_spec(const struct config *cfg)
 {
-    return config_is_set(cfg, "strategy") && !config_is_set(cfg, "strategies") ? cfg->strategy
-                                                                               : cfg->strategies;
+    return is_strategy_spec(cfg) ? cfg->strategy : cfg->strategies;
+}
+
+/* The strategies the run names; a fault names the key the section set
+ * (strategy = nope is "--strategy: 'nope' ...", not --strategies, which
+ * it does not hold), so that run_error finds its line. */
+static int parse_strategies(const struct config *cfg, const struct strategy **list, size_t *n,
+                            struct err *e)
+{
+    static const char list_key[] = "--strategies:";
+    int rc = strategy_parse_list(strategies_spec(cfg), list, n, e);
+    if (rc < 0 && is_strategy_spec(cfg) && !strncmp(e->msg, list_key, sizeof list_key - 1)) {
+        char rest[ERR_MSG_BYTES];
+        snprintf(rest, sizeof rest, "%s", e->msg + sizeof list_key - 1);
+        return err_set(e, rc, "--strategy:%s", rest);
+    }
+    return rc;
 }
 
 /* Every report of the run as JSON, for lookups by path. */
@@ -68,17 +106,17 @@ static int run_one(const struct lab *lab, const struct lab_run *run, bool is_rea
     r->run = run;
     r->is_real = is_real;
     TRY(load_config(lab, run, &r->cfg, e));
-    TRY_CTX(e, workload_parse(r->cfg.model, &r->wl, e), "lab %s, [run %s]: --model", lab->name,
-            run->name);
+    if (workload_parse(r->cfg.model, &r->wl, e) < 0)
+        return err_prefix(e, "--model"), run_error(lab, run, &r->cfg, e);
     const char *spec = strategies_spec(&r->cfg);
     struct budget_plan plan;   /* the largest of theirs */
     strategy_plan_size_spec(spec, &r->cfg, r->wl, &plan);
-    TRY_CTX(e, budget_check(&r->cfg, r->wl, LAB_GROUPS, &plan, e), "lab %s, [run %s]", lab->name,
-            run->name);
+    if (budget_check(&r->cfg, r->wl, LAB_GROUPS, &plan, e) < 0)
+        return run_error(lab, run, &r->cfg, e);
     const struct strategy **list = XCALLOC(e, strategy_count, sizeof *list);
     if (!list) return ERR_NOMEM;
     size_t n = 0;
-    int rc = strategy_parse_list(spec, list, &n, e);
+    int rc = parse_strategies(&r->cfg, list, &n, e);
     if (rc == 0 && is_real) {
         int np = (int)(config_is_set(&r->cfg, "np") ? r->cfg.np : r->cfg.devices);
         rc = compare_run_real(&r->cfg, r->wl, list, (int)n, np, NULL, NULL, &r->c, e);
@@ -86,7 +124,7 @@ static int run_one(const struct lab *lab, const struct lab_run *run, bool is_rea
         rc = compare_run_sim(&r->cfg, r->wl, list, (int)n, 0, numerics, NULL, NULL, &r->c, e);
     }
     free(list);
-    if (rc < 0) return err_prefix(e, "lab %s, [run %s]", lab->name, run->name), rc;
+    if (rc < 0) return run_error(lab, run, &r->cfg, e);
     /* A lab's figures come from every strategy it names: one that did not
      * run leaves its expressions nothing to read, so the lab fails here,
      * with the reason, rather than later with "unknown strategy". */
@@ -316,9 +354,8 @@ int lab_check_exprs(const struct lab *lab, struct err *e)
         struct config cfg;
         rc = load_config(lab, run, &cfg, e);
         if (rc == 0 &&
-            (rc = strategy_parse_list(strategies_spec(&cfg), names.lists + i * strategy_count,
-                                      &names.n[i], e)) < 0)
-            err_prefix(e, "lab %s, [run %s]", lab->name, run->name);
+            (rc = parse_strategies(&cfg, names.lists + i * strategy_count, &names.n[i], e)) < 0)
+            run_error(lab, run, &cfg, e);
         config_release(&cfg);
     }
     if (rc == 0) rc = check_lines(lab, &names, e);

@@ -267,6 +267,9 @@ static int run_one(const struct config *cfg, const struct workload *wl,
         }
     }
     if (rc == ERR_NOMEM) return err_set(e, ERR_NOMEM, "%s", one.msg);
+    /* the scenario file's line, as a run's own errors and compare's notes;
+     * here, in the task, so a note made in a job process carries it too */
+    if (rc) config_err_locate(cfg, &one);
     r->rc = rc;
     if (rc) snprintf(r->note, sizeof r->note, "%s", one.msg);
     else r->devices = r->report->devices;

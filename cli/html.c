@@ -187,7 +187,7 @@ struct reports {
 static int write_reports(const void *ctx, const char *path, struct err *e)
 {
     const struct reports *r = ctx;
-    return r->n == 1 ? report_write_json(r->rs[0], path, e)
+    return r->n == 1 ? report_write_json_speedup(r->rs[0], r->speedup, path, e)
                      : report_write_compare_json(r->rs, r->n, r->speedup, path, e);
 }
 

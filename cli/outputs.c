@@ -197,7 +197,7 @@ int outputs_write_reports(const struct config *cfg, const struct report *const *
 {
     int rc = 0;
     if (cfg->json_path[0]) {
-        rc = n == 1 ? report_write_json(reports[0], cfg->json_path, e)
+        rc = n == 1 ? report_write_json_speedup(reports[0], speedup, cfg->json_path, e)
                     : report_write_compare_json(reports, n, speedup, cfg->json_path, e);
         if (rc < 0) err_prefix(e, "--json");
     }

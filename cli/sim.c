@@ -14,40 +14,41 @@
 #include "scenario.h"
 
 /* The failure section in words (docs/metrics.md, "Failures"). */
-static void print_failures(const struct sim_run *run)
+static void print_failures(FILE *f, const struct sim_run *run)
 {
     const struct report *r = &run->report;
     const struct config *c = &run->cfg;
     if (!r->failure.happened) return;
-    printf("\nfailures (--on-failure %s", r->failure.policy);
+    fprintf(f, "\nfailures (--on-failure %s", r->failure.policy);
     if (c->mtbf_hours > 0)
-        printf(", --mtbf %.6g h a device: %.4g h for the job's %d", c->mtbf_hours,
-               c->mtbf_hours / run->plan->n_workers, run->plan->n_workers);
-    printf("): %d", r->failure.n_failures);
+        fprintf(f, ", --mtbf %.6g h a device: %.4g h for the job's %d", c->mtbf_hours,
+                   c->mtbf_hours / run->plan->n_workers, run->plan->n_workers);
+    fprintf(f, "): %d", r->failure.n_failures);
     if (r->failure.n_failures > 0)
-        printf(", the first of rank %d at %.4g s", r->failure.rank, r->failure.time_s);
-    printf(".\n");
+        fprintf(f, ", the first of rank %d at %.4g s", r->failure.rank, r->failure.time_s);
+    fprintf(f, ".\n");
     if (!strcmp(r->failure.policy, "continue")) {
         if (r->failure.n_failures > 0)
-            printf("The other workers carried on, and the servers kept every update they had "
-                   "accepted.\n");
+            fprintf(f, "The other workers carried on, and the servers kept every update they had "
+                       "accepted.\n");
         return;
     }
     if (r->failure.n_failures > 0)
-        printf("%s\n", !strcmp(r->failure.policy, "shrink")
-                           ? "The survivors went back to their last commit and went on without "
-                             "the dead worker."
-                           : "Every rank went back to the last checkpoint, the dead one replaced.");
-    printf("Time lost %.4g s: detection %.4g s, relaunch and loading %.4g s, redone work %.4g s "
-           "(%d step%s); checkpoints%s %.4g s. Goodput %.2f%%.\n",
-           r->failure.lost_s, r->failure.detect_s, r->failure.relaunch_s, r->failure.redone_s,
-           r->failure.steps_redone, r->failure.steps_redone == 1 ? "" : "s",
-           !strcmp(r->failure.policy, "shrink") ? " and commits" : "", r->failure.checkpoint_s,
-           100 * r->failure.goodput);
+        fprintf(f, "%s\n", !strcmp(r->failure.policy, "shrink")
+                               ? "The survivors went back to their last commit and went on "
+                                 "without the dead worker."
+                               : "Every rank went back to the last checkpoint, the dead one "
+                                 "replaced.");
+    fprintf(f, "Time lost %.4g s: detection %.4g s, relaunch and loading %.4g s, redone work "
+               "%.4g s (%d step%s); checkpoints%s %.4g s. Goodput %.2f%%.\n",
+               r->failure.lost_s, r->failure.detect_s, r->failure.relaunch_s, r->failure.redone_s,
+               r->failure.steps_redone, r->failure.steps_redone == 1 ? "" : "s",
+               !strcmp(r->failure.policy, "shrink") ? " and commits" : "", r->failure.checkpoint_s,
+               100 * r->failure.goodput);
 }
 
 /* Where the run's time went, beyond the table's one line. */
-static void print_details(const struct sim_run *run)
+static void print_details(FILE *f, const struct sim_run *run)
 {
     const struct report *r = &run->report;
     char peak[32], params[32], grads[32], optimizer[32], acts[32];
@@ -58,30 +59,32 @@ static void print_details(const struct sim_run *run)
     format_bytes((double)r->memory_bytes_per_device.activations, acts, sizeof acts);
     /* the plan's memory model (core/plan_memory.h), term by term: where
      * ZeRO-1's sharded momentum or a pipeline's activations show */
-    printf("\n%d step%s in %.4g s simulated (%llu events). Memory per device: %s at peak "
-           "(parameters %s, gradients %s, optimizer %s, activations %s).\n",
-           (int)run->cfg.steps, run->cfg.steps == 1 ? "" : "s",
-           r->step_time_s.mean * (double)run->cfg.steps,
-           (unsigned long long)run->result.n_events, peak, params, grads, optimizer, acts);
+    fprintf(f, "\n%d step%s in %.4g s simulated (%llu events). Memory per device: %s at peak "
+               "(parameters %s, gradients %s, optimizer %s, activations %s).\n",
+               (int)run->cfg.steps, run->cfg.steps == 1 ? "" : "s",
+               r->step_time_s.mean * (double)run->cfg.steps,
+               (unsigned long long)run->result.n_events, peak, params, grads, optimizer, acts);
     if (run_exceeds_memory(run)) {
         char cap[32];
         format_bytes((double)run->cluster.device.mem_bytes, cap, sizeof cap);
-        printf("warning: %s per device exceeds the %s of a %s device: this plan would not fit "
-               "(more devices, smaller microbatches or a pipeline would).\n", peak, cap,
-               run->cluster.name);
+        fprintf(f, "warning: %s per device exceeds the %s of a %s device: this plan would not fit "
+                   "(more devices, smaller microbatches or a pipeline would).\n", peak, cap,
+                   run->cluster.name);
     }
     if (r->staleness.n_histogram > 0) {
-        printf(run->plan->n_servers ? "staleness of applied pushes (updates by others between pull "
-                                     "and push):\n"
-                                   : "staleness of applied updates (updates between the parameters "
-                                     "a gradient was computed on and its own):\n");
+        fprintf(f, "%s", run->plan->n_servers
+                             ? "staleness of applied pushes (updates by others between pull "
+                               "and push):\n"
+                             : "staleness of applied updates (updates between the parameters "
+                               "a gradient was computed on and its own):\n");
         int64_t total = 0;
         for (int i = 0; i < r->staleness.n_histogram; i++) total += r->staleness.histogram[i];
         for (int i = 0; i < r->staleness.n_histogram && i < 32; i++)
             if (r->staleness.histogram[i])
-                printf("  %3d: %6.2f%%\n", i, 100.0 * (double)r->staleness.histogram[i] / (double)total);
+                fprintf(f, "  %3d: %6.2f%%\n", i,
+                        100.0 * (double)r->staleness.histogram[i] / (double)total);
     }
-    print_failures(run);
+    print_failures(f, run);
 }
 
 int cmd_sim(const struct command *self, int argc, char **argv)
@@ -151,8 +154,10 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     notes_begin(&notes);
     table_notes_print(notes.f, rows, 1, &speedup, has_baseline ? &base.report : NULL);
     notes_end(&notes);
-    print_details(&run);
     notes_begin(&notes);
+    /* the run's details, a warning and its failures too: the page says
+     * all the terminal says */
+    print_details(notes.f, &run);
     outputs_note_ideal(notes.f, &run);
     notes_end(&notes);
     if (s.cfg.timeline) outputs_timeline(&run);

@@ -888,6 +888,14 @@ int config_err_locate(const struct config *c, struct err *e)
     return e->code;
 }
 
+void config_mark_file_line(struct config *c, const char *name, const char *path, long lineno)
+{
+    const struct opt_spec *o = config_find(name);
+    if (!o || strlen(path) >= sizeof c->scenario_path) return;
+    snprintf(c->scenario_path, sizeof c->scenario_path, "%s", path);
+    c->file_line[index_of(o)] = lineno;
+}
+
 bool config_is_set(const struct config *c, const char *name)
 {
     const struct opt_spec *o = config_find(name);

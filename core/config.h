@@ -202,6 +202,13 @@ int config_load_file(struct config *c, const char *path, unsigned groups,
  * is then found in the file as fast. Returns e->code. */
 int config_err_locate(const struct config *c, struct err *e);
 
+/* Records that option `name` was set by line `lineno` of the file at path,
+ * which config_load_file did not read (a lab's [run] section is a scenario
+ * file's lines inside another file), so config_err_locate names that line.
+ * A path too long to keep is not recorded: errors then go unlocated, never
+ * misnamed. */
+void config_mark_file_line(struct config *c, const char *name, const char *path, long lineno);
+
 /* Sets one option from text, validating it. `name` has no dashes. */
 int config_set(struct config *c, const char *name, const char *value,
                unsigned groups, struct err *e);

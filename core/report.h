@@ -162,6 +162,12 @@ int report_config_from_json(const cJSON *v, const struct json_at *at, struct con
 /* { "strata_report": 1, ... } to path, atomically. */
 int report_write_json(const struct report *r, const char *path, struct err *e);
 
+/* The same with "speedup" just after the throughput, as a compare
+ * document's reports hold it (null when NaN), when speedup is not NULL:
+ * the figure the terminal's table shows for one report too (sim). */
+int report_write_json_speedup(const struct report *r, const double *speedup, const char *path,
+                              struct err *e);
+
 /* { "strata_compare": 1, "reports": [ ... ] } to path, atomically; each
  * report with its "speedup" (after its throughput: speedup[i], null when
  * NaN) when speedup is not NULL. */

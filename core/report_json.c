@@ -476,6 +476,17 @@ static bool add_speedup(cJSON *report, double speedup)
     return true;
 }
 
+int report_write_json_speedup(const struct report *r, const double *speedup, const char *path,
+                              struct err *e)
+{
+    cJSON *doc = report_to_json(r);
+    if (doc && speedup && !add_speedup(doc, *speedup)) {
+        cJSON_Delete(doc);
+        doc = NULL;
+    }
+    return json_write_atomic(doc, path, e);
+}
+
 int report_write_compare_json(const struct report *const *rs, int n, const double *speedup,
                               const char *path, struct err *e)
 {

@@ -145,7 +145,7 @@ Test(html, page_without_gnuplot_says_so)
     char *html = sim_page("mirrored", "n.html");
     cr_expect_not_null(strstr(html, "they need gnuplot"));
     cr_expect_null(strstr(html, "<svg"));
-    cr_expect_eq(page_check_numbers(html), 11);
+    cr_expect_eq(page_check_numbers(html), 12, "11 and the speedup sim's document carries");
     free(html);
 }
 
@@ -167,9 +167,9 @@ Test(html, plot_page_of_two_documents)
     char *html = test_slurp(page);
     cr_expect_not_null(strstr(html, "one &amp; &lt;two&gt;.json"));
     cr_expect_null(strstr(html, "<two>"));
-    /* one report, then two sweep points with speedup and efficiency, and
-     * the sweep's baseline */
-    cr_expect_eq(page_check_numbers(html), 11 + 2 * 13 + 11);
+    /* one report with its speedup, then two sweep points with speedup and
+     * efficiency, and the sweep's baseline */
+    cr_expect_eq(page_check_numbers(html), 12 + 2 * 13 + 11);
     cr_expect_not_null(strstr(html, "<td>mirrored (baseline)</td>"));
     cr_expect_not_null(strstr(html, "<figcaption>speedup</figcaption>"), "the sweep's figure");
     free(html);
@@ -369,4 +369,46 @@ Test(html, notes_text_and_noise)
     cr_expect_not_null(strstr(html, "reports[0].breakdown.idle\" data-scale=\"100\">0<"));
     cr_expect_eq(page_check_numbers(html), 7);
     free(html);
+}
+
+/* sim's page left out figures and lines its terminal prints: the speedup
+ * column (the single report's document had no speedup: now it carries it,
+ * as a compare document's reports do, and so does --json), the lines under
+ * the table (steps simulated and memory, the staleness histogram), and it
+ * showed 12543402 samples/s as 1.25434e+07. */
+Test(html, sim_page_has_the_terminals_speedup_details_and_whole_counts)
+{
+    const char *page = test_tmp_path("sd.html"), *json = test_tmp_path("sd.json");
+    struct run r = RUN("sim", "--strategy", "ps-async", "--devices", "1", "--steps", "3",
+                       "--html", page, "--json", json);
+    /* one mirrored device: 12543402.3 samples/s on the terminal */
+    const char *fast = test_tmp_path("sf.html");
+    expect_ok(RUN("sim", "--strategy", "mirrored", "--devices", "1", "--steps", "3", "--html",
+                  fast), "sim mirrored on one device");
+    char *fast_html = test_slurp(fast);
+    cr_expect_not_null(strstr(fast_html, "data-scale=\"1\">12543402<"), "samples/s in whole "
+                       "digits");
+    cr_expect_null(strstr(fast_html, "e+07"), "a count in e-notation");
+    free(fast_html);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page), *doc = test_slurp(json);
+    cr_expect_not_null(strstr(r.out, "speedup"), "%s", r.out);
+    cr_expect_not_null(strstr(html, "<th class=\"num\">speedup</th>"));
+    cr_expect_not_null(strstr(html, "data-json=\"speedup\""), "the speedup cell");
+    cr_expect_not_null(strstr(doc, "\"speedup\":"), "--json holds the speedup too");
+    cr_expect_not_null(strstr(r.out, "3 steps in "), "%s", r.out);
+    cr_expect_not_null(strstr(html, "<li>3 steps in "), "the details line, a note of the page");
+    cr_expect_not_null(strstr(html, "<li>staleness of applied pushes"), "the histogram");
+    const char *body = strstr(html, "<tbody>"), *end = strstr(html, "</tbody>");
+    cr_assert(body && end);
+    for (const char *td = strstr(body, "<td class=\"num\""); td && td < end;
+         td = strstr(td + 1, "<td class=\"num\"")) {
+        const char *text = strchr(td, '>') + 1;
+        size_t len = strcspn(text, "<");
+        cr_expect(!memchr(text, 'e', len), "a cell in e-notation: %.*s", (int)len, text);
+    }
+    cr_expect_gt(page_check_numbers(html), 0);
+    free(html);
+    free(doc);
+    run_free(&r);
 }

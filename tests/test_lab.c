@@ -170,6 +170,32 @@ Test(lab, malformed_lab_files_are_refused_with_exit_2)
     expect_refused(r, "no real version", NULL);
 }
 
+/* A bad value in a [run] section that its consumer checks later (the
+ * strategy list, the model, a cluster file, the run's --fail) named the lab
+ * and the run, not the line, though the lab file knows it and a scenario
+ * file's errors name theirs (config_err_locate): each names FILE:LINE now,
+ * and a strategy = nope names --strategy, the key the line set. */
+Test(lab, a_bad_value_in_a_run_section_names_the_file_and_line)
+{
+    struct { const char *option, *says; } bad[] = {
+        {"strategies = nope", ":6: --strategies: 'nope' is not a strategy"},
+        {"strategy = nope", ":6: --strategy: 'nope' is not a strategy"},
+        {"model = mlp:zz", ":6: --model: 'mlp:zz'"},
+        {"cluster = nope.profile", ":6: the one-device baseline: --cluster: "},
+        {"fail = x", ":6: --fail: 'x' is not R@STEP or R@Ts"},
+        {"devices = x", ":6: --devices: 'x' is not an integer"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[32], text[512], where[600];
+        snprintf(name, sizeof name, "line%zu.lab", i);
+        snprintf(text, sizeof text, "title = t\nclaim = c\npredict = p\n[run one]\nsteps = 2\n"
+                 "%s\n[check]\none.baseline.speedup > 0\n", bad[i].option);
+        const char *path = test_tmp_file(name, text);
+        snprintf(where, sizeof where, "%s%s", path, bad[i].says);
+        expect_refused(RUN("lab", path, "--check"), where, NULL);
+    }
+}
+
 /* A typo in an expression was found only after every run, its tables
  * printed, then exit 2. What needs no report (syntax, formats, RUN and
  * strategy names) is refused before anything runs or prints; a FIELD name
