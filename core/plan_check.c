@@ -605,10 +605,7 @@ int plan_prepare(const struct plan *p, struct plan_verdict *v, struct plan_index
     rc = plan_index_derive(ix, e);
     if (rc < 0) goto done;
     ix->unit_start = XCALLOC(e, (size_t)ix->n_ops + 1, sizeof *ix->unit_start);
-    ix->unit_end = XCALLOC(e, (size_t)ix->n_ops + 1, sizeof *ix->unit_end);
-    rc = !ix->unit_start || !ix->unit_end
-             ? ERR_NOMEM
-             : ck_unit_run(ix, &s, ix->unit_start, ix->unit_end, e);
+    rc = !ix->unit_start ? ERR_NOMEM : ck_unit_run(ix, &s, ix->unit_start, e);
     if (rc < 0 || s.n_done == ix->n_ops) goto done;
     char msg[sizeof v->defects[0].msg];
     int g = ck_cycle_message(&s, msg, sizeof msg, e, &rc);

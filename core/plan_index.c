@@ -37,7 +37,6 @@ void plan_index_free(struct plan_index *ix)
     free(ix->pull_first);
     free(ix->pull_ops);
     free(ix->unit_start);
-    free(ix->unit_end);
     free(ix);
 }
 

@@ -71,9 +71,9 @@ struct plan_index {
     int n_rounds;
     int *round_first, *round_ops, *round_need, *pull_first, *pull_ops;
 
-    /* the unit-cost run that proved the plan free of deadlock
-     * (plan_unit_cost): when each op starts and ends */
-    double *unit_start, *unit_end;   /* [n_ops] */
+    /* the unit-cost run that proved the plan free of deadlock: when each
+     * op starts (it ends plan_unit_cost later) */
+    double *unit_start;     /* [n_ops] */
 };
 
 /* Op g of the indexed plan. */
