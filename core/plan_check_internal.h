@@ -20,8 +20,15 @@
 struct ck {
     const struct plan *p;
     struct plan_index *ix;   /* owned until plan_prepare hands it out */
-    bool *is_ok;             /* [n_ops]: well formed, so later checks may follow its fields */
+    /* well-formed ops of each kind: ix->kind[g] names g's kind once it is
+     * well formed, so that later checks may follow its fields */
+    int n_of_kind[OP_N_KINDS];
 };
+
+static inline bool ck_is_ok(const struct ck *c, int g)
+{
+    return c->ix->kind[g] != OP_N_KINDS;
+}
 
 /* plan_check.c: the index and the static checks. */
 

@@ -197,10 +197,8 @@ int sim_index_init(struct sim *m)
     m->x = aligned_alloc(64, x_bytes);
     if (!m->x) return err_set(e, ERR_NOMEM, "simulate: out of memory for %zu ops", n);
     memset(m->x, 0, n * sizeof *m->x);
-    size_t n_comm = 0;
-    for (int r = 0; r < m->n_ranks; r++)
-        for (size_t i = 0; i < m->p->ranks[r].ops.len; i++)
-            n_comm += has_comm_state(m->p->ranks[r].ops.items[i].kind);
+    size_t n_comm = 0;   /* from the index's kind bytes: no op is read */
+    for (int g = 0; g < m->n_ops; g++) n_comm += has_comm_state(ix->kind[g]);
     m->xc = XCALLOC(e, n_comm ? n_comm : 1, sizeof *m->xc);
     if (!m->xc) return ERR_NOMEM;
     m->cost_s = XCALLOC(e, n ? n : 1, sizeof *m->cost_s);
