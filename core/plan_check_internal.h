@@ -45,11 +45,16 @@ const char *ck_op_name(const struct plan_index *ix, int g, char buf[NAME_BYTES])
 
 /* plan_run.c: the unit-cost run and the wait-for cycle finder. */
 
-/* One op's state in the run, its hot fields on one line (four ops a line):
- * what satisfy and schedule touch for an op together. */
+/* One op's state in the run: eight bytes. Until the op is ready its start
+ * (s->start) holds the latest end among the conditions met so far, which
+ * is its start once the last is met; an op enters the queue only when its
+ * last condition is met, so it no longer needs a count of them then, and
+ * the same field links it into its bucket. */
 struct run_op {
-    double avail;      /* latest end among the conditions met so far */
-    int pending;       /* conditions not met yet */
+    union {
+        int pending;   /* conditions not met yet, until it is queued */
+        int queue_next;   /* queued: the op after it in its bucket, -1 last */
+    };
     int cost_units;    /* plan_unit_cost: a whole number of layer units */
 };
 
@@ -59,7 +64,7 @@ enum { RUN_KIND_MASK = 0x3f, RUN_ARRIVED = 0x40, RUN_DONE = 0x80 };
 
 struct run_state {
     const struct plan_index *ix;
-    double *start;          /* [n_ops], borrowed: when each op that ran started */
+    double *start;          /* [n_ops], borrowed, zeroed: when each op that ran started */
     struct run_op *ops;     /* [n_ops] */
     uint8_t *kind;          /* [n_ops]: enum op_kind | RUN_ARRIVED (a collective op reached
                              * its collective) | RUN_DONE (ended) */
@@ -67,7 +72,6 @@ struct run_state {
     double *coll_t;         /* [n_coll]: when the last member so far arrived */
     int *round_done;        /* [n_rounds]: pushes ended */
     /* the queue of op ends: a ring of buckets, one a time unit (plan_run.c) */
-    int *queue_next;        /* [n_ops]: the op queued after it in its bucket, -1 last */
     int *bucket_first, *bucket_last;   /* [bucket_mask + 1]: -1 when empty */
     uint64_t *nonempty;     /* [(bucket_mask + 1) / 64]: a bit a non-empty bucket */
     int64_t bucket_mask, now_units;
@@ -85,7 +89,7 @@ static inline bool run_is_arrived(const struct run_state *s, int g)
 }
 
 /* Runs a well-formed, matched plan (its index derived) at unit cost into
- * start [n_ops] (borrowed; an op's end is its start plus plan_unit_cost);
+ * start [n_ops] (borrowed, zeroed; an op's end is its start plus plan_unit_cost);
  * s->n_done < ix->n_ops afterwards means deadlock. 0 or ERR_NOMEM. Call
  * ck_run_state_free on every path. */
 int ck_unit_run(const struct plan_index *ix, struct run_state *s, double *start, struct err *e);

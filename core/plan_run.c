@@ -30,7 +30,7 @@ double plan_unit_cost(const struct op *op)
  * than the end being released when it becomes ready, so every queued end
  * lies in [now, now + max cost]. A ring of buckets one per unit, at least
  * max cost + 1 of them, holds each time apart; a bucket is a FIFO list
- * threaded through queue_next, and a bitmap of the non-empty ones skips
+ * threaded through the ops' queue_next, and a bitmap of the non-empty ones skips
  * idle stretches 64 units at a time. A push and a pop are O(1), where the
  * binary heap it replaced took O(log n) cold lines for each of a large
  * plan's millions of ops; the whole run is O(ops + makespan / 64).
@@ -47,12 +47,12 @@ double plan_unit_cost(const struct op *op)
 static void queue_push(struct run_state *s, int g, int64_t t_units)
 {
     size_t b = (size_t)(t_units & s->bucket_mask);
-    s->queue_next[g] = -1;
+    s->ops[g].queue_next = -1;
     if (s->bucket_last[b] < 0) {
         s->bucket_first[b] = g;
         s->nonempty[b / 64] |= UINT64_C(1) << (b % 64);
     } else {
-        s->queue_next[s->bucket_last[b]] = g;
+        s->ops[s->bucket_last[b]].queue_next = g;
     }
     s->bucket_last[b] = g;
     s->n_queued++;
@@ -70,7 +70,7 @@ static int queue_pop(struct run_state *s)
             s->now_units += skip;
             b += (size_t)skip;
             int g = s->bucket_first[b];
-            s->bucket_first[b] = s->queue_next[g];
+            s->bucket_first[b] = s->ops[g].queue_next;
             if (s->bucket_first[b] < 0) {
                 s->bucket_last[b] = -1;
                 s->nonempty[b / 64] &= ~(UINT64_C(1) << (b % 64));
@@ -94,12 +94,12 @@ static void become_ready(struct run_state *s, int g)
 {
     const struct plan_index *ix = s->ix;
     if (!plan_is_collective(s->kind[g] & RUN_KIND_MASK)) {
-        schedule(s, g, s->ops[g].avail);
+        schedule(s, g, s->start[g]);   /* the latest end among its conditions */
         return;
     }
     int k = ix->coll[g];
     s->kind[g] |= RUN_ARRIVED;
-    if (s->ops[g].avail > s->coll_t[k]) s->coll_t[k] = s->ops[g].avail;
+    if (s->start[g] > s->coll_t[k]) s->coll_t[k] = s->start[g];
     if (++s->coll_arrived[k] == ix->coll_first[k + 1] - ix->coll_first[k])
         for (int m = ix->coll_first[k]; m < ix->coll_first[k + 1]; m++)
             schedule(s, ix->coll_ops[m], s->coll_t[k]);
@@ -107,9 +107,8 @@ static void become_ready(struct run_state *s, int g)
 
 static void satisfy(struct run_state *s, int g, double t)
 {
-    struct run_op *o = &s->ops[g];
-    if (t > o->avail) o->avail = t;
-    if (--o->pending == 0) become_ready(s, g);
+    if (t > s->start[g]) s->start[g] = t;   /* until g is ready, the latest end it saw */
+    if (--s->ops[g].pending == 0) become_ready(s, g);
 }
 
 /* Op g ended at t: release what waited for it. */
@@ -137,7 +136,6 @@ void ck_run_state_free(struct run_state *s)
     free(s->coll_arrived);
     free(s->coll_t);
     free(s->round_done);
-    free(s->queue_next);
     free(s->bucket_first);
     free(s->bucket_last);
     free(s->nonempty);
@@ -159,9 +157,7 @@ int ck_unit_run(const struct plan_index *ix, struct run_state *s, double *start,
     s->coll_arrived = XCALLOC(e, (size_t)ix->n_coll + 1, sizeof *s->coll_arrived);
     s->coll_t = XCALLOC(e, (size_t)ix->n_coll + 1, sizeof *s->coll_t);
     s->round_done = XCALLOC(e, (size_t)ix->n_rounds + 1, sizeof *s->round_done);
-    s->queue_next = XCALLOC(e, n + 1, sizeof *s->queue_next);
-    if (!s->ops || !s->kind || !s->coll_arrived || !s->coll_t || !s->round_done ||
-        !s->queue_next)
+    if (!s->ops || !s->kind || !s->coll_arrived || !s->coll_t || !s->round_done)
         return ERR_NOMEM;
     int max_cost_units = 0;
     for (int r = 0; r < ix->n_ranks; r++)
