@@ -11,6 +11,7 @@ void plan_index_free(struct plan_index *ix)
     if (!ix) return;
     free(ix->off);
     free(ix->rank_of);
+    free(ix->kind);
     free(ix->prev);
     free(ix->next);
     free(ix->first);
@@ -37,7 +38,6 @@ void plan_index_free(struct plan_index *ix)
     free(ix->pull_first);
     free(ix->pull_ops);
     free(ix->unit_start);
-    free(ix->unit_end);
     free(ix);
 }
 
@@ -55,6 +55,7 @@ int plan_index_create(const struct plan *p, struct plan_index **out, struct err 
     size_t un = (size_t)n, nr = (size_t)p->n_ranks;
     ix->off = XCALLOC(e, nr + 1, sizeof *ix->off);
     ix->rank_of = XCALLOC(e, un, sizeof *ix->rank_of);
+    ix->kind = XCALLOC(e, un + 1, sizeof *ix->kind);
     ix->prev = XCALLOC(e, un, sizeof *ix->prev);
     ix->next = XCALLOC(e, un, sizeof *ix->next);
     ix->partner = XCALLOC(e, un, sizeof *ix->partner);
@@ -62,7 +63,7 @@ int plan_index_create(const struct plan *p, struct plan_index **out, struct err 
     ix->slot = XCALLOC(e, un, sizeof *ix->slot);
     ix->j = XCALLOC(e, un, sizeof *ix->j);
     ix->round = XCALLOC(e, un, sizeof *ix->round);
-    if (!ix->off || !ix->rank_of || !ix->prev || !ix->next || !ix->partner || !ix->coll ||
+    if (!ix->off || !ix->rank_of || !ix->kind || !ix->prev || !ix->next || !ix->partner || !ix->coll ||
         !ix->slot || !ix->j || !ix->round) {
         plan_index_free(ix);
         return ERR_NOMEM;
@@ -71,6 +72,7 @@ int plan_index_create(const struct plan *p, struct plan_index **out, struct err 
         ix->off[r + 1] = ix->off[r] + (int)p->ranks[r].ops.len;
         for (int g = ix->off[r]; g < ix->off[r + 1]; g++) ix->rank_of[g] = r;
     }
+    memset(ix->kind, OP_N_KINDS, un);
     for (int g = 0; g < ix->n_ops; g++)
         ix->prev[g] = ix->next[g] = ix->partner[g] = ix->coll[g] = ix->slot[g] = ix->j[g] =
             ix->round[g] = -1;
@@ -109,11 +111,13 @@ static int derive_deps(struct plan_index *ix, struct err *e)
     }
     ix->root_first[p->n_ranks] = n_roots;
     for (int g = 0; g < ix->n_ops; g++) ix->dep_first[g + 2] += ix->dep_first[g + 1];
-    for (int g = 0; g < ix->n_ops; g++) {
-        int r = ix->rank_of[g];
-        const int *deps = plan_deps(p, r, g - ix->off[r]);
-        for (int k = 0; k < plan_index_op(ix, g)->n_deps; k++)
-            ix->dependents[ix->dep_first[ix->off[r] + deps[k] + 1]++] = g;
+    for (int r = 0; r < p->n_ranks; r++) {
+        const struct plan_rank *pr = &p->ranks[r];
+        for (int i = 0; i < (int)pr->ops.len; i++) {
+            const int *deps = pr->deps.items + pr->ops.items[i].dep_first;
+            for (int k = 0; k < pr->ops.items[i].n_deps; k++)
+                ix->dependents[ix->dep_first[ix->off[r] + deps[k] + 1]++] = ix->off[r] + i;
+        }
     }
     return 0;
 }
@@ -147,10 +151,10 @@ static int derive_servers(struct plan_index *ix, struct err *e)
     int rc = ERR_NOMEM;
     if (!last || !first || !cur || !count) goto done;
     for (int s = 0; s < ns; s++) last[s] = -1;
-    for (int g = 0; g < ix->n_ops; g++) {
-        const struct op *op = plan_index_op(ix, g);
-        if (op->kind != OP_PUSH) continue;
-        int s = op->peer - nw;
+    /* the kind bytes pick out the PUSH and PULL ops: no other op is read */
+    for (int g = 0; g < ix->n_ops && ns > 0; g++) {
+        if (ix->kind[g] != OP_PUSH) continue;
+        int s = plan_index_op(ix, g)->peer - nw;
         if (last[s] != ix->rank_of[g]) {
             last[s] = ix->rank_of[g];
             first[s + 2]++;
@@ -165,11 +169,11 @@ static int derive_servers(struct plan_index *ix, struct err *e)
     ix->slot_n_push = XCALLOC(e, n, sizeof *ix->slot_n_push);
     if (!ix->slot_server || !ix->slot_worker || !ix->slot_w || !ix->slot_n_push) goto done;
     for (int s = 0; s < ns; s++) last[s] = -1;
-    for (int r = 0; r < p->n_workers; r++) {
+    for (int r = 0; r < p->n_workers && ns > 0; r++) {
         /* pushes first, so that a pull before its rank's first push finds the slot */
         for (int g = ix->off[r]; g < ix->off[r + 1]; g++) {
+            if (ix->kind[g] != OP_PUSH) continue;
             const struct op *op = plan_index_op(ix, g);
-            if (op->kind != OP_PUSH) continue;
             int s = op->peer - nw;
             if (last[s] != r) {
                 last[s] = r;
@@ -181,16 +185,16 @@ static int derive_servers(struct plan_index *ix, struct err *e)
             ix->slot_n_push[cur[s]]++;
         }
         for (int g = ix->off[r]; g < ix->off[r + 1]; g++) {
+            if (ix->kind[g] != OP_PUSH && ix->kind[g] != OP_PULL) continue;
             const struct op *op = plan_index_op(ix, g);
-            if (op->kind != OP_PUSH && op->kind != OP_PULL) continue;
             int s = op->peer - nw;
             if (op->kind == OP_PULL && last[s] == r) ix->slot[g] = cur[s];
             ix->j[g] = count[2 * s + (op->kind == OP_PULL)]++;
         }
         for (int g = ix->off[r]; g < ix->off[r + 1]; g++) {
-            const struct op *op = plan_index_op(ix, g);
-            if (op->kind == OP_PUSH || op->kind == OP_PULL)
-                count[2 * (op->peer - nw)] = count[2 * (op->peer - nw) + 1] = 0;
+            if (ix->kind[g] != OP_PUSH && ix->kind[g] != OP_PULL) continue;
+            int s = plan_index_op(ix, g)->peer - nw;
+            count[2 * s] = count[2 * s + 1] = 0;
         }
     }
     for (int k = 1; k < ix->n_slots; k++)

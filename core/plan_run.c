@@ -25,49 +25,67 @@ double plan_unit_cost(const struct op *op)
     }
 }
 
-/* Min-heap of op ends, ordered by (time, g): deterministic. */
-struct event {
-    double t;
-    int g;
-};
+/* The run's queue of op ends is a bucket queue (Dial's): every time is a
+ * whole number of layer units (plan_unit_cost), and an op starts no later
+ * than the end being released when it becomes ready, so every queued end
+ * lies in [now, now + max cost]. A ring of buckets one per unit, at least
+ * max cost + 1 of them, holds each time apart; a bucket is a FIFO list
+ * threaded through the ops' queue_next, and a bitmap of the non-empty ones skips
+ * idle stretches 64 units at a time. A push and a pop are O(1), where the
+ * binary heap it replaced took O(log n) cold lines for each of a large
+ * plan's millions of ops; the whole run is O(ops + makespan / 64).
+ *
+ * Ends of the same time pop in the order they were pushed, not by op id as
+ * the heap had them: the run's results do not depend on that order. Each
+ * op's start is the latest end among its conditions (a collective's, the
+ * latest arrival), the ends met before the release that made it ready
+ * (whatever their order), and a round of pushes completes at the time of
+ * its need-th earliest end, which is the same time whichever of the pushes
+ * ending then counts last; what ends at all, and so the cycle a deadlock
+ * names, is decided by the conditions alone. */
 
-static bool ev_less(struct event a, struct event b)
+static void queue_push(struct run_state *s, int g, int64_t t_units)
 {
-    return a.t < b.t || (a.t == b.t && a.g < b.g);
-}
-
-static void heap_push(struct run_state *s, double t, int g)
-{
-    int i = s->n_heap++;
-    struct event ev = {t, g};
-    while (i > 0 && ev_less(ev, s->heap[(i - 1) / 2])) {
-        s->heap[i] = s->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
+    size_t b = (size_t)(t_units & s->bucket_mask);
+    s->ops[g].queue_next = -1;
+    if (s->bucket_last[b] < 0) {
+        s->bucket_first[b] = g;
+        s->nonempty[b / 64] |= UINT64_C(1) << (b % 64);
+    } else {
+        s->ops[s->bucket_last[b]].queue_next = g;
     }
-    s->heap[i] = ev;
+    s->bucket_last[b] = g;
+    s->n_queued++;
 }
 
-static struct event heap_pop(struct run_state *s)
+/* The first end of the earliest non-empty bucket, at or after s->now_units,
+ * which it advances to that bucket's time. Only with s->n_queued > 0. */
+static int queue_pop(struct run_state *s)
 {
-    struct event top = s->heap[0], last = s->heap[--s->n_heap];
-    int i = 0;
     for (;;) {
-        int k = 2 * i + 1;
-        if (k >= s->n_heap) break;
-        if (k + 1 < s->n_heap && ev_less(s->heap[k + 1], s->heap[k])) k++;
-        if (!ev_less(s->heap[k], last)) break;
-        s->heap[i] = s->heap[k];
-        i = k;
+        size_t b = (size_t)(s->now_units & s->bucket_mask);
+        uint64_t bits = s->nonempty[b / 64] >> (b % 64);
+        if (bits) {
+            int skip = __builtin_ctzll(bits);
+            s->now_units += skip;
+            b += (size_t)skip;
+            int g = s->bucket_first[b];
+            s->bucket_first[b] = s->ops[g].queue_next;
+            if (s->bucket_first[b] < 0) {
+                s->bucket_last[b] = -1;
+                s->nonempty[b / 64] &= ~(UINT64_C(1) << (b % 64));
+            }
+            s->n_queued--;
+            return g;
+        }
+        s->now_units += 64 - (int64_t)(b % 64);   /* to the next word: the ring is whole words */
     }
-    s->heap[i] = last;
-    return top;
 }
 
 static void schedule(struct run_state *s, int g, double t)
 {
     s->start[g] = t;
-    s->end[g] = t + plan_unit_cost(plan_index_op(s->ix, g));
-    heap_push(s, s->end[g], g);
+    queue_push(s, g, (int64_t)t + s->ops[g].cost_units);
 }
 
 /* All of g's own conditions are met: start it, or for a collective, arrive
@@ -75,13 +93,13 @@ static void schedule(struct run_state *s, int g, double t)
 static void become_ready(struct run_state *s, int g)
 {
     const struct plan_index *ix = s->ix;
-    if (!plan_is_collective(plan_index_op(ix, g)->kind)) {
-        schedule(s, g, s->avail[g]);
+    if (!plan_is_collective(s->kind[g] & RUN_KIND_MASK)) {
+        schedule(s, g, s->start[g]);   /* the latest end among its conditions */
         return;
     }
     int k = ix->coll[g];
-    s->is_arrived[g] = true;
-    if (s->avail[g] > s->coll_t[k]) s->coll_t[k] = s->avail[g];
+    s->kind[g] |= RUN_ARRIVED;
+    if (s->start[g] > s->coll_t[k]) s->coll_t[k] = s->start[g];
     if (++s->coll_arrived[k] == ix->coll_first[k + 1] - ix->coll_first[k])
         for (int m = ix->coll_first[k]; m < ix->coll_first[k + 1]; m++)
             schedule(s, ix->coll_ops[m], s->coll_t[k]);
@@ -89,22 +107,22 @@ static void become_ready(struct run_state *s, int g)
 
 static void satisfy(struct run_state *s, int g, double t)
 {
-    if (t > s->avail[g]) s->avail[g] = t;
-    if (--s->pending[g] == 0) become_ready(s, g);
+    if (t > s->start[g]) s->start[g] = t;   /* until g is ready, the latest end it saw */
+    if (--s->ops[g].pending == 0) become_ready(s, g);
 }
 
 /* Op g ended at t: release what waited for it. */
 static void release(struct run_state *s, int g, double t)
 {
     const struct plan_index *ix = s->ix;
-    const struct op *op = plan_index_op(ix, g);
+    int kind = s->kind[g] & RUN_KIND_MASK;
     if (ix->next[g] >= 0) satisfy(s, ix->next[g], t);
     for (int k = ix->dep_first[g]; k < ix->dep_first[g + 1]; k++) satisfy(s, ix->dependents[k], t);
-    if (op->kind == OP_SEND) satisfy(s, ix->partner[g], t);
+    if (kind == OP_SEND) satisfy(s, ix->partner[g], t);
     /* ends pop in time order, so the round completes with its need-th
      * earliest push: all of them (sync) or the first n - B (backup) */
-    if (op->kind == OP_PUSH && ix->round[g] >= 0 && ++s->round_done[ix->round[g]] ==
-                                                       ix->round_need[ix->round[g]]) {
+    if (kind == OP_PUSH && ix->round[g] >= 0 && ++s->round_done[ix->round[g]] ==
+                                                    ix->round_need[ix->round[g]]) {
         int r = ix->round[g];
         for (int k = ix->pull_first[r]; k < ix->pull_first[r + 1]; k++)
             satisfy(s, ix->pull_ops[k], t);
@@ -113,52 +131,59 @@ static void release(struct run_state *s, int g, double t)
 
 void ck_run_state_free(struct run_state *s)
 {
-    free(s->avail);
-    free(s->pending);
-    free(s->is_arrived);
-    free(s->is_done);
+    free(s->ops);
+    free(s->kind);
     free(s->coll_arrived);
     free(s->coll_t);
     free(s->round_done);
-    free(s->heap);
+    free(s->bucket_first);
+    free(s->bucket_last);
+    free(s->nonempty);
 }
 
 /* Event-driven list scheduling: an op's conditions are counted up front
  * (stream predecessor, deps, the SEND of a RECV, the round of a sync PULL);
- * each end releases what waited for it. Every op enters the heap once:
- * O(n log n). Fills start/end of every op that ran; s->n_done < n_ops
- * means deadlock. On a well-formed, matched plan only. */
-int ck_unit_run(const struct plan_index *ix, struct run_state *s, double *start, double *end,
-                struct err *e)
+ * each end releases what waited for it. Every op enters the queue once:
+ * O(ops + makespan / 64). Fills start of every op that ran; s->n_done <
+ * n_ops means deadlock. On a well-formed, matched plan only. */
+int ck_unit_run(const struct plan_index *ix, struct run_state *s, double *start, struct err *e)
 {
     memset(s, 0, sizeof *s);
     s->ix = ix;
     s->start = start;
-    s->end = end;
     size_t n = (size_t)ix->n_ops;
-    s->avail = XCALLOC(e, n, sizeof *s->avail);
-    s->pending = XCALLOC(e, n, sizeof *s->pending);
-    s->is_arrived = XCALLOC(e, n, sizeof *s->is_arrived);
-    s->is_done = XCALLOC(e, n, sizeof *s->is_done);
-    s->coll_arrived = XCALLOC(e, (size_t)ix->n_coll, sizeof *s->coll_arrived);
-    s->coll_t = XCALLOC(e, (size_t)ix->n_coll, sizeof *s->coll_t);
-    s->round_done = XCALLOC(e, (size_t)ix->n_rounds, sizeof *s->round_done);
-    s->heap = XCALLOC(e, n, sizeof *s->heap);
-    if (!s->avail || !s->pending || !s->is_arrived || !s->is_done || !s->coll_arrived ||
-        !s->coll_t || !s->round_done || !s->heap)
+    s->ops = XCALLOC(e, n + 1, sizeof *s->ops);
+    s->kind = XCALLOC(e, n + 1, sizeof *s->kind);
+    s->coll_arrived = XCALLOC(e, (size_t)ix->n_coll + 1, sizeof *s->coll_arrived);
+    s->coll_t = XCALLOC(e, (size_t)ix->n_coll + 1, sizeof *s->coll_t);
+    s->round_done = XCALLOC(e, (size_t)ix->n_rounds + 1, sizeof *s->round_done);
+    if (!s->ops || !s->kind || !s->coll_arrived || !s->coll_t || !s->round_done)
         return ERR_NOMEM;
-    for (int g = 0; g < ix->n_ops; g++) {
-        const struct op *op = plan_index_op(ix, g);
-        s->pending[g] = (ix->prev[g] >= 0) + op->n_deps + (op->kind == OP_RECV) +
-                        (op->kind == OP_PULL && ix->round[g] >= 0);
-    }
+    int max_cost_units = 0;
+    for (int r = 0; r < ix->n_ranks; r++)
+        for (int g = ix->off[r]; g < ix->off[r + 1]; g++) {
+            const struct op *op = &ix->p->ranks[r].ops.items[g - ix->off[r]];
+            s->kind[g] = (uint8_t)op->kind;
+            s->ops[g].cost_units = (int)plan_unit_cost(op);
+            s->ops[g].pending = (ix->prev[g] >= 0) + op->n_deps + (op->kind == OP_RECV) +
+                                (op->kind == OP_PULL && ix->round[g] >= 0);
+            if (s->ops[g].cost_units > max_cost_units) max_cost_units = s->ops[g].cost_units;
+        }
+    size_t n_buckets = 64;   /* a power of two, whole bitmap words */
+    while (n_buckets <= (size_t)max_cost_units) n_buckets *= 2;
+    s->bucket_mask = (int64_t)n_buckets - 1;
+    s->bucket_first = XCALLOC(e, n_buckets, sizeof *s->bucket_first);
+    s->bucket_last = XCALLOC(e, n_buckets, sizeof *s->bucket_last);
+    s->nonempty = XCALLOC(e, n_buckets / 64, sizeof *s->nonempty);
+    if (!s->bucket_first || !s->bucket_last || !s->nonempty) return ERR_NOMEM;
+    for (size_t b = 0; b < n_buckets; b++) s->bucket_first[b] = s->bucket_last[b] = -1;
     for (int g = 0; g < ix->n_ops; g++)
-        if (s->pending[g] == 0) become_ready(s, g);
-    while (s->n_heap) {
-        struct event ev = heap_pop(s);
-        s->is_done[ev.g] = true;
+        if (s->ops[g].pending == 0) become_ready(s, g);
+    while (s->n_queued) {
+        int g = queue_pop(s);
+        s->kind[g] |= RUN_DONE;
         s->n_done++;
-        release(s, ev.g, ev.t);
+        release(s, g, (double)s->now_units);
     }
     return 0;
 }
@@ -172,17 +197,17 @@ static int waits_for(const struct run_state *s, int g)
     const struct plan_index *ix = s->ix;
     const struct op *op = plan_index_op(ix, g);
     int r = ix->rank_of[g];
-    if (ix->prev[g] >= 0 && !s->is_done[ix->prev[g]]) return ix->prev[g];
+    if (ix->prev[g] >= 0 && !run_is_done(s, ix->prev[g])) return ix->prev[g];
     const int *deps = plan_deps(ix->p, r, g - ix->off[r]);
     for (int k = 0; k < op->n_deps; k++)
-        if (!s->is_done[ix->off[r] + deps[k]]) return ix->off[r] + deps[k];
+        if (!run_is_done(s, ix->off[r] + deps[k])) return ix->off[r] + deps[k];
     if (op->kind == OP_RECV) return ix->partner[g];
     if (plan_is_collective(op->kind))
         for (int m = ix->coll_first[ix->coll[g]]; m < ix->coll_first[ix->coll[g] + 1]; m++)
-            if (!s->is_arrived[ix->coll_ops[m]]) return ix->coll_ops[m];
+            if (!run_is_arrived(s, ix->coll_ops[m])) return ix->coll_ops[m];
     if (op->kind == OP_PULL && ix->round[g] >= 0)
         for (int m = ix->round_first[ix->round[g]]; m < ix->round_first[ix->round[g] + 1]; m++)
-            if (!s->is_done[ix->round_ops[m]]) return ix->round_ops[m];
+            if (!run_is_done(s, ix->round_ops[m])) return ix->round_ops[m];
     return -1;
 }
 
@@ -205,7 +230,7 @@ int ck_cycle_message(const struct run_state *s, char *buf, size_t size, struct e
         return -1;
     }
     int g = 0, len = 0;
-    while (s->is_done[g]) g++;
+    while (run_is_done(s, g)) g++;
     for (int k = 0; k < ix->n_ops; k++) pos[k] = -1;
     while (g >= 0 && pos[g] < 0) {
         pos[g] = len;
@@ -263,13 +288,13 @@ int plan_unit_times(const struct plan_index *ix, struct plan_times *t, struct er
     }
     double *start = t->storage, *end = t->storage + ix->n_ops;
     memcpy(start, ix->unit_start, (size_t)ix->n_ops * sizeof *start);
-    memcpy(end, ix->unit_end, (size_t)ix->n_ops * sizeof *end);
     for (int r = 0; r < p->n_ranks; r++) {
         t->start[r] = start + ix->off[r];
         t->end[r] = end + ix->off[r];
     }
     for (int g = 0; g < ix->n_ops; g++) {
         const struct op *op = plan_index_op(ix, g);
+        end[g] = start[g] + plan_unit_cost(op);   /* as the run timed it */
         if (end[g] > t->makespan) t->makespan = end[g];
         if (op->stream == STREAM_COMPUTE && op_infos[op->kind].cls == OPC_COMPUTE)
             t->busy_compute[ix->rank_of[g]] += end[g] - start[g];

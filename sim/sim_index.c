@@ -48,38 +48,47 @@ static int cost_index(struct sim *m, int g, double cost_s)
     return m->n_costs++;
 }
 
-/* The fixed fields of every op, its costs and the link each SEND crosses. */
+/* The fixed fields of every op, its costs and the link each SEND crosses.
+ * Each op's line is written whole, once: no memset of the table first, and
+ * no pass of its own for the ranks (at 100,000 devices each pass over the
+ * table is 58 MB); the later passes find their ops by the index's kind
+ * bytes. */
 static void index_ops(struct sim *m)
 {
     const struct plan_index *ix = m->ix;
-    for (int g = 0; g < m->n_ops; g++) {
-        const struct op *op = op_of(m, g);
-        struct xop *x = &m->x[g];
-        x->kind = (int8_t)op->kind;
-        x->stream = (int8_t)op->stream;
-        x->lag = (int8_t)op->lag;   /* plan_check bounds it by PLAN_MAX_LAG */
-        x->next = ix->next[g];
-        x->dep_first = ix->dep_first[g];
-        x->n_dependents = ix->dep_first[g + 1] - ix->dep_first[g];
-        m->pending0[g] = (ix->prev[g] >= 0) + op->n_deps;
-        x->aux = -1;
-        if (op_infos[op->kind].cls == OPC_COMPUTE) x->aux = cost_index(m, g, cost_compute_s(m->cl, op));
-        if (has_comm_state(op->kind)) {
-            x->aux = m->n_xcomm++;
-            m->xc[x->aux] = (struct xcomm){.bytes = op->bytes, .peer_op = -1, .link = -1};
+    for (int r = 0; r < m->n_ranks; r++)
+        for (int g = m->off[r]; g < m->off[r + 1]; g++) {
+            const struct op *op = &m->p->ranks[r].ops.items[g - m->off[r]];
+            struct xop *x = &m->x[g];
+            *x = (struct xop){
+                .rank = r,
+                .next = ix->next[g],
+                .dep_first = ix->dep_first[g],
+                .n_dependents = ix->dep_first[g + 1] - ix->dep_first[g],
+                .aux = -1,
+                .kind = (int8_t)op->kind,
+                .stream = (int8_t)op->stream,
+                .lag = (int8_t)op->lag,   /* plan_check bounds it by PLAN_MAX_LAG */
+            };
+            m->pending0[g] = (ix->prev[g] >= 0) + op->n_deps;
+            if (op_infos[op->kind].cls == OPC_COMPUTE)
+                x->aux = cost_index(m, g, cost_compute_s(m->cl, op));
+            if (has_comm_state(op->kind)) {
+                x->aux = m->n_xcomm++;
+                m->xc[x->aux] = (struct xcomm){.bytes = op->bytes, .peer_op = -1, .link = -1};
+            }
+            if (op->kind == OP_SEND) {
+                m->xc[x->aux].peer_op = ix->partner[g];
+                m->xc[x->aux].link = link_of(m, r, op->peer, false);
+            }
         }
-        if (op->kind == OP_SEND) {
-            m->xc[x->aux].peer_op = ix->partner[g];
-            m->xc[x->aux].link = link_of(m, x->rank, op->peer, false);
-        }
-    }
 }
 
 /* Each SEND's RECV's transfer state, once every op has its own. */
 static void index_sends(struct sim *m)
 {
     for (int g = 0; g < m->n_ops; g++)
-        if (m->x[g].kind == OP_SEND) {
+        if (m->ix->kind[g] == OP_SEND) {
             struct xcomm *c = &m->xc[m->x[g].aux];
             c->recv_comm = m->x[c->peer_op].aux;
         }
@@ -117,7 +126,7 @@ static int index_collectives(struct sim *m)
     m->coll_first = ix->coll_first;
     m->coll_ops = ix->coll_ops;
     for (int g = 0; g < m->n_ops; g++)
-        if (plan_is_collective(m->x[g].kind)) m->x[g].aux = ix->coll[g];
+        if (plan_is_collective(ix->kind[g])) m->x[g].aux = ix->coll[g];
     m->coll_cost_s = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_cost_s);
     m->coll_arrived = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_arrived);
     m->coll_start_s = XCALLOC(m->e, (size_t)m->n_coll, sizeof *m->coll_start_s);
@@ -162,8 +171,8 @@ static int index_servers(struct sim *m)
         S->update_cost_s = cost_compute_s(m->cl, &update);
     }
     for (int g = 0; g < m->n_ops; g++) {
+        if (ix->kind[g] != OP_PUSH && ix->kind[g] != OP_PULL) continue;
         struct xop *x = &m->x[g];
-        if (x->kind != OP_PUSH && x->kind != OP_PULL) continue;
         struct xcomm *c = &m->xc[x->aux];
         c->peer_op = ix->slot[g];
         if (c->peer_op < 0)
@@ -196,11 +205,8 @@ int sim_index_init(struct sim *m)
     size_t x_bytes = ((n ? n : 1) * sizeof *m->x + 63) / 64 * 64;
     m->x = aligned_alloc(64, x_bytes);
     if (!m->x) return err_set(e, ERR_NOMEM, "simulate: out of memory for %zu ops", n);
-    memset(m->x, 0, n * sizeof *m->x);
-    size_t n_comm = 0;
-    for (int r = 0; r < m->n_ranks; r++)
-        for (size_t i = 0; i < m->p->ranks[r].ops.len; i++)
-            n_comm += has_comm_state(m->p->ranks[r].ops.items[i].kind);
+    size_t n_comm = 0;   /* from the index's kind bytes: no op is read */
+    for (int g = 0; g < m->n_ops; g++) n_comm += has_comm_state(ix->kind[g]);
     m->xc = XCALLOC(e, n_comm ? n_comm : 1, sizeof *m->xc);
     if (!m->xc) return ERR_NOMEM;
     m->cost_s = XCALLOC(e, n ? n : 1, sizeof *m->cost_s);
@@ -216,10 +222,7 @@ int sim_index_init(struct sim *m)
     m->fold_head = XCALLOC(e, nr ? nr : 1, sizeof *m->fold_head);
     if (!m->step || !m->n_done || !m->is_dead || !m->is_done || !m->work || !m->fold_head)
         return ERR_NOMEM;
-    for (int r = 0; r < m->n_ranks; r++) {
-        for (int g = m->off[r]; g < m->off[r + 1]; g++) m->x[g].rank = r;
-        m->n_working += m->off[r + 1] > m->off[r];
-    }
+    for (int r = 0; r < m->n_ranks; r++) m->n_working += m->off[r + 1] > m->off[r];
     index_ops(m);
     index_sends(m);
     index_folds(m);

@@ -199,6 +199,7 @@ static void assert_index_matches_plan(const struct plan_index *ix, const char *n
             int g = plan_index_g(ix, r, i);
             const struct op *o = &p->ranks[r].ops.items[i];
             int nx = brute_next(p, r, i);
+            cr_assert_eq(ix->kind[g], o->kind, "%s: rank %d op %d", name, r, i);
             cr_assert_eq(ix->next[g], nx < 0 ? -1 : plan_index_g(ix, r, nx), "%s: rank %d op %d",
                          name, r, i);
             n_dependents += o->n_deps;
