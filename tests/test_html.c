@@ -532,3 +532,38 @@ Test(html, sweep_page_has_the_terminals_columns_and_values)
     free(html);
     run_free(&r);
 }
+
+/* sim's page of a run that failed: the failure summary the terminal prints
+ * under its table (how many, which rank when, what the policy did, the time
+ * lost and the goodput), an item each in the Notes, and the table's time
+ * lost and goodput held against the document. */
+Test(html, sim_page_has_the_failure_summary)
+{
+    const char *page = test_tmp_path("sf.html");
+    struct run r = RUN("sim", "--fail", "1@3", "--on-failure", "restart", "--checkpoint-every",
+                       "2", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    const char *notes = strstr(html, "<section id=\"notes\">");
+    cr_assert_not_null(notes);
+    const char *notes_end = strstr(notes, "</section>");
+    const char *summary = strstr(r.out, "failures (--on-failure restart): 1, the first of rank 1");
+    cr_assert_not_null(summary, "%s", r.out);
+    /* the summary's lines, to the end of the output, each an item of the page */
+    int n_lines = 0;
+    for (const char *line = summary; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+        char *text = strndup(line, strcspn(line, "\n")), *want = escaped(text);
+        const char *at = strstr(notes, want);
+        cr_expect(at && at < notes_end && !strncmp(at - 4, "<li>", 4),
+                  "the terminal's failure line is not an item of the page's notes: %s", text);
+        free(want);
+        free(text);
+        n_lines++;
+    }
+    cr_expect_eq(n_lines, 3, "the count, what restart did, the time lost: %s", summary);
+    cr_expect_not_null(strstr(html, "data-json=\"failure.lost_s\""), "the time lost column");
+    cr_expect_not_null(strstr(html, "data-json=\"failure.goodput\""), "the goodput column");
+    cr_expect_gt(page_check_numbers(html), 12);
+    free(html);
+    run_free(&r);
+}
