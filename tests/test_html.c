@@ -567,3 +567,32 @@ Test(html, sim_page_has_the_failure_summary)
     free(html);
     run_free(&r);
 }
+
+/* replay's page lacked the lines under its terminal's tables: the what-if's
+ * step time against the measured run and the replay, and what the
+ * straggler cost the job; each is an item of the page's notes. */
+Test(html, replay_page_has_the_whatif_and_straggler_lines)
+{
+    const char *trace = test_tmp_path("rw.json"), *page = test_tmp_path("rw.html");
+    expect_ok(RUN("sim", "--strategy", "mirrored", "--devices", "4", "--model",
+                  "mlp:784-32-32-32-10", "--straggler", "slow:1=3", "--steps", "5", "--trace",
+                  trace), "sim --trace");
+    struct run r = RUN("replay", trace, "--without-stragglers", "--scale", "8", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    const char *notes = strstr(html, "<section id=\"notes\">");
+    cr_assert_not_null(notes, "the page has no notes");
+    int n = 0;
+    for (const char *line = r.out; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+        if (strncmp(line, "what-if (", 9) && strncmp(line, "rank 1 cost this job", 20)) continue;
+        char *text = strndup(line, strcspn(line, "\n")), *want = escaped(text);
+        const char *at = strstr(notes, want);
+        cr_expect(at && !strncmp(at - 4, "<li>", 4), "not an item of the page's notes: %s", text);
+        free(want);
+        free(text);
+        n++;
+    }
+    cr_expect_eq(n, 2, "the what-if and the straggler lines: %s", r.out);
+    free(html);
+    run_free(&r);
+}
