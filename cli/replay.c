@@ -11,6 +11,7 @@
 #include "../plots/plots.h"
 #include "commands.h"
 #include "html.h"
+#include "notes.h"
 #include "outputs.h"
 #include "scenario.h"
 
@@ -111,26 +112,32 @@ static void print_result(const char *name, const struct replay_result *r, bool i
         if (has_share) printf("  %13.1f%%", 100 * x->straggler_share);
         putchar('\n');
     }
+}
+
+/* The lines under the per-rank table (the what-if and the straggler
+ * costs), on out: the terminal's, and the page's notes. */
+static void print_after_table(FILE *out, const struct replay_result *r)
+{
     if (r->replayed_ops_from_rates)
-        printf("note: the replay ran %lld compute ops of steps the trace does not hold (its "
-               "asynchronous workers shared the steps out otherwise); they took the run's "
-               "measured time per FLOP\n", (long long)r->replayed_ops_from_rates);
+        fprintf(out, "note: the replay ran %lld compute ops of steps the trace does not hold (its "
+                     "asynchronous workers shared the steps out otherwise); they took the run's "
+                     "measured time per FLOP\n", (long long)r->replayed_ops_from_rates);
     if (!r->has_whatif) return;
-    printf("\nwhat-if (%s): %.4g ms a step, %+.1f%% against the measured run (%+.1f%% "
+    fprintf(out, "\nwhat-if (%s): %.4g ms a step, %+.1f%% against the measured run (%+.1f%% "
            "against the replay)\n", r->whatif_what, 1e3 * r->whatif.step_time_s.mean, 100 * r->whatif_change,
            100 * (r->whatif.step_time_s.mean / r->replayed.step_time_s.mean - 1));
     if (r->is_whatif_comm_modelled)
-        printf("its communication from the network model of %s: the what-if's messages were "
-               "never measured (--measured-comm)\n", r->whatif_cfg.cluster);
+        fprintf(out, "its communication from the network model of %s: the what-if's messages were "
+                     "never measured (--measured-comm)\n", r->whatif_cfg.cluster);
     if (r->whatif_ops_from_rates)
-        printf("note: the what-if ran %lld compute ops of steps the trace does not hold (its "
-               "asynchronous workers shared the steps out otherwise); they took the run's "
-               "measured time per FLOP\n", (long long)r->whatif_ops_from_rates);
+        fprintf(out, "note: the what-if ran %lld compute ops of steps the trace does not hold (its "
+                     "asynchronous workers shared the steps out otherwise); they took the run's "
+                     "measured time per FLOP\n", (long long)r->whatif_ops_from_rates);
     for (int i = 0; i < r->n_ranks; i++)
         if (isfinite(r->ranks[i].straggler_share) && r->ranks[i].straggler_share >= 0.005)
-            printf("rank %d cost this job %.0f%% of its time (the replay with rank %d alone at "
+            fprintf(out, "rank %d cost this job %.0f%% of its time (the replay with rank %d alone at "
                    "typical op times is that much shorter)\n",
-                   r->ranks[i].rank, 100 * r->ranks[i].straggler_share, r->ranks[i].rank);
+                         r->ranks[i].rank, 100 * r->ranks[i].straggler_share, r->ranks[i].rank);
 }
 
 /* The measured and the replayed timeline on one time axis, and the step
@@ -190,12 +197,14 @@ static int page_draw(const void *ctx, const struct plot_opts *o, struct err *e)
 }
 
 static int write_page(const struct config *cfg, const struct trace_doc *doc,
-                      const struct replay_result *r, const char *trace_name, struct err *e)
+                      const struct replay_result *r, const char *trace_name, const char *notes,
+                      struct err *e)
 {
     char title[256];
     title_of(r, title, sizeof title);
     const struct replay_page page = {doc, r, trace_name};
-    const struct html_run run = {.command = "replay", .scenario = title, .write_json = page_json,
+    const struct html_run run = {.command = "replay", .scenario = title, .notes_text = notes,
+                                 .write_json = page_json,
                                  .json_ctx = &page, .draw = page_draw, .draw_ctx = &page};
     return html_write(cfg, &run, e);
 }
@@ -207,6 +216,7 @@ int cmd_replay(const struct command *self, int argc, char **argv)
     config_init(&cfg);
     struct trace_doc doc = {0};
     struct replay_result res = {0};
+    struct notes notes = {0};   /* the lines under the tables, for --html too */
     int status = 0;
     int rc = config_parse_args(&cfg, argc, argv, self->groups, &e);
     if (rc == CONFIG_HELP) {
@@ -225,13 +235,19 @@ int cmd_replay(const struct command *self, int argc, char **argv)
         .seed = (uint64_t)cfg.seed,
     };
     if (rc == 0) rc = replay_run(&doc, name, &o, &res, &e);
-    if (rc == 0) print_result(name, &res, config_is_set(&cfg, "cluster"));
+    if (rc == 0) {
+        print_result(name, &res, config_is_set(&cfg, "cluster"));
+        notes_begin(&notes);
+        print_after_table(notes.f, &res);
+        notes_end(&notes);
+    }
     if (rc == 0 && cfg.json_path[0] && (rc = replay_write_json(&res, name, cfg.json_path, &e)) < 0)
         err_prefix(&e, "--json");
     if (rc == 0 && (cfg.plot_dir[0] || cfg.plot_terminal)) rc = write_plots(&cfg, &doc, &res, &e);
-    if (rc == 0) rc = write_page(&cfg, &doc, &res, name, &e);
+    if (rc == 0) rc = write_page(&cfg, &doc, &res, name, notes.text, &e);
     if (rc < 0) status = scenario_fail(self, &e);
 done:
+    notes_release(&notes);
     replay_result_release(&res);
     trace_doc_release(&doc);
     config_release(&cfg);

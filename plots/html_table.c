@@ -23,6 +23,8 @@ enum col_kind {
     COL_SHARE,   /* a fraction, shown in % to 0.01 points (the terminal shows 0.1):
                   * a difference of two equal times, 2.2e-16, shows as 0 */
     COL_MIB,     /* bytes, shown in MiB */
+    COL_AXIS,    /* a sweep point's value of its varied option: text as it is, a
+                  * number as a count; headed by the option's name */
 };
 
 struct column {
@@ -44,7 +46,12 @@ static const struct column columns[] = {
      "the strategy; (predicted) and (measured) mark a validation's two reports, (baseline) "
      "the run speedups are measured against, (measured), (replayed) and (what-if) a replay's"},
     {"mode", "mode", COL_TEXT, false, false, "sim: simulated; real: measured on MPI ranks"},
+    {"value", "value", COL_AXIS, true, true,
+     "a sweep point's value of the option it varies (the column is headed by that option; "
+     "not shown when it varies devices or batch, whose own columns say it)"},
     {"devices", "devices", COL_COUNT, false, false, "devices that compute (servers are extra)"},
+    {"batch", "batch", COL_COUNT, true, true,
+     "the global batch of a step, as a sweep point (or a replay's what-if) ran it"},
     {"step_time_s.mean", "step mean", COL_TIME, false, false, "mean time of a training step"},
     {"step_time_s.p99", "step p99", COL_TIME, false, false, "99th percentile of the step time"},
     {"throughput_samples_per_s", "samples/s", COL_COUNT, false, false,
@@ -70,6 +77,8 @@ static const struct column columns[] = {
      "accuracy on the test set after the last step"},
     {"time_to_accuracy_s", "to target", COL_TIME, true, false,
      "time to reach the target accuracy"},
+    {"failure.lost_s", "time lost", COL_TIME, true, false,
+     "time the run's failures cost: detection, restart, work redone"},
     {"failure.goodput", "goodput", COL_SHARE, true, false,
      "share of the run's time spent on work that survived failures"},
     {"predicted_step_s", "predicted", COL_TIME, true, true,
@@ -203,19 +212,57 @@ static double scale_of(const struct column *c, const row_vec *rows, const char *
     }
 }
 
+/* The option a sweep point varied ("straggler"), when r is one and its
+ * value is not already a column of its own (devices, batch: the terminal's
+ * table leaves its value column out then, as it would repeat them). */
+static const char *axis_of(const struct row *r)
+{
+    const cJSON *option = r->parent ? cJSON_GetObjectItemCaseSensitive(r->parent, "option") : NULL;
+    if (!cJSON_IsString(option) || !cJSON_GetObjectItemCaseSensitive(r->parent, "value"))
+        return NULL;
+    const char *name = option->valuestring;
+    return strcmp(name, "devices") && strcmp(name, "batch") ? name : NULL;
+}
+
 static bool is_shown(const struct column *c, const row_vec *rows)
 {
     if (!c->is_optional) return true;
     char path[CELL_PATH_BYTES];
     for (size_t i = 0; i < rows->len; i++)
-        if (cJSON_IsNumber(cell_of(&rows->items[i], c, path, sizeof path))) return true;
+        if (c->kind == COL_AXIS ? axis_of(&rows->items[i]) != NULL
+                                : cJSON_IsNumber(cell_of(&rows->items[i], c, path, sizeof path)))
+            return true;
     return false;
+}
+
+/* A column's heading: its own, or for the axis column the option the
+ * points varied (the terminal's heading), "value" when documents differ. */
+static const char *head_of(const struct column *c, const row_vec *rows)
+{
+    if (c->kind != COL_AXIS) return c->head;
+    const char *name = NULL;
+    for (size_t i = 0; i < rows->len; i++) {
+        const char *a = axis_of(&rows->items[i]);
+        if (a && name && strcmp(a, name)) return c->head;
+        if (a) name = a;
+    }
+    return name ? name : c->head;
 }
 
 static void write_cell(FILE *out, const struct row *r, const struct column *c, double scale)
 {
     char path[CELL_PATH_BYTES];
     const cJSON *v = cell_of(r, c, path, sizeof path);
+    if (c->kind == COL_AXIS && !axis_of(r)) {   /* a row of a devices sweep, a baseline */
+        fputs("<td></td>", out);
+        return;
+    }
+    if (c->kind == COL_AXIS && cJSON_IsString(v)) {   /* --straggler exp:0.2, a choice */
+        fputs("<td>", out);
+        html_escape(out, v->valuestring);
+        fputs("</td>", out);
+        return;
+    }
     if (c->kind == COL_TEXT) {
         fputs("<td>", out);
         html_escape(out, cJSON_IsString(v) ? v->valuestring : "");
@@ -243,7 +290,8 @@ static void write_cell(FILE *out, const struct row *r, const struct column *c, d
     if (c->kind == COL_SHARE) x = round(x * 100) / 100 + 0.0;   /* + 0.0: no "-0" */
     /* a count of 10^7 or more in whole digits, as the terminal shows it:
      * %.7g gave 1.25434e+07 for 12543402 samples/s */
-    fprintf(out, c->kind != COL_COUNT ? "%.4g" : fabs(x) >= 1e7 ? "%.0f" : "%.7g", x);
+    bool is_count = c->kind == COL_COUNT || c->kind == COL_AXIS;
+    fprintf(out, !is_count ? "%.4g" : fabs(x) >= 1e7 ? "%.0f" : "%.7g", x);
     fputs("</td>", out);
 }
 
@@ -268,15 +316,20 @@ static void write_table(FILE *out, const row_vec *rows)
     }
     fputs("<div class=\"scroll\"><table id=\"strata-table\">\n<thead><tr>", out);
     for (int k = 0; k < N_COLUMNS; k++)
-        if (shown[k])
-            fprintf(out, "<th%s>%s%s%s%s</th>", columns[k].kind == COL_TEXT ? "" : " class=\"num\"",
-                    columns[k].head, *units[k] ? " (" : "", units[k], *units[k] ? ")" : "");
+        if (shown[k]) {
+            fprintf(out, "<th%s>", columns[k].kind == COL_TEXT ? "" : " class=\"num\"");
+            html_escape(out, head_of(&columns[k], rows));   /* an option's name, from a document */
+            fprintf(out, "%s%s%s</th>", *units[k] ? " (" : "", units[k], *units[k] ? ")" : "");
+        }
     fputs("</tr></thead>\n<tbody>\n", out);
     write_rows(out, rows, shown, scales);
     fputs("</tbody></table></div>\n<dl class=\"legend\">\n", out);
     for (int k = 0; k < N_COLUMNS; k++)
-        if (shown[k])
-            fprintf(out, "<div><dt>%s</dt><dd>%s</dd></div>\n", columns[k].head, columns[k].legend);
+        if (shown[k]) {
+            fputs("<div><dt>", out);
+            html_escape(out, head_of(&columns[k], rows));
+            fprintf(out, "</dt><dd>%s</dd></div>\n", columns[k].legend);
+        }
     fputs("</dl>\n", out);
 }
 

@@ -167,9 +167,9 @@ Test(html, plot_page_of_two_documents)
     char *html = test_slurp(page);
     cr_expect_not_null(strstr(html, "one &amp; &lt;two&gt;.json"));
     cr_expect_null(strstr(html, "<two>"));
-    /* one report with its speedup, then two sweep points with speedup and
-     * efficiency, and the sweep's baseline */
-    cr_expect_eq(page_check_numbers(html), 12 + 2 * 13 + 11);
+    /* one report with its speedup, then two sweep points with speedup,
+     * efficiency and batch, and the sweep's baseline with its batch */
+    cr_expect_eq(page_check_numbers(html), 12 + 2 * 14 + 12);
     cr_expect_not_null(strstr(html, "<td>mirrored (baseline)</td>"));
     cr_expect_not_null(strstr(html, "<figcaption>speedup</figcaption>"), "the sweep's figure");
     free(html);
@@ -410,5 +410,189 @@ Test(html, sim_page_has_the_terminals_speedup_details_and_whole_counts)
     cr_expect_gt(page_check_numbers(html), 0);
     free(html);
     free(doc);
+    run_free(&r);
+}
+
+/* --- A terminal table held against the page's ------------------------------ */
+
+enum { MAX_CELLS = 32, CELL_TEXT = 64 };
+
+/* The cells of a terminal table's line: parted by two spaces or more (a
+ * cell such as "41.824 us" holds one). Returns how many. */
+static int terminal_cells(const char *line, char cells[][CELL_TEXT])
+{
+    int n = 0;
+    size_t len = strcspn(line, "\n");
+    for (size_t i = 0; i < len && n < MAX_CELLS;) {
+        while (i < len && line[i] == ' ') i++;
+        size_t start = i;
+        while (i < len && !(line[i] == ' ' && (i + 1 >= len || line[i + 1] == ' '))) i++;
+        if (i > start) snprintf(cells[n++], CELL_TEXT, "%.*s", (int)(i - start), line + start);
+    }
+    return n;
+}
+
+/* The cells of the page's <tr> that starts at tr (a heading's unit, " (µs)",
+ * kept). Returns how many. */
+static int page_cells(const char *tr, char cells[][CELL_TEXT])
+{
+    const char *end = strstr(tr, "</tr>");
+    int n = 0;
+    for (const char *c = strstr(tr, "<t"); c && c < end && n < MAX_CELLS; c = strstr(c + 1, "<t")) {
+        if ((c[2] != 'd' && c[2] != 'h') || (c[3] != '>' && c[3] != ' ')) continue;   /* <thead> */
+        const char *text = strchr(c, '>') + 1;
+        snprintf(cells[n++], CELL_TEXT, "%.*s", (int)strcspn(text, "<"), text);
+    }
+    return n;
+}
+
+/* Seconds per unit of a time's unit ("us", "µs", "ms", "s"); 1 otherwise
+ * (a share in %, a speedup's ×, a count). */
+static double unit_s(const char *unit)
+{
+    return !strcmp(unit, "us") || !strcmp(unit, "µs") ? 1e-6 : !strcmp(unit, "ms") ? 1e-3 : 1;
+}
+
+/* The terminal's cell and the page's agree: text the same; a number within
+ * half the terminal's last digit and the page's 4 significant digits
+ * (page_unit: the page's heading's unit, "" for none). */
+static void expect_same_value(const char *term, const char *page, const char *page_unit,
+                              const char *where)
+{
+    char *end;
+    double t = strtod(term, &end);
+    if (end == term || !strcmp(term, "-")) {
+        cr_expect_str_eq(page, term, "%s: the page shows '%s', the terminal '%s'", where, page, term);
+        return;
+    }
+    const char *dot = strchr(term, '.');
+    int decimals = dot && dot < end ? (int)(end - dot - 1) : 0;
+    while (*end == ' ') end++;
+    char unit[16];
+    snprintf(unit, sizeof unit, "%.*s", (int)strcspn(end, "%\xc3"), end);   /* not % or × */
+    double scale = unit_s(unit), p = strtod(page, NULL) * unit_s(page_unit);
+    double tolerance = 0.5 * pow(10, -decimals) * scale + 5e-4 * fabs(p) + 1e-12;
+    cr_expect(fabs(t * scale - p) <= tolerance, "%s: the page shows %s %s, the terminal %s",
+              where, page, page_unit, term);
+}
+
+/* sweep's page lacked columns of its terminal table: batch, the value of the
+ * varied option (here --straggler) and the time lost to a failure. Every
+ * terminal column now has a page column of the same name ("step time" is
+ * the page's "step mean"), and each point's row the same values. */
+Test(html, sweep_page_has_the_terminals_columns_and_values)
+{
+    const char *page = test_tmp_path("swc.html");
+    struct run r = RUN("sweep", "--vary", "straggler=none,exp:0.2", "--strategies", "mirrored",
+                       "--devices", "2", "--batch", "96", "--steps", "4", "--fail", "1@2",
+                       "--on-failure", "restart", "--html", page, "-j1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    const char *head = strstr(r.out, "\nstrategy ");
+    cr_assert_not_null(head, "%s", r.out);
+    char term_head[MAX_CELLS][CELL_TEXT], page_head[MAX_CELLS][CELL_TEXT];
+    int n_term = terminal_cells(head + 1, term_head);
+    int n_page = page_cells(strstr(html, "<thead><tr>"), page_head);
+    cr_assert_eq(n_term, 11, "%s", r.out);
+    int at[MAX_CELLS];   /* the page's column of each terminal column */
+    char units[MAX_CELLS][CELL_TEXT];
+    for (int c = 0; c < n_term; c++) {
+        const char *want = !strcmp(term_head[c], "step time") ? "step mean" : term_head[c];
+        at[c] = -1;
+        for (int k = 0; k < n_page && at[c] < 0; k++) {
+            size_t len = strcspn(page_head[k], "(");
+            while (len && page_head[k][len - 1] == ' ') len--;
+            if (strlen(want) == len && !strncmp(page_head[k], want, len)) {
+                at[c] = k;
+                const char *u = strchr(page_head[k], '(');
+                snprintf(units[c], CELL_TEXT, "%.*s", u ? (int)strcspn(u + 1, ")") : 0,
+                         u ? u + 1 : "");
+            }
+        }
+        cr_expect_geq(at[c], 0, "the terminal's column '%s' is not on the page", term_head[c]);
+    }
+    const char *line = strstr(head + 1, "\n") + 1;   /* the rule under the heading */
+    const char *tr = strstr(html, "<tbody>");
+    for (int i = 0; i < 2; i++) {
+        line = strchr(line, '\n') + 1;
+        tr = strstr(tr + 1, "<tr>");
+        cr_assert(*line && tr);
+        char term[MAX_CELLS][CELL_TEXT], cells[MAX_CELLS][CELL_TEXT];
+        cr_assert_eq(terminal_cells(line, term), n_term, "%s", line);
+        cr_assert_eq(page_cells(tr, cells), n_page);
+        for (int c = 0; c < n_term; c++) {
+            if (at[c] < 0) continue;
+            char where[96];
+            snprintf(where, sizeof where, "point %d, %.60s", i, term_head[c]);
+            expect_same_value(term[c], cells[at[c]], units[c], where);
+        }
+    }
+    cr_expect_not_null(strstr(html, "<td>exp:0.2</td>"), "the straggler value, as text");
+    cr_expect_gt(page_check_numbers(html), 0);
+    free(html);
+    run_free(&r);
+}
+
+/* sim's page of a run that failed: the failure summary the terminal prints
+ * under its table (how many, which rank when, what the policy did, the time
+ * lost and the goodput), an item each in the Notes, and the table's time
+ * lost and goodput held against the document. */
+Test(html, sim_page_has_the_failure_summary)
+{
+    const char *page = test_tmp_path("sf.html");
+    struct run r = RUN("sim", "--fail", "1@3", "--on-failure", "restart", "--checkpoint-every",
+                       "2", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    const char *notes = strstr(html, "<section id=\"notes\">");
+    cr_assert_not_null(notes);
+    const char *notes_end = strstr(notes, "</section>");
+    const char *summary = strstr(r.out, "failures (--on-failure restart): 1, the first of rank 1");
+    cr_assert_not_null(summary, "%s", r.out);
+    /* the summary's lines, to the end of the output, each an item of the page */
+    int n_lines = 0;
+    for (const char *line = summary; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+        char *text = strndup(line, strcspn(line, "\n")), *want = escaped(text);
+        const char *at = strstr(notes, want);
+        cr_expect(at && at < notes_end && !strncmp(at - 4, "<li>", 4),
+                  "the terminal's failure line is not an item of the page's notes: %s", text);
+        free(want);
+        free(text);
+        n_lines++;
+    }
+    cr_expect_eq(n_lines, 3, "the count, what restart did, the time lost: %s", summary);
+    cr_expect_not_null(strstr(html, "data-json=\"failure.lost_s\""), "the time lost column");
+    cr_expect_not_null(strstr(html, "data-json=\"failure.goodput\""), "the goodput column");
+    cr_expect_gt(page_check_numbers(html), 12);
+    free(html);
+    run_free(&r);
+}
+
+/* replay's page lacked the lines under its terminal's tables: the what-if's
+ * step time against the measured run and the replay, and what the
+ * straggler cost the job; each is an item of the page's notes. */
+Test(html, replay_page_has_the_whatif_and_straggler_lines)
+{
+    const char *trace = test_tmp_path("rw.json"), *page = test_tmp_path("rw.html");
+    expect_ok(RUN("sim", "--strategy", "mirrored", "--devices", "4", "--model",
+                  "mlp:784-32-32-32-10", "--straggler", "slow:1=3", "--steps", "5", "--trace",
+                  trace), "sim --trace");
+    struct run r = RUN("replay", trace, "--without-stragglers", "--scale", "8", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    const char *notes = strstr(html, "<section id=\"notes\">");
+    cr_assert_not_null(notes, "the page has no notes");
+    int n = 0;
+    for (const char *line = r.out; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+        if (strncmp(line, "what-if (", 9) && strncmp(line, "rank 1 cost this job", 20)) continue;
+        char *text = strndup(line, strcspn(line, "\n")), *want = escaped(text);
+        const char *at = strstr(notes, want);
+        cr_expect(at && !strncmp(at - 4, "<li>", 4), "not an item of the page's notes: %s", text);
+        free(want);
+        free(text);
+        n++;
+    }
+    cr_expect_eq(n, 2, "the what-if and the straggler lines: %s", r.out);
+    free(html);
     run_free(&r);
 }
