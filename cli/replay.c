@@ -45,9 +45,10 @@ static void print_ms(double s)
     printf("%12.4g ms", s * 1e3);
 }
 
-/* The home replay's network, in the header: what it timed. is_cluster_given:
- * --cluster was, which for a real trace names that network. */
-static void print_network(const struct replay_result *r, bool is_cluster_given)
+/* The home replay's network, in the header, on out: what it timed.
+ * is_cluster_given: --cluster was, which for a real trace names that
+ * network. */
+static void print_network(FILE *out, const struct replay_result *r, bool is_cluster_given)
 {
     const bool is_real = !strcmp(r->mode, "real");
     const char *unknown = is_real && !strcmp(r->home_cluster, "cpu-loopback")
@@ -55,41 +56,53 @@ static void print_network(const struct replay_result *r, bool is_cluster_given)
                                 "a calibrated one)"
                               : "";
     if (!r->is_measured_comm) {
-        printf("replayed on %s%s: each compute op as long as it took in the trace, with any "
-               "delay its rank took before starting it (so compute repl. may exceed compute "
-               "meas.), communication from the network model\n", r->home_cluster, unknown);
+        fprintf(out, "replayed on %s%s: each compute op as long as it took in the trace, with any "
+                     "delay its rank took before starting it (so compute repl. may exceed "
+                     "compute meas.), communication from the network model\n",
+                r->home_cluster, unknown);
         return;
     }
-    printf("replayed on %s: each compute op as long as it took in the trace, with any delay its "
-           "rank took before starting it (so compute repl. may exceed compute meas.), and "
-           "communication too (--measured-comm): the error is the schedule's%s\n",
-           r->home_cluster, r->has_comm_modelled ? " and, for that communication, the network "
-                                                   "model's"
-                                                 : " alone");
+    fprintf(out, "replayed on %s: each compute op as long as it took in the trace, with any delay "
+                 "its rank took before starting it (so compute repl. may exceed compute meas.), "
+                 "and communication too (--measured-comm): the error is the schedule's%s\n",
+            r->home_cluster, r->has_comm_modelled ? " and, for that communication, the network "
+                                                    "model's"
+                                                  : " alone");
     if (r->has_comm_modelled)
-        printf("communication the trace holds no time for from the network model of %s%s\n",
-               r->home_cluster, unknown);
+        fprintf(out, "communication the trace holds no time for from the network model of %s%s\n",
+                r->home_cluster, unknown);
     else if (is_real && is_cluster_given && !r->is_whatif_comm_modelled)
-        printf("--cluster %s: no use here: every communication op took its measured time "
-               "(--measured-comm), and no what-if replanned the run's messages\n",
-               r->home_cluster);
+        fprintf(out, "--cluster %s: no use here: every communication op took its measured time "
+                     "(--measured-comm), and no what-if replanned the run's messages\n",
+                r->home_cluster);
 }
 
-static void print_result(const char *name, const struct replay_result *r, bool is_cluster_given)
+/* The lines above the tables (what was replayed, how, and what the run's
+ * clocks and cores were like), on out: the terminal's, and the page's
+ * notes. */
+static void print_header(FILE *out, const char *name, const struct replay_result *r,
+                         bool is_cluster_given)
 {
-    printf("replay of %s: %s on %lld devices, %lld steps, a %s run\n", name, r->cfg.strategy,
-           r->cfg.devices, r->cfg.steps, !strcmp(r->mode, "real") ? "measured (real)" : "simulated");
-    print_network(r, is_cluster_given);
+    fprintf(out, "replay of %s: %s on %lld devices, %lld steps, a %s run\n", name, r->cfg.strategy,
+            r->cfg.devices, r->cfg.steps,
+            !strcmp(r->mode, "real") ? "measured (real)" : "simulated");
+    print_network(out, r, is_cluster_given);
     if (r->has_server_updates)
-        printf("the parameter servers' updates as long as they took in the trace\n");
+        fprintf(out, "the parameter servers' updates as long as they took in the trace\n");
     if (r->clock_error_s >= 0)
-        printf("the ranks' clocks agreed with rank 0's to within %.1f us (ping-pong at the "
-               "start)\n", 1e6 * r->clock_error_s);
+        fprintf(out, "the ranks' clocks agreed with rank 0's to within %.1f us (ping-pong at the "
+                     "start)\n", 1e6 * r->clock_error_s);
     if (r->is_oversubscribed)
-        printf("oversubscribed: %d processes on %d cores: ranks waiting in MPI (and servers "
-               "polling for messages) took cores from compute, and messages waited for their "
-               "receivers to be scheduled; the replay does not model that, so it runs faster "
-               "than the measured run\n", r->processes, r->cores);
+        fprintf(out, "oversubscribed: %d processes on %d cores: ranks waiting in MPI (and servers "
+                     "polling for messages) took cores from compute, and messages waited for "
+                     "their receivers to be scheduled; the replay does not model that, so it runs "
+                     "faster than the measured run\n", r->processes, r->cores);
+}
+
+/* The step-time and per-rank tables, on the terminal (the page builds its
+ * own from the document, plots/html_table.c). */
+static void print_tables(const struct replay_result *r)
+{
     putchar('\n');
     printf("%-22s %15s %15s %8s\n", "", "measured", "replayed", "error");
     printf("%-22s", "step time (mean)");
@@ -216,7 +229,7 @@ int cmd_replay(const struct command *self, int argc, char **argv)
     config_init(&cfg);
     struct trace_doc doc = {0};
     struct replay_result res = {0};
-    struct notes notes = {0};   /* the lines under the tables, for --html too */
+    struct notes notes = {0};   /* the lines above and under the tables, for --html too */
     int status = 0;
     int rc = config_parse_args(&cfg, argc, argv, self->groups, &e);
     if (rc == CONFIG_HELP) {
@@ -236,7 +249,10 @@ int cmd_replay(const struct command *self, int argc, char **argv)
     };
     if (rc == 0) rc = replay_run(&doc, name, &o, &res, &e);
     if (rc == 0) {
-        print_result(name, &res, config_is_set(&cfg, "cluster"));
+        notes_begin(&notes);
+        print_header(notes.f, name, &res, config_is_set(&cfg, "cluster"));
+        notes_end(&notes);
+        print_tables(&res);
         notes_begin(&notes);
         print_after_table(notes.f, &res);
         notes_end(&notes);

@@ -57,7 +57,8 @@ void html_note_items(FILE *out, const char *text);
 
 /* The table of every report found in the documents (an object with
  * "strategy" and "step_time_s"), a row each, with a legend of the columns
- * shown. ERR_INPUT when a document does not parse. */
+ * shown; under it, a replay document's per-rank table (id strata-ranks),
+ * as its terminal prints it. ERR_INPUT when a document does not parse. */
 int html_table_write(FILE *out, const struct html_doc *docs, int n_docs, struct err *e);
 
 #endif

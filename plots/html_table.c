@@ -1,6 +1,6 @@
-/* The report page's table: every report of the page's JSON documents, a
- * row each, read from the JSON itself (html_page.h says why), and the
- * legend of the columns it shows. */
+/* The report page's tables: every report of the page's JSON documents, a
+ * row each, read from the JSON itself (html_page.h says why), and a
+ * replay's per-rank table; each with the legend of the columns it shows. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -90,6 +90,38 @@ static const struct column columns[] = {
      "a replay's what-if: its step time / the measured step time - 1"},
 };
 enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
+
+/* A replay's per-rank table (its document's "per_rank", bench/replay.h),
+ * the terminal's columns in its order (cli/replay.c). */
+static const struct column rank_columns[] = {
+    {"rank", "rank", COL_COUNT, false, false, "a worker"},
+    {"measured_end_s", "end measured", COL_TIME, false, false,
+     "when the rank's last op ended in the trace"},
+    {"replayed_end_s", "end replayed", COL_TIME, false, false,
+     "when the rank's last op ended in the replay"},
+    {"error", "error", COL_SHARE, false, false, "end replayed / end measured - 1"},
+    {"measured_compute_s", "compute meas.", COL_TIME, false, false,
+     "the rank's time computing in the trace"},
+    {"replayed_compute_s", "compute repl.", COL_TIME, false, false,
+     "the rank's time computing in the replay, with any delay it took before an op (so it may "
+     "exceed compute meas.)"},
+    {"straggler_share", "straggler cost", COL_SHARE, true, false,
+     "--without-stragglers: how much shorter the replay is with this rank alone at typical op "
+     "times (1 - that replay's step time / the replay's)"},
+};
+
+/* A table: its element id and its columns. */
+struct table_spec {
+    const char *id;
+    const struct column *cols;
+    int n_cols;
+};
+static const struct table_spec report_table = {"strata-table", columns, N_COLUMNS};
+static const struct table_spec rank_table = {"strata-ranks", rank_columns,
+                                             sizeof rank_columns / sizeof rank_columns[0]};
+/* write_table's arrays are sized for the widest table, the reports' */
+_Static_assert(sizeof rank_columns / sizeof rank_columns[0] <= N_COLUMNS,
+               "the per-rank table is wider than write_table's arrays");
 
 /* One report found in a document. */
 struct row {
@@ -295,60 +327,84 @@ static void write_cell(FILE *out, const struct row *r, const struct column *c, d
     fputs("</td>", out);
 }
 
-static void write_rows(FILE *out, const row_vec *rows, const bool *shown, const double *scales)
+static void write_rows(FILE *out, const row_vec *rows, const struct table_spec *t,
+                       const bool *shown, const double *scales)
 {
     for (size_t i = 0; i < rows->len; i++) {
         fputs("<tr>", out);
-        for (int k = 0; k < N_COLUMNS; k++)
-            if (shown[k]) write_cell(out, &rows->items[i], &columns[k], scales[k]);
+        for (int k = 0; k < t->n_cols; k++)
+            if (shown[k]) write_cell(out, &rows->items[i], &t->cols[k], scales[k]);
         fputs("</tr>\n", out);
     }
 }
 
-static void write_table(FILE *out, const row_vec *rows)
+static void write_table(FILE *out, const row_vec *rows, const struct table_spec *t)
 {
     bool shown[N_COLUMNS];
     double scales[N_COLUMNS];
     const char *units[N_COLUMNS];
-    for (int k = 0; k < N_COLUMNS; k++) {
-        shown[k] = is_shown(&columns[k], rows);
-        scales[k] = scale_of(&columns[k], rows, &units[k]);
+    for (int k = 0; k < t->n_cols; k++) {
+        shown[k] = is_shown(&t->cols[k], rows);
+        scales[k] = scale_of(&t->cols[k], rows, &units[k]);
     }
-    fputs("<div class=\"scroll\"><table id=\"strata-table\">\n<thead><tr>", out);
-    for (int k = 0; k < N_COLUMNS; k++)
+    fprintf(out, "<div class=\"scroll\"><table id=\"%s\">\n<thead><tr>", t->id);
+    for (int k = 0; k < t->n_cols; k++)
         if (shown[k]) {
-            fprintf(out, "<th%s>", columns[k].kind == COL_TEXT ? "" : " class=\"num\"");
-            html_escape(out, head_of(&columns[k], rows));   /* an option's name, from a document */
+            fprintf(out, "<th%s>", t->cols[k].kind == COL_TEXT ? "" : " class=\"num\"");
+            html_escape(out, head_of(&t->cols[k], rows));   /* an option's name, from a document */
             fprintf(out, "%s%s%s</th>", *units[k] ? " (" : "", units[k], *units[k] ? ")" : "");
         }
     fputs("</tr></thead>\n<tbody>\n", out);
-    write_rows(out, rows, shown, scales);
+    write_rows(out, rows, t, shown, scales);
     fputs("</tbody></table></div>\n<dl class=\"legend\">\n", out);
-    for (int k = 0; k < N_COLUMNS; k++)
+    for (int k = 0; k < t->n_cols; k++)
         if (shown[k]) {
             fputs("<div><dt>", out);
-            html_escape(out, head_of(&columns[k], rows));
-            fprintf(out, "</dt><dd>%s</dd></div>\n", columns[k].legend);
+            html_escape(out, head_of(&t->cols[k], rows));
+            fprintf(out, "</dt><dd>%s</dd></div>\n", t->cols[k].legend);
         }
     fputs("</dl>\n", out);
 }
 
+/* The rows of a replay document's per-rank table (its root's "per_rank",
+ * whose items say when each rank ended: a report's own per_rank, deeper
+ * down, says only where its time went). */
+static int find_ranks(int doc, const cJSON *root, row_vec *rows)
+{
+    const cJSON *ranks = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "per_rank")
+                                              : NULL;
+    int i = 0;
+    for (const cJSON *c = cJSON_IsArray(ranks) ? ranks->child : NULL; c; c = c->next, i++) {
+        if (!cJSON_GetObjectItemCaseSensitive(c, "measured_end_s")) continue;
+        struct row r = {.doc = doc, .report = c};
+        snprintf(r.path, sizeof r.path, "per_rank[%d]", i);
+        TRY(vec_push(rows, r));
+    }
+    return 0;
+}
+
 int html_table_write(FILE *out, const struct html_doc *docs, int n_docs, struct err *e)
 {
-    row_vec rows = {0};
+    row_vec rows = {0}, ranks = {0};
     cJSON **parsed = XCALLOC(e, (size_t)n_docs + 1, sizeof *parsed);
     if (!parsed) return ERR_NOMEM;
     int rc = 0;
     for (int i = 0; rc == 0 && i < n_docs; i++) {
         rc = json_parse(docs[i].json, docs[i].json_len, docs[i].source, &parsed[i], e);
-        if (rc == 0 && find_reports(i, parsed[i], NULL, "", "", NULL, &rows) < 0)
+        if (rc == 0 && (find_reports(i, parsed[i], NULL, "", "", NULL, &rows) < 0 ||
+                        find_ranks(i, parsed[i], &ranks) < 0))
             rc = err_set(e, ERR_NOMEM, "out of memory listing the reports of %s", docs[i].source);
     }
     if (rc == 0 && rows.len == 0)
         fputs("<p>These documents hold no report.</p>\n", out);
     else if (rc == 0)
-        write_table(out, &rows);
+        write_table(out, &rows, &report_table);
+    if (rc == 0 && ranks.len) {
+        fputs("<h3>Per rank</h3>\n", out);
+        write_table(out, &ranks, &rank_table);
+    }
     vec_free(&rows);
+    vec_free(&ranks);
     for (int i = 0; i < n_docs; i++) cJSON_Delete(parsed[i]);
     free(parsed);
     return rc;

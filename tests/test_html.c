@@ -596,3 +596,75 @@ Test(html, replay_page_has_the_whatif_and_straggler_lines)
     free(html);
     run_free(&r);
 }
+
+/* Every line the terminal printed above its first blank line (a replay's
+ * header: what was replayed, how, the run's clocks and cores) is an item
+ * of the page's notes; returns how many. */
+static int expect_header_lines_as_notes(const char *out, const char *html)
+{
+    const char *notes = strstr(html, "<section id=\"notes\">");
+    cr_assert_not_null(notes, "the page has no Notes section");
+    const char *notes_end = strstr(notes, "</section>");
+    int n = 0;
+    for (const char *line = out; *line && *line != '\n'; line += strcspn(line, "\n") + 1) {
+        char *text = strndup(line, strcspn(line, "\n")), *want = escaped(text);
+        const char *at = strstr(notes, want);
+        cr_expect(at && at < notes_end && !strncmp(at - 4, "<li>", 4),
+                  "the terminal's header line is not an item of the page's notes: %s", text);
+        free(want);
+        free(text);
+        n++;
+    }
+    return n;
+}
+
+/* replay's page lacked its terminal's header and per-rank table: the
+ * header lines are now items of its notes, and the per-rank table (end
+ * measured and replayed, error, compute, straggler cost) a table of the
+ * page with the terminal's columns, in its order, and each rank's values. */
+Test(html, replay_page_has_the_header_and_per_rank_table)
+{
+    const char *trace = test_tmp_path("rpr.json"), *page = test_tmp_path("rpr.html");
+    expect_ok(RUN("sim", "--strategy", "mirrored", "--devices", "4", "--steps", "4",
+                  "--straggler", "slow:1=3", "--trace", trace), "sim --trace");
+    struct run r = RUN("replay", trace, "--without-stragglers", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    cr_expect_eq(expect_header_lines_as_notes(r.out, html), 2, "%s", r.out);
+
+    const char *head = strstr(r.out, "\nrank ");
+    const char *table = strstr(html, "<table id=\"strata-ranks\">");
+    cr_assert_not_null(head, "%s", r.out);
+    cr_assert_not_null(table, "the page has no per-rank table");
+    char term_head[MAX_CELLS][CELL_TEXT], page_head[MAX_CELLS][CELL_TEXT];
+    int n_term = terminal_cells(head + 1, term_head);
+    cr_assert_eq(n_term, 7, "%s", r.out);   /* rank, 2 ends, error, 2 computes, straggler cost */
+    cr_assert_eq(page_cells(strstr(table, "<thead><tr>"), page_head), n_term);
+    char units[MAX_CELLS][CELL_TEXT];
+    for (int c = 0; c < n_term; c++) {   /* "end measured (µs)": the name, then the unit */
+        size_t len = strcspn(page_head[c], "(");
+        while (len && page_head[c][len - 1] == ' ') len--;
+        cr_expect(strlen(term_head[c]) == len && !strncmp(page_head[c], term_head[c], len),
+                  "column %d: the page's '%s', the terminal's '%s'", c, page_head[c],
+                  term_head[c]);
+        const char *u = strchr(page_head[c], '(');
+        snprintf(units[c], CELL_TEXT, "%.*s", u ? (int)strcspn(u + 1, ")") : 0, u ? u + 1 : "");
+    }
+    const char *line = head + 1, *tr = strstr(table, "<tbody>");
+    for (int i = 0; i < 4; i++) {
+        line = strchr(line, '\n') + 1;
+        tr = strstr(tr + 1, "<tr>");
+        cr_assert(*line && tr, "rank %d", i);
+        char term[MAX_CELLS][CELL_TEXT], cells[MAX_CELLS][CELL_TEXT];
+        cr_assert_eq(terminal_cells(line, term), n_term, "%s", line);
+        cr_assert_eq(page_cells(tr, cells), n_term);
+        for (int c = 0; c < n_term; c++) {
+            char where[96];
+            snprintf(where, sizeof where, "rank %d, %.60s", i, term_head[c]);
+            expect_same_value(term[c], cells[c], units[c], where);
+        }
+    }
+    cr_expect_gt(page_check_numbers(html), 0);
+    free(html);
+    run_free(&r);
+}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../plots/html_page.h"
 #include "helpers.h"
 
 TEST_SUITE_WITH_TMP_DIR(replay_measured, .timeout = 300);
@@ -316,6 +317,42 @@ Test(replay_measured, hosts_and_clocks_are_said)
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(j, "cores")));
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(j, "clock_error_s")), "no clocks said: null");
     cJSON_Delete(j);
+}
+
+/* A real trace's header on --html's page: replay's page lacked the lines
+ * above its tables (the network, the servers' updates, the clocks and the
+ * oversubscription); each is now an item of the page's notes, as the
+ * terminal says it (html_escape'd, as the page writes text). */
+Test(replay_measured, html_page_has_the_header_lines)
+{
+    struct ps_hand h = slow_server;
+    h.hosts = "[{\"host\":\"a\",\"processes\":3,\"cores\":2}]";
+    h.clock_error = "2.5e-06";
+    const char *trace = write_ps_hand("crowded-page.json", &h), *page = test_tmp_path("crowded.html");
+    struct run r = RUN("replay", trace, "--cluster", "ideal", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    const char *notes = strstr(html, "<section id=\"notes\">");
+    cr_assert_not_null(notes, "the page has no notes");
+    int n = 0;
+    for (const char *line = r.out; *line && *line != '\n'; line += strcspn(line, "\n") + 1) {
+        char *want = NULL, *text = strndup(line, strcspn(line, "\n"));
+        size_t len = 0;
+        FILE *f = open_memstream(&want, &len);
+        cr_assert_not_null(f);
+        fputs("<li>", f);
+        html_escape(f, text);
+        fputs("</li>", f);
+        fclose(f);
+        cr_expect(strstr(notes, want) != NULL, "not an item of the page's notes: %s", text);
+        free(want);
+        free(text);
+        n++;
+    }
+    /* replay of, replayed on, the servers' updates, the clocks, oversubscribed */
+    cr_expect_eq(n, 5, "%s", r.out);
+    free(html);
+    run_free(&r);
 }
 
 Test(replay_measured, malformed_server_spans_and_hosts_are_refused)
