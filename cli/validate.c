@@ -13,6 +13,7 @@
 #include "../plots/plots.h"
 #include "../sim/cluster.h"
 #include "html.h"
+#include "notes.h"
 #include "scenario.h"
 
 /* --- The command line --------------------------------------------------------
@@ -132,15 +133,25 @@ static void print_failures(const struct validate_matrix *m, int ci)
     }
 }
 
+/* A cell's heading line (its model, ranks, straggler, ranking agreement),
+ * on out: the terminal's, and the page's notes. */
+static void print_cell_heading(FILE *out, const struct validate_matrix *m, int ci)
+{
+    const struct validate_cell *c = &m->cells[ci];
+    fprintf(out, "\ncell %d of %d: model %s, %d ranks%s, straggler %s", ci + 1, m->n_cells,
+            c->model, c->np,
+            !m->has_hostfile ? "" : c->is_across_hosts ? " across the hostfile's hosts"
+                                                       : " on this machine (one node)",
+            c->straggler);
+    if (isfinite(c->kendall_tau)) fprintf(out, ", Kendall tau-b %.2f", c->kendall_tau);
+    fputc('\n', out);
+}
+
+/* A cell's table, on the terminal (the page's is built from the document). */
 static void print_cell(const struct validate_matrix *m, int ci)
 {
     const struct validate_cell *c = &m->cells[ci];
-    printf("\ncell %d of %d: model %s, %d ranks%s, straggler %s", ci + 1, m->n_cells, c->model,
-           c->np, !m->has_hostfile ? "" : c->is_across_hosts ? " across the hostfile's hosts"
-                                                              : " on this machine (one node)",
-           c->straggler);
-    if (isfinite(c->kendall_tau)) printf(", Kendall tau-b %.2f", c->kendall_tau);
-    printf("\n%-16s %11s %11s %8s | %-14s %-14s | %s\n", "strategy", "predicted", "measured",
+    printf("%-16s %11s %11s %8s | %-14s %-14s | %s\n", "strategy", "predicted", "measured",
            "error", "pred c/m/i", "meas c/m/i", "staleness TVD");
     for (int i = 0; i < 16 + 12 + 12 + 9 + 34 + 16; i++) putchar('-');
     putchar('\n');
@@ -157,12 +168,12 @@ static void print_cell(const struct validate_matrix *m, int ci)
     print_failures(m, ci);
 }
 
-static void print_load(const struct validate_load *l)
+static void print_load(FILE *out, const struct validate_load *l)
 {
     char before[32] = "unknown", after[32] = "unknown";
     if (isfinite(l->before_1min)) snprintf(before, sizeof before, "%.2f", l->before_1min);
     if (isfinite(l->after_1min)) snprintf(after, sizeof after, "%.2f", l->after_1min);
-    printf("load (1-minute average, %d cores): %s before, %s after (the runs' own %d ranks "
+    fprintf(out, "load (1-minute average, %d cores): %s before, %s after (the runs' own %d ranks "
            "allowed for after): %s\n", l->cores, before, after, l->own_ranks,
            l->is_quiet ? "quiet"
                        : "machine was loaded: figures may be off (quiet is at most 0.5 a core)");
@@ -171,7 +182,7 @@ static void print_load(const struct validate_load *l)
 /* --hostfile: the median |error| of the rows of one placement, by the
  * links their traffic crossed: intra-node only (this machine), or intra and
  * inter (across hosts). */
-static void print_link_classes(const struct validate_matrix *m)
+static void print_link_classes(FILE *out, const struct validate_matrix *m)
 {
     if (!m->has_hostfile) return;
     static const char *const what[] = {"on this machine (intra-node links)",
@@ -184,61 +195,61 @@ static void print_link_classes(const struct validate_matrix *m)
             if (m->cells[m->rows[i].cell].is_across_hosts == (across == 1)) part[n++] = m->rows[i];
         double med = validate_median_abs_error(part, n);
         if (n > 0 && isfinite(med))
-            printf("  |step-time error| %s: median %.1f%% over %d row%s\n", what[across],
+            fprintf(out, "  |step-time error| %s: median %.1f%% over %d row%s\n", what[across],
                    med * 100, n, n == 1 ? "" : "s");
         else
-            printf("  |step-time error| %s: n/a (no row)\n", what[across]);
+            fprintf(out, "  |step-time error| %s: n/a (no row)\n", what[across]);
     }
     free(part);
 }
 
-static void print_summary(const struct validate_matrix *m)
+static void print_summary(FILE *out, const struct validate_matrix *m)
 {
     const struct validate_summary *s = &m->summary;
-    printf("\nsummary over %d row%s in %d cell%s (measured: median of %d run%s a row)\n",
+    fprintf(out, "\nsummary over %d row%s in %d cell%s (measured: median of %d run%s a row)\n",
            s->n_rows, s->n_rows == 1 ? "" : "s", m->n_cells, m->n_cells == 1 ? "" : "s",
            m->repeat, m->repeat == 1 ? "" : "s");
     if (s->n_rows > 0)
-        printf("  |step-time error|: median %.1f%%, p90 %.1f%%\n", s->median_abs_error * 100,
+        fprintf(out, "  |step-time error|: median %.1f%%, p90 %.1f%%\n", s->median_abs_error * 100,
                s->p90_abs_error * 100);
-    print_link_classes(m);
+    print_link_classes(out, m);
     if (s->n_inflation > 0)
-        printf("  straggler inflation error: median |e| %.1f%%, max |e| %.1f%% over %d "
+        fprintf(out, "  straggler inflation error: median |e| %.1f%%, max |e| %.1f%% over %d "
                "strategy-straggler pair%s\n", s->inflation_median_abs_error * 100,
                s->inflation_max_abs_error * 100, s->n_inflation, s->n_inflation == 1 ? "" : "s");
     else
-        printf("  straggler inflation error: n/a (%s)\n",
+        fprintf(out, "  straggler inflation error: n/a (%s)\n",
                s->has_inflation ? "no strategy ran in both cells"
                                 : "needs 'none' and a disturbed model in --stragglers");
     for (int i = 0; i < s->n_inflation; i++) {
         const struct validate_inflation *f = &s->inflation[i];
         const struct validate_cell *c = &m->cells[f->cell_disturbed];
-        printf("    %-16s %s, %d ranks, %s: predicted x%.3f, measured x%.3f, error %+.1f%%\n",
+        fprintf(out, "    %-16s %s, %d ranks, %s: predicted x%.3f, measured x%.3f, error %+.1f%%\n",
                f->strategy, c->model, c->np, c->straggler, f->predicted_ratio,
                f->measured_ratio, f->error * 100);
     }
     if (s->n_ranked_cells > 0)
-        printf("  ranking agreement (Kendall tau-b, ties neither agree nor disagree): mean %.2f "
+        fprintf(out, "  ranking agreement (Kendall tau-b, ties neither agree nor disagree): mean %.2f "
                "over %d cell%s\n", s->kendall_tau_mean, s->n_ranked_cells,
                s->n_ranked_cells == 1 ? "" : "s");
     else
-        printf("  ranking agreement: n/a (needs 2 strategies with distinct step times in a "
+        fprintf(out, "  ranking agreement: n/a (needs 2 strategies with distinct step times in a "
                "cell)\n");
     if (s->n_staleness > 0)
-        printf("  staleness TVD (ps-async, ps-ssp): max %.3f over %d row%s\n",
+        fprintf(out, "  staleness TVD (ps-async, ps-ssp): max %.3f over %d row%s\n",
                s->staleness_tvd_max, s->n_staleness, s->n_staleness == 1 ? "" : "s");
     else
-        printf("  staleness TVD: n/a (no ps-async or ps-ssp row with pushes both ways)\n");
+        fprintf(out, "  staleness TVD: n/a (no ps-async or ps-ssp row with pushes both ways)\n");
     if (s->n_failure > 0)
-        printf("  time lost to the failure: median |error| %.1f%%, max %.1f%% over %d row%s\n",
+        fprintf(out, "  time lost to the failure: median |error| %.1f%%, max %.1f%% over %d row%s\n",
                s->failure_median_abs_error * 100, s->failure_max_abs_error * 100, s->n_failure,
                s->n_failure == 1 ? "" : "s");
-    printf("step time: each report's median step; error = predicted / measured - 1; c/m/i: "
+    fprintf(out, "step time: each report's median step; error = predicted / measured - 1; c/m/i: "
            "compute,\ncomm and idle shares of the workers' time (exposed communication only); "
            "staleness TVD: total\nvariation distance of the predicted and measured staleness "
            "histograms (0 = the same, 1 = disjoint).\n");
     if (s->n_failure > 0)
-        printf("with --fail, step time on both sides: the median step of the job that finished "
+        fprintf(out, "with --fail, step time on both sides: the median step of the job that finished "
                "the run (the one\nrelaunched after the failure; after shrink or continue on the "
                "survivors), the checkpoints\nand commits written between its steps included; "
                "the failure's own cost is the time-lost table.\n");
@@ -383,13 +394,14 @@ static int write_json(const void *m, const char *path, struct err *e)
 }
 
 /* --html: the rows' predicted and measured reports, side by side. */
-static int write_page(const struct config *cfg, const struct validate_matrix *m, struct err *e)
+static int write_page(const struct config *cfg, const struct validate_matrix *m,
+                      const char *notes, struct err *e)
 {
     char scenario[CONFIG_PATH_BYTES + 256];
     snprintf(scenario, sizeof scenario, "%d cell%s, simulated on %s and measured on this "
              "machine (--repeat %d), batch %lld, %lld steps", m->n_cells,
              m->n_cells == 1 ? "" : "s", cfg->cluster, m->repeat, cfg->batch, cfg->steps);
-    struct html_run page = {.command = "validate", .scenario = scenario,
+    struct html_run page = {.command = "validate", .scenario = scenario, .notes_text = notes,
                             .write_json = write_json, .json_ctx = m};
     return html_write(cfg, &page, e);
 }
@@ -403,6 +415,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     memset(&ax, 0, sizeof ax);
     struct matrix_run mr;
     memset(&mr, 0, sizeof mr);
+    struct notes notes = {0};   /* the lines around the cells' tables, for --html too */
     const struct strategy **list = NULL;   /* room for every strategy */
     size_t n = 0;
     int status = 0;
@@ -457,14 +470,24 @@ int cmd_validate(const struct command *self, int argc, char **argv)
         goto out;
     }
 
-    printf("predicted on %s, measured on MPI ranks of %s; batch %lld, %lld steps, "
-           "data %s\n", cfg->cluster, cfg->hostfile[0] ? "this machine and --hostfile's hosts"
-                                                       : "this machine", cfg->batch, cfg->steps,
-           cfg->data);
-    print_load(&m->load);
-    for (int ci = 0; ci < m->n_cells; ci++) print_cell(m, ci);
-    print_summary(m);
-    for (int i = 0; i < mr.n_notes; i++) printf("  not run: %s\n", mr.notes[i]);
+    /* the lines around the tables go to the page's notes too */
+    notes_begin(&notes);
+    fprintf(notes.f, "predicted on %s, measured on MPI ranks of %s; batch %lld, %lld steps, "
+                     "data %s\n", cfg->cluster,
+            cfg->hostfile[0] ? "this machine and --hostfile's hosts" : "this machine",
+            cfg->batch, cfg->steps, cfg->data);
+    print_load(notes.f, &m->load);
+    notes_end(&notes);
+    for (int ci = 0; ci < m->n_cells; ci++) {
+        notes_begin(&notes);
+        print_cell_heading(notes.f, m, ci);
+        notes_end(&notes);
+        print_cell(m, ci);
+    }
+    notes_begin(&notes);
+    print_summary(notes.f, m);
+    for (int i = 0; i < mr.n_notes; i++) fprintf(notes.f, "  not run: %s\n", mr.notes[i]);
+    notes_end(&notes);
     if (mr.n_failed > 0) status = 1;
     else if (m->n_rows == 0 && mr.n_unfit > 0) status = 2;
     /* A failed or refused validation writes no file (as compare and
@@ -482,7 +505,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     if (status == 0 && m->n_rows > 0 && (cfg->plot_dir[0] || cfg->plot_terminal) &&
         plot(cfg, m, &e) < 0)
         status = scenario_fail_in(self, &s, &e);
-    if (status == 0 && write_page(cfg, m, &e) < 0) status = scenario_fail(self, &e);
+    if (status == 0 && write_page(cfg, m, notes.text, &e) < 0) status = scenario_fail(self, &e);
 
 out:
     for (int i = 0; i < mr.m.n_rows; i++) validate_run_release(&mr.runs[i]);
@@ -491,6 +514,7 @@ out:
     free(mr.m.rows);
     free(mr.runs);
     free(mr.notes);
+    notes_release(&notes);
     free(mr.cell_cfg);
     free(list);
     validate_axes_release(&ax);

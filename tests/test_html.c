@@ -668,3 +668,38 @@ Test(html, replay_page_has_the_header_and_per_rank_table)
     free(html);
     run_free(&r);
 }
+
+/* validate's page lacked every line around its terminal's tables: the
+ * scenario, the machine's load, each cell's heading (with its Kendall
+ * tau-b) and the summary (the errors' median and p90, the ranking's
+ * agreement, the staleness TVD); each is now in the page's notes. Real MPI
+ * jobs: the smallest matrix, one cell, one run a row. */
+Test(html, validate_page_has_the_lines_around_its_tables, .timeout = 240)
+{
+    const char *page = test_tmp_path("val.html");
+    struct run r = RUN("validate", "--cluster", "cpu-loopback", "--strategies", "mirrored,ps-async",
+                       "--np", "2", "--steps", "3", "--model", "mlp:784-32-10", "--repeat", "1",
+                       "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *html = test_slurp(page);
+    const char *notes = strstr(html, "<section id=\"notes\">");
+    cr_assert_not_null(notes, "the page has no Notes section");
+    static const char *const heads[] = {"predicted on ", "load (", "cell 1 of 1: ", "summary over ",
+                                        "  |step-time error|: ", "  ranking agreement",
+                                        "  staleness TVD"};
+    int n = 0;
+    for (const char *line = r.out; *line; line += strcspn(line, "\n"), line += *line == '\n')
+        for (size_t k = 0; k < sizeof heads / sizeof heads[0]; k++) {
+            if (strncmp(line, heads[k], strlen(heads[k]))) continue;
+            size_t indent = strspn(line, " ");
+            char *text = strndup(line + indent, strcspn(line, "\n") - indent), *want = escaped(text);
+            cr_expect_not_null(strstr(notes, want), "not on the page: %s", text);
+            free(want);
+            free(text);
+            n++;
+        }
+    cr_expect_eq(n, 7, "each line looked for, once: %s", r.out);
+    cr_expect_gt(page_check_numbers(html), 0);
+    free(html);
+    run_free(&r);
+}
