@@ -86,6 +86,9 @@ static const struct column columns[] = {
     {"measured_step_s", "measured", COL_TIME, true, true, "a validation row's measured step time"},
     {"error", "error", COL_SHARE, true, true,
      "predicted / measured - 1 (a replay's: replayed / measured - 1)"},
+    {"staleness.tvd", "staleness TVD", COL_NUM, true, true,
+     "a validation row's total variation distance of the predicted and measured staleness "
+     "histograms (0 = the same, 1 = disjoint); ps-async and ps-ssp rows"},
     {"change", "change", COL_SHARE, true, true,
      "a replay's what-if: its step time / the measured step time - 1"},
 };

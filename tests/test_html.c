@@ -699,6 +699,38 @@ Test(html, validate_page_has_the_lines_around_its_tables, .timeout = 240)
             n++;
         }
     cr_expect_eq(n, 7, "each line looked for, once: %s", r.out);
+
+    /* The terminal's last column, a row's staleness TVD (after its last
+     * '|'; blank for mirrored), is a column of the page's table too: each
+     * of the row's reports, (predicted) and (measured), shows it. */
+    const char *table = strstr(html, "<table id=\"strata-table\">");
+    cr_assert_not_null(table, "the page has no table");
+    char head[MAX_CELLS][CELL_TEXT], cells[MAX_CELLS][CELL_TEXT];
+    int n_head = page_cells(strstr(table, "<thead><tr>"), head), tvd = -1;
+    for (int c = 0; c < n_head; c++)
+        if (!strcmp(head[c], "staleness TVD")) tvd = c;
+    cr_assert_geq(tvd, 0, "the page's table has no staleness TVD column");
+    int n_tvd = 0;
+    for (const char *name = "mirrored"; name; name = strcmp(name, "ps-async") ? "ps-async" : NULL) {
+        char want[32];
+        snprintf(want, sizeof want, "\n%s ", name);
+        const char *line = strstr(r.out, want);
+        cr_assert_not_null(line, "no row of %s: %s", name, r.out);
+        line++;
+        const char *bar = line, *end = line + strcspn(line, "\n");
+        for (const char *b = line; (b = memchr(b, '|', (size_t)(end - b))); b++) bar = b + 1;
+        char term[CELL_TEXT];
+        snprintf(term, sizeof term, "%.*s", (int)(end - bar - strspn(bar, " ")),
+                 bar + strspn(bar, " "));
+        snprintf(want, sizeof want, "<td>%s (", name);
+        for (const char *tr = strstr(table, want); tr && tr < strstr(table, "</table>");
+             tr = strstr(tr + 1, want)) {
+            cr_assert_eq(page_cells(tr, cells), n_head);
+            expect_same_value(term, cells[tvd], "", name);
+            n_tvd++;
+        }
+    }
+    cr_expect_eq(n_tvd, 4, "two rows, two reports each");
     cr_expect_gt(page_check_numbers(html), 0);
     free(html);
     run_free(&r);
