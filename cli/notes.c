@@ -17,25 +17,38 @@ void notes_begin(struct notes *n)
     }
 }
 
-void notes_end(struct notes *n)
+/* text[len] appended to n->text; on no memory the page loses its notes. */
+static void append(struct notes *n, const char *text, size_t len)
+{
+    char *all = n->is_lost ? NULL : realloc(n->text, n->len + len + 1);
+    if (all) {
+        memcpy(all + n->len, text, len);
+        all[n->len + len] = '\0';
+        n->text = all;
+        n->len += len;
+    } else {
+        n->is_lost = true;
+        free(n->text);
+        n->text = NULL;
+    }
+}
+
+void notes_end_page(struct notes *n, const char *page)
 {
     if (!n->f || n->f == stdout) return;
     fclose(n->f);
     n->f = stdout;
     if (!n->part) return;
     fputs(n->part, stdout);
-    char *text = n->is_lost ? NULL : realloc(n->text, n->len + n->part_len + 1);
-    if (text) {
-        memcpy(text + n->len, n->part, n->part_len + 1);
-        n->text = text;
-        n->len += n->part_len;
-    } else {
-        n->is_lost = true;
-        free(n->text);
-        n->text = NULL;
-    }
+    if (page) append(n, page, strlen(page));
+    else append(n, n->part, n->part_len);
     free(n->part);
     n->part = NULL;
+}
+
+void notes_end(struct notes *n)
+{
+    notes_end_page(n, NULL);
 }
 
 void notes_release(struct notes *n)

@@ -30,6 +30,12 @@ void notes_begin(struct notes *n);
 /* The part printed since notes_begin, to stdout and to n->text. */
 void notes_end(struct notes *n);
 
+/* notes_end, the page's text given apart: page (NULL: the part as printed)
+ * goes to n->text in the part's place, for a part whose lines the page's
+ * splitter (html_note_items) would part otherwise than the reader does,
+ * such as an indented list or a paragraph wrapped at column 0. */
+void notes_end_page(struct notes *n, const char *page);
+
 void notes_release(struct notes *n);
 
 #endif

@@ -182,7 +182,7 @@ static void print_load(FILE *out, const struct validate_load *l)
 /* --hostfile: the median |error| of the rows of one placement, by the
  * links their traffic crossed: intra-node only (this machine), or intra and
  * inter (across hosts). */
-static void print_link_classes(FILE *out, const struct validate_matrix *m)
+static void print_link_classes(FILE *out, const struct validate_matrix *m, const char *in)
 {
     if (!m->has_hostfile) return;
     static const char *const what[] = {"on this machine (intra-node links)",
@@ -195,64 +195,70 @@ static void print_link_classes(FILE *out, const struct validate_matrix *m)
             if (m->cells[m->rows[i].cell].is_across_hosts == (across == 1)) part[n++] = m->rows[i];
         double med = validate_median_abs_error(part, n);
         if (n > 0 && isfinite(med))
-            fprintf(out, "  |step-time error| %s: median %.1f%% over %d row%s\n", what[across],
+            fprintf(out, "%s|step-time error| %s: median %.1f%% over %d row%s\n", in, what[across],
                    med * 100, n, n == 1 ? "" : "s");
         else
-            fprintf(out, "  |step-time error| %s: n/a (no row)\n", what[across]);
+            fprintf(out, "%s|step-time error| %s: n/a (no row)\n", in, what[across]);
     }
     free(part);
 }
 
-static void print_summary(FILE *out, const struct validate_matrix *m)
+/* in: the indent of the summary's items ("  " on the terminal; "" for the
+ * page, where each is a note of its own); eol: what ends each line of the
+ * explanations wrapped at column 0 ("\n"; " " for the page, where each is
+ * one note). */
+static void print_summary(FILE *out, const struct validate_matrix *m, const char *in,
+                          const char *eol)
 {
     const struct validate_summary *s = &m->summary;
     fprintf(out, "\nsummary over %d row%s in %d cell%s (measured: median of %d run%s a row)\n",
            s->n_rows, s->n_rows == 1 ? "" : "s", m->n_cells, m->n_cells == 1 ? "" : "s",
            m->repeat, m->repeat == 1 ? "" : "s");
     if (s->n_rows > 0)
-        fprintf(out, "  |step-time error|: median %.1f%%, p90 %.1f%%\n", s->median_abs_error * 100,
-               s->p90_abs_error * 100);
-    print_link_classes(out, m);
+        fprintf(out, "%s|step-time error|: median %.1f%%, p90 %.1f%%\n", in,
+                s->median_abs_error * 100, s->p90_abs_error * 100);
+    print_link_classes(out, m, in);
     if (s->n_inflation > 0)
-        fprintf(out, "  straggler inflation error: median |e| %.1f%%, max |e| %.1f%% over %d "
-               "strategy-straggler pair%s\n", s->inflation_median_abs_error * 100,
+        fprintf(out, "%sstraggler inflation error: median |e| %.1f%%, max |e| %.1f%% over %d "
+               "strategy-straggler pair%s\n", in, s->inflation_median_abs_error * 100,
                s->inflation_max_abs_error * 100, s->n_inflation, s->n_inflation == 1 ? "" : "s");
     else
-        fprintf(out, "  straggler inflation error: n/a (%s)\n",
+        fprintf(out, "%sstraggler inflation error: n/a (%s)\n", in,
                s->has_inflation ? "no strategy ran in both cells"
                                 : "needs 'none' and a disturbed model in --stragglers");
     for (int i = 0; i < s->n_inflation; i++) {
         const struct validate_inflation *f = &s->inflation[i];
         const struct validate_cell *c = &m->cells[f->cell_disturbed];
-        fprintf(out, "    %-16s %s, %d ranks, %s: predicted x%.3f, measured x%.3f, error %+.1f%%\n",
-               f->strategy, c->model, c->np, c->straggler, f->predicted_ratio,
+        fprintf(out, "%s  %-16s %s, %d ranks, %s: predicted x%.3f, measured x%.3f, error %+.1f%%\n",
+                in, f->strategy, c->model, c->np, c->straggler, f->predicted_ratio,
                f->measured_ratio, f->error * 100);
     }
     if (s->n_ranked_cells > 0)
-        fprintf(out, "  ranking agreement (Kendall tau-b, ties neither agree nor disagree): mean %.2f "
-               "over %d cell%s\n", s->kendall_tau_mean, s->n_ranked_cells,
+        fprintf(out, "%sranking agreement (Kendall tau-b, ties neither agree nor disagree): mean %.2f "
+               "over %d cell%s\n", in, s->kendall_tau_mean, s->n_ranked_cells,
                s->n_ranked_cells == 1 ? "" : "s");
     else
-        fprintf(out, "  ranking agreement: n/a (needs 2 strategies with distinct step times in a "
-               "cell)\n");
+        fprintf(out, "%sranking agreement: n/a (needs 2 strategies with distinct step times in a "
+               "cell)\n", in);
     if (s->n_staleness > 0)
-        fprintf(out, "  staleness TVD (ps-async, ps-ssp): max %.3f over %d row%s\n",
+        fprintf(out, "%sstaleness TVD (ps-async, ps-ssp): max %.3f over %d row%s\n", in,
                s->staleness_tvd_max, s->n_staleness, s->n_staleness == 1 ? "" : "s");
     else
-        fprintf(out, "  staleness TVD: n/a (no ps-async or ps-ssp row with pushes both ways)\n");
+        fprintf(out, "%sstaleness TVD: n/a (no ps-async or ps-ssp row with pushes both ways)\n",
+                in);
     if (s->n_failure > 0)
-        fprintf(out, "  time lost to the failure: median |error| %.1f%%, max %.1f%% over %d row%s\n",
-               s->failure_median_abs_error * 100, s->failure_max_abs_error * 100, s->n_failure,
+        fprintf(out, "%stime lost to the failure: median |error| %.1f%%, max %.1f%% over %d row%s\n",
+                in, s->failure_median_abs_error * 100, s->failure_max_abs_error * 100, s->n_failure,
                s->n_failure == 1 ? "" : "s");
     fprintf(out, "step time: each report's median step; error = predicted / measured - 1; c/m/i: "
-           "compute,\ncomm and idle shares of the workers' time (exposed communication only); "
-           "staleness TVD: total\nvariation distance of the predicted and measured staleness "
-           "histograms (0 = the same, 1 = disjoint).\n");
+           "compute,%scomm and idle shares of the workers' time (exposed communication only); "
+           "staleness TVD: total%svariation distance of the predicted and measured staleness "
+           "histograms (0 = the same, 1 = disjoint).\n", eol, eol);
     if (s->n_failure > 0)
         fprintf(out, "with --fail, step time on both sides: the median step of the job that finished "
-               "the run (the one\nrelaunched after the failure; after shrink or continue on the "
-               "survivors), the checkpoints\nand commits written between its steps included; "
-               "the failure's own cost is the time-lost table.\n");
+               "the run (the one%srelaunched after the failure; after shrink or continue on the "
+               "survivors), the checkpoints%sand commits written between its steps included; "
+               "the failure's own cost is the time-lost table.\n", eol, eol);
 }
 
 static int plot(const struct config *cfg, const struct validate_matrix *m, struct err *e)
@@ -484,10 +490,25 @@ int cmd_validate(const struct command *self, int argc, char **argv)
         notes_end(&notes);
         print_cell(m, ci);
     }
+    /* The summary's page form: its items as notes of their own, its
+     * explanations unwrapped (the page's splitter would join the indented
+     * items into one note and part a paragraph wrapped at column 0). */
+    char *page_summary = NULL;
+    size_t page_len = 0;
+    FILE *page_f = open_memstream(&page_summary, &page_len);
+    if (page_f) {
+        print_summary(page_f, m, "", " ");
+        for (int i = 0; i < mr.n_notes; i++) fprintf(page_f, "  not run: %s\n", mr.notes[i]);
+        if (fclose(page_f) != 0) {   /* the page then has the terminal's form */
+            free(page_summary);
+            page_summary = NULL;
+        }
+    }
     notes_begin(&notes);
-    print_summary(notes.f, m);
+    print_summary(notes.f, m, "  ", "\n");
     for (int i = 0; i < mr.n_notes; i++) fprintf(notes.f, "  not run: %s\n", mr.notes[i]);
-    notes_end(&notes);
+    notes_end_page(&notes, page_summary);
+    free(page_summary);
     if (mr.n_failed > 0) status = 1;
     else if (m->n_rows == 0 && mr.n_unfit > 0) status = 2;
     /* A failed or refused validation writes no file (as compare and

@@ -672,7 +672,7 @@ Test(html, replay_page_has_the_header_and_per_rank_table)
 /* validate's page lacked every line around its terminal's tables: the
  * scenario, the machine's load, each cell's heading (with its Kendall
  * tau-b) and the summary (the errors' median and p90, the ranking's
- * agreement, the staleness TVD); each is now in the page's notes. Real MPI
+ * agreement, the staleness TVD); each is now a note of the page's own. Real MPI
  * jobs: the smallest matrix, one cell, one run a row. */
 Test(html, validate_page_has_the_lines_around_its_tables, .timeout = 240)
 {
@@ -693,12 +693,29 @@ Test(html, validate_page_has_the_lines_around_its_tables, .timeout = 240)
             if (strncmp(line, heads[k], strlen(heads[k]))) continue;
             size_t indent = strspn(line, " ");
             char *text = strndup(line + indent, strcspn(line, "\n") - indent), *want = escaped(text);
-            cr_expect_not_null(strstr(notes, want), "not on the page: %s", text);
+            char item[1024];   /* a note of its own: the summary's items were one note */
+            snprintf(item, sizeof item, "<li>%s</li>", want);
+            cr_expect_not_null(strstr(notes, item), "not a note of its own on the page: %s", text);
             free(want);
             free(text);
             n++;
         }
     cr_expect_eq(n, 7, "each line looked for, once: %s", r.out);
+
+    /* The explanation under the summary, wrapped at column 0 on the
+     * terminal, is one note (it was a note a line): its lines joined. */
+    const char *expl = strstr(r.out, "\nstep time: ");
+    cr_assert_not_null(expl, "%s", r.out);
+    const char *expl_end = strstr(expl, "disjoint).\n");
+    cr_assert_not_null(expl_end, "%s", r.out);
+    char *joined = strndup(expl + 1, (size_t)(expl_end + strlen("disjoint).") - expl - 1));
+    for (char *c = joined; *c; c++)
+        if (*c == '\n') *c = ' ';
+    char *expl_want = escaped(joined), item[1024];
+    snprintf(item, sizeof item, "<li>%s</li>", expl_want);
+    cr_expect_not_null(strstr(notes, item), "the explanation is not one note: %s", joined);
+    free(expl_want);
+    free(joined);
 
     /* The terminal's last column, a row's staleness TVD (after its last
      * '|'; blank for mirrored), is a column of the page's table too: each
