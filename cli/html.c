@@ -100,17 +100,18 @@ static int page_docs_read(struct page_docs *p, int i, const char *path, const ch
 }
 
 /* The figures of the run (its own drawing, or the documents') and the
- * runs' timelines, into dir; those left out, and why, on notes. */
+ * runs' timelines, into dir; those left out, and why, on notes; the names
+ * of the documents' figures, as drawn, in names[n_names]. */
 static int draw(const struct config *cfg, const char *dir, const struct html_run *r,
-                const struct page_docs *d, FILE *notes, struct err *e)
+                const struct page_docs *d, FILE *notes, char *names, size_t n_names,
+                struct err *e)
 {
-    char names[1024] = "";
     const char *scenario = r->scenario;
     struct sim_run *const *runs = r->runs;
     int n_runs = r->n_runs;
     struct plot_opts o = {dir, false, scenario, .is_sparing = true};
     if (r->draw) TRY(r->draw(r->draw_ctx, &o, e));
-    else TRY(plot_documents(&o, d->parsed, d->n, names, sizeof names, notes, e));
+    else TRY(plot_documents(&o, d->parsed, d->n, names, n_names, notes, e));
     if (n_runs == 0) return 0;
     int64_t step_a, step_b;
     TRY(outputs_timeline_steps(cfg, &step_a, &step_b, e));
@@ -118,19 +119,19 @@ static int draw(const struct config *cfg, const char *dir, const struct html_run
     snprintf(title, sizeof title, "steps %lld to %lld; %s", (long long)step_a, (long long)step_b,
              scenario);
     o.title = title;
-    return plot_run_timelines(&o, runs, n_runs, step_a, step_b, names, sizeof names, e);
+    return plot_run_timelines(&o, runs, n_runs, step_a, step_b, names, n_names, e);
 }
 
 static int write_page(const struct config *cfg, const struct html_run *r, const char *dir,
                       const struct page_docs *d, struct err *e)
 {
-    char gnuplot[PATH_BYTES], why[PATH_BYTES + 200];
+    char gnuplot[PATH_BYTES], why[PATH_BYTES + 200], names[1024] = "";
     char *left_out = NULL;
     size_t left_out_len = 0;
     bool has_gnuplot = gnuplot_find(gnuplot, sizeof gnuplot);
     if (has_gnuplot) {
         FILE *notes = open_memstream(&left_out, &left_out_len);   /* NULL: not said */
-        int rc = draw(cfg, dir, r, d, notes, e);
+        int rc = draw(cfg, dir, r, d, notes, names, sizeof names, e);
         if (notes) fclose(notes);
         if (rc < 0) {
             free(left_out);
@@ -145,7 +146,7 @@ static int write_page(const struct config *cfg, const struct html_run *r, const 
         .notes_text = r->notes_text, .notes = r->notes,
         .n_notes = r->n_notes, .docs = d->docs, .n_docs = d->n,
         .figure_dir = has_gnuplot ? dir : NULL, .no_figures_why = has_gnuplot ? NULL : why,
-        .figure_notes = left_out,
+        .figure_notes = left_out, .figure_order = names,
     };
     int rc = html_page_write(&page, cfg->html_path, e);
     free(left_out);

@@ -246,6 +246,27 @@ static int write_figures(FILE *out, const char *dir, const name_vec *names, bool
     return 0;
 }
 
+/* names (sorted) put in order's order: each figure order lists ("a, b"),
+ * then the others as they were. */
+static void order_figures(name_vec *names, const char *order)
+{
+    size_t front = 0;
+    for (const char *o = order; o && *o;) {
+        o += strspn(o, ", ");
+        size_t len = strcspn(o, ",");
+        for (size_t i = front; len && i < names->len; i++) {
+            char *name = names->items[i];
+            if (strlen(name) != len + 4 || strncmp(name, o, len) || strcmp(name + len, ".svg"))
+                continue;
+            memmove(&names->items[front + 1], &names->items[front],
+                    (i - front) * sizeof *names->items);
+            names->items[front++] = name;
+            break;
+        }
+        o += len;
+    }
+}
+
 static int write_figure_sections(FILE *out, const struct html_page *p, struct err *e)
 {
     name_vec names = {0};
@@ -253,6 +274,7 @@ static int write_figure_sections(FILE *out, const struct html_page *p, struct er
         names_free(&names);
         return e->code;
     }
+    order_figures(&names, p->figure_order);   /* as the terminal lists them */
     bool has_timelines = false, has_plots = false;
     for (size_t i = 0; i < names.len; i++)
         *(is_timeline(names.items[i]) ? &has_timelines : &has_plots) = true;

@@ -37,6 +37,9 @@ struct html_page {
     const char *figure_dir;       /* its *.svg are inlined, by name; NULL: none drawn */
     const char *no_figures_why;   /* shown instead of figures when set (no gnuplot, say) */
     const char *figure_notes;     /* the figures left out and why, as the plots said it; NULL */
+    const char *figure_order;     /* the figures' names in the order the terminal lists them
+                                   * ("convergence, staleness"): those first, the rest by
+                                   * name; NULL or "": all by name */
 };
 
 /* Writes the page to path atomically (core/fileio). ERR_INPUT when a

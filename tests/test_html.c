@@ -175,6 +175,48 @@ Test(html, plot_page_of_two_documents)
     free(html);
 }
 
+/* `strata plot`'s page had its figures by file name (efficiency, speedup,
+ * staleness); the terminal lists them as drawn (convergence, staleness,
+ * speedup, efficiency): the page now shows them in that order (the empty
+ * convergence figure it leaves out, saying so). */
+Test(html, plot_page_has_the_figures_in_the_terminals_order)
+{
+    const char *a = test_tmp_path("po-sim.json"), *b = test_tmp_path("po-sweep.json");
+    const char *dir = test_tmp_path("po-plots"), *page = test_tmp_path("po.html");
+    expect_ok(RUN("sweep", "--devices", "1,2", "--strategies", "mirrored", "--steps", "2",
+                  "--json", b), "sweep --json");
+    expect_ok(RUN("sim", "--strategy", "ps-async", "--devices", "4", "--steps", "3", "--json", a),
+              "sim --json");
+    struct run r = RUN("plot", b, a, "--plot", dir, "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *list = strstr(r.out, "plots in ");
+    cr_assert_not_null(list, "%s", r.out);
+    list = strstr(list, ": ");
+    cr_assert_not_null(list, "%s", r.out);
+    char *html = test_slurp(page);
+    int n = 0;
+    const char *at = html;
+    for (const char *name = list + 2; *name && *name != ' ' && *name != '(';) {
+        size_t len = strcspn(name, ", (\n");
+        char caption[96];
+        snprintf(caption, sizeof caption, "<figcaption>%.*s</figcaption>", (int)len, name);
+        const char *found = strstr(html, caption);
+        if (!strncmp(name, "convergence", len)) {   /* empty: on the page, a note says so */
+            cr_expect_null(found, "the empty convergence figure is on the page");
+            cr_expect_not_null(strstr(html, "<li>note: no convergence plot: "));
+        } else {
+            cr_expect(found && found > at, "%.*s: not after the figure before it", (int)len, name);
+            if (found) at = found;
+            n++;
+        }
+        name += len;
+        name += strspn(name, ", ");
+    }
+    cr_expect_eq(n, 3, "staleness, speedup, efficiency: %s", r.out);
+    free(html);
+    run_free(&r);
+}
+
 Test(html, refusals_name_the_option)
 {
     const char *p = test_tmp_path("x.html");
