@@ -332,6 +332,9 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     title_of(rs, n, title, sizeof title);
     struct plot_opts o;
     opts_of(&cfg, title, &o);
+    /* --html alone draws its figures only for the page, which leaves an
+     * empty convergence figure out: the terminal's note says so too */
+    o.is_sparing = !o.dir && !o.terminal;
     rc = plot_documents(&o, docs, n_docs, names, sizeof names, stdout, &e);
     if (rc == 0 && cfg.html_path[0]) rc = html_write_files(&cfg, "plot", title, &e);
     if (rc < 0) status = scenario_fail(self, &e);

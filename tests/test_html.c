@@ -217,6 +217,23 @@ Test(html, plot_page_has_the_figures_in_the_terminals_order)
     run_free(&r);
 }
 
+/* --html alone draws for the page only, which leaves the empty
+ * convergence figure out: the terminal said it was drawn empty. */
+Test(html, plot_html_alone_says_what_the_page_does)
+{
+    const char *b = test_tmp_path("pa-sweep.json"), *page = test_tmp_path("pa.html");
+    expect_ok(RUN("sweep", "--devices", "1,2", "--strategies", "mirrored", "--steps", "2",
+                  "--json", b), "sweep --json");
+    struct run r = RUN("plot", b, "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "note: no convergence plot: no loss curve"), "%s", r.out);
+    cr_expect_null(strstr(r.out, "convergence plot is empty"), "%s", r.out);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<li>note: no convergence plot: "));
+    free(html);
+    run_free(&r);
+}
+
 Test(html, refusals_name_the_option)
 {
     const char *p = test_tmp_path("x.html");
