@@ -273,23 +273,44 @@ static char *escaped(const char *s)
     return buf;
 }
 
+/* The page's Notes section, [at, end). */
+struct page_notes {
+    const char *at, *end;
+};
+
+static struct page_notes page_notes_of(const char *html)
+{
+    const char *at = strstr(html, "<section id=\"notes\">");
+    cr_assert_not_null(at, "the page has no Notes section");
+    const char *end = strstr(at, "</section>");
+    cr_assert_not_null(end, "the page's Notes section is not closed");
+    return (struct page_notes){at, end};
+}
+
+/* Whether the terminal's text [line, line + len) is in the page's notes,
+ * escaped as the page writes it; with is_item, at the start of an item. */
+static bool in_notes(struct page_notes n, const char *line, size_t len, bool is_item)
+{
+    char *text = strndup(line, len), *want = escaped(text);
+    const char *at = strstr(n.at, want);
+    bool found = at && at < n.end && (!is_item || !strncmp(at - 4, "<li>", 4));
+    free(want);
+    free(text);
+    return found;
+}
+
 /* Every note the terminal printed under its table ("  note: ...",
  * "  not run: ..."; a note's first line, which the page keeps whole) is on
  * the page, in its Notes section; returns how many. */
 static int expect_terminal_notes_on_page(const char *out, const char *html)
 {
-    const char *notes = strstr(html, "<section id=\"notes\">");
-    cr_assert_not_null(notes, "the page has no Notes section");
-    const char *notes_end = strstr(notes, "</section>");
+    struct page_notes notes = page_notes_of(html);
     int n = 0;
     for (const char *line = out; *line; line += strcspn(line, "\n"), line += *line == '\n') {
-        size_t len = strcspn(line, "\n");
+        int len = (int)strcspn(line, "\n");
         if (strncmp(line, "  note: ", 8) && strncmp(line, "  not run: ", 11)) continue;
-        char *text = strndup(line + 2, len - 2), *want = escaped(text);
-        const char *at = strstr(notes, want);
-        cr_expect(at && at < notes_end, "the terminal's note is not on the page: %s", text);
-        free(text);
-        free(want);
+        cr_expect(in_notes(notes, line + 2, (size_t)len - 2, false),
+                  "the terminal's note is not on the page: %.*s", len - 2, line + 2);
         n++;
     }
     return n;
@@ -370,15 +391,37 @@ Test(html, sweep_page_has_the_terminal_notes)
     run_free(&r);
 }
 
+/* No number of the page's first table is in e-notation (1.25434e+07; a
+ * share of float noise, 4.4e-15, shows as 0). */
+static void expect_no_e_notation(const char *html)
+{
+    const char *body = strstr(html, "<tbody>"), *end = strstr(html, "</tbody>");
+    cr_assert(body && end);
+    for (const char *td = strstr(body, "<td class=\"num\""); td && td < end;
+         td = strstr(td + 1, "<td class=\"num\"")) {
+        const char *text = strchr(td, '>') + 1;
+        size_t len = strcspn(text, "<");
+        cr_expect(!memchr(text, 'e', len), "a cell in e-notation: %.*s", (int)len, text);
+    }
+}
+
+/* A simulated trace of mirrored on 4 devices whose rank 1 is 3x slow,
+ * written to the test's file `name`: what the replay pages replay. */
+static const char *straggler_trace(const char *name)
+{
+    const char *trace = test_tmp_path(name);
+    expect_ok(RUN("sim", "--strategy", "mirrored", "--devices", "4", "--model",
+                  "mlp:784-32-32-32-10", "--straggler", "slow:1=3", "--steps", "5", "--trace",
+                  trace), "sim --trace");
+    return trace;
+}
+
 /* replay's page: the what-if row says what it asked and shows its change
  * (whatif.change), not the replay's error; a share that is float noise
  * (a replay of a simulated trace: error 4.4e-15) shows as 0. */
 Test(html, replay_page_shows_the_whatif_change)
 {
-    const char *trace = test_tmp_path("rt.json"), *page = test_tmp_path("rp.html");
-    expect_ok(RUN("sim", "--strategy", "mirrored", "--devices", "4", "--model",
-                  "mlp:784-32-32-32-10", "--straggler", "slow:1=3", "--steps", "5", "--trace",
-                  trace), "sim --trace");
+    const char *trace = straggler_trace("rt.json"), *page = test_tmp_path("rp.html");
     struct run r = RUN("replay", trace, "--without-stragglers", "--strategy", "pipeline-1f1b",
                        "--html", page);
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -388,14 +431,7 @@ Test(html, replay_page_shows_the_whatif_change)
     cr_expect_eq(count(html, "data-json=\"whatif.change\""), 1, "the what-if row's change");
     cr_expect_eq(count(html, "data-json=\"error\""), 2, "the error of measured and replayed");
     cr_expect_gt(page_check_numbers(html), 0);
-    const char *body = strstr(html, "<tbody>"), *end = strstr(html, "</tbody>");
-    cr_assert(body && end);
-    for (const char *td = strstr(body, "<td class=\"num\""); td && td < end;
-         td = strstr(td + 1, "<td class=\"num\"")) {
-        const char *text = strchr(td, '>') + 1;
-        size_t len = strcspn(text, "<");
-        cr_expect(!memchr(text, 'e', len), "a cell in e-notation: %.*s", (int)len, text);
-    }
+    expect_no_e_notation(html);
     free(html);
     run_free(&r);
 }
@@ -458,14 +494,7 @@ Test(html, sim_page_has_the_terminals_speedup_details_and_whole_counts)
     cr_expect_not_null(strstr(r.out, "3 steps in "), "%s", r.out);
     cr_expect_not_null(strstr(html, "<li>3 steps in "), "the details line, a note of the page");
     cr_expect_not_null(strstr(html, "<li>staleness of applied pushes"), "the histogram");
-    const char *body = strstr(html, "<tbody>"), *end = strstr(html, "</tbody>");
-    cr_assert(body && end);
-    for (const char *td = strstr(body, "<td class=\"num\""); td && td < end;
-         td = strstr(td + 1, "<td class=\"num\"")) {
-        const char *text = strchr(td, '>') + 1;
-        size_t len = strcspn(text, "<");
-        cr_expect(!memchr(text, 'e', len), "a cell in e-notation: %.*s", (int)len, text);
-    }
+    expect_no_e_notation(html);
     cr_expect_gt(page_check_numbers(html), 0);
     free(html);
     free(doc);
@@ -603,20 +632,16 @@ Test(html, sim_page_has_the_failure_summary)
                        "2", "--html", page);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char *html = test_slurp(page);
-    const char *notes = strstr(html, "<section id=\"notes\">");
-    cr_assert_not_null(notes);
-    const char *notes_end = strstr(notes, "</section>");
+    struct page_notes notes = page_notes_of(html);
     const char *summary = strstr(r.out, "failures (--on-failure restart): 1, the first of rank 1");
     cr_assert_not_null(summary, "%s", r.out);
     /* the summary's lines, to the end of the output, each an item of the page */
     int n_lines = 0;
     for (const char *line = summary; *line; line += strcspn(line, "\n"), line += *line == '\n') {
-        char *text = strndup(line, strcspn(line, "\n")), *want = escaped(text);
-        const char *at = strstr(notes, want);
-        cr_expect(at && at < notes_end && !strncmp(at - 4, "<li>", 4),
-                  "the terminal's failure line is not an item of the page's notes: %s", text);
-        free(want);
-        free(text);
+        int len = (int)strcspn(line, "\n");
+        cr_expect(in_notes(notes, line, (size_t)len, true),
+                  "the terminal's failure line is not an item of the page's notes: %.*s", len,
+                  line);
         n_lines++;
     }
     cr_expect_eq(n_lines, 3, "the count, what restart did, the time lost: %s", summary);
@@ -632,23 +657,17 @@ Test(html, sim_page_has_the_failure_summary)
  * straggler cost the job; each is an item of the page's notes. */
 Test(html, replay_page_has_the_whatif_and_straggler_lines)
 {
-    const char *trace = test_tmp_path("rw.json"), *page = test_tmp_path("rw.html");
-    expect_ok(RUN("sim", "--strategy", "mirrored", "--devices", "4", "--model",
-                  "mlp:784-32-32-32-10", "--straggler", "slow:1=3", "--steps", "5", "--trace",
-                  trace), "sim --trace");
+    const char *trace = straggler_trace("rw.json"), *page = test_tmp_path("rw.html");
     struct run r = RUN("replay", trace, "--without-stragglers", "--scale", "8", "--html", page);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char *html = test_slurp(page);
-    const char *notes = strstr(html, "<section id=\"notes\">");
-    cr_assert_not_null(notes, "the page has no notes");
+    struct page_notes notes = page_notes_of(html);
     int n = 0;
     for (const char *line = r.out; *line; line += strcspn(line, "\n"), line += *line == '\n') {
         if (strncmp(line, "what-if (", 9) && strncmp(line, "rank 1 cost this job", 20)) continue;
-        char *text = strndup(line, strcspn(line, "\n")), *want = escaped(text);
-        const char *at = strstr(notes, want);
-        cr_expect(at && !strncmp(at - 4, "<li>", 4), "not an item of the page's notes: %s", text);
-        free(want);
-        free(text);
+        int len = (int)strcspn(line, "\n");
+        cr_expect(in_notes(notes, line, (size_t)len, true), "not an item of the page's notes: %.*s",
+                  len, line);
         n++;
     }
     cr_expect_eq(n, 2, "the what-if and the straggler lines: %s", r.out);
@@ -661,17 +680,12 @@ Test(html, replay_page_has_the_whatif_and_straggler_lines)
  * of the page's notes; returns how many. */
 static int expect_header_lines_as_notes(const char *out, const char *html)
 {
-    const char *notes = strstr(html, "<section id=\"notes\">");
-    cr_assert_not_null(notes, "the page has no Notes section");
-    const char *notes_end = strstr(notes, "</section>");
+    struct page_notes notes = page_notes_of(html);
     int n = 0;
     for (const char *line = out; *line && *line != '\n'; line += strcspn(line, "\n") + 1) {
-        char *text = strndup(line, strcspn(line, "\n")), *want = escaped(text);
-        const char *at = strstr(notes, want);
-        cr_expect(at && at < notes_end && !strncmp(at - 4, "<li>", 4),
-                  "the terminal's header line is not an item of the page's notes: %s", text);
-        free(want);
-        free(text);
+        int len = (int)strcspn(line, "\n");
+        cr_expect(in_notes(notes, line, (size_t)len, true),
+                  "the terminal's header line is not an item of the page's notes: %.*s", len, line);
         n++;
     }
     return n;
@@ -741,8 +755,7 @@ Test(html, validate_page_has_the_lines_around_its_tables, .timeout = 240)
                        "--html", page);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char *html = test_slurp(page);
-    const char *notes = strstr(html, "<section id=\"notes\">");
-    cr_assert_not_null(notes, "the page has no Notes section");
+    struct page_notes notes = page_notes_of(html);
     static const char *const heads[] = {"predicted on ", "load (", "cell 1 of 1: ", "summary over ",
                                         "  |step-time error|: ", "  ranking agreement",
                                         "  staleness TVD"};
@@ -754,7 +767,8 @@ Test(html, validate_page_has_the_lines_around_its_tables, .timeout = 240)
             char *text = strndup(line + indent, strcspn(line, "\n") - indent), *want = escaped(text);
             char item[1024];   /* a note of its own: the summary's items were one note */
             snprintf(item, sizeof item, "<li>%s</li>", want);
-            cr_expect_not_null(strstr(notes, item), "not a note of its own on the page: %s", text);
+            const char *at = strstr(notes.at, item);
+            cr_expect(at && at < notes.end, "not a note of its own on the page: %s", text);
             free(want);
             free(text);
             n++;
@@ -772,7 +786,7 @@ Test(html, validate_page_has_the_lines_around_its_tables, .timeout = 240)
         if (*c == '\n') *c = ' ';
     char *expl_want = escaped(joined), item[1024];
     snprintf(item, sizeof item, "<li>%s</li>", expl_want);
-    cr_expect_not_null(strstr(notes, item), "the explanation is not one note: %s", joined);
+    cr_expect_not_null(strstr(notes.at, item), "the explanation is not one note: %s", joined);
     free(expl_want);
     free(joined);
 
