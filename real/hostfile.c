@@ -14,10 +14,11 @@
 #define MOST_SLOTS 1048576
 
 /* A host name or address: letters, digits, '.', '-', '_', and ':' and '[]'
- * of IPv6 addresses. */
+ * of IPv6 addresses; not starting with '-' (no name does, RFC 1123, and
+ * mpirun and ssh would read "-1" as an option). */
 static bool is_host_name(const char *w)
 {
-    if (!*w) return false;
+    if (!*w || *w == '-') return false;
     for (const char *c = w; *c; c++)
         if (!isalnum((unsigned char)*c) && !strchr(".-_:[]", *c)) return false;
     return true;
@@ -72,7 +73,7 @@ static int check_line(char *line, const char *where, struct hostfile_summary *ou
     }
     if (!is_host_name(host))
         return err_set(e, ERR_INPUT, "--hostfile %s: '%.60s' is not a host name or address "
-                       "(letters, digits, '.', '-', '_')", where, host);
+                       "(letters, digits, '.', '-', '_'; not starting with '-')", where, host);
     TRY(parse_options(rest, &slots, where, e));
     out->n_lines++;
     if (slots > 0) out->n_slots += slots;

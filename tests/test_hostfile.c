@@ -42,6 +42,7 @@ Test(hostfile, refuses_what_mpirun_would_not_take_naming_file_and_line)
         {"node1 cpus=2\n", "cpus"},
         {"node1:0\n", "after ':'"},
         {"no/de slots=1\n", "not a host name"},
+        {"-1 slots=1\n", "not starting with '-'"},   /* mpirun would read an option */
         {"# only a comment\n\n", "no host"},
         {"node1 slots=99999999999999999999\n", "KEY=N"},
     };
