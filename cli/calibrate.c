@@ -306,7 +306,7 @@ static int launch(const struct command *self, const struct scenario *s, int argc
 {
     struct err e = {0};
     int exit_code = 0, n_ranks = CALIB_RANKS;
-    if (ranks_of(&s->cfg, &n_ranks, &e) < 0) return scenario_fail(self, &e);
+    if (ranks_of(&s->cfg, &n_ranks, &e) < 0) return scenario_fail_in(self, s, &e);
     struct calib_failure f = {0};
     char text[256];
     fprintf(stderr, "strata calibrate: timing the relaunch of supervised runs of 1 to %d ranks "
@@ -340,7 +340,7 @@ int cmd_calibrate(const struct command *self, int argc, char **argv)
         data_release(&d);
     }
     if (rc != 0)
-        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
+        status = rc == CONFIG_HELP ? 0 : scenario_fail_in(self, &s, &e);
     else if (launch_is_mpi_rank())
         status = run_rank(self, &s);
     else

@@ -52,7 +52,7 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
     struct notes notes = {0};   /* those under the table, for --html too */
     int status = 0;
     if (strategy_parse_list(cfg->strategies, list, &n, &e) < 0) {
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, s, &e);
         goto out;
     }
     struct progress p = {(int)(config_is_set(cfg, "np") ? cfg->np : cfg->devices)};
@@ -64,7 +64,7 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
     bool progress = isatty(STDERR_FILENO);
     if (compare_run_real(cfg, s->wl, list, (int)n, p.np, progress ? show_progress : NULL, &p, &c,
                          &e) < 0) {
-        status = scenario_fail(self, &e);
+        status = scenario_fail_in(self, s, &e);
         goto out;
     }
     /* A strategy whose job failed (not one the scenario does not fit) fails

@@ -203,7 +203,7 @@ static int launch(const struct command *self, struct scenario *s, const struct p
         data_load(s->cfg.data, (uint64_t)s->cfg.seed, &d, &e) < 0 ||
         data_check_model(&d, s->wl->layers[0].in, (int)s->wl->n_classes, &e) < 0) {
         data_release(&d);
-        return scenario_fail(self, &e);
+        return scenario_fail_in(self, s, &e);
     }
     int64_t steps = real_steps(&s->cfg, d.train.n);
     data_release(&d);
@@ -211,7 +211,7 @@ static int launch(const struct command *self, struct scenario *s, const struct p
      * any rank starts (else each rank says it and mpirun aborts the job) */
     if (checkpoint_check_resume(&s->cfg, p, workload_params(s->wl, 0, s->wl->n_layers), steps,
                                 &e) < 0)
-        return scenario_fail(self, &e);
+        return scenario_fail_in(self, s, &e);
     int exit_code = 0;
     struct supervise_job job = {.command = self->name, .argc = argc, .argv = argv,
                                 .cfg = &s->cfg, .p = p, .show_progress = isatty(STDERR_FILENO),
@@ -239,7 +239,7 @@ int cmd_real(const struct command *self, int argc, char **argv)
     if (rc == 0) rc = real_prepare(&s.cfg, s.wl, &p, &ix, &e);
     if (rc == 0) rc = supervise_check_fail(&s.cfg, p, &e);
     if (rc != 0)
-        status = rc == CONFIG_HELP ? 0 : scenario_fail(self, &e);
+        status = rc == CONFIG_HELP ? 0 : scenario_fail_in(self, &s, &e);
     else if (is_rank)
         status = run_rank(self, &s, p, ix, rank);
     else

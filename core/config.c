@@ -858,15 +858,16 @@ void config_print_help_without(FILE *out, unsigned groups, const char *const *re
 }
 
 /* The option a message is about: its first "--NAME" that starts the
- * message or follows a context's ": ", and is followed by ':' or " '"
- * (how option errors read), and that the scenario file set; NULL if none. */
+ * message or follows a context's ": ", and is followed by ':' or a space
+ * (how option errors read: "--steps: ...", "--fail 'x': ...", "--on-failure
+ * shrink: ..."), and that the scenario file set; NULL if none. */
 static const struct opt_spec *option_of_message(const struct config *c, const char *msg)
 {
     for (const char *p = strstr(msg, "--"); p; p = strstr(p + 2, "--")) {
         if (p != msg && (p - msg < 2 || p[-2] != ':' || p[-1] != ' ')) continue;
         size_t len = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
         const char *after = p + 2 + len;
-        if (!len || !(*after == ':' || (after[0] == ' ' && after[1] == '\''))) continue;
+        if (!len || !(*after == ':' || *after == ' ')) continue;
         char name[64];
         if (len >= sizeof name) continue;
         memcpy(name, p + 2, len);

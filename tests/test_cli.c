@@ -200,6 +200,12 @@ Test(cli, scenario_file_values_checked_later_name_file_and_line)
         {"sim", "steps = 2\nfail = x\n", "--fail"},
         {"sim", "steps = 2\ncluster = /nonexistent/c.profile\n", "--cluster"},
         {"schedule", "steps = 2\nstrategy = nope\n", "--strategy"},
+        /* refusals that read "--NAME VALUE: ..." (a value unquoted) */
+        {"sim", "fail = 1@3\non-failure = shrink\nstrategy = pipeline-gpipe\n", "--on-failure"},
+        {"real", "steps = 2\ncheckpoint-dir = /tmp\n", "--checkpoint-dir"},
+        {"real", "steps = 2\nsupervisor-address = 127.0.0.1\n", "--supervisor-address"},
+        {"calibrate", "steps = 2\nmodel = transformer:layers=1,hidden=8,seq=4,vocab=16\n",
+         "--model"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *path = write_temp(cases[i].text);
