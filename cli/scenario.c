@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "../core/budget.h"
+#include "../core/failure_policy.h"
+#include "../core/text_append.h"
 #include "../strategies/strategy.h"
 #include "outputs.h"
 #include "scenario.h"
@@ -89,6 +91,41 @@ void scenario_print_notes(FILE *out, const struct strategy *st, const struct con
     char unread[1024];
     strategy_unread_note(st, cfg, unread, sizeof unread);
     if (unread[0]) fprintf(out, "note: %s does not read %s\n%s", st->name, unread, after);
+}
+
+void scenario_note_failure_options(FILE *out, const struct config *cfg, const struct plan *p,
+                                   bool is_simulated, const char *after)
+{
+    const bool has_policy = config_is_set(cfg, "on-failure") && strcmp(cfg->on_failure, "auto");
+    const bool has_commits = config_is_set(cfg, "commit-every");
+    if (!has_policy && !has_commits) return;
+    char given[96] = "";
+    size_t used = 0;
+    if (has_policy) text_appendf(given, sizeof given, &used, "--on-failure %s", cfg->on_failure);
+    if (has_commits)
+        text_appendf(given, sizeof given, &used, "%s--commit-every %lld", used ? ", " : "",
+                     cfg->commit_every);
+    /* a simulated rank fails only where --fail or --mtbf says (a real one
+     * may die of itself, and the supervisor answers by the policy) */
+    if (is_simulated && !cfg->fail[0] && !(cfg->mtbf_hours > 0)) {
+        fprintf(out, "note: %s: no failure is scheduled (--fail R@STEP or --mtbf HOURS), so "
+                "nothing reads %s\n%s", given, has_policy && has_commits ? "them" : "it", after);
+        return;
+    }
+    enum failure_policy policy;
+    if (!has_commits || failure_policy_resolve(cfg->on_failure, p, &policy, NULL) < 0) return;
+    /* commits are what shrink goes back to; a real continue relaunches the
+     * survivors from them too, a simulated one carries on without */
+    const bool reads_commits =
+        policy == FAILURE_SHRINK || (!is_simulated && policy == FAILURE_CONTINUE);
+    if (!reads_commits)
+        fprintf(out, "note: --commit-every %lld: read only by --on-failure shrink%s, and this "
+                "run's policy is %s%s\n%s",
+                cfg->commit_every, is_simulated ? "" : " and continue",
+                failure_policy_names[policy],
+                policy == FAILURE_RESTART ? " (--checkpoint-every sets what a restart goes back to)"
+                                          : "",
+                after);
 }
 
 void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,

@@ -3,6 +3,7 @@
 #ifndef STRATA_CLI_SCENARIO_H
 #define STRATA_CLI_SCENARIO_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "../core/config.h"
@@ -37,6 +38,15 @@ int scenario_start(struct scenario *s, const struct command *cmd, int argc, char
 struct plan;
 void scenario_print_notes(FILE *out, const struct strategy *st, const struct config *cfg,
                           const struct plan *p, const char *after);
+
+/* The failure options set that the run will not read, as notes ("note:
+ * ...\n" then `after`): --on-failure and --commit-every on a simulation
+ * with no --fail or --mtbf, --commit-every under a policy that takes no
+ * commits. is_simulated: failures come only from --fail and --mtbf, and
+ * continue carries on without commits (a real continue relaunches from
+ * them). */
+void scenario_note_failure_options(FILE *out, const struct config *cfg, const struct plan *p,
+                                   bool is_simulated, const char *after);
 
 /* The options of `groups` set (argv or a file) for a run that does not read
  * them, as one note under its table, on out: "  note: --np 4: why".

@@ -344,3 +344,37 @@ Test(sim_failures, strata_sim_reports_the_policy_and_its_cost)
     run_release(&run);
     run_release(&whole);
 }
+
+/* Failure options a simulation will not read are said, not dropped: a
+ * policy or commits with no failure scheduled, commits under a policy that
+ * takes none; where they are read, no note. */
+Test(sim_failures, failure_options_the_run_does_not_read_are_noted)
+{
+    static const struct {
+        const char *const args[6];
+        const char *note;   /* NULL: none of the failure options noted */
+    } cases[] = {
+        {{"--commit-every", "2"}, "note: --commit-every 2: no failure is scheduled"},
+        {{"--on-failure", "restart"}, "note: --on-failure restart: no failure is scheduled"},
+        {{"--fail", "1@3", "--commit-every", "2"},
+         "note: --commit-every 2: read only by --on-failure shrink, and this run's policy is "
+         "restart"},
+        {{"--fail", "1@3", "--commit-every", "2", "--on-failure", "shrink"}, NULL},
+        {{"--mtbf", "1000", "--on-failure", "shrink"}, NULL},
+        {{"--fail", "1@3", "--on-failure", "restart"}, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *argv[16] = {"sim", "--steps", "5", "--cluster", "ideal"};
+        int n = 5;
+        for (int k = 0; k < 6 && cases[i].args[k]; k++) argv[n++] = cases[i].args[k];
+        struct run r = run_strata(argv);
+        cr_expect_eq(r.status, 0, "case %zu: %s", i, r.err);
+        if (cases[i].note)
+            cr_expect(strstr(r.out, cases[i].note), "case %zu: no '%s' in:\n%s", i,
+                      cases[i].note, r.out);
+        else
+            cr_expect(!strstr(r.out, "note: --commit-every") && !strstr(r.out, "note: --on-failure"),
+                      "case %zu noted an option it reads:\n%s", i, r.out);
+        run_free(&r);
+    }
+}
