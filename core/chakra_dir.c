@@ -118,6 +118,28 @@ static int list_entries(const char *dir, et_entries *entries, struct err *e)
     return rc;
 }
 
+/* strata_strategy names the run in every table, report and page, and a
+ * plan keeps 31 bytes of it: a strategy's name as strata spells them
+ * (letters, digits, '-', '_', '.'), never a terminal's escape. */
+static int check_strategy_label(const struct chakra_trace *t, struct err *e)
+{
+    const struct chakra_attr *a = chakra_attr_find(&t->files[0].attrs, "strata_strategy");
+    const char *s = a && a->kind == CHAKRA_ATTR_STRING ? a->s : NULL;
+    size_t len = s ? strlen(s) : 0;
+    bool is_name = len >= 1 && len < sizeof ((struct plan *)0)->strategy &&
+                   strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") ==
+                       len;
+    if (is_name) return 0;
+    char path[CONFIG_PATH_BYTES + 300];
+    chakra_trace_path(t, 0, path, sizeof path);
+    if (!s)
+        return err_set(e, ERR_INPUT, "--workload: %s: the metadata says strata_plan 1 but has "
+                       "no strata_strategy string", path);
+    return err_set(e, ERR_INPUT, "--workload: %s: metadata strata_strategy '%.64s' is not a "
+                   "strategy's name (1 to %zu letters, digits, '-', '_' or '.')", path, s,
+                   sizeof ((struct plan *)0)->strategy - 1);
+}
+
 int chakra_trace_read(const char *dir, struct chakra_trace *t, struct err *e)
 {
     memset(t, 0, sizeof *t);
@@ -164,7 +186,7 @@ int chakra_trace_read(const char *dir, struct chakra_trace *t, struct err *e)
             return err_set(e, ERR_INPUT, "--workload: %s: %s.%d.et and %s.0.et come from "
                            "different tools (only one says strata_plan)", dir, t->name, r,
                            t->name);
-    return 0;
+    return t->is_strata ? check_strategy_label(t, e) : 0;
 }
 
 const char *chakra_trace_strategy(const struct chakra_trace *t)

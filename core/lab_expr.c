@@ -158,13 +158,16 @@ static int unary(struct parser *p, double *v)
 static const char *const binary_levels[] = {"+-", "*/"};
 enum { N_BINARY_LEVELS = sizeof binary_levels / sizeof binary_levels[0] };
 
+/* A figure that cannot be computed reads as NaN, as a missing one does: a
+ * division by zero (a baseline of 0 s, an empty histogram) prints n/a and
+ * fails its check, where IEEE's inf would print "inf" and pass "> 2". */
 static double apply(char op, double l, double r)
 {
     switch (op) {
     case '+': return l + r;
     case '-': return l - r;
     case '*': return l * r;
-    default: return l / r;
+    default: return r == 0 ? NAN : l / r;
     }
 }
 
@@ -250,7 +253,7 @@ static int print_value(FILE *f, double v, const char *fmt, const char *tmpl, str
     if (digits < 0 || digits > 12 || end == fmt + 1 || (end[0] != 'f' && end[0] != 'g' &&
                                                          end[0] != '%') || end[1])
         return err_set(e, ERR_INPUT, "'%s': format ':%s' is not .Nf, .Ng or .N%%", tmpl, fmt);
-    if (isnan(v)) {
+    if (!isfinite(v)) {   /* NaN, or a sum or product past a double's range */
         fputs("n/a", f);
         return 0;
     }

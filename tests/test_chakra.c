@@ -414,6 +414,9 @@ Test(chakra, damaged_metadata_names_the_file_and_the_field)
         {"ps-sync.0.et", "devices=2", "devices=x", "metadata strata_option 'devices=x'"},
         {"ps-sync.0.et", "chunks=2", "chunks_2", "metadata strata_option 'chunks_2' is not"},
         {"ps-sync.0.et", "\x04sync", "\x04synk", "metadata strata_policy 'synk'"},
+        /* the run's name in tables and pages: no terminal escape, no empty name */
+        {"ps-sync.0.et", "\x07ps-sync", "\x07ps\x1bsync", "metadata strata_strategy 'ps\\x1bsync' is not"},
+        {"ps-sync.0.et", "strata_strategy", "strata_strateg_", "has no strata_strategy"},
         {"ps-sync.2.et", "strata_shard", "strata_shart", "server rank 2's metadata has no "
                                                          "strata_shard"},
     };

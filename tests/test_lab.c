@@ -102,6 +102,10 @@ Test(lab, a_check_on_a_missing_figure_never_holds)
     cr_assert_eq(lab_check_eval("nan.x != 1", fixed_lookup, NULL, &c, &e), 0);
     cr_expect_not(c.holds, "NaN (a figure the run has not) fails even !=");
     cr_expect_eq(lab_check_eval("a.b", fixed_lookup, NULL, &c, &e), ERR_INPUT);
+    /* a figure that cannot be computed is as missing: x/0 is NaN, not inf */
+    cr_assert_eq(lab_check_eval("ps-async.x / (a.b - 2) > 1", fixed_lookup, NULL, &c, &e), 0);
+    cr_expect_not(c.holds, "a division by zero passed a check");
+    cr_expect(isnan(c.lhs), "x / 0 = %g", c.lhs);
 }
 
 Test(lab, templates_fill_placeholders_with_their_formats)
@@ -111,6 +115,11 @@ Test(lab, templates_fill_placeholders_with_their_formats)
     cr_assert_eq(lab_render("x {a.b} y {ps-async.x / 3:.2f} z {a.b / 8:.0%} w {nan.x}",
                             fixed_lookup, NULL, &out, &e), 0, "%s", e.msg);
     cr_expect_str_eq(out, "x 2 y 3.33 z 25% w n/a");
+    free(out);
+    /* not computable, or past a double's range: n/a, never "inf" */
+    cr_assert_eq(lab_render("{a.b / 0:.2f} {1e300 * 1e300} {0 / 0:.0%}", fixed_lookup, NULL,
+                            &out, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(out, "n/a n/a n/a");
     free(out);
     cr_expect_eq(lab_render("{a.b", fixed_lookup, NULL, &out, &e), ERR_INPUT);
     cr_expect_eq(lab_render("{a.b:.2q}", fixed_lookup, NULL, &out, &e), ERR_INPUT);
