@@ -27,6 +27,15 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
                  int keep_steps, struct run_numerics *numerics, struct sim_run *run,
                  struct err *e)
 {
+    return run_simulate_watched(cfg, st, wl, keep_steps, numerics, (struct run_watch){0}, run,
+                                e);
+}
+
+int run_simulate_watched(const struct config *cfg, const struct strategy *st,
+                         const struct workload *wl, int keep_steps,
+                         struct run_numerics *numerics, struct run_watch watch,
+                         struct sim_run *run, struct err *e)
+{
     memset(run, 0, sizeof *run);
     run->cfg = *cfg;
     run->cfg.positional = NULL;   /* borrowed from argv; the copy must not free it */
@@ -38,7 +47,8 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
     struct straggler_spec strag;
     struct failure_spec fail;
     struct sim_setup setup = {.cluster = &run->cluster, .steps = (int)cfg->steps,
-                              .seed = (uint64_t)cfg->seed, .straggler = &strag};
+                              .seed = (uint64_t)cfg->seed, .straggler = &strag,
+                              .on_step = watch.on_step, .on_step_ctx = watch.ctx};
     TRY(straggler_parse(cfg->straggler, &strag, e));
     TRY(failure_parse(cfg->fail, &fail, e));
     TRY(cluster_load(cfg->cluster, &run->cluster, e));

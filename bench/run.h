@@ -49,6 +49,16 @@ struct run_numerics;   /* bench/run_numerics.h: what a command's numerics runs s
 int run_simulate(const struct config *cfg, const struct strategy *st, const struct workload *wl,
                  int keep_steps, struct run_numerics *numerics, struct sim_run *run,
                  struct err *e);
+/* run_simulate with a watcher: on_step (may be NULL) is told each step the
+ * simulation ends (struct sim_setup's on_step), for a progress line. */
+struct run_watch {
+    void (*on_step)(void *ctx, int steps_done, int steps);
+    void *ctx;
+};
+int run_simulate_watched(const struct config *cfg, const struct strategy *st,
+                         const struct workload *wl, int keep_steps,
+                         struct run_numerics *numerics, struct run_watch watch,
+                         struct sim_run *run, struct err *e);
 void run_release(struct sim_run *run);
 
 /* The spans a chart of run draws: the kept trace, or, when failures were

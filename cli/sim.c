@@ -1,7 +1,10 @@
 /* strata sim: one strategy, simulated. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../bench/chakra_source.h"
 #include "../core/budget.h"
@@ -87,6 +90,37 @@ static void print_details(FILE *f, const struct sim_run *run)
     print_failures(f, run);
 }
 
+/* The progress line on stderr (a terminal only) of a run long enough to
+ * wonder about: from its first second on, at most five times a second. */
+struct sim_progress {
+    const char *strategy;
+    double start_s, last_s;
+    bool is_shown;
+};
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void show_step(void *ctx, int steps_done, int steps)
+{
+    struct sim_progress *p = ctx;
+    const double now_s = monotonic_s();
+    if (now_s - p->start_s < 1.0 || now_s - p->last_s < 0.2) return;
+    p->last_s = now_s;
+    p->is_shown = true;
+    fprintf(stderr, "\rsimulating %s: step %d of %d (%.0f s)", p->strategy, steps_done, steps,
+            now_s - p->start_s);
+}
+
+static void clear_progress(const struct sim_progress *p)
+{
+    if (p->is_shown) fprintf(stderr, "\r%100s\r", "");
+}
+
 int cmd_sim(const struct command *self, int argc, char **argv)
 {
     struct err e = {0};
@@ -117,9 +151,16 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     }
     /* Another tool's trace has no one-device form to measure speedup by. */
     bool has_baseline = !s.cfg.workload[0] || traced.is_strata;
-    if (!(numerics = run_numerics_create(&e)) ||
-        run_simulate(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), numerics, &run, &e) < 0 ||
-        (has_baseline && run_baseline(&s.cfg, s.wl, numerics, &base, &e) < 0)) {
+    struct sim_progress progress = {.strategy = st->name, .start_s = monotonic_s()};
+    const struct run_watch watch = {isatty(STDERR_FILENO) ? show_step : NULL, &progress};
+    int rc = -1;
+    if ((numerics = run_numerics_create(&e)) &&
+        run_simulate_watched(&s.cfg, st, s.wl, outputs_keep_steps(&s.cfg), numerics, watch, &run,
+                             &e) == 0 &&
+        (!has_baseline || run_baseline(&s.cfg, s.wl, numerics, &base, &e) == 0))
+        rc = 0;
+    clear_progress(&progress);
+    if (rc < 0) {
         status = scenario_fail_in(self, &s, &e);
         goto out;
     }

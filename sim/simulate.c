@@ -489,6 +489,8 @@ static void step_done(struct sim *m, int r)
         if (m->s->step_end_s && m->n_complete < m->s->steps)
             m->s->step_end_s[m->n_complete] = m->now_s;
         m->n_complete++;
+        if (m->s->on_step && m->n_complete <= m->s->steps)
+            m->s->on_step(m->s->on_step_ctx, m->n_complete, m->s->steps);
         m->n_past = 0;
         m->n_scanned += (uint64_t)m->n_ranks;
         for (int k = 0; k < m->n_ranks; k++)

@@ -84,6 +84,11 @@ struct sim_setup {
     const struct sim_durations *durations; /* NULL = every compute op from the model */
     double *step_end_s;                   /* [steps] or NULL: filled with when every rank had
                                            * ended step s (the caller's buffer) */
+    /* NULL, or called each time every rank has ended one more step, with
+     * the steps so ended (1 to steps): a command's progress line on a long
+     * run. It must not touch the run. */
+    void (*on_step)(void *ctx, int steps_done, int steps);
+    void *on_step_ctx;
 };
 
 struct sim_result {

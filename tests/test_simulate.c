@@ -98,6 +98,8 @@ struct opts {
     double mtbf_s;           /* per worker; 0 = none */
     uint64_t seed;
     double *step_end_s;      /* [steps] or NULL: when every rank had ended each step */
+    void (*on_step)(void *ctx, int steps_done, int steps);   /* NULL = none */
+    void *on_step_ctx;
 };
 
 static int try_run(const struct plan *p, const struct cluster *c, int steps, struct opts o,
@@ -108,7 +110,8 @@ static int try_run(const struct plan *p, const struct cluster *c, int steps, str
     out->report.mode = "sim";
     struct straggler_spec strag;
     struct sim_setup s = {.plan = p, .cluster = c, .steps = steps, .seed = o.seed,
-                          .mtbf_s = o.mtbf_s, .step_end_s = o.step_end_s};
+                          .mtbf_s = o.mtbf_s, .step_end_s = o.step_end_s,
+                          .on_step = o.on_step, .on_step_ctx = o.on_step_ctx};
     if (o.straggler) {
         TRY(straggler_parse(o.straggler, &strag, e));
         s.straggler = &strag;
@@ -225,6 +228,44 @@ Test(simulate, single_device_step_is_three_units_a_layer)
     run_release(&r);
     trace_release(&t);
     job_close(&j);
+}
+
+/* The progress watcher is told each step once, in order, when every rank
+ * has ended it, and watching changes nothing of the run. */
+struct steps_seen {
+    int n_calls, last_done, steps;
+    bool is_in_order;
+};
+
+static void see_step(void *ctx, int steps_done, int steps)
+{
+    struct steps_seen *s = ctx;
+    s->is_in_order &= steps_done == s->last_done + 1;
+    s->last_done = steps_done;
+    s->steps = steps;
+    s->n_calls++;
+}
+
+Test(simulate, the_step_watcher_hears_each_step_once_in_order)
+{
+    static const char *const strategies[] = {"mirrored", "ps-async", "pipeline-1f1b"};
+    for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++) {
+        struct job j = job_open(strategies[i], scenario(UNIFORM_4, 4, 32, 4), "ideal", 0);
+        struct steps_seen seen = {.is_in_order = true};
+        struct sim_run plain = run(j.p, &j.c, 7, (struct opts){.seed = 3}, NULL);
+        struct sim_run watched = run(j.p, &j.c, 7,
+                                     (struct opts){.seed = 3, .on_step = see_step,
+                                                   .on_step_ctx = &seen},
+                                     NULL);
+        cr_expect_eq(seen.n_calls, 7, "%s: %d calls", strategies[i], seen.n_calls);
+        cr_expect(seen.is_in_order && seen.last_done == 7 && seen.steps == 7, "%s",
+                  strategies[i]);
+        cr_expect_eq(plain.res.makespan_s, watched.res.makespan_s, "%s", strategies[i]);
+        cr_expect_eq(plain.res.n_events, watched.res.n_events, "%s", strategies[i]);
+        run_release(&plain);
+        run_release(&watched);
+        job_close(&j);
+    }
 }
 
 /* pause:1:5 stalls every rank 5 s at the start of every step (probability
