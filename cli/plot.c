@@ -256,7 +256,9 @@ int plot_documents(const struct plot_opts *o, const struct report_doc *docs, int
         for (int j = 0; j < docs[i].n; j++) rs[k++] = &docs[i].reports[j];
     if (rc == 0) rc = plot_report_set(o, rs, n, names, n_names, notes, e);
     if (rc == 0 && varies_devices(&x)) {
-        rc = plot_speedup(x.speedup, x.n_speedup, "devices", true, o, e);
+        const struct speedup_axes axes = {.x_label = "devices", .speedup_over = "one device",
+                                          .ideal_line = true};
+        rc = plot_speedup(x.speedup, x.n_speedup, &axes, o, e);
         if (rc == 0) append(names, n_names, "speedup, efficiency");
     }
     if (rc == 0 && varies_checkpoint_interval(rs, n)) {

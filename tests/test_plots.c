@@ -344,7 +344,9 @@ Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
         {"mirrored", 4, 3.6, 0.9}, {"mirrored", 1, 1, 1},     {"ps-async", 1, 1, 1},
         {"mirrored", 2, 1.9, 0.95}, {"ps-async", 4, 2.8, 0.7}, {"mirrored", 8, 6.4, 0.8},
     };
-    PLOT_OK("strong scaling", plot_speedup, p, 6, "devices", true);
+    const struct speedup_axes ax = {.x_label = "devices", .speedup_over = "one device",
+                                    .ideal_line = true};
+    PLOT_OK("strong scaling", plot_speedup, p, 6, &ax);
     char *dat = test_slurp(test_tmp_path("speedup.dat"));
     cr_expect_not_null(strstr(dat, "1 1 1\n2 1.9 0.95\n4 3.6 0.9\n8 6.4 0.8\n"),
                        "mirrored's points not in x order:\n%s", dat);
@@ -373,7 +375,8 @@ Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
 Test(plots, speedup_over_other_values_keeps_a_linear_axis)
 {
     struct speedup_point p[] = {{"mirrored", 3, 2.5, 0.83}, {"mirrored", 6, 4.5, 0.75}};
-    PLOT_OK("lr sweep", plot_speedup, p, 2, "devices", false);
+    const struct speedup_axes ax = {.x_label = "devices"};
+    PLOT_OK("lr sweep", plot_speedup, p, 2, &ax);
     char *gp = test_slurp(test_tmp_path("speedup.gp"));
     cr_expect_null(strstr(gp, "logscale"));
     cr_expect_null(strstr(gp, "'ideal'"));
