@@ -221,6 +221,47 @@ Test(plots, convergence_names_the_mode_when_real_and_sim_mix)
     free_reports(r);
 }
 
+/* `strata plot a.json b.json` of ps-async on 4 devices twice, once with
+ * stragglers exp:0.3 for 40 steps, once exp:0.5 for 30: both lines and
+ * both staleness bars were "ps-async, 4 devices". Each now names the
+ * options that differ, the same ones for both; identical configs get
+ * their order. */
+Test(plots, reports_alike_but_for_their_options_have_legends_that_tell_them_apart)
+{
+    struct report r[3];
+    make_reports(r);
+    struct config c[2];
+    const unsigned groups = OPTG_SCENARIO | OPTG_RUN | OPTG_SIM | OPTG_DISTURB;
+    for (int i = 0; i < 2; i++) {
+        config_init(&c[i]);
+        snprintf(r[i].strategy, sizeof r[i].strategy, "ps-async");
+        r[i].config = &c[i];
+        r[i].config_groups = groups;
+    }
+    struct err e = {0};
+    cr_assert_eq(config_set(&c[0], "straggler", "exp:0.3", groups, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c[0], "steps", "40", groups, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c[1], "straggler", "exp:0.5", groups, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c[1], "steps", "30", groups, &e), 0, "%s", e.msg);
+    const struct report *rs[] = {&r[0], &r[1]};
+    PLOT_OK("two stragglers", plot_convergence, rs, 2);
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_not_null(strstr(gp, "'ps-async, 4 devices, steps 40, straggler exp:0.3'"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "'ps-async, 4 devices, steps 30, straggler exp:0.5'"), "%s", gp);
+    free(gp);
+    cr_assert_eq(config_set(&c[1], "straggler", "exp:0.3", groups, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c[1], "steps", "40", groups, &e), 0, "%s", e.msg);
+    r[0].staleness.n_histogram = 1;   /* r[1], ps-async already, has one */
+    r[0].staleness.histogram = calloc(1, sizeof *r[0].staleness.histogram);
+    r[0].staleness.histogram[0] = 4;
+    PLOT_OK("twice the same", plot_staleness, rs, 2);
+    gp = test_slurp(test_tmp_path("staleness.gp"));
+    cr_expect_not_null(strstr(gp, "'ps-async, 4 devices, #2'"), "%s", gp);
+    free(gp);
+    free_reports(r);
+    for (int i = 0; i < 2; i++) config_release(&c[i]);
+}
+
 Test(plots, convergence_without_curves_says_why_in_the_figure)
 {
     struct report r[3];
