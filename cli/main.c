@@ -51,7 +51,9 @@ static const struct command commands[] = {
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
      "and prints its report. --json writes the report, --trace the Chrome trace-event\n"
-     "file (Perfetto opens it), --timeline an ASCII chart of the first steps.\n"
+     "file (Perfetto opens it), --timeline an ASCII chart of the first steps, --html a\n"
+     "page with the timeline drawn (sim has no --plot: `strata compare --strategies NAME\n"
+     "--plot DIR` draws it as PNG and SVG; `strata plot` the --json's convergence).\n"
      "--workload chakra:DIR simulates the Chakra traces in DIR (strata schedule --chakra\n"
      "writes them; so do PyTorch's execution traces through chakra_converter).",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
