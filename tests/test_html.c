@@ -484,8 +484,19 @@ Test(html, sim_names_the_baseline_of_its_speedup)
     char *html = test_slurp(page);
     cr_expect_not_null(strstr(html, "<li>speedup: samples applied per second over the "
                                     "baseline (simulated): mirrored on one device"), "the page");
+    cr_expect_not_null(strstr(html, "compare's and sim's, mirrored on one device"),
+                       "the column's legend names sim's baseline too");
     free(html);
     run_free(&r);
+    /* a --vary sweep's efficiency is not speedup / ideal: its speedup is
+     * over the first value; the legend says both ways */
+    page = test_tmp_path("sbv.html");
+    expect_ok(RUN("sweep", "--vary", "straggler=none,exp:0.5", "--strategies", "mirrored",
+                  "--steps", "2", "--html", page), "sweep --vary straggler");
+    html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "a sweep of another value's, samples/s over devices x one "
+                                    "device's"), "the efficiency legend");
+    free(html);
 }
 
 /* sim's page left out figures and lines its terminal prints: the speedup
