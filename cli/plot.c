@@ -190,7 +190,17 @@ struct extras {
     int n_speedup;
     struct validation_point *validation;  /* [n_validation], owned */
     int n_validation;
+    int n_other_sweeps;                   /* sweep documents of another option than devices */
 };
+
+/* Did the sweep document d vary the devices (two points at two counts)?
+ * Another option's points are over its first value, at one device count. */
+static bool sweep_varies_devices(const struct report_doc *d)
+{
+    for (int j = 1; j < d->n_entries; j++)
+        if (d->entries[j].devices != d->entries[0].devices) return true;
+    return false;
+}
 
 static int collect_extras(const struct report_doc *docs, int n_docs, struct extras *x,
                           struct err *e)
@@ -204,6 +214,12 @@ static int collect_extras(const struct report_doc *docs, int n_docs, struct extr
         const struct report_doc *d = &docs[i];
         bool is_sweep = !strcmp(d->kind, "strata_sweep");
         if (!is_sweep && strcmp(d->kind, "strata_validate")) continue;   /* compare's speedups */
+        /* a speedup over another value's first is no speedup over one
+         * device: it would join the devices figure at its one count */
+        if (is_sweep && !sweep_varies_devices(d)) {
+            x->n_other_sweeps++;
+            continue;
+        }
         for (int j = 0; j < d->n_entries; j++) {
             const struct report_doc_entry *en = &d->entries[j];
             const char *strategy = d->reports[en->first_report].strategy;
@@ -261,6 +277,11 @@ int plot_documents(const struct plot_opts *o, const struct report_doc *docs, int
         rc = plot_speedup(x.speedup, x.n_speedup, &axes, o, e);
         if (rc == 0) append(names, n_names, "speedup, efficiency");
     }
+    if (rc == 0 && x.n_other_sweeps > 0)
+        fprintf(notes, "  note: no speedup plot of the sweep%s of another option than the "
+                "devices (speedups over its first value, not one device): `strata sweep --vary "
+                "... --plot DIR` draws %s\n", x.n_other_sweeps == 1 ? "" : "s",
+                x.n_other_sweeps == 1 ? "it" : "them");
     if (rc == 0 && varies_checkpoint_interval(rs, n)) {
         rc = plot_goodput(rs, n, o, e);
         if (rc == 0) append(names, n_names, "goodput");

@@ -777,6 +777,35 @@ Test(plots, strata_sweep_of_checkpoint_every_draws_goodput_and_plot_draws_it_aga
     free(again);
 }
 
+/* `strata plot` of a devices sweep and a --vary straggler sweep: the
+ * second's speedups are over straggler=none, all at 4 devices, and joined
+ * the devices figure as two more mirrored points at x = 4 (speedups 1 and
+ * 0.6 beside 2.9 over one device). They stay out, and a note says why and
+ * what draws them; alone, the straggler sweep drew nothing and said nothing. */
+Test(plots, strata_plot_keeps_another_options_sweep_out_of_the_devices_speedup)
+{
+    char *devs = strdup(test_tmp_path("devs.json")), *strag = strdup(test_tmp_path("strag.json"));
+    char *out = strdup(test_tmp_path("figs"));
+    expect_ok(RUN("sweep", "--strategies", "mirrored", "--devices", "1,2", "--steps", "2",
+                  "--json", devs), "devices sweep");
+    expect_ok(RUN("sweep", "--strategies", "mirrored", "--vary", "straggler=none,exp:0.5",
+                  "--steps", "2", "--json", strag), "straggler sweep");
+    struct run r = RUN("plot", devs, strag, "--plot", out);
+    cr_assert_eq(r.status, 0, "strata plot: %s", r.err);
+    char *dat = test_slurp(file_in(out, "speedup.dat"));
+    int n_points = 0;
+    for (const char *l = strchr(dat, '\n'); l; l = strchr(l + 1, '\n'))
+        if (l[1] && l[1] != '#' && l[1] != '\n') n_points++;
+    cr_expect_eq(n_points, 2, "the devices sweep's 1 and 2 devices only:\n%s", dat);
+    free(dat);
+    cr_expect_not_null(strstr(r.out, "no speedup plot of the sweep of another option than the "
+                                     "devices"), "%s", r.out);
+    run_free(&r);
+    free(devs);
+    free(strag);
+    free(out);
+}
+
 /* Item 5 of issue 17: plots that never mislead. */
 Test(plots, convergence_curves_differ_in_dash_and_point_type)
 {
