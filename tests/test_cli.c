@@ -823,6 +823,13 @@ Test(cli, help_metrics_defines_every_column)
     for (size_t i = 0; i < sizeof terms / sizeof *terms; i++)
         cr_expect_not_null(strstr(r.out, terms[i]), "`strata help metrics` lacks \"%s\"",
                            terms[i]);
+    /* a --vary sweep's speedup and efficiency are not over one device, as
+     * `sweep` says under its table; this page said "speedup / devices" */
+    cr_expect_not_null(strstr(r.out, "A sweep of\n             another option than the devices: "
+                                     "over the same strategy at\n             its first value."),
+                       "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "option: samples/s over devices x one device's"), "%s",
+                       r.out);
     run_free(&r);
 }
 
