@@ -58,7 +58,8 @@ static int plot_report_set(const struct plot_opts *o, const struct report *const
         TRY(plot_staleness(rs, n, o, e));
         append(names, n_names, "staleness");
     } else if (notes) {
-        fprintf(notes, "  note: no staleness plot: no run pushed to a parameter server\n");
+        fprintf(notes, "  note: no staleness plot: no run counts staleness (only parameter "
+                       "servers and pipelined-steps do)\n");
     }
     return 0;
 }

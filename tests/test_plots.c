@@ -368,6 +368,47 @@ Test(plots, staleness_has_a_block_per_report_that_pushed)
     expect_figure(test_tmp_dir, "staleness", "staleness");
 }
 
+/* pipelined-steps pushes nothing: its staleness is of its own updates
+ * (docs/metrics.md), as sim's terminal says ("staleness of applied
+ * updates"); the figure called its 76 updates "pushes". */
+Test(plots, staleness_counts_applied_updates_not_only_pushes)
+{
+    struct report r[3];
+    make_reports(r);
+    snprintf(r[1].strategy, sizeof r[1].strategy, "pipelined-steps");
+    const struct report *rs[] = {&r[1]};
+    PLOT_OK("in flight", plot_staleness, rs, 1);
+    char *gp = test_slurp(test_tmp_path("staleness.gp"));
+    cr_expect_not_null(strstr(gp, "'Staleness of applied updates (pushes to a server, "
+                                  "pipelined-steps'' own;"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "set ylabel 'updates (% of a run''s applied updates)'"), "%s",
+                       gp);
+    cr_expect_null(strstr(gp, "pushes)'"), "%s", gp);
+    free(gp);
+    char *dat = test_slurp(test_tmp_path("staleness.dat"));
+    cr_expect_not_null(strstr(dat, "pipelined-steps (10 updates, "), "%s", dat);
+    free(dat);
+    free_reports(r);
+}
+
+/* A compare of every strategy: ps-async is report 2 (lt 3) and
+ * pipelined-steps report 10 (lt 11), and gnuplot's colours repeat after 8:
+ * their bars were one colour. From the ninth report on, bars are hatched. */
+Test(plots, staleness_bars_of_a_ninth_report_are_hatched)
+{
+    struct report r[3];
+    make_reports(r);   /* r[0] has no histogram: left out, but counted */
+    const struct report *rs[] = {&r[0], &r[0], &r[1], &r[0], &r[0],
+                                 &r[0], &r[0], &r[0], &r[0], &r[2]};
+    PLOT_OK("eleven", plot_staleness, rs, 10);
+    char *gp = test_slurp(test_tmp_path("staleness.gp"));
+    cr_expect_not_null(strstr(gp, "with boxes lt 3 title 'ps-async'"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "with boxes lt 10 fs pattern 4 border title 'ps-sync'"), "%s",
+                       gp);
+    free(gp);
+    free_reports(r);
+}
+
 Test(plots, staleness_without_pushes_is_an_input_error)
 {
     struct report r[3];
