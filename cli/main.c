@@ -51,7 +51,9 @@ static const struct command commands[] = {
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
      "and prints its report. --json writes the report, --trace the Chrome trace-event\n"
-     "file (Perfetto opens it), --timeline an ASCII chart of the first steps.\n"
+     "file (Perfetto opens it), --timeline an ASCII chart of the first steps, --html a\n"
+     "page with the timeline drawn (sim has no --plot: `strata compare --strategies NAME\n"
+     "--plot DIR` draws it as PNG and SVG; `strata plot` the --json's convergence).\n"
      "--workload chakra:DIR simulates the Chakra traces in DIR (strata schedule --chakra\n"
      "writes them; so do PyTorch's execution traces through chakra_converter).",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
@@ -129,11 +131,12 @@ static const struct command commands[] = {
      "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
      "Reads reports saved with --json (by sim, real, compare, sweep or validate) and draws\n"
      "with gnuplot: loss and test accuracy against time and step, a line per run; the\n"
-     "staleness of pushes; a sweep's speedup and efficiency; a validation's predicted\n"
-     "against measured step times. Each figure is NAME.png and NAME.svg in DIR (default\n"
-     "plots/), beside NAME.dat and the script NAME.gp that draws it again. Without gnuplot\n"
-     "(Debian: gnuplot-nox) the data and scripts are still written. --html FILE puts the\n"
-     "reports' table, the figures and the documents in one page (and alone, no plots/).",
+     "staleness of pushes; a devices sweep's speedup and efficiency (another option's:\n"
+     "sweep --plot); a validation's predicted against measured step times. Each figure\n"
+     "is NAME.png and NAME.svg in DIR (default plots/), beside NAME.dat and the script\n"
+     "NAME.gp that draws it again. Without gnuplot (Debian: gnuplot-nox) the data and\n"
+     "scripts are still written. --html FILE puts the reports' table, the figures and the\n"
+     "documents in one page (and alone, no plots/).",
      OPTG_PLOT | OPTG_HTML, cmd_plot, NULL},
     {"validate", "a matrix of models, ranks and stragglers: every strategy simulated and run",
      "Runs each strategy (--strategies) in each cell of a matrix, --models x --np LIST x\n"

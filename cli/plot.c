@@ -58,7 +58,8 @@ static int plot_report_set(const struct plot_opts *o, const struct report *const
         TRY(plot_staleness(rs, n, o, e));
         append(names, n_names, "staleness");
     } else if (notes) {
-        fprintf(notes, "  note: no staleness plot: no run pushed to a parameter server\n");
+        fprintf(notes, "  note: no staleness plot: no run counts staleness (only parameter "
+                       "servers and pipelined-steps do)\n");
     }
     return 0;
 }
@@ -190,7 +191,17 @@ struct extras {
     int n_speedup;
     struct validation_point *validation;  /* [n_validation], owned */
     int n_validation;
+    int n_other_sweeps;                   /* sweep documents of another option than devices */
 };
+
+/* Did the sweep document d vary the devices (two points at two counts)?
+ * Another option's points are over its first value, at one device count. */
+static bool sweep_varies_devices(const struct report_doc *d)
+{
+    for (int j = 1; j < d->n_entries; j++)
+        if (d->entries[j].devices != d->entries[0].devices) return true;
+    return false;
+}
 
 static int collect_extras(const struct report_doc *docs, int n_docs, struct extras *x,
                           struct err *e)
@@ -204,6 +215,12 @@ static int collect_extras(const struct report_doc *docs, int n_docs, struct extr
         const struct report_doc *d = &docs[i];
         bool is_sweep = !strcmp(d->kind, "strata_sweep");
         if (!is_sweep && strcmp(d->kind, "strata_validate")) continue;   /* compare's speedups */
+        /* a speedup over another value's first is no speedup over one
+         * device: it would join the devices figure at its one count */
+        if (is_sweep && !sweep_varies_devices(d)) {
+            x->n_other_sweeps++;
+            continue;
+        }
         for (int j = 0; j < d->n_entries; j++) {
             const struct report_doc_entry *en = &d->entries[j];
             const char *strategy = d->reports[en->first_report].strategy;
@@ -256,9 +273,16 @@ int plot_documents(const struct plot_opts *o, const struct report_doc *docs, int
         for (int j = 0; j < docs[i].n; j++) rs[k++] = &docs[i].reports[j];
     if (rc == 0) rc = plot_report_set(o, rs, n, names, n_names, notes, e);
     if (rc == 0 && varies_devices(&x)) {
-        rc = plot_speedup(x.speedup, x.n_speedup, "devices", true, o, e);
+        const struct speedup_axes axes = {.x_label = "devices", .speedup_over = "one device",
+                                          .ideal_line = true};
+        rc = plot_speedup(x.speedup, x.n_speedup, &axes, o, e);
         if (rc == 0) append(names, n_names, "speedup, efficiency");
     }
+    if (rc == 0 && x.n_other_sweeps > 0)
+        fprintf(notes, "  note: no speedup plot of the sweep%s of another option than the "
+                "devices (speedups over its first value, not one device): `strata sweep --vary "
+                "... --plot DIR` draws %s\n", x.n_other_sweeps == 1 ? "" : "s",
+                x.n_other_sweeps == 1 ? "it" : "them");
     if (rc == 0 && varies_checkpoint_interval(rs, n)) {
         rc = plot_goodput(rs, n, o, e);
         if (rc == 0) append(names, n_names, "goodput");

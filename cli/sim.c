@@ -194,6 +194,8 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     report_print_table(stdout, rows, 1, &speedup);
     table_legend_print(stdout, rows, 1);   /* the page has its own legend */
     notes_begin(&notes);
+    /* the speedup column's reference, as compare names it under its table */
+    if (has_baseline) run_print_baseline_note(notes.f, &s.cfg, base.report.step_time_s.mean, false);
     table_notes_print(notes.f, rows, 1, &speedup, has_baseline ? &base.report : NULL);
     notes_end(&notes);
     notes_begin(&notes);

@@ -461,8 +461,12 @@ static void title_of(const struct config *cfg, const struct sweep *s, char *buf,
                                  s->axis.is_real ? "measured" : "simulated",
                                  s->axis.is_real ? "this machine" : cfg->cluster, cfg->model);
     /* the batch and the stragglers, unless the axis varied them (the
-     * figure's x axis says them then) */
-    if (strcmp(axis, "batch") && at < n)
+     * figure's x axis says them then); a weak sweep's batch grows, its
+     * batch per device stays */
+    if (s->axis.is_devices && s->axis.is_weak && at < n)
+        at += (size_t)snprintf(buf + at, n - at, ", %lld samples per device (weak scaling)",
+                               s->axis.batch_per_device);
+    else if (strcmp(axis, "batch") && at < n)
         at += (size_t)snprintf(buf + at, n - at, ", batch %lld (%s scaling)", cfg->batch,
                                cfg->scaling);
     if (strcmp(axis, "straggler") && at < n)
@@ -481,10 +485,23 @@ static int draw(const void *sweep, const struct plot_opts *o, struct err *e)
     int n = rc ? 0 : sweep_xy(s, xy);
     for (int i = 0; i < n; i++)
         pts[i] = (struct speedup_point){xy[i].strategy, xy[i].x, xy[i].speedup, xy[i].efficiency};
-    char x_label[128];
-    snprintf(x_label, sizeof x_label, "%s%s", s->axis.opt->name,
-             sweep_is_numeric(&s->axis) ? "" : " (position in --vary)");
-    if (rc == 0) rc = plot_speedup(pts, n, x_label, s->axis.is_devices, o, e);
+    /* the axes say what print_meaning says: speedup over one device on
+     * devices sweeps, else over the first value, and efficiency against
+     * one device at each value */
+    const struct sweep_axis *ax = &s->axis;
+    const char *names[SWEEP_MAX_VALUES];
+    for (int i = 0; i < ax->n_values; i++) names[i] = ax->values[i];
+    char over[SWEEP_VALUE_BYTES + 128];
+    snprintf(over, sizeof over, "%s=%s, the first value", ax->opt->name, ax->values[0]);
+    const struct speedup_axes axes = {
+        .x_label = ax->opt->name,
+        .x_names = sweep_is_numeric(ax) ? NULL : names,
+        .n_x_names = ax->n_values,
+        .speedup_over = ax->is_devices ? "one device" : over,
+        .efficiency_label = ax->is_devices ? NULL
+                                           : "efficiency (samples/s over devices x one device's)",
+        .ideal_line = ax->is_devices};
+    if (rc == 0) rc = plot_speedup(pts, n, &axes, o, e);
     free(xy);
     free(pts);
     if (rc == 0 && !strcmp(s->axis.opt->name, "checkpoint-every")) rc = plot_goodput_of(s, o, e);

@@ -282,25 +282,50 @@ int report_write_csv(const struct report *const *rs, int n, const double *speedu
     return file_stream_commit(&out, path, e);
 }
 
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 int report_set_loss_curve(struct report *r, const struct step_loss *losses, size_t n,
                           int64_t steps, struct err *e)
 {
     if (steps <= 0 || n == 0) return 0;
     struct loss_point *pts = XCALLOC(e, (size_t)steps, sizeof *pts);
     int64_t *samples = XCALLOC(e, (size_t)steps, sizeof *samples);
-    if (!pts || !samples) {
+    size_t *entries = XCALLOC(e, (size_t)steps, sizeof *entries);
+    double *ends = XCALLOC(e, n, sizeof *ends);
+    if (!pts || !samples || !entries || !ends) {
         free(pts);
         free(samples);
+        free(entries);
+        free(ends);
         return ERR_NOMEM;
     }
+    size_t n_ends = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t s = losses[i].step;
         if (s < 0 || s >= steps) continue;
         pts[s].step = s;
         pts[s].loss += losses[i].loss_sum;
         samples[s] += losses[i].n_samples;
-        if (losses[i].end_s > pts[s].time_s) pts[s].time_s = losses[i].end_s;
+        entries[s]++;
+        ends[n_ends++] = losses[i].end_s;
     }
+    /* Step s ends with the c-th worker step to end, c those of steps 0..s
+     * (docs/metrics.md: an asynchronous step s ends with the (s+1)N-th). A
+     * synchronous step's entries all end before the next step's, so that is
+     * its last one; an asynchronous step's last one can end after the
+     * next steps' (a slow worker's item), and the curve went back in time. */
+    qsort(ends, n_ends, sizeof *ends, by_double);
+    size_t ended = 0;
+    for (int64_t s = 0; s < steps; s++) {
+        ended += entries[s];
+        if (entries[s] > 0) pts[s].time_s = ends[ended - 1];
+    }
+    free(entries);
+    free(ends);
     int kept = 0;
     for (int64_t s = 0; s < steps; s++)
         if (samples[s] > 0) {

@@ -129,8 +129,11 @@ struct report {
 
 /* r's loss_curve from the workers' step losses (any order): one point per
  * step of [0, steps) that has any, the sum of the losses over the sum of the
- * samples (the global batch's mean loss), at the time the last of those
- * workers ended the step. Real runs and simulated numerics both report so. */
+ * samples (the global batch's mean loss), at the time the job's step ended:
+ * when as many worker steps had ended as steps 0..s hold (a synchronous
+ * step's last one; an asynchronous step s, the (s+1)N-th, as its step time
+ * counts it), so time never goes back along the curve. Real runs and
+ * simulated numerics both report so. */
 int report_set_loss_curve(struct report *r, const struct step_loss *losses, size_t n,
                           int64_t steps, struct err *e);
 

@@ -57,9 +57,11 @@ static const struct column columns[] = {
     {"throughput_samples_per_s", "samples/s", COL_COUNT, false, false,
      "samples whose gradient took effect, per second"},
     {"speedup", "speedup", COL_NUM, true, true,
-     "throughput over the baseline's: compare's, mirrored on one device; a sweep point's, "
-     "one device or the first value"},
-    {"efficiency", "efficiency", COL_SHARE, true, true, "speedup over the ideal speedup"},
+     "throughput over the baseline's: compare's and sim's, mirrored on one device; a sweep "
+     "point's, one device or the first value"},
+    {"efficiency", "efficiency", COL_SHARE, true, true,
+     "speedup over the ideal speedup (the devices); a sweep of another value's, samples/s over "
+     "devices x one device's"},
     {"breakdown.compute", "compute", COL_SHARE, false, false, "share of device time computing"},
     {"breakdown.comm", "comm", COL_SHARE, false, false,
      "share of device time in exposed communication"},

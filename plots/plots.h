@@ -77,16 +77,28 @@ int plot_goodput(const struct report *const *rs, int n, const struct plot_opts *
 
 struct speedup_point {
     const char *strategy;
-    double x;               /* the varied value: devices, say */
-    double speedup;         /* over the one-device baseline */
+    double x;               /* the varied value: devices, say; a position 1, 2, ... when not a number */
+    double speedup;         /* over the axis's reference (speedup_axes.speedup_over) */
     double efficiency;      /* speedup / ideal speedup */
 };
 
-/* speedup.* (speedup against x, with the ideal y = x when ideal_line) and
- * efficiency.*, each from its own NAME.dat and NAME.gp (the same points); a
- * line per strategy; log2 x (and log2 speedup) axes when every x is a power
- * of two. */
-int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bool ideal_line,
+/* What a speedup figure's axes say: a sweep's speedup is over one device
+ * only when it varies the devices (bench/sweep.h), else over its first
+ * value, and its efficiency is then against one device at each value. */
+struct speedup_axes {
+    const char *x_label;            /* "devices", "batch", "straggler" */
+    const char *const *x_names;     /* [n_x_names]: the tic of x = 1, 2, ...; NULL: x is the value */
+    int n_x_names;
+    const char *speedup_over;       /* "one device", "straggler=none (the first value)" */
+    const char *efficiency_label;   /* NULL: "efficiency (speedup / ideal)" */
+    bool ideal_line;                /* speedup = x and efficiency = 1 (devices sweeps) */
+};
+
+/* speedup.* (speedup against x, with the ideal y = x when ax->ideal_line)
+ * and efficiency.*, each from its own NAME.dat and NAME.gp (the same
+ * points); a line per strategy; log2 x (and log2 speedup) axes when every x
+ * is a power of two and x is the value; ax's labels on both. */
+int plot_speedup(const struct speedup_point *pts, int n, const struct speedup_axes *ax,
                  const struct plot_opts *o, struct err *e);
 
 struct validation_point {

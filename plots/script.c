@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "script.h"
 
 void script_begin(struct text *gp, const char *name, const char *what)
@@ -83,16 +85,85 @@ static const char *mode_of(const struct report *r)
     return r->mode ? r->mode : "";
 }
 
+/* Do a and b come from one strategy, run the same way, on as many devices:
+ * a legend of strategy, mode and devices alone cannot tell them apart? */
+static bool same_series(const struct report *a, const struct report *b)
+{
+    return !strcmp(mode_of(a), mode_of(b)) && !strcmp(a->strategy, b->strategy) &&
+           a->devices == b->devices;
+}
+
+/* A config value as the legend shows it: text as it is, numbers and flags
+ * as JSON writes them. */
+static void value_text(const cJSON *v, char *buf, size_t size)
+{
+    if (cJSON_IsString(v)) {
+        snprintf(buf, size, "%s", v->valuestring);
+        return;
+    }
+    char *t = cJSON_PrintUnformatted(v);
+    snprintf(buf, size, "%s", t ? t : "?");
+    cJSON_free(t);
+}
+
+/* Appends ", KEY VALUE" to buf for each option of r's config (in the
+ * config's order) whose value differs in another report of the same series
+ * (same_series), so that every report of the series names the same
+ * options; false when none does or the configs are unknown. O(n) configs
+ * built: a plot holds tens of reports. */
+static bool options_that_differ(const struct report *const *rs, int n, int i, char *buf,
+                                size_t size)
+{
+    const struct report *r = rs[i];
+    if (!r->config) return false;
+    cJSON *mine = report_config_to_json(r->config, r->config_groups);
+    cJSON *others = cJSON_CreateArray();
+    for (int j = 0; mine && others && j < n; j++)
+        if (j != i && same_series(rs[j], r) && rs[j]->config)
+            cJSON_AddItemToArray(others, report_config_to_json(rs[j]->config,
+                                                               rs[j]->config_groups));
+    size_t at = strlen(buf);
+    bool found = false;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, mine) {
+        bool differs = false;
+        const cJSON *theirs;
+        cJSON_ArrayForEach(theirs, others) {
+            const cJSON *w = cJSON_GetObjectItemCaseSensitive(theirs, v->string);
+            if (!w || !cJSON_Compare(v, w, true)) differs = true;
+        }
+        if (!differs || at >= size) continue;
+        char text[96];
+        value_text(v, text, sizeof text);
+        int k = snprintf(buf + at, size - at, ", %s %s", v->string, text);
+        at = k < 0 ? size : at + (size_t)k;
+        found = true;
+    }
+    cJSON_Delete(others);
+    cJSON_Delete(mine);
+    return found;
+}
+
 void series_name(const struct report *const *rs, int n, int i, char *buf, size_t size)
 {
-    bool modes_mix = false, strategy_repeats = false;
+    bool modes_mix = false, strategy_repeats = false, devices_repeat = false;
+    int ordinal = 1;   /* r's place among the reports of its series */
     const struct report *r = rs[i];
     for (int j = 0; j < n; j++) {
         if (strcmp(mode_of(rs[j]), mode_of(r))) modes_mix = true;
         else if (j != i && !strcmp(rs[j]->strategy, r->strategy)) strategy_repeats = true;
+        if (j != i && same_series(rs[j], r)) {
+            devices_repeat = true;
+            if (j < i) ordinal++;
+        }
     }
     int k = snprintf(buf, size, "%s", r->strategy);
     if (modes_mix && k >= 0 && (size_t)k < size) k += snprintf(buf + k, size - (size_t)k, " (%s)", mode_of(r));
     if (strategy_repeats && k >= 0 && (size_t)k < size)
-        snprintf(buf + k, size - (size_t)k, ", %d device%s", r->devices, r->devices == 1 ? "" : "s");
+        k += snprintf(buf + k, size - (size_t)k, ", %d device%s", r->devices,
+                      r->devices == 1 ? "" : "s");
+    /* Two runs alike so far (two stragglers, seeds, step counts): the
+     * options that tell them apart, else their order, never one name twice. */
+    if (devices_repeat && k >= 0 && (size_t)k < size && !options_that_differ(rs, n, i, buf, size))
+        snprintf(buf + k, size - (size_t)k, ", #%d", ordinal);
 }

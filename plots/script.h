@@ -39,7 +39,10 @@ struct time_unit {
 struct time_unit time_unit_for(double max_s);
 
 /* The legend of rs[i]: its strategy, " (real)" or " (sim)" when the reports
- * mix modes, ", N devices" when its strategy and mode come more than once. */
+ * mix modes, ", N devices" when its strategy and mode come more than once,
+ * and when they come more than once on N devices too, ", KEY VALUE" of each
+ * option of its config that differs among those reports (or ", #K", its
+ * place among them, when none does). */
 void series_name(const struct report *const *rs, int n, int i, char *buf, size_t size);
 
 #endif

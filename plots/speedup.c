@@ -45,7 +45,7 @@ static bool seen_before(const struct speedup_point *pts, int i)
 /* One figure, drawn from fig.dat: column col (2 speedup, 3 efficiency) of
  * every block. */
 static void figure(struct text *gp, const char *fig, const char *lead, const char *ylabel,
-                   int col, const char *const *titles, int blocks, const char *x_label,
+                   int col, const char *const *titles, int blocks, const struct speedup_axes *ax,
                    bool log_x, bool log_y, const char *ideal, const char *key,
                    const struct plot_opts *o)
 {
@@ -53,8 +53,21 @@ static void figure(struct text *gp, const char *fig, const char *lead, const cha
                                    : "efficiency (speedup / ideal), a line per strategy");
     script_figure_titled(gp, fig, 1000, 700, 30, lead, o->title);
     text_printf(gp, "    set xlabel ");
-    text_quoted(gp, x_label);
-    text_printf(gp, "\n    set ylabel '%s'\n    set key %s\n    set grid\n", ylabel, key);
+    text_quoted(gp, ax->x_label);
+    text_printf(gp, "\n    set ylabel ");
+    text_quoted(gp, ylabel);
+    text_printf(gp, "\n    set key %s\n    set grid\n", key);
+    /* Values that are not numbers stand at 1, 2, ...: their names are the
+     * tics, and nothing lies between them. */
+    if (ax->x_names) {
+        text_printf(gp, "    set xrange [0.75:%.2f]\n    set xtics (", ax->n_x_names + 0.25);
+        for (int i = 0; i < ax->n_x_names; i++) {
+            text_printf(gp, "%s", i ? ", " : "");
+            text_quoted(gp, ax->x_names[i]);
+            text_printf(gp, " %d", i + 1);
+        }
+        text_printf(gp, ")\n");
+    }
     if (log_x) text_printf(gp, "    set logscale x 2\n");
     if (log_y) text_printf(gp, "    set logscale y 2\n");
     /* Room above the top point, so that an ideal line there stays in sight. */
@@ -82,7 +95,7 @@ static void data_file(struct text *dat, const char *what, const struct text *bod
     dat->is_failed |= body->is_failed;
 }
 
-int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bool ideal_line,
+int plot_speedup(const struct speedup_point *pts, int n, const struct speedup_axes *ax,
                  const struct plot_opts *o, struct err *e)
 {
     if (n < 1) return err_set(e, ERR_INPUT, "speedup plot: no points to draw");
@@ -93,8 +106,12 @@ int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bo
         free(titles);
         return err_set(e, ERR_NOMEM, "speedup plot: out of memory");
     }
-    if (!x_label || !*x_label) x_label = "x";
-    bool log_x = true, speedups_positive = true;
+    struct speedup_axes axes = *ax;
+    if (!axes.x_label || !*axes.x_label) axes.x_label = "x";
+    if (!axes.speedup_over || !*axes.speedup_over) axes.speedup_over = "one device";
+    if (!axes.efficiency_label) axes.efficiency_label = "efficiency (speedup / ideal)";
+    if (axes.n_x_names < 1) axes.x_names = NULL;
+    bool log_x = !axes.x_names, speedups_positive = true;
     double x_lo = INFINITY, x_hi = -INFINITY;
     struct text dat = {0}, gp = {0}, eff_dat = {0}, eff_gp = {0};
     int blocks = 0;
@@ -130,10 +147,12 @@ int plot_speedup(const struct speedup_point *pts, int n, const char *x_label, bo
     data_file(&eff_dat, "efficiency", &body);
     text_free(&body);
     /* On log2 axes both ways, ideal scaling is the diagonal. */
-    figure(&gp, "speedup", "Speedup", "speedup (x one device)", 2, titles, blocks, x_label, log_x,
-           log_x && speedups_positive, ideal_line ? "x" : NULL, "top left", o);
-    figure(&eff_gp, "efficiency", "Efficiency", "efficiency (speedup / ideal)", 3, titles, blocks,
-           x_label, log_x, false, ideal_line ? "1" : NULL, "bottom left", o);
+    char speedup_label[256];
+    snprintf(speedup_label, sizeof speedup_label, "speedup (x %s)", axes.speedup_over);
+    figure(&gp, "speedup", "Speedup", speedup_label, 2, titles, blocks, &axes, log_x,
+           log_x && speedups_positive, axes.ideal_line ? "x" : NULL, "top left", o);
+    figure(&eff_gp, "efficiency", "Efficiency", axes.efficiency_label, 3, titles, blocks, &axes,
+           log_x, false, axes.ideal_line ? "1" : NULL, "bottom left", o);
     int rc = plot_render(o, "speedup", &dat, &gp, e);
     if (rc == 0) rc = plot_render(o, "efficiency", &eff_dat, &eff_gp, e);
     text_free(&eff_dat);   /* when the speedup figure failed */

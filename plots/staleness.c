@@ -1,5 +1,7 @@
-/* staleness.*: how many versions behind the server each push was when it
- * was applied, a bar per staleness and report: the price of asynchrony. */
+/* staleness.*: how many versions behind each applied update was: a push
+ * to a server, or pipelined-steps' own update of a gradient K-1 steps old
+ * (docs/metrics.md); a bar per staleness and report: the price of
+ * asynchrony. */
 #include <stdio.h>
 
 #include "render.h"
@@ -26,16 +28,17 @@ int plot_staleness(const struct report *const *rs, int n, const struct plot_opts
         }
     if (m == 0)
         return err_set(e, ERR_INPUT, "staleness plot: no report has a staleness histogram "
-                       "(only parameter-server strategies push)");
+                       "(only parameter servers and pipelined-steps count staleness)");
 
     struct text dat = {0}, gp = {0};
     text_printf(&dat, "# strata staleness data: a block per report (gnuplot's index), a line "
-                      "per staleness: versions_behind pushes percent_of_pushes\n");
-    script_begin(&gp, name, "staleness of applied pushes, bars per run");
+                      "per staleness: versions_behind updates percent_of_updates\n");
+    script_begin(&gp, name, "staleness of applied updates, bars per run");
     script_figure_titled(&gp, name, 1200, 700, 30,
-                         "Staleness of pushes (versions behind when applied)", o->title);
+                         "Staleness of applied updates (pushes to a server, pipelined-steps' own; "
+                         "versions behind when applied)", o->title);
     text_printf(&gp, "    set xlabel 'staleness (versions behind)'\n"
-                     "    set ylabel 'pushes (%% of a run''s pushes)'\n"
+                     "    set ylabel 'updates (%% of a run''s applied updates)'\n"
                      "    set xrange [-0.5:%d.5]\n    set yrange [0:*]\n"
                      "    set offsets 0, 0, graph 0.05, 0\n"
                      "    set key top right\n    set style fill solid 0.85 border lc rgb '#303030'\n",
@@ -51,15 +54,22 @@ int plot_staleness(const struct report *const *rs, int n, const struct plot_opts
         if (total == 0) continue;
         char title[NAME_BYTES];
         series_name(rs, n, i, title, sizeof title);
-        text_printf(&dat, "%s# index %d: %s (%lld pushes, mean %.4g, max %lld)\n",
+        text_printf(&dat, "%s# index %d: %s (%lld updates, mean %.4g, max %lld)\n",
                     block ? "\n\n" : "", block, title, (long long)total, r->staleness.mean,
                     (long long)r->staleness.max);
         for (int k = 0; k < r->staleness.n_histogram; k++)
             text_printf(&dat, "%d %lld %.10g\n", k, (long long)r->staleness.histogram[k],
                         100.0 * (double)r->staleness.histogram[k] / (double)total);
-        text_printf(&gp, "%s'%s.dat' index %d using ($1%+g):3 with boxes lt %d title ",
+        /* lt i + 1: a report's colour in every figure. gnuplot's line types
+         * repeat their colours after 8, and a bar has no dash or point to
+         * tell it by: from the ninth report on, its bars are hatched (a
+         * compare of every strategy drew ps-async and pipelined-steps in
+         * one colour). */
+        text_printf(&gp, "%s'%s.dat' index %d using ($1%+g):3 with boxes lt %d",
                     block ? ", \\\n         " : "    plot ", name, block,
                     (block - (m - 1) / 2.0) * w, i + 1);
+        if (i >= 8) text_printf(&gp, " fs pattern %d border", 4 + (i / 8 - 1) % 4);
+        text_printf(&gp, " title ");
         text_quoted(&gp, title);
         block++;
     }

@@ -78,7 +78,13 @@ static void teardown(struct real_ctx *ctx)
 
 /* ---- training ------------------------------------------------------------------ */
 
-static int evaluate(struct real_ctx *ctx, int64_t step, struct real_result *res, struct err *e)
+/* The test set on the parameters after `step` job steps, which training
+ * had reached at time at_s: the point's time, as the simulator's is its
+ * step's end, not the end of the gather and the evaluation after it (the
+ * final point lay 2 to 4 times the job's time in, on the loss curve's
+ * axis). */
+static int evaluate(struct real_ctx *ctx, int64_t step, double at_s, struct real_result *res,
+                    struct err *e)
 {
     const struct dataset *test = &ctx->data.test;
     int32_t *labels = XCALLOC(e, (size_t)test->n, sizeof *labels);
@@ -93,7 +99,7 @@ static int evaluate(struct real_ctx *ctx, int64_t step, struct real_result *res,
                                            ((size_t)r->n_accuracy_curve + 1) * sizeof *grown);
     if (!grown) return err_set(e, ERR_NOMEM, "out of memory");
     r->accuracy_curve = grown;
-    grown[r->n_accuracy_curve++] = (struct accuracy_point){step, real_now(ctx), accuracy};
+    grown[r->n_accuracy_curve++] = (struct accuracy_point){step, at_s, accuracy};
     res->report.has_final = true;
     res->report.final.loss = loss;
     res->report.final.test_accuracy = accuracy;
@@ -151,8 +157,9 @@ static int train(struct real_ctx *ctx, bool show_progress, struct real_result *r
         if (shows_progress) progress(ctx, w, job_done - 1, is_last, &last_s);
         if (every > 0 && job_done >= next_eval && job_done < ctx->steps) {
             next_eval = (job_done / every + 1) * every;
+            const double reached_s = real_now(ctx);
             rc = params_gather(ctx, false, e);
-            if (rc == 0 && ctx->rank == 0) rc = evaluate(ctx, job_done, res, e);
+            if (rc == 0 && ctx->rank == 0) rc = evaluate(ctx, job_done, reached_s, res, e);
         }
     }
     if (rc == 0) rc = worker_finish(w, e);
@@ -369,7 +376,8 @@ static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
             hosts.rank_hosts = NULL;
         }
         heartbeat_finishing(ctx->hb);
-        if (rc == 0) rc = evaluate(ctx, ctx->steps, res, e);
+        /* the final model is the one training ended with, at the makespan */
+        if (rc == 0) rc = evaluate(ctx, ctx->steps, res->makespan_s, res, e);
         heartbeat_finishing(ctx->hb);
         const char *path = ctx->cfg->save_params;
         if (rc == 0 && path[0]) rc = save_params(ctx, path, e);

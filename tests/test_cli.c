@@ -50,6 +50,18 @@ Test(cli, schedule_help_lists_the_scenario_options_and_ranges)
     run_free(&r);
 }
 
+/* sim takes --timeline-steps, whose help names --plot, but has no --plot:
+ * its help says where a timeline figure comes from (a refusal of --plot
+ * only said "see --help", and the help did not say). */
+Test(cli, sim_help_says_how_to_draw_its_timeline_as_a_figure)
+{
+    struct run r = RUN("sim", "--help");
+    cr_assert_eq(r.status, 0);
+    cr_expect_not_null(strstr(r.out, "sim has no --plot: `strata compare --strategies NAME\n"
+                                     "--plot DIR` draws it as PNG and SVG"), "%s", r.out);
+    run_free(&r);
+}
+
 /* Every strategy is valid at the defaults; pipeline-interleaved's default
  * 2 chunks on each of the default 4 devices would need 8 layers, and the
  * default model has 4: it takes 1 chunk a device and says so, naming
@@ -811,6 +823,13 @@ Test(cli, help_metrics_defines_every_column)
     for (size_t i = 0; i < sizeof terms / sizeof *terms; i++)
         cr_expect_not_null(strstr(r.out, terms[i]), "`strata help metrics` lacks \"%s\"",
                            terms[i]);
+    /* a --vary sweep's speedup and efficiency are not over one device, as
+     * `sweep` says under its table; this page said "speedup / devices" */
+    cr_expect_not_null(strstr(r.out, "A sweep of\n             another option than the devices: "
+                                     "over the same strategy at\n             its first value."),
+                       "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "option: samples/s over devices x one device's"), "%s",
+                       r.out);
     run_free(&r);
 }
 

@@ -466,6 +466,39 @@ Test(html, notes_text_and_noise)
     free(html);
 }
 
+/* sim printed a speedup (0.07x for mirrored on 8 devices of a100-pcie-eth)
+ * with no line saying over what: compare names its baseline and the
+ * baseline's step time under the table (docs/metrics.md: "The line under
+ * each table names the baseline"); sim now does too, terminal and page.
+ * slow:3=2 has no rank 3 on one device: the baseline runs without it. */
+Test(html, sim_names_the_baseline_of_its_speedup)
+{
+    const char *page = test_tmp_path("sb.html");
+    struct run r = RUN("sim", "--strategy", "mirrored", "--devices", "8", "--cluster",
+                       "a100-pcie-eth", "--straggler", "slow:3=2", "--steps", "3", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *note = "speedup: samples applied per second over the baseline (simulated): "
+                       "mirrored on one device, no servers,\n  the same model, batch and "
+                       "cluster, stragglers none: ";
+    cr_expect_not_null(strstr(r.out, note), "%s", r.out);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "<li>speedup: samples applied per second over the "
+                                    "baseline (simulated): mirrored on one device"), "the page");
+    cr_expect_not_null(strstr(html, "compare's and sim's, mirrored on one device"),
+                       "the column's legend names sim's baseline too");
+    free(html);
+    run_free(&r);
+    /* a --vary sweep's efficiency is not speedup / ideal: its speedup is
+     * over the first value; the legend says both ways */
+    page = test_tmp_path("sbv.html");
+    expect_ok(RUN("sweep", "--vary", "straggler=none,exp:0.5", "--strategies", "mirrored",
+                  "--steps", "2", "--html", page), "sweep --vary straggler");
+    html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "a sweep of another value's, samples/s over devices x one "
+                                    "device's"), "the efficiency legend");
+    free(html);
+}
+
 /* sim's page left out figures and lines its terminal prints: the speedup
  * column (the single report's document had no speedup: now it carries it,
  * as a compare document's reports do, and so does --json), the lines under

@@ -221,6 +221,47 @@ Test(plots, convergence_names_the_mode_when_real_and_sim_mix)
     free_reports(r);
 }
 
+/* `strata plot a.json b.json` of ps-async on 4 devices twice, once with
+ * stragglers exp:0.3 for 40 steps, once exp:0.5 for 30: both lines and
+ * both staleness bars were "ps-async, 4 devices". Each now names the
+ * options that differ, the same ones for both; identical configs get
+ * their order. */
+Test(plots, reports_alike_but_for_their_options_have_legends_that_tell_them_apart)
+{
+    struct report r[3];
+    make_reports(r);
+    struct config c[2];
+    const unsigned groups = OPTG_SCENARIO | OPTG_RUN | OPTG_SIM | OPTG_DISTURB;
+    for (int i = 0; i < 2; i++) {
+        config_init(&c[i]);
+        snprintf(r[i].strategy, sizeof r[i].strategy, "ps-async");
+        r[i].config = &c[i];
+        r[i].config_groups = groups;
+    }
+    struct err e = {0};
+    cr_assert_eq(config_set(&c[0], "straggler", "exp:0.3", groups, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c[0], "steps", "40", groups, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c[1], "straggler", "exp:0.5", groups, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c[1], "steps", "30", groups, &e), 0, "%s", e.msg);
+    const struct report *rs[] = {&r[0], &r[1]};
+    PLOT_OK("two stragglers", plot_convergence, rs, 2);
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_not_null(strstr(gp, "'ps-async, 4 devices, steps 40, straggler exp:0.3'"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "'ps-async, 4 devices, steps 30, straggler exp:0.5'"), "%s", gp);
+    free(gp);
+    cr_assert_eq(config_set(&c[1], "straggler", "exp:0.3", groups, &e), 0, "%s", e.msg);
+    cr_assert_eq(config_set(&c[1], "steps", "40", groups, &e), 0, "%s", e.msg);
+    r[0].staleness.n_histogram = 1;   /* r[1], ps-async already, has one */
+    r[0].staleness.histogram = calloc(1, sizeof *r[0].staleness.histogram);
+    r[0].staleness.histogram[0] = 4;
+    PLOT_OK("twice the same", plot_staleness, rs, 2);
+    gp = test_slurp(test_tmp_path("staleness.gp"));
+    cr_expect_not_null(strstr(gp, "'ps-async, 4 devices, #2'"), "%s", gp);
+    free(gp);
+    free_reports(r);
+    for (int i = 0; i < 2; i++) config_release(&c[i]);
+}
+
 Test(plots, convergence_without_curves_says_why_in_the_figure)
 {
     struct report r[3];
@@ -327,6 +368,47 @@ Test(plots, staleness_has_a_block_per_report_that_pushed)
     expect_figure(test_tmp_dir, "staleness", "staleness");
 }
 
+/* pipelined-steps pushes nothing: its staleness is of its own updates
+ * (docs/metrics.md), as sim's terminal says ("staleness of applied
+ * updates"); the figure called its 76 updates "pushes". */
+Test(plots, staleness_counts_applied_updates_not_only_pushes)
+{
+    struct report r[3];
+    make_reports(r);
+    snprintf(r[1].strategy, sizeof r[1].strategy, "pipelined-steps");
+    const struct report *rs[] = {&r[1]};
+    PLOT_OK("in flight", plot_staleness, rs, 1);
+    char *gp = test_slurp(test_tmp_path("staleness.gp"));
+    cr_expect_not_null(strstr(gp, "'Staleness of applied updates (pushes to a server, "
+                                  "pipelined-steps'' own;"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "set ylabel 'updates (% of a run''s applied updates)'"), "%s",
+                       gp);
+    cr_expect_null(strstr(gp, "pushes)'"), "%s", gp);
+    free(gp);
+    char *dat = test_slurp(test_tmp_path("staleness.dat"));
+    cr_expect_not_null(strstr(dat, "pipelined-steps (10 updates, "), "%s", dat);
+    free(dat);
+    free_reports(r);
+}
+
+/* A compare of every strategy: ps-async is report 2 (lt 3) and
+ * pipelined-steps report 10 (lt 11), and gnuplot's colours repeat after 8:
+ * their bars were one colour. From the ninth report on, bars are hatched. */
+Test(plots, staleness_bars_of_a_ninth_report_are_hatched)
+{
+    struct report r[3];
+    make_reports(r);   /* r[0] has no histogram: left out, but counted */
+    const struct report *rs[] = {&r[0], &r[0], &r[1], &r[0], &r[0],
+                                 &r[0], &r[0], &r[0], &r[0], &r[2]};
+    PLOT_OK("eleven", plot_staleness, rs, 10);
+    char *gp = test_slurp(test_tmp_path("staleness.gp"));
+    cr_expect_not_null(strstr(gp, "with boxes lt 3 title 'ps-async'"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "with boxes lt 10 fs pattern 4 border title 'ps-sync'"), "%s",
+                       gp);
+    free(gp);
+    free_reports(r);
+}
+
 Test(plots, staleness_without_pushes_is_an_input_error)
 {
     struct report r[3];
@@ -344,7 +426,9 @@ Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
         {"mirrored", 4, 3.6, 0.9}, {"mirrored", 1, 1, 1},     {"ps-async", 1, 1, 1},
         {"mirrored", 2, 1.9, 0.95}, {"ps-async", 4, 2.8, 0.7}, {"mirrored", 8, 6.4, 0.8},
     };
-    PLOT_OK("strong scaling", plot_speedup, p, 6, "devices", true);
+    const struct speedup_axes ax = {.x_label = "devices", .speedup_over = "one device",
+                                    .ideal_line = true};
+    PLOT_OK("strong scaling", plot_speedup, p, 6, &ax);
     char *dat = test_slurp(test_tmp_path("speedup.dat"));
     cr_expect_not_null(strstr(dat, "1 1 1\n2 1.9 0.95\n4 3.6 0.9\n8 6.4 0.8\n"),
                        "mirrored's points not in x order:\n%s", dat);
@@ -373,7 +457,8 @@ Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
 Test(plots, speedup_over_other_values_keeps_a_linear_axis)
 {
     struct speedup_point p[] = {{"mirrored", 3, 2.5, 0.83}, {"mirrored", 6, 4.5, 0.75}};
-    PLOT_OK("lr sweep", plot_speedup, p, 2, "devices", false);
+    const struct speedup_axes ax = {.x_label = "devices"};
+    PLOT_OK("lr sweep", plot_speedup, p, 2, &ax);
     char *gp = test_slurp(test_tmp_path("speedup.gp"));
     cr_expect_null(strstr(gp, "logscale"));
     cr_expect_null(strstr(gp, "'ideal'"));
@@ -731,6 +816,35 @@ Test(plots, strata_sweep_of_checkpoint_every_draws_goodput_and_plot_draws_it_aga
     free(json);
     free(out);
     free(again);
+}
+
+/* `strata plot` of a devices sweep and a --vary straggler sweep: the
+ * second's speedups are over straggler=none, all at 4 devices, and joined
+ * the devices figure as two more mirrored points at x = 4 (speedups 1 and
+ * 0.6 beside 2.9 over one device). They stay out, and a note says why and
+ * what draws them; alone, the straggler sweep drew nothing and said nothing. */
+Test(plots, strata_plot_keeps_another_options_sweep_out_of_the_devices_speedup)
+{
+    char *devs = strdup(test_tmp_path("devs.json")), *strag = strdup(test_tmp_path("strag.json"));
+    char *out = strdup(test_tmp_path("figs"));
+    expect_ok(RUN("sweep", "--strategies", "mirrored", "--devices", "1,2", "--steps", "2",
+                  "--json", devs), "devices sweep");
+    expect_ok(RUN("sweep", "--strategies", "mirrored", "--vary", "straggler=none,exp:0.5",
+                  "--steps", "2", "--json", strag), "straggler sweep");
+    struct run r = RUN("plot", devs, strag, "--plot", out);
+    cr_assert_eq(r.status, 0, "strata plot: %s", r.err);
+    char *dat = test_slurp(file_in(out, "speedup.dat"));
+    int n_points = 0;
+    for (const char *l = strchr(dat, '\n'); l; l = strchr(l + 1, '\n'))
+        if (l[1] && l[1] != '#' && l[1] != '\n') n_points++;
+    cr_expect_eq(n_points, 2, "the devices sweep's 1 and 2 devices only:\n%s", dat);
+    free(dat);
+    cr_expect_not_null(strstr(r.out, "no speedup plot of the sweep of another option than the "
+                                     "devices"), "%s", r.out);
+    run_free(&r);
+    free(devs);
+    free(strag);
+    free(out);
 }
 
 /* Item 5 of issue 17: plots that never mislead. */

@@ -386,6 +386,35 @@ Test(real, report_of_ps_sync_counts_workers_not_servers)
     cJSON_Delete(rep);
 }
 
+/* An accuracy point's time is when training reached its step, as the
+ * simulator's is: the final one at the makespan, the loss curve's last
+ * time, not after the gather and the test-set pass that followed (it lay
+ * 2 to 4 times the job's time in: 15.9 ms for a 3.8 ms job); the ones of
+ * --eval-every before it. */
+Test(real, accuracy_points_are_at_the_time_training_reached_them)
+{
+    struct args a = real_args();
+    ADD(&a, "--strategy", "mirrored", "--np", "2", "--batch", "64", "--steps", "6",
+        "--eval-every", "3");
+    cJSON *rep = run_report(&a, "accuracy-times.json");
+    const cJSON *ac = cJSON_GetObjectItemCaseSensitive(rep, "accuracy_curve");
+    const cJSON *lc = loss_curve(rep);
+    cr_assert_eq(cJSON_GetArraySize(ac), 2, "steps 3 and 6");
+    double last_loss[3], mid[3], final[3];
+    curve_point(lc, cJSON_GetArraySize(lc) - 1, last_loss);
+    curve_point(ac, 0, mid);
+    curve_point(ac, 1, final);
+    const double makespan_s = 6 * num_at(rep, "step_time_s", "mean");   /* mean = T / S */
+    cr_expect_eq(final[0], 6);
+    cr_expect_float_eq(final[1], makespan_s, 1e-9, "the final accuracy at %g s, the job ended "
+                       "at %g s", final[1], makespan_s);
+    /* the loss's own clock reads its step's end a hair after the spans' */
+    cr_expect_float_eq(last_loss[1], makespan_s, 1e-3 * makespan_s);
+    cr_expect(mid[1] > 0 && mid[1] < final[1], "step 3's point at %g s, the end at %g s", mid[1],
+              final[1]);
+    cJSON_Delete(rep);
+}
+
 Test(real, report_of_pipeline_1f1b_has_every_step)
 {
     struct args a = real_args();

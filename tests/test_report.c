@@ -354,6 +354,40 @@ Test(report, release_frees_and_is_null_safe)
     report_release(NULL);
 }
 
+/* ps-async on 2 workers, worker 1 slow: items k of job step k div 2 end at
+ * w0: 1 (item 0), 2 (2), 3 (3), 5 (4); w1: 4 (item 1), 8 (5). Each step's
+ * loss is the mean of its items'; its time was its last item's end, 4, 3,
+ * 8: the curve went back in time (`strata sim --strategy ps-async
+ * --straggler slow:1=4 --numerics` drew loss against time zigzagging).
+ * A step ends with the (s+1)N-th worker step to end (docs/metrics.md):
+ * 2, 4, 8. A synchronous run, each step's ends before the next's, keeps
+ * its last end. */
+Test(report, loss_curve_time_is_when_the_jobs_step_ended_and_never_goes_back)
+{
+    const struct step_loss async[] = {
+        {0, 1, 2.0, 1}, {0, 4, 4.0, 1}, {1, 2, 1.0, 1}, {1, 3, 3.0, 1}, {2, 5, 1.0, 1},
+        {2, 8, 2.0, 1}};
+    struct report r;
+    report_init(&r);
+    struct err e = {0};
+    cr_assert_eq(report_set_loss_curve(&r, async, 6, 3, &e), 0, "%s", e.msg);
+    cr_assert_eq(r.n_loss_curve, 3);
+    const double want_s[] = {2, 4, 8}, want_loss[] = {3, 2, 1.5};
+    for (int s = 0; s < 3; s++) {
+        cr_expect_eq(r.loss_curve[s].step, s);
+        cr_expect_float_eq(r.loss_curve[s].time_s, want_s[s], 1e-12, "step %d at %g s", s,
+                           r.loss_curve[s].time_s);
+        cr_expect_float_eq(r.loss_curve[s].loss, want_loss[s], 1e-12);
+    }
+    /* synchronous, 2 workers, given in any order */
+    const struct step_loss sync[] = {{1, 2.5, 1.0, 2}, {0, 1.5, 2.0, 2}, {0, 1.0, 2.0, 2},
+                                     {1, 2.0, 1.0, 2}};
+    cr_assert_eq(report_set_loss_curve(&r, sync, 4, 2, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(r.loss_curve[0].time_s, 1.5, 1e-12);
+    cr_expect_float_eq(r.loss_curve[1].time_s, 2.5, 1e-12);
+    report_release(&r);
+}
+
 /* --- files ---------------------------------------------------------------- */
 
 TEST_SUITE_WITH_TMP_DIR(report_files);

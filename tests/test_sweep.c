@@ -434,6 +434,42 @@ Test(sweep, the_header_and_columns_say_the_varied_value_once)
     free(script);
 }
 
+/* The figures say what the table's legend says: a --vary sweep's speedup is
+ * over its first value, not one device, and its efficiency is against one
+ * device at each value; values that are not numbers are the x tics (the
+ * axis read "straggler (position in --vary)" with tics 1, 1.5, 2). A weak
+ * sweep's title gave "batch 64", its first batch, as if it stayed. */
+Test(sweep, the_figures_axes_say_what_speedup_is_over_and_name_the_values)
+{
+    const char *dir = test_tmp_path("fig");
+    struct run r = SWEEP_OK("--vary", "straggler=none,exp:0.5", "--strategies", "mirrored",
+                            "--steps", "2", "--plot", dir);
+    run_free(&r);
+    char gp[256];
+    snprintf(gp, sizeof gp, "%s/speedup.gp", dir);
+    char *script = test_slurp(gp);
+    cr_expect_not_null(strstr(script, "set ylabel 'speedup (x straggler=none, the first value)'"),
+                       "%s", script);
+    cr_expect_null(strstr(script, "one device"), "%s", script);
+    cr_expect_not_null(strstr(script, "set xlabel 'straggler'\n"), "%s", script);
+    cr_expect_not_null(strstr(script, "set xtics ('none' 1, 'exp:0.5' 2)"), "%s", script);
+    free(script);
+    snprintf(gp, sizeof gp, "%s/efficiency.gp", dir);
+    script = test_slurp(gp);
+    cr_expect_not_null(strstr(script, "set ylabel 'efficiency (samples/s over devices x one "
+                              "device''s)'"), "%s", script);
+    free(script);
+    r = SWEEP_OK("--devices", "1,2", "--scaling", "weak", "--batch", "64", "--strategies",
+                 "mirrored", "--steps", "2", "--plot", dir);
+    run_free(&r);
+    snprintf(gp, sizeof gp, "%s/speedup.gp", dir);
+    script = test_slurp(gp);
+    cr_expect_not_null(strstr(script, "64 samples per device (weak scaling)"), "%s", script);
+    cr_expect_not_null(strstr(script, "set ylabel 'speedup (x one device)'"), "%s", script);
+    cr_expect_null(strstr(script, "xtics ("), "%s", script);
+    free(script);
+}
+
 /* core/report_read.c reads a sweep document's points[].report. */
 Test(sweep, the_json_reads_back_as_report_documents)
 {
