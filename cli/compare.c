@@ -105,8 +105,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     /* the strategies' cluster is the baseline's (--cluster), wherever they ran */
     for (int i = 0; i < c.n; i++)
         if (c.exceeds_memory[i])
-            fprintf(notes.f, "  warning: %s needs more memory per device than a %s device has\n",
-                    c.reports[i]->strategy, c.sim_base.cluster.name);
+            outputs_warn_memory(notes.f, "  ", c.reports[i], &c.sim_base.cluster);
     scenario_note_unread(notes.f, &s.cfg, OPTG_EXEC | OPTG_LAUNCH,
                          "read by real runs only (--mode real); this compare is simulated");
     outputs_note_ideal(notes.f, &c.sim_base);

@@ -6,7 +6,9 @@
 #include "../core/fileio.h"
 #include "../core/ps_policy.h"
 #include "../plots/timeline_text.h"
+#include "../strategies/strategy.h"
 #include "outputs.h"
+#include "scenario.h"
 
 int outputs_timeline_steps(const struct config *cfg, int64_t *first, int64_t *last,
                            struct err *e)
@@ -265,6 +267,25 @@ void outputs_timeline(const struct sim_run *run)
         printf("\n%s, first %d steps: ", run->report.strategy, OUTPUTS_TIMELINE_STEPS);
     timeline_print_view(stdout, spans, n_spans, run->plan->n_ranks, &v, cols, 64,
                         run->cluster.is_ideal ? "units" : "s");
+}
+
+void outputs_warn_memory(FILE *out, const char *indent, const struct report *r,
+                         const struct cluster *cl)
+{
+    char peak[32], cap[32];
+    format_bytes((double)r->memory_bytes_per_device.peak, peak, sizeof peak);
+    format_bytes((double)cl->device.mem_bytes, cap, sizeof cap);
+    /* what shrinks a device's share is the strategy's own knob: a
+     * pipeline's microbatches, model parallelism's replicas, data
+     * parallelism's batch per device */
+    const struct strategy *st = strategy_find(r->strategy, &(struct err){0});
+    const char *what = !st ? "more devices or a smaller --batch"
+                       : strategy_reads(st, "microbatches") ? "more --microbatches or more devices"
+                       : strategy_reads(st, "dp") ? "more devices, --dp or a smaller --batch"
+                                                  : "more devices, a smaller --batch or a pipeline";
+    fprintf(out, "%swarning: %s needs %s per device, more than the %s of a %s device: this plan "
+                 "would not fit (%s would).\n",
+            indent, r->strategy, peak, cap, cl->name, what);
 }
 
 void outputs_note_ideal(FILE *out, const struct sim_run *run)

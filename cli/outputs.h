@@ -50,6 +50,12 @@ void outputs_timeline(const struct sim_run *run);
  * nothing (a layer costs one unit per microbatch whatever its size). */
 void outputs_note_ideal(FILE *out, const struct sim_run *run);
 
+/* The warning on out ("warning: " after `indent`) for a run r whose peak
+ * memory per device exceeds a device of cluster cl (run_exceeds_memory):
+ * by how much, and what would fit. sim and compare say it alike. */
+void outputs_warn_memory(FILE *out, const char *indent, const struct report *r,
+                         const struct cluster *cl);
+
 /* Steps a --timeline (and a --plot's timeline) shows: enough to see one
  * step end and the next begin. */
 #define OUTPUTS_TIMELINE_STEPS 2

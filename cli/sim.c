@@ -67,13 +67,7 @@ static void print_details(FILE *f, const struct sim_run *run)
                (int)run->cfg.steps, run->cfg.steps == 1 ? "" : "s",
                r->step_time_s.mean * (double)run->cfg.steps,
                (unsigned long long)run->result.n_events, peak, params, grads, optimizer, acts);
-    if (run_exceeds_memory(run)) {
-        char cap[32];
-        format_bytes((double)run->cluster.device.mem_bytes, cap, sizeof cap);
-        fprintf(f, "warning: %s per device exceeds the %s of a %s device: this plan would not fit "
-                   "(more devices, smaller microbatches or a pipeline would).\n", peak, cap,
-                   run->cluster.name);
-    }
+    if (run_exceeds_memory(run)) outputs_warn_memory(f, "", &run->report, &run->cluster);
     if (r->staleness.n_histogram > 0) {
         fprintf(f, "%s", run->plan->n_servers
                              ? "staleness of applied pushes (updates by others between pull "

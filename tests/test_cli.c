@@ -791,6 +791,31 @@ Test(cli, sim_warns_when_a_plan_does_not_fit_the_device_memory)
     run_free(&r);
 }
 
+/* compare says how much each plan that does not fit needs, against what,
+ * and the knob of its own kind that would shrink it (it said only "needs
+ * more memory per device than a h100-nvlink-ib device has"), alone and
+ * with jobs, where only the reports come back. */
+Test(cli, compare_says_what_a_plan_that_does_not_fit_needs_and_what_would_fit)
+{
+    static const char *const jobs[] = {"1", "2"};
+    for (int j = 0; j < 2; j++) {
+        struct run r = RUN("compare", "--model", "gpt2-small", "--devices", "8", "--batch", "512",
+                           "--steps", "1", "--strategies", "mirrored,model,pipeline-1f1b", "-j",
+                           jobs[j]);
+        cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+        cr_expect_not_null(strstr(r.out, "warning: model needs "), "-j %s:\n%s", jobs[j], r.out);
+        cr_expect_not_null(strstr(r.out, "more than the 80.0 GiB of a h100-nvlink-ib device"),
+                           "-j %s:\n%s", jobs[j], r.out);
+        cr_expect_not_null(strstr(r.out, "(more devices, --dp or a smaller --batch would)"),
+                           "-j %s:\n%s", jobs[j], r.out);
+        cr_expect_not_null(strstr(r.out, "warning: pipeline-1f1b needs "), "%s", r.out);
+        cr_expect_not_null(strstr(r.out, "(more --microbatches or more devices would)"), "%s",
+                           r.out);
+        cr_expect_null(strstr(r.out, "warning: mirrored"), "64 samples a device fit:\n%s", r.out);
+        run_free(&r);
+    }
+}
+
 /* On one device every strategy is single-device training; parameter
  * servers are extra ranks that pay for their updates, so ps-* is never
  * faster than the one-device baseline (it used to be 1.01x: the server's
