@@ -198,8 +198,8 @@ const struct opt_spec config_options[] = {
     {.name = "timeline", FLAG(timeline), .def = "false", .groups = OPTG_OUTPUT,
      .help = "print an ASCII Gantt chart of the first steps"},
     {.name = "timeline-steps", STRING(timeline_steps), .def = "", .groups = OPTG_OUTPUT,
-     .metavar = "A:B", .help = "--timeline and --plot draw steps A to B (counted from 0; "
-     "default the first 2)"},
+     .metavar = "A:B", .help = "the timelines drawn (--timeline, --plot, --html) show steps A "
+     "to B, counted from 0 (none: the first 2)"},
     {.name = "explain", FLAG(explain), .def = "false", .groups = OPTG_SCHEDULE,
      .help = "schedule: first say what each op kind of the plan, and its server policy, mean"},
     {.name = "without-stragglers", FLAG(without_stragglers), .def = "false",
