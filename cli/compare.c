@@ -109,6 +109,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
                     c.reports[i]->strategy, c.sim_base.cluster.name);
     scenario_note_unread(notes.f, &s.cfg, OPTG_EXEC | OPTG_LAUNCH,
                          "read by real runs only (--mode real); this compare is simulated");
+    scenario_note_training_unread(notes.f, &s.cfg, "  note:", "");
     outputs_note_ideal(notes.f, &c.sim_base);
     notes_end(&notes);
     if (s.cfg.timeline)

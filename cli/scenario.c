@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../bench/run_numerics.h"
 #include "../core/budget.h"
 #include "../core/failure_policy.h"
 #include "../core/text_append.h"
@@ -131,6 +132,12 @@ void scenario_note_failure_options(FILE *out, const struct config *cfg, const st
 void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,
                           const char *why)
 {
+    scenario_note_unread_as(out, cfg, groups, why, "  note:", "");
+}
+
+void scenario_note_unread_as(FILE *out, const struct config *cfg, unsigned groups,
+                             const char *why, const char *lead, const char *after)
+{
     /* read off the table, not through config_to_args: a note allocates
      * nothing, so it cannot fail */
     bool any = false;
@@ -139,12 +146,23 @@ void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,
         if (!(o->groups & groups) || !config_is_set(cfg, o->name)) continue;
         char value[CONFIG_PATH_BYTES + 32];
         config_format(cfg, o, value, sizeof value);
-        fprintf(out, "%s --%s", any ? "" : "  note:", o->name);
+        fprintf(out, "%s --%s", any ? "" : lead, o->name);
         if (o->type != OPT_FLAG) fprintf(out, " %s", value);
         else if (strcmp(value, "true")) fprintf(out, "=%s", value);
         any = true;
     }
-    if (any) fprintf(out, ": %s\n", why);
+    if (any) fprintf(out, ": %s\n%s", why, after);
+}
+
+void scenario_note_training_unread(FILE *out, const struct config *cfg, const char *lead,
+                                   const char *after)
+{
+    /* --target-accuracy above 0 turns the arithmetic on itself */
+    if (run_wants_numerics(cfg)) return;
+    scenario_note_unread_as(out, cfg, OPTG_TRAIN,
+                            "read only when the arithmetic runs (--numerics, or "
+                            "--target-accuracy above 0) or for real; this simulation times the "
+                            "steps alone", lead, after);
 }
 
 int scenario_fail(const struct command *cmd, const struct err *e)

@@ -53,6 +53,15 @@ void scenario_note_failure_options(FILE *out, const struct config *cfg, const st
  * Nothing when none is set. */
 void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,
                           const char *why);
+/* The same note, led by `lead` ("note:" before a table, "  note:" under
+ * one) and followed by `after`. */
+void scenario_note_unread_as(FILE *out, const struct config *cfg, unsigned groups,
+                             const char *why, const char *lead, const char *after);
+/* The training options set (--lr, --momentum, --weight-decay, --eval-every,
+ * --data, --target-accuracy) when a simulation runs no arithmetic, which is
+ * all that reads them: one note, as scenario_note_unread_as. */
+void scenario_note_training_unread(FILE *out, const struct config *cfg, const char *lead,
+                                   const char *after);
 
 /* Prints "strata NAME: message" to stderr and returns the exit status. */
 int scenario_fail(const struct command *cmd, const struct err *e);

@@ -147,6 +147,7 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     notes_begin(&notes);
     scenario_print_notes(notes.f, st, &s.cfg, run.plan, "\n");
     scenario_note_failure_options(notes.f, &s.cfg, run.plan, true, "\n");
+    scenario_note_training_unread(notes.f, &s.cfg, "note:", "\n");
     notes_end(&notes);
     double speedup = has_baseline ? run_speedup(&run, &base) : NAN;
     const struct report *rows[] = {&run.report};

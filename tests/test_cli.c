@@ -703,6 +703,26 @@ Test(cli, options_the_strategy_does_not_read_are_noted)
                          "--steps", "2"), "does not read", false);
 }
 
+/* The training options shape only the arithmetic: a simulation without
+ * --numerics times its steps alone, and says so of --lr, --data ... rather
+ * than exit 0 as though a missing data directory had been read. */
+Test(cli, training_options_of_a_simulation_without_numerics_are_noted)
+{
+    expect_ok_saying(RUN("sim", "--lr", "5", "--data", "/nonexistent", "--steps", "2"),
+                     "\nnote: --lr 5 --data /nonexistent: read only when the arithmetic runs "
+                     "(--numerics, or --target-accuracy above 0) or for real; this simulation "
+                     "times the steps alone\n", true);
+    expect_ok_saying(RUN("compare", "--momentum", "0", "--steps", "2", "--strategies",
+                         "mirrored"),
+                     "  note: --momentum 0: read only when the arithmetic runs", true);
+    expect_ok_saying(RUN("sweep", "--eval-every", "3", "--steps", "2", "--strategies",
+                         "mirrored", "--devices", "1,2"),
+                     "  note: --eval-every 3: read only when the arithmetic runs", true);
+    /* with the arithmetic they are read: no note */
+    expect_ok_saying(RUN("sim", "--numerics", "--data", "synthetic", "--model", "mlp:784-8-10",
+                         "--lr", "0.1", "--steps", "2"), "read only when", false);
+}
+
 /* Ranks fill nodes in order: --nodes beyond what they fill is said in the
  * header, not left for the user to read as ranks spread over the nodes. */
 Test(cli, sim_header_says_which_nodes_the_ranks_fill)
