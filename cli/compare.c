@@ -110,6 +110,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     scenario_note_unread(notes.f, &s.cfg, OPTG_EXEC | OPTG_LAUNCH,
                          "read by real runs only (--mode real); this compare is simulated");
     scenario_note_training_unread(notes.f, &s.cfg, "  note:", "");
+    scenario_note_unread_by_all(notes.f, list, n, &s.cfg, "compared");
     outputs_note_ideal(notes.f, &c.sim_base);
     notes_end(&notes);
     if (s.cfg.timeline)

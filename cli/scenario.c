@@ -154,6 +154,14 @@ void scenario_note_unread_as(FILE *out, const struct config *cfg, unsigned group
     if (any) fprintf(out, ": %s\n%s", why, after);
 }
 
+void scenario_note_unread_by_all(FILE *out, const struct strategy *const *list, size_t n,
+                                 const struct config *cfg, const char *verb)
+{
+    char unread[1024];
+    strategy_list_unread_note(list, n, cfg, unread, sizeof unread);
+    if (unread[0]) fprintf(out, "  note: no strategy %s reads %s\n", verb, unread);
+}
+
 void scenario_note_training_unread(FILE *out, const struct config *cfg, const char *lead,
                                    const char *after)
 {

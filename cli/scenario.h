@@ -57,6 +57,13 @@ void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,
  * one) and followed by `after`. */
 void scenario_note_unread_as(FILE *out, const struct config *cfg, unsigned groups,
                              const char *why, const char *lead, const char *after);
+/* The options set that other strategies read and none of the n of list
+ * (a compare's or a sweep's, `verb` "compared" or "swept") does, as one
+ * note under its table: "  note: no strategy compared reads --staleness 3
+ * (only ps-ssp reads it)". */
+struct strategy;
+void scenario_note_unread_by_all(FILE *out, const struct strategy *const *list, size_t n,
+                                 const struct config *cfg, const char *verb);
 /* The training options set (--lr, --momentum, --weight-decay, --eval-every,
  * --data, --target-accuracy) when a simulation runs no arithmetic, which is
  * all that reads them: one note, as scenario_note_unread_as. */

@@ -412,6 +412,22 @@ static void print_plan_notes(FILE *out, const struct sweep *s)
         }
 }
 
+/* The options, the varied one too, that other strategies read and none of
+ * those swept does: their values change no run, so every point of an axis
+ * no one reads runs alike. */
+static void print_unread_notes(FILE *out, const struct sweep *s, const struct config *cfg)
+{
+    const struct sweep_axis *ax = &s->axis;
+    scenario_note_unread_by_all(out, s->strategies, (size_t)s->n_strategies, cfg, "swept");
+    char readers[256];
+    strategy_names_reading(ax->opt->name, readers, sizeof readers);
+    if (readers[0] &&
+        !strategy_any_reads(s->strategies, (size_t)s->n_strategies, ax->opt->name))
+        fprintf(out, "  note: --vary %s: no strategy swept reads --%s (only %s read%s it), so its "
+                "values run alike\n", cfg->vary, ax->opt->name, readers,
+                strchr(readers, ',') ? "" : "s");
+}
+
 /* A real devices sweep measures its baseline (mirrored on one device) in a
  * job of its own; mirrored's point at 1 device runs the same plan in
  * another, so its speedup, 1 by definition, shows how far two measurements
@@ -611,6 +627,7 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     print_notes(notes.f, &s);
     print_plan_notes(notes.f, &s);
     print_noise_note(notes.f, &s);
+    print_unread_notes(notes.f, &s, &sc.cfg);
     if (!ax.is_real)
         scenario_note_unread(notes.f, &sc.cfg, OPTG_EXEC | OPTG_LAUNCH,
                              "read by real runs only (--mode real); this sweep is simulated");

@@ -703,6 +703,27 @@ Test(cli, options_the_strategy_does_not_read_are_noted)
                          "--steps", "2"), "does not read", false);
 }
 
+/* A compare or sweep sets options for some of its strategies; one that
+ * none of them reads, the varied one too, is noted rather than left to
+ * read as though it shaped the table (identical rows, silently). */
+Test(cli, options_no_strategy_of_a_compare_or_sweep_reads_are_noted)
+{
+    expect_ok_saying(RUN("compare", "--strategies", "mirrored,ps-sync", "--staleness", "3",
+                         "--servers", "2", "--steps", "2"),
+                     "  note: no strategy compared reads --staleness 3 (only ps-ssp reads it)\n",
+                     true);
+    expect_ok_saying(RUN("sweep", "--strategies", "mirrored,ps-sync", "--vary",
+                         "staleness=1,2", "--chunks", "3", "--steps", "2"),
+                     "  note: no strategy swept reads --chunks 3 (only pipeline-interleaved "
+                     "reads it)\n  note: --vary staleness=1,2: no strategy swept reads "
+                     "--staleness (only ps-ssp reads it), so its values run alike\n", true);
+    /* one of them reads it: no note */
+    expect_ok_saying(RUN("compare", "--strategies", "mirrored,ps-ssp", "--staleness", "3",
+                         "--steps", "2"), "no strategy compared", false);
+    expect_ok_saying(RUN("sweep", "--strategies", "mirrored,ps-ssp", "--vary",
+                         "staleness=1,2", "--steps", "2"), "no strategy swept", false);
+}
+
 /* The training options shape only the arithmetic: a simulation without
  * --numerics times its steps alone, and says so of --lr, --data ... rather
  * than exit 0 as though a missing data directory had been read. */
