@@ -605,6 +605,10 @@ Test(cli, sim_trace_is_chrome_trace_json_and_timeline_draws_ranks)
 Test(cli, bad_simulator_options_exit_2_naming_the_option)
 {
     expect_refused(RUN("sim", "--cluster", "tpu-pod"), "--cluster", "tpu-pod");
+    /* a file that is no profile (a directory, a report) names the option too */
+    expect_refused(RUN("sim", "--cluster", "/", "--steps", "2"), "strata sim: --cluster: /:1:",
+                   "Is a directory");
+    expect_refused(RUN("compare", "--cluster", "/", "--steps", "2"), "--cluster: /:1:", NULL);
     expect_refused(RUN("sim", "--straggler", "exp:x"), "--straggler", "exp:x");
     expect_refused(RUN("sim", "--fail", "99@1"), "--fail", "99");
     expect_refused(RUN("sim", "--fail", "1@100", "--steps", "5"), "--fail 1@100",
