@@ -5,6 +5,7 @@
 #include "../bench/run_numerics.h"
 #include "../core/budget.h"
 #include "../core/failure_policy.h"
+#include "../core/straggler.h"
 #include "../core/text_append.h"
 #include "../strategies/strategy.h"
 #include "outputs.h"
@@ -29,6 +30,11 @@ static bool is_rank_beyond_0(void)
 static int check_loaded(struct scenario *s, const struct command *cmd, struct err *e)
 {
     TRY(command_refuse_options(cmd, &s->cfg, e));
+    /* --fail's form once, as --straggler's: each strategy or point of a
+     * compare, sweep or validate would refuse it again ("not run" a line
+     * each), and a real compare only after its baseline job */
+    struct failure_spec fail;
+    if (cmd->groups & OPTG_DISTURB) TRY(failure_parse(s->cfg.fail, &fail, e));
     TRY_CTX(e, workload_parse(s->cfg.model, &s->wl, e), "--model");
     /* Before anything is built: a run the machine cannot hold is refused now,
      * and so is an output that could not be written at the end. Its plan is

@@ -611,6 +611,16 @@ Test(cli, bad_simulator_options_exit_2_naming_the_option)
     expect_refused(RUN("compare", "--cluster", "/", "--steps", "2"), "--cluster: /:1:", NULL);
     expect_refused(RUN("sim", "--straggler", "exp:x"), "--straggler", "exp:x");
     expect_refused(RUN("sim", "--fail", "99@1"), "--fail", "99");
+    /* a malformed --fail is refused once, not by each strategy of a compare
+     * ("not run" a line each) nor after a real compare's baseline job */
+    struct run r = RUN("compare", "--fail", "x", "--steps", "2");
+    cr_expect_null(strstr(r.err, "not run"), "%s", r.err);
+    expect_refused(r, "strata compare: --fail: 'x' is not R@STEP or R@Ts", NULL);
+    r = RUN("compare", "--mode", "real", "--fail", "x", "--steps", "2");
+    cr_expect_null(strstr(r.err, "exited with status"), "%s", r.err);
+    expect_refused(r, "strata compare: --fail: 'x'", NULL);
+    expect_refused(RUN("sweep", "--devices", "1,2", "--fail", "1@x", "--steps", "2"),
+                   "strata sweep: --fail: '1@x'", NULL);
     expect_refused(RUN("sim", "--fail", "1@100", "--steps", "5"), "--fail 1@100",
                    "never starts step 100");
     /* what only a real run reads was accepted and ignored */
