@@ -82,14 +82,6 @@ static int rewrite_devices(int argc, char **argv, struct words *w, struct err *e
     return 0;
 }
 
-static int check_outputs(const struct config *cfg, struct err *e)
-{
-    if (cfg->trace_path[0] || cfg->timeline)
-        return err_set(e, ERR_INPUT, "--trace and --timeline show one run: use `strata sim` (or "
-                       "`strata real`) with --strategy S --devices N for the point you want");
-    return 0;
-}
-
 /* --- Progress ---------------------------------------------------------------- */
 
 struct progress {
@@ -592,7 +584,6 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     int rc = rewrite_devices(argc, argv, &w, &e);
     if (rc == 0) rc = scenario_load(&sc, self, argc, w.argv, &e);
     if (rc == CONFIG_HELP) goto out;
-    if (rc == 0) rc = check_outputs(&sc.cfg, &e);
     if (rc == 0) rc = sweep_axis_parse(&sc.cfg, &ax, &e);
     if (rc == 0) rc = spread_of(&sc.cfg, &ax, rank, n_ranks, &spread, &e);
     if (rc == 0 && !(list = XCALLOC(&e, strategy_count, sizeof *list))) rc = ERR_NOMEM;

@@ -671,6 +671,33 @@ Test(cli, save_params_is_refused_where_no_model_is_kept)
     run_free(&h);
 }
 
+/* sweep and validate draw no one run's spans: --timeline-steps with --plot
+ * or --html was taken and ignored (exit 0), and --help offered --trace,
+ * --timeline and --timeline-steps (validate also --mode and --csv) that
+ * were refused once given. Refused with the options, and not offered. */
+Test(cli, sweep_and_validate_refuse_and_do_not_offer_one_runs_outputs)
+{
+    setenv("STRATA_MPIRUN", "/nonexistent/mpirun", 1);
+    expect_refused(RUN("sweep", "--devices", "1,2", "--steps", "2", "--plot",
+                       "/tmp/strata-test-never-made", "--timeline-steps", "0:1"),
+                   "--timeline-steps: this command runs many scenarios", "strata sim");
+    expect_refused(RUN("validate", "--cluster", "cpu-loopback", "--np", "2", "--steps", "2",
+                       "--html", "/tmp/strata-test-never-written.html", "--timeline-steps", "0:1"),
+                   "--timeline-steps: this command runs many scenarios", NULL);
+    unsetenv("STRATA_MPIRUN");
+    cr_expect_neq(access("/tmp/strata-test-never-made", F_OK), 0, "the plot directory was made");
+    const char *const offered[][2] = {{"sweep", "--trace"}, {"sweep", "--timeline"},
+                                      {"validate", "--timeline"}, {"validate", "--mode"},
+                                      {"validate", "--csv"}};
+    for (size_t i = 0; i < sizeof offered / sizeof *offered; i++) {
+        struct run h = RUN(offered[i][0], "--help");
+        char head[32];
+        snprintf(head, sizeof head, "\n  %s ", offered[i][1]);
+        cr_expect_null(strstr(h.out, head), "%s --help offers %s", offered[i][0], offered[i][1]);
+        run_free(&h);
+    }
+}
+
 /* pipeline-interleaved lowers the default --chunks 2 to what the model's
  * layers allow: the report's config records the chunks it ran with. */
 Test(cli, a_lowered_chunks_default_is_what_the_report_records)
