@@ -343,6 +343,7 @@ Test(sweep, bad_vary_exits_2_naming_vary_and_the_value)
     expect_bad_vary("devices=1,0,4", "0 is not allowed (1 to 1048576)");   /* out of range */
     expect_bad_vary("bucket-mb=1,-2", "-2 is not allowed");
     expect_bad_vary("devices", "expected OPTION=V1,V2");          /* no '=' */
+    expect_bad_vary("=1,2", "expected OPTION=V1,V2");             /* no name ("--: unknown") */
     expect_bad_vary("devices=1,,4", "an empty value");
     expect_bad_vary("json=a,b", "cannot be varied");
     expect_bad_vary("straggler=exp:0.1,wobbly", "'wobbly' is not a model");
