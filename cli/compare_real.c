@@ -92,6 +92,7 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
     for (int i = 0; i < c.n_notes; i++) fprintf(notes.f, "  not run: %s\n", c.notes[i]);
     table_notes_print(notes.f, c.reports, c.n, c.speedup, c.base);
     scenario_note_unread_by_all(notes.f, list, n, cfg, "compared");
+    scenario_note_tf32_unread(notes.f, cfg, "  note:", "");
     notes_end(&notes);
     /* Then no file is written, as for a simulated compare, and the reasons
      * go to stderr too. */

@@ -168,6 +168,16 @@ void scenario_note_unread_by_all(FILE *out, const struct strategy *const *list, 
     if (unread[0]) fprintf(out, "  note: no strategy %s reads %s\n", verb, unread);
 }
 
+void scenario_note_tf32_unread(FILE *out, const struct config *cfg, const char *lead,
+                                const char *after)
+{
+    /* TF32 is a mode of the cuda device's matrix products (nn/device.h);
+     * the cpu device computes in fp32 whatever it is told */
+    if (cfg->tf32 && strcmp(cfg->device, "cuda"))
+        fprintf(out, "%s --tf32: read by --device cuda only; --device %s computes in fp32\n%s",
+                lead, cfg->device, after);
+}
+
 void scenario_note_training_unread(FILE *out, const struct config *cfg, const char *lead,
                                    const char *after)
 {

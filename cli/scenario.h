@@ -64,6 +64,10 @@ void scenario_note_unread_as(FILE *out, const struct config *cfg, unsigned group
 struct strategy;
 void scenario_note_unread_by_all(FILE *out, const struct strategy *const *list, size_t n,
                                  const struct config *cfg, const char *verb);
+/* --tf32 given to a run on another device than cuda, which alone reads it,
+ * as one note ("note: --tf32: ..."), led by `lead`, followed by `after`. */
+void scenario_note_tf32_unread(FILE *out, const struct config *cfg, const char *lead,
+                                const char *after);
 /* The training options set (--lr, --momentum, --weight-decay, --eval-every,
  * --data, --target-accuracy) when a simulation runs no arithmetic, which is
  * all that reads them: one note, as scenario_note_unread_as. */

@@ -623,6 +623,7 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
         scenario_note_unread(notes.f, &sc.cfg, OPTG_EXEC | OPTG_LAUNCH,
                              "read by real runs only (--mode real); this sweep is simulated");
     if (!ax.is_real) scenario_note_training_unread(notes.f, &sc.cfg, "  note:", "");
+    if (ax.is_real) scenario_note_tf32_unread(notes.f, &sc.cfg, "  note:", "");
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(notes.f, s.baselines[0].sim);
     notes_end(&notes);
     /* A failed point fails the sweep, which then writes no file (as

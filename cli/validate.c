@@ -477,6 +477,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
             cfg->hostfile[0] ? "this machine and --hostfile's hosts" : "this machine",
             cfg->batch, cfg->steps, cfg->data);
     print_load(notes.f, &m->load);
+    scenario_note_tf32_unread(notes.f, cfg, "note:", "");
     notes_end(&notes);
     for (int ci = 0; ci < m->n_cells; ci++) {
         notes_begin(&notes);

@@ -108,3 +108,12 @@ Test(real_job, a_flag_among_the_options_reaches_the_job_intact)
     cr_expect_not_null(strstr(r.err, "STRATA_MPIRUN=/nonexistent/mpirun"), "%s", r.err);
     run_free(&r);
 }
+
+/* --tf32 is the cuda device's alone: a cpu run took it and said nothing. */
+Test(real_job, tf32_on_the_cpu_device_is_noted, .timeout = 120)
+{
+    expect_ok_saying(RUN("real", "--np", "2", "--steps", "2", "--data", "synthetic", "--model",
+                         "mlp:784-4-10", "--tf32"),
+                     "\nnote: --tf32: read by --device cuda only; --device cpu computes in fp32\n",
+                     true);
+}
