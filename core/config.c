@@ -351,6 +351,12 @@ static int set_value(struct config *c, const struct opt_spec *o, const char *tex
         if (!isfinite(v) || v < o->min || v > o->max)  /* !isfinite: 1e999 overflowed */
             return err_set(e, ERR_INPUT, "--%s: %.60s%s is not allowed (%s)", o->name, text,
                            more(text), allowed);
+        /* 1e-400 underflows to 0, which several options read as "none" or
+         * "auto" (--lr 0 trains nothing, --timeout 0 is the default) */
+        if (errno == ERANGE && v == 0)
+            return err_set(e, ERR_INPUT, "--%s: %.60s%s is too small to tell from 0 (the "
+                           "smallest number is about 1e-308; write 0 if 0 is meant; %s)",
+                           o->name, text, more(text), allowed);
         memcpy(field, &v, sizeof v);
         return 0;
     }

@@ -365,6 +365,21 @@ Test(config, overflowing_numbers_are_refused)
                        "1e999 is not allowed (0 to 1048576)");
 }
 
+/* 1e-400 underflowed to 0 and was taken: --lr 0 trains nothing, --timeout
+ * 0 is the default and --mtbf 0 none, so a tiny value turned into another
+ * meaning, silently. A small one that is still a number stays. */
+Test(config, underflowing_numbers_are_refused)
+{
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "--lr", "1e-400"), &e, "--lr: 1e-400 is too small to tell "
+                       "from 0", "write 0 if 0 is meant");
+    expect_input_error(PARSE(&c, &e, "--timeout", "-1e-999"), &e, "--timeout", NULL);
+    cr_assert_eq(PARSE(&c, &e, "--lr", "1e-300", "--timeout", "0"), 0, "%s", e.msg);
+    cr_expect_eq(c.lr, 1e-300);
+    config_release(&c);
+}
+
 Test(config, out_of_range_low_and_high)
 {
     struct config c;
