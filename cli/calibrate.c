@@ -152,9 +152,10 @@ static void note_ignored(const struct config *cfg)
     int n = 0;
     for (size_t i = 0; profile_ignores[i]; i++) {
         if (!config_is_set(cfg, profile_ignores[i])) continue;
-        char value[CONFIG_PATH_BYTES];
+        char value[CONFIG_PATH_BYTES], shown[4 * CONFIG_PATH_BYTES];
         config_format(cfg, config_find(profile_ignores[i]), value, sizeof value);
-        printf("%s --%s %s", n++ ? "," : "note:", profile_ignores[i], value);
+        err_escape(shown, sizeof shown, value);   /* a note never drives the terminal */
+        printf("%s --%s %s", n++ ? "," : "note:", profile_ignores[i], shown);
     }
     if (n)
         printf(": calibrate's profile does not depend on %s (it times one training step of "

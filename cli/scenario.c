@@ -150,10 +150,12 @@ void scenario_note_unread_as(FILE *out, const struct config *cfg, unsigned group
     for (size_t i = 0; i < config_n_options; i++) {
         const struct opt_spec *o = &config_options[i];
         if (!(o->groups & groups) || !config_is_set(cfg, o->name)) continue;
-        char value[CONFIG_PATH_BYTES + 32];
+        /* a value as typed, escaped: a note never drives the terminal */
+        char value[CONFIG_PATH_BYTES + 32], shown[4 * CONFIG_PATH_BYTES];
         config_format(cfg, o, value, sizeof value);
+        err_escape(shown, sizeof shown, value);
         fprintf(out, "%s --%s", any ? "" : lead, o->name);
-        if (o->type != OPT_FLAG) fprintf(out, " %s", value);
+        if (o->type != OPT_FLAG) fprintf(out, " %s", shown);
         else if (strcmp(value, "true")) fprintf(out, "=%s", value);
         any = true;
     }
@@ -173,9 +175,11 @@ void scenario_note_tf32_unread(FILE *out, const struct config *cfg, const char *
 {
     /* TF32 is a mode of the cuda device's matrix products (nn/device.h);
      * the cpu device computes in fp32 whatever it is told */
-    if (cfg->tf32 && strcmp(cfg->device, "cuda"))
-        fprintf(out, "%s --tf32: read by --device cuda only; --device %s computes in fp32\n%s",
-                lead, cfg->device, after);
+    if (!cfg->tf32 || !strcmp(cfg->device, "cuda")) return;
+    char device[4 * sizeof cfg->device];
+    err_escape(device, sizeof device, cfg->device);
+    fprintf(out, "%s --tf32: read by --device cuda only; --device %s computes in fp32\n%s", lead,
+            device, after);
 }
 
 void scenario_note_training_unread(FILE *out, const struct config *cfg, const char *lead,

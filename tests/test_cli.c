@@ -780,6 +780,10 @@ Test(cli, training_options_of_a_simulation_without_numerics_are_noted)
     expect_ok_saying(RUN("sweep", "--eval-every", "3", "--steps", "2", "--strategies",
                          "mirrored", "--devices", "1,2"),
                      "  note: --eval-every 3: read only when the arithmetic runs", true);
+    /* a value quoted in a note is escaped, as in an error: a note never
+     * drives the terminal (it echoed an escape sequence raw) */
+    expect_ok_saying(RUN("sim", "--data", "a\x1b[2J\nb", "--steps", "2"),
+                     "note: --data a\\x1b[2J\\nb: read only", true);
     /* with the arithmetic they are read: no note */
     expect_ok_saying(RUN("sim", "--numerics", "--data", "synthetic", "--model", "mlp:784-8-10",
                          "--lr", "0.1", "--steps", "2"), "read only when", false);
