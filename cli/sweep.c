@@ -589,6 +589,8 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     if (rc == 0 && !(list = XCALLOC(&e, strategy_count, sizeof *list))) rc = ERR_NOMEM;
     if (rc == 0) rc = strategy_parse_list(sc.cfg.strategies, list, &n, &e);
     if (rc == 0 && !(numerics = run_numerics_create(&e))) rc = ERR_NOMEM;
+    /* a --data or --model that the data set refuses, once, not at each point */
+    if (rc == 0 && ax.has_numerics) rc = run_numerics_load(numerics, &sc.cfg, sc.wl, &e);
     if (rc == 0) {
         struct progress p = {ax.opt->name, ax.is_real};
         bool show = rank == 0 && isatty(STDERR_FILENO);

@@ -353,6 +353,20 @@ Test(sweep, bad_vary_exits_2_naming_vary_and_the_value)
     run_free(&r);
 }
 
+/* A data set that is not there, or that the model does not take, is the
+ * scenario's fault: refused once, not as a "not run" line a point. */
+Test(sweep, numerics_with_bad_data_is_refused_once)
+{
+    struct run r = SWEEP("--devices", "1,2", "--steps", "2", "--numerics", "--data",
+                         "/nonexistent", "-j", "1");
+    cr_expect_null(strstr(r.err, "not run"), "%s", r.err);
+    expect_refused(r, "strata sweep: --data /nonexistent: No such file or directory", NULL);
+    r = SWEEP("--devices", "1,2", "--steps", "2", "--numerics", "--data", "synthetic", "--model",
+              "mlp:8-4-2", "-j", "1");
+    cr_expect_null(strstr(r.err, "not run"), "%s", r.err);
+    expect_refused(r, "the model takes 8 inputs", NULL);
+}
+
 /* The default model has 4 layers: 8 pipeline stages do not fit. That point
  * is a '-' row with a note; the sweep still succeeds. */
 Test(sweep, a_point_that_does_not_fit_is_a_dash_and_the_sweep_succeeds)
