@@ -111,6 +111,7 @@ int cmd_compare(const struct command *self, int argc, char **argv)
                          "read by real runs only (--mode real); this compare is simulated");
     scenario_note_training_unread(notes.f, &s.cfg, "  note:", "");
     scenario_note_unread_by_all(notes.f, list, n, &s.cfg, "compared");
+    scenario_note_no_failure(notes.f, &s.cfg, "  note:", "");
     outputs_note_ideal(notes.f, &c.sim_base);
     notes_end(&notes);
     if (s.cfg.timeline)

@@ -100,25 +100,30 @@ void scenario_print_notes(FILE *out, const struct strategy *st, const struct con
     if (unread[0]) fprintf(out, "note: %s does not read %s\n%s", st->name, unread, after);
 }
 
-void scenario_note_failure_options(FILE *out, const struct config *cfg, const struct plan *p,
-                                   bool is_simulated, const char *after)
+bool scenario_note_no_failure(FILE *out, const struct config *cfg, const char *lead,
+                              const char *after)
 {
     const bool has_policy = config_is_set(cfg, "on-failure") && strcmp(cfg->on_failure, "auto");
     const bool has_commits = config_is_set(cfg, "commit-every");
-    if (!has_policy && !has_commits) return;
+    /* a simulated rank fails only where --fail or --mtbf says (a real one
+     * may die of itself, and the supervisor answers by the policy) */
+    if ((!has_policy && !has_commits) || cfg->fail[0] || cfg->mtbf_hours > 0) return false;
     char given[96] = "";
     size_t used = 0;
     if (has_policy) text_appendf(given, sizeof given, &used, "--on-failure %s", cfg->on_failure);
     if (has_commits)
         text_appendf(given, sizeof given, &used, "%s--commit-every %lld", used ? ", " : "",
                      cfg->commit_every);
-    /* a simulated rank fails only where --fail or --mtbf says (a real one
-     * may die of itself, and the supervisor answers by the policy) */
-    if (is_simulated && !cfg->fail[0] && !(cfg->mtbf_hours > 0)) {
-        fprintf(out, "note: %s: no failure is scheduled (--fail R@STEP or --mtbf HOURS), so "
-                "nothing reads %s\n%s", given, has_policy && has_commits ? "them" : "it", after);
-        return;
-    }
+    fprintf(out, "%s %s: no failure is scheduled (--fail R@STEP or --mtbf HOURS), so nothing "
+            "reads %s\n%s", lead, given, has_policy && has_commits ? "them" : "it", after);
+    return true;
+}
+
+void scenario_note_failure_options(FILE *out, const struct config *cfg, const struct plan *p,
+                                   bool is_simulated, const char *after)
+{
+    if (is_simulated && scenario_note_no_failure(out, cfg, "note:", after)) return;
+    const bool has_commits = config_is_set(cfg, "commit-every");
     enum failure_policy policy;
     if (!has_commits || failure_policy_resolve(cfg->on_failure, p, &policy, NULL) < 0) return;
     /* commits are what shrink goes back to; a real continue relaunches the

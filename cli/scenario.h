@@ -48,6 +48,12 @@ void scenario_print_notes(FILE *out, const struct strategy *st, const struct con
 void scenario_note_failure_options(FILE *out, const struct config *cfg, const struct plan *p,
                                    bool is_simulated, const char *after);
 
+/* The first of those notes, alone, as a simulated compare or sweep says
+ * it (lead "  note:"): --on-failure or --commit-every given with no --fail
+ * or --mtbf. Returns whether it said it. */
+bool scenario_note_no_failure(FILE *out, const struct config *cfg, const char *lead,
+                              const char *after);
+
 /* The options of `groups` set (argv or a file) for a run that does not read
  * them, as one note under its table, on out: "  note: --np 4: why".
  * Nothing when none is set. */

@@ -12,6 +12,7 @@
 #include "../bench/run_numerics.h"
 #include "../bench/sweep.h"
 #include "../core/goodput.h"
+#include "../core/table_notes.h"
 #include "../plots/plots.h"
 #include "../real/job.h"
 #include "../real/launch.h"
@@ -420,6 +421,28 @@ static void print_unread_notes(FILE *out, const struct sweep *s, const struct co
                 strchr(readers, ',') ? "" : "s");
 }
 
+/* A --fail R@Ts whose T came after the end of the points' runs failed no
+ * rank: said as compare says it (it said nothing). */
+static void print_fail_unmet(FILE *out, const struct sweep *s)
+{
+    const int n_points = s->n_strategies * s->axis.n_values;
+    const struct report **rs = calloc((size_t)(n_points > 0 ? n_points : 1), sizeof *rs);
+    if (!rs) return;   /* out of memory: a note left out */
+    int n = 0, n_unmet = 0;
+    for (int i = 0; i < n_points; i++) {
+        const struct report *r = s->points[i].run.report;
+        if (!r) continue;
+        rs[n++] = r;
+        n_unmet += note_is_fail_unmet(r);
+    }
+    if (n_unmet == n) note_fail_unmet(out, rs, n);
+    else if (n_unmet > 0)
+        fprintf(out, "  note: --fail %s: no rank failed at %d of the %d points that ran: %s "
+                "before it came\n", rs[0]->config->fail, n_unmet, n,
+                n_unmet == 1 ? "its run ended" : "their runs ended");
+    free(rs);
+}
+
 /* A real devices sweep measures its baseline (mirrored on one device) in a
  * job of its own; mirrored's point at 1 device runs the same plan in
  * another, so its speedup, 1 by definition, shows how far two measurements
@@ -621,11 +644,13 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     print_plan_notes(notes.f, &s);
     print_noise_note(notes.f, &s);
     print_unread_notes(notes.f, &s, &sc.cfg);
+    print_fail_unmet(notes.f, &s);
     if (!ax.is_real)
         scenario_note_unread(notes.f, &sc.cfg, OPTG_EXEC | OPTG_LAUNCH,
                              "read by real runs only (--mode real); this sweep is simulated");
     if (!ax.is_real) scenario_note_training_unread(notes.f, &sc.cfg, "  note:", "");
     if (ax.is_real) scenario_note_tf32_unread(notes.f, &sc.cfg, "  note:", "");
+    if (!ax.is_real) scenario_note_no_failure(notes.f, &sc.cfg, "  note:", "");
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(notes.f, s.baselines[0].sim);
     notes_end(&notes);
     /* A failed point fails the sweep, which then writes no file (as

@@ -765,6 +765,23 @@ Test(cli, options_no_strategy_of_a_compare_or_sweep_reads_are_noted)
                          "staleness=1,2", "--steps", "2"), "no strategy swept", false);
 }
 
+/* The failure options a simulated compare or sweep does not read (no
+ * --fail or --mtbf: nothing fails), and a --fail that came after every
+ * point's run, were taken and said nothing there, though sim says them. */
+Test(cli, failure_options_a_compare_or_sweep_does_not_read_are_noted)
+{
+    expect_ok_saying(RUN("compare", "--strategies", "mirrored", "--on-failure", "shrink",
+                         "--commit-every", "5", "--steps", "2"),
+                     "  note: --on-failure shrink, --commit-every 5: no failure is scheduled "
+                     "(--fail R@STEP or --mtbf HOURS), so nothing reads them\n", true);
+    expect_ok_saying(RUN("sweep", "--strategies", "mirrored", "--devices", "1,2",
+                         "--commit-every", "5", "--steps", "2"),
+                     "  note: --commit-every 5: no failure is scheduled", true);
+    expect_ok_saying(RUN("sweep", "--strategies", "mirrored", "--devices", "1,2", "--fail",
+                         "0@100s", "--steps", "2"),
+                     "  note: --fail 0@100s: no rank failed: the runs ended before it came", true);
+}
+
 /* The training options shape only the arithmetic: a simulation without
  * --numerics times its steps alone, and says so of --lr, --data ... rather
  * than exit 0 as though a missing data directory had been read. */
