@@ -10,6 +10,8 @@
 
 #include "../bench/validate.h"
 #include "../bench/validate_axes.h"
+#include "../nn/data.h"
+#include "../nn/device.h"
 #include "../plots/plots.h"
 #include "../sim/cluster.h"
 #include "html.h"
@@ -78,6 +80,26 @@ static int check_options(const struct config *cfg, struct err *e)
     /* --mode, --csv, --trace, --timeline: refused with the options
      * (validate_refused, cli/main.c) */
     return 0;
+}
+
+/* What every real job would refuse alike, said once before any cell runs
+ * (each cell and strategy said it as "not run", after its simulation):
+ * the device (a GPU this machine lacks too), and the data set with each
+ * model of the matrix. */
+static int check_jobs_inputs(const struct config *cfg, const struct validate_axes *ax,
+                             struct err *e)
+{
+    TRY(device_check(cfg->device, e));
+    struct data d = {0};
+    int rc = data_load(cfg->data, (uint64_t)cfg->seed, &d, e);
+    for (int i = 0; rc == 0 && i < ax->n_models; i++) {
+        const struct workload *wl = ax->workloads[i];
+        if (!wl->is_mlp) continue;   /* refused by its jobs, with their reason */
+        rc = data_check_model(&d, wl->layers[0].in, (int)wl->n_classes, e);
+        if (rc < 0 && ax->n_models > 1) err_prefix(e, "--models %s", ax->models[i]);
+    }
+    data_release(&d);
+    return rc;
 }
 
 /* --- Output -------------------------------------------------------------------- */
@@ -425,6 +447,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     else memset(&s, 0, sizeof s);
     if (rc == 0) rc = check_options(&s.cfg, &e);
     if (rc == 0) rc = validate_axes_parse(&s.cfg, &ax, &e);
+    if (rc == 0) rc = check_jobs_inputs(&s.cfg, &ax, &e);
     if (rc == 0 && !(list = XCALLOC(&e, strategy_count, sizeof *list))) rc = ERR_NOMEM;
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
     /* with --fail, up to a row per policy (restart, shrink, continue) */
