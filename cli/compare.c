@@ -112,6 +112,11 @@ int cmd_compare(const struct command *self, int argc, char **argv)
     scenario_note_training_unread(notes.f, &s.cfg, "  note:", "");
     scenario_note_unread_by_all(notes.f, list, n, &s.cfg, "compared");
     scenario_note_no_failure(notes.f, &s.cfg, "  note:", "");
+    if (s.cfg.checkpoint_every > 0) {
+        char given[64];
+        snprintf(given, sizeof given, "--checkpoint-every %lld", s.cfg.checkpoint_every);
+        scenario_note_free_checkpoints(notes.f, &s.cfg, &c.sim_base.cluster, given, "  note:", "");
+    }
     outputs_note_ideal(notes.f, &c.sim_base);
     notes_end(&notes);
     if (s.cfg.timeline)

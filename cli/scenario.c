@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "../core/failure_policy.h"
 #include "../core/straggler.h"
 #include "../core/text_append.h"
+#include "../sim/cluster.h"
 #include "../strategies/strategy.h"
 #include "outputs.h"
 #include "scenario.h"
@@ -185,6 +187,24 @@ void scenario_note_tf32_unread(FILE *out, const struct config *cfg, const char *
     err_escape(device, sizeof device, cfg->device);
     fprintf(out, "%s --tf32: read by --device cuda only; --device %s computes in fp32\n%s", lead,
             device, after);
+}
+
+void scenario_note_free_checkpoints(FILE *out, const struct config *cfg,
+                                    const struct cluster *cl, const char *given,
+                                    const char *lead, const char *after)
+{
+    /* 0 (or infinite) bandwidth is free (sim/cluster.h): without failures
+     * the interval then changes nothing, which a run cannot show without a
+     * word; with them, only what a failure redoes */
+    const double bw = cl->ckpt_write_bw_bytes_per_s;
+    if (bw > 0 && isfinite(bw)) return;
+    const bool has_failures = cfg->fail[0] || cfg->mtbf_hours > 0;
+    fprintf(out, "%s %s: %s prices a checkpoint at 0 s (its profile sets no "
+            "ckpt_write_bw_bytes_per_s), so %s; `strata calibrate` measures one, "
+            "labs/failures.profile sets one\n%s", lead, given, cl->name,
+            has_failures ? "the interval sets only what a failure redoes"
+                         : "the interval changes nothing here",
+            after);
 }
 
 void scenario_note_training_unread(FILE *out, const struct config *cfg, const char *lead,

@@ -74,6 +74,13 @@ void scenario_note_unread_by_all(FILE *out, const struct strategy *const *list, 
  * as one note ("note: --tf32: ..."), led by `lead`, followed by `after`. */
 void scenario_note_tf32_unread(FILE *out, const struct config *cfg, const char *lead,
                                 const char *after);
+/* `given` ("--checkpoint-every 5") on a cluster whose profile prices a
+ * checkpoint at 0 s (the presets), as one note led by `lead`: the interval
+ * changes nothing there. */
+struct cluster;
+void scenario_note_free_checkpoints(FILE *out, const struct config *cfg,
+                                    const struct cluster *cl, const char *given,
+                                    const char *lead, const char *after);
 /* The training options set (--lr, --momentum, --weight-decay, --eval-every,
  * --data, --target-accuracy) when a simulation runs no arithmetic, which is
  * all that reads them: one note, as scenario_note_unread_as. */

@@ -651,6 +651,16 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     if (!ax.is_real) scenario_note_training_unread(notes.f, &sc.cfg, "  note:", "");
     if (ax.is_real) scenario_note_tf32_unread(notes.f, &sc.cfg, "  note:", "");
     if (!ax.is_real) scenario_note_no_failure(notes.f, &sc.cfg, "  note:", "");
+    if (!ax.is_real && s.baselines[0].sim) {
+        char given[SWEEP_VALUE_BYTES + 64] = "";
+        if (!strcmp(ax.opt->name, "checkpoint-every"))
+            snprintf(given, sizeof given, "--vary %.*s", SWEEP_VALUE_BYTES, sc.cfg.vary);
+        else if (sc.cfg.checkpoint_every > 0)
+            snprintf(given, sizeof given, "--checkpoint-every %lld", sc.cfg.checkpoint_every);
+        if (given[0])
+            scenario_note_free_checkpoints(notes.f, &sc.cfg, &s.baselines[0].sim->cluster, given,
+                                           "  note:", "");
+    }
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(notes.f, s.baselines[0].sim);
     notes_end(&notes);
     /* A failed point fails the sweep, which then writes no file (as

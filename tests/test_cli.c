@@ -782,6 +782,24 @@ Test(cli, failure_options_a_compare_or_sweep_does_not_read_are_noted)
                      "  note: --fail 0@100s: no rank failed: the runs ended before it came", true);
 }
 
+/* The presets price a checkpoint at 0 s: --checkpoint-every changed
+ * nothing there and said nothing (a profile with ckpt_write_bw_bytes_per_s
+ * prices it, and gets no note). */
+Test(cli, checkpoints_on_a_cluster_that_prices_them_at_0_are_noted)
+{
+    expect_ok_saying(RUN("sim", "--checkpoint-every", "2", "--steps", "4"),
+                     "\nnote: --checkpoint-every 2: h100-nvlink-ib prices a checkpoint at 0 s (its "
+                     "profile sets no ckpt_write_bw_bytes_per_s), so the interval changes nothing "
+                     "here;", true);
+    expect_ok_saying(RUN("sweep", "--strategies", "mirrored", "--vary", "checkpoint-every=1,2",
+                         "--steps", "4", "--fail", "0@2"),
+                     "  note: --vary checkpoint-every=1,2: h100-nvlink-ib prices a checkpoint at "
+                     "0 s (its profile sets no ckpt_write_bw_bytes_per_s), so the interval sets "
+                     "only what a failure redoes;", true);
+    expect_ok_saying(RUN("sim", "--checkpoint-every", "2", "--steps", "4", "--cluster",
+                         STRATA_SOURCE_DIR "/labs/failures.profile"), "prices a checkpoint", false);
+}
+
 /* The training options shape only the arithmetic: a simulation without
  * --numerics times its steps alone, and says so of --lr, --data ... rather
  * than exit 0 as though a missing data directory had been read. */
