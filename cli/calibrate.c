@@ -14,6 +14,7 @@
 #include "../real/job.h"
 #include "../real/launch.h"
 #include "../real/mpi_check.h"
+#include "../real/real.h"
 #include "scenario.h"
 
 /* Ranks the relaunch starts, and the largest message timed. */
@@ -364,6 +365,14 @@ int cmd_calibrate(const struct command *self, int argc, char **argv)
         rc = err_set(&e, ERR_INPUT, "--model: calibrate runs the layers of an mlp: model, not "
                      "'%s' (e.g. --model mlp:784-256-128-10)", s.cfg.model);
     if (rc == 0 && !device_find(s.cfg.device, &e)) rc = e.code;
+    /* as its relaunch timing's jobs get them (their --checkpoint-dir is
+     * none: calibrate's is where it times checkpoints), which refused them
+     * only after that timing */
+    if (rc == 0) {
+        struct config jobs = s.cfg;
+        jobs.checkpoint_dir[0] = '\0';
+        rc = real_check_launch_pairs(&jobs, &e);
+    }
     if (rc == 0 && !launch_is_mpi_rank()) {
         /* a missing data set or a model that does not fit it says so once, here */
         struct data d = {0};

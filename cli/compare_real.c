@@ -8,6 +8,7 @@
 #include "../bench/compare.h"
 #include "../core/straggler_detect.h"
 #include "../core/table_notes.h"
+#include "../real/real.h"
 #include "compare.h"
 #include "html.h"
 #include "notes.h"
@@ -51,7 +52,9 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
     struct compare c = {0};
     struct notes notes = {0};   /* those under the table, for --html too */
     int status = 0;
-    if (strategy_parse_list(cfg->strategies, list, &n, &e) < 0) {
+    /* what every job would refuse alike, once, before the baseline's job */
+    if (strategy_parse_list(cfg->strategies, list, &n, &e) < 0 ||
+        real_check_launch_pairs(cfg, &e) < 0) {
         status = scenario_fail_in(self, s, &e);
         goto out;
     }

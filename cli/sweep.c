@@ -16,6 +16,7 @@
 #include "../plots/plots.h"
 #include "../real/job.h"
 #include "../real/launch.h"
+#include "../real/real.h"
 #include "html.h"
 #include "notes.h"
 #include "outputs.h"
@@ -614,6 +615,8 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     if (rc == 0 && !(numerics = run_numerics_create(&e))) rc = ERR_NOMEM;
     /* a --data or --model that the data set refuses, once, not at each point */
     if (rc == 0 && ax.has_numerics) rc = run_numerics_load(numerics, &sc.cfg, sc.wl, &e);
+    /* what every real job would refuse alike, once, not a point at a time */
+    if (rc == 0 && ax.is_real) rc = real_check_launch_pairs(&sc.cfg, &e);
     if (rc == 0) {
         struct progress p = {ax.opt->name, ax.is_real};
         bool show = rank == 0 && isatty(STDERR_FILENO);

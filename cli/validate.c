@@ -12,6 +12,7 @@
 #include "../bench/validate_axes.h"
 #include "../nn/data.h"
 #include "../nn/device.h"
+#include "../real/real.h"
 #include "../plots/plots.h"
 #include "../sim/cluster.h"
 #include "html.h"
@@ -84,12 +85,13 @@ static int check_options(const struct config *cfg, struct err *e)
 
 /* What every real job would refuse alike, said once before any cell runs
  * (each cell and strategy said it as "not run", after its simulation):
- * the device (a GPU this machine lacks too), and the data set with each
- * model of the matrix. */
+ * the device (a GPU this machine lacks too), a launch option alone, and
+ * the data set with each model of the matrix. */
 static int check_jobs_inputs(const struct config *cfg, const struct validate_axes *ax,
                              struct err *e)
 {
     TRY(device_check(cfg->device, e));
+    TRY(real_check_launch_pairs(cfg, e));
     struct data d = {0};
     int rc = data_load(cfg->data, (uint64_t)cfg->seed, &d, e);
     for (int i = 0; rc == 0 && i < ax->n_models; i++) {

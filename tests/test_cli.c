@@ -671,6 +671,36 @@ Test(cli, save_params_is_refused_where_no_model_is_kept)
     run_free(&h);
 }
 
+/* A launch option alone (--supervisor-address without --hostfile) is
+ * refused by every real job alike: a command of many jobs refuses it once,
+ * itself, before any job (they said it job by job, or after a baseline's
+ * or a cell's work; calibrate after timing checkpoints). No launcher is to
+ * be found, so nothing here can start an MPI job. */
+Test(cli, a_launch_option_alone_is_refused_once_by_commands_of_many_jobs)
+{
+    setenv("STRATA_MPIRUN", "/nonexistent/mpirun", 1);
+    const char *const says = ": --supervisor-address 127.0.0.1: read only with --hostfile";
+    struct {
+        const char *name;
+        struct run r;
+    } runs[] = {
+        {"compare", RUN("compare", "--mode", "real", "--np", "2", "--steps", "2", "--data",
+                        "synthetic", "--supervisor-address", "127.0.0.1")},
+        {"sweep", RUN("sweep", "--mode", "real", "--devices", "1,2", "--steps", "2", "--data",
+                      "synthetic", "--supervisor-address", "127.0.0.1")},
+        {"validate", RUN("validate", "--cluster", "cpu-loopback", "--np", "2", "--steps", "2",
+                         "--data", "synthetic", "--supervisor-address", "127.0.0.1")},
+        {"calibrate", RUN("calibrate", "--data", "synthetic", "--supervisor-address",
+                          "127.0.0.1")},
+    };
+    unsetenv("STRATA_MPIRUN");
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        char want[160];
+        snprintf(want, sizeof want, "strata %s%s", runs[i].name, says);
+        expect_refused(runs[i].r, want, NULL);
+    }
+}
+
 /* sweep and validate draw no one run's spans: --timeline-steps with --plot
  * or --html was taken and ignored (exit 0), and --help offered --trace,
  * --timeline and --timeline-steps (validate also --mode and --csv) that
