@@ -680,6 +680,19 @@ static int take_value(int argc, char **argv, int *i, const char *eq, const char 
     return 0;
 }
 
+/* -f's path into *file. A second, other file is refused: the first was
+ * dropped without a word, and a file is many options, not one value that
+ * a later one overrides (the same file twice says one thing). */
+static int set_file(const char **file, const char *path, struct err *e)
+{
+    if (*file && strcmp(*file, path))
+        return err_set(e, ERR_INPUT, "-f: two scenario files ('%.60s%s', then '%.60s%s'); a "
+                       "command reads one (put the lines of both in one file)", *file,
+                       more(*file), path, more(path));
+    *file = path;
+    return 0;
+}
+
 static bool is_help(const char *w)
 {
     return !strcmp(w, "-h") || !strcmp(w, "--help");
@@ -709,10 +722,9 @@ static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set
             const char *attached = w[2] ? w + 2 : NULL;
             char shown[3] = {'-', w[1], '\0'};
             if (w[1] == 'f') {
-                if (attached)
-                    *file = attached;
-                else
-                    TRY(take_value(argc, argv, &i, NULL, "-f", NULL, file, e));
+                const char *path = attached;
+                if (!path) TRY(take_value(argc, argv, &i, NULL, "-f", NULL, &path, e));
+                TRY(set_file(file, path, e));
                 continue;
             }
             const struct opt_spec *o = NULL;
@@ -743,7 +755,9 @@ static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set
         char shown[96];
         snprintf(shown, sizeof shown, "--%.*s", (int)(len < 80 ? len : 80), name);
         if (len == 4 && !strncmp(name, "file", 4)) {
-            TRY(take_value(argc, argv, &i, eq, "--file", NULL, file, e));
+            const char *path;
+            TRY(take_value(argc, argv, &i, eq, "--file", NULL, &path, e));
+            TRY(set_file(file, path, e));
             continue;
         }
         const struct opt_spec *o = NULL;

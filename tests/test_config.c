@@ -500,6 +500,27 @@ Test(config, file_repeated_key_is_refused_naming_both_lines)
     config_release(&c);
 }
 
+/* A second -f dropped the first file without a word (a file is many
+ * options, not one value that a later one overrides); the same file twice
+ * says one thing. */
+Test(config, a_second_scenario_file_is_refused)
+{
+    const char *a = test_tmp_file("a.conf", "steps = 3\n");
+    char *pa = (char *)a, *pb = (char *)test_tmp_file("b.conf", "batch = 64\n");
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "-f", pa, "--file", pb), &e, "-f: two scenario files",
+                       "a command reads one");
+    config_release(&c);
+    char attached[600];
+    snprintf(attached, sizeof attached, "-f%s", pb);
+    expect_input_error(PARSE(&c, &e, "--file=" "x.conf", attached), &e, "'x.conf', then", NULL);
+    config_release(&c);
+    PARSE_OK(&c, "-f", pa, "-f", pa);
+    cr_expect_eq(c.steps, 3);
+    config_release(&c);
+}
+
 Test(config, command_line_wins_over_file_whatever_the_order)
 {
     const char *path = test_tmp_file("w.conf", "devices = 2\nbatch = 64\n");
