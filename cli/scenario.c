@@ -162,7 +162,7 @@ void scenario_note_unread_as(FILE *out, const struct config *cfg, unsigned group
         config_format(cfg, o, value, sizeof value);
         err_escape(shown, sizeof shown, value);
         fprintf(out, "%s --%s", any ? "" : lead, o->name);
-        if (o->type != OPT_FLAG) fprintf(out, " %s", shown);
+        if (o->type != OPT_FLAG) fprintf(out, " %s", shown[0] ? shown : "''");   /* --device '' */
         else if (strcmp(value, "true")) fprintf(out, "=%s", value);
         any = true;
     }

@@ -769,6 +769,9 @@ Test(cli, options_the_strategy_does_not_read_are_noted)
                          "--devices", "1,2"),
                      "  note: --np 2: read by real runs only (--mode real); this sweep is "
                      "simulated\n", true);
+    /* an empty value shows as '' ("--device : read by" read as a typo) */
+    expect_ok_saying(RUN("compare", "--device", "", "--steps", "2", "--strategies", "mirrored"),
+                     "  note: --device '': read by real runs only", true);
     /* ps-ssp reads all it was given */
     expect_ok_saying(RUN("sim", "--strategy", "ps-ssp", "--staleness", "3", "--devices", "8",
                          "--steps", "2"), "does not read", false);
