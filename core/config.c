@@ -95,7 +95,8 @@ const struct opt_spec config_options[] = {
      .groups = OPTG_DISTURB, .metavar = "POLICY",
      .help = "what the job does when a rank dies: restart every rank from the last checkpoint, "
              "shrink to the survivors from the last commit, or continue without it (parameter "
-             "servers); auto = continue for ps-async and ps-ssp, restart otherwise"},
+             "servers); auto = continue for ps-async and ps-ssp (two or more workers), restart "
+             "otherwise"},
     {.name = "checkpoint-every", INT(checkpoint_every, 0, 1000000000), .def = "0",
      .groups = OPTG_DISTURB, .metavar = "STEPS",
      .help = "steps between checkpoints, the state a restart goes back to; 0 = never (a restart "
