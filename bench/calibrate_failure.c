@@ -182,9 +182,9 @@ int calib_measure_relaunch(const struct config *cfg, const struct workload *wl,
     job->n_positional = 0;
     /* a rank dies as step 2 starts (below); every rank starts again from
      * scratch (no checkpoint: its reading is timed above) and runs the 4
-     * steps; calibrate's --checkpoint-dir is where the reading and writing
-     * were timed, nothing of these jobs' */
-    static const char *const set[][2] = {{"steps", "4"},
+     * steps (--epochs would set others); calibrate's --checkpoint-dir is
+     * where the reading and writing were timed, nothing of these jobs' */
+    static const char *const set[][2] = {{"steps", "4"}, {"epochs", "0"},
                                          {"on-failure", "restart"}, {"checkpoint-every", "0"},
                                          {"checkpoint-dir", ""}, {"eval-every", "0"},
                                          {"resume", ""}};

@@ -43,18 +43,23 @@ static char **job_argv(char *self, char *strategy, char *np_text, char **opts, i
     argv[k++] = strategy;
     argv[k++] = (char *)"--np";
     argv[k++] = np_text;
-    /* JOB_GROUPS hold no flags: the words come in (--name, value) pairs */
+    /* (--name, value) pairs, but a flag (--tf32, of OPTG_EXEC) is its name
+     * alone: read as a pair, it took the next option's name for its value */
     int n_dirs = 0;
-    for (int i = 0; i + 1 < n_opts; i += 2)
+    for (int i = 0; i < n_opts; i++) {
+        const struct opt_spec *o = config_find(opts[i] + 2);
+        const bool has_value = !(o && o->type == OPT_FLAG) && i + 1 < n_opts;
         if (is_kept(opts[i])) {
             argv[k++] = opts[i];
-            argv[k++] = opts[i + 1];
-            if (is_per_job_dir(opts[i]) && opts[i + 1][0] && n_dirs < 2) {
+            if (has_value) argv[k++] = opts[i + 1];
+            if (has_value && is_per_job_dir(opts[i]) && opts[i + 1][0] && n_dirs < 2) {
                 snprintf(dirs[n_dirs], LAUNCH_PATH_BYTES, "%s/%s-np%s", opts[i + 1], strategy,
                          np_text);
                 argv[k - 1] = dirs[n_dirs++];
             }
         }
+        if (has_value) i++;
+    }
     argv[k++] = (char *)"--json";
     argv[k++] = json;
     return argv;

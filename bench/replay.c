@@ -259,7 +259,8 @@ static void describe_whatif(const struct replay_opts *o, const struct config *w,
         sep = ", ";
     }
     if (o->scale_devices > 0) {
-        ADD("%sat %lld devices (batch %lld)", sep, w->devices, w->batch);
+        ADD("%sat %lld device%s (batch %lld)", sep, w->devices, w->devices == 1 ? "" : "s",
+            w->batch);
         sep = ", ";
     }
     if (o->cluster && o->cluster[0]) ADD("%son %.200s", sep, w->cluster);

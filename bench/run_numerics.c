@@ -68,6 +68,12 @@ static int load_data(struct run_numerics *n, const struct config *cfg,
     return data_check_model(&n->data, wl->layers[0].in, (int)wl->n_classes, e);
 }
 
+int run_numerics_load(struct run_numerics *n, const struct config *cfg,
+                      const struct workload *wl, struct err *e)
+{
+    return load_data(n, cfg, wl, e);
+}
+
 /* Evaluations: as asked, or about 20 over the run when a target accuracy
  * needs a time, else only at the end. */
 static int eval_every(const struct config *cfg)

@@ -26,6 +26,12 @@ struct run_numerics;
 struct run_numerics *run_numerics_create(struct err *e);
 void run_numerics_free(struct run_numerics *n);   /* accepts NULL */
 
+/* Loads cfg's data set into n (kept for the runs that follow) and checks
+ * that wl takes its samples: what a command whose runs would each refuse
+ * a wrong --data or --model calls once, first. */
+int run_numerics_load(struct run_numerics *n, const struct config *cfg,
+                      const struct workload *wl, struct err *e);
+
 /* Simulates setup with numerics for cfg and wl, filling res and r's
  * loss_curve, accuracy_curve, final and time_to_accuracy_s. shared: the
  * command's run_numerics, or NULL for a run on its own (what it needs is

@@ -144,7 +144,7 @@ int sweep_axis_parse(const struct config *cfg, struct sweep_axis *ax, struct err
         default_devices(ax, cfg->devices);
     } else {
         const char *eq = strchr(vary, '=');
-        if (!eq)
+        if (!eq || eq == vary)   /* no '=', or no name before it */
             return err_set(e, ERR_INPUT, "--vary '%.80s': expected OPTION=V1,V2,... (e.g. "
                            "--vary batch=64,128,256, or --devices 1,2,4)", vary);
         char name[64];

@@ -14,6 +14,7 @@
 #include "../real/job.h"
 #include "../real/launch.h"
 #include "../real/mpi_check.h"
+#include "../real/real.h"
 #include "scenario.h"
 
 /* Ranks the relaunch starts, and the largest message timed. */
@@ -137,6 +138,32 @@ static int64_t memory_per_rank(int cores)
     return (int64_t)pages * page / (cores > 0 ? cores : 1);
 }
 
+/* Options of calibrate's groups that its profile does not depend on: it
+ * times one training step of --model at the per-device batch, the links
+ * and a failure's costs, whatever the scenario, training or resumption
+ * (its relaunch timing runs 4 steps of mirrored from scratch). */
+static const char *const profile_ignores[] = {
+    "servers", "microbatches", "chunks", "bucket-mb", "staleness", "backup-workers", "dp",
+    "inflight", "steps", "epochs", "lr", "momentum", "weight-decay", "eval-every",
+    "target-accuracy", "resume", NULL};
+
+/* One note naming those of profile_ignores that cfg sets, on stdout. */
+static void note_ignored(const struct config *cfg)
+{
+    int n = 0;
+    for (size_t i = 0; profile_ignores[i]; i++) {
+        if (!config_is_set(cfg, profile_ignores[i])) continue;
+        char value[CONFIG_PATH_BYTES], shown[4 * CONFIG_PATH_BYTES];
+        config_format(cfg, config_find(profile_ignores[i]), value, sizeof value);
+        err_escape(shown, sizeof shown, value);   /* a note never drives the terminal */
+        printf("%s --%s %s", n++ ? "," : "note:", profile_ignores[i], shown);
+    }
+    if (n)
+        printf(": calibrate's profile does not depend on %s (it times one training step of "
+               "--model at the per-device batch, the links, and what a failure costs)\n\n",
+               n == 1 ? "it" : "them");
+}
+
 /* Checkpoint saves and loads timed: their median is what one costs. 3: a
  * save is two files (the rank's and the MANIFEST), so 3 saves write about
  * as many files as the 5 single writes timed before, and test_faults, which
@@ -196,6 +223,9 @@ static int report(const struct command *self, const struct scenario *s,
     else
         printf("strata calibrate: %d MPI ranks of this machine (%ld cores), %s\n\n",
                res->comm.n_ranks, cores, desc);
+    /* said here under the user's own mpirun; calibrate's own relaunch said
+     * it before the job (launch), which then set CALIB_FAILURE_ENV */
+    if (!getenv(CALIB_FAILURE_ENV)) note_ignored(&s->cfg);
     struct cluster profile;
     char host[64] = "this machine";
     gethostname(host, sizeof host);
@@ -309,6 +339,8 @@ static int launch(const struct command *self, const struct scenario *s, int argc
     if (ranks_of(&s->cfg, &n_ranks, &e) < 0) return scenario_fail_in(self, s, &e);
     struct calib_failure f = {0};
     char text[256];
+    note_ignored(&s->cfg);
+    fflush(stdout);   /* before the job's own output */
     fprintf(stderr, "strata calibrate: timing the relaunch of supervised runs of 1 to %d ranks "
             "(%d at each count)\n", calib_relaunch_counts(sysconf(_SC_NPROCESSORS_ONLN)),
             CALIB_RELAUNCH_RUNS);
@@ -333,6 +365,14 @@ int cmd_calibrate(const struct command *self, int argc, char **argv)
         rc = err_set(&e, ERR_INPUT, "--model: calibrate runs the layers of an mlp: model, not "
                      "'%s' (e.g. --model mlp:784-256-128-10)", s.cfg.model);
     if (rc == 0 && !device_find(s.cfg.device, &e)) rc = e.code;
+    /* as its relaunch timing's jobs get them (their --checkpoint-dir is
+     * none: calibrate's is where it times checkpoints), which refused them
+     * only after that timing */
+    if (rc == 0) {
+        struct config jobs = s.cfg;
+        jobs.checkpoint_dir[0] = '\0';
+        rc = real_check_launch_pairs(&jobs, &e);
+    }
     if (rc == 0 && !launch_is_mpi_rank()) {
         /* a missing data set or a model that does not fit it says so once, here */
         struct data d = {0};

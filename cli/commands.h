@@ -19,8 +19,9 @@ struct command {
     /* Runs with the words after the command name; returns the exit status
      * (0 ok, 1 a run failed, 2 bad input). */
     int (*run)(const struct command *self, int argc, char **argv);
-    /* options of those groups it turns down (NULL: none): --help leaves them
-     * out and command_refuse_options refuses them, with the refusal's why */
+    /* options of those groups it turns down (NULL: none; else an array
+     * ended by a refusal with no options, each with its own why): --help
+     * leaves them out and command_refuse_options refuses them */
     const struct refusal *refused;
 };
 
@@ -35,11 +36,11 @@ int cmd_real(const struct command *self, int argc, char **argv);
 /* `strata replay TRACE`: a trace replayed in the simulator, and what-ifs (cli/replay.c);
  * the options of its groups it refuses. */
 int cmd_replay(const struct command *self, int argc, char **argv);
-extern const struct refusal replay_refused;
+extern const struct refusal replay_refused[];
 /* --save-params, refused by the commands that keep no trained model. */
-extern const struct refusal keeps_no_model_refused;
+extern const struct refusal keeps_no_model_refused[];
 int cmd_schedule(const struct command *self, int argc, char **argv);
-extern const struct refusal schedule_refused;
+extern const struct refusal schedule_refused[];
 int cmd_sim(const struct command *self, int argc, char **argv);
 int cmd_sweep(const struct command *self, int argc, char **argv);
 int cmd_validate(const struct command *self, int argc, char **argv);

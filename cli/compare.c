@@ -108,6 +108,14 @@ int cmd_compare(const struct command *self, int argc, char **argv)
             outputs_warn_memory(notes.f, "  ", c.reports[i], &c.sim_base.cluster);
     scenario_note_unread(notes.f, &s.cfg, OPTG_EXEC | OPTG_LAUNCH,
                          "read by real runs only (--mode real); this compare is simulated");
+    scenario_note_training_unread(notes.f, &s.cfg, "  note:", "");
+    scenario_note_unread_by_all(notes.f, list, n, &s.cfg, "compared");
+    scenario_note_no_failure(notes.f, &s.cfg, "  note:", "");
+    if (s.cfg.checkpoint_every > 0) {
+        char given[64];
+        snprintf(given, sizeof given, "--checkpoint-every %lld", s.cfg.checkpoint_every);
+        scenario_note_free_checkpoints(notes.f, &s.cfg, &c.sim_base.cluster, given, "  note:", "");
+    }
     outputs_note_ideal(notes.f, &c.sim_base);
     notes_end(&notes);
     if (s.cfg.timeline)

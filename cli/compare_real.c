@@ -8,6 +8,7 @@
 #include "../bench/compare.h"
 #include "../core/straggler_detect.h"
 #include "../core/table_notes.h"
+#include "../real/real.h"
 #include "compare.h"
 #include "html.h"
 #include "notes.h"
@@ -51,7 +52,9 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
     struct compare c = {0};
     struct notes notes = {0};   /* those under the table, for --html too */
     int status = 0;
-    if (strategy_parse_list(cfg->strategies, list, &n, &e) < 0) {
+    /* what every job would refuse alike, once, before the baseline's job */
+    if (strategy_parse_list(cfg->strategies, list, &n, &e) < 0 ||
+        real_check_launch_pairs(cfg, &e) < 0) {
         status = scenario_fail_in(self, s, &e);
         goto out;
     }
@@ -91,6 +94,8 @@ int cmd_compare_real(const struct command *self, struct scenario *s)
                         c.reports[i]->n_paces);
     for (int i = 0; i < c.n_notes; i++) fprintf(notes.f, "  not run: %s\n", c.notes[i]);
     table_notes_print(notes.f, c.reports, c.n, c.speedup, c.base);
+    scenario_note_unread_by_all(notes.f, list, n, cfg, "compared");
+    scenario_note_tf32_unread(notes.f, cfg, "  note:", "");
     notes_end(&notes);
     /* Then no file is written, as for a simulated compare, and the reasons
      * go to stderr too. */

@@ -27,12 +27,37 @@ struct lab_args {
     const char *dir;       /* --labs DIR */
     bool is_check;
     bool is_real;
+    const char *mode;      /* --mode as given, NULL when not */
 };
 
 static void print_usage(const struct command *self, FILE *out)
 {
     fprintf(out, "usage: strata lab [NAME] [--check] [--mode sim|real] [--labs DIR]\n\n%s\n",
             self->about);
+}
+
+/* The value of option word w (argv[*i]): after its '=' (--labs=DIR, as
+ * every other command takes it), else the next word. */
+static int take_value(int argc, char **argv, int *i, const char *name, const char *allowed,
+                      const char **value, struct err *e)
+{
+    const char *w = argv[*i];
+    size_t n = strlen(name);
+    if (w[n] == '=') {
+        *value = w + n + 1;
+        return 0;
+    }
+    if (*i + 1 >= argc)
+        return err_set(e, ERR_INPUT, "%s: needs a value (%s)", name, allowed);
+    *value = argv[++*i];
+    return 0;
+}
+
+/* Is w option `name`, alone or as name=VALUE? */
+static bool is_option(const char *w, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(w, name, n) && (w[n] == '\0' || w[n] == '=');
 }
 
 static int parse_args(const struct command *self, int argc, char **argv, struct lab_args *a,
@@ -46,16 +71,18 @@ static int parse_args(const struct command *self, int argc, char **argv, struct 
             return CONFIG_HELP;
         } else if (!strcmp(w, "--check")) {
             a->is_check = true;
-        } else if (!strcmp(w, "--mode") || !strcmp(w, "--labs")) {
-            if (i + 1 >= argc) return err_set(e, ERR_INPUT, "%s needs a value", w);
-            const char *v = argv[++i];
-            if (!strcmp(w, "--labs")) {
-                a->dir = v;
-            } else if (!strcmp(v, "real") || !strcmp(v, "sim")) {
-                a->is_real = !strcmp(v, "real");
-            } else {
+        } else if (is_option(w, "--check")) {
+            return err_set(e, ERR_INPUT, "--check: takes no value ('%s' given)", w + 8);
+        } else if (is_option(w, "--labs")) {
+            TRY(take_value(argc, argv, &i, "--labs", "a directory of NN-name.lab files", &a->dir,
+                           e));
+        } else if (is_option(w, "--mode")) {
+            const char *v;
+            TRY(take_value(argc, argv, &i, "--mode", "sim or real", &v, e));
+            if (strcmp(v, "real") && strcmp(v, "sim"))
                 return err_set(e, ERR_INPUT, "--mode: '%s' is not allowed (sim, real)", v);
-            }
+            a->is_real = !strcmp(v, "real");
+            a->mode = v;
         } else if (w[0] == '-') {
             return err_set(e, ERR_INPUT, "unknown option '%s' (--check, --mode, --labs; a lab's "
                            "scenario options live in its file)", w);
@@ -64,6 +91,15 @@ static int parse_args(const struct command *self, int argc, char **argv, struct 
         } else {
             a->name = w;
         }
+    }
+    /* the list runs nothing: what would check or run a lab needs one */
+    if (!a->name && (a->is_check || a->mode)) {
+        char given[32];
+        snprintf(given, sizeof given, "%s%s%s%s", a->is_check ? "--check" : "",
+                 a->is_check && a->mode ? " " : "", a->mode ? "--mode " : "",
+                 a->mode ? a->mode : "");
+        return err_set(e, ERR_INPUT, "%s: needs a lab NAME (`strata lab NAME %s`); without one, "
+                       "strata lab lists the labs", given, given);
     }
     return 0;
 }

@@ -24,10 +24,28 @@
  * several, calibrate times one): their groups hold --save-params, which
  * they listed, took and ignored; scenario_load refuses it, and their help
  * leaves it out. */
-const struct refusal keeps_no_model_refused = {
-    (const char *const[]){"save-params", NULL},
-    "this command keeps no trained model; `strata real --strategy S --save-params FILE` saves "
-    "one run's parameters",
+#define KEEPS_NO_MODEL                                                                        \
+    {(const char *const[]){"save-params", NULL},                                              \
+     "this command keeps no trained model; `strata real --strategy S --save-params FILE` saves " \
+     "one run's parameters"}
+const struct refusal keeps_no_model_refused[] = {KEEPS_NO_MODEL, {NULL, NULL}};
+
+/* sweep and validate run many scenarios and draw no one run's spans (their
+ * --plot and --html draw speedup, or predicted against measured). Their
+ * groups hold --trace, --timeline and --timeline-steps, which --help
+ * listed, and which were refused only once given: --timeline-steps with
+ * --plot or --html was even taken and ignored. */
+#define SHOWS_NO_ONE_RUN                                                                      \
+    {(const char *const[]){"trace", "timeline", "timeline-steps", NULL},                      \
+     "this command runs many scenarios and shows no one run's spans; `strata sim --strategy S` " \
+     "(or strata real) with --trace, --timeline and --timeline-steps shows one"}
+static const struct refusal sweep_refused[] = {KEEPS_NO_MODEL, SHOWS_NO_ONE_RUN, {NULL, NULL}};
+static const struct refusal validate_refused[] = {
+    KEEPS_NO_MODEL,
+    SHOWS_NO_ONE_RUN,
+    {(const char *const[]){"mode", NULL}, "validate runs every strategy both ways; leave it out"},
+    {(const char *const[]){"csv", NULL}, "validate writes --json only"},
+    {NULL, NULL},
 };
 
 static const struct command commands[] = {
@@ -46,7 +64,7 @@ static const struct command commands[] = {
      "--timeline, --plot or --html it runs in one process. --trace t.json writes a trace\n"
      "a strategy, its name before the extension (t.mirrored.json), whenever more than one\n"
      "was asked for, even if only one fitted the scenario and ran.",
-     STRATEGIES_GROUPS | OPTG_JOBS, cmd_compare, &keeps_no_model_refused},
+     STRATEGIES_GROUPS | OPTG_JOBS, cmd_compare, keeps_no_model_refused},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
@@ -82,7 +100,7 @@ static const struct command commands[] = {
      "--plot DIR and --plot-terminal the speedup figure. A simulated sweep runs its points\n"
      "in -j N processes (one per core by default), and under `mpirun -np R strata sweep`\n"
      "over the ranks, rank 0 printing: the output is -j 1's, byte for byte.",
-     STRATEGIES_GROUPS | OPTG_SWEEP | OPTG_JOBS, cmd_sweep, &keeps_no_model_refused},
+     STRATEGIES_GROUPS | OPTG_SWEEP | OPTG_JOBS, cmd_sweep, sweep_refused},
     {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"
@@ -91,7 +109,7 @@ static const struct command commands[] = {
      "server policy mean; --json FILE writes the plan as JSON; --chakra DIR writes it as\n"
      "Chakra execution traces, DIR/STRATEGY.RANK.et, for ASTRA-sim or `strata sim --workload`.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE | OPTG_LIMITS, cmd_schedule,
-     &schedule_refused},
+     schedule_refused},
     {"replay", "a run's trace replayed in the simulator: replay error, and what-ifs on it",
      "strata replay TRACE.json [what-if options] [--json FILE] [--plot DIR] [--html FILE]\n"
      "\n"
@@ -126,7 +144,7 @@ static const struct command commands[] = {
      "and the step times as bars; --html FILE puts them on one page. A trace of a run with\n"
      "failures is refused. Exit status 2 for a malformed trace or a refused what-if.",
      OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_OUTPUT | OPTG_PLOT | OPTG_HTML | OPTG_REPLAY,
-     cmd_replay, &replay_refused},
+     cmd_replay, replay_refused},
     {"plot", "figures of saved reports: convergence, staleness, speedup, validation",
      "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
      "Reads reports saved with --json (by sim, real, compare, sweep or validate) and draws\n"
@@ -150,7 +168,7 @@ static const struct command commands[] = {
      "strategies' ranking, the largest staleness TVD, and the machine's load before and\n"
      "after. --json writes { \"strata_validate\": 2, \"load\", \"cells\": [{..., \"rows\"}],\n"
      "\"summary\" } with both reports of each row; --plot DIR draws predicted against measured.",
-     STRATEGIES_GROUPS | OPTG_VALIDATE, cmd_validate, &keeps_no_model_refused},
+     STRATEGIES_GROUPS | OPTG_VALIDATE, cmd_validate, validate_refused},
     {"calibrate", "measure this machine into a cluster profile for the simulator",
      "Measures this machine for the simulator, on 2 MPI ranks (it relaunches itself under\n"
      "mpirun; `mpirun -np N strata calibrate` uses the ranks it is given): the device's\n"
@@ -162,7 +180,7 @@ static const struct command commands[] = {
      "all-reduce's per-byte reduction (gamma) to the all-reduce; the cores the ranks share.\n"
      "Prints the profile; -o FILE writes it (nothing is written without -o).",
      OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_LAUNCH | OPTG_CALIBRATE,
-     cmd_calibrate, &keeps_no_model_refused},
+     cmd_calibrate, keeps_no_model_refused},
     {"lab", "the course: one lab per tradeoff, its claim tested on a run (--check)",
      "Without NAME, lists the labs of labs/ in course order, one line each. With NAME (the\n"
      "file's name, its number, or its name without the number), prints the lab's claim and\n"
@@ -192,17 +210,23 @@ void command_print_help(const struct command *c, FILE *out)
 {
     fprintf(out, "usage: strata %s [options] [-f SCENARIO_FILE]\n\n%s\n\noptions:\n", c->name,
             c->about);
-    config_print_help_without(out, c->groups, c->refused ? c->refused->options : NULL);
+    /* every refusal's options, in one NULL-terminated list */
+    const char *refused[CONFIG_MAX_OPTIONS + 1];
+    size_t n = 0;
+    for (const struct refusal *r = c->refused; r && r->options; r++)
+        for (size_t i = 0; r->options[i] && n < CONFIG_MAX_OPTIONS; i++) refused[n++] = r->options[i];
+    refused[n] = NULL;
+    config_print_help_without(out, c->groups, refused);
     print_list(out);
 }
 
 int command_refuse_options(const struct command *c, const struct config *cfg, struct err *e)
 {
-    const char *const *opts = c->refused ? c->refused->options : NULL;
-    for (size_t i = 0; opts && opts[i]; i++)
-        if (config_is_set(cfg, opts[i]))
-            return err_set(e, ERR_INPUT, "--%s: %s (see strata %s --help)", opts[i],
-                           c->refused->why, c->name);
+    for (const struct refusal *r = c->refused; r && r->options; r++)
+        for (size_t i = 0; r->options[i]; i++)
+            if (config_is_set(cfg, r->options[i]))
+                return err_set(e, ERR_INPUT, "--%s: %s (see strata %s --help)", r->options[i],
+                               r->why, c->name);
     return 0;
 }
 

@@ -10,6 +10,17 @@
 #include "outputs.h"
 #include "scenario.h"
 
+/* A step: digits alone, at most 18 so that it fits (sscanf's %lld also took
+ * " 1", "+1", and overflowed on many digits). Moves *p past them. */
+static bool take_step(const char **p, long long *step)
+{
+    size_t n = strspn(*p, "0123456789");
+    if (n == 0 || n > 18) return false;
+    *step = strtoll(*p, NULL, 10);
+    *p += n;
+    return true;
+}
+
 int outputs_timeline_steps(const struct config *cfg, int64_t *first, int64_t *last,
                            struct err *e)
 {
@@ -18,9 +29,9 @@ int outputs_timeline_steps(const struct config *cfg, int64_t *first, int64_t *la
     const char *v = cfg->timeline_steps;
     if (!v[0]) return 0;
     long long a, b;
-    int used = 0;
-    if (sscanf(v, "%lld:%lld%n", &a, &b, &used) != 2 || v[used] != '\0' || a < 0 || a > b ||
-        b >= cfg->steps)
+    const char *p = v;
+    bool is_a_b = take_step(&p, &a) && *p++ == ':' && take_step(&p, &b) && *p == '\0';
+    if (!is_a_b || a > b || b >= cfg->steps)
         return err_set(e, ERR_INPUT, "--timeline-steps: '%s' is not allowed (A:B, steps from 0 "
                        "with 0 <= A <= B < --steps %lld)", v, cfg->steps);
     *first = a;

@@ -41,6 +41,7 @@ static void print_header(const struct config *cfg, const struct plan *p,
     const struct strategy *st = strategy_find(cfg->strategy, &(struct err){0});
     if (st) scenario_print_notes(stdout, st, cfg, p, "\n");   /* as sim says them */
     scenario_note_failure_options(stdout, cfg, p, false, "\n");
+    scenario_note_tf32_unread(stdout, cfg, "note:", "\n");
 }
 
 /* Collective: the most CPUs a rank of the job may run on (real/job.h),

@@ -18,11 +18,12 @@
 /* Options of the groups replay takes that it has no use for: the trace's
  * scenario says them, or replay draws nothing they shape (its timelines
  * show every step; its compute is measured, not computed). */
-const struct refusal replay_refused = {
-    (const char *const[]){"steps", "straggler", "mtbf", "nodes", "devices-per-node", "allreduce",
-                          "jitter", "numerics", "csv", "trace", "timeline", "timeline-steps",
-                          NULL},
-    "replay takes it from the trace's scenario, or has no use for it",
+const struct refusal replay_refused[] = {
+    {(const char *const[]){"steps", "straggler", "mtbf", "nodes", "devices-per-node", "allreduce",
+                           "jitter", "numerics", "csv", "trace", "timeline", "timeline-steps",
+                           NULL},
+     "replay takes it from the trace's scenario, or has no use for it"},
+    {NULL, NULL},
 };
 
 static int check_options(const struct command *self, const struct config *cfg, struct err *e)

@@ -1,10 +1,14 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../bench/run_numerics.h"
 #include "../core/budget.h"
 #include "../core/failure_policy.h"
+#include "../core/straggler.h"
 #include "../core/text_append.h"
+#include "../sim/cluster.h"
 #include "../strategies/strategy.h"
 #include "outputs.h"
 #include "scenario.h"
@@ -28,6 +32,11 @@ static bool is_rank_beyond_0(void)
 static int check_loaded(struct scenario *s, const struct command *cmd, struct err *e)
 {
     TRY(command_refuse_options(cmd, &s->cfg, e));
+    /* --fail's form once, as --straggler's: each strategy or point of a
+     * compare, sweep or validate would refuse it again ("not run" a line
+     * each), and a real compare only after its baseline job */
+    struct failure_spec fail;
+    if (cmd->groups & OPTG_DISTURB) TRY(failure_parse(s->cfg.fail, &fail, e));
     TRY_CTX(e, workload_parse(s->cfg.model, &s->wl, e), "--model");
     /* Before anything is built: a run the machine cannot hold is refused now,
      * and so is an output that could not be written at the end. Its plan is
@@ -93,25 +102,30 @@ void scenario_print_notes(FILE *out, const struct strategy *st, const struct con
     if (unread[0]) fprintf(out, "note: %s does not read %s\n%s", st->name, unread, after);
 }
 
-void scenario_note_failure_options(FILE *out, const struct config *cfg, const struct plan *p,
-                                   bool is_simulated, const char *after)
+bool scenario_note_no_failure(FILE *out, const struct config *cfg, const char *lead,
+                              const char *after)
 {
     const bool has_policy = config_is_set(cfg, "on-failure") && strcmp(cfg->on_failure, "auto");
     const bool has_commits = config_is_set(cfg, "commit-every");
-    if (!has_policy && !has_commits) return;
+    /* a simulated rank fails only where --fail or --mtbf says (a real one
+     * may die of itself, and the supervisor answers by the policy) */
+    if ((!has_policy && !has_commits) || cfg->fail[0] || cfg->mtbf_hours > 0) return false;
     char given[96] = "";
     size_t used = 0;
     if (has_policy) text_appendf(given, sizeof given, &used, "--on-failure %s", cfg->on_failure);
     if (has_commits)
         text_appendf(given, sizeof given, &used, "%s--commit-every %lld", used ? ", " : "",
                      cfg->commit_every);
-    /* a simulated rank fails only where --fail or --mtbf says (a real one
-     * may die of itself, and the supervisor answers by the policy) */
-    if (is_simulated && !cfg->fail[0] && !(cfg->mtbf_hours > 0)) {
-        fprintf(out, "note: %s: no failure is scheduled (--fail R@STEP or --mtbf HOURS), so "
-                "nothing reads %s\n%s", given, has_policy && has_commits ? "them" : "it", after);
-        return;
-    }
+    fprintf(out, "%s %s: no failure is scheduled (--fail R@STEP or --mtbf HOURS), so nothing "
+            "reads %s\n%s", lead, given, has_policy && has_commits ? "them" : "it", after);
+    return true;
+}
+
+void scenario_note_failure_options(FILE *out, const struct config *cfg, const struct plan *p,
+                                   bool is_simulated, const char *after)
+{
+    if (is_simulated && scenario_note_no_failure(out, cfg, "note:", after)) return;
+    const bool has_commits = config_is_set(cfg, "commit-every");
     enum failure_policy policy;
     if (!has_commits || failure_policy_resolve(cfg->on_failure, p, &policy, NULL) < 0) return;
     /* commits are what shrink goes back to; a real continue relaunches the
@@ -131,20 +145,77 @@ void scenario_note_failure_options(FILE *out, const struct config *cfg, const st
 void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,
                           const char *why)
 {
+    scenario_note_unread_as(out, cfg, groups, why, "  note:", "");
+}
+
+void scenario_note_unread_as(FILE *out, const struct config *cfg, unsigned groups,
+                             const char *why, const char *lead, const char *after)
+{
     /* read off the table, not through config_to_args: a note allocates
      * nothing, so it cannot fail */
     bool any = false;
     for (size_t i = 0; i < config_n_options; i++) {
         const struct opt_spec *o = &config_options[i];
         if (!(o->groups & groups) || !config_is_set(cfg, o->name)) continue;
-        char value[CONFIG_PATH_BYTES + 32];
+        /* a value as typed, escaped: a note never drives the terminal */
+        char value[CONFIG_PATH_BYTES + 32], shown[4 * CONFIG_PATH_BYTES];
         config_format(cfg, o, value, sizeof value);
-        fprintf(out, "%s --%s", any ? "" : "  note:", o->name);
-        if (o->type != OPT_FLAG) fprintf(out, " %s", value);
+        err_escape(shown, sizeof shown, value);
+        fprintf(out, "%s --%s", any ? "" : lead, o->name);
+        if (o->type != OPT_FLAG) fprintf(out, " %s", shown[0] ? shown : "''");   /* --device '' */
         else if (strcmp(value, "true")) fprintf(out, "=%s", value);
         any = true;
     }
-    if (any) fprintf(out, ": %s\n", why);
+    if (any) fprintf(out, ": %s\n%s", why, after);
+}
+
+void scenario_note_unread_by_all(FILE *out, const struct strategy *const *list, size_t n,
+                                 const struct config *cfg, const char *verb)
+{
+    char unread[1024];
+    strategy_list_unread_note(list, n, cfg, unread, sizeof unread);
+    if (unread[0]) fprintf(out, "  note: no strategy %s reads %s\n", verb, unread);
+}
+
+void scenario_note_tf32_unread(FILE *out, const struct config *cfg, const char *lead,
+                                const char *after)
+{
+    /* TF32 is a mode of the cuda device's matrix products (nn/device.h);
+     * the cpu device computes in fp32 whatever it is told */
+    if (!cfg->tf32 || !strcmp(cfg->device, "cuda")) return;
+    char device[4 * sizeof cfg->device];
+    err_escape(device, sizeof device, cfg->device);
+    fprintf(out, "%s --tf32: read by --device cuda only; --device %s computes in fp32\n%s", lead,
+            device, after);
+}
+
+void scenario_note_free_checkpoints(FILE *out, const struct config *cfg,
+                                    const struct cluster *cl, const char *given,
+                                    const char *lead, const char *after)
+{
+    /* 0 (or infinite) bandwidth is free (sim/cluster.h): without failures
+     * the interval then changes nothing, which a run cannot show without a
+     * word; with them, only what a failure redoes */
+    const double bw = cl->ckpt_write_bw_bytes_per_s;
+    if (bw > 0 && isfinite(bw)) return;
+    const bool has_failures = cfg->fail[0] || cfg->mtbf_hours > 0;
+    fprintf(out, "%s %s: %s prices a checkpoint at 0 s (its profile sets no "
+            "ckpt_write_bw_bytes_per_s), so %s; `strata calibrate` measures one, "
+            "labs/failures.profile sets one\n%s", lead, given, cl->name,
+            has_failures ? "the interval sets only what a failure redoes"
+                         : "the interval changes nothing here",
+            after);
+}
+
+void scenario_note_training_unread(FILE *out, const struct config *cfg, const char *lead,
+                                   const char *after)
+{
+    /* --target-accuracy above 0 turns the arithmetic on itself */
+    if (run_wants_numerics(cfg)) return;
+    scenario_note_unread_as(out, cfg, OPTG_TRAIN,
+                            "read only when the arithmetic runs (--numerics, or "
+                            "--target-accuracy above 0) or for real; this simulation times the "
+                            "steps alone", lead, after);
 }
 
 int scenario_fail(const struct command *cmd, const struct err *e)

@@ -48,11 +48,44 @@ void scenario_print_notes(FILE *out, const struct strategy *st, const struct con
 void scenario_note_failure_options(FILE *out, const struct config *cfg, const struct plan *p,
                                    bool is_simulated, const char *after);
 
+/* The first of those notes, alone, as a simulated compare or sweep says
+ * it (lead "  note:"): --on-failure or --commit-every given with no --fail
+ * or --mtbf. Returns whether it said it. */
+bool scenario_note_no_failure(FILE *out, const struct config *cfg, const char *lead,
+                              const char *after);
+
 /* The options of `groups` set (argv or a file) for a run that does not read
  * them, as one note under its table, on out: "  note: --np 4: why".
  * Nothing when none is set. */
 void scenario_note_unread(FILE *out, const struct config *cfg, unsigned groups,
                           const char *why);
+/* The same note, led by `lead` ("note:" before a table, "  note:" under
+ * one) and followed by `after`. */
+void scenario_note_unread_as(FILE *out, const struct config *cfg, unsigned groups,
+                             const char *why, const char *lead, const char *after);
+/* The options set that other strategies read and none of the n of list
+ * (a compare's or a sweep's, `verb` "compared" or "swept") does, as one
+ * note under its table: "  note: no strategy compared reads --staleness 3
+ * (only ps-ssp reads it)". */
+struct strategy;
+void scenario_note_unread_by_all(FILE *out, const struct strategy *const *list, size_t n,
+                                 const struct config *cfg, const char *verb);
+/* --tf32 given to a run on another device than cuda, which alone reads it,
+ * as one note ("note: --tf32: ..."), led by `lead`, followed by `after`. */
+void scenario_note_tf32_unread(FILE *out, const struct config *cfg, const char *lead,
+                                const char *after);
+/* `given` ("--checkpoint-every 5") on a cluster whose profile prices a
+ * checkpoint at 0 s (the presets), as one note led by `lead`: the interval
+ * changes nothing there. */
+struct cluster;
+void scenario_note_free_checkpoints(FILE *out, const struct config *cfg,
+                                    const struct cluster *cl, const char *given,
+                                    const char *lead, const char *after);
+/* The training options set (--lr, --momentum, --weight-decay, --eval-every,
+ * --data, --target-accuracy) when a simulation runs no arithmetic, which is
+ * all that reads them: one note, as scenario_note_unread_as. */
+void scenario_note_training_unread(FILE *out, const struct config *cfg, const char *lead,
+                                   const char *after);
 
 /* Prints "strata NAME: message" to stderr and returns the exit status. */
 int scenario_fail(const struct command *cmd, const struct err *e);

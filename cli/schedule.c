@@ -16,10 +16,11 @@
  * runs no simulation, so there is no report row (--csv) or trace (--trace),
  * and it always prints its unit-cost timeline of the one step it plans
  * (--timeline, --timeline-steps). Accepting them wrote nothing, silently. */
-const struct refusal schedule_refused = {
-    (const char *const[]){"csv", "trace", "timeline", "timeline-steps", NULL},
-    "schedule writes only the plan (--json, --chakra) and always prints its one step's unit-cost "
-    "timeline; strata sim writes a run's CSV, trace and timeline",
+const struct refusal schedule_refused[] = {
+    {(const char *const[]){"csv", "trace", "timeline", "timeline-steps", NULL},
+     "schedule writes only the plan (--json, --chakra) and always prints its one step's unit-cost "
+     "timeline; strata sim writes a run's CSV, trace and timeline"},
+    {NULL, NULL},
 };
 
 /* Which op kinds some rank of p runs: one pass over every op, done once (a

@@ -182,6 +182,12 @@ int cmd_sim(const struct command *self, int argc, char **argv)
     notes_begin(&notes);
     scenario_print_notes(notes.f, st, &s.cfg, run.plan, "\n");
     scenario_note_failure_options(notes.f, &s.cfg, run.plan, true, "\n");
+    scenario_note_training_unread(notes.f, &s.cfg, "note:", "\n");
+    if (s.cfg.checkpoint_every > 0) {
+        char given[64];
+        snprintf(given, sizeof given, "--checkpoint-every %lld", s.cfg.checkpoint_every);
+        scenario_note_free_checkpoints(notes.f, &s.cfg, &run.cluster, given, "note:", "\n");
+    }
     notes_end(&notes);
     double speedup = has_baseline ? run_speedup(&run, &base) : NAN;
     const struct report *rows[] = {&run.report};

@@ -12,9 +12,11 @@
 #include "../bench/run_numerics.h"
 #include "../bench/sweep.h"
 #include "../core/goodput.h"
+#include "../core/table_notes.h"
 #include "../plots/plots.h"
 #include "../real/job.h"
 #include "../real/launch.h"
+#include "../real/real.h"
 #include "html.h"
 #include "notes.h"
 #include "outputs.h"
@@ -79,14 +81,6 @@ static int rewrite_devices(int argc, char **argv, struct words *w, struct err *e
     if (rewrote && has_vary)
         return err_set(e, ERR_INPUT, "--devices LIST is --vary devices=LIST: a sweep varies one "
                        "option, so give either, not both");
-    return 0;
-}
-
-static int check_outputs(const struct config *cfg, struct err *e)
-{
-    if (cfg->trace_path[0] || cfg->timeline)
-        return err_set(e, ERR_INPUT, "--trace and --timeline show one run: use `strata sim` (or "
-                       "`strata real`) with --strategy S --devices N for the point you want");
     return 0;
 }
 
@@ -412,6 +406,44 @@ static void print_plan_notes(FILE *out, const struct sweep *s)
         }
 }
 
+/* The options, the varied one too, that other strategies read and none of
+ * those swept does: their values change no run, so every point of an axis
+ * no one reads runs alike. */
+static void print_unread_notes(FILE *out, const struct sweep *s, const struct config *cfg)
+{
+    const struct sweep_axis *ax = &s->axis;
+    scenario_note_unread_by_all(out, s->strategies, (size_t)s->n_strategies, cfg, "swept");
+    char readers[256];
+    strategy_names_reading(ax->opt->name, readers, sizeof readers);
+    if (readers[0] &&
+        !strategy_any_reads(s->strategies, (size_t)s->n_strategies, ax->opt->name))
+        fprintf(out, "  note: --vary %s: no strategy swept reads --%s (only %s read%s it), so its "
+                "values run alike\n", cfg->vary, ax->opt->name, readers,
+                strchr(readers, ',') ? "" : "s");
+}
+
+/* A --fail R@Ts whose T came after the end of the points' runs failed no
+ * rank: said as compare says it (it said nothing). */
+static void print_fail_unmet(FILE *out, const struct sweep *s)
+{
+    const int n_points = s->n_strategies * s->axis.n_values;
+    const struct report **rs = calloc((size_t)(n_points > 0 ? n_points : 1), sizeof *rs);
+    if (!rs) return;   /* out of memory: a note left out */
+    int n = 0, n_unmet = 0;
+    for (int i = 0; i < n_points; i++) {
+        const struct report *r = s->points[i].run.report;
+        if (!r) continue;
+        rs[n++] = r;
+        n_unmet += note_is_fail_unmet(r);
+    }
+    if (n_unmet == n) note_fail_unmet(out, rs, n);
+    else if (n_unmet > 0)
+        fprintf(out, "  note: --fail %s: no rank failed at %d of the %d points that ran: %s "
+                "before it came\n", rs[0]->config->fail, n_unmet, n,
+                n_unmet == 1 ? "its run ended" : "their runs ended");
+    free(rs);
+}
+
 /* A real devices sweep measures its baseline (mirrored on one device) in a
  * job of its own; mirrored's point at 1 device runs the same plan in
  * another, so its speedup, 1 by definition, shows how far two measurements
@@ -593,12 +625,15 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     int rc = rewrite_devices(argc, argv, &w, &e);
     if (rc == 0) rc = scenario_load(&sc, self, argc, w.argv, &e);
     if (rc == CONFIG_HELP) goto out;
-    if (rc == 0) rc = check_outputs(&sc.cfg, &e);
     if (rc == 0) rc = sweep_axis_parse(&sc.cfg, &ax, &e);
     if (rc == 0) rc = spread_of(&sc.cfg, &ax, rank, n_ranks, &spread, &e);
     if (rc == 0 && !(list = XCALLOC(&e, strategy_count, sizeof *list))) rc = ERR_NOMEM;
     if (rc == 0) rc = strategy_parse_list(sc.cfg.strategies, list, &n, &e);
     if (rc == 0 && !(numerics = run_numerics_create(&e))) rc = ERR_NOMEM;
+    /* a --data or --model that the data set refuses, once, not at each point */
+    if (rc == 0 && ax.has_numerics) rc = run_numerics_load(numerics, &sc.cfg, sc.wl, &e);
+    /* what every real job would refuse alike, once, not a point at a time */
+    if (rc == 0 && ax.is_real) rc = real_check_launch_pairs(&sc.cfg, &e);
     if (rc == 0) {
         struct progress p = {ax.opt->name, ax.is_real};
         bool show = rank == 0 && isatty(STDERR_FILENO);
@@ -628,9 +663,24 @@ int cmd_sweep(const struct command *self, int argc, char **argv)
     print_notes(notes.f, &s);
     print_plan_notes(notes.f, &s);
     print_noise_note(notes.f, &s);
+    print_unread_notes(notes.f, &s, &sc.cfg);
+    print_fail_unmet(notes.f, &s);
     if (!ax.is_real)
         scenario_note_unread(notes.f, &sc.cfg, OPTG_EXEC | OPTG_LAUNCH,
                              "read by real runs only (--mode real); this sweep is simulated");
+    if (!ax.is_real) scenario_note_training_unread(notes.f, &sc.cfg, "  note:", "");
+    if (ax.is_real) scenario_note_tf32_unread(notes.f, &sc.cfg, "  note:", "");
+    if (!ax.is_real) scenario_note_no_failure(notes.f, &sc.cfg, "  note:", "");
+    if (!ax.is_real && s.baselines[0].sim) {
+        char given[SWEEP_VALUE_BYTES + 64] = "";
+        if (!strcmp(ax.opt->name, "checkpoint-every"))
+            snprintf(given, sizeof given, "--vary %.*s", SWEEP_VALUE_BYTES, sc.cfg.vary);
+        else if (sc.cfg.checkpoint_every > 0)
+            snprintf(given, sizeof given, "--checkpoint-every %lld", sc.cfg.checkpoint_every);
+        if (given[0])
+            scenario_note_free_checkpoints(notes.f, &sc.cfg, &s.baselines[0].sim->cluster, given,
+                                           "  note:", "");
+    }
     if (!ax.is_real && s.baselines[0].sim) outputs_note_ideal(notes.f, s.baselines[0].sim);
     notes_end(&notes);
     /* A failed point fails the sweep, which then writes no file (as

@@ -10,6 +10,9 @@
 
 #include "../bench/validate.h"
 #include "../bench/validate_axes.h"
+#include "../nn/data.h"
+#include "../nn/device.h"
+#include "../real/real.h"
 #include "../plots/plots.h"
 #include "../sim/cluster.h"
 #include "html.h"
@@ -75,15 +78,30 @@ static int check_options(const struct config *cfg, struct err *e)
     if (cfg->epochs > 0)
         return err_set(e, ERR_INPUT, "--epochs: validate runs --steps steps both ways (the "
                        "simulator has no data set to count epochs of)");
-    if (config_is_set(cfg, "mode"))
-        return err_set(e, ERR_INPUT, "--mode: validate runs every strategy both ways; leave "
-                       "--mode out");
-    if (cfg->trace_path[0] || cfg->timeline)
-        return err_set(e, ERR_INPUT, "--trace and --timeline show one run: use `strata real` "
-                       "or `strata sim --strategy S` for them");
-    if (cfg->csv_path[0])
-        return err_set(e, ERR_INPUT, "--csv: validate writes --json only");
+    /* --mode, --csv, --trace, --timeline: refused with the options
+     * (validate_refused, cli/main.c) */
     return 0;
+}
+
+/* What every real job would refuse alike, said once before any cell runs
+ * (each cell and strategy said it as "not run", after its simulation):
+ * the device (a GPU this machine lacks too), a launch option alone, and
+ * the data set with each model of the matrix. */
+static int check_jobs_inputs(const struct config *cfg, const struct validate_axes *ax,
+                             struct err *e)
+{
+    TRY(device_check(cfg->device, e));
+    TRY(real_check_launch_pairs(cfg, e));
+    struct data d = {0};
+    int rc = data_load(cfg->data, (uint64_t)cfg->seed, &d, e);
+    for (int i = 0; rc == 0 && i < ax->n_models; i++) {
+        const struct workload *wl = ax->workloads[i];
+        if (!wl->is_mlp) continue;   /* refused by its jobs, with their reason */
+        rc = data_check_model(&d, wl->layers[0].in, (int)wl->n_classes, e);
+        if (rc < 0 && ax->n_models > 1) err_prefix(e, "--models %s", ax->models[i]);
+    }
+    data_release(&d);
+    return rc;
 }
 
 /* --- Output -------------------------------------------------------------------- */
@@ -431,6 +449,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
     else memset(&s, 0, sizeof s);
     if (rc == 0) rc = check_options(&s.cfg, &e);
     if (rc == 0) rc = validate_axes_parse(&s.cfg, &ax, &e);
+    if (rc == 0) rc = check_jobs_inputs(&s.cfg, &ax, &e);
     if (rc == 0 && !(list = XCALLOC(&e, strategy_count, sizeof *list))) rc = ERR_NOMEM;
     if (rc == 0) rc = strategy_parse_list(s.cfg.strategies, list, &n, &e);
     /* with --fail, up to a row per policy (restart, shrink, continue) */
@@ -483,6 +502,7 @@ int cmd_validate(const struct command *self, int argc, char **argv)
             cfg->hostfile[0] ? "this machine and --hostfile's hosts" : "this machine",
             cfg->batch, cfg->steps, cfg->data);
     print_load(notes.f, &m->load);
+    scenario_note_tf32_unread(notes.f, cfg, "note:", "");
     notes_end(&notes);
     for (int ci = 0; ci < m->n_cells; ci++) {
         notes_begin(&notes);

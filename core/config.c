@@ -95,7 +95,8 @@ const struct opt_spec config_options[] = {
      .groups = OPTG_DISTURB, .metavar = "POLICY",
      .help = "what the job does when a rank dies: restart every rank from the last checkpoint, "
              "shrink to the survivors from the last commit, or continue without it (parameter "
-             "servers); auto = continue for ps-async and ps-ssp, restart otherwise"},
+             "servers); auto = continue for ps-async and ps-ssp (two or more workers), restart "
+             "otherwise"},
     {.name = "checkpoint-every", INT(checkpoint_every, 0, 1000000000), .def = "0",
      .groups = OPTG_DISTURB, .metavar = "STEPS",
      .help = "steps between checkpoints, the state a restart goes back to; 0 = never (a restart "
@@ -351,6 +352,12 @@ static int set_value(struct config *c, const struct opt_spec *o, const char *tex
         if (!isfinite(v) || v < o->min || v > o->max)  /* !isfinite: 1e999 overflowed */
             return err_set(e, ERR_INPUT, "--%s: %.60s%s is not allowed (%s)", o->name, text,
                            more(text), allowed);
+        /* 1e-400 underflows to 0, which several options read as "none" or
+         * "auto" (--lr 0 trains nothing, --timeout 0 is the default) */
+        if (errno == ERANGE && v == 0)
+            return err_set(e, ERR_INPUT, "--%s: %.60s%s is too small to tell from 0 (the "
+                           "smallest number is about 1e-308; write 0 if 0 is meant; %s)",
+                           o->name, text, more(text), allowed);
         memcpy(field, &v, sizeof v);
         return 0;
     }
@@ -674,6 +681,19 @@ static int take_value(int argc, char **argv, int *i, const char *eq, const char 
     return 0;
 }
 
+/* -f's path into *file. A second, other file is refused: the first was
+ * dropped without a word, and a file is many options, not one value that
+ * a later one overrides (the same file twice says one thing). */
+static int set_file(const char **file, const char *path, struct err *e)
+{
+    if (*file && strcmp(*file, path))
+        return err_set(e, ERR_INPUT, "-f: two scenario files ('%.60s%s', then '%.60s%s'); a "
+                       "command reads one (put the lines of both in one file)", *file,
+                       more(*file), path, more(path));
+    *file = path;
+    return 0;
+}
+
 static bool is_help(const char *w)
 {
     return !strcmp(w, "-h") || !strcmp(w, "--help");
@@ -703,10 +723,9 @@ static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set
             const char *attached = w[2] ? w + 2 : NULL;
             char shown[3] = {'-', w[1], '\0'};
             if (w[1] == 'f') {
-                if (attached)
-                    *file = attached;
-                else
-                    TRY(take_value(argc, argv, &i, NULL, "-f", NULL, file, e));
+                const char *path = attached;
+                if (!path) TRY(take_value(argc, argv, &i, NULL, "-f", NULL, &path, e));
+                TRY(set_file(file, path, e));
                 continue;
             }
             const struct opt_spec *o = NULL;
@@ -737,7 +756,9 @@ static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set
         char shown[96];
         snprintf(shown, sizeof shown, "--%.*s", (int)(len < 80 ? len : 80), name);
         if (len == 4 && !strncmp(name, "file", 4)) {
-            TRY(take_value(argc, argv, &i, eq, "--file", NULL, file, e));
+            const char *path;
+            TRY(take_value(argc, argv, &i, eq, "--file", NULL, &path, e));
+            TRY(set_file(file, path, e));
             continue;
         }
         const struct opt_spec *o = NULL;

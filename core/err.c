@@ -30,6 +30,11 @@ static size_t copy_escaped(char *out, size_t n, const char *text)
     return used;
 }
 
+size_t err_escape(char *out, size_t n, const char *text)
+{
+    return copy_escaped(out, n, text);
+}
+
 int err_set(struct err *e, int code, const char *fmt, ...)
 {
     if (!e) return code;

@@ -35,6 +35,10 @@ int err_set(struct err *e, int code, const char *fmt, ...)
 int err_prefix(struct err *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* text into out[0..n), its control characters escaped as err_set's, for
+ * notes that quote a value as typed; returns the bytes written. */
+size_t err_escape(char *out, size_t n, const char *text);
+
 /* ERR_OK -> 0, ERR_INPUT -> 2, anything else -> 1. */
 int err_exit_status(int code);
 

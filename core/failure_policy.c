@@ -45,8 +45,9 @@ int failure_policy_resolve(const char *text, const struct plan *p, enum failure_
                            struct err *e)
 {
     const bool is_async = policy_is_async(p->policy);
+    /* continue goes on with the workers left: one alone leaves none */
     if (!text || !*text || !strcmp(text, "auto")) {
-        *out = is_async ? FAILURE_CONTINUE : FAILURE_RESTART;
+        *out = is_async && p->n_workers >= 2 ? FAILURE_CONTINUE : FAILURE_RESTART;
         return 0;
     }
     int found = -1;
@@ -71,6 +72,12 @@ int failure_policy_resolve(const char *text, const struct plan *p, enum failure_
                        "restart%s",
                        p->strategy, why, can_shrink ? " or shrink" : "");
     }
+    /* a run ran and failed (exit 1) where the input said it would */
+    if (found == FAILURE_CONTINUE && p->n_workers < 2)
+        return err_set(e, ERR_INPUT,
+                       "--on-failure continue: %s has one worker, so no survivor to carry on "
+                       "with; use restart",
+                       p->strategy);
     if (found == FAILURE_SHRINK && !p->data_parallel)
         return err_set(e, ERR_INPUT, "--on-failure shrink: %s %s; use restart%s", p->strategy,
                        why_not_replicas(p), is_async ? " or continue" : "");

@@ -17,7 +17,8 @@
  *             servers do. Only asynchronous policies can: an all-reduce or a
  *             synchronous round needs every member.
  *
- * "auto" is continue for asynchronous parameter servers, restart otherwise. */
+ * "auto" is continue for asynchronous parameter servers of two or more
+ * workers, restart otherwise. */
 #ifndef STRATA_FAILURE_POLICY_H
 #define STRATA_FAILURE_POLICY_H
 
@@ -32,7 +33,7 @@ extern const char *const failure_policy_names[];
 /* --on-failure's text ("auto" or a policy's name; NULL or "" = auto) made
  * concrete for plan p. ERR_INPUT naming --on-failure, the value and why
  * when the policy cannot apply to p (continue on a synchronous plan, shrink
- * on stages or on a one-worker job, which has no survivor). */
+ * on stages, either on a one-worker job, which has no survivor). */
 int failure_policy_resolve(const char *text, const struct plan *p, enum failure_policy *out,
                            struct err *e);
 

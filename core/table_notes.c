@@ -227,7 +227,7 @@ bool note_superlinear(FILE *out, const struct report *const *rs, int n, const do
 /* Whether r ran with --fail and no rank failed: a --fail R@Ts whose T came
  * after the run's end (a step past the end is refused before the run; a
  * time cannot be, the run's length is what the simulation finds). */
-static bool is_fail_unmet(const struct report *r)
+bool note_is_fail_unmet(const struct report *r)
 {
     return r->config && r->config->fail[0] &&
            (!r->failure.happened || r->failure.n_failures == 0);
@@ -239,7 +239,7 @@ bool note_fail_unmet(FILE *out, const struct report *const *rs, int n)
     double longest_s = 0;
     const char *fail = NULL;
     for (int i = 0; i < n; i++) {
-        if (!is_fail_unmet(rs[i])) continue;
+        if (!note_is_fail_unmet(rs[i])) continue;
         n_unmet++;
         fail = rs[i]->config->fail;
         /* the job time T: step time's mean is T / S (docs/metrics.md) */
@@ -251,7 +251,7 @@ bool note_fail_unmet(FILE *out, const struct report *const *rs, int n)
     if (n_unmet < n) {
         fputs(" in", out);
         for (int i = 0, k = 0; i < n; i++)
-            if (is_fail_unmet(rs[i])) fprintf(out, "%s %s", k++ ? "," : "", rs[i]->strategy);
+            if (note_is_fail_unmet(rs[i])) fprintf(out, "%s %s", k++ ? "," : "", rs[i]->strategy);
     }
     fprintf(out, ": %s before it came (%s %.4g s);\n  fail earlier or run more --steps.\n",
             n_unmet == 1 ? "the run ended" : "the runs ended",

@@ -42,6 +42,8 @@ bool note_superlinear(FILE *out, const struct report *const *rs, int n, const do
 /* Runs with --fail in which no rank failed (a --fail R@Ts after the run's
  * end): which, and when the longest of them ended. */
 bool note_fail_unmet(FILE *out, const struct report *const *rs, int n);
+/* Whether r ran with --fail and no rank failed (what note_fail_unmet says). */
+bool note_is_fail_unmet(const struct report *r);
 
 /* Every note above, in that order. */
 bool table_notes_print(FILE *out, const struct report *const *rs, int n, const double *speedup,

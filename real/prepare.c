@@ -13,7 +13,7 @@
  * checkpoints go, and with --hostfile where the commits go (real/supervise.c
  * choose_dirs); --supervisor-address is where --hostfile's ranks send their
  * heartbeats (ranks on this host reach it locally). */
-static int check_launch_pairs(const struct config *cfg, struct err *e)
+int real_check_launch_pairs(const struct config *cfg, struct err *e)
 {
     if (cfg->checkpoint_dir[0] && cfg->checkpoint_every <= 0 && !cfg->hostfile[0])
         return err_set(e, ERR_INPUT, "--checkpoint-dir %s: nothing is written there without "
@@ -45,7 +45,7 @@ static int check_options(struct config *cfg, const struct workload *wl, struct e
     if (config_is_set(cfg, "epochs") && config_is_set(cfg, "steps") && cfg->epochs > 0)
         return err_set(e, ERR_INPUT, "--epochs %lld and --steps %lld: give one of them (an epoch "
                        "is a pass over the training set)", cfg->epochs, cfg->steps);
-    return check_launch_pairs(cfg, e);
+    return real_check_launch_pairs(cfg, e);
 }
 
 /* Strategies speak of --devices; a user who typed --np reads "--np". */

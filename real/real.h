@@ -64,6 +64,12 @@ void real_result_release(struct real_result *res);
 int real_prepare(struct config *cfg, const struct workload *wl, struct plan **out,
                  struct plan_index **ix, struct err *e);
 
+/* The launch options read only beside another (--checkpoint-dir without
+ * --checkpoint-every, --supervisor-address without --hostfile): ERR_INPUT
+ * naming the one alone. real_prepare checks them; a command of many real
+ * jobs calls it once, first, so they are not refused job by job. */
+int real_check_launch_pairs(const struct config *cfg, struct err *e);
+
 /* Steps of the run cfg asks for: --epochs E as E full passes over n_train
  * samples at the global batch (the tail of each epoch dropped), else --steps. */
 int64_t real_steps(const struct config *cfg, int64_t n_train);

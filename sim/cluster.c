@@ -433,7 +433,10 @@ int cluster_load(const char *name_or_path, struct cluster *c, struct err *e)
     struct cluster loaded = {.is_ideal = false, .allreduce = ALLREDUCE_RING};
     int rc = load_file(f, name_or_path, &loaded, e);
     fclose(f);
-    TRY(rc);
+    /* "--cluster: PATH:LINE: ...": the option too, since a bad profile
+     * (or a directory, or a report given by mistake) is often not the file
+     * the user meant to name */
+    if (rc < 0) return err_prefix(e, "--cluster");
     /* The name is the path as given, not the file's `name` key: a report
      * then names the file actually read, even when it is an edited copy of
      * a preset. A long path keeps its tail, the informative end. */

@@ -73,6 +73,11 @@ static const struct strategy *lookup(const char *name, size_t len)
     return NULL;
 }
 
+void strategy_names_reading(const char *option, char *buf, size_t n)
+{
+    list_names(buf, n, option);
+}
+
 const struct strategy *strategy_baseline(void)
 {
     return &strategy_registry[0];   /* mirrored */
@@ -94,12 +99,25 @@ bool strategy_reads(const struct strategy *s, const char *name)
 void strategy_unread_note(const struct strategy *s, const struct config *c, char *buf,
                           size_t n)
 {
+    strategy_list_unread_note(&s, 1, c, buf, n);
+}
+
+bool strategy_any_reads(const struct strategy *const *list, size_t n_list, const char *name)
+{
+    for (size_t i = 0; i < n_list; i++)
+        if (strategy_reads(list[i], name)) return true;
+    return false;
+}
+
+void strategy_list_unread_note(const struct strategy *const *list, size_t n_list,
+                               const struct config *c, char *buf, size_t n)
+{
     size_t used = 0;
     buf[0] = '\0';
     for (size_t k = 0; k < config_n_options; k++) {
         const struct opt_spec *o = &config_options[k];
         char readers[256], value[64];
-        if (!config_is_set(c, o->name) || strategy_reads(s, o->name)) continue;
+        if (!config_is_set(c, o->name) || strategy_any_reads(list, n_list, o->name)) continue;
         list_names(readers, sizeof readers, o->name);
         if (!readers[0]) continue;   /* no strategy's own option: devices, batch, ... */
         config_format(c, o, value, sizeof value);

@@ -52,14 +52,24 @@ const struct strategy *strategy_baseline(void);
 /* Does s read option `name` (one of its options, by whole name)? What a
  * sweep asks to know whether varying an option changes s's runs. */
 bool strategy_reads(const struct strategy *s, const char *name);
+/* Does any of the n_list strategies of list read option `name`? */
+bool strategy_any_reads(const struct strategy *const *list, size_t n_list, const char *name);
+/* "ps-sync, ps-async, ps-ssp": the strategies that read `option`, in buf
+ * ("" when none does: --devices, --batch ... shape every strategy). */
+void strategy_names_reading(const char *option, char *buf, size_t n);
 
 /* The options c sets (from argv or a file) that other strategies read and
  * s does not, as a note for a single strategy's run: "--staleness 3 (only
  * ps-ssp reads it)", several joined by "; ", in buf; "" when none. A
- * command of several strategies sets options for some of them, so only
- * sim, real and schedule say it. */
+ * command of several strategies sets options for some of them: it says
+ * only those that none of its strategies reads (strategy_list_unread_note). */
 void strategy_unread_note(const struct strategy *s, const struct config *c, char *buf,
                           size_t n);
+
+/* The same for the n_list strategies of a compare or sweep: the options
+ * that none of them reads, "" when each is read by one. */
+void strategy_list_unread_note(const struct strategy *const *list, size_t n_list,
+                               const struct config *c, char *buf, size_t n);
 
 /* Does s run parameter servers, extra ranks beside the devices that compute
  * (its policy's has_servers)? */

@@ -337,6 +337,20 @@ Test(calibrate, strata_calibrate_writes_a_profile_that_loads_with_the_measured_n
     test_remove_dir(dir);
 }
 
+/* Options of calibrate's groups that its profile does not depend on were
+ * taken and said nothing (--steps, --epochs, --lr, --resume, ...). No
+ * launcher is to be found, so nothing is measured: the note comes first. */
+Test(calibrate, options_the_profile_does_not_depend_on_are_noted, .timeout = 120)
+{
+    setenv("STRATA_MPIRUN", "/nonexistent/mpirun", 1);
+    struct run r = RUN("calibrate", "--data", "synthetic", "--model", "mlp:784-4-10", "--steps",
+                       "3", "--resume", "/nonexistent");
+    unsetenv("STRATA_MPIRUN");
+    cr_expect_not_null(strstr(r.out, "note: --steps 3, --resume /nonexistent: calibrate's "
+                              "profile does not depend on them"), "stdout: %s", r.out);
+    run_free(&r);
+}
+
 Test(calibrate, strata_calibrate_bad_input_exits_2_before_measuring, .timeout = 300)
 {
     struct run r = RUN("calibrate", "-o", "/nonexistent-dir/x.profile");

@@ -617,8 +617,22 @@ Test(cli, sim_trace_is_chrome_trace_json_and_timeline_draws_ranks)
 Test(cli, bad_simulator_options_exit_2_naming_the_option)
 {
     expect_refused(RUN("sim", "--cluster", "tpu-pod"), "--cluster", "tpu-pod");
+    /* a file that is no profile (a directory, a report) names the option too */
+    expect_refused(RUN("sim", "--cluster", "/", "--steps", "2"), "strata sim: --cluster: /:1:",
+                   "Is a directory");
+    expect_refused(RUN("compare", "--cluster", "/", "--steps", "2"), "--cluster: /:1:", NULL);
     expect_refused(RUN("sim", "--straggler", "exp:x"), "--straggler", "exp:x");
     expect_refused(RUN("sim", "--fail", "99@1"), "--fail", "99");
+    /* a malformed --fail is refused once, not by each strategy of a compare
+     * ("not run" a line each) nor after a real compare's baseline job */
+    struct run r = RUN("compare", "--fail", "x", "--steps", "2");
+    cr_expect_null(strstr(r.err, "not run"), "%s", r.err);
+    expect_refused(r, "strata compare: --fail: 'x' is not R@STEP or R@Ts", NULL);
+    r = RUN("compare", "--mode", "real", "--fail", "x", "--steps", "2");
+    cr_expect_null(strstr(r.err, "exited with status"), "%s", r.err);
+    expect_refused(r, "strata compare: --fail: 'x'", NULL);
+    expect_refused(RUN("sweep", "--devices", "1,2", "--fail", "1@x", "--steps", "2"),
+                   "strata sweep: --fail: '1@x'", NULL);
     expect_refused(RUN("sim", "--fail", "1@100", "--steps", "5"), "--fail 1@100",
                    "never starts step 100");
     /* what only a real run reads was accepted and ignored */
@@ -669,6 +683,63 @@ Test(cli, save_params_is_refused_where_no_model_is_kept)
     run_free(&h);
 }
 
+/* A launch option alone (--supervisor-address without --hostfile) is
+ * refused by every real job alike: a command of many jobs refuses it once,
+ * itself, before any job (they said it job by job, or after a baseline's
+ * or a cell's work; calibrate after timing checkpoints). No launcher is to
+ * be found, so nothing here can start an MPI job. */
+Test(cli, a_launch_option_alone_is_refused_once_by_commands_of_many_jobs)
+{
+    setenv("STRATA_MPIRUN", "/nonexistent/mpirun", 1);
+    const char *const says = ": --supervisor-address 127.0.0.1: read only with --hostfile";
+    struct {
+        const char *name;
+        struct run r;
+    } runs[] = {
+        {"compare", RUN("compare", "--mode", "real", "--np", "2", "--steps", "2", "--data",
+                        "synthetic", "--supervisor-address", "127.0.0.1")},
+        {"sweep", RUN("sweep", "--mode", "real", "--devices", "1,2", "--steps", "2", "--data",
+                      "synthetic", "--supervisor-address", "127.0.0.1")},
+        {"validate", RUN("validate", "--cluster", "cpu-loopback", "--np", "2", "--steps", "2",
+                         "--data", "synthetic", "--supervisor-address", "127.0.0.1")},
+        {"calibrate", RUN("calibrate", "--data", "synthetic", "--supervisor-address",
+                          "127.0.0.1")},
+    };
+    unsetenv("STRATA_MPIRUN");
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        char want[160];
+        snprintf(want, sizeof want, "strata %s%s", runs[i].name, says);
+        expect_refused(runs[i].r, want, NULL);
+    }
+}
+
+/* sweep and validate draw no one run's spans: --timeline-steps with --plot
+ * or --html was taken and ignored (exit 0), and --help offered --trace,
+ * --timeline and --timeline-steps (validate also --mode and --csv) that
+ * were refused once given. Refused with the options, and not offered. */
+Test(cli, sweep_and_validate_refuse_and_do_not_offer_one_runs_outputs)
+{
+    setenv("STRATA_MPIRUN", "/nonexistent/mpirun", 1);
+    expect_refused(RUN("sweep", "--devices", "1,2", "--steps", "2", "--plot",
+                       "/tmp/strata-test-never-made", "--timeline-steps", "0:1"),
+                   "--timeline-steps: this command runs many scenarios", "strata sim");
+    expect_refused(RUN("validate", "--cluster", "cpu-loopback", "--np", "2", "--steps", "2",
+                       "--html", "/tmp/strata-test-never-written.html", "--timeline-steps", "0:1"),
+                   "--timeline-steps: this command runs many scenarios", NULL);
+    unsetenv("STRATA_MPIRUN");
+    cr_expect_neq(access("/tmp/strata-test-never-made", F_OK), 0, "the plot directory was made");
+    const char *const offered[][2] = {{"sweep", "--trace"}, {"sweep", "--timeline"},
+                                      {"validate", "--timeline"}, {"validate", "--mode"},
+                                      {"validate", "--csv"}};
+    for (size_t i = 0; i < sizeof offered / sizeof *offered; i++) {
+        struct run h = RUN(offered[i][0], "--help");
+        char head[32];
+        snprintf(head, sizeof head, "\n  %s ", offered[i][1]);
+        cr_expect_null(strstr(h.out, head), "%s --help offers %s", offered[i][0], offered[i][1]);
+        run_free(&h);
+    }
+}
+
 /* pipeline-interleaved lowers the default --chunks 2 to what the model's
  * layers allow: the report's config records the chunks it ran with. */
 Test(cli, a_lowered_chunks_default_is_what_the_report_records)
@@ -710,9 +781,92 @@ Test(cli, options_the_strategy_does_not_read_are_noted)
                          "--devices", "1,2"),
                      "  note: --np 2: read by real runs only (--mode real); this sweep is "
                      "simulated\n", true);
+    /* an empty value shows as '' ("--device : read by" read as a typo) */
+    expect_ok_saying(RUN("compare", "--device", "", "--steps", "2", "--strategies", "mirrored"),
+                     "  note: --device '': read by real runs only", true);
     /* ps-ssp reads all it was given */
     expect_ok_saying(RUN("sim", "--strategy", "ps-ssp", "--staleness", "3", "--devices", "8",
                          "--steps", "2"), "does not read", false);
+}
+
+/* A compare or sweep sets options for some of its strategies; one that
+ * none of them reads, the varied one too, is noted rather than left to
+ * read as though it shaped the table (identical rows, silently). */
+Test(cli, options_no_strategy_of_a_compare_or_sweep_reads_are_noted)
+{
+    expect_ok_saying(RUN("compare", "--strategies", "mirrored,ps-sync", "--staleness", "3",
+                         "--servers", "2", "--steps", "2"),
+                     "  note: no strategy compared reads --staleness 3 (only ps-ssp reads it)\n",
+                     true);
+    expect_ok_saying(RUN("sweep", "--strategies", "mirrored,ps-sync", "--vary",
+                         "staleness=1,2", "--chunks", "3", "--steps", "2"),
+                     "  note: no strategy swept reads --chunks 3 (only pipeline-interleaved "
+                     "reads it)\n  note: --vary staleness=1,2: no strategy swept reads "
+                     "--staleness (only ps-ssp reads it), so its values run alike\n", true);
+    /* one of them reads it: no note */
+    expect_ok_saying(RUN("compare", "--strategies", "mirrored,ps-ssp", "--staleness", "3",
+                         "--steps", "2"), "no strategy compared", false);
+    expect_ok_saying(RUN("sweep", "--strategies", "mirrored,ps-ssp", "--vary",
+                         "staleness=1,2", "--steps", "2"), "no strategy swept", false);
+}
+
+/* The failure options a simulated compare or sweep does not read (no
+ * --fail or --mtbf: nothing fails), and a --fail that came after every
+ * point's run, were taken and said nothing there, though sim says them. */
+Test(cli, failure_options_a_compare_or_sweep_does_not_read_are_noted)
+{
+    expect_ok_saying(RUN("compare", "--strategies", "mirrored", "--on-failure", "shrink",
+                         "--commit-every", "5", "--steps", "2"),
+                     "  note: --on-failure shrink, --commit-every 5: no failure is scheduled "
+                     "(--fail R@STEP or --mtbf HOURS), so nothing reads them\n", true);
+    expect_ok_saying(RUN("sweep", "--strategies", "mirrored", "--devices", "1,2",
+                         "--commit-every", "5", "--steps", "2"),
+                     "  note: --commit-every 5: no failure is scheduled", true);
+    expect_ok_saying(RUN("sweep", "--strategies", "mirrored", "--devices", "1,2", "--fail",
+                         "0@100s", "--steps", "2"),
+                     "  note: --fail 0@100s: no rank failed: the runs ended before it came", true);
+}
+
+/* The presets price a checkpoint at 0 s: --checkpoint-every changed
+ * nothing there and said nothing (a profile with ckpt_write_bw_bytes_per_s
+ * prices it, and gets no note). */
+Test(cli, checkpoints_on_a_cluster_that_prices_them_at_0_are_noted)
+{
+    expect_ok_saying(RUN("sim", "--checkpoint-every", "2", "--steps", "4"),
+                     "\nnote: --checkpoint-every 2: h100-nvlink-ib prices a checkpoint at 0 s (its "
+                     "profile sets no ckpt_write_bw_bytes_per_s), so the interval changes nothing "
+                     "here;", true);
+    expect_ok_saying(RUN("sweep", "--strategies", "mirrored", "--vary", "checkpoint-every=1,2",
+                         "--steps", "4", "--fail", "0@2"),
+                     "  note: --vary checkpoint-every=1,2: h100-nvlink-ib prices a checkpoint at "
+                     "0 s (its profile sets no ckpt_write_bw_bytes_per_s), so the interval sets "
+                     "only what a failure redoes;", true);
+    expect_ok_saying(RUN("sim", "--checkpoint-every", "2", "--steps", "4", "--cluster",
+                         STRATA_SOURCE_DIR "/labs/failures.profile"), "prices a checkpoint", false);
+}
+
+/* The training options shape only the arithmetic: a simulation without
+ * --numerics times its steps alone, and says so of --lr, --data ... rather
+ * than exit 0 as though a missing data directory had been read. */
+Test(cli, training_options_of_a_simulation_without_numerics_are_noted)
+{
+    expect_ok_saying(RUN("sim", "--lr", "5", "--data", "/nonexistent", "--steps", "2"),
+                     "\nnote: --lr 5 --data /nonexistent: read only when the arithmetic runs "
+                     "(--numerics, or --target-accuracy above 0) or for real; this simulation "
+                     "times the steps alone\n", true);
+    expect_ok_saying(RUN("compare", "--momentum", "0", "--steps", "2", "--strategies",
+                         "mirrored"),
+                     "  note: --momentum 0: read only when the arithmetic runs", true);
+    expect_ok_saying(RUN("sweep", "--eval-every", "3", "--steps", "2", "--strategies",
+                         "mirrored", "--devices", "1,2"),
+                     "  note: --eval-every 3: read only when the arithmetic runs", true);
+    /* a value quoted in a note is escaped, as in an error: a note never
+     * drives the terminal (it echoed an escape sequence raw) */
+    expect_ok_saying(RUN("sim", "--data", "a\x1b[2J\nb", "--steps", "2"),
+                     "note: --data a\\x1b[2J\\nb: read only", true);
+    /* with the arithmetic they are read: no note */
+    expect_ok_saying(RUN("sim", "--numerics", "--data", "synthetic", "--model", "mlp:784-8-10",
+                         "--lr", "0.1", "--steps", "2"), "read only when", false);
 }
 
 /* Ranks fill nodes in order: --nodes beyond what they fill is said in the

@@ -152,14 +152,15 @@ Test(compare_jobs, help_lists_jobs_and_what_runs_in_one_process)
     run_free(&r);
 }
 
-/* A scenario file's value that only the runs check (--fail) made "not run"
- * notes without the file and line, though a run's own errors name them
+/* A scenario file's value that only the runs check (--fail's rank, which
+ * each plan has or not; its form is checked at load) made "not run" notes
+ * without the file and line, though a run's own errors name them
  * (config_err_locate): alone and in jobs, each note names them now. */
 Test(compare_jobs, a_not_run_note_names_the_scenario_file_and_line)
 {
-    const char *conf = test_tmp_file("f.conf", "strategies = mirrored,ps-sync\nfail = x\n");
+    const char *conf = test_tmp_file("f.conf", "strategies = mirrored,ps-sync\nfail = 9@1\n");
     char where[512];
-    snprintf(where, sizeof where, "%s:2: --fail: 'x'", conf);
+    snprintf(where, sizeof where, "%s:2: --fail: rank 9 does not exist", conf);
     expect_refused(RUN("compare", "-f", conf), "not run: mirrored", where);
     expect_refused(RUN("compare", "-f", conf, "--jobs", "2"), "not run: ps-sync", where);
 }

@@ -365,6 +365,21 @@ Test(config, overflowing_numbers_are_refused)
                        "1e999 is not allowed (0 to 1048576)");
 }
 
+/* 1e-400 underflowed to 0 and was taken: --lr 0 trains nothing, --timeout
+ * 0 is the default and --mtbf 0 none, so a tiny value turned into another
+ * meaning, silently. A small one that is still a number stays. */
+Test(config, underflowing_numbers_are_refused)
+{
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "--lr", "1e-400"), &e, "--lr: 1e-400 is too small to tell "
+                       "from 0", "write 0 if 0 is meant");
+    expect_input_error(PARSE(&c, &e, "--timeout", "-1e-999"), &e, "--timeout", NULL);
+    cr_assert_eq(PARSE(&c, &e, "--lr", "1e-300", "--timeout", "0"), 0, "%s", e.msg);
+    cr_expect_eq(c.lr, 1e-300);
+    config_release(&c);
+}
+
 Test(config, out_of_range_low_and_high)
 {
     struct config c;
@@ -482,6 +497,27 @@ Test(config, file_repeated_key_is_refused_naming_both_lines)
     PARSE_OK(&c, "-f", p, "--devices", "8", "--devices", "4");
     cr_expect_eq(c.devices, 4);
     cr_expect_eq(c.batch, 64);
+    config_release(&c);
+}
+
+/* A second -f dropped the first file without a word (a file is many
+ * options, not one value that a later one overrides); the same file twice
+ * says one thing. */
+Test(config, a_second_scenario_file_is_refused)
+{
+    const char *a = test_tmp_file("a.conf", "steps = 3\n");
+    char *pa = (char *)a, *pb = (char *)test_tmp_file("b.conf", "batch = 64\n");
+    struct config c;
+    struct err e = {0};
+    expect_input_error(PARSE(&c, &e, "-f", pa, "--file", pb), &e, "-f: two scenario files",
+                       "a command reads one");
+    config_release(&c);
+    char attached[600];
+    snprintf(attached, sizeof attached, "-f%s", pb);
+    expect_input_error(PARSE(&c, &e, "--file=" "x.conf", attached), &e, "'x.conf', then", NULL);
+    config_release(&c);
+    PARSE_OK(&c, "-f", pa, "-f", pa);
+    cr_expect_eq(c.steps, 3);
     config_release(&c);
 }
 

@@ -52,6 +52,8 @@ Test(failure_policy, auto_is_continue_for_asynchronous_servers_and_restart_other
     expect("ps-ssp", 2, "", FAILURE_CONTINUE);
     const char *sync[] = {"mirrored", "ps-sync", "model", "pipeline-gpipe", "pipeline-1f1b"};
     for (size_t i = 0; i < sizeof sync / sizeof *sync; i++) expect(sync[i], 2, "auto", FAILURE_RESTART);
+    /* one worker: continue would go on with none (the run failed, exit 1) */
+    expect("ps-async", 1, "auto", FAILURE_RESTART);
 }
 
 Test(failure_policy, continue_needs_asynchronous_servers)
@@ -59,6 +61,7 @@ Test(failure_policy, continue_needs_asynchronous_servers)
     const char *sync[] = {"mirrored", "ps-sync", "model", "pipeline-gpipe", "pipeline-1f1b"};
     for (size_t i = 0; i < sizeof sync / sizeof *sync; i++) expect(sync[i], 2, "continue", -1);
     expect("ps-async", 2, "continue", FAILURE_CONTINUE);
+    expect("ps-async", 1, "continue", -1);   /* no survivor: "has one worker" */
     /* each refusal gives its plan's own reason */
     const struct { const char *strategy, *why; } reasons[] = {
         {"mirrored", "its all-reduce needs every member"},

@@ -296,6 +296,28 @@ Test(lab, a_lab_file_name_is_found_in_the_labs_directory_and_an_empty_one_is_ref
                    "directory or in", dir);
 }
 
+/* lab's own options as every command's: --labs=DIR and --mode=sim were
+ * "unknown option"; --check or --mode without a NAME listed the labs and
+ * exited 0, as though an autograder's check had passed. */
+Test(lab, options_take_the_equals_form_and_check_without_a_name_is_refused)
+{
+    char labs_eq[600];
+    snprintf(labs_eq, sizeof labs_eq, "--labs=%s", LABS);
+    struct run r = RUN("lab", labs_eq);
+    cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "01-"), "%s", r.out);
+    run_free(&r);
+    r = RUN("lab", "1", "--mode=sim", "--check", "--labs", LABS);
+    cr_expect_eq(r.status, 0, "stdout: %s stderr: %s", r.out, r.err);
+    run_free(&r);
+    expect_refused(RUN("lab", "--check", "--labs", LABS), "--check: needs a lab NAME",
+                   "`strata lab NAME --check`");
+    expect_refused(RUN("lab", "--mode", "real"), "--mode real: needs a lab NAME", NULL);
+    expect_refused(RUN("lab", "1", "--check=yes"), "--check: takes no value", "'yes'");
+    expect_refused(RUN("lab", "1", "--mode"), "--mode: needs a value", "sim or real");
+    expect_refused(RUN("lab", "--labs"), "--labs: needs a value", "a directory");
+}
+
 /* --- the course ------------------------------------------------------- */
 
 Test(lab, the_course_lists_at_least_12_labs_in_order_one_line_each)

@@ -91,3 +91,29 @@ Test(real_job, sigterm_to_compare_mode_real_ends_its_job_and_leaves_nothing, .ti
     while (count_marked(mark, pid) > 0 && now_s() - t0 < 10) nap();
     cr_expect_eq(count_marked(mark, pid), 0, "processes of the job are left running");
 }
+
+/* A flag among a job's options (--tf32, the one flag of their groups) was
+ * read as a (--name, value) pair: it took the next option's name for its
+ * value, and the job said "--np: needs a value", so compare --mode real,
+ * sweep --mode real and validate refused any --tf32. No launcher is to be
+ * found: the job must get as far as looking for one. */
+Test(real_job, a_flag_among_the_options_reaches_the_job_intact)
+{
+    setenv("STRATA_MPIRUN", "/nonexistent/mpirun", 1);
+    struct run r = RUN("compare", "--mode", "real", "--np", "2", "--steps", "2", "--data",
+                       "synthetic", "--model", "mlp:784-4-10", "--strategies", "mirrored",
+                       "--tf32");
+    unsetenv("STRATA_MPIRUN");
+    cr_expect_null(strstr(r.err, "needs a value"), "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "STRATA_MPIRUN=/nonexistent/mpirun"), "%s", r.err);
+    run_free(&r);
+}
+
+/* --tf32 is the cuda device's alone: a cpu run took it and said nothing. */
+Test(real_job, tf32_on_the_cpu_device_is_noted, .timeout = 120)
+{
+    expect_ok_saying(RUN("real", "--np", "2", "--steps", "2", "--data", "synthetic", "--model",
+                         "mlp:784-4-10", "--tf32"),
+                     "\nnote: --tf32: read by --device cuda only; --device cpu computes in fp32\n",
+                     true);
+}

@@ -229,6 +229,14 @@ Test(replay, scale_of_a_uniform_run_keeps_its_step)
     cJSON_Delete(j);
 }
 
+/* "at 1 devices": the what-if's line counts its devices as a sentence does */
+Test(replay, scale_to_one_device_says_device)
+{
+    struct hand h = {{1, 1}, {2, 2}, {0.5, 0.5}, "ideal", NULL, {0, 0}};
+    expect_ok_saying(RUN("replay", write_hand("even.json", &h), "--scale", "1"),
+                     "what-if (at 1 device (batch 128)):", true);
+}
+
 /* --scale's draws are replay's only random ones: a --seed without it was
  * read by nothing and said nothing (the replay was the seed's-less one);
  * replay refuses the options it has no use for, so this one too. */

@@ -343,6 +343,7 @@ Test(sweep, bad_vary_exits_2_naming_vary_and_the_value)
     expect_bad_vary("devices=1,0,4", "0 is not allowed (1 to 1048576)");   /* out of range */
     expect_bad_vary("bucket-mb=1,-2", "-2 is not allowed");
     expect_bad_vary("devices", "expected OPTION=V1,V2");          /* no '=' */
+    expect_bad_vary("=1,2", "expected OPTION=V1,V2");             /* no name ("--: unknown") */
     expect_bad_vary("devices=1,,4", "an empty value");
     expect_bad_vary("json=a,b", "cannot be varied");
     expect_bad_vary("straggler=exp:0.1,wobbly", "'wobbly' is not a model");
@@ -350,6 +351,20 @@ Test(sweep, bad_vary_exits_2_naming_vary_and_the_value)
     cr_expect_eq(r.status, 2);
     cr_expect_not_null(strstr(r.err, "--scaling weak"), "%s", r.err);
     run_free(&r);
+}
+
+/* A data set that is not there, or that the model does not take, is the
+ * scenario's fault: refused once, not as a "not run" line a point. */
+Test(sweep, numerics_with_bad_data_is_refused_once)
+{
+    struct run r = SWEEP("--devices", "1,2", "--steps", "2", "--numerics", "--data",
+                         "/nonexistent", "-j", "1");
+    cr_expect_null(strstr(r.err, "not run"), "%s", r.err);
+    expect_refused(r, "strata sweep: --data /nonexistent: No such file or directory", NULL);
+    r = SWEEP("--devices", "1,2", "--steps", "2", "--numerics", "--data", "synthetic", "--model",
+              "mlp:8-4-2", "-j", "1");
+    cr_expect_null(strstr(r.err, "not run"), "%s", r.err);
+    expect_refused(r, "the model takes 8 inputs", NULL);
 }
 
 /* The default model has 4 layers: 8 pipeline stages do not fit. That point

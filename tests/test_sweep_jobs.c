@@ -222,14 +222,15 @@ Test(sweep_jobs, under_mpirun_a_real_sweep_is_refused_once)
     run_free(&r);
 }
 
-/* A scenario file's value that only the runs check (--fail) made sweep's
- * "not run" notes without the file and line, though compare's notes name
- * them (config_err_locate): alone and in jobs, each note names them now. */
+/* A scenario file's value that only the runs check (--fail's rank, which
+ * each plan has or not; its form is checked at load) made sweep's "not
+ * run" notes without the file and line, though compare's notes name them
+ * (config_err_locate): alone and in jobs, each note names them now. */
 Test(sweep_jobs, a_not_run_note_names_the_scenario_file_and_line)
 {
-    const char *conf = test_tmp_file("f.conf", "strategies = mirrored,ps-sync\nfail = x\n");
+    const char *conf = test_tmp_file("f.conf", "strategies = mirrored,ps-sync\nfail = 9@1\n");
     char where[512];
-    snprintf(where, sizeof where, "%s:2: --fail: 'x'", conf);
+    snprintf(where, sizeof where, "%s:2: --fail: rank 9 does not exist", conf);
     expect_refused(RUN("sweep", "-f", conf, "--devices", "2,4"), "not run: mirrored at devices=2, 4",
                    where);
     expect_refused(RUN("sweep", "-f", conf, "--devices", "2,4", "-j", "2"),

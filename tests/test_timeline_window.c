@@ -11,7 +11,9 @@
 
 Test(timeline_window, bad_windows_are_refused_naming_the_option)
 {
-    const char *bad[] = {"3:2", "0:20", "-1:2", "2", "1:2x", "a:b"};
+    /* " 0:1", "+0:+1", "0: 1" and a number past long long were taken by sscanf */
+    const char *bad[] = {"3:2", "0:20", "-1:2", "2", "1:2x", "a:b", " 0:1", "+0:+1", "0: 1",
+                         "0:99999999999999999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         const char *args[] = {"sim", "--strategy", "mirrored", "--timeline", "--timeline-steps",
                               bad[i], NULL};

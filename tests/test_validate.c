@@ -393,6 +393,26 @@ Test(validate, bad_input_exits_2_naming_what_was_wrong)
     expect_refused(RUN("validate", "--cluster", "cpu-loopback", "--timeline"), "--timeline", NULL);
 }
 
+/* What every real job would refuse alike (the device, the data set, a
+ * model the data set does not fit) was said per cell and strategy, as "not
+ * run", after each cell's simulation: now once, before any cell. */
+Test(validate, inputs_every_job_refuses_are_refused_once_before_the_cells)
+{
+    const char *const bad[][2] = {{"--device", "gpu"}, {"--data", "/nonexistent"},
+                                  {"--models", "mlp:784-8-10,mlp:8-4-2"}};
+    const char *const says[] = {"strata validate: --device: 'gpu' is not a device",
+                                "strata validate: --data /nonexistent:",
+                                "strata validate: --models mlp:8-4-2: "};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct run r = RUN("validate", "--cluster", "cpu-loopback", "--np", "2", "--steps", "2",
+                           "--strategies", "mirrored,ps-sync", "--data", "synthetic", bad[i][0],
+                           bad[i][1]);
+        cr_expect_null(strstr(r.err, "not run"), "%s", r.err);
+        cr_expect_null(strstr(r.out, "cell 1 of"), "a cell ran: %s", r.out);
+        expect_refused(r, says[i], NULL);
+    }
+}
+
 Test(validate, list_options_refuse_bad_elements_with_exit_2)
 {
     expect_refused(RUN("validate", "--cluster", "cpu-loopback", "--np", "2,x"), "'x'", NULL);
