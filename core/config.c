@@ -616,6 +616,11 @@ int config_load_file(struct config *c, const char *path, unsigned groups, struct
     if (!f)
         return err_set(e, ERR_INPUT, "scenario file '%s': cannot open: %s", path,
                        strerror(errno));
+    if (lines_is_directory(f)) {
+        fclose(f);
+        return err_set(e, ERR_INPUT, "scenario file '%s': a directory, not a file of `key = "
+                       "value` lines", path);
+    }
     snprintf(c->scenario_path, sizeof c->scenario_path, "%s", path);
     /* Bounded lines: /dev/zero or a binary file is an error naming the
      * line, not a read without end. */

@@ -202,6 +202,11 @@ int lab_load(const char *path, struct lab *lab, struct err *e)
     TRY(set_names(lab, path, e));
     FILE *f = fopen(path, "r");
     if (!f) return err_set(e, ERR_INPUT, "lab file '%s': cannot open: %s", path, strerror(errno));
+    if (lines_is_directory(f)) {
+        fclose(f);
+        return err_set(e, ERR_INPUT, "lab file '%s': a directory, not a lab file (strata lab "
+                       "--labs DIR lists the labs of a directory)", path);
+    }
     struct lines *r = malloc(sizeof *r);
     if (!r) {
         fclose(f);

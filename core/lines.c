@@ -1,7 +1,14 @@
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lines.h"
+
+bool lines_is_directory(FILE *f)
+{
+    struct stat st;
+    return fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 void lines_open(struct lines *r, FILE *f)
 {

@@ -13,6 +13,7 @@
 #ifndef STRATA_LINES_H
 #define STRATA_LINES_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "err.h"
@@ -26,6 +27,11 @@ struct lines {
     size_t n_read;    /* bytes read so far */
     char buf[LINES_MAX_BYTES + 1];
 };
+
+/* Whether f is a directory: fopen(dir, "r") succeeds on Linux and the
+ * first read fails, which a caller should say as "a directory, not a
+ * file" before any line is read, not as line 1's read error. */
+bool lines_is_directory(FILE *f);
 
 /* A reader of f from where it stands. */
 void lines_open(struct lines *r, FILE *f);

@@ -88,6 +88,11 @@ int hostfile_check(const char *path, struct hostfile_summary *out, struct err *e
     FILE *f = fopen(path, "r");
     if (!f)
         return err_set(e, ERR_INPUT, "--hostfile %s: cannot read it: %s", path, strerror(errno));
+    if (lines_is_directory(f)) {
+        fclose(f);
+        return err_set(e, ERR_INPUT, "--hostfile %s: a directory, not a file of host lines "
+                       "('NAME slots=N')", path);
+    }
     struct lines r;
     lines_open(&r, f);
     char *line = NULL;

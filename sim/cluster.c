@@ -429,6 +429,11 @@ int cluster_load(const char *name_or_path, struct cluster *c, struct err *e)
                        "--cluster: '%.200s' is neither a preset (%s) nor a readable file (%s)",
                        name_or_path, presets, strerror(errno));
     }
+    if (lines_is_directory(f)) {
+        fclose(f);
+        return err_set(e, ERR_INPUT, "--cluster: '%.200s' is a directory, not a profile file "
+                       "(key = value lines; strata calibrate writes one)", name_or_path);
+    }
     /* Defaults for what a file need not say; the rest it must. */
     struct cluster loaded = {.is_ideal = false, .allreduce = ALLREDUCE_RING};
     int rc = load_file(f, name_or_path, &loaded, e);

@@ -618,9 +618,14 @@ Test(cli, bad_simulator_options_exit_2_naming_the_option)
 {
     expect_refused(RUN("sim", "--cluster", "tpu-pod"), "--cluster", "tpu-pod");
     /* a file that is no profile (a directory, a report) names the option too */
-    expect_refused(RUN("sim", "--cluster", "/", "--steps", "2"), "strata sim: --cluster: /:1:",
-                   "Is a directory");
-    expect_refused(RUN("compare", "--cluster", "/", "--steps", "2"), "--cluster: /:1:", NULL);
+    expect_refused(RUN("sim", "--cluster", "/", "--steps", "2"), "strata sim: --cluster: '/'",
+                   "is a directory, not a profile file");
+    expect_refused(RUN("compare", "--cluster", "/", "--steps", "2"), "--cluster: '/'", NULL);
+    /* every file of lines says a directory so, before reading a line (it
+     * said "/:1: cannot read: Is a directory") */
+    expect_refused(RUN("sim", "-f", "/"), "scenario file '/': a directory", NULL);
+    expect_refused(RUN("lab", "/"), "lab file '/': a directory", NULL);
+    expect_refused(RUN("real", "--hostfile", "/"), "--hostfile /: a directory", NULL);
     expect_refused(RUN("sim", "--straggler", "exp:x"), "--straggler", "exp:x");
     expect_refused(RUN("sim", "--fail", "99@1"), "--fail", "99");
     /* a malformed --fail is refused once, not by each strategy of a compare

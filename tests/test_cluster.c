@@ -325,7 +325,8 @@ Test(cluster, directory_is_not_a_profile)
 {
     struct cluster c;
     struct err e = {0};
-    expect_input_error(cluster_load(test_tmp_dir, &c, &e), &e, test_tmp_dir, "Is a directory");
+    expect_input_error(cluster_load(test_tmp_dir, &c, &e), &e, test_tmp_dir,
+                       "is a directory, not a profile file");
 }
 
 Test(cluster, write_into_a_missing_directory_fails_and_names_it)
