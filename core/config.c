@@ -479,6 +479,10 @@ static int unknown_option(const char *shown, const char *name, size_t len, unsig
     }
     if (best && best_d <= 2 && best_d <= len / 2)
         return err_set(e, ERR_INPUT, "%s: unknown option (did you mean --%s?)", shown, best);
+    /* strata's own --version comes before any command (cli/main.c) */
+    if (edit_distance(name, len, "version") <= 2 && len >= 5)
+        return err_set(e, ERR_INPUT, "%s: unknown option (`strata --version` prints strata's "
+                       "version; see --help for this command's options)", shown);
     return err_set(e, ERR_INPUT, "%s: unknown option (see --help)", shown);
 }
 

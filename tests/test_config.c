@@ -309,6 +309,11 @@ Test(config, unknown_option_far_from_every_name_points_to_help)
     expect_input_error(PARSE(&c, &e, "--frobnicate", "8"), &e, "--frobnicate", NULL);
     cr_expect_str_eq(e.msg, "--frobnicate: unknown option (see --help)");
     expect_input_error(PARSE(&c, &e, "-x"), &e, "-x: unknown option (see --help)", NULL);
+    /* strata's --version, or a typo of it, after a command: where it goes */
+    char *const versions[] = {"--version", "--versio", "--verison"};
+    for (size_t i = 0; i < 3; i++)
+        expect_input_error(PARSE(&c, &e, versions[i]), &e, versions[i],
+                           "`strata --version` prints strata's version");
 }
 
 Test(config, suggestion_stays_within_the_command_groups)
