@@ -444,13 +444,17 @@ int cluster_load(const char *name_or_path, struct cluster *c, struct err *e)
     if (rc < 0) return err_prefix(e, "--cluster");
     /* The name is the path as given, not the file's `name` key: a report
      * then names the file actually read, even when it is an edited copy of
-     * a preset. A long path keeps its tail, the informative end. */
-    size_t len = strlen(name_or_path);
-    if (len < sizeof loaded.name)
-        memcpy(loaded.name, name_or_path, len + 1);
+     * a preset. Its control characters are escaped ("\x1b"): every header
+     * and note prints it. A long path keeps its tail, the informative end. */
+    const size_t keep = sizeof loaded.name - 4;   /* after "..." */
+    size_t raw_len = strlen(name_or_path);
+    const char *tail = raw_len < sizeof loaded.name ? name_or_path : name_or_path + raw_len - keep;
+    char shown[4 * sizeof loaded.name];   /* "\xNN" for each byte at worst */
+    size_t len = err_escape(shown, sizeof shown, tail);
+    if (tail == name_or_path && len < sizeof loaded.name)
+        memcpy(loaded.name, shown, len + 1);
     else
-        snprintf(loaded.name, sizeof loaded.name, "...%s",
-                 name_or_path + len - (sizeof loaded.name - 4));
+        snprintf(loaded.name, sizeof loaded.name, "...%s", shown + (len > keep ? len - keep : 0));
     *c = loaded;
     return 0;
 }

@@ -351,6 +351,26 @@ Test(cluster, long_path_keeps_its_tail_in_the_name)
     cr_expect_eq(strcmp(c.name + strlen(c.name) - 6, "a.conf"), 0, "%s", c.name);
 }
 
+/* The name is printed in every header and note: a path's control
+ * characters are escaped in it, as error messages escape them, short or
+ * long (then its tail still ends the name). */
+Test(cluster, a_paths_control_characters_are_escaped_in_the_name)
+{
+    const char *path = profile_with("red\x1b[31m.conf", 0, NULL);
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect_not_null(strstr(c.name, "red\\x1b[31m.conf"), "%s", c.name);
+    char name[200];
+    memset(name, 'a', 150);
+    snprintf(name + 150, sizeof name - 150, "\x07\x07.conf");
+    path = profile_with(name, 0, NULL);
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect_eq(strlen(c.name), sizeof c.name - 1, "%s", c.name);
+    cr_expect(!strchr(c.name, '\x07'), "%s", c.name);
+    cr_expect_eq(strcmp(c.name + strlen(c.name) - 13, "\\x07\\x07.conf"), 0, "%s", c.name);
+}
+
 /* ---- malformed profiles ---------------------------------------------- */
 
 Test(cluster, missing_key_is_named)
