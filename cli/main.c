@@ -147,14 +147,15 @@ static const struct command commands[] = {
      cmd_replay, replay_refused},
     {"plot", "figures of saved reports: convergence, staleness, speedup, validation",
      "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
-     "Reads reports saved with --json (by sim, real, compare, sweep or validate) and draws\n"
-     "with gnuplot: loss and test accuracy against time and step, a line per run; the\n"
-     "staleness of pushes; a devices sweep's speedup and efficiency (another option's:\n"
-     "sweep --plot); a validation's predicted against measured step times. Each figure\n"
-     "is NAME.png and NAME.svg in DIR (default plots/), beside NAME.dat and the script\n"
-     "NAME.gp that draws it again. Without gnuplot (Debian: gnuplot-nox) the data and\n"
-     "scripts are still written. --html FILE puts the reports' table, the figures and the\n"
-     "documents in one page (and alone, no plots/).",
+     "Reads reports saved with --json (by sim, real, compare, sweep, validate or replay)\n"
+     "and draws with gnuplot: loss and test accuracy against time and step, a line per\n"
+     "run; the staleness of pushes; a devices sweep's speedup and efficiency (another\n"
+     "option's: sweep --plot); a validation's predicted against measured step times; a\n"
+     "replay's measured, replayed and what-if step times. Each figure is NAME.png and\n"
+     "NAME.svg in DIR (default plots/), beside NAME.dat and the script NAME.gp that draws\n"
+     "it again. Without gnuplot (Debian: gnuplot-nox) the data and scripts are still\n"
+     "written. --html FILE puts the reports' table, the figures and the documents in one\n"
+     "page (and alone, no plots/).",
      OPTG_PLOT | OPTG_HTML, cmd_plot, NULL},
     {"validate", "a matrix of models, ranks and stragglers: every strategy simulated and run",
      "Runs each strategy (--strategies) in each cell of a matrix, --models x --np LIST x\n"
