@@ -64,7 +64,7 @@ const struct opt_spec config_options[] = {
      .help = "pipelined-steps: steps in flight per device; a step's gradients are applied "
              "K-1 steps later, their exchange overlapping those steps' compute (1 = mirrored)"},
     {.name = "steps", INT(steps, 1, 1000000000), .def = "20", .groups = OPTG_RUN,
-     .metavar = "S", .help = "training steps every compute rank runs"},
+     .metavar = "S", .help = "training steps, each a global batch: every worker runs S (ps-async, ps-ssp: S x workers steps of batch/workers, shared out as workers become free)"},
     {.name = "seed", INT(seed, 0, 4294967295LL), .def = "1", .groups = OPTG_RUN,
      .metavar = "N", .help = "seed of every random draw: the same seed gives the same run"},
     {.name = "max-memory", REAL(max_memory_gib, 0.001, 1048576), .def = "4", .groups = OPTG_LIMITS,
