@@ -247,7 +247,8 @@ static void print_main_help(FILE *out)
     config_print_help(out, ~0u);
     print_list(out);
     fputs("\nExit status: 0 success; 1 a run failed (a rank died, a disk failed, out of memory);"
-          "\n2 bad input or a refused scenario (README: exit codes).\n", out);
+          "\n2 bad input or a refused scenario; 130, 143 interrupted by SIGINT, SIGTERM\n"
+          "(README, \"Exit codes and output files\").\n", out);
 }
 
 /* `strata --version`, `strata version`: project(VERSION) of CMakeLists.txt. */
