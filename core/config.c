@@ -596,6 +596,19 @@ static int load_line(struct config *c, char *line, long lineno, long *line_of, u
      * `strategy = ...` shapes `strata sim` but not `strata compare`. A key of
      * an option the command does not take is checked (a typo is still an
      * error) and then left out. */
+    /* `--devices = 2` or `-j = 2`: the option's name without its dashes is
+     * the key (an unknown one goes on to be called unknown, once dashed). */
+    if (key[0] == '-') {
+        char *bare = key + strspn(key, "-");
+        const struct opt_spec *named = config_find(bare);
+        for (size_t k = 0; !named && key[1] != '-' && bare[0] && !bare[1] &&
+                           k < config_n_options; k++)
+            if (config_options[k].short_name == bare[0]) named = &config_options[k];
+        if (named)
+            return err_set(e, ERR_INPUT, "%s: a scenario file's keys have no dashes: write "
+                           "'%s = %.80s'", key, named->name, value);
+        key = bare;
+    }
     const struct opt_spec *o = config_find(key);
     if (!o && (!strcmp(key, "file") || !strcmp(key, "help")))   /* -f and -h: argv's alone */
         return err_set(e, ERR_INPUT, "%s: not a key of a scenario file (-f and --help are "

@@ -482,6 +482,22 @@ Test(config, file_keys_file_and_help_are_named_as_the_command_lines)
     }
 }
 
+/* A scenario file's keys are the options' names without their dashes: a
+ * line `--devices = 2` said '----devices: unknown option (did you mean
+ * --devices?)', dashes doubled, the fix not said. */
+Test(config, file_key_with_dashes_says_to_drop_them)
+{
+    struct config c;
+    struct err e = {0};
+    expect_file_message(&c, &e, "d.conf", "--devices = 2\n",
+                        ":1: --devices: a scenario file's keys have no dashes: write "
+                        "'devices = 2'");
+    expect_file_message(&c, &e, "j.conf", "steps = 3\n-j = 2\n",
+                        ":2: -j: a scenario file's keys have no dashes: write 'jobs = 2'");
+    expect_file_refused(&c, &e, "u.conf", "--nosuch = 1\n", "--nosuch: unknown option", NULL);
+    cr_expect_null(strstr(e.msg, "----"), "dashes doubled: %s", e.msg);
+}
+
 /* A key set twice is refused with both lines, as cluster profiles refuse
  * it (the last line won, silently). An option outside the command's groups
  * counts too: the file is one scenario whatever command reads it. */
