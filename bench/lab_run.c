@@ -19,14 +19,7 @@
 const char *lab_option_value(const struct lab *lab, const struct lab_option *o, char *buf,
                                 size_t n)
 {
-    size_t len = strlen(o->value);
-    if (strcmp(o->key, "cluster") || strchr(o->value, '/') || len < 8 ||
-        strcmp(o->value + len - 8, ".profile"))
-        return o->value;
-    const char *slash = strrchr(lab->path, '/');
-    int dir_len = slash ? (int)(slash - lab->path) : 1;
-    snprintf(buf, n, "%.*s/%s", dir_len, slash ? lab->path : ".", o->value);
-    return buf;
+    return config_value_beside(lab->path, o->key, o->value, buf, n);
 }
 
 /* The run's options into r->cfg, each error naming the lab file's line. */

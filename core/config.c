@@ -617,11 +617,25 @@ static int load_line(struct config *c, char *line, long lineno, long *line_of, u
         return err_set(e, ERR_INPUT, "%s: set twice (first on line %ld); a scenario file sets "
                        "each option once", key, line_of[index_of(o)]);
     if (o) line_of[index_of(o)] = lineno;
+    char beside[CONFIG_PATH_BYTES];
+    const char *meant = config_value_beside(c->scenario_path, key, value, beside, sizeof beside);
     if (o && !(o->groups & groups)) {
         struct config scratch = *c;
-        return config_set(&scratch, key, value, o->groups, e);
+        return config_set(&scratch, key, meant, o->groups, e);
     }
-    return config_set(c, key, value, groups, e);
+    return config_set(c, key, meant, groups, e);
+}
+
+const char *config_value_beside(const char *file_path, const char *key, const char *value,
+                                char *buf, size_t n)
+{
+    size_t len = strlen(value);
+    const char *slash = strrchr(file_path, '/');
+    if (strcmp(key, "cluster") || strchr(value, '/') || len < 8 ||
+        strcmp(value + len - 8, ".profile") || !slash)   /* no slash: the file is here */
+        return value;
+    snprintf(buf, n, "%.*s/%s", (int)(slash - file_path), file_path, value);
+    return buf;
 }
 
 int config_load_file(struct config *c, const char *path, unsigned groups, struct err *e)

@@ -202,6 +202,13 @@ int config_load_file(struct config *c, const char *path, unsigned groups,
  * is then found in the file as fast. Returns e->code. */
 int config_err_locate(const struct config *c, struct err *e);
 
+/* A cluster profile named without a directory in a file of options (a
+ * scenario file, a lab's [run]): "cluster = wan.profile" is read beside
+ * that file, wherever the command runs, as an include is. Returns value
+ * as it is for any other key or value, else the path in buf[0..n). */
+const char *config_value_beside(const char *file_path, const char *key, const char *value,
+                                char *buf, size_t n);
+
 /* Records that option `name` was set by line `lineno` of the file at path,
  * which config_load_file did not read (a lab's [run] section is a scenario
  * file's lines inside another file), so config_err_locate names that line.

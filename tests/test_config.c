@@ -809,3 +809,39 @@ Test(config, one_letter_alias_sets_its_option_and_only_in_its_groups)
     cr_assert_not_null(strstr(e.msg, "needs a value"), "%s", e.msg);
     config_release(&c);
 }
+
+/* A profile named without a directory in a scenario file lies beside the
+ * file, as in a lab's [run] (labs/README.md): `strata sim -f
+ * /repo/labs/llama3-failures.conf` ran from the repository root only. A
+ * path with a directory, and a preset, are as written. */
+Test(config, a_profile_named_alone_in_a_scenario_file_is_read_beside_it)
+{
+    static const struct {
+        const char *value, *want_after_dir;   /* NULL: the value as written */
+    } cases[] = {
+        {"wan.profile", "/wan.profile"},
+        {"labs/wan.profile", NULL},
+        {"h100-nvlink-ib", NULL},
+        {"wan.conf", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[128], want[512];
+        snprintf(text, sizeof text, "cluster = %s\n", cases[i].value);
+        const char *path = test_tmp_file("run.conf", text);
+        struct config c;
+        struct err e = {0};
+        config_init(&c);
+        cr_assert_eq(config_load_file(&c, path, ALL_GROUPS, &e), 0, "%s", e.msg);
+        if (cases[i].want_after_dir)
+            snprintf(want, sizeof want, "%s%s", test_tmp_dir, cases[i].want_after_dir);
+        else
+            snprintf(want, sizeof want, "%s", cases[i].value);
+        cr_expect_str_eq(c.cluster, want);
+        config_release(&c);
+    }
+    /* the command line's value is the user's, from where they stand */
+    struct config c;
+    PARSE_OK(&c, "--cluster", "wan.profile");
+    cr_expect_str_eq(c.cluster, "wan.profile");
+    config_release(&c);
+}
