@@ -52,7 +52,7 @@ int run_simulate(const struct config *cfg, const struct strategy *st, const stru
 /* run_simulate with a watcher: on_step (may be NULL) is told each step the
  * simulation ends (struct sim_setup's on_step), for a progress line. */
 struct run_watch {
-    void (*on_step)(void *ctx, int steps_done, int steps);
+    sim_step_fn *on_step;
     void *ctx;
 };
 int run_simulate_watched(const struct config *cfg, const struct strategy *st,

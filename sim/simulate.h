@@ -72,6 +72,10 @@ struct sim_durations {
     double (*comm_s)(void *ctx, int rank, int64_t step, int op);
 };
 
+/* Told the steps every rank has ended so far (1 to steps); it must not
+ * touch the run. */
+typedef void sim_step_fn(void *ctx, int steps_done, int steps);
+
 struct sim_setup {
     const struct plan *plan;
     const struct cluster *cluster;        /* laid out for the plan's ranks */
@@ -84,10 +88,9 @@ struct sim_setup {
     const struct sim_durations *durations; /* NULL = every compute op from the model */
     double *step_end_s;                   /* [steps] or NULL: filled with when every rank had
                                            * ended step s (the caller's buffer) */
-    /* NULL, or called each time every rank has ended one more step, with
-     * the steps so ended (1 to steps): a command's progress line on a long
-     * run. It must not touch the run. */
-    void (*on_step)(void *ctx, int steps_done, int steps);
+    /* NULL, or called each time every rank has ended one more step: a
+     * command's progress line on a long run (sim_step_fn). */
+    sim_step_fn *on_step;
     void *on_step_ctx;
 };
 
