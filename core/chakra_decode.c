@@ -1,5 +1,5 @@
 /* Chakra .et files into struct chakra_file: see core/chakra.h. Field
- * numbers are the schema's (tests/chakra/et_def.proto); fields strata does
+ * numbers are the schema's (third_party/chakra/et_def.proto); fields strata does
  * not read (inputs, outputs, start_time_micros, doc_string) are skipped, as
  * protobuf skips unknown fields. */
 #include <stdio.h>

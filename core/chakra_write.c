@@ -18,7 +18,7 @@
 #include "pb_wire.h"
 #include "plan_json.h"
 
-/* Field numbers of the schema (tests/chakra/et_def.proto). */
+/* Field numbers of the schema (third_party/chakra/et_def.proto). */
 enum {
     META_VERSION = 1, META_ATTR = 2,
     NODE_ID = 1, NODE_NAME = 2, NODE_TYPE = 3, NODE_CTRL_DEPS = 4, NODE_DATA_DEPS = 5,

@@ -1,6 +1,6 @@
 /* The outside check of core/chakra_write.c: every message of strata's
  * Chakra traces, for the seven classic strategies, decodes with protobuf's
- * own compiler against the schema committed in tests/chakra/et_def.proto
+ * own compiler against the schema committed in third_party/chakra/et_def.proto
  * (`protoc --decode=ChakraProtoMsg.Node`, one length-delimited message at a
  * time), and a trace protoc encoded from text is one strata simulates.
  * Without protoc (Debian's protobuf-compiler, which tools/setup installs)
@@ -15,7 +15,7 @@
 
 TEST_SUITE_WITH_TMP_DIR(chakra_protoc, .timeout = 600);
 
-#define SCHEMA_DIR STRATA_SOURCE_DIR "/tests/chakra"
+#define SCHEMA_DIR STRATA_SOURCE_DIR "/third_party/chakra"
 
 static void need_protoc(void)
 {
