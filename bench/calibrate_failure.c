@@ -74,7 +74,7 @@ static void remove_save(const char *base, int k)
  * atomically, the MANIFEST beside it, and the save before the previous one
  * removed (real runs keep the newest two). A save costs all of that, not
  * one file's write: quiet on 2 cores, one write of 2.68 MB took 1.15 ms and
- * a real run's save about 8 ms (README, "Failures"). */
+ * a real run's save about 8 ms (docs/failures.md). */
 static int save_like_a_run(const char *base, int k, const unsigned char *state, int64_t bytes,
                            struct err *e)
 {

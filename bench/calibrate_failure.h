@@ -34,7 +34,7 @@
  *               next ones queue, so quiet on 2 cores 1 rank took 0.650 s, 2
  *               ranks 0.684 s and 3 ranks 0.910 s, and the line that an
  *               earlier calibrate fitted at 2 and 3 priced 1 rank at 0.46 s
- *               (README, "Failures")
+ *               (docs/failures.md)
 
  * A rank that hangs is detected by the watchdog's --timeout, not by the
  * poll: detect_s is a death's. The relaunch runs outside the MPI job that
@@ -56,7 +56,7 @@
  * the median of: one each keeps calibrate's cost what it was with two runs
  * at one count (test_faults runs calibrate once per injected fault), at
  * the price of a line through two single runs; quiet, the relaunches of one
- * count spread by a few percent (README). */
+ * count spread by a few percent (docs/failures.md). */
 #define CALIB_RELAUNCH_RUNS 1
 /* Rank counts the relaunch is timed at: 1 .. min(cores + 1, this). */
 #define CALIB_RELAUNCH_MAX_RANKS 4

@@ -126,7 +126,7 @@ void validate_summary_release(struct validate_summary *s);
  * "predicted": report, "measured": report } ] } ], "summary": {...,
  * "failure": { "rows", "median_abs_error", "max_abs_error" } | null } }
  * (a non-finite number as null, as report.c writes them; docs in
- * README.md); NULL on out of memory. */
+ * docs/validation.md); NULL on out of memory. */
 cJSON *validate_to_json(const struct validate_matrix *m);
 
 /* That document to path, atomically. */

@@ -6,7 +6,7 @@
  * reference.
  *
  * Chosen by measurement (one thread, this project's MLP shapes; the
- * numbers are in README, "Against PyTorch, and the GEMM library"): oneDNN
+ * numbers are in docs/performance.md, "Against PyTorch, and the GEMM library"): oneDNN
  * 2.6 runs the wide layers' shapes 10-25% faster than OpenBLAS (its AVX-512
  * kernels or, where OPENBLAS_CORETYPE pins it, its Haswell ones); OpenBLAS's
  * AVX-512 kernels win on the narrow 10-class layer, under 1% of a step's

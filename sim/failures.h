@@ -9,7 +9,7 @@
  * again (taking, the second time, the time they took the first), so what
  * happens inside a step does not change what a failure costs. And it is what
  * lets a run of 10^4 devices over days with hundreds of failures take
- * seconds (README, "Failures at scale"). The event loop keeps the failures
+ * seconds (docs/failures.md, "Failures at scale"). The event loop keeps the failures
  * that change what happens inside steps: continue's (an asynchronous worker
  * retires, the others take its work).
  *
@@ -57,7 +57,7 @@
  * from 1. Measured, not a line: on a machine of C cores, up to C ranks
  * start side by side and the next ones queue behind them, so a line fitted
  * at two counts misprices the others (2 cores: 1 rank 0.650 s, 2 ranks
- * 0.684 s, 3 ranks 0.910 s; README). */
+ * 0.684 s, 3 ranks 0.910 s; docs/failures.md). */
 #define FAILURE_MAX_RELAUNCH_POINTS 16
 struct relaunch_points {
     int n;                                       /* 0 = none */

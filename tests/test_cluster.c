@@ -672,7 +672,7 @@ Test(cluster, failure_cost_keys_default_to_free_and_round_trip)
 
 /* calibrate's relaunch points price a relaunch piecewise-linearly
  * (sim/failures.h, failure_relaunch_s): with 1:0.65, 2:0.684, 3:0.91 (the
- * quiet 2-core machine of README), 1, 2 and 3 ranks cost their points, 5
+ * quiet 2-core machine of docs/failures.md), 1, 2 and 3 ranks cost their points, 5
  * ranks the last segment continued: 0.91 + 2 x (0.91 - 0.684) = 1.362 s,
  * and 1.5 ranks half-way, 0.667 s; the old line keys, set beside them, are
  * not used. */

@@ -454,7 +454,7 @@ Test(replay, a_step_the_trace_lacks_takes_the_measured_rates)
 /* --- real runs (2 MPI ranks on a machine other work shares) -----------------
  * The tolerances are wide: on this loaded 2-core machine a real step's
  * communication is mostly waiting for the CPU, which no network model
- * holds (the README's benchmark gives the figure on a quiet machine). A
+ * holds (docs/replay.md's benchmark gives the figure on a quiet machine). A
  * replay that ignored the trace (the cost model's compute) or made nothing
  * typical would still fail them. */
 #define REAL_TOLERANCE 0.6

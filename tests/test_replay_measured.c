@@ -454,7 +454,7 @@ Test(replay_measured, real_ps_trace_holds_the_servers_updates_receipts_and_host)
     /* 2 workers and the server are 3 processes: on 2 cores the order the
      * kernel runs them in is not in the trace, and even with every message
      * as measured the replay ran -2% to -7% off on the idle machine and -48%
-     * once under CI's parallel tests and ASan (README, Replay). It must
+     * once under CI's parallel tests and ASan (docs/replay.md). It must
      * still replay. */
     j = replay_ideal_with(trace, "--measured-comm");
     double err = num_at(j, "error", NULL);
