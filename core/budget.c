@@ -101,6 +101,16 @@ void budget_estimate(const struct config *c, const struct workload *w, unsigned 
                  np * (BUDGET_BYTES_PER_REAL_RANK + params * BUDGET_PARAM_COPIES * w->elem_bytes),
                  c->np ? "np" : "devices", "%.0f ranks x (64 MiB + %.0f parameters x %.0f copies)",
                  np, params, BUDGET_PARAM_COPIES);
+        /* rank 0 evaluates after training, on a copy kept at each point
+         * (real/eval_snapshots.h) */
+        double points = c->eval_every > 0 ? floor((steps - 1) / (double)c->eval_every) : 0;
+        if (points > 0)
+        {
+            set_part(&out->parts[BUDGET_EVAL_POINTS], points * params * w->elem_bytes,
+                     "eval-every", "%.0f evaluation points x %.0f parameters x %.0f B", points,
+                     params, w->elem_bytes);
+            out->parts[BUDGET_EVAL_POINTS].is_raised = true;
+        }
     }
     for (int i = 0; i < BUDGET_N_PARTS; i++) out->total_bytes += out->parts[i].bytes;
 }
@@ -130,8 +140,8 @@ int budget_check(const struct config *c, const struct workload *w, unsigned grou
     config_format(c, config_find(big->option), value, sizeof value);
     return err_set(e, ERR_INPUT,
                    "the run would take about %.1f GiB of memory, more than --max-memory %g "
-                   "(GiB) allows; most of it from --%s %s: %s = %.1f GiB. Lower --%s, or raise "
+                   "(GiB) allows; most of it from --%s %s: %s = %.1f GiB. %s --%s, or raise "
                    "--max-memory if the machine has the memory",
                    gib(b.total_bytes), c->max_memory_gib, big->option, value, big->why,
-                   gib(big->bytes), big->option);
+                   gib(big->bytes), big->is_raised ? "Raise" : "Lower", big->option);
 }

@@ -29,11 +29,19 @@ struct budget_plan {
 /* One part of the estimate: bytes, and the option that drives them. */
 struct budget_part {
     double bytes;
-    const char *option;   /* "microbatches", "devices", "steps", "model", "np" */
+    const char *option;   /* "microbatches", "devices", "steps", "model", "np", "eval-every" */
+    bool is_raised;       /* a larger value of option takes less ("eval-every") */
     char why[200];        /* "4 ranks x 4194312 ops a step x 384 B" */
 };
 
-enum { BUDGET_PLAN, BUDGET_STEPS, BUDGET_NUMERICS, BUDGET_REAL, BUDGET_N_PARTS };
+enum {
+    BUDGET_PLAN,
+    BUDGET_STEPS,
+    BUDGET_NUMERICS,
+    BUDGET_REAL,
+    BUDGET_EVAL_POINTS,   /* a real run's parameters kept at --eval-every's points, on rank 0 */
+    BUDGET_N_PARTS
+};
 
 struct budget {
     struct budget_part parts[BUDGET_N_PARTS];   /* 0 bytes where it does not apply */

@@ -117,7 +117,8 @@ const struct opt_spec config_options[] = {
     {.name = "weight-decay", REAL(weight_decay, 0, 1), .def = "0", .groups = OPTG_TRAIN,
      .metavar = "L2", .help = "L2 penalty added to the gradient, as torch.optim.SGD"},
     {.name = "eval-every", INT(eval_every, 0, 1000000000), .def = "0", .groups = OPTG_TRAIN,
-     .metavar = "STEPS", .help = "steps between test-set evaluations; 0 = once, at the end"},
+     .metavar = "STEPS", .help = "steps between test-set evaluations (off the clock: a real run "
+             "evaluates its points after training); 0 = once, at the end"},
     {.name = "data", STRING(data), .def = "fashion-mnist", .groups = OPTG_TRAIN,
      .metavar = "SET",
      .help = "training data: fashion-mnist, synthetic, or a directory of MNIST-format IDX files"},

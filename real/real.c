@@ -17,6 +17,7 @@
 #include "momentum_shards.h"
 #include "mpi_check.h"
 #include "params.h"
+#include "eval_snapshots.h"
 #include "params_gather.h"
 #include "ps_server.h"
 #include "real.h"
@@ -126,8 +127,9 @@ static void progress(struct real_ctx *ctx, struct worker *w, int64_t step, bool 
 }
 
 /* show_progress: a progress line on stderr, from the first rank that
- * computes the loss. */
-static int train(struct real_ctx *ctx, bool show_progress, struct real_result *res,
+ * computes the loss. Rank 0 keeps the parameters of --eval-every's points
+ * in *evals, for finish to evaluate off the clock. */
+static int train(struct real_ctx *ctx, bool show_progress, struct eval_snapshots *evals,
                  struct err *e)
 {
     struct worker *w = NULL;
@@ -159,7 +161,8 @@ static int train(struct real_ctx *ctx, bool show_progress, struct real_result *r
             next_eval = (job_done / every + 1) * every;
             const double reached_s = real_now(ctx);
             rc = params_gather(ctx, false, e);
-            if (rc == 0 && ctx->rank == 0) rc = evaluate(ctx, job_done, reached_s, res, e);
+            if (rc == 0 && ctx->rank == 0)
+                rc = eval_snapshots_take(evals, ctx->dev, ctx->m, job_done, reached_s, e);
         }
     }
     if (rc == 0) rc = worker_finish(w, e);
@@ -344,7 +347,23 @@ static int save_params(struct real_ctx *ctx, const char *path, struct err *e)
     return rc;
 }
 
-static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
+/* The accuracy curve: each point of --eval-every on the parameters kept
+ * there, then the final model, the one training ended with, at the
+ * makespan. The model is left holding the final parameters. */
+static int evaluate_points(struct real_ctx *ctx, struct eval_snapshots *evals,
+                           struct real_result *res, struct err *e)
+{
+    TRY(eval_snapshots_take(evals, ctx->dev, ctx->m, ctx->steps, res->makespan_s, e));
+    for (int i = 0; i < evals->n; i++) {
+        TRY(eval_snapshots_load(evals, i, ctx->dev, ctx->m, e));
+        TRY(evaluate(ctx, evals->step[i], evals->at_s[i], res, e));
+        heartbeat_finishing(ctx->hb);
+    }
+    return 0;
+}
+
+static int finish(struct real_ctx *ctx, struct eval_snapshots *evals, struct real_result *res,
+                  struct err *e)
 {
     char *spans = NULL, *losses = NULL;
     int *n_spans = NULL, *n_losses = NULL;
@@ -376,9 +395,7 @@ static int finish(struct real_ctx *ctx, struct real_result *res, struct err *e)
             hosts.rank_hosts = NULL;
         }
         heartbeat_finishing(ctx->hb);
-        /* the final model is the one training ended with, at the makespan */
-        if (rc == 0) rc = evaluate(ctx, ctx->steps, res->makespan_s, res, e);
-        heartbeat_finishing(ctx->hb);
+        if (rc == 0) rc = evaluate_points(ctx, evals, res, e);
         const char *path = ctx->cfg->save_params;
         if (rc == 0 && path[0]) rc = save_params(ctx, path, e);
     }
@@ -435,6 +452,20 @@ static int connect(struct real_ctx *ctx, struct err *e)
     return 0;
 }
 
+/* Rank 0, which holds the data: room for the --eval-every points short of
+ * the last step, before the clock starts (a --resume takes fewer). */
+static int reserve_eval_points(const struct real_ctx *ctx, struct eval_snapshots *evals,
+                               struct err *e)
+{
+    const long long every = ctx->cfg->eval_every;
+    if (ctx->rank != 0 || every <= 0) return 0;
+    int64_t points = (real_steps(ctx->cfg, ctx->data.train.n) - 1) / every;
+    if (points > INT_MAX)
+        return err_set(e, ERR_INPUT, "--eval-every %lld: %lld evaluation points are too many to "
+                       "keep; raise --eval-every", every, (long long)points);
+    return eval_snapshots_reserve(evals, (int)points, ctx->m->n_params, e);
+}
+
 int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
 {
     memset(res, 0, sizeof *res);
@@ -452,11 +483,13 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
     report_init(&res->report);
     trace_init(&res->trace, s->keep_steps, s->keep_steps ? REAL_MAX_KEPT_SPANS : 0);
 
+    struct eval_snapshots evals = {0};   /* rank 0's */
     int rc = mpi_check_agree(setup(&ctx, e), e);
+    if (rc == 0) rc = mpi_check_agree(reserve_eval_points(&ctx, &evals, e), e);
     if (rc == 0) rc = connect(&ctx, e);
     if (rc == 0) rc = mpi_check_agree(checkpoint_open(&ctx, e), e);
     if (rc == 0) {
-        rc = ctx.rank < ctx.p->n_workers ? train(&ctx, s->show_progress, res, e)
+        rc = ctx.rank < ctx.p->n_workers ? train(&ctx, s->show_progress, &evals, e)
                                          : ps_serve(&ctx, e);
         /* A rank that fails mid-run leaves its peers waiting on it forever:
          * nothing short of ending the job frees them. */
@@ -466,8 +499,9 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         heartbeat_finishing(ctx.hb);
-        rc = mpi_check_agree(finish(&ctx, res, e), e);
+        rc = mpi_check_agree(finish(&ctx, &evals, res, e), e);
     }
+    eval_snapshots_release(&evals);
     checkpoint_stats(&ctx, &res->checkpoint_s, &res->n_checkpoints);
     checkpoint_close(&ctx, rc == 0);
     teardown(&ctx);

@@ -249,3 +249,34 @@ Test(budget, a_real_run_simulates_no_events)
     cr_expect_eq(b.events, 0);
     config_release(&c);
 }
+
+/* A real run keeps rank 0's parameters at each --eval-every point and
+ * evaluates them after training (real/eval_snapshots.h): the points short
+ * of the last step, each a copy of the model. More of them than memory
+ * allows are refused up front, naming --eval-every and the way it shrinks
+ * (a larger value), not mid-run. */
+Test(budget, a_real_runs_evaluation_points_are_counted_and_refused_by_raising_eval_every)
+{
+    struct config c;
+    CONFIG_WITH(&c, "mirrored", "steps", "101", "eval-every", "10");
+    struct budget_plan plan;
+    strategy_plan_size(find(c.strategy), &c, wl, &plan);
+    const unsigned real = OPTG_SCENARIO | OPTG_RUN | OPTG_LAUNCH;
+    struct budget b;
+    budget_estimate(&c, wl, real, &plan, &b);
+    /* 235,146 parameters (784-256-128-10), fp32, at steps 10, 20, ..., 100 */
+    cr_expect_float_eq(b.parts[BUDGET_EVAL_POINTS].bytes, 10.0 * 235146 * 4, 1);
+    cr_expect_str_eq(b.parts[BUDGET_EVAL_POINTS].why,
+                     "10 evaluation points x 235146 parameters x 4 B");
+    /* the simulator evaluates off its own clock and keeps nothing */
+    budget_estimate(&c, wl, SIM_GROUPS, &plan, &b);
+    cr_expect_eq(b.parts[BUDGET_EVAL_POINTS].bytes, 0);
+    set(&c, "eval-every", "1");
+    set(&c, "steps", "100000");
+    struct err e = {0};
+    cr_assert_eq(budget_check(&c, wl, real, &plan, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "most of it from --eval-every 1: 99999 evaluation points x ") &&
+                  strstr(e.msg, "Raise --eval-every, or raise --max-memory"),
+              "%s", e.msg);
+    config_release(&c);
+}
