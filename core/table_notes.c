@@ -11,15 +11,22 @@ bool table_legend_print(FILE *out, const struct report *const *rs, int n)
 {
     if (n <= 0) return false;
     bool any_final = false, any_failure = false, any_updates = false, any_down = false;
+    /* pipelined-steps has no pulls or pushes: its staleness is its own
+     * steps in flight (docs/metrics.md), which the pull/push words miss */
+    bool any_in_flight = false;
     for (int i = 0; i < n; i++) {
         any_final |= rs[i]->has_final;
         any_failure |= rs[i]->failure.happened;
         any_updates |= rs[i]->has_final && rs[i]->updates > 0;
         any_down |= rs[i]->breakdown.down > 0;
+        any_in_flight |= rs[i]->staleness.max > 0 && !strcmp(rs[i]->strategy, "pipelined-steps");
     }
     fputs("compute/comm/idle: shares of the workers' time (comm: not hidden under compute); "
           "bubble: stages' time not computing;\n  staleness: mean/max updates by others between a "
           "worker's pull and its push; peak mem: per device", out);
+    if (any_in_flight)
+        fputs(";\n  pipelined-steps' staleness: updates between a gradient's parameters and its "
+              "own (--inflight K: up to K - 1)", out);
     /* report_print_table shows the down column when some run has it */
     if (any_down)
         fputs(";\n  down: share of the workers' time after their death (compute + comm + down + "

@@ -70,7 +70,8 @@ static const struct column columns[] = {
      "share of pipeline and model ranks' time not computing (1 - compute / T, so idle and "
      "comm both count): (p-1)/(m+p-1) for GPipe and 1F1B on equal stages"},
     {"staleness.mean", "staleness", COL_NUM, false, false,
-     "mean updates by others between a worker's pull and its push"},
+     "mean updates by others between a worker's pull and its push (pipelined-steps: between "
+     "a gradient's parameters and its own)"},
     {"staleness.max", "max stale", COL_NUM, false, false, "the largest staleness seen"},
     {"memory_bytes_per_device.peak", "peak mem", COL_MIB, false, false,
      "peak memory of a device: parameters, gradients, optimizer, activations"},

@@ -312,6 +312,34 @@ Test(table_notes, legend_lists_only_shown_columns)
     report_release(&a);
 }
 
+/* pipelined-steps pulls and pushes nothing: its staleness, 0.95/1 in the
+ * default comparison, is its own steps in flight, which the legend's "by
+ * others between a worker's pull and its push" did not describe. The
+ * legend says so when such a row has any, and only then. */
+Test(table_notes, legend_says_what_pipelined_steps_staleness_counts)
+{
+    struct report a, b;
+    test_fill_report(&a);
+    test_fill_report(&b);
+    snprintf(b.strategy, sizeof b.strategy, "pipelined-steps");
+    b.staleness.max = 1;
+    const struct report *rs[] = {&a, &b};
+    char *s = said(table_legend_print, rs, 2);
+    cr_expect(strstr(s, "push; peak mem: per device;\n  pipelined-steps' staleness: updates "
+                        "between a gradient's parameters and its own (--inflight K: up to K - 1)"),
+              "%s", s);
+    free(s);
+    b.staleness.max = 0;   /* --inflight 1: nothing late, nothing to say */
+    s = said(table_legend_print, rs, 2);
+    cr_expect(!strstr(s, "pipelined-steps"), "%s", s);
+    free(s);
+    s = said(table_legend_print, rs, 1);
+    cr_expect(!strstr(s, "pipelined-steps"), "%s", s);
+    free(s);
+    report_release(&a);
+    report_release(&b);
+}
+
 /* The notes reach the terminal: the default-like scenario, where ps-ssp's
  * bound never binds, says so with L and K; a slow worker makes it bind and
  * the note goes. */
