@@ -52,14 +52,23 @@ static bool same_figures(const struct report *a, const struct report *b)
            (!a->has_final || a->final.test_accuracy == b->final.test_accuracy);
 }
 
-/* "A and B", "A, B and C": the strategies of rs[members[0..n)]. */
-static void print_names(FILE *out, const struct report *const *rs, const int *members, int n)
+/* "A and B", "A, B and C": the strategies of rs[members[0..n)]; returns
+ * the characters printed. */
+static int print_names(FILE *out, const struct report *const *rs, const int *members, int n)
 {
+    int len = 0;
     for (int k = 0; k < n; k++)
-        fprintf(out, "%s%s", k == 0 ? "" : k == n - 1 ? " and " : ", ", rs[members[k]]->strategy);
+        len += fprintf(out, "%s%s", k == 0 ? "" : k == n - 1 ? " and " : ", ",
+                       rs[members[k]]->strategy);
+    return len;
 }
 
-static const char same_figures_said[] = "ran exactly alike here (the same step time, breakdown "
+/* A note breaks its line before it passes this column: the other notes'
+ * lines are at most 107 columns (ps-ssp's). */
+enum { NOTE_COLUMNS = 110 };
+
+static const char same_figures_said[] = "ran exactly alike here";
+static const char same_figures_why[] = "(the same step time, breakdown "
                                         "and staleness)";
 
 /* ps-ssp among its twins rs[members[0..m)]: its bound K (--staleness) is in
@@ -79,7 +88,8 @@ static void explain_ssp(FILE *out, const struct report *ssp, const struct report
     } else {
         fprintf(out, "  note: ");
         print_names(out, rs, members, m);
-        fprintf(out, " %s:\n  %s's bound", same_figures_said, ssp->strategy);
+        fprintf(out, " %s %s:\n  %s's bound", same_figures_said, same_figures_why,
+                ssp->strategy);
     }
     fprintf(out, " K = %lld steps (--staleness: a pull "
             "waits while its worker\n  is more than K steps ahead of the slowest) never held a "
@@ -118,9 +128,11 @@ bool note_identical_rows(FILE *out, const struct report *const *rs, int n)
             explain_ssp(out, r, rs, members, m);
             continue;
         }
-        fprintf(out, "  note: ");
-        print_names(out, rs, members, m);
-        fprintf(out, " %s.\n", same_figures_said);
+        int len = fprintf(out, "  note: ");
+        len += print_names(out, rs, members, m);
+        len += fprintf(out, " %s", same_figures_said);
+        bool fits = len + 1 + (int)strlen(same_figures_why) + 1 <= NOTE_COLUMNS;
+        fprintf(out, "%s%s.\n", fits ? " " : "\n  ", same_figures_why);
     }
     free(is_grouped);
     free(members);

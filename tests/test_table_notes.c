@@ -105,6 +105,31 @@ Test(table_notes, identical_rows_generic_when_not_ssp)
     report_release(&b);
 }
 
+/* The note keeps to the other notes' width: two short names on one line,
+ * two long ones (the default comparison's pipelines, 111 columns) with its
+ * reason on a second. */
+Test(table_notes, identical_rows_note_breaks_its_line_when_long)
+{
+    struct report a, b;
+    struct config cfg;
+    twins(&a, &b, &cfg);
+    snprintf(a.strategy, sizeof a.strategy, "ps-sync");
+    snprintf(b.strategy, sizeof b.strategy, "ps-async");
+    const struct report *rs[] = {&a, &b};
+    char *out = said(note_identical_rows, rs, 2);
+    cr_expect_str_eq(out, "  note: ps-sync and ps-async ran exactly alike here (the same step "
+                          "time, breakdown and staleness).\n");
+    free(out);
+    snprintf(a.strategy, sizeof a.strategy, "pipeline-1f1b");
+    snprintf(b.strategy, sizeof b.strategy, "pipeline-interleaved");
+    out = said(note_identical_rows, rs, 2);
+    cr_expect_str_eq(out, "  note: pipeline-1f1b and pipeline-interleaved ran exactly alike "
+                          "here\n  (the same step time, breakdown and staleness).\n");
+    free(out);
+    report_release(&a);
+    report_release(&b);
+}
+
 /* Equal rows are one note a group: on one device eight strategies ran the
  * same step and made 28 pairwise notes. A group with ps-ssp whose bound
  * never held is one note too, naming the group and then ps-ssp's bound (it
