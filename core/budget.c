@@ -104,8 +104,7 @@ void budget_estimate(const struct config *c, const struct workload *w, unsigned 
         /* rank 0 evaluates after training, on a copy kept at each point
          * (real/eval_snapshots.h) */
         double points = c->eval_every > 0 ? floor((steps - 1) / (double)c->eval_every) : 0;
-        if (points > 0)
-        {
+        if (points > 0) {
             set_part(&out->parts[BUDGET_EVAL_POINTS], points * params * w->elem_bytes,
                      "eval-every", "%.0f evaluation points x %.0f parameters x %.0f B", points,
                      params, w->elem_bytes);

@@ -31,7 +31,7 @@ struct eval_snapshots {
  * run out of memory here, before training, rather than at a point. */
 int eval_snapshots_reserve(struct eval_snapshots *s, int n, int64_t n_params, struct err *e);
 
-/* Keeps a copy of m's parameters (through a host copy on a GPU) as the
+/* Keeps a copy of m's parameters (copied down from a GPU's memory) as the
  * point (step, at_s). ERR_NOMEM when it cannot grow. */
 int eval_snapshots_take(struct eval_snapshots *s, const struct device *dev, const struct mlp *m,
                         int64_t step, double at_s, struct err *e);
