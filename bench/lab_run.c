@@ -275,7 +275,7 @@ int lab_result_lookup(void *ctx, const char *name, double *value, struct err *e)
 {
     const struct lab_result *res = ctx;
     char run_name[128], who[128];
-    const char *rest;
+    const char *rest = NULL;   /* split_figure sets it; gcc -O3 (Release) cannot tell */
     TRY(split_figure(name, run_name, who, sizeof run_name, &rest, e));
     const struct lab_run_result *r = NULL;
     for (int i = 0; i < res->n && !r; i++)

@@ -77,7 +77,7 @@ static int parse_args(const struct command *self, int argc, char **argv, struct 
             TRY(take_value(argc, argv, &i, "--labs", "a directory of NN-name.lab files", &a->dir,
                            e));
         } else if (is_option(w, "--mode")) {
-            const char *v;
+            const char *v = NULL;   /* take_value sets it; gcc -O3 (Release) cannot tell */
             TRY(take_value(argc, argv, &i, "--mode", "sim or real", &v, e));
             if (strcmp(v, "real") && strcmp(v, "sim"))
                 return err_set(e, ERR_INPUT, "--mode: '%s' is not allowed (sim, real)", v);
