@@ -239,13 +239,18 @@ static void show_progress(void *ctx, const char *run, int i, int n)
     fprintf(stderr, "\rrunning %-16s (%d of %d)", run, i + 1, n);
 }
 
-static int print_explanation(const struct lab *lab, struct lab_result *res, struct err *e)
+/* The explanation from this run, printed when is_shown. --check renders it
+ * unseen: a FIELD the report does not have is found only after the runs,
+ * and an autograder's check passed on a lab whose explanation then failed
+ * for every student (exit 2). */
+static int print_explanation(const struct lab *lab, struct lab_result *res, bool is_shown,
+                             struct err *e)
 {
     for (size_t i = 0; i < lab->explain.len; i++) {
         char *text;
         TRY_CTX(e, lab_render(lab->explain.items[i].text, lab_result_lookup, res, &text, e),
                 "lab file %s:%ld", lab->path, lab->explain.items[i].lineno);
-        printf("%s\n", text);
+        if (is_shown) printf("%s\n", text);
         free(text);
     }
     return 0;
@@ -291,8 +296,10 @@ static int run_lab(const struct lab_args *a, const struct lab *lab, struct err *
     }
     if (rc == 0 && !a->is_check) {
         fputs("what happened:\n", stdout);
-        rc = print_explanation(lab, &res, e);
+        rc = print_explanation(lab, &res, true, e);
         putchar('\n');
+    } else if (rc == 0) {
+        rc = print_explanation(lab, &res, false, e);
     }
     if (rc == 0) {
         printf("check (%s):\n", a->is_real ? "measured" : "simulated");

@@ -246,6 +246,21 @@ Test(lab, a_claim_that_does_not_hold_exits_1)
     run_free(&r);
 }
 
+/* A FIELD the report lacks, in [explain]: `strata lab X` printed the
+ * tables and exited 2, but `--check` never rendered the explanation and
+ * exited 0, so an autograder (and LAB_CHECK below) passed a lab that
+ * failed for every student. Both refuse it now, naming the line. */
+Test(lab, a_field_typo_in_the_explanation_fails_check_too)
+{
+    const char *path = test_tmp_file("typo.lab",
+        "title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\nsteps = 2\n"
+        "[explain]\nstep {one.mirrored.step_time.mean}\n[check]\none.mirrored.speedup > 0\n");
+    char where[600];
+    snprintf(where, sizeof where, "%s:8:", path);
+    expect_refused(RUN("lab", path, "--check"), where, "no field 'step_time'");
+    expect_refused(RUN("lab", path), where, "no field 'step_time'");
+}
+
 /* labs/README.md: "a list takes an index, -1 for the last". A check on
  * per_rank.-1 was refused (exit 2: "not a number"), the name cut at ".-". */
 Test(lab, a_list_index_from_the_end_reads_the_last_element)
