@@ -261,6 +261,21 @@ Test(lab, a_field_typo_in_the_explanation_fails_check_too)
     expect_refused(RUN("lab", path), where, "no field 'step_time'");
 }
 
+/* A check on numbers alone ("0.5 < 0.6", a figure the teacher meant to
+ * write) held on every run, so --check passed whatever the run showed: it
+ * is refused, naming the line, before anything runs. */
+Test(lab, a_check_that_names_no_figure_is_refused)
+{
+    const char *path = test_tmp_file("const.lab",
+        "title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\nsteps = 2\n"
+        "[check]\none.mirrored.speedup > 0\n8 * 0.7 < 8\n");
+    char where[600];
+    snprintf(where, sizeof where, "%s:9: '8 * 0.7 < 8' names no figure", path);
+    struct run r = RUN("lab", path, "--check");
+    cr_expect_str_eq(r.out, "", "refused before the claim and the runs");
+    expect_refused(r, where, "RUN.WHO.FIELD");
+}
+
 /* labs/README.md: "a list takes an index, -1 for the last". A check on
  * per_rank.-1 was refused (exit 2: "not a number"), the name cut at ".-". */
 Test(lab, a_list_index_from_the_end_reads_the_last_element)
