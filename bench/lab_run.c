@@ -30,6 +30,12 @@ static int load_config(const struct lab *lab, const struct lab_run *run, struct 
     for (size_t i = 0; i < run->options.len; i++) {
         const struct lab_option *o = &run->options.items[i];
         char path[4096];
+        /* lab_run takes the mode from `strata lab --mode`: a run's own
+         * mode = real was accepted, simulated, and printed as --mode real */
+        if (!strcmp(o->key, "mode"))
+            return err_set(e, ERR_INPUT, "lab file %s:%ld: mode: not an option of a [run]: a lab "
+                           "is simulated, or run for real by `strata lab NAME --mode real` when "
+                           "its header says real = yes", lab->path, o->lineno);
         TRY_CTX(e, config_set(cfg, o->key, lab_option_value(lab, o, path, sizeof path), LAB_GROUPS,
                               e),
                 "lab file %s:%ld", lab->path, o->lineno);

@@ -212,8 +212,10 @@ static int list_labs(const struct lab_args *a, struct err *e)
     return rc;
 }
 
-/* The command that runs one scenario of the lab by hand. */
-static void print_run_command(const struct lab *lab, const struct lab_run *run)
+/* The command that runs one scenario of the lab by hand: with --mode real
+ * when the lab ran for real, else it would print a simulation's table
+ * under a measured one. */
+static void print_run_command(const struct lab *lab, const struct lab_run *run, bool is_real)
 {
     printf("run %s: strata compare", run->name);
     for (size_t i = 0; i < run->options.len; i++) {
@@ -230,7 +232,7 @@ static void print_run_command(const struct lab *lab, const struct lab_run *run)
         const char *quote = strpbrk(value, " ;|&") ? "'" : "";
         printf(" --%s %s%s%s", o->key, quote, value, quote);
     }
-    putchar('\n');
+    puts(is_real ? " --mode real" : "");
 }
 
 static void show_progress(void *ctx, const char *run, int i, int n)
@@ -289,7 +291,7 @@ static int run_lab(const struct lab_args *a, const struct lab *lab, struct err *
     bool holds = false;
     for (int i = 0; rc == 0 && !a->is_check && i < res.n; i++) {
         const struct lab_run_result *r = &res.runs[i];
-        print_run_command(lab, r->run);
+        print_run_command(lab, r->run, a->is_real);
         report_print_table(stdout, r->c.reports, r->c.n, r->c.speedup);
         if (i == res.n - 1) table_legend_print(stdout, r->c.reports, r->c.n);   /* once */
         putchar('\n');

@@ -276,6 +276,33 @@ Test(lab, a_check_that_names_no_figure_is_refused)
     expect_refused(r, where, "RUN.WHO.FIELD");
 }
 
+/* `strata lab NAME --mode real` printed each run's command without --mode
+ * real, so the command under a measured table reproduced a simulated one;
+ * and a [run]'s own mode = real was taken, simulated, and printed as
+ * --mode real: it is refused, naming the line and `--mode real`. */
+Test(lab, a_real_run_prints_the_command_that_runs_it_for_real, .timeout = 300)
+{
+    mpirun_env_prepare();
+    const char *path = test_tmp_file("real.lab",
+        "title = t\nclaim = c\npredict = p\nreal = yes\n[run one]\nstrategies = mirrored\n"
+        "devices = 2\nsteps = 2\nbatch = 8\n[check]\none.mirrored.speedup > 0\n");
+    struct run r = RUN("lab", path, "--mode", "real");
+    cr_expect_eq(r.status, 0, "stdout: %s stderr: %s", r.out, r.err);
+    cr_expect_not_null(strstr(r.out, "run one: strata compare --strategies mirrored --devices 2 "
+                              "--steps 2 --batch 8 --mode real\n"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "check (measured)"), "%s", r.out);
+    run_free(&r);
+    r = RUN("lab", path);
+    cr_expect_not_null(strstr(r.out, "--batch 8\n"), "simulated: no --mode; %s", r.out);
+    run_free(&r);
+    path = test_tmp_file("mode.lab",
+        "title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\nmode = real\n"
+        "[check]\none.mirrored.speedup > 0\n");
+    char where[600];
+    snprintf(where, sizeof where, "%s:6: mode: not an option of a [run]", path);
+    expect_refused(RUN("lab", path), where, "--mode real");
+}
+
 /* labs/README.md: "a list takes an index, -1 for the last". A check on
  * per_rank.-1 was refused (exit 2: "not a number"), the name cut at ".-". */
 Test(lab, a_list_index_from_the_end_reads_the_last_element)
