@@ -409,6 +409,37 @@ Test(lab, a_lab_prints_claim_question_tables_and_an_explanation_from_the_run)
     run_free(&r);
 }
 
+/* The number printed right after `phrase` in text (NAN when absent). */
+static double number_after(const char *text, const char *phrase)
+{
+    const char *at = strstr(text, phrase);
+    return at ? strtod(at + strlen(phrase), NULL) : NAN;
+}
+
+/* Lab 02 said "the 7 healthy devices spend 63% of their time idle", the
+ * table's idle: the mean over all 8 devices, the slow rank 3 (never idle)
+ * included. A healthy device's own share is what the sentence names; the
+ * expected value is rank 0's share in the run's report. */
+Test(lab, lab_02_quotes_a_healthy_devices_idle_share)
+{
+    struct run r = RUN("lab", "2", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    double shown = number_after(r.out, "the 7 healthy devices spend ");
+    run_free(&r);
+    const char *json = test_tmp_path("slow.json");
+    r = RUN("sim", "--strategy", "mirrored", "--model", "fmnist-8", "--cluster", "cpu-loopback",
+            "--devices", "8", "--batch", "512", "--straggler", "slow:3=4", "--json", json);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    run_free(&r);
+    cJSON *doc = read_json(json);
+    const cJSON *rank0 = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "per_rank"), 0);
+    double idle = num_at(rank0, "idle_s", NULL);
+    double share = idle / (num_at(rank0, "compute_s", NULL) + num_at(rank0, "comm_s", NULL) + idle);
+    cJSON_Delete(doc);
+    cr_expect_eq(shown, round(100 * share), "printed %g%%, rank 0 idles %.1f%%", shown,
+                 100 * share);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
