@@ -440,6 +440,26 @@ Test(lab, lab_02_quotes_a_healthy_devices_idle_share)
                  100 * share);
 }
 
+/* Lab 05 said four servers each hold "a quarter of the layers"; servers
+ * hold whole layers balanced by size, and fmnist-8's first layer (784 x
+ * 256 + 256 = 200960 of 598282 parameters) is a third of the model, alone
+ * on the first server, which the explanation now says. */
+Test(lab, lab_05_says_how_the_layers_are_split_over_four_servers)
+{
+    struct run r = RUN("schedule", "--strategy", "ps-sync", "--model", "fmnist-8", "--devices",
+                       "16", "--servers", "4");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "rank 16: parameter server holding layers [0,1)"), "%s",
+                       r.out);
+    cr_expect_not_null(strstr(r.out, "598282 parameters"), "%s", r.out);
+    run_free(&r);
+    r = RUN("lab", "5", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_null(strstr(r.out, "a quarter of the layers"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "a third of the model alone"), "%s", r.out);
+    run_free(&r);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
