@@ -460,6 +460,33 @@ Test(lab, lab_05_says_how_the_layers_are_split_over_four_servers)
     run_free(&r);
 }
 
+/* Lab 09 sent the student to "`strata sim -f` with these options and
+ * --timeline", and `strata sim -f labs/09-model-parallel.lab` is refused
+ * (--title: unknown option). It names the command it printed, which with
+ * --timeline added draws the staircase: each rank's row of the timeline. */
+Test(lab, lab_09_staircase_command_draws_the_timeline)
+{
+    struct run r = RUN("lab", "9", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "The `run split:` command above with --timeline added"),
+                       "%s", r.out);
+    const char *at = strstr(r.out, "run split: strata ");
+    cr_assert_not_null(at, "%s", r.out);
+    at += strlen("run split: strata ");
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(at, "\n"), at);
+    run_free(&r);
+    const char *argv[64];
+    int n = 0;
+    for (char *w = strtok(line, " "); w && n < 62; w = strtok(NULL, " ")) argv[n++] = w;
+    argv[n++] = "--timeline";
+    argv[n] = NULL;
+    r = run_strata(argv);
+    cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "rank 3 compute|"), "%s", r.out);
+    run_free(&r);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
