@@ -487,6 +487,32 @@ Test(lab, lab_09_staircase_command_draws_the_timeline)
     run_free(&r);
 }
 
+/* Lab 13's shrink sentence gave "70 ms lost, goodput 80.1%", which does
+ * not add up: goodput is (T - lost_s - checkpoint_s) / T (docs/metrics.md),
+ * and shrink's commits, one a step, cost more than the failure did. The
+ * figures the sentence prints must give its goodput, T being the shrink
+ * run's 100 steps at the table's mean step time. */
+Test(lab, lab_13_shrink_figures_add_up_to_its_goodput)
+{
+    struct run r = RUN("lab", "13", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    const char *row = strstr(r.out, "run shrink: ");
+    cr_assert_not_null(row, "%s", r.out);
+    row = strstr(row, "\nmirrored ");
+    cr_assert_not_null(row, "%s", r.out);
+    double step_ms = number_after(row, "\nmirrored        8 ");
+    const char *shrink = strstr(r.out, "Shrink: ");
+    cr_assert_not_null(shrink, "%s", r.out);
+    double lost_ms = number_after(shrink, "steps redone, ");
+    double commits_ms = number_after(shrink, "commits cost ");
+    double goodput = number_after(shrink, "goodput ") / 100;
+    double t_ms = 100 * step_ms;
+    cr_expect(fabs((t_ms - lost_ms - commits_ms) / t_ms - goodput) < 0.002,
+              "T %g ms, lost %g ms, commits %g ms: goodput %g printed as %g\n%s", t_ms, lost_ms,
+              commits_ms, (t_ms - lost_ms - commits_ms) / t_ms, goodput, shrink);
+    run_free(&r);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
