@@ -513,6 +513,24 @@ Test(lab, lab_13_shrink_figures_add_up_to_its_goodput)
     run_free(&r);
 }
 
+/* Lab 04's simulated run shows the two loss curves bit for bit equal, as
+ * the simulator computes a synchronous step once on the whole batch
+ * (sim/numerics.h), while the explanation described 4 workers' sums "up to
+ * the order of floating-point sums": a student took the simulation for the
+ * test of the claim. It says so, and points to --mode real; and the first
+ * loss point, the loss of step 1's batch before its update, was called the
+ * loss "after step 1". */
+Test(lab, lab_04_says_the_simulation_equals_by_construction)
+{
+    struct run r = RUN("lab", "4", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "equal by construction"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "`strata lab 4\n--mode real` tests the claim"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "step 1's batch (before any update)"), "%s", r.out);
+    cr_expect_null(strstr(r.out, "after step 1"), "%s", r.out);
+    run_free(&r);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
