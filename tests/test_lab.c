@@ -531,6 +531,19 @@ Test(lab, lab_04_says_the_simulation_equals_by_construction)
     run_free(&r);
 }
 
+/* Lab 08 gave 7 (K + 1) as how stale a push "can be", then printed a
+ * largest staleness of 14 at K = 2 (the formula says 21) and at K = 1000
+ * with no word on why; it says where the bound stops binding, with the
+ * figures (and its checks hold the run to them). */
+Test(lab, lab_08_says_where_the_staleness_bound_stops_binding)
+{
+    struct run r = RUN("lab", "8", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "That is a bound, reached at K = 0 and 1: from K = 2\n"
+                              "(21 allowed, 14 seen)"), "%s", r.out);
+    run_free(&r);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
