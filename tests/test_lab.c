@@ -563,6 +563,23 @@ Test(lab, lab_10_accounts_for_the_bubble_above_the_closed_form)
     run_free(&r);
 }
 
+/* Lab 09 said "each device computes 26% of the time": the mean over 4
+ * very unequal stages, whose devices compute 6%, 49%, 49% and 0.1%. It
+ * prints each kind of stage's share, and their mean is the table's. */
+Test(lab, lab_09_gives_each_stages_share_not_only_the_mean)
+{
+    struct run r = RUN("lab", "9", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_null(strstr(r.out, "each device computes"), "%s", r.out);
+    double mean = number_after(r.out, "the devices compute ");
+    double middle = number_after(r.out, "4096 x 4096\nlayer compute ");
+    double first = number_after(r.out, "the first (784 x 4096) ");
+    double last = number_after(r.out, "the last (4096 x 10)\n");
+    cr_expect(fabs((first + 2 * middle + last) / 4 - mean) <= 1,
+              "stages %g%%, %g%% (two), %g%%: mean %g%%\n%s", first, middle, last, mean, r.out);
+    run_free(&r);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
