@@ -3,6 +3,7 @@
  * computed from this run), or checks its claim for an autograder (--check:
  * exit 0 when this run shows it, 1 when not). The labs are files
  * (core/lab_file.h, labs/README.md); bench/lab_run runs them. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,17 +259,31 @@ static int print_explanation(const struct lab *lab, struct lab_result *res, bool
     return 0;
 }
 
-/* Each check with both sides' values; *holds = all hold. */
+/* A side's value as the explanation prints it: n/a when not a number. */
+static const char *check_value(double v, char *buf, size_t n)
+{
+    if (!isfinite(v)) return "n/a";
+    snprintf(buf, n, "%.4g", v);
+    return buf;
+}
+
+/* Each check with both sides' values; *holds = all hold. A side that is
+ * n/a says why a check fails: it printed "(nan > 0.5)", and a teacher who
+ * left out numerics = true read it as the claim failing. */
 static int print_checks(const struct lab *lab, struct lab_result *res, bool *holds,
                         struct err *e)
 {
     *holds = true;
     for (size_t i = 0; i < lab->checks.len; i++) {
         struct lab_check c;
+        char lhs[32], rhs[32];
         TRY_CTX(e, lab_check_eval(lab->checks.items[i].text, lab_result_lookup, res, &c, e),
                 "lab file %s:%ld", lab->path, lab->checks.items[i].lineno);
-        printf("  %-4s %s   (%.4g %s %.4g)\n", c.holds ? "ok" : "FAIL",
-               lab->checks.items[i].text, c.lhs, c.op, c.rhs);
+        printf("  %-4s %s   (%s %s %s)\n", c.holds ? "ok" : "FAIL", lab->checks.items[i].text,
+               check_value(c.lhs, lhs, sizeof lhs), c.op, check_value(c.rhs, rhs, sizeof rhs));
+        if (!isfinite(c.lhs) || !isfinite(c.rhs))
+            printf("       n/a: a figure this run did not measure (final.* needs numerics = "
+                   "true, failure.* a failure), or a division by zero\n");
         *holds = *holds && c.holds;
     }
     return 0;

@@ -246,6 +246,23 @@ Test(lab, a_claim_that_does_not_hold_exits_1)
     run_free(&r);
 }
 
+/* A check on a figure the run did not measure printed "(nan > 0.5)",
+ * where labs/README.md says such a figure prints as n/a, and gave no
+ * reason: a teacher who left out numerics = true read "the claim does NOT
+ * hold". It prints n/a and says what n/a means. */
+Test(lab, a_check_on_an_unmeasured_figure_prints_n_a_and_why)
+{
+    const char *path = test_tmp_file("unmeasured.lab",
+        "title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\nsteps = 2\n"
+        "[check]\none.mirrored.final.test_accuracy > 0.5\n");
+    struct run r = RUN("lab", path, "--check");
+    cr_expect_eq(r.status, 1, "stdout: %s stderr: %s", r.out, r.err);
+    cr_expect_not_null(strstr(r.out, "(n/a > 0.5)\n       n/a: a figure this run did not measure "
+                              "(final.* needs numerics = true"), "%s", r.out);
+    cr_expect_null(strstr(r.out, "nan"), "%s", r.out);
+    run_free(&r);
+}
+
 /* A FIELD the report lacks, in [explain]: `strata lab X` printed the
  * tables and exited 2, but `--check` never rendered the explanation and
  * exited 0, so an autograder (and LAB_CHECK below) passed a lab that
