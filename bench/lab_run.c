@@ -22,6 +22,25 @@ const char *lab_option_value(const struct lab *lab, const struct lab_option *o, 
     return config_value_beside(lab->path, o->key, o->value, buf, n);
 }
 
+/* A key that is no option but has a place elsewhere: the header's keys,
+ * and argv's -f and --help. config_set called "title" "--title: unknown
+ * option (did you mean --file?)" and "file" "(did you mean --file?)". */
+static int misplaced_key(const struct lab *lab, const struct lab_run *run,
+                         const struct lab_option *o, struct err *e)
+{
+    static const char *const header[] = {"title", "claim", "predict", "real"};
+    for (size_t i = 0; i < sizeof header / sizeof header[0]; i++)
+        if (!strcmp(o->key, header[i]))
+            return err_set(e, ERR_INPUT, "lab file %s:%ld: '%s' is a header key: it goes "
+                           "before the first section, not in [run %s]", lab->path, o->lineno,
+                           o->key, run->name);
+    if (!strcmp(o->key, "file") || !strcmp(o->key, "help"))
+        return err_set(e, ERR_INPUT, "lab file %s:%ld: %s: not an option of a [run] (-f and "
+                       "--help are the command line's; a run sets its options one a line)",
+                       lab->path, o->lineno, o->key);
+    return 0;
+}
+
 /* The run's options into r->cfg, each error naming the lab file's line. */
 static int load_config(const struct lab *lab, const struct lab_run *run, struct config *cfg,
                        struct err *e)
@@ -30,6 +49,7 @@ static int load_config(const struct lab *lab, const struct lab_run *run, struct 
     for (size_t i = 0; i < run->options.len; i++) {
         const struct lab_option *o = &run->options.items[i];
         char path[4096];
+        TRY(misplaced_key(lab, run, o, e));
         /* lab_run takes the mode from `strata lab --mode`: a run's own
          * mode = real was accepted, simulated, and printed as --mode real */
         if (!strcmp(o->key, "mode"))

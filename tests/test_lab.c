@@ -194,6 +194,10 @@ Test(lab, a_bad_value_in_a_run_section_names_the_file_and_line)
         {"cluster = nope.profile", ":6: the one-device baseline: --cluster: "},
         {"fail = x", ":6: --fail: 'x' is not R@STEP or R@Ts"},
         {"devices = x", ":6: --devices: 'x' is not an integer"},
+        /* were "--title: unknown option (did you mean --file?)" and
+         * "--file: unknown option (did you mean --file?)" */
+        {"title = t2", ":6: 'title' is a header key: it goes before the first section"},
+        {"file = x.conf", ":6: file: not an option of a [run] (-f and --help are the command"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char name[32], text[512], where[600];
