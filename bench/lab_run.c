@@ -38,6 +38,16 @@ static int misplaced_key(const struct lab *lab, const struct lab_run *run,
         return err_set(e, ERR_INPUT, "lab file %s:%ld: %s: not an option of a [run] (-f and "
                        "--help are the command line's; a run sets its options one a line)",
                        lab->path, o->lineno, o->key);
+    /* config_set's "not an option of this command (see --help)" sent the
+     * teacher to `strata lab --help`, which lists no scenario option */
+    const struct opt_spec *spec = config_find(o->key);
+    bool is_compares = spec && (spec->groups & (OPTG_OUTPUT | OPTG_PLOT | OPTG_HTML | OPTG_JOBS));
+    if (spec && !(spec->groups & LAB_GROUPS))
+        return err_set(e, ERR_INPUT, "lab file %s:%ld: --%s: not an option of a lab's [run], "
+                       "which takes the scenario options of strata compare and sim and writes "
+                       "no file (%s)", lab->path, o->lineno, o->key,
+                       is_compares ? "add it to the run's printed `strata compare` command"
+                                   : "`strata compare --help` lists them");
     return 0;
 }
 

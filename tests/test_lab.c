@@ -198,6 +198,8 @@ Test(lab, a_bad_value_in_a_run_section_names_the_file_and_line)
          * "--file: unknown option (did you mean --file?)" */
         {"title = t2", ":6: 'title' is a header key: it goes before the first section"},
         {"file = x.conf", ":6: file: not an option of a [run] (-f and --help are the command"},
+        /* was "not an option of this command (see --help)" */
+        {"json = a.json", ":6: --json: not an option of a lab's [run], which takes the scenario"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char name[32], text[512], where[600];
