@@ -167,6 +167,9 @@ Test(lab, malformed_lab_files_are_refused_with_exit_2)
          "steps = 2\n[check]\none.mirrored.no_such > 1\n", "no_such"},
         {"title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\n"
          "steps = 2\n[check]\none.mirrored.speedup >\n", "expected"},
+        /* a minus without spaces is part of the name: said, not only "no field" */
+        {"title = t\nclaim = c\npredict = p\n[run one]\nstrategies = mirrored\n"
+         "steps = 2\n[check]\none.mirrored.speedup-1 > 0\n", "write a minus with spaces"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char name[32];
