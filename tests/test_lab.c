@@ -157,6 +157,8 @@ Test(lab, malformed_lab_files_are_refused_with_exit_2)
         {"title = t\nclaim = c\npredict = p\n[run one]\ndevices = 2\n", "no [check]"},
         {"claim = c\npredict = p\n[run one]\ndevices = 2\n[check]\n1 < 2\n", "title"},
         {"title = t\nclaim = c\npredict = p\ncolour = red\n", "unknown key 'colour'"},
+        /* was printed as written, braces and all */
+        {"title = t\nclaim = {one.mirrored.speedup:.1f}x\n", "the claim is shown before the run"},
         {"title = t\nclaim = c\npredict = p\n[runs one]\n", "unknown section"},
         {"title = t\nclaim = c\npredict = p\n[run one]\ndevices = 2\n[run one]\n", "twice"},
         {"title = t\nclaim = c\npredict = p\n[run one]\ndevices = 2\ndevices = 4\n[check]\n"
