@@ -559,6 +559,19 @@ Test(lab, lab_04_says_the_simulation_equals_by_construction)
     run_free(&r);
 }
 
+/* Lab 07 claims staleness makes momentum 0.9 diverge, and checked only
+ * that the stale run diverged: had momentum 0.9 at lr 0.04 diverged on
+ * fresh gradients too, the check would have passed for the wrong reason.
+ * It runs that control, prints it and checks it. */
+Test(lab, lab_07_controls_momentum_on_fresh_gradients)
+{
+    struct run r = RUN("lab", "7", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    double fresh = number_after(r.out, "the same momentum and learning rate reach ");
+    cr_expect_gt(fresh, 50, "momentum 0.9 on fresh gradients: %g%%\n%s", fresh, r.out);
+    run_free(&r);
+}
+
 /* Lab 08 gave 7 (K + 1) as how stale a push "can be", then printed a
  * largest staleness of 14 at K = 2 (the formula says 21) and at K = 1000
  * with no word on why; it says where the bound stops binding, with the
