@@ -680,6 +680,18 @@ Test(lab, lab_12_says_why_buckets_do_not_help_on_h100)
     cr_expect_gt(comm[0], 0.5, "the all-reduce is most of the step: %g", comm[0]);
 }
 
+/* Lab 13 said that under ps-async "the server stops waiting for rank 3",
+ * which an asynchronous server never did (lab 06's lesson): the dead
+ * worker's share goes to the others (docs/metrics.md, goodput). */
+Test(lab, lab_13_async_server_never_waited)
+{
+    struct run r = RUN("lab", "13", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_null(strstr(r.out, "stops waiting"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "nothing ever waited for rank 3"), "%s", r.out);
+    run_free(&r);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
