@@ -692,6 +692,19 @@ Test(lab, lab_13_async_server_never_waited)
     run_free(&r);
 }
 
+/* Lab 14 said "every gradient but the first is applied one step late":
+ * the first is applied a step late too (onto the model it came from:
+ * staleness 0), and the last step's never is, so the table shows 59
+ * updates in 60 steps, which the sentence did not explain. */
+Test(lab, lab_14_says_which_gradients_are_late_and_which_never_applied)
+{
+    struct run r = RUN("lab", "14", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_null(strstr(r.out, "every gradient but the first"), "%s", r.out);
+    cr_expect_eq(number_after(r.out, "the last step's are never applied: "), 59, "%s", r.out);
+    run_free(&r);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
