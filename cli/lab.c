@@ -174,15 +174,23 @@ static int find_lab(const struct lab_args *a, char **path, struct err *e)
     char **paths;
     size_t n;
     TRY(lab_list_dir(labs_dir(a), &paths, &n, e));
-    *path = NULL;
-    for (size_t i = 0; i < n && !*path; i++)
-        if (matches(paths[i], a->name) && !(*path = strdup(paths[i])))
-            err_set(e, ERR_NOMEM, "out of memory");
+    /* Two labs of one number (a teacher's new 07-x.lab beside 07-async-
+     * noise.lab): `strata lab 7` ran the first in name order and never
+     * said the other existed. */
+    const char *found = NULL, *other = NULL;
+    for (size_t i = 0; i < n && !other; i++)
+        if (matches(paths[i], a->name)) *(found ? &other : &found) = paths[i];
+    int rc = 0;
+    if (other)
+        rc = err_set(e, ERR_INPUT, "'%s' names two labs of %s, %s and %s: name one by its "
+                     "file's name", a->name, labs_dir(a), found, other);
+    else if (!found)
+        rc = err_set(e, ERR_INPUT, "no lab '%s' in %s (`strata lab` lists them)", a->name,
+                     labs_dir(a));
+    else if (!(*path = strdup(found)))
+        rc = err_set(e, ERR_NOMEM, "out of memory");
     lab_paths_free(paths, n);
-    if (*path) return 0;
-    return e->code == ERR_NOMEM ? ERR_NOMEM
-                                : err_set(e, ERR_INPUT, "no lab '%s' in %s (`strata lab` lists "
-                                          "them)", a->name, labs_dir(a));
+    return rc;
 }
 
 static int list_labs(const struct lab_args *a, struct err *e)

@@ -381,6 +381,23 @@ Test(lab, a_lab_file_name_is_found_in_the_labs_directory_and_an_empty_one_is_ref
                    "directory or in", dir);
 }
 
+/* A teacher's new lab numbered as an old one (07-x.lab beside
+ * 07-y.lab): `strata lab 7` ran 07-x, first in name order, and never said
+ * 07-y existed. The number is refused as naming both; a name still works. */
+Test(lab, a_number_that_names_two_labs_is_refused_naming_both)
+{
+    char dir[96];
+    snprintf(dir, sizeof dir, "%s", test_tmp_path("twins"));
+    cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+    test_tmp_file("twins/07-x.lab", good_lab);
+    test_tmp_file("twins/07-y.lab", good_lab);
+    expect_refused(RUN("lab", "7", "--labs", dir), "'7' names two labs", "07-y.lab");
+    struct run r = RUN("lab", "07-y", "--labs", dir, "--check");
+    cr_expect_eq(r.status, 0, "stdout: %s stderr: %s", r.out, r.err);
+    cr_expect_not_null(strstr(r.out, "lab 07-y:"), "%s", r.out);
+    run_free(&r);
+}
+
 /* lab's own options as every command's: --labs=DIR and --mode=sim were
  * "unknown option"; --check or --mode without a NAME listed the labs and
  * exited 0, as though an autograder's check had passed. */
