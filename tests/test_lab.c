@@ -722,6 +722,22 @@ Test(lab, lab_14_says_which_gradients_are_late_and_which_never_applied)
     run_free(&r);
 }
 
+/* labs/ddp-buckets.conf gave fmnist-large "142 MiB of gradients"; its
+ * 36818954 fp32 parameters (strata schedule prints the count) are
+ * 147275816 bytes, 140.4 MiB. */
+Test(lab, ddp_buckets_conf_gives_the_models_gradient_size)
+{
+    struct run r = RUN("schedule", "-f", LABS "/ddp-buckets.conf");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    double params = number_after(r.out, "4 layers, ");
+    run_free(&r);
+    char *conf = test_slurp(LABS "/ddp-buckets.conf");
+    double mib = number_after(conf, "37M fp32 parameters, ");
+    free(conf);
+    cr_expect_eq(mib, round(params * 4 / 1048576), "%g parameters: %g MiB in the comment",
+                 params, mib);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
