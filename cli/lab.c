@@ -224,8 +224,10 @@ static int list_labs(const struct lab_args *a, struct err *e)
 /* The command that runs one scenario of the lab by hand: with --mode real
  * when the lab ran for real, else it would print a simulation's table
  * under a measured one. */
-static void print_run_command(const struct lab *lab, const struct lab_run *run, bool is_real)
+static void print_run_command(const struct lab *lab, const struct lab_run_result *r,
+                              bool is_real)
 {
+    const struct lab_run *run = r->run;
     printf("run %s: strata compare", run->name);
     for (size_t i = 0; i < run->options.len; i++) {
         const struct lab_option *o = &run->options.items[i];
@@ -236,10 +238,17 @@ static void print_run_command(const struct lab *lab, const struct lab_run *run, 
             if (strcmp(o->value, "false")) printf(" --%s", o->key);
             continue;
         }
+        /* compare refuses --strategy: a run's strategy = X is its list of
+         * one (bench/lab_run.c), and is not read beside a strategies = */
+        const char *key = o->key;
+        if (!strcmp(key, "strategy")) {
+            if (config_is_set(&r->cfg, "strategies")) continue;
+            key = "strategies";
+        }
         char buf[4096];
         const char *value = lab_option_value(lab, o, buf, sizeof buf);
         const char *quote = strpbrk(value, " ;|&") ? "'" : "";
-        printf(" --%s %s%s%s", o->key, quote, value, quote);
+        printf(" --%s %s%s%s", key, quote, value, quote);
     }
     puts(is_real ? " --mode real" : "");
 }
@@ -314,7 +323,7 @@ static int run_lab(const struct lab_args *a, const struct lab *lab, struct err *
     bool holds = false;
     for (int i = 0; rc == 0 && !a->is_check && i < res.n; i++) {
         const struct lab_run_result *r = &res.runs[i];
-        print_run_command(lab, r->run, a->is_real);
+        print_run_command(lab, r, a->is_real);
         report_print_table(stdout, r->c.reports, r->c.n, r->c.speedup);
         if (i == res.n - 1) table_legend_print(stdout, r->c.reports, r->c.n);   /* once */
         putchar('\n');

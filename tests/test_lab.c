@@ -331,6 +331,53 @@ Test(lab, a_real_run_prints_the_command_that_runs_it_for_real, .timeout = 300)
     expect_refused(RUN("lab", path), where, "--mode real");
 }
 
+/* The words of the command after "run NAME: strata " in out, into line
+ * and argv (NULL-terminated; no quoting: the tests' values have none). */
+static void printed_command(const char *out, const char *run, char *line, size_t n,
+                            const char **argv, int max)
+{
+    char want[64];
+    snprintf(want, sizeof want, "run %s: strata ", run);
+    const char *at = strstr(out, want);
+    cr_assert_not_null(at, "no '%s' in:\n%s", want, out);
+    at += strlen(want);
+    snprintf(line, n, "%.*s", (int)strcspn(at, "\n"), at);
+    int k = 0;
+    for (char *w = strtok(line, " "); w && k < max - 1; w = strtok(NULL, " ")) argv[k++] = w;
+    argv[k] = NULL;
+}
+
+/* A run that names its one strategy with strategy = X printed "strata
+ * compare --strategy X", which compare refuses (--strategy: not an option
+ * of this command); it prints --strategies X, and runs the same row. A
+ * strategy = beside strategies =, which the run does not read, is left
+ * out. */
+Test(lab, a_runs_strategy_key_prints_a_command_compare_takes)
+{
+    const char *path = test_tmp_file("one.lab",
+        "title = t\nclaim = c\npredict = p\n[run one]\nstrategy = ps-sync\nsteps = 2\n"
+        "[run two]\nstrategies = mirrored\nstrategy = ps-sync\nsteps = 2\n"
+        "[check]\none.ps-sync.speedup > 0\ntwo.mirrored.speedup > 0\n");
+    struct run r = RUN("lab", path);
+    cr_assert_eq(r.status, 0, "stdout: %s stderr: %s", r.out, r.err);
+    cr_expect_not_null(strstr(r.out, "run one: strata compare --strategies ps-sync --steps 2\n"),
+                       "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "run two: strata compare --strategies mirrored --steps 2\n"),
+                       "%s", r.out);
+    char line[1024];
+    const char *argv[64];
+    printed_command(r.out, "one", line, sizeof line, argv, 64);
+    const char *row = strstr(r.out, "\nps-sync ");
+    cr_assert_not_null(row, "%s", r.out);
+    char want[256];
+    snprintf(want, sizeof want, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+    struct run again = run_strata(argv);
+    cr_expect_eq(again.status, 0, "stderr: %s", again.err);
+    cr_expect_not_null(strstr(again.out, want), "'%s' not in:\n%s", want, again.out);
+    run_free(&again);
+    run_free(&r);
+}
+
 /* labs/README.md: "a list takes an index, -1 for the last". A check on
  * per_rank.-1 was refused (exit 2: "not a number"), the name cut at ".-". */
 Test(lab, a_list_index_from_the_end_reads_the_last_element)
@@ -515,15 +562,12 @@ Test(lab, lab_09_staircase_command_draws_the_timeline)
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     cr_expect_not_null(strstr(r.out, "The `run split:` command above with --timeline added"),
                        "%s", r.out);
-    const char *at = strstr(r.out, "run split: strata ");
-    cr_assert_not_null(at, "%s", r.out);
-    at += strlen("run split: strata ");
     char line[1024];
-    snprintf(line, sizeof line, "%.*s", (int)strcspn(at, "\n"), at);
-    run_free(&r);
     const char *argv[64];
+    printed_command(r.out, "split", line, sizeof line, argv, 63);
+    run_free(&r);
     int n = 0;
-    for (char *w = strtok(line, " "); w && n < 62; w = strtok(NULL, " ")) argv[n++] = w;
+    while (argv[n]) n++;
     argv[n++] = "--timeline";
     argv[n] = NULL;
     r = run_strata(argv);
