@@ -22,9 +22,10 @@ const char *lab_option_value(const struct lab *lab, const struct lab_option *o, 
     return config_value_beside(lab->path, o->key, o->value, buf, n);
 }
 
-/* A key that is no option but has a place elsewhere: the header's keys,
- * and argv's -f and --help. config_set called "title" "--title: unknown
- * option (did you mean --file?)" and "file" "(did you mean --file?)". */
+/* A key a [run] cannot take, said with where it belongs: the header's
+ * keys, the mode, argv's -f and --help, and options of other commands.
+ * config_set called "title" "--title: unknown option (did you mean
+ * --file?)" and "file" "(did you mean --file?)". */
 static int misplaced_key(const struct lab *lab, const struct lab_run *run,
                          const struct lab_option *o, struct err *e)
 {
@@ -34,6 +35,12 @@ static int misplaced_key(const struct lab *lab, const struct lab_run *run,
             return err_set(e, ERR_INPUT, "lab file %s:%ld: '%s' is a header key: it goes "
                            "before the first section, not in [run %s]", lab->path, o->lineno,
                            o->key, run->name);
+    /* lab_run takes the mode from `strata lab --mode`: a run's own
+     * mode = real was accepted, simulated, and printed as --mode real */
+    if (!strcmp(o->key, "mode"))
+        return err_set(e, ERR_INPUT, "lab file %s:%ld: mode: not an option of a [run]: a lab "
+                       "is simulated, or run for real by `strata lab NAME --mode real` when "
+                       "its header says real = yes", lab->path, o->lineno);
     if (!strcmp(o->key, "file") || !strcmp(o->key, "help"))
         return err_set(e, ERR_INPUT, "lab file %s:%ld: %s: not an option of a [run] (-f and "
                        "--help are the command line's; a run sets its options one a line)",
@@ -41,7 +48,8 @@ static int misplaced_key(const struct lab *lab, const struct lab_run *run,
     /* config_set's "not an option of this command (see --help)" sent the
      * teacher to `strata lab --help`, which lists no scenario option */
     const struct opt_spec *spec = config_find(o->key);
-    bool is_compares = spec && (spec->groups & (OPTG_OUTPUT | OPTG_PLOT | OPTG_HTML | OPTG_JOBS));
+    bool is_compares =
+        spec && (spec->groups & (OPTG_OUTPUT | OPTG_PLOT | OPTG_HTML | OPTG_JOBS));
     if (spec && !(spec->groups & LAB_GROUPS))
         return err_set(e, ERR_INPUT, "lab file %s:%ld: --%s: not an option of a lab's [run], "
                        "which takes the scenario options of strata compare and sim and writes "
@@ -60,12 +68,6 @@ static int load_config(const struct lab *lab, const struct lab_run *run, struct 
         const struct lab_option *o = &run->options.items[i];
         char path[4096];
         TRY(misplaced_key(lab, run, o, e));
-        /* lab_run takes the mode from `strata lab --mode`: a run's own
-         * mode = real was accepted, simulated, and printed as --mode real */
-        if (!strcmp(o->key, "mode"))
-            return err_set(e, ERR_INPUT, "lab file %s:%ld: mode: not an option of a [run]: a lab "
-                           "is simulated, or run for real by `strata lab NAME --mode real` when "
-                           "its header says real = yes", lab->path, o->lineno);
         TRY_CTX(e, config_set(cfg, o->key, lab_option_value(lab, o, path, sizeof path), LAB_GROUPS,
                               e),
                 "lab file %s:%ld", lab->path, o->lineno);
