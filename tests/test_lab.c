@@ -782,6 +782,36 @@ Test(lab, ddp_buckets_conf_gives_the_models_gradient_size)
                  params, mib);
 }
 
+/* labs/README.md's example lab, run as a teacher copying it would (its
+ * "..." run filled in): it ran on wan.profile, where 8 devices are slower
+ * than one, so its own check failed ("the claim does NOT hold"). */
+Test(lab, the_readme_example_lab_holds_its_claim)
+{
+    char *readme = test_slurp(LABS "/README.md");
+    const char *from = strstr(readme, "```\ntitle ");
+    cr_assert_not_null(from, "no example lab in labs/README.md");
+    from += 4;
+    const char *to = strstr(from, "```");
+    cr_assert_not_null(to);
+    char text[4096];
+    snprintf(text, sizeof text, "%.*s", (int)(to - from), from);
+    free(readme);
+    char *dots = strstr(text, "...\n\n[explain]");
+    cr_assert_not_null(dots, "%s", text);
+    char filled[4200];
+    snprintf(filled, sizeof filled, "%.*sstrategies = mirrored\ndevices = 128%s",
+             (int)(dots - text), text, dots + 3);
+    char dir[96];
+    snprintf(dir, sizeof dir, "%s", test_tmp_path("example"));
+    cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+    char *profile = test_slurp(LABS "/lan.profile");
+    test_tmp_file("example/lan.profile", profile);
+    free(profile);
+    struct run r = RUN("lab", test_tmp_file("example/01-example.lab", filled), "--check");
+    cr_expect_eq(r.status, 0, "stdout: %s stderr: %s\n%s", r.out, r.err, filled);
+    run_free(&r);
+}
+
 /* One test per lab, so ctest's jobs run them side by side. */
 #define LAB_CHECK(num)                                                                   \
     Test(lab, lab_##num##_claim_holds_on_its_run)                                        \
