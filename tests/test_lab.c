@@ -753,6 +753,26 @@ Test(lab, lab_13_async_server_never_waited)
     run_free(&r);
 }
 
+/* Lab 13 checked "async goodput > restart's", which holds by definition
+ * (goodput is 1 under --on-failure continue, docs/metrics.md) whatever the
+ * run did, and its "goodput 100.0%" read as though async lost nothing.
+ * The explanation says what goodput counts and shows the dead worker's
+ * down share, as the table's down column gives it. */
+Test(lab, lab_13_says_what_async_goodput_counts)
+{
+    struct run r = RUN("lab", "13", "--labs", LABS);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    const char *row = strstr(r.out, "\nps-async ");
+    cr_assert_not_null(row, "%s", r.out);
+    double table_down;   /* ps-async  8  9.674 ms  52925.1  3.63x  44.0%  10.3%  6.5% ... */
+    cr_assert_eq(sscanf(row, " ps-async %*d %*f ms %*f %*f%*s %*f%% %*f%% %lf%%", &table_down), 1,
+                 "%s", row);
+    cr_expect_eq(number_after(r.out, "shows as down, "), table_down, "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "no time went to detection, restart or redone work"),
+                       "%s", r.out);
+    run_free(&r);
+}
+
 /* Lab 14 said "every gradient but the first is applied one step late":
  * the first is applied a step late too (onto the model it came from:
  * staleness 0), and the last step's never is, so the table shows 59
