@@ -465,6 +465,10 @@ Test(lab, options_take_the_equals_form_and_check_without_a_name_is_refused)
     expect_refused(RUN("lab", "1", "--check=yes"), "--check: takes no value", "'yes'");
     expect_refused(RUN("lab", "1", "--mode"), "--mode: needs a value", "sim or real");
     expect_refused(RUN("lab", "--labs"), "--labs: needs a value", "a directory");
+    /* --help left out the NAME this suite uses most, a path to a lab file */
+    r = RUN("lab", "--help");
+    cr_expect_not_null(strstr(r.out, "or a path to a .lab file"), "%s", r.out);
+    run_free(&r);
 }
 
 /* --- the course ------------------------------------------------------- */
