@@ -22,6 +22,43 @@ const char *lab_option_value(const struct lab *lab, const struct lab_option *o, 
     return config_value_beside(lab->path, o->key, o->value, buf, n);
 }
 
+/* A key a [run] cannot take, said with where it belongs: the header's
+ * keys, the mode, argv's -f and --help, and options of other commands.
+ * config_set called "title" "--title: unknown option (did you mean
+ * --file?)" and "file" "(did you mean --file?)". */
+static int misplaced_key(const struct lab *lab, const struct lab_run *run,
+                         const struct lab_option *o, struct err *e)
+{
+    static const char *const header[] = {"title", "claim", "predict", "real"};
+    for (size_t i = 0; i < sizeof header / sizeof header[0]; i++)
+        if (!strcmp(o->key, header[i]))
+            return err_set(e, ERR_INPUT, "lab file %s:%ld: '%s' is a header key: it goes "
+                           "before the first section, not in [run %s]", lab->path, o->lineno,
+                           o->key, run->name);
+    /* lab_run takes the mode from `strata lab --mode`: a run's own
+     * mode = real was accepted, simulated, and printed as --mode real */
+    if (!strcmp(o->key, "mode"))
+        return err_set(e, ERR_INPUT, "lab file %s:%ld: mode: not an option of a [run]: a lab "
+                       "is simulated, or run for real by `strata lab NAME --mode real` when "
+                       "its header says real = yes", lab->path, o->lineno);
+    if (!strcmp(o->key, "file") || !strcmp(o->key, "help"))
+        return err_set(e, ERR_INPUT, "lab file %s:%ld: %s: not an option of a [run] (-f and "
+                       "--help are the command line's; a run sets its options one a line)",
+                       lab->path, o->lineno, o->key);
+    /* config_set's "not an option of this command (see --help)" sent the
+     * teacher to `strata lab --help`, which lists no scenario option */
+    const struct opt_spec *spec = config_find(o->key);
+    bool is_compares =
+        spec && (spec->groups & (OPTG_OUTPUT | OPTG_PLOT | OPTG_HTML | OPTG_JOBS));
+    if (spec && !(spec->groups & LAB_GROUPS))
+        return err_set(e, ERR_INPUT, "lab file %s:%ld: --%s: not an option of a lab's [run], "
+                       "which takes the scenario options of strata compare and sim and writes "
+                       "no file (%s)", lab->path, o->lineno, o->key,
+                       is_compares ? "add it to the run's printed `strata compare` command"
+                                   : "`strata compare --help` lists them");
+    return 0;
+}
+
 /* The run's options into r->cfg, each error naming the lab file's line. */
 static int load_config(const struct lab *lab, const struct lab_run *run, struct config *cfg,
                        struct err *e)
@@ -30,6 +67,7 @@ static int load_config(const struct lab *lab, const struct lab_run *run, struct 
     for (size_t i = 0; i < run->options.len; i++) {
         const struct lab_option *o = &run->options.items[i];
         char path[4096];
+        TRY(misplaced_key(lab, run, o, e));
         TRY_CTX(e, config_set(cfg, o->key, lab_option_value(lab, o, path, sizeof path), LAB_GROUPS,
                               e),
                 "lab file %s:%ld", lab->path, o->lineno);
@@ -232,7 +270,11 @@ static int follow(const cJSON *j, const char *path, const char *name, double *v,
             /* A null section ("failure": null, "final": null) has no fields:
              * its figures are NaN, not unknown. */
             if (!k && cJSON_IsNull(j)) break;
-            if (!k) return err_set(e, ERR_INPUT, "%s: the report has no field '%s'", name, word);
+            /* "speedup-1": the minus read as part of the name (labs/README.md) */
+            if (!k)
+                return err_set(e, ERR_INPUT, "%s: the report has no field '%s'%s", name, word,
+                               strchr(word, '-') ? " (a '-' inside a name is part of it: write a "
+                                                   "minus with spaces around it)" : "");
             j = k;
         } else if (cJSON_IsNull(j)) {
             break;
@@ -297,13 +339,15 @@ struct lab_names {
     const struct lab *lab;
     const struct strategy **lists;   /* [runs.len * strategy_count] */
     size_t *n;                       /* [runs.len] */
+    int n_figures;                   /* figures the expression read */
 };
 
 /* A lab_lookup_fn that knows the names but no values: every figure whose
  * RUN and WHO exist reads as NaN, which no expression refuses. */
 static int names_lookup(void *ctx, const char *name, double *value, struct err *e)
 {
-    const struct lab_names *names = ctx;
+    struct lab_names *names = ctx;
+    names->n_figures++;
     char run_name[128], who[128];
     const char *field;
     TRY(split_figure(name, run_name, who, sizeof run_name, &field, e));
@@ -329,8 +373,16 @@ static int check_lines(const struct lab *lab, struct lab_names *names, struct er
     }
     for (size_t i = 0; i < lab->checks.len; i++) {
         struct lab_check c;
+        names->n_figures = 0;
         TRY_CTX(e, lab_check_eval(lab->checks.items[i].text, names_lookup, names, &c, e),
                 "lab file %s:%ld", lab->path, lab->checks.items[i].lineno);
+        /* "0.5 < 0.6" (a figure left out, a placeholder for one) held on
+         * every run: a check must read the run to test the claim */
+        if (!names->n_figures)
+            return err_set(e, ERR_INPUT, "lab file %s:%ld: '%s' names no figure: it holds or "
+                           "fails whatever the run shows (compare RUN.WHO.FIELD with a number "
+                           "or another figure)", lab->path, lab->checks.items[i].lineno,
+                           lab->checks.items[i].text);
     }
     return 0;
 }

@@ -3,6 +3,7 @@
  * computed from this run), or checks its claim for an autograder (--check:
  * exit 0 when this run shows it, 1 when not). The labs are files
  * (core/lab_file.h, labs/README.md); bench/lab_run runs them. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,15 +174,23 @@ static int find_lab(const struct lab_args *a, char **path, struct err *e)
     char **paths;
     size_t n;
     TRY(lab_list_dir(labs_dir(a), &paths, &n, e));
-    *path = NULL;
-    for (size_t i = 0; i < n && !*path; i++)
-        if (matches(paths[i], a->name) && !(*path = strdup(paths[i])))
-            err_set(e, ERR_NOMEM, "out of memory");
+    /* Two labs of one number (a teacher's new 07-x.lab beside 07-async-
+     * noise.lab): `strata lab 7` ran the first in name order and never
+     * said the other existed. */
+    const char *found = NULL, *other = NULL;
+    for (size_t i = 0; i < n && !other; i++)
+        if (matches(paths[i], a->name)) *(found ? &other : &found) = paths[i];
+    int rc = 0;
+    if (other)
+        rc = err_set(e, ERR_INPUT, "'%s' names two labs of %s, %s and %s: name one by its "
+                     "file's name", a->name, labs_dir(a), found, other);
+    else if (!found)
+        rc = err_set(e, ERR_INPUT, "no lab '%s' in %s (`strata lab` lists them)", a->name,
+                     labs_dir(a));
+    else if (!(*path = strdup(found)))
+        rc = err_set(e, ERR_NOMEM, "out of memory");
     lab_paths_free(paths, n);
-    if (*path) return 0;
-    return e->code == ERR_NOMEM ? ERR_NOMEM
-                                : err_set(e, ERR_INPUT, "no lab '%s' in %s (`strata lab` lists "
-                                          "them)", a->name, labs_dir(a));
+    return rc;
 }
 
 static int list_labs(const struct lab_args *a, struct err *e)
@@ -212,9 +221,13 @@ static int list_labs(const struct lab_args *a, struct err *e)
     return rc;
 }
 
-/* The command that runs one scenario of the lab by hand. */
-static void print_run_command(const struct lab *lab, const struct lab_run *run)
+/* The command that runs one scenario of the lab by hand: with --mode real
+ * when the lab ran for real, else it would print a simulation's table
+ * under a measured one. */
+static void print_run_command(const struct lab *lab, const struct lab_run_result *r,
+                              bool is_real)
 {
+    const struct lab_run *run = r->run;
     printf("run %s: strata compare", run->name);
     for (size_t i = 0; i < run->options.len; i++) {
         const struct lab_option *o = &run->options.items[i];
@@ -225,12 +238,19 @@ static void print_run_command(const struct lab *lab, const struct lab_run *run)
             if (strcmp(o->value, "false")) printf(" --%s", o->key);
             continue;
         }
+        /* compare refuses --strategy: a run's strategy = X is its list of
+         * one (bench/lab_run.c), and is not read beside a strategies = */
+        const char *key = o->key;
+        if (!strcmp(key, "strategy")) {
+            if (config_is_set(&r->cfg, "strategies")) continue;
+            key = "strategies";
+        }
         char buf[4096];
         const char *value = lab_option_value(lab, o, buf, sizeof buf);
         const char *quote = strpbrk(value, " ;|&") ? "'" : "";
-        printf(" --%s %s%s%s", o->key, quote, value, quote);
+        printf(" --%s %s%s%s", key, quote, value, quote);
     }
-    putchar('\n');
+    puts(is_real ? " --mode real" : "");
 }
 
 static void show_progress(void *ctx, const char *run, int i, int n)
@@ -239,29 +259,48 @@ static void show_progress(void *ctx, const char *run, int i, int n)
     fprintf(stderr, "\rrunning %-16s (%d of %d)", run, i + 1, n);
 }
 
-static int print_explanation(const struct lab *lab, struct lab_result *res, struct err *e)
+/* The explanation from this run, printed when is_shown. --check renders it
+ * unseen: a FIELD the report does not have is found only after the runs,
+ * and an autograder's check passed on a lab whose explanation then failed
+ * for every student (exit 2). */
+static int print_explanation(const struct lab *lab, struct lab_result *res, bool is_shown,
+                             struct err *e)
 {
     for (size_t i = 0; i < lab->explain.len; i++) {
         char *text;
         TRY_CTX(e, lab_render(lab->explain.items[i].text, lab_result_lookup, res, &text, e),
                 "lab file %s:%ld", lab->path, lab->explain.items[i].lineno);
-        printf("%s\n", text);
+        if (is_shown) printf("%s\n", text);
         free(text);
     }
     return 0;
 }
 
-/* Each check with both sides' values; *holds = all hold. */
+/* A side's value as the explanation prints it: n/a when not a number. */
+static const char *check_value(double v, char *buf, size_t n)
+{
+    if (!isfinite(v)) return "n/a";
+    snprintf(buf, n, "%.4g", v);
+    return buf;
+}
+
+/* Each check with both sides' values; *holds = all hold. A side that is
+ * n/a says why a check fails: it printed "(nan > 0.5)", and a teacher who
+ * left out numerics = true read it as the claim failing. */
 static int print_checks(const struct lab *lab, struct lab_result *res, bool *holds,
                         struct err *e)
 {
     *holds = true;
     for (size_t i = 0; i < lab->checks.len; i++) {
         struct lab_check c;
+        char lhs[32], rhs[32];
         TRY_CTX(e, lab_check_eval(lab->checks.items[i].text, lab_result_lookup, res, &c, e),
                 "lab file %s:%ld", lab->path, lab->checks.items[i].lineno);
-        printf("  %-4s %s   (%.4g %s %.4g)\n", c.holds ? "ok" : "FAIL",
-               lab->checks.items[i].text, c.lhs, c.op, c.rhs);
+        printf("  %-4s %s   (%s %s %s)\n", c.holds ? "ok" : "FAIL", lab->checks.items[i].text,
+               check_value(c.lhs, lhs, sizeof lhs), c.op, check_value(c.rhs, rhs, sizeof rhs));
+        if (!isfinite(c.lhs) || !isfinite(c.rhs))
+            printf("       n/a: a figure this run did not measure (final.* needs numerics = "
+                   "true, failure.* a failure), or a division by zero\n");
         *holds = *holds && c.holds;
     }
     return 0;
@@ -284,15 +323,17 @@ static int run_lab(const struct lab_args *a, const struct lab *lab, struct err *
     bool holds = false;
     for (int i = 0; rc == 0 && !a->is_check && i < res.n; i++) {
         const struct lab_run_result *r = &res.runs[i];
-        print_run_command(lab, r->run);
+        print_run_command(lab, r, a->is_real);
         report_print_table(stdout, r->c.reports, r->c.n, r->c.speedup);
         if (i == res.n - 1) table_legend_print(stdout, r->c.reports, r->c.n);   /* once */
         putchar('\n');
     }
     if (rc == 0 && !a->is_check) {
         fputs("what happened:\n", stdout);
-        rc = print_explanation(lab, &res, e);
+        rc = print_explanation(lab, &res, true, e);
         putchar('\n');
+    } else if (rc == 0) {
+        rc = print_explanation(lab, &res, false, e);
     }
     if (rc == 0) {
         printf("check (%s):\n", a->is_real ? "measured" : "simulated");

@@ -184,13 +184,14 @@ static const struct command commands[] = {
      cmd_calibrate, keeps_no_model_refused},
     {"lab", "the course: one lab per tradeoff, its claim tested on a run (--check)",
      "Without NAME, lists the labs of labs/ in course order, one line each. With NAME (the\n"
-     "file's name, its number, or its name without the number), prints the lab's claim and\n"
-     "a question to answer before reading on, runs its scenarios (simulated, in seconds;\n"
-     "--mode real where the lab has a real version), prints each scenario's table and the\n"
-     "command that reproduces it, explains the result with this run's numbers, and checks\n"
-     "the claim. --check prints only the claim and its checks: exit 0 when this run shows\n"
-     "the claim, 1 when not, 2 for a malformed lab. --labs DIR reads labs from DIR (default:\n"
-     "./labs, else the source tree's). labs/README.md says how to write one.",
+     "file's name, its number, its name without the number, or a path to a .lab file),\n"
+     "prints the lab's claim and a question to answer before reading on, runs its scenarios\n"
+     "(simulated, in seconds; --mode real where the lab has a real version), prints each\n"
+     "scenario's table and the command that reproduces it, explains the result with this\n"
+     "run's numbers, and checks the claim. --check prints only the claim and its checks:\n"
+     "exit 0 when this run shows the claim, 1 when not, 2 for a malformed lab. --labs DIR\n"
+     "reads labs from DIR (default: ./labs, else the source tree's). labs/README.md says how\n"
+     "to write one.",
      0, cmd_lab, NULL},
 };
 static const size_t n_commands = sizeof commands / sizeof commands[0];

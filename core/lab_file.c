@@ -64,6 +64,12 @@ static int set_header(struct lab *lab, char *s, struct err *e)
         return err_set(e, ERR_INPUT, "unknown key '%s' before the first section (title, claim, "
                        "predict, real; scenario options go in a [run NAME] section)", key);
     if (*slot) return err_set(e, ERR_INPUT, "'%s' given twice", key);
+    /* the header is printed before anything runs: a {figure} in it was
+     * printed as written, braces and all */
+    const char *open = strchr(value, '{');
+    if (open && strchr(open, '}'))
+        return err_set(e, ERR_INPUT, "%s: '%s' has a placeholder, but the %s is shown before "
+                       "the run: figures go in [explain]", key, value, key);
     return (*slot = dup_or_fail(value, e)) ? 0 : ERR_NOMEM;
 }
 

@@ -75,7 +75,7 @@ enum op_class {
     X(BACKWARD, STREAM_COMPUTE, OPC_COMPUTE, NULL, "Bb", "backward", "#f28e2b",            \
       "backward pass of layers [lo,hi) on microbatch mb; accumulates weight gradients")   \
     X(SEND, STREAM_COMM, OPC_P2P, "to", "S", "send", "#76b7b2",                            \
-      "activations (tag ACT) or activation gradients (tag GRAD) of mb to peer")            \
+      "activations (act@B: at layer boundary B) or their gradients (grad@B) of mb to peer") \
     X(RECV, STREAM_COMM, OPC_P2P, "from", "R", "recv", "#b07aa1",                          \
       "the data of the matching SEND from peer")                                           \
     X(ALLREDUCE, STREAM_COMM, OPC_COLLECTIVE, NULL, "A", "all-reduce", "#e15759",          \

@@ -1046,6 +1046,13 @@ Test(cli, schedule_explain_says_what_each_op_kind_and_the_policy_mean)
     cr_expect_not_null(strstr(r.out, op_infos[OP_ALLREDUCE].meaning), "%s", r.out);
     cr_expect_null(strstr(r.out, "server policy"), "mirrored has no servers:\n%s", r.out);
     run_free(&r);
+    /* SEND's meaning spoke of "tag ACT", and the program writes act@1: it
+     * names the column's own spelling and what the number is */
+    r = RUN("schedule", "--strategy", "pipeline-gpipe", "--devices", "2", "--explain");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_not_null(strstr(r.out, "act@B: at layer boundary B"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, " SEND       act@1 "), "%s", r.out);
+    run_free(&r);
     r = RUN("schedule", "--help");
     cr_expect_not_null(strstr(r.out, "--explain"), "schedule --help lacks --explain");
     run_free(&r);
