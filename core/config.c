@@ -464,14 +464,16 @@ static size_t edit_distance(const char *a, size_t na, const char *b)
 
 /* "--devcies: unknown option (did you mean --devices?)": the closest name
  * of the command's options, when at most 2 edits and at most half the
- * typed name away; otherwise "(see --help)". `shown` is the word as typed. */
+ * typed name away; otherwise "(see --help)". `shown` is the word as typed.
+ * --file and --help are argv's alone (is_argv): a scenario file's `title
+ * = x` was told "did you mean --file?", a key no file may hold. */
 static int unknown_option(const char *shown, const char *name, size_t len, unsigned groups,
-                          struct err *e)
+                          bool is_argv, struct err *e)
 {
     static const char *const builtin[] = {"file", "help"};
     const char *best = NULL;
     size_t best_d = (size_t)-1;
-    for (size_t i = 0; i < config_n_options + 2; i++) {
+    for (size_t i = 0; i < config_n_options + (is_argv ? 2 : 0); i++) {
         bool is_row = i < config_n_options;
         if (is_row && !(config_options[i].groups & groups)) continue;
         const char *cand = is_row ? config_options[i].name : builtin[i - config_n_options];
@@ -501,10 +503,10 @@ static const char *readers_of(const struct opt_spec *o)
 
 /* The row called name[0..len) if the command takes it; otherwise an error. */
 static int lookup(const char *shown, const char *name, size_t len, unsigned groups,
-                  const struct opt_spec **out, struct err *e)
+                  bool is_argv, const struct opt_spec **out, struct err *e)
 {
     const struct opt_spec *o = find_n(name, len);
-    if (!o) return unknown_option(shown, name, len, groups, e);
+    if (!o) return unknown_option(shown, name, len, groups, is_argv, e);
     if (!(o->groups & groups))
         return err_set(e, ERR_INPUT, "--%s: not an option of this command (%s)", o->name,
                        readers_of(o));
@@ -518,7 +520,7 @@ int config_set(struct config *c, const char *name, const char *value, unsigned g
     char shown[96];
     snprintf(shown, sizeof shown, "--%s", name);
     const struct opt_spec *o = NULL;
-    TRY(lookup(shown, name, strlen(name), groups, &o, e));
+    TRY(lookup(shown, name, strlen(name), groups, false, &o, e));
     TRY(set_value(c, o, value, e));
     c->is_set[index_of(o)] = true;
     return 0;
@@ -773,7 +775,7 @@ static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set
                 if (config_options[k].short_name == w[1])
                     return err_set(e, ERR_INPUT, "%s (--%s): not an option of this command "
                                    "(see --help)", shown, config_options[k].name);
-            if (!o) return unknown_option(w, w + 1, strlen(w + 1), groups, e);
+            if (!o) return unknown_option(w, w + 1, strlen(w + 1), groups, true, e);
             struct assignment a = {o, "true"};
             if (o->type == OPT_FLAG) {
                 if (attached)
@@ -799,7 +801,7 @@ static int scan_args(int argc, char **argv, unsigned groups, assignment_vec *set
             continue;
         }
         const struct opt_spec *o = NULL;
-        TRY(lookup(shown, name, len, groups, &o, e));
+        TRY(lookup(shown, name, len, groups, true, &o, e));
         struct assignment a = {o, "true"};
         if (o->type == OPT_FLAG) {
             if (eq) return err_set(e, ERR_INPUT, "--%s: takes no value", o->name);

@@ -482,6 +482,22 @@ Test(config, file_keys_file_and_help_are_named_as_the_command_lines)
     }
 }
 
+/* Nor is either a near miss of a file's key: `title = x` (a lab header's
+ * key in a scenario file) was told "did you mean --file?". On the command
+ * line --fle still is. */
+Test(config, file_keys_are_not_told_of_the_command_lines_own_options)
+{
+    struct config c;
+    struct err e = {0};
+    expect_file_message(&c, &e, "title.conf", "title = x\n",
+                        ":1: --title: unknown option (see --help)");
+    config_init(&c);
+    cr_expect_eq(config_set(&c, "fle", "x", OPTG_SCENARIO, &e), ERR_INPUT);
+    cr_expect_null(strstr(e.msg, "--file"), "%s", e.msg);
+    config_release(&c);
+    expect_input_error(PARSE(&c, &e, "--fle", "x"), &e, "--fle", "did you mean --file?");
+}
+
 /* A scenario file's keys are the options' names without their dashes: a
  * line `--devices = 2` said '----devices: unknown option (did you mean
  * --devices?)', dashes doubled, the fix not said. */
