@@ -280,18 +280,9 @@ static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
     if (cfg->checkpoint_every > 0) {
         /* a resumed run's checkpoints go on where it resumed from, by
          * default: beside the step directory when --resume named one */
-        const char *dir = cfg->checkpoint_dir[0] ? cfg->checkpoint_dir : cfg->resume;
-        char parent[CKPT_PATH_BYTES];
-        if (!cfg->checkpoint_dir[0] && checkpoint_step_of_dir(cfg->resume) >= 0) {
-            snprintf(parent, sizeof parent, "%s", cfg->resume);
-            size_t len = strlen(parent);
-            while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
-            char *slash = strrchr(parent, '/');
-            if (slash == parent) slash[1] = '\0';
-            else if (slash) *slash = '\0';
-            else strcpy(parent, ".");
-            dir = parent;
-        }
+        char resumed[CKPT_PATH_BYTES];
+        checkpoint_resume_dir(cfg, resumed, sizeof resumed);
+        const char *dir = cfg->checkpoint_dir[0] ? cfg->checkpoint_dir : resumed;
         if (dir[0]) {
             snprintf(sh->dir, sizeof sh->dir, "%s", dir);
             if (checkpoint_make_dirs(sh->dir) != 0)

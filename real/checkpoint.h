@@ -54,6 +54,13 @@ int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, stru
 int checkpoint_newest_before(const char *dir, int64_t before, char *path, size_t n,
                              int64_t *step, struct err *e);
 
+/* Where checkpoints go when --checkpoint-dir is "" and --resume is given:
+ * --resume's DIR, or the directory above it when it names one step
+ * directory (DIR/step-N), so that a resumed run's checkpoints go on beside
+ * the one it resumed from; "" without --resume. No MPI: the supervisor
+ * passes the same directory to a restart. */
+void checkpoint_resume_dir(const struct config *cfg, char *out, size_t n);
+
 /* What can be checked before the MPI job (no MPI): that every server has
  * workers to call it to a checkpoint, and a whole checkpoint in --resume's
  * directory. ERR_INPUT naming the option. */

@@ -75,6 +75,18 @@ int64_t checkpoint_step_of_dir(const char *dir)
     return is_whole(parent, name, step) ? step : -1;
 }
 
+void checkpoint_resume_dir(const struct config *cfg, char *out, size_t n)
+{
+    snprintf(out, n, "%s", cfg->resume);
+    if (!cfg->resume[0] || checkpoint_step_of_dir(cfg->resume) < 0) return;
+    size_t len = strlen(out);
+    while (len > 1 && out[len - 1] == '/') out[--len] = '\0';
+    char *slash = strrchr(out, '/');
+    if (slash == out) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(out, n, ".");
+}
+
 /* checkpoint_newest among the steps below `before`. */
 static int newest_before(const char *dir, int64_t before, char *path, size_t n, int64_t *step,
                          struct err *e)

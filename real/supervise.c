@@ -282,6 +282,13 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     int found = from[0] ? checkpoint_newest_before(from, before, S->resume, sizeof S->resume,
                                                    &step, e)
                         : 1;
+    /* none written yet: a run that was itself resumed goes back to what
+     * its --resume named (every launch has the user's --resume), not to
+     * scratch as the message and the steps redone said */
+    const char *resumed = S->job->cfg->resume;
+    bool is_commit = S->commit_dir[0] && found == 0;
+    if (found == 1 && resumed[0])
+        found = checkpoint_newest_before(resumed, before, S->resume, sizeof S->resume, &step, e);
     if (found < 0) {
         fprintf(stderr, "strata real: %s; the run failed\n", e->msg);
         return false;
@@ -295,7 +302,7 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     if (res->died_s > since_s) n->redone_s += res->died_s - since_s;
     char whence[64];
     if (found == 0) snprintf(whence, sizeof whence, "the %s of step %lld",
-                             S->commit_dir[0] ? "commit" : "checkpoint", (long long)step);
+                             is_commit ? "commit" : "checkpoint", (long long)step);
     else snprintf(whence, sizeof whence, "scratch (no %s)",
                   S->commit_dir[0] ? "commit" : "checkpoint");
     fprintf(stderr, "strata real: --on-failure %s: relaunching %d worker%s%s from %s\n", policy,
@@ -385,6 +392,11 @@ static int choose_dirs(struct supervisor *S, struct err *e)
         S->is_own_commit_dir = true;
     } else if (wants_commits(S)) {
         snprintf(S->commit_dir, sizeof S->commit_dir, "%s/commit", S->run_dir);
+    } else if (cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0] && cfg->resume[0]) {
+        /* the ranks write beside the checkpoint they resumed from
+         * (real/checkpoint.h), as --help says: not into ours, removed at
+         * the end, where an interrupted run's would have been lost */
+        checkpoint_resume_dir(cfg, S->checkpoint_dir, sizeof S->checkpoint_dir);
     } else if (cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0]) {
         snprintf(S->checkpoint_dir, sizeof S->checkpoint_dir, "%s/checkpoints", S->run_dir);
         S->is_own_checkpoint_dir = true;

@@ -379,3 +379,42 @@ Test(resume, launch_options_that_need_another_are_refused_alone)
                    "--supervisor-address", "--hostfile");
     unsetenv("STRATA_MPIRUN");
 }
+
+/* ---- a resumed run under the supervisor ------------------------------------- */
+
+/* --checkpoint-dir "" with --resume DIR writes beside the checkpoint it
+ * resumed from (--help, real/checkpoint.h). The supervisor passed its own
+ * temporary directory down instead: "checkpoints: 2 written", none in DIR
+ * afterwards, and an interrupted resumed run lost what it had done. */
+Test(resume, a_resumed_runs_checkpoints_go_where_it_resumed_from)
+{
+    char *dir = test_tmp_path("ckpt");
+    make_checkpoint();
+    struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "20", "--checkpoint-every", "5", "--resume", dir);
+    expect_ok(r, "the resumed run");
+    char newest[1024];
+    int64_t step = -1;
+    struct err e = {0};
+    cr_assert_eq(checkpoint_newest(dir, newest, sizeof newest, &step, &e), 0, "%s", e.msg);
+    cr_expect_eq(step, 20, "%s: the resumed run's checkpoints are not there", dir);
+}
+
+/* A resumed run that fails before it writes a checkpoint of its own goes
+ * back to the one it resumed from: every launch has the user's --resume.
+ * The supervisor said "from scratch (no checkpoint)" and counted every step
+ * since step 0 as redone (15 here, where 5 were). */
+Test(resume, a_resumed_runs_restart_goes_back_to_its_resume_and_counts_from_there)
+{
+    char *json = test_tmp_path("failed.json");
+    make_checkpoint();
+    struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "20", "--resume", test_tmp_path("ckpt"), "--fail", "1@15",
+                       "--json", json);
+    expect_ok(r, "the resumed run with a failure");
+    cr_expect(strstr(r.err, "relaunching 2 workers from the checkpoint of step 10"), "%s", r.err);
+    cJSON *doc = read_json(json);
+    cr_expect_eq(num_at(doc, "failure", "steps_redone"), 5);
+    cJSON_Delete(doc);
+    cr_expect_eq(first_step_of(json), 10);
+}
