@@ -285,6 +285,13 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
     char path[CKPT_PATH_BYTES + 32];
     int64_t step = 0;
     int rc = checkpoint_newest(cfg->resume, path, sizeof path, &step, e);
+    struct stat st;
+    /* a mistyped path read as an empty directory: say which it is */
+    if (rc == 1 && stat(cfg->resume, &st) != 0)
+        return err_set(e, ERR_INPUT, "--resume %s: %s", cfg->resume, strerror(errno));
+    if (rc == 1 && !S_ISDIR(st.st_mode))
+        return err_set(e, ERR_INPUT, "--resume %s: not a directory (give the --checkpoint-dir "
+                       "of the run, or one step-N directory in it)", cfg->resume);
     if (rc == 1)
         return err_set(e, ERR_INPUT, "--resume %s: no whole checkpoint there (a step-N "
                        "directory with its " MANIFEST_NAME ")", cfg->resume);
@@ -341,19 +348,23 @@ int checkpoint_check_dir(const struct config *cfg, struct err *e)
 }
 
 /* One file of the checkpoint in dir (step, of file_ranks ranks), checked
- * as checkpoint_check_resume says. */
+ * as checkpoint_check_resume says; *is_damaged when it is missing or its
+ * bytes are bad (not when it is whole and of another run). */
 static int check_file(const struct config *cfg, const struct plan *p, int64_t n_params,
-                      const char *dir, int64_t step, int file_rank, struct err *e)
+                      const char *dir, int64_t step, int file_rank, bool *is_damaged,
+                      struct err *e)
 {
     char path[CKPT_PATH_BYTES + 64];
     snprintf(path, sizeof path, "%s/rank-%d.ckpt", dir, file_rank);
     unsigned char *buf = NULL;
     size_t n = 0;
+    *is_damaged = true;
     TRY(checkpoint_slurp(path, &buf, &n, e));
     struct ckpt_view v;
     struct ckpt_ident file, run;
     checkpoint_ident_of(cfg, p, n_params, file_rank, step, &run);
     int rc = ckpt_parse(buf, n, path, &v, e);
+    *is_damaged = rc < 0;
     if (rc == 0) rc = ckpt_ident_read(&v, path, &file, e);
     if (rc == 0) rc = ckpt_ident_match(&file, &run, p->data_parallel, path, e);
     if (rc == 0 && (file.step != step || file.rank != file_rank))
@@ -389,7 +400,27 @@ int checkpoint_check_resume(const struct config *cfg, const struct plan *p, int6
                        step, steps);
     /* every file: its CRC, and whose run it is (O(checkpoint size): read
      * once more here so that a bad one is strata's message, not an abort) */
-    for (int r = 0; r < (int)ranks; r++) TRY(check_file(cfg, p, n_params, dir, step, r, e));
+    for (int r = 0; r < (int)ranks; r++) {
+        bool is_damaged = false;
+        rc = check_file(cfg, p, n_params, dir, step, r, &is_damaged, e);
+        if (rc == 0) continue;
+        /* a damaged newest checkpoint: the one before it (two are kept)
+         * may be whole; say how to take it, since --resume DIR always
+         * picks the newest. Not for another run's checkpoint: the older
+         * one is that run's too. */
+        char older[CKPT_PATH_BYTES];
+        int64_t older_step = 0;
+        struct err ignored = {0};
+        if (is_damaged && rc == ERR_INPUT && strcmp(dir, cfg->resume) != 0 &&
+            checkpoint_newest_before(cfg->resume, step, older, sizeof older, &older_step,
+                                     &ignored) == 0) {
+            char msg[ERR_MSG_BYTES];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            err_set(e, rc, "%s; to go back to the checkpoint of step %" PRId64 " before it, "
+                    "--resume %s", msg, older_step, older);
+        }
+        return rc;
+    }
     return 0;
 }
 

@@ -418,3 +418,36 @@ Test(resume, a_resumed_runs_restart_goes_back_to_its_resume_and_counts_from_ther
     cJSON_Delete(doc);
     cr_expect_eq(first_step_of(json), 10);
 }
+
+/* A mistyped --resume, or a file, read "no whole checkpoint there", as an
+ * empty directory does: the message now says what the path is. */
+Test(resume, a_missing_path_or_a_file_is_named_as_such)
+{
+    char *missing = test_tmp_path("no-such-dir");
+    expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
+                                SAME, "--steps", "20", "--resume", missing),
+                            missing, "No such file or directory");
+    const char *file = test_tmp_file("plain", "not a directory\n");
+    expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
+                                SAME, "--steps", "20", "--resume", file),
+                            file, "not a directory");
+}
+
+/* --resume DIR takes the newest checkpoint; when that one is damaged, the
+ * one before it (two are kept) is the way on, and the refusal says how to
+ * take it: before, it named the bad file only. */
+Test(resume, a_damaged_newest_checkpoint_names_the_one_before_it)
+{
+    char *dir = test_tmp_path("ckpt");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--checkpoint-every", "5", "--checkpoint-dir", dir),
+              "the checkpointed run");
+    cr_assert_eq(truncate(test_tmp_path("ckpt/step-0000000010/rank-1.ckpt"), 100), 0);
+    char older[1024];
+    snprintf(older, sizeof older, "--resume %s/step-0000000005", dir);
+    expect_refused_up_front(resume_mirrored(MODEL), "truncated", older);
+    /* and that one resumes */
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "20", "--resume", test_tmp_path("ckpt/step-0000000005")),
+              "the run resumed from the older checkpoint");
+}
