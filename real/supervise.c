@@ -311,6 +311,27 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     return true;
 }
 
+/* After SIGINT or SIGTERM: where the run can go on from. The user's
+ * --checkpoint-dir (or the one beside --resume) stays, and its newest
+ * whole checkpoint is the way back; ours is removed with the run
+ * directory, so say what would have kept it. */
+static void say_how_to_go_on(const struct supervisor *S)
+{
+    char newest[PATH_BYTES];
+    int64_t step = 0;
+    struct err ignored = {0};
+    if (!S->checkpoint_dir[0] ||
+        checkpoint_newest(S->checkpoint_dir, newest, sizeof newest, &step, &ignored) != 0)
+        return;
+    if (S->is_own_checkpoint_dir)
+        fprintf(stderr, "strata real: its checkpoints (the newest of step %lld) were in a "
+                "temporary directory, now removed; --checkpoint-dir DIR keeps them for a "
+                "--resume\n", (long long)step);
+    else
+        fprintf(stderr, "strata real: the checkpoint of step %lld stays: --resume %s goes on "
+                "from there\n", (long long)step, S->checkpoint_dir);
+}
+
 static int supervise(struct supervisor *S, int *exit_code, struct err *e)
 {
     for (int attempt = 0;; attempt++) {
@@ -329,6 +350,7 @@ static int supervise(struct supervisor *S, int *exit_code, struct err *e)
         case WATCH_EXITED: *exit_code = res.exit_code; break;
         case WATCH_SIGNALLED:
             fprintf(stderr, "strata real: %s: the job was ended\n", strsignal(signalled));
+            say_how_to_go_on(S);
             *exit_code = 128 + signalled;
             break;
         case WATCH_FAILED:

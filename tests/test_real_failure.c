@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../real/checkpoint.h"
 #include "../real/failure_env.h"
 #include "../real/heartbeat.h"
 
@@ -339,6 +340,36 @@ Test(real_failure, sigterm_to_strata_leaves_nothing_behind)
     cr_expect_eq(left, 0, "%d processes of the run are left", left);
     struct stat st;
     cr_expect_neq(stat(hb_dir, &st), 0, "the run directory %s is left", hb_dir);
+}
+
+/* SIGINT mid-run said "Interrupt: the job was ended" and no more, though
+ * the run's --checkpoint-dir holds the way on: the message now names the
+ * checkpoint and the --resume that takes it, and that --resume works. */
+Test(real_failure, sigint_says_which_checkpoint_stays_and_how_to_resume)
+{
+    char *dir = test_tmp_path("ckpt");
+    struct test_bg b = start((const char *const[]){"--steps", "100000", "--checkpoint-every",
+                                                   "5", "--checkpoint-dir", dir, NULL});
+    char hb_dir[4096], newest[4096];
+    wait_stepping(&b, 1, hb_dir, sizeof hb_dir);
+    int64_t step = -1;
+    struct err e = {0};
+    for (double t0 = test_now_s();
+         checkpoint_newest(dir, newest, sizeof newest, &step, &e) != 0 && test_now_s() - t0 < 30;)
+        test_sleep_s(0.05);
+    kill(b.pid, SIGINT);
+    int status = finish(&b, 30, NULL);
+    cr_expect_eq(status, 130, "strata ended with %d", status);
+    char *err = stderr_of(&b);
+    char want[4200];
+    snprintf(want, sizeof want, "stays: --resume %s goes on from there", dir);
+    cr_expect(strstr(err, "Interrupt: the job was ended") && strstr(err, want), "%s", err);
+    free(err);
+    cr_assert_eq(checkpoint_newest(dir, newest, sizeof newest, &step, &e), 0, "%s", e.msg);
+    char steps[32];
+    snprintf(steps, sizeof steps, "%lld", (long long)step + 5);
+    expect_ok(RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps", steps,
+                  "--resume", dir), "the resumed run");
 }
 
 Test(real_failure, sigkill_to_strata_takes_the_job_with_it)
