@@ -479,3 +479,28 @@ Test(real_failure, failure_env_refuses_malformed_text)
         cr_expect(strstr(e.msg, "STRATA_FAILURE"), "'%s': %s", bad[i], e.msg);
     }
 }
+
+/* Goodput is (T - lost_s - checkpoint_s) / T (docs/metrics.md), as the
+ * simulator's is; a real run's left the checkpoint writes in: with 1 s
+ * lost and 1 s of checkpoints in 10 s it said 90%, not 80%. T runs from
+ * the first job's start (100) to this job's end (108 + 2). */
+Test(real_failure, goodput_leaves_out_the_checkpoint_writes_as_the_definition_says)
+{
+    struct failure_note n = {.rank = 1, .time_s = 3, .policy = FAILURE_RESTART, .n_failures = 1,
+                             .detect_s = 0.25, .relaunch_s = 0, .redone_s = 0.5,
+                             .relaunch_at_s = 107.75, .first_start_s = 100,
+                             .checkpoint_s = 0.6};
+    char text[1024];
+    struct err e = {0};
+    cr_assert_eq(failure_env_format(&n, text, sizeof text, &e), 0, "%s", e.msg);
+    cr_assert_eq(setenv(FAILURE_ENV, text, 1), 0);
+    struct report r = {.devices = 2};
+    /* this job started at 108 (0.25 s of relaunch), ran 2 s, wrote 0.4 s of checkpoints */
+    int rc = failure_env_report(&r, 108, 2, 0.4, &e);
+    unsetenv(FAILURE_ENV);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    cr_expect_float_eq(r.failure.lost_s, 1.0, 1e-12, "lost %g", r.failure.lost_s);
+    cr_expect_float_eq(r.failure.checkpoint_s, 1.0, 1e-12, "checkpoints %g", r.failure.checkpoint_s);
+    cr_expect_float_eq(r.failure.goodput, 0.8, 1e-12, "goodput %g, not (10 - 1 - 1) / 10",
+                       r.failure.goodput);
+}
