@@ -128,6 +128,7 @@ struct supervisor {
     bool is_multi_host;
     char address[256];               /* where they reach us: --supervisor-address, numeric */
     bool is_own_commit_dir;          /* commit_dir made under --checkpoint-dir: ours to remove */
+    char straggler[1024];            /* the relaunch's --straggler; "" = the user's */
 };
 
 /* The options of a launch: the user's, then what overrides them (the last
@@ -153,6 +154,7 @@ static int launch_args(const struct supervisor *S, int attempt, char extra[][EXT
         OVERRIDES("np");
         OVERRIDES("devices");
         OVERRIDES("resume");
+        if (S->straggler[0]) OVERRIDES("straggler");
     }
 #undef OVERRIDES
     if (S->commit_dir[0]) {
@@ -166,6 +168,7 @@ static int launch_args(const struct supervisor *S, int attempt, char extra[][EXT
         snprintf(extra[k++], EXTRA_BYTES, "--np=%d", S->n_workers);
         snprintf(extra[k++], EXTRA_BYTES, "--devices=%d", S->n_workers);
         if (S->resume[0]) snprintf(extra[k++], EXTRA_BYTES, "--resume=%s", S->resume);
+        if (S->straggler[0]) snprintf(extra[k++], EXTRA_BYTES, "--straggler=%s", S->straggler);
     }
     char **args = XCALLOC(e, (size_t)j->argc + MAX_EXTRA + 1, sizeof *args);
     if (!args) return ERR_NOMEM;
@@ -248,6 +251,28 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
     return rc;
 }
 
+/* A worker gone (shrink, continue): --straggler slow:R=X names ranks of
+ * the job before, and the survivors move down one past the dead rank (a
+ * shrunk job's ranks are renumbered, real/checkpoint.h), so the relaunch
+ * would refuse a rank that is now a server or gone ("rank 1 does not
+ * exist") and the run fail with exit 2 after its work. The slow device
+ * stays slow under its new rank; the dead one's entry goes with it. */
+static void straggler_without(struct supervisor *S, int dead)
+{
+    const char *now = S->straggler[0] ? S->straggler : S->job->cfg->straggler;
+    struct straggler_spec spec;
+    if (straggler_parse(now, &spec, &(struct err){0}) < 0 || spec.kind != STRAG_SLOW) return;
+    int kept = 0;
+    for (int i = 0; i < spec.n_slow; i++) {
+        if (spec.slow_rank[i] == dead) continue;
+        spec.slow_rank[kept] = spec.slow_rank[i] - (spec.slow_rank[i] > dead);
+        spec.slow_factor[kept++] = spec.slow_factor[i];
+    }
+    spec.n_slow = kept;
+    if (kept == 0) spec.kind = STRAG_NONE;
+    straggler_format(&spec, S->straggler, sizeof S->straggler);
+}
+
 /* After a failure: what it cost, and the next job's shape. false when no
  * policy can go on (the message is printed). */
 static bool recover(struct supervisor *S, const struct watch_result *res, double launched_s,
@@ -267,7 +292,10 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     n->checkpoint_s += res->checkpoint_s;
     n->detect_s += res->noticed_s > res->died_s ? res->noticed_s - res->died_s : 0;
     bool is_worker = res->rank < S->n_workers;
-    if (S->policy != FAILURE_RESTART && is_worker) S->n_workers--;
+    if (S->policy != FAILURE_RESTART && is_worker) {
+        S->n_workers--;
+        straggler_without(S, res->rank);
+    }
     if (S->n_workers < 1 || n->n_failures > SUPERVISE_MAX_FAILURES) {
         fprintf(stderr, "strata real: --on-failure %s: %s; the run failed\n", policy,
                 S->n_workers < 1 ? "no worker is left" : "too many failures");

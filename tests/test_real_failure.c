@@ -504,3 +504,27 @@ Test(real_failure, goodput_leaves_out_the_checkpoint_writes_as_the_definition_sa
     cr_expect_float_eq(r.failure.goodput, 0.8, 1e-12, "goodput %g, not (10 - 1 - 1) / 10",
                        r.failure.goodput);
 }
+
+/* --straggler slow:R=X names ranks of the first job; after shrink or
+ * continue the survivors are renumbered, and the relaunch refused its own
+ * options ("rank 1 does not exist", "rank 1 is a parameter server"): the
+ * run exited 2 after its work. The slow device now keeps its slowness
+ * under its new rank (here old rank 2, new rank 1, after rank 0's death),
+ * and the dead rank's entry goes with it (ps-async). */
+Test(real_failure, a_slow_rank_moves_with_the_survivors_of_shrink_and_continue)
+{
+    char *json = test_tmp_path("shrunk.json");
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "3", "--steps",
+                       "30", "--fail", "0@10", "--on-failure", "shrink", "--straggler",
+                       "slow:2=4", "--json", json);
+    expect_ok(r, "shrink with a slow rank");
+    cJSON *doc = read_json(json);
+    const cJSON *ranks = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "stragglers"), "ranks");
+    cr_assert_eq(cJSON_GetArraySize(ranks), 2);
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(ranks, 1), "straggler")),
+              "old rank 2, now rank 1, is not slow in the relaunch");
+    cJSON_Delete(doc);
+    expect_ok(RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--strategy",
+                  "ps-async", "--steps", "30", "--fail", "1@10", "--straggler", "slow:1=4"),
+              "continue without the slow rank");
+}
