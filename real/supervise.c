@@ -339,6 +339,37 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     return true;
 }
 
+/* --fail R@STEP with --epochs: the steps are known once the data is
+ * (job->steps); a step past them was taken, and the run ended without a
+ * failure and without a word. */
+static int check_fail_in_epochs(const struct supervise_job *job, struct err *e)
+{
+    struct failure_spec f;
+    if (job->cfg->epochs <= 0 || job->steps <= 0 ||
+        failure_parse(job->cfg->fail, &f, e) < 0 || !f.is_set || f.step < job->steps)
+        return 0;
+    return err_set(e, ERR_INPUT, "--fail %s: the run never starts step %lld (--epochs %lld "
+                   "makes %lld steps, 0 to %lld); fail at an earlier step", job->cfg->fail,
+                   (long long)f.step, (long long)job->cfg->epochs, (long long)job->steps,
+                   (long long)job->steps - 1);
+}
+
+/* The job ended well, and --fail named a failure that never came: a rank
+ * that never reached its step (an asynchronous plan shares its steps out
+ * as workers become free), or a time past the run's end. Said, so that a
+ * report without a failure section is not read as a recovered one. */
+static void say_if_fail_never_came(const struct supervise_job *job)
+{
+    struct failure_spec f;
+    if (failure_parse(job->cfg->fail, &f, &(struct err){0}) < 0 || !f.is_set) return;
+    if (f.step >= 0)
+        fprintf(stderr, "strata real: --fail %s: rank %d never started step %lld (the run "
+                "ended first): nothing failed\n", job->cfg->fail, f.rank, (long long)f.step);
+    else
+        fprintf(stderr, "strata real: --fail %s: the run ended before it: nothing failed\n",
+                job->cfg->fail);
+}
+
 /* After SIGINT or SIGTERM: where the run can go on from. The user's
  * --checkpoint-dir (or the one beside --resume) stays, and its newest
  * whole checkpoint is the way back; ours is removed with the run
@@ -375,7 +406,10 @@ static int supervise(struct supervisor *S, int *exit_code, struct err *e)
         if (attempt == 0) S->note.first_start_s = res.start_s > 0 ? res.start_s : launched_s;
         bool again = false;
         switch (res.end) {
-        case WATCH_EXITED: *exit_code = res.exit_code; break;
+        case WATCH_EXITED:
+            *exit_code = res.exit_code;
+            if (attempt == 0 && res.exit_code == 0) say_if_fail_never_came(S->job);
+            break;
         case WATCH_SIGNALLED:
             fprintf(stderr, "strata real: %s: the job was ended\n", strsignal(signalled));
             say_how_to_go_on(S);
@@ -466,6 +500,7 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     S->is_multi_host = job->cfg->hostfile[0] != '\0';
     int rc = failure_policy_resolve(job->cfg->on_failure, job->p, &S->policy, e);
     if (rc == 0) rc = supervise_check_fail(job->cfg, job->p, e);
+    if (rc == 0) rc = check_fail_in_epochs(job, e);
     if (rc == 0 && S->is_multi_host)
         rc = hbnet_resolve_address(job->cfg->supervisor_address, S->address, sizeof S->address,
                                    e);

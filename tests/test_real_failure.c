@@ -528,3 +528,19 @@ Test(real_failure, a_slow_rank_moves_with_the_survivors_of_shrink_and_continue)
                   "ps-async", "--steps", "30", "--fail", "1@10", "--straggler", "slow:1=4"),
               "continue without the slow rank");
 }
+
+/* A --fail that never comes was silent: a time past the run's end, or a
+ * step past what --epochs makes (the steps are known once the data is),
+ * ended with a report that has no failure section, exit 0, no word. The
+ * first now says nothing failed; the second is refused before the job. */
+Test(real_failure, a_fail_that_never_comes_is_said_or_refused)
+{
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "10", "--fail", "1@1000s");
+    expect_ok(r, "a run that ends before its --fail");
+    cr_expect(strstr(r.err, "--fail 1@1000s: the run ended before it: nothing failed"), "%s",
+              r.err);
+    expect_refused(RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--epochs",
+                       "1", "--fail", "1@1000000"),
+                   "--fail 1@1000000", "--epochs 1 makes");
+}
