@@ -113,13 +113,28 @@ bool checkpoint_is_due(const struct real_ctx *ctx, int64_t steps_done)
     return ctx->ckpt && ctx->ckpt->every > 0 && steps_done > 0 && steps_done % ctx->ckpt->every == 0;
 }
 
+/* After every rank agreed that a save failed (each is past its write): a
+ * checkpoint one rank could not write, or without its MANIFEST, is no
+ * checkpoint, and the files the others wrote would stay in a step
+ * directory that nothing reads or removes after this failed run. Rank 0
+ * removes it; rc is passed on. */
+static int drop_step(struct real_ctx *ctx, int64_t next_step, int rc)
+{
+    if (ctx->rank == 0) {
+        char dir[CKPT_PATH_BYTES + 32];
+        checkpoint_step_dir(dir, sizeof dir, ctx->ckpt->dir, next_step);
+        checkpoint_remove_tree(dir, 0);
+    }
+    return rc;
+}
+
 int checkpoint_save(struct real_ctx *ctx, int64_t next_step, const struct checkpoint_extra *x,
                     struct err *e)
 {
     struct checkpointer *c = ctx->ckpt;
     double t0 = MPI_Wtime();
-    TRY(mpi_check_agree(write_rank_file(ctx, next_step, x, e), e));
-    int rc = 0;
+    int rc = mpi_check_agree(write_rank_file(ctx, next_step, x, e), e);
+    if (rc < 0) return drop_step(ctx, next_step, rc);
     if (ctx->rank == 0) {
         char dir[CKPT_PATH_BYTES + 32], path[CKPT_PATH_BYTES + 64], text[128];
         checkpoint_step_dir(dir, sizeof dir, c->dir, next_step);
@@ -133,7 +148,8 @@ int checkpoint_save(struct real_ctx *ctx, int64_t next_step, const struct checkp
      * that dies after its checkpoint never takes it down with it (the
      * supervisor would find only the one before), and a MANIFEST that
      * could not be written fails every rank, not rank 0 alone */
-    TRY(mpi_check_agree(rc, e));
+    rc = mpi_check_agree(rc, e);
+    if (rc < 0) return drop_step(ctx, next_step, rc);
     c->spent_s += MPI_Wtime() - t0;
     c->n_written++;
     /* the supervisor adds a failed job's checkpoint time to the report's */

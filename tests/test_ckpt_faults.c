@@ -73,6 +73,9 @@ static void expect_first_checkpoint_survives(const char *kind)
     cr_expect_not(exists(path), "%s: step 20 claims to be whole", kind);
     snprintf(path, sizeof path, "%s/step-0000000020/rank-0.ckpt", dir);
     cr_expect_not(exists(path), "%s: the failed file is there", kind);
+    /* nor rank 1's, written whole beside it: nothing of step 20 is left */
+    snprintf(path, sizeof path, "%s/step-0000000020", dir);
+    cr_expect_not(exists(path), "%s: the failed checkpoint's directory is left", kind);
     cr_expect_eq(temporaries_in(dir), 0, "%s: a temporary was left in %s", kind, dir);
 }
 
