@@ -339,19 +339,30 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     return true;
 }
 
-/* --fail R@STEP with --epochs: the steps are known once the data is
- * (job->steps); a step past them was taken, and the run ended without a
- * failure and without a word. */
-static int check_fail_in_epochs(const struct supervise_job *job, struct err *e)
+/* --fail R@STEP against what is known once the data and --resume are:
+ * a step past those --epochs makes, or one before the step the run
+ * resumes at, was taken, and the run ended without a failure and without
+ * a word. */
+static int check_fail_steps(const struct supervise_job *job, struct err *e)
 {
+    const struct config *cfg = job->cfg;
     struct failure_spec f;
-    if (job->cfg->epochs <= 0 || job->steps <= 0 ||
-        failure_parse(job->cfg->fail, &f, e) < 0 || !f.is_set || f.step < job->steps)
-        return 0;
-    return err_set(e, ERR_INPUT, "--fail %s: the run never starts step %lld (--epochs %lld "
-                   "makes %lld steps, 0 to %lld); fail at an earlier step", job->cfg->fail,
-                   (long long)f.step, (long long)job->cfg->epochs, (long long)job->steps,
-                   (long long)job->steps - 1);
+    TRY(failure_parse(cfg->fail, &f, e));
+    if (!f.is_set || f.step < 0) return 0;
+    if (cfg->epochs > 0 && job->steps > 0 && f.step >= job->steps)
+        return err_set(e, ERR_INPUT, "--fail %s: the run never starts step %lld (--epochs %lld "
+                       "makes %lld steps, 0 to %lld); fail at an earlier step", cfg->fail,
+                       (long long)f.step, (long long)cfg->epochs, (long long)job->steps,
+                       (long long)job->steps - 1);
+    char at[PATH_BYTES];
+    int64_t first = 0;
+    if (cfg->resume[0] &&
+        checkpoint_newest(cfg->resume, at, sizeof at, &first, &(struct err){0}) == 0 &&
+        f.step < first)
+        return err_set(e, ERR_INPUT, "--fail %s: the run resumes at step %lld (--resume %s), "
+                       "after step %lld; fail at step %lld or later", cfg->fail,
+                       (long long)first, cfg->resume, (long long)f.step, (long long)first);
+    return 0;
 }
 
 /* The job ended well, and --fail named a failure that never came: a rank
@@ -500,7 +511,7 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     S->is_multi_host = job->cfg->hostfile[0] != '\0';
     int rc = failure_policy_resolve(job->cfg->on_failure, job->p, &S->policy, e);
     if (rc == 0) rc = supervise_check_fail(job->cfg, job->p, e);
-    if (rc == 0) rc = check_fail_in_epochs(job, e);
+    if (rc == 0) rc = check_fail_steps(job, e);
     if (rc == 0 && S->is_multi_host)
         rc = hbnet_resolve_address(job->cfg->supervisor_address, S->address, sizeof S->address,
                                    e);

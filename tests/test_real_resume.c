@@ -451,3 +451,14 @@ Test(resume, a_damaged_newest_checkpoint_names_the_one_before_it)
                   "20", "--resume", test_tmp_path("ckpt/step-0000000005")),
               "the run resumed from the older checkpoint");
 }
+
+/* --fail at a step before the one the run resumes at never comes: it was
+ * taken, and the run ended with no failure and no word. */
+Test(resume, a_fail_before_the_resumed_step_is_refused)
+{
+    make_checkpoint();
+    expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
+                                SAME, "--steps", "20", "--resume", test_tmp_path("ckpt"),
+                                "--fail", "1@5"),
+                            "--fail 1@5: the run resumes at step 10", "fail at step 10 or later");
+}
