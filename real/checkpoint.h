@@ -68,8 +68,10 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
 /* --checkpoint-dir, before the job starts (no MPI): a directory this
  * process can write in, or one it can make (its nearest existing parent a
  * directory it can write in), so that a bad one is said at once and not
- * after a launch, from inside the job. ERR_INPUT naming the option, the
- * path and what is wrong; 0 when the option is "". */
+ * after a launch, from inside the job; with --checkpoint-every and
+ * --resume but no --checkpoint-dir, the directory beside the resumed
+ * checkpoint (checkpoint_resume_dir), where they go. ERR_INPUT naming the
+ * option, the path and what is wrong; 0 when nothing is written. */
 int checkpoint_check_dir(const struct config *cfg, struct err *e);
 
 /* The supervisor's check of --resume before the job starts (no MPI), so

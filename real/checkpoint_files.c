@@ -319,32 +319,50 @@ static int nearest_existing(const char *path, char *out, size_t n, struct stat *
     }
 }
 
-int checkpoint_check_dir(const struct config *cfg, struct err *e)
+/* checkpoint_check_dir's checks of dir, named by the option `as`. */
+static int check_dir_writable(const char *dir, const char *as, struct err *e)
 {
-    const char *dir = cfg->checkpoint_dir;
-    if (!dir[0]) return 0;
     /* room for DIR/step-NNNNNNNNNN/rank-N.ckpt.tmp.XXXXXX (real/checkpoint.h) */
     if (strlen(dir) + 64 >= CKPT_PATH_BYTES)
-        return err_set(e, ERR_INPUT, "--checkpoint-dir: a path of %zu bytes is too long (at "
-                       "most %d)", strlen(dir), CKPT_PATH_BYTES - 64);
+        return err_set(e, ERR_INPUT, "%s: a path of %zu bytes is too long (at "
+                       "most %d)", as, strlen(dir), CKPT_PATH_BYTES - 64);
     char at[CKPT_PATH_BYTES];
     struct stat st;
     if (nearest_existing(dir, at, sizeof at, &st) != 0)
-        return err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot look at it (%s)", dir,
+        return err_set(e, ERR_INPUT, "%s %s: cannot look at it (%s)", as, dir,
                        strerror(errno));
     bool is_dir_itself = !strcmp(at, dir);
     if (!S_ISDIR(st.st_mode))
         return is_dir_itself
-                   ? err_set(e, ERR_INPUT, "--checkpoint-dir %s: not a directory", dir)
-                   : err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot make it: %s is not a "
-                             "directory", dir, at);
+                   ? err_set(e, ERR_INPUT, "%s %s: not a directory", as, dir)
+                   : err_set(e, ERR_INPUT, "%s %s: cannot make it: %s is not a "
+                             "directory", as, dir, at);
     if (access(at, W_OK | X_OK) != 0)
         return is_dir_itself
-                   ? err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot write there (%s)", dir,
+                   ? err_set(e, ERR_INPUT, "%s %s: cannot write there (%s)", as, dir,
                              strerror(errno))
-                   : err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot make it in %s (%s)", dir,
-                             at, strerror(errno));
+                   : err_set(e, ERR_INPUT, "%s %s: cannot make it in %s (%s)", as,
+                             dir, at, strerror(errno));
     return 0;
+}
+
+int checkpoint_check_dir(const struct config *cfg, struct err *e)
+{
+    if (cfg->checkpoint_dir[0])
+        return check_dir_writable(cfg->checkpoint_dir, "--checkpoint-dir", e);
+    if (cfg->checkpoint_every <= 0 || !cfg->resume[0]) return 0;
+    /* a resumed run's checkpoints go beside the one it resumed from: a
+     * read-only one there failed the run at its first checkpoint */
+    char dir[CKPT_PATH_BYTES];
+    checkpoint_resume_dir(cfg, dir, sizeof dir);
+    int rc = check_dir_writable(dir, "--resume", e);
+    if (rc < 0) {
+        char msg[ERR_MSG_BYTES];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        err_set(e, rc, "%s: --checkpoint-every writes a resumed run's checkpoints there; give "
+                "--checkpoint-dir DIR for them", msg);
+    }
+    return rc;
 }
 
 /* One file of the checkpoint in dir (step, of file_ranks ranks), checked

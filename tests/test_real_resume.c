@@ -462,3 +462,25 @@ Test(resume, a_fail_before_the_resumed_step_is_refused)
                                 "--fail", "1@5"),
                             "--fail 1@5: the run resumes at step 10", "fail at step 10 or later");
 }
+
+/* With --checkpoint-every and no --checkpoint-dir, a resumed run writes
+ * beside the checkpoint it resumed from; a directory it cannot write there
+ * is said before the launch, naming --checkpoint-dir as the way out, not
+ * at the first checkpoint from inside the job (exit 1 after the steps).
+ * Root writes through a mode of 0555, and only a read-only file system
+ * stops it: then the test cannot make its case and is skipped (checked by
+ * hand on a read-only tmpfs). */
+Test(resume, a_resume_directory_the_run_cannot_write_is_refused_before_the_launch)
+{
+    char *dir = test_tmp_path("ckpt");
+    make_checkpoint();
+    cr_assert_eq(chmod(dir, 0555), 0);
+    if (access(dir, W_OK) == 0) {
+        chmod(dir, 0755);
+        cr_skip_test("%s is writable at mode 0555 (root)", dir);
+    }
+    struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "20", "--checkpoint-every", "5", "--resume", dir);
+    chmod(dir, 0755);
+    expect_refused_up_front(r, "cannot write there", "give --checkpoint-dir DIR");
+}
