@@ -494,7 +494,13 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
         /* A rank that fails mid-run leaves its peers waiting on it forever:
          * nothing short of ending the job frees them. */
         if (rc < 0) {
-            fprintf(stderr, "strata real: rank %d: %s\n", ctx.rank, e->msg);
+            /* an error every rank agreed on (real/mpi_check.h: a failed
+             * checkpoint) is the failing rank's, which says it; the others
+             * hold it as "rank N: ..." and said it again, "rank 1: rank 0:
+             * cannot write ...", once per rank */
+            int from = -1;
+            bool is_peers = sscanf(e->msg, "rank %d: ", &from) == 1 && from != ctx.rank;
+            if (!is_peers) fprintf(stderr, "strata real: rank %d: %s\n", ctx.rank, e->msg);
             heartbeat_say(ctx.hb, e->msg);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
