@@ -396,6 +396,10 @@ static int finish(struct real_ctx *ctx, struct eval_snapshots *evals, struct rea
         }
         heartbeat_finishing(ctx->hb);
         if (rc == 0) rc = evaluate_points(ctx, evals, res, e);
+        /* --target-accuracy was taken and never read: time_to_accuracy_s
+         * was null however early the curve crossed it (the simulator's
+         * numerics alone set it). On the curve's clock: this job's. */
+        if (rc == 0) report_set_time_to_accuracy(&res->report, ctx->cfg->target_accuracy);
         const char *path = ctx->cfg->save_params;
         if (rc == 0 && path[0]) rc = save_params(ctx, path, e);
     }
