@@ -470,6 +470,26 @@ static int check_shared_dirs(const struct supervisor *S, struct err *e)
                            : "--checkpoint-every needs");
 }
 
+/* Shrink's and continue's commits are the job's checkpoints (the job
+ * writes one series, every --commit-every steps, into the run directory):
+ * --checkpoint-every with a --checkpoint-dir of the user's was taken and
+ * dropped, nothing written there (the directory not even made) while the
+ * report said "checkpoints: 40 written", and a later --resume found none.
+ * ERR_INPUT naming both. Not with --hostfile, whose commits go there. */
+static int check_commits_replace_checkpoints(const struct supervisor *S, struct err *e)
+{
+    const struct config *cfg = S->job->cfg;
+    if (S->is_multi_host || !wants_commits(S) || !cfg->checkpoint_dir[0] ||
+        cfg->checkpoint_every <= 0)
+        return 0;
+    return err_set(e, ERR_INPUT, "--checkpoint-dir %s: under --on-failure %s the job writes its "
+                   "commits (--commit-every %lld, in memory) in place of "
+                   "--checkpoint-every's checkpoints, so nothing would be written there; give "
+                   "--on-failure restart to keep checkpoints there, or leave --checkpoint-dir "
+                   "out", cfg->checkpoint_dir, failure_policy_names[S->policy],
+                   cfg->commit_every);
+}
+
 /* Where the commits and restart's checkpoints go, as supervise.h says;
  * with --hostfile, commits go to a directory of ours in --checkpoint-dir
  * (check_shared_dirs). */
@@ -516,6 +536,7 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
         rc = hbnet_resolve_address(job->cfg->supervisor_address, S->address, sizeof S->address,
                                    e);
     if (rc == 0) rc = check_shared_dirs(S, e);
+    if (rc == 0) rc = check_commits_replace_checkpoints(S, e);
     if (rc == 0) rc = make_run_dir(S->run_dir, sizeof S->run_dir, e);
     if (rc == 0 && (rc = choose_dirs(S, e)) < 0) remove_tree(S->run_dir);
     if (rc < 0) {

@@ -544,3 +544,22 @@ Test(real_failure, a_fail_that_never_comes_is_said_or_refused)
                        "1", "--fail", "1@1000000"),
                    "--fail 1@1000000", "--epochs 1 makes");
 }
+
+/* Under shrink and continue the job's checkpoints are its commits, in the
+ * run directory: --checkpoint-every with a --checkpoint-dir of the user's
+ * wrote nothing there (the directory not even made) while the report said
+ * "checkpoints: 40 written". Refused before the launch, naming both. */
+Test(real_failure, a_checkpoint_dir_that_commits_would_replace_is_refused)
+{
+    char *dir = test_tmp_path("ckpt");
+    setenv("STRATA_MPIRUN", test_tmp_path("no-launcher-here"), 1);
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "20", "--fail", "1@10", "--on-failure", "shrink", "--checkpoint-every",
+                       "5", "--checkpoint-dir", dir);
+    struct run c = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "20", "--strategy", "ps-async", "--fail", "1@10", "--checkpoint-every",
+                       "5", "--checkpoint-dir", dir);
+    unsetenv("STRATA_MPIRUN");
+    expect_refused(r, "--checkpoint-dir", "under --on-failure shrink");
+    expect_refused(c, "--checkpoint-dir", "under --on-failure continue");
+}
