@@ -133,6 +133,7 @@ int checkpoint_save(struct real_ctx *ctx, int64_t next_step, const struct checkp
 {
     struct checkpointer *c = ctx->ckpt;
     double t0 = MPI_Wtime();
+    heartbeat_saving(ctx->hb);
     int rc = mpi_check_agree(write_rank_file(ctx, next_step, x, e), e);
     if (rc < 0) return drop_step(ctx, next_step, rc);
     if (ctx->rank == 0) {

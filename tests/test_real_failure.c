@@ -563,3 +563,24 @@ Test(real_failure, a_checkpoint_dir_that_commits_would_replace_is_refused)
     expect_refused(r, "--checkpoint-dir", "under --on-failure shrink");
     expect_refused(c, "--checkpoint-dir", "under --on-failure continue");
 }
+
+/* A checkpoint's write is not a step: one that outlasted --timeout (a
+ * large model's file on a slow disk: 15 MB a rank took 0.3 s here) was
+ * taken for a hang, the job relaunched from scratch, and every relaunch
+ * met the same write, up to "too many failures". While it saves, a rank
+ * is allowed the start-up's 60 s; here rank 1 sleeps 1.5 s in its first
+ * write under --timeout 0.5. */
+Test(real_failure, a_checkpoint_write_longer_than_the_timeout_is_no_hang)
+{
+    setenv(HEARTBEAT_TEST_HANG_ENV, "1@save+1.5", 1);
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "12", "--checkpoint-every", "4", "--timeout", "0.5", "--json",
+                       test_tmp_path("report.json"));
+    unsetenv(HEARTBEAT_TEST_HANG_ENV);
+    cr_expect_not(strstr(r.err, "hung"), "a slow save was taken for a hang:\n%s", r.err);
+    expect_ok(r, "a run with a slow checkpoint write");
+    cJSON *doc = read_json(test_tmp_path("report.json"));
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(doc, "failure")),
+              "the report has a failure");
+    cJSON_Delete(doc);
+}
