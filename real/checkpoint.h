@@ -61,6 +61,12 @@ int checkpoint_newest_before(const char *dir, int64_t before, char *path, size_t
  * passes the same directory to a restart. */
 void checkpoint_resume_dir(const struct config *cfg, char *out, size_t n);
 
+/* After a job's ranks are gone (no MPI): what their saves left in dir, a
+ * step directory without its MANIFEST and the temporaries of writes cut
+ * short (a rank killed for a death or a hang is killed mid-write, and no
+ * handler of its runs), removed. Whole checkpoints stay. */
+void checkpoint_remove_partial(const char *dir);
+
 /* What can be checked before the MPI job (no MPI): that every server has
  * workers to call it to a checkpoint, and a whole checkpoint in --resume's
  * directory. ERR_INPUT naming the option. */

@@ -152,6 +152,32 @@ void checkpoint_remove_tree(const char *dir, int depth)
     rmdir(dir);
 }
 
+/* The temporaries (core/fileio's ".tmp.XXXXXX") in step directory path. */
+static void remove_temporaries(const char *path)
+{
+    DIR *d = opendir(path);
+    for (struct dirent *de; d && (de = readdir(d));) {
+        char file[CKPT_PATH_BYTES + 300];
+        int len = snprintf(file, sizeof file, "%s/%s", path, de->d_name);
+        if (strstr(de->d_name, ".tmp.") && len > 0 && (size_t)len < sizeof file) unlink(file);
+    }
+    if (d) closedir(d);
+}
+
+void checkpoint_remove_partial(const char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *de; d && (de = readdir(d));) {
+        int64_t s = step_of_name(de->d_name);
+        char path[CKPT_PATH_BYTES + 300];
+        int len = snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (s < 0 || len < 0 || (size_t)len >= sizeof path) continue;
+        if (is_whole(dir, de->d_name, s)) remove_temporaries(path);
+        else checkpoint_remove_tree(path, 0);
+    }
+    if (d) closedir(d);
+}
+
 /* Keeps the newest two whole checkpoints and any newer partial one; older
  * step directories go, the oldest whole one last of all (it is removed
  * only once two newer ones are whole). */

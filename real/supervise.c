@@ -423,11 +423,16 @@ static int supervise(struct supervisor *S, int *exit_code, struct err *e)
             break;
         case WATCH_SIGNALLED:
             fprintf(stderr, "strata real: %s: the job was ended\n", strsignal(signalled));
+            if (S->checkpoint_dir[0]) checkpoint_remove_partial(S->checkpoint_dir);
             say_how_to_go_on(S);
             *exit_code = 128 + signalled;
             break;
         case WATCH_FAILED:
             fprintf(stderr, "strata real: rank %d %s\n", res.rank, res.cause);
+            /* the ranks were killed, some maybe mid-save: what they left
+             * goes before a relaunch or the end (the run directory's
+             * commits go with it) */
+            if (S->checkpoint_dir[0]) checkpoint_remove_partial(S->checkpoint_dir);
             again = recover(S, &res, launched_s, attempt, e);
             *exit_code = 1;
             break;

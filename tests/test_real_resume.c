@@ -484,3 +484,31 @@ Test(resume, a_resume_directory_the_run_cannot_write_is_refused_before_the_launc
     chmod(dir, 0755);
     expect_refused_up_front(r, "cannot write there", "give --checkpoint-dir DIR");
 }
+
+/* A rank killed mid-save (a death, a hang, the supervisor's SIGKILL) left
+ * its temporaries and a step directory without a MANIFEST in the user's
+ * --checkpoint-dir for good: 173 MB of them after a run of false hangs.
+ * The supervisor sweeps them after every failed job; whole checkpoints
+ * stay, less any temporary beside their files. */
+Test(resume, what_killed_saves_leave_is_swept_and_whole_checkpoints_stay)
+{
+    char *dir = test_tmp_path("ckpt");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "8", "--checkpoint-every", "4", "--checkpoint-dir", dir), "the checkpointed run");
+    test_tmp_file("ckpt/step-0000000008/rank-1.ckpt.tmp.AbC123", "cut short");
+    cr_assert_eq(mkdir(test_tmp_path("ckpt/step-0000000012"), 0755), 0);
+    test_tmp_file("ckpt/step-0000000012/rank-0.ckpt", "a whole file of a save never finished");
+    test_tmp_file("ckpt/step-0000000012/rank-1.ckpt.tmp.XyZ789", "cut short");
+    checkpoint_remove_partial(dir);
+    struct stat st;
+    cr_expect_neq(stat(test_tmp_path("ckpt/step-0000000012"), &st), 0, "the partial one is left");
+    cr_expect_neq(stat(test_tmp_path("ckpt/step-0000000008/rank-1.ckpt.tmp.AbC123"), &st), 0,
+                  "a temporary beside a whole checkpoint is left");
+    char newest[1024];
+    int64_t step = -1;
+    struct err e = {0};
+    cr_assert_eq(checkpoint_newest(dir, newest, sizeof newest, &step, &e), 0, "%s", e.msg);
+    cr_expect_eq(step, 8);
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--resume", dir), "the resume from the whole one");
+}
