@@ -381,7 +381,8 @@ static void say_if_fail_never_came(const struct supervise_job *job)
                 job->cfg->fail);
 }
 
-/* After SIGINT or SIGTERM: where the run can go on from. The user's
+/* After SIGINT or SIGTERM, or a failure no policy recovers from: where
+ * the run can go on from. The user's
  * --checkpoint-dir (or the one beside --resume) stays, and its newest
  * whole checkpoint is the way back; ours is removed with the run
  * directory, so say what would have kept it. */
@@ -434,6 +435,7 @@ static int supervise(struct supervisor *S, int *exit_code, struct err *e)
              * commits go with it) */
             if (S->checkpoint_dir[0]) checkpoint_remove_partial(S->checkpoint_dir);
             again = recover(S, &res, launched_s, attempt, e);
+            if (!again) say_how_to_go_on(S);   /* the run failed: what is left of it */
             *exit_code = 1;
             break;
         }
