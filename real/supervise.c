@@ -382,10 +382,9 @@ static void say_if_fail_never_came(const struct supervise_job *job)
 }
 
 /* After SIGINT or SIGTERM, or a failure no policy recovers from: where
- * the run can go on from. The user's
- * --checkpoint-dir (or the one beside --resume) stays, and its newest
- * whole checkpoint is the way back; ours is removed with the run
- * directory, so say what would have kept it. */
+ * the run can go on from. The user's --checkpoint-dir (or the one beside
+ * --resume) stays, and its newest whole checkpoint is the way back; ours
+ * is removed with the run directory, so say what would have kept it. */
 static void say_how_to_go_on(const struct supervisor *S)
 {
     char newest[PATH_BYTES];
