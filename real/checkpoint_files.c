@@ -438,10 +438,22 @@ int checkpoint_check_resume(const struct config *cfg, const struct plan *p, int6
         return err_set(e, ERR_INPUT, "%s: written by a run of %" PRId64 " workers; this run has %d "
                        "(only data-parallel plans resume on another count)", dir, file_workers,
                        p->n_workers);
-    if (steps > 0 && step >= steps)
+    if (steps > 0 && step >= steps) {
+        /* one below the run's steps may be kept beside it (two are): say
+         * how to take that one, as --resume DIR always takes the newest */
+        char older[CKPT_PATH_BYTES];
+        int64_t older_step = 0;
+        bool has_older = strcmp(dir, cfg->resume) != 0 &&
+                         checkpoint_newest_before(cfg->resume, steps, older, sizeof older,
+                                                  &older_step, &(struct err){0}) == 0;
+        char also[CKPT_PATH_BYTES + 96] = "";
+        if (has_older)
+            snprintf(also, sizeof also, "; --resume %s takes the one of step %" PRId64, older,
+                     older_step);
         return err_set(e, ERR_INPUT, "--resume %s: its checkpoint is at step %" PRId64 ", not "
-                       "below this run's %" PRId64 " steps: nothing is left to run", cfg->resume,
-                       step, steps);
+                       "below this run's %" PRId64 " steps: nothing is left to run (more "
+                       "--steps go on from it)%s", cfg->resume, step, steps, also);
+    }
     /* every file: its CRC, and whose run it is (O(checkpoint size): read
      * once more here so that a bad one is strata's message, not an abort) */
     for (int r = 0; r < (int)ranks; r++) {

@@ -512,3 +512,19 @@ Test(resume, what_killed_saves_leave_is_swept_and_whole_checkpoints_stay)
     expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
                   "10", "--resume", dir), "the resume from the whole one");
 }
+
+/* --resume DIR takes the newest checkpoint; one past the run's --steps
+ * was refused ("nothing is left to run") without a word of the one below
+ * them kept beside it: the refusal now names it and its --resume. */
+Test(resume, a_newest_checkpoint_past_the_steps_names_the_one_below_them)
+{
+    char *dir = test_tmp_path("ckpt");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--checkpoint-every", "5", "--checkpoint-dir", dir),
+              "the checkpointed run");
+    char older[1024];
+    snprintf(older, sizeof older, "--resume %s/step-0000000005 takes the one of step 5", dir);
+    expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
+                                SAME, "--steps", "8", "--resume", dir),
+                            "nothing is left to run", older);
+}
