@@ -393,13 +393,13 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
     const char *what = is_stopped(rank_state(w, r)) ? "stopped (SIGSTOP)" : "hung";
     if (s->rec.state == HEARTBEAT_FINISHING)
         snprintf(cause, sizeof cause, "%s while the report was gathered: no progress for %.1f s "
-                 "(--timeout %.1f s)", what, now_s - s->rec.progress_s, timeout_s);
+                 "(--timeout %.3g s)", what, now_s - s->rec.progress_s, timeout_s);
     else if (s->rec.state == HEARTBEAT_SAVING)
         snprintf(cause, sizeof cause, "%s writing the checkpoint after step %lld: no progress "
                  "for %.1f s (%.0f s allowed a checkpoint)", what, (long long)s->rec.step,
                  silent_s, fmax(timeout_s, WATCH_STARTUP_S));
     else if (s->rec.step >= 0)
-        snprintf(cause, sizeof cause, "%s at step %lld: no progress for %.1f s (--timeout %.1f s)",
+        snprintf(cause, sizeof cause, "%s at step %lld: no progress for %.1f s (--timeout %.3g s)",
                  what, (long long)s->rec.step, silent_s, timeout_s);
     else
         snprintf(cause, sizeof cause, "%s in start-up: no progress for %.1f s", what, silent_s);

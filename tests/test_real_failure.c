@@ -408,6 +408,8 @@ static void expect_hang_blamed_on_rank_1(const char *hang, const char *said)
     char *err = stderr_of(&b);
     cr_expect_eq(status, 0, "stderr:\n%s", err);
     cr_expect(strstr(err, said), "no '%s' in stderr:\n%s", said, err);
+    /* the timeout as given: %.1f made --timeout 0.15 read "0.1 s" */
+    cr_expect(strstr(err, "(--timeout 2 s)"), "the timeout is not as given:\n%s", err);
     free(err);
     expect_failure("restart", 1, 2);
 }
