@@ -365,6 +365,26 @@ static int check_fail_steps(const struct supervise_job *job, struct err *e)
     return 0;
 }
 
+/* --straggler pause:P:D stalls a rank D seconds without progress: as long
+ * as the watch's timeout, each stall was taken for a hang, and as the
+ * draws follow the seed, every relaunch met the same one, up to "too many
+ * failures" (pause:0.05:1 --timeout 0.5). The default timeout is at least
+ * WATCH_MIN_TIMEOUT_S (job_watch.h). ERR_INPUT naming both. */
+static int check_pause_below_timeout(const struct config *cfg, struct err *e)
+{
+    struct straggler_spec spec;
+    if (straggler_parse(cfg->straggler, &spec, &(struct err){0}) < 0 ||
+        spec.kind != STRAG_PAUSE || !(spec.pause_p > 0))
+        return 0;
+    double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : WATCH_MIN_TIMEOUT_S;
+    if (spec.pause_s < timeout_s) return 0;
+    return err_set(e, ERR_INPUT, "--straggler %s: a pause of %g s is no shorter than %s (%g "
+                   "s): the supervisor would take it for a hung rank, and meet it again in "
+                   "every relaunch; give --timeout above %g", cfg->straggler, spec.pause_s,
+                   cfg->timeout_s > 0 ? "--timeout" : "the default timeout's least", timeout_s,
+                   spec.pause_s);
+}
+
 /* The job ended well, and --fail named a failure that never came: a rank
  * that never reached its step (an asynchronous plan shares its steps out
  * as workers become free), or a time past the run's end. Said, so that a
@@ -538,6 +558,7 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     int rc = failure_policy_resolve(job->cfg->on_failure, job->p, &S->policy, e);
     if (rc == 0) rc = supervise_check_fail(job->cfg, job->p, e);
     if (rc == 0) rc = check_fail_steps(job, e);
+    if (rc == 0) rc = check_pause_below_timeout(job->cfg, e);
     if (rc == 0 && S->is_multi_host)
         rc = hbnet_resolve_address(job->cfg->supervisor_address, S->address, sizeof S->address,
                                    e);

@@ -586,3 +586,20 @@ Test(real_failure, a_checkpoint_write_longer_than_the_timeout_is_no_hang)
               "the report has a failure");
     cJSON_Delete(doc);
 }
+
+/* --straggler pause:P:D no shorter than the timeout: each stall was taken
+ * for a hang, and the seed's draws put the same stall in every relaunch,
+ * nine times, then "too many failures". Refused before the launch, naming
+ * both and the --timeout that would do; the default timeout's least
+ * (10 s) counts when none is given. */
+Test(real_failure, a_pause_no_shorter_than_the_timeout_is_refused)
+{
+    setenv("STRATA_MPIRUN", test_tmp_path("no-launcher-here"), 1);
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "30", "--straggler", "pause:0.05:1", "--timeout", "0.5");
+    struct run d = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "30", "--straggler", "pause:0.05:12");
+    unsetenv("STRATA_MPIRUN");
+    expect_refused(r, "--straggler pause:0.05:1", "give --timeout above 1");
+    expect_refused(d, "the default timeout's least (10 s)", "give --timeout above 12");
+}
