@@ -129,11 +129,12 @@ struct supervisor {
     char address[256];               /* where they reach us: --supervisor-address, numeric */
     bool is_own_commit_dir;          /* commit_dir made under --checkpoint-dir: ours to remove */
     char straggler[1024];            /* the relaunch's --straggler; "" = the user's */
+    long long backup_workers;        /* the relaunch's --backup-workers; -1 = the user's */
 };
 
 /* The options of a launch: the user's, then what overrides them (the last
  * of an option wins, core/config.h). extra[] holds the texts. */
-enum { MAX_EXTRA = 8, EXTRA_BYTES = PATH_BYTES + 32 };
+enum { MAX_EXTRA = 10, EXTRA_BYTES = PATH_BYTES + 32 };
 
 static int launch_args(const struct supervisor *S, int attempt, char extra[][EXTRA_BYTES],
                        char ***out, int *n_out, const char **names, int *n_names, struct err *e)
@@ -155,6 +156,7 @@ static int launch_args(const struct supervisor *S, int attempt, char extra[][EXT
         OVERRIDES("devices");
         OVERRIDES("resume");
         if (S->straggler[0]) OVERRIDES("straggler");
+        if (S->backup_workers >= 0) OVERRIDES("backup-workers");
     }
 #undef OVERRIDES
     if (S->commit_dir[0]) {
@@ -169,6 +171,8 @@ static int launch_args(const struct supervisor *S, int attempt, char extra[][EXT
         snprintf(extra[k++], EXTRA_BYTES, "--devices=%d", S->n_workers);
         if (S->resume[0]) snprintf(extra[k++], EXTRA_BYTES, "--resume=%s", S->resume);
         if (S->straggler[0]) snprintf(extra[k++], EXTRA_BYTES, "--straggler=%s", S->straggler);
+        if (S->backup_workers >= 0)
+            snprintf(extra[k++], EXTRA_BYTES, "--backup-workers=%lld", S->backup_workers);
     }
     char **args = XCALLOC(e, (size_t)j->argc + MAX_EXTRA + 1, sizeof *args);
     if (!args) return ERR_NOMEM;
@@ -295,6 +299,18 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     if (S->policy != FAILURE_RESTART && is_worker) {
         S->n_workers--;
         straggler_without(S, res->rank);
+        /* ps-sync drops the last B pushes of a step, so B stays below the
+         * workers: a shrunk job of B workers refused its own options
+         * ("--backup-workers 1 must be less than --np 1") and the run
+         * failed with exit 2 after its work */
+        long long backups = S->backup_workers >= 0 ? S->backup_workers
+                                                   : S->job->cfg->backup_workers;
+        if (backups > 0 && backups >= S->n_workers && S->n_workers >= 1) {
+            S->backup_workers = S->n_workers - 1;
+            fprintf(stderr, "strata real: --on-failure %s: --backup-workers %lld lowered to "
+                    "%lld for %d worker%s\n", policy, backups, S->backup_workers, S->n_workers,
+                    S->n_workers == 1 ? "" : "s");
+        }
     }
     if (S->n_workers < 1 || n->n_failures > SUPERVISE_MAX_FAILURES) {
         fprintf(stderr, "strata real: --on-failure %s: %s; the run failed\n", policy,
@@ -554,6 +570,7 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     if (!S) return ERR_NOMEM;
     S->job = job;
     S->n_workers = job->p->n_workers;
+    S->backup_workers = -1;
     S->is_multi_host = job->cfg->hostfile[0] != '\0';
     int rc = failure_policy_resolve(job->cfg->on_failure, job->p, &S->policy, e);
     if (rc == 0) rc = supervise_check_fail(job->cfg, job->p, e);

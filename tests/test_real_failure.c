@@ -603,3 +603,22 @@ Test(real_failure, a_pause_no_shorter_than_the_timeout_is_refused)
     expect_refused(r, "--straggler pause:0.05:1", "give --timeout above 1");
     expect_refused(d, "the default timeout's least (10 s)", "give --timeout above 12");
 }
+
+/* ps-sync's --backup-workers B must stay below the workers: shrink to B
+ * workers relaunched a job that refused its own options ("--backup-workers
+ * 1 must be less than --np 1", from each rank) and the run exited 2 after
+ * its work. The relaunch now drops fewer pushes, said, and the report's
+ * config keeps the user's B. */
+Test(real_failure, shrink_below_the_backup_workers_lowers_them_and_finishes)
+{
+    char *json = test_tmp_path("shrunk.json");
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "20", "--strategy", "ps-sync", "--backup-workers", "1", "--fail", "1@10",
+                       "--on-failure", "shrink", "--json", json);
+    cr_expect(strstr(r.err, "--backup-workers 1 lowered to 0 for 1 worker"), "%s", r.err);
+    expect_ok(r, "shrink below the backup workers");
+    cJSON *doc = read_json(json);
+    cr_expect_eq(num_at(doc, "config", "backup-workers"), 1, "the user's --backup-workers");
+    cr_expect_eq(num_at(doc, "failure", "workers_after"), 1);
+    cJSON_Delete(doc);
+}
