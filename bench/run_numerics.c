@@ -157,11 +157,7 @@ int run_simulate_numerics(struct run_numerics *shared, const struct config *cfg,
     int rc = simulate_with(shared, cfg, wl, setup, a, t, res, r, e);
     run_numerics_free(own);
     TRY(rc);
-    if (cfg->target_accuracy > 0) {
-        double t_s = numerics_time_to(r, cfg->target_accuracy);
-        r->has_time_to_accuracy = t_s >= 0;
-        r->time_to_accuracy_s = t_s;
-    }
+    report_set_time_to_accuracy(r, cfg->target_accuracy);
     return 0;
 }
 

@@ -253,9 +253,21 @@ int ckpt_ident_read(const struct ckpt_view *v, const char *name, struct ckpt_ide
     return 0;
 }
 
+/* x as the fewest digits that read back as x: "0.1", not %.17g's
+ * "0.10000000000000001" (which told a user that --lr 0.1 was not 0.1). */
+static const char *shortest(char *buf, size_t n, double x)
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, n, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    return buf;
+}
+
 int ckpt_ident_match(const struct ckpt_ident *file, const struct ckpt_ident *run, bool may_shrink,
                      const char *name, struct err *e)
 {
+    char a[32], b[32];
 #define TEXT(field, option)                                                                      \
     if (strcmp(file->field, run->field))                                                         \
         return err_set(e, ERR_INPUT, "%s: written by a run with --" option " %s; this run has %s", \
@@ -280,10 +292,15 @@ int ckpt_ident_match(const struct ckpt_ident *file, const struct ckpt_ident *run
     NUM(chunks, "chunks", PRId64)
     NUM(dp, "dp", PRId64)
     NUM(inflight, "inflight", PRId64)
-    NUM(lr, "lr", ".17g")
-    NUM(momentum, "momentum", ".17g")
-    NUM(weight_decay, "weight-decay", ".17g")
+#define REAL(field, option)                                                                      \
+    if (file->field != run->field)                                                               \
+        return err_set(e, ERR_INPUT, "%s: written by a run with --" option " %s; this run has %s", \
+                       name, shortest(a, sizeof a, file->field), shortest(b, sizeof b, run->field));
+    REAL(lr, "lr")
+    REAL(momentum, "momentum")
+    REAL(weight_decay, "weight-decay")
 #undef TEXT
 #undef NUM
+#undef REAL
     return 0;
 }

@@ -288,6 +288,18 @@ static int by_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void report_set_time_to_accuracy(struct report *r, double target)
+{
+    r->has_time_to_accuracy = false;
+    if (!(target > 0)) return;
+    for (int i = 0; i < r->n_accuracy_curve; i++)
+        if (r->accuracy_curve[i].accuracy >= target) {
+            r->has_time_to_accuracy = true;
+            r->time_to_accuracy_s = r->accuracy_curve[i].time_s;
+            return;
+        }
+}
+
 int report_set_loss_curve(struct report *r, const struct step_loss *losses, size_t n,
                           int64_t steps, struct err *e)
 {

@@ -137,6 +137,11 @@ struct report {
 int report_set_loss_curve(struct report *r, const struct step_loss *losses, size_t n,
                           int64_t steps, struct err *e);
 
+/* --target-accuracy: r's time_to_accuracy_s, the time of the first
+ * accuracy point at or above target (has_time_to_accuracy false when none
+ * is, or target is 0). Real runs and simulated numerics both report so. */
+void report_set_time_to_accuracy(struct report *r, double target);
+
 /* A zeroed report; mode must be set by the caller. */
 void report_init(struct report *r);
 /* Frees the owned arrays (not r itself). */

@@ -138,15 +138,32 @@ static void write_script(struct text *gp, const struct series *ss, int n_series,
         if (!isfinite(s->optimum_steps)) continue;
         text_printf(gp, "    set arrow from %.10g, graph 0 to %.10g, graph 1 nohead dt 3 lw 1.5 "
                         "lc %d\n", s->optimum_steps, s->optimum_steps, b + 1);
-        char label[192];
+        char label[256];
         struct time_unit u = time_unit_for(s->optimum_s);
-        snprintf(label, sizeof label, " %s: Young-Daly sqrt(2CM) = %.3g steps (%.3g %s), %.1f%%",
-                 s->strategy, s->optimum_steps, s->optimum_s * u.per_s, u.name,
-                 100 * s->optimum_goodput);
+        int len = snprintf(label, sizeof label, " %s: Young-Daly sqrt(2CM) = %.3g steps (%.3g %s)",
+                           s->strategy, s->optimum_steps, s->optimum_s * u.per_s, u.name);
+        /* below 0 the first order says no interval leaves any work (a
+         * relaunch as long as the time between failures, as in short real
+         * runs): "-817.3%" read as a goodput */
+        if (len > 0 && (size_t)len < sizeof label && s->optimum_goodput >= 0)
+            snprintf(label + len, sizeof label - (size_t)len, ", %.1f%%",
+                     100 * s->optimum_goodput);
+        else if (len > 0 && (size_t)len < sizeof label)
+            snprintf(label + len, sizeof label - (size_t)len, ", first order below 0");
+        /* in the axis' right half the label runs left of its line: to the
+         * right it ran off the figure ("... = 23" of "= 236 steps") */
+        double at = is_log ? log(s->optimum_steps / x_lo) / log(x_hi / x_lo)
+                           : (s->optimum_steps - x_lo) / (x_hi - x_lo);
+        bool is_right_half = at > 0.5;
+        if (is_right_half) {
+            size_t n = strlen(label);
+            memmove(label, label + 1, n);   /* its lead space goes to the end */
+            if (n < sizeof label - 1) strcat(label, " ");
+        }
         text_printf(gp, "    set label %d ", b + 1);
         text_quoted(gp, label);
-        text_printf(gp, " at %.10g, graph %.3g left tc lt %d\n", s->optimum_steps,
-                    0.95 - 0.06 * b, b + 1);
+        text_printf(gp, " at %.10g, graph %.3g %s tc lt %d\n", s->optimum_steps,
+                    0.95 - 0.06 * b, is_right_half ? "right" : "left", b + 1);
     }
     const char *sep = "    plot ";
     for (int b = 0; b < n_series; b++) {

@@ -113,13 +113,29 @@ bool checkpoint_is_due(const struct real_ctx *ctx, int64_t steps_done)
     return ctx->ckpt && ctx->ckpt->every > 0 && steps_done > 0 && steps_done % ctx->ckpt->every == 0;
 }
 
+/* After every rank agreed that a save failed (each is past its write): a
+ * checkpoint one rank could not write, or without its MANIFEST, is no
+ * checkpoint, and the files the others wrote would stay in a step
+ * directory that nothing reads or removes after this failed run. Rank 0
+ * removes it; rc is passed on. */
+static int drop_step(struct real_ctx *ctx, int64_t next_step, int rc)
+{
+    if (ctx->rank == 0) {
+        char dir[CKPT_PATH_BYTES + 32];
+        checkpoint_step_dir(dir, sizeof dir, ctx->ckpt->dir, next_step);
+        checkpoint_remove_tree(dir, 0);
+    }
+    return rc;
+}
+
 int checkpoint_save(struct real_ctx *ctx, int64_t next_step, const struct checkpoint_extra *x,
                     struct err *e)
 {
     struct checkpointer *c = ctx->ckpt;
     double t0 = MPI_Wtime();
-    TRY(mpi_check_agree(write_rank_file(ctx, next_step, x, e), e));
-    int rc = 0;
+    heartbeat_saving(ctx->hb);
+    int rc = mpi_check_agree(write_rank_file(ctx, next_step, x, e), e);
+    if (rc < 0) return drop_step(ctx, next_step, rc);
     if (ctx->rank == 0) {
         char dir[CKPT_PATH_BYTES + 32], path[CKPT_PATH_BYTES + 64], text[128];
         checkpoint_step_dir(dir, sizeof dir, c->dir, next_step);
@@ -133,7 +149,8 @@ int checkpoint_save(struct real_ctx *ctx, int64_t next_step, const struct checkp
      * that dies after its checkpoint never takes it down with it (the
      * supervisor would find only the one before), and a MANIFEST that
      * could not be written fails every rank, not rank 0 alone */
-    TRY(mpi_check_agree(rc, e));
+    rc = mpi_check_agree(rc, e);
+    if (rc < 0) return drop_step(ctx, next_step, rc);
     c->spent_s += MPI_Wtime() - t0;
     c->n_written++;
     /* the supervisor adds a failed job's checkpoint time to the report's */
@@ -280,18 +297,9 @@ static int rank0_plan(struct real_ctx *ctx, struct shared *sh, struct err *e)
     if (cfg->checkpoint_every > 0) {
         /* a resumed run's checkpoints go on where it resumed from, by
          * default: beside the step directory when --resume named one */
-        const char *dir = cfg->checkpoint_dir[0] ? cfg->checkpoint_dir : cfg->resume;
-        char parent[CKPT_PATH_BYTES];
-        if (!cfg->checkpoint_dir[0] && checkpoint_step_of_dir(cfg->resume) >= 0) {
-            snprintf(parent, sizeof parent, "%s", cfg->resume);
-            size_t len = strlen(parent);
-            while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
-            char *slash = strrchr(parent, '/');
-            if (slash == parent) slash[1] = '\0';
-            else if (slash) *slash = '\0';
-            else strcpy(parent, ".");
-            dir = parent;
-        }
+        char resumed[CKPT_PATH_BYTES];
+        checkpoint_resume_dir(cfg, resumed, sizeof resumed);
+        const char *dir = cfg->checkpoint_dir[0] ? cfg->checkpoint_dir : resumed;
         if (dir[0]) {
             snprintf(sh->dir, sizeof sh->dir, "%s", dir);
             if (checkpoint_make_dirs(sh->dir) != 0)

@@ -54,6 +54,19 @@ int checkpoint_newest(const char *dir, char *path, size_t n, int64_t *step, stru
 int checkpoint_newest_before(const char *dir, int64_t before, char *path, size_t n,
                              int64_t *step, struct err *e);
 
+/* Where checkpoints go when --checkpoint-dir is "" and --resume is given:
+ * --resume's DIR, or the directory above it when it names one step
+ * directory (DIR/step-N), so that a resumed run's checkpoints go on beside
+ * the one it resumed from; "" without --resume. No MPI: the supervisor
+ * passes the same directory to a restart. */
+void checkpoint_resume_dir(const struct config *cfg, char *out, size_t n);
+
+/* After a job's ranks are gone (no MPI): what their saves left in dir, a
+ * step directory without its MANIFEST and the temporaries of writes cut
+ * short (a rank killed for a death or a hang is killed mid-write, and no
+ * handler of its runs), removed. Whole checkpoints stay. */
+void checkpoint_remove_partial(const char *dir);
+
 /* What can be checked before the MPI job (no MPI): that every server has
  * workers to call it to a checkpoint, and a whole checkpoint in --resume's
  * directory. ERR_INPUT naming the option. */
@@ -61,8 +74,10 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
 /* --checkpoint-dir, before the job starts (no MPI): a directory this
  * process can write in, or one it can make (its nearest existing parent a
  * directory it can write in), so that a bad one is said at once and not
- * after a launch, from inside the job. ERR_INPUT naming the option, the
- * path and what is wrong; 0 when the option is "". */
+ * after a launch, from inside the job; with --checkpoint-every and
+ * --resume but no --checkpoint-dir, the directory beside the resumed
+ * checkpoint (checkpoint_resume_dir), where they go. ERR_INPUT naming the
+ * option, the path and what is wrong; 0 when nothing is written. */
 int checkpoint_check_dir(const struct config *cfg, struct err *e);
 
 /* The supervisor's check of --resume before the job starts (no MPI), so

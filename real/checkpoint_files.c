@@ -75,6 +75,18 @@ int64_t checkpoint_step_of_dir(const char *dir)
     return is_whole(parent, name, step) ? step : -1;
 }
 
+void checkpoint_resume_dir(const struct config *cfg, char *out, size_t n)
+{
+    snprintf(out, n, "%s", cfg->resume);
+    if (!cfg->resume[0] || checkpoint_step_of_dir(cfg->resume) < 0) return;
+    size_t len = strlen(out);
+    while (len > 1 && out[len - 1] == '/') out[--len] = '\0';
+    char *slash = strrchr(out, '/');
+    if (slash == out) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(out, n, ".");
+}
+
 /* checkpoint_newest among the steps below `before`. */
 static int newest_before(const char *dir, int64_t before, char *path, size_t n, int64_t *step,
                          struct err *e)
@@ -138,6 +150,32 @@ void checkpoint_remove_tree(const char *dir, int depth)
     }
     closedir(d);
     rmdir(dir);
+}
+
+/* The temporaries (core/fileio's ".tmp.XXXXXX") in step directory path. */
+static void remove_temporaries(const char *path)
+{
+    DIR *d = opendir(path);
+    for (struct dirent *de; d && (de = readdir(d));) {
+        char file[CKPT_PATH_BYTES + 300];
+        int len = snprintf(file, sizeof file, "%s/%s", path, de->d_name);
+        if (strstr(de->d_name, ".tmp.") && len > 0 && (size_t)len < sizeof file) unlink(file);
+    }
+    if (d) closedir(d);
+}
+
+void checkpoint_remove_partial(const char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *de; d && (de = readdir(d));) {
+        int64_t s = step_of_name(de->d_name);
+        char path[CKPT_PATH_BYTES + 300];
+        int len = snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (s < 0 || len < 0 || (size_t)len >= sizeof path) continue;
+        if (is_whole(dir, de->d_name, s)) remove_temporaries(path);
+        else checkpoint_remove_tree(path, 0);
+    }
+    if (d) closedir(d);
 }
 
 /* Keeps the newest two whole checkpoints and any newer partial one; older
@@ -273,6 +311,13 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
     char path[CKPT_PATH_BYTES + 32];
     int64_t step = 0;
     int rc = checkpoint_newest(cfg->resume, path, sizeof path, &step, e);
+    struct stat st;
+    /* a mistyped path read as an empty directory: say which it is */
+    if (rc == 1 && stat(cfg->resume, &st) != 0)
+        return err_set(e, ERR_INPUT, "--resume %s: %s", cfg->resume, strerror(errno));
+    if (rc == 1 && !S_ISDIR(st.st_mode))
+        return err_set(e, ERR_INPUT, "--resume %s: not a directory (give the --checkpoint-dir "
+                       "of the run, or one step-N directory in it)", cfg->resume);
     if (rc == 1)
         return err_set(e, ERR_INPUT, "--resume %s: no whole checkpoint there (a step-N "
                        "directory with its " MANIFEST_NAME ")", cfg->resume);
@@ -300,48 +345,70 @@ static int nearest_existing(const char *path, char *out, size_t n, struct stat *
     }
 }
 
-int checkpoint_check_dir(const struct config *cfg, struct err *e)
+/* checkpoint_check_dir's checks of dir, named by the option `as`. */
+static int check_dir_writable(const char *dir, const char *as, struct err *e)
 {
-    const char *dir = cfg->checkpoint_dir;
-    if (!dir[0]) return 0;
     /* room for DIR/step-NNNNNNNNNN/rank-N.ckpt.tmp.XXXXXX (real/checkpoint.h) */
     if (strlen(dir) + 64 >= CKPT_PATH_BYTES)
-        return err_set(e, ERR_INPUT, "--checkpoint-dir: a path of %zu bytes is too long (at "
-                       "most %d)", strlen(dir), CKPT_PATH_BYTES - 64);
+        return err_set(e, ERR_INPUT, "%s: a path of %zu bytes is too long (at "
+                       "most %d)", as, strlen(dir), CKPT_PATH_BYTES - 64);
     char at[CKPT_PATH_BYTES];
     struct stat st;
     if (nearest_existing(dir, at, sizeof at, &st) != 0)
-        return err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot look at it (%s)", dir,
+        return err_set(e, ERR_INPUT, "%s %s: cannot look at it (%s)", as, dir,
                        strerror(errno));
     bool is_dir_itself = !strcmp(at, dir);
     if (!S_ISDIR(st.st_mode))
         return is_dir_itself
-                   ? err_set(e, ERR_INPUT, "--checkpoint-dir %s: not a directory", dir)
-                   : err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot make it: %s is not a "
-                             "directory", dir, at);
+                   ? err_set(e, ERR_INPUT, "%s %s: not a directory", as, dir)
+                   : err_set(e, ERR_INPUT, "%s %s: cannot make it: %s is not a "
+                             "directory", as, dir, at);
     if (access(at, W_OK | X_OK) != 0)
         return is_dir_itself
-                   ? err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot write there (%s)", dir,
+                   ? err_set(e, ERR_INPUT, "%s %s: cannot write there (%s)", as, dir,
                              strerror(errno))
-                   : err_set(e, ERR_INPUT, "--checkpoint-dir %s: cannot make it in %s (%s)", dir,
-                             at, strerror(errno));
+                   : err_set(e, ERR_INPUT, "%s %s: cannot make it in %s (%s)", as,
+                             dir, at, strerror(errno));
     return 0;
 }
 
+int checkpoint_check_dir(const struct config *cfg, struct err *e)
+{
+    if (cfg->checkpoint_dir[0])
+        return check_dir_writable(cfg->checkpoint_dir, "--checkpoint-dir", e);
+    if (cfg->checkpoint_every <= 0 || !cfg->resume[0]) return 0;
+    /* a resumed run's checkpoints go beside the one it resumed from: a
+     * read-only one there failed the run at its first checkpoint */
+    char dir[CKPT_PATH_BYTES];
+    checkpoint_resume_dir(cfg, dir, sizeof dir);
+    int rc = check_dir_writable(dir, "--resume", e);
+    if (rc < 0) {
+        char msg[ERR_MSG_BYTES];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        err_set(e, rc, "%s: --checkpoint-every writes a resumed run's checkpoints there; give "
+                "--checkpoint-dir DIR for them", msg);
+    }
+    return rc;
+}
+
 /* One file of the checkpoint in dir (step, of file_ranks ranks), checked
- * as checkpoint_check_resume says. */
+ * as checkpoint_check_resume says; *is_damaged when it is missing or its
+ * bytes are bad (not when it is whole and of another run). */
 static int check_file(const struct config *cfg, const struct plan *p, int64_t n_params,
-                      const char *dir, int64_t step, int file_rank, struct err *e)
+                      const char *dir, int64_t step, int file_rank, bool *is_damaged,
+                      struct err *e)
 {
     char path[CKPT_PATH_BYTES + 64];
     snprintf(path, sizeof path, "%s/rank-%d.ckpt", dir, file_rank);
     unsigned char *buf = NULL;
     size_t n = 0;
+    *is_damaged = true;
     TRY(checkpoint_slurp(path, &buf, &n, e));
     struct ckpt_view v;
     struct ckpt_ident file, run;
     checkpoint_ident_of(cfg, p, n_params, file_rank, step, &run);
     int rc = ckpt_parse(buf, n, path, &v, e);
+    *is_damaged = rc < 0;
     if (rc == 0) rc = ckpt_ident_read(&v, path, &file, e);
     if (rc == 0) rc = ckpt_ident_match(&file, &run, p->data_parallel, path, e);
     if (rc == 0 && (file.step != step || file.rank != file_rank))
@@ -371,13 +438,45 @@ int checkpoint_check_resume(const struct config *cfg, const struct plan *p, int6
         return err_set(e, ERR_INPUT, "%s: written by a run of %" PRId64 " workers; this run has %d "
                        "(only data-parallel plans resume on another count)", dir, file_workers,
                        p->n_workers);
-    if (steps > 0 && step >= steps)
+    if (steps > 0 && step >= steps) {
+        /* one below the run's steps may be kept beside it (two are): say
+         * how to take that one, as --resume DIR always takes the newest */
+        char older[CKPT_PATH_BYTES];
+        int64_t older_step = 0;
+        bool has_older = strcmp(dir, cfg->resume) != 0 &&
+                         checkpoint_newest_before(cfg->resume, steps, older, sizeof older,
+                                                  &older_step, &(struct err){0}) == 0;
+        char also[CKPT_PATH_BYTES + 96] = "";
+        if (has_older)
+            snprintf(also, sizeof also, "; --resume %s takes the one of step %" PRId64, older,
+                     older_step);
         return err_set(e, ERR_INPUT, "--resume %s: its checkpoint is at step %" PRId64 ", not "
-                       "below this run's %" PRId64 " steps: nothing is left to run", cfg->resume,
-                       step, steps);
+                       "below this run's %" PRId64 " steps: nothing is left to run (more "
+                       "--steps go on from it)%s", cfg->resume, step, steps, also);
+    }
     /* every file: its CRC, and whose run it is (O(checkpoint size): read
      * once more here so that a bad one is strata's message, not an abort) */
-    for (int r = 0; r < (int)ranks; r++) TRY(check_file(cfg, p, n_params, dir, step, r, e));
+    for (int r = 0; r < (int)ranks; r++) {
+        bool is_damaged = false;
+        rc = check_file(cfg, p, n_params, dir, step, r, &is_damaged, e);
+        if (rc == 0) continue;
+        /* a damaged newest checkpoint: the one before it (two are kept)
+         * may be whole; say how to take it, since --resume DIR always
+         * picks the newest. Not for another run's checkpoint: the older
+         * one is that run's too. */
+        char older[CKPT_PATH_BYTES];
+        int64_t older_step = 0;
+        struct err ignored = {0};
+        if (is_damaged && rc == ERR_INPUT && strcmp(dir, cfg->resume) != 0 &&
+            checkpoint_newest_before(cfg->resume, step, older, sizeof older, &older_step,
+                                     &ignored) == 0) {
+            char msg[ERR_MSG_BYTES];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            err_set(e, rc, "%s; to go back to the checkpoint of step %" PRId64 " before it, "
+                    "--resume %s", msg, older_step, older);
+        }
+        return rc;
+    }
     return 0;
 }
 

@@ -99,9 +99,14 @@ int failure_env_report(struct report *r, double start_s, double makespan_s,
     r->failure.has_workers_after = true;
     r->failure.workers_after = r->devices;
     r->failure.lost_s = r->failure.detect_s + r->failure.relaunch_s + r->failure.redone_s;
-    /* the whole run: from the first job's aligned start to this one's end */
+    /* the whole run: from the first job's aligned start to this one's end;
+     * goodput as docs/metrics.md and the simulator (sim/failures.c) have
+     * it, (T - lost_s - checkpoint_s) / T: time spent writing checkpoints
+     * is not work either (it was left in, so a real run's goodput read
+     * higher than a simulated one of the same time line) */
     double total_s = start_s - n.first_start_s + makespan_s;
-    r->failure.goodput = total_s > 0 ? 1 - r->failure.lost_s / total_s : 0;
+    r->failure.goodput =
+        total_s > 0 ? 1 - (r->failure.lost_s + r->failure.checkpoint_s) / total_s : 0;
     if (r->failure.goodput < 0) r->failure.goodput = 0;
     return 0;
 }

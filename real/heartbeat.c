@@ -26,6 +26,7 @@ struct heartbeat {
     int64_t hang_step;             /* STRATA_TEST_HANG for this rank: its step, or */
     bool is_hang_set, hangs_finishing;   /* ... the gathering */
     double hang_late_s;            /* asleep before it says it started hang_step */
+    double save_late_s;            /* "R@save+S": asleep in the first checkpoint write */
 };
 
 double heartbeat_clock_s(void)
@@ -46,6 +47,11 @@ static void read_test_hang(struct heartbeat *hb, int rank)
     const char *when = end + 1;
     if (!strcmp(when, "finish")) {
         hb->is_hang_set = hb->hangs_finishing = true;
+        return;
+    }
+    if (!strncmp(when, "save+", 5)) {
+        double late_s = strtod(when + 5, &end);
+        if (end != when + 5 && !*end && late_s >= 0 && late_s <= 60) hb->save_late_s = late_s;
         return;
     }
     long long step = strtoll(when, &end, 10);
@@ -85,7 +91,8 @@ static void tie_to_supervisor(void)
 static void put(struct heartbeat *hb, size_t lo, size_t hi)
 {
     if (hb->net) {   /* the network's unit is the whole record */
-        hbnet_link_send(hb->net, &hb->rec, hb->rec.state >= HEARTBEAT_DONE);
+        hbnet_link_send(hb->net, &hb->rec, hb->rec.state == HEARTBEAT_DONE ||
+                                               hb->rec.state == HEARTBEAT_DYING);
         return;
     }
     if (hb->fd < 0) return;
@@ -180,12 +187,26 @@ void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s)
     if (hb->is_hang_set && !hb->hangs_finishing && step == hb->hang_step) hang();
 }
 
+void heartbeat_saving(struct heartbeat *hb)
+{
+    if (!hb) return;
+    hb->rec.state = HEARTBEAT_SAVING;
+    hb->rec.progress_s = heartbeat_clock_s();
+    put(hb, offsetof(struct heartbeat_record, state), offsetof(struct heartbeat_record, start_s));
+    if (hb->save_late_s > 0) {
+        sleep_s(hb->save_late_s);
+        hb->save_late_s = 0;
+    }
+}
+
 void heartbeat_checkpointed(struct heartbeat *hb, double checkpoint_s)
 {
     if (!hb) return;
+    /* the save is over, and was progress: the step's watch resumes */
     hb->rec.checkpoint_s = checkpoint_s;
-    put(hb, offsetof(struct heartbeat_record, checkpoint_s),
-        offsetof(struct heartbeat_record, words));
+    hb->rec.state = HEARTBEAT_RUNNING;
+    hb->rec.progress_s = heartbeat_clock_s();
+    put(hb, offsetof(struct heartbeat_record, state), offsetof(struct heartbeat_record, words));
 }
 
 void heartbeat_beat(struct heartbeat *hb)

@@ -34,7 +34,8 @@
  * stopped nor dying) as it starts step STEP; "R@STEP+SECONDS" asleep for
  * SECONDS before it says it started the step, as a rank descheduled there
  * (its peers' last progress is then that much older than its own);
- * "R@finish" as it starts gathering the report. Read by heartbeat_open;
+ * "R@finish" as it starts gathering the report; "R@save+SECONDS" asleep
+ * SECONDS in its first checkpoint write, as on a slow disk. Read by heartbeat_open;
  * ignored when malformed. */
 #define HEARTBEAT_TEST_HANG_ENV "STRATA_TEST_HANG"
 #define HEARTBEAT_MAGIC 0x42485453u   /* "STHB" little-endian */
@@ -47,6 +48,9 @@ enum heartbeat_state {
     HEARTBEAT_DONE,       /* its part is over, or it returned with an error:
                              its exit from here on is no death */
     HEARTBEAT_DYING,      /* --fail: it kills itself right after writing this */
+    HEARTBEAT_SAVING,     /* writing a checkpoint (or waiting on its peers' writes):
+                             silent for max(--timeout, the start-up's 60 s), since a
+                             large model's file on a slow disk outlasts a step */
 };
 
 /* The file, as it lies on disk (host byte order: one machine reads it). */
@@ -86,7 +90,10 @@ double heartbeat_start_s(const struct heartbeat *hb);
  * words and dies by SIGKILL, as a crashed process would: no return. */
 void heartbeat_step(struct heartbeat *hb, int64_t step, double now_s);
 
-/* This rank has spent checkpoint_s writing checkpoints so far. NULL ok. */
+/* A checkpoint's save begins (state SAVING). NULL ok. */
+void heartbeat_saving(struct heartbeat *hb);
+/* It is over, and this rank has spent checkpoint_s writing checkpoints so
+ * far: progress, state RUNNING again. NULL ok. */
 void heartbeat_checkpointed(struct heartbeat *hb, double checkpoint_s);
 
 /* Its steps are over; the report is being gathered (state FINISHING).

@@ -363,7 +363,7 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
             note_death(&death, r, s, died_s, closed_s, cause);
         }
         s->is_watched = rec->state == HEARTBEAT_RUNNING || rec->state == HEARTBEAT_STARTING ||
-                        rec->state == HEARTBEAT_FINISHING;
+                        rec->state == HEARTBEAT_FINISHING || rec->state == HEARTBEAT_SAVING;
         if (s->is_watched && rec->progress_s > newest_s) newest_s = rec->progress_s;
     }
     if (death.rank >= 0) {
@@ -374,8 +374,12 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
         struct seen *s = &w->ranks[r];
         if (!s->is_watched) continue;
         const struct heartbeat_record *rec = &s->rec;
-        double allowed_s = rec->state == HEARTBEAT_STARTING && timeout_s < WATCH_STARTUP_S
-                               ? WATCH_STARTUP_S : timeout_s;
+        /* a checkpoint's write is not a step: a large model's file on a
+         * slow disk outlasted --timeout (or 20 steps), and each relaunch
+         * met the same write again, up to "too many failures" */
+        bool is_slow_state = rec->state == HEARTBEAT_STARTING || rec->state == HEARTBEAT_SAVING;
+        double allowed_s = is_slow_state && timeout_s < WATCH_STARTUP_S ? WATCH_STARTUP_S
+                                                                        : timeout_s;
         /* a finishing rank waits on the slowest: silent while any rank
          * makes progress, it is over only when the whole job is */
         double last_s = rec->state == HEARTBEAT_FINISHING ? newest_s : rec->progress_s;
@@ -389,9 +393,13 @@ static bool look(struct watch *w, double now_s, bool *is_erring, struct watch_re
     const char *what = is_stopped(rank_state(w, r)) ? "stopped (SIGSTOP)" : "hung";
     if (s->rec.state == HEARTBEAT_FINISHING)
         snprintf(cause, sizeof cause, "%s while the report was gathered: no progress for %.1f s "
-                 "(--timeout %.1f s)", what, now_s - s->rec.progress_s, timeout_s);
+                 "(--timeout %.3g s)", what, now_s - s->rec.progress_s, timeout_s);
+    else if (s->rec.state == HEARTBEAT_SAVING)
+        snprintf(cause, sizeof cause, "%s writing the checkpoint after step %lld: no progress "
+                 "for %.1f s (%.0f s allowed a checkpoint)", what, (long long)s->rec.step,
+                 silent_s, fmax(timeout_s, WATCH_STARTUP_S));
     else if (s->rec.step >= 0)
-        snprintf(cause, sizeof cause, "%s at step %lld: no progress for %.1f s (--timeout %.1f s)",
+        snprintf(cause, sizeof cause, "%s at step %lld: no progress for %.1f s (--timeout %.3g s)",
                  what, (long long)s->rec.step, silent_s, timeout_s);
     else
         snprintf(cause, sizeof cause, "%s in start-up: no progress for %.1f s", what, silent_s);

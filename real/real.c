@@ -396,6 +396,10 @@ static int finish(struct real_ctx *ctx, struct eval_snapshots *evals, struct rea
         }
         heartbeat_finishing(ctx->hb);
         if (rc == 0) rc = evaluate_points(ctx, evals, res, e);
+        /* --target-accuracy was taken and never read: time_to_accuracy_s
+         * was null however early the curve crossed it (the simulator's
+         * numerics alone set it). On the curve's clock: this job's. */
+        if (rc == 0) report_set_time_to_accuracy(&res->report, ctx->cfg->target_accuracy);
         const char *path = ctx->cfg->save_params;
         if (rc == 0 && path[0]) rc = save_params(ctx, path, e);
     }
@@ -494,7 +498,13 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
         /* A rank that fails mid-run leaves its peers waiting on it forever:
          * nothing short of ending the job frees them. */
         if (rc < 0) {
-            fprintf(stderr, "strata real: rank %d: %s\n", ctx.rank, e->msg);
+            /* an error every rank agreed on (real/mpi_check.h: a failed
+             * checkpoint) is the failing rank's, which says it; the others
+             * hold it as "rank N: ..." and said it again, "rank 1: rank 0:
+             * cannot write ...", once per rank */
+            int from = -1;
+            bool is_peers = sscanf(e->msg, "rank %d: ", &from) == 1 && from != ctx.rank;
+            if (!is_peers) fprintf(stderr, "strata real: rank %d: %s\n", ctx.rank, e->msg);
             heartbeat_say(ctx.hb, e->msg);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }

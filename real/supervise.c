@@ -128,11 +128,13 @@ struct supervisor {
     bool is_multi_host;
     char address[256];               /* where they reach us: --supervisor-address, numeric */
     bool is_own_commit_dir;          /* commit_dir made under --checkpoint-dir: ours to remove */
+    char straggler[1024];            /* the relaunch's --straggler; "" = the user's */
+    long long backup_workers;        /* the relaunch's --backup-workers; -1 = the user's */
 };
 
 /* The options of a launch: the user's, then what overrides them (the last
  * of an option wins, core/config.h). extra[] holds the texts. */
-enum { MAX_EXTRA = 8, EXTRA_BYTES = PATH_BYTES + 32 };
+enum { MAX_EXTRA = 10, EXTRA_BYTES = PATH_BYTES + 32 };
 
 static int launch_args(const struct supervisor *S, int attempt, char extra[][EXTRA_BYTES],
                        char ***out, int *n_out, const char **names, int *n_names, struct err *e)
@@ -153,6 +155,8 @@ static int launch_args(const struct supervisor *S, int attempt, char extra[][EXT
         OVERRIDES("np");
         OVERRIDES("devices");
         OVERRIDES("resume");
+        if (S->straggler[0]) OVERRIDES("straggler");
+        if (S->backup_workers >= 0) OVERRIDES("backup-workers");
     }
 #undef OVERRIDES
     if (S->commit_dir[0]) {
@@ -166,6 +170,9 @@ static int launch_args(const struct supervisor *S, int attempt, char extra[][EXT
         snprintf(extra[k++], EXTRA_BYTES, "--np=%d", S->n_workers);
         snprintf(extra[k++], EXTRA_BYTES, "--devices=%d", S->n_workers);
         if (S->resume[0]) snprintf(extra[k++], EXTRA_BYTES, "--resume=%s", S->resume);
+        if (S->straggler[0]) snprintf(extra[k++], EXTRA_BYTES, "--straggler=%s", S->straggler);
+        if (S->backup_workers >= 0)
+            snprintf(extra[k++], EXTRA_BYTES, "--backup-workers=%lld", S->backup_workers);
     }
     char **args = XCALLOC(e, (size_t)j->argc + MAX_EXTRA + 1, sizeof *args);
     if (!args) return ERR_NOMEM;
@@ -248,6 +255,28 @@ static int run_one(struct supervisor *S, int attempt, struct watch_result *res,
     return rc;
 }
 
+/* A worker gone (shrink, continue): --straggler slow:R=X names ranks of
+ * the job before, and the survivors move down one past the dead rank (a
+ * shrunk job's ranks are renumbered, real/checkpoint.h), so the relaunch
+ * would refuse a rank that is now a server or gone ("rank 1 does not
+ * exist") and the run fail with exit 2 after its work. The slow device
+ * stays slow under its new rank; the dead one's entry goes with it. */
+static void straggler_without(struct supervisor *S, int dead)
+{
+    const char *now = S->straggler[0] ? S->straggler : S->job->cfg->straggler;
+    struct straggler_spec spec;
+    if (straggler_parse(now, &spec, &(struct err){0}) < 0 || spec.kind != STRAG_SLOW) return;
+    int kept = 0;
+    for (int i = 0; i < spec.n_slow; i++) {
+        if (spec.slow_rank[i] == dead) continue;
+        spec.slow_rank[kept] = spec.slow_rank[i] - (spec.slow_rank[i] > dead);
+        spec.slow_factor[kept++] = spec.slow_factor[i];
+    }
+    spec.n_slow = kept;
+    if (kept == 0) spec.kind = STRAG_NONE;
+    straggler_format(&spec, S->straggler, sizeof S->straggler);
+}
+
 /* After a failure: what it cost, and the next job's shape. false when no
  * policy can go on (the message is printed). */
 static bool recover(struct supervisor *S, const struct watch_result *res, double launched_s,
@@ -267,7 +296,22 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     n->checkpoint_s += res->checkpoint_s;
     n->detect_s += res->noticed_s > res->died_s ? res->noticed_s - res->died_s : 0;
     bool is_worker = res->rank < S->n_workers;
-    if (S->policy != FAILURE_RESTART && is_worker) S->n_workers--;
+    if (S->policy != FAILURE_RESTART && is_worker) {
+        S->n_workers--;
+        straggler_without(S, res->rank);
+        /* ps-sync drops the last B pushes of a step, so B stays below the
+         * workers: a shrunk job of B workers refused its own options
+         * ("--backup-workers 1 must be less than --np 1") and the run
+         * failed with exit 2 after its work */
+        long long backups = S->backup_workers >= 0 ? S->backup_workers
+                                                   : S->job->cfg->backup_workers;
+        if (backups > 0 && backups >= S->n_workers && S->n_workers >= 1) {
+            S->backup_workers = S->n_workers - 1;
+            fprintf(stderr, "strata real: --on-failure %s: --backup-workers %lld lowered to "
+                    "%lld for %d worker%s\n", policy, backups, S->backup_workers, S->n_workers,
+                    S->n_workers == 1 ? "" : "s");
+        }
+    }
     if (S->n_workers < 1 || n->n_failures > SUPERVISE_MAX_FAILURES) {
         fprintf(stderr, "strata real: --on-failure %s: %s; the run failed\n", policy,
                 S->n_workers < 1 ? "no worker is left" : "too many failures");
@@ -282,6 +326,13 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     int found = from[0] ? checkpoint_newest_before(from, before, S->resume, sizeof S->resume,
                                                    &step, e)
                         : 1;
+    /* none written yet: a run that was itself resumed goes back to what
+     * its --resume named (every launch has the user's --resume), not to
+     * scratch as the message and the steps redone said */
+    const char *resumed = S->job->cfg->resume;
+    bool is_commit = S->commit_dir[0] && found == 0;
+    if (found == 1 && resumed[0])
+        found = checkpoint_newest_before(resumed, before, S->resume, sizeof S->resume, &step, e);
     if (found < 0) {
         fprintf(stderr, "strata real: %s; the run failed\n", e->msg);
         return false;
@@ -295,13 +346,96 @@ static bool recover(struct supervisor *S, const struct watch_result *res, double
     if (res->died_s > since_s) n->redone_s += res->died_s - since_s;
     char whence[64];
     if (found == 0) snprintf(whence, sizeof whence, "the %s of step %lld",
-                             S->commit_dir[0] ? "commit" : "checkpoint", (long long)step);
+                             is_commit ? "commit" : "checkpoint", (long long)step);
     else snprintf(whence, sizeof whence, "scratch (no %s)",
                   S->commit_dir[0] ? "commit" : "checkpoint");
     fprintf(stderr, "strata real: --on-failure %s: relaunching %d worker%s%s from %s\n", policy,
             S->n_workers, S->n_workers == 1 ? "" : "s",
             p->n_servers ? " and the servers" : "", whence);
     return true;
+}
+
+/* --fail R@STEP against what is known once the data and --resume are:
+ * a step past those --epochs makes, or one before the step the run
+ * resumes at, was taken, and the run ended without a failure and without
+ * a word. */
+static int check_fail_steps(const struct supervise_job *job, struct err *e)
+{
+    const struct config *cfg = job->cfg;
+    struct failure_spec f;
+    TRY(failure_parse(cfg->fail, &f, e));
+    if (!f.is_set || f.step < 0) return 0;
+    if (cfg->epochs > 0 && job->steps > 0 && f.step >= job->steps)
+        return err_set(e, ERR_INPUT, "--fail %s: the run never starts step %lld (--epochs %lld "
+                       "makes %lld steps, 0 to %lld); fail at an earlier step", cfg->fail,
+                       (long long)f.step, (long long)cfg->epochs, (long long)job->steps,
+                       (long long)job->steps - 1);
+    char at[PATH_BYTES];
+    int64_t first = 0;
+    if (cfg->resume[0] &&
+        checkpoint_newest(cfg->resume, at, sizeof at, &first, &(struct err){0}) == 0 &&
+        f.step < first)
+        return err_set(e, ERR_INPUT, "--fail %s: the run resumes at step %lld (--resume %s), "
+                       "after step %lld; fail at step %lld or later", cfg->fail,
+                       (long long)first, cfg->resume, (long long)f.step, (long long)first);
+    return 0;
+}
+
+/* --straggler pause:P:D stalls a rank D seconds without progress: as long
+ * as the watch's timeout, each stall was taken for a hang, and as the
+ * draws follow the seed, every relaunch met the same one, up to "too many
+ * failures" (pause:0.05:1 --timeout 0.5). The default timeout is at least
+ * WATCH_MIN_TIMEOUT_S (job_watch.h). ERR_INPUT naming both. */
+static int check_pause_below_timeout(const struct config *cfg, struct err *e)
+{
+    struct straggler_spec spec;
+    if (straggler_parse(cfg->straggler, &spec, &(struct err){0}) < 0 ||
+        spec.kind != STRAG_PAUSE || !(spec.pause_p > 0))
+        return 0;
+    double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : WATCH_MIN_TIMEOUT_S;
+    if (spec.pause_s < timeout_s) return 0;
+    return err_set(e, ERR_INPUT, "--straggler %s: a pause of %g s is no shorter than %s (%g "
+                   "s): the supervisor would take it for a hung rank, and meet it again in "
+                   "every relaunch; give --timeout above %g", cfg->straggler, spec.pause_s,
+                   cfg->timeout_s > 0 ? "--timeout" : "the default timeout's least", timeout_s,
+                   spec.pause_s);
+}
+
+/* The job ended well, and --fail named a failure that never came: a rank
+ * that never reached its step (an asynchronous plan shares its steps out
+ * as workers become free), or a time past the run's end. Said, so that a
+ * report without a failure section is not read as a recovered one. */
+static void say_if_fail_never_came(const struct supervise_job *job)
+{
+    struct failure_spec f;
+    if (failure_parse(job->cfg->fail, &f, &(struct err){0}) < 0 || !f.is_set) return;
+    if (f.step >= 0)
+        fprintf(stderr, "strata real: --fail %s: rank %d never started step %lld (the run "
+                "ended first): nothing failed\n", job->cfg->fail, f.rank, (long long)f.step);
+    else
+        fprintf(stderr, "strata real: --fail %s: the run ended before it: nothing failed\n",
+                job->cfg->fail);
+}
+
+/* After SIGINT or SIGTERM, or a failure no policy recovers from: where
+ * the run can go on from. The user's --checkpoint-dir (or the one beside
+ * --resume) stays, and its newest whole checkpoint is the way back; ours
+ * is removed with the run directory, so say what would have kept it. */
+static void say_how_to_go_on(const struct supervisor *S)
+{
+    char newest[PATH_BYTES];
+    int64_t step = 0;
+    struct err ignored = {0};
+    if (!S->checkpoint_dir[0] ||
+        checkpoint_newest(S->checkpoint_dir, newest, sizeof newest, &step, &ignored) != 0)
+        return;
+    if (S->is_own_checkpoint_dir)
+        fprintf(stderr, "strata real: its checkpoints (the newest of step %lld) were in a "
+                "temporary directory, now removed; --checkpoint-dir DIR keeps them for a "
+                "--resume\n", (long long)step);
+    else
+        fprintf(stderr, "strata real: the checkpoint of step %lld stays: --resume %s goes on "
+                "from there\n", (long long)step, S->checkpoint_dir);
 }
 
 static int supervise(struct supervisor *S, int *exit_code, struct err *e)
@@ -319,14 +453,24 @@ static int supervise(struct supervisor *S, int *exit_code, struct err *e)
         if (attempt == 0) S->note.first_start_s = res.start_s > 0 ? res.start_s : launched_s;
         bool again = false;
         switch (res.end) {
-        case WATCH_EXITED: *exit_code = res.exit_code; break;
+        case WATCH_EXITED:
+            *exit_code = res.exit_code;
+            if (attempt == 0 && res.exit_code == 0) say_if_fail_never_came(S->job);
+            break;
         case WATCH_SIGNALLED:
             fprintf(stderr, "strata real: %s: the job was ended\n", strsignal(signalled));
+            if (S->checkpoint_dir[0]) checkpoint_remove_partial(S->checkpoint_dir);
+            say_how_to_go_on(S);
             *exit_code = 128 + signalled;
             break;
         case WATCH_FAILED:
             fprintf(stderr, "strata real: rank %d %s\n", res.rank, res.cause);
+            /* the ranks were killed, some maybe mid-save: what they left
+             * goes before a relaunch or the end (the run directory's
+             * commits go with it) */
+            if (S->checkpoint_dir[0]) checkpoint_remove_partial(S->checkpoint_dir);
             again = recover(S, &res, launched_s, attempt, e);
+            if (!again) say_how_to_go_on(S);   /* the run failed: what is left of it */
             *exit_code = 1;
             break;
         }
@@ -368,6 +512,26 @@ static int check_shared_dirs(const struct supervisor *S, struct err *e)
                            : "--checkpoint-every needs");
 }
 
+/* Shrink's and continue's commits are the job's checkpoints (the job
+ * writes one series, every --commit-every steps, into the run directory):
+ * --checkpoint-every with a --checkpoint-dir of the user's was taken and
+ * dropped, nothing written there (the directory not even made) while the
+ * report said "checkpoints: 40 written", and a later --resume found none.
+ * ERR_INPUT naming both. Not with --hostfile, whose commits go there. */
+static int check_commits_replace_checkpoints(const struct supervisor *S, struct err *e)
+{
+    const struct config *cfg = S->job->cfg;
+    if (S->is_multi_host || !wants_commits(S) || !cfg->checkpoint_dir[0] ||
+        cfg->checkpoint_every <= 0)
+        return 0;
+    return err_set(e, ERR_INPUT, "--checkpoint-dir %s: under --on-failure %s the job writes its "
+                   "commits (--commit-every %lld, in memory) in place of "
+                   "--checkpoint-every's checkpoints, so nothing would be written there; give "
+                   "--on-failure restart to keep checkpoints there, or leave --checkpoint-dir "
+                   "out", cfg->checkpoint_dir, failure_policy_names[S->policy],
+                   cfg->commit_every);
+}
+
 /* Where the commits and restart's checkpoints go, as supervise.h says;
  * with --hostfile, commits go to a directory of ours in --checkpoint-dir
  * (check_shared_dirs). */
@@ -385,6 +549,11 @@ static int choose_dirs(struct supervisor *S, struct err *e)
         S->is_own_commit_dir = true;
     } else if (wants_commits(S)) {
         snprintf(S->commit_dir, sizeof S->commit_dir, "%s/commit", S->run_dir);
+    } else if (cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0] && cfg->resume[0]) {
+        /* the ranks write beside the checkpoint they resumed from
+         * (real/checkpoint.h), as --help says: not into ours, removed at
+         * the end, where an interrupted run's would have been lost */
+        checkpoint_resume_dir(cfg, S->checkpoint_dir, sizeof S->checkpoint_dir);
     } else if (cfg->checkpoint_every > 0 && !cfg->checkpoint_dir[0]) {
         snprintf(S->checkpoint_dir, sizeof S->checkpoint_dir, "%s/checkpoints", S->run_dir);
         S->is_own_checkpoint_dir = true;
@@ -401,13 +570,17 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     if (!S) return ERR_NOMEM;
     S->job = job;
     S->n_workers = job->p->n_workers;
+    S->backup_workers = -1;
     S->is_multi_host = job->cfg->hostfile[0] != '\0';
     int rc = failure_policy_resolve(job->cfg->on_failure, job->p, &S->policy, e);
     if (rc == 0) rc = supervise_check_fail(job->cfg, job->p, e);
+    if (rc == 0) rc = check_fail_steps(job, e);
+    if (rc == 0) rc = check_pause_below_timeout(job->cfg, e);
     if (rc == 0 && S->is_multi_host)
         rc = hbnet_resolve_address(job->cfg->supervisor_address, S->address, sizeof S->address,
                                    e);
     if (rc == 0) rc = check_shared_dirs(S, e);
+    if (rc == 0) rc = check_commits_replace_checkpoints(S, e);
     if (rc == 0) rc = make_run_dir(S->run_dir, sizeof S->run_dir, e);
     if (rc == 0 && (rc = choose_dirs(S, e)) < 0) remove_tree(S->run_dir);
     if (rc < 0) {

@@ -5,9 +5,10 @@
  * timeout, named in a message, and answered by the --on-failure policy:
  *
  *   restart   the job again with the same ranks, from the newest whole
- *             checkpoint in --checkpoint-dir (or in the temporary one the
- *             supervisor passes down when the user gave none), from scratch
- *             when there is none
+ *             checkpoint in --checkpoint-dir (or beside --resume's, or in
+ *             the temporary one the supervisor passes down when the user
+ *             gave neither), else from the one --resume named, from
+ *             scratch when there is none
  *   shrink    the job again with one worker fewer, the same global batch,
  *             from the last commit
  *   continue  (asynchronous parameter servers) the job again with the
@@ -29,6 +30,11 @@
  * written only when the user asked for failure handling (--fail,
  * --on-failure or --commit-every given), so that a plain run costs what it
  * did. Relaunches never pass --fail again.
+ *
+ * After a job that failed or was interrupted, its checkpoint directory is
+ * swept of what killed saves left (real/checkpoint.h,
+ * checkpoint_remove_partial), and the newest whole checkpoint that stays
+ * is named with the --resume that takes it.
  *
  * The run directory (heartbeats, commits, the temporary checkpoints, Open
  * MPI's session files) is removed at the end, whatever happened; one left

@@ -214,13 +214,6 @@ int numerics_sync_report(const struct sync_numerics *n, const double *step_end_s
     return 0;
 }
 
-double numerics_time_to(const struct report *r, double target)
-{
-    for (int i = 0; i < r->n_accuracy_curve; i++)
-        if (r->accuracy_curve[i].accuracy >= target) return r->accuracy_curve[i].time_s;
-    return -1;
-}
-
 /* ---- the asynchronous path ------------------------------------------------ */
 
 struct numerics {

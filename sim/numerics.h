@@ -79,7 +79,4 @@ const struct err *numerics_error(const struct numerics *n);
  * loss_curve, accuracy_curve and final. */
 int numerics_report(struct numerics *n, double makespan_s, struct report *r, struct err *e);
 
-/* The first accuracy point at or above target: its time, or -1. */
-double numerics_time_to(const struct report *r, double target);
-
 #endif

@@ -62,6 +62,11 @@ static void expect_first_checkpoint_survives(const char *kind)
                  r.err);
     cr_expect(strstr(r.err, "step-0000000020/rank-0.ckpt"),
               "%s: the message names the checkpoint file; stderr:\n%s", kind, r.err);
+    /* said once, by the rank that failed: every rank agreed on the error,
+     * and rank 1 said it again as "rank 1: rank 0: ..." */
+    const char *first = strstr(r.err, "step-0000000020/rank-0.ckpt");
+    cr_expect(first && !strstr(first + 1, "step-0000000020/rank-0.ckpt"),
+              "%s: the message is said more than once; stderr:\n%s", kind, r.err);
     run_free(&r);
 
     const char *whole[] = {"MANIFEST", "rank-0.ckpt", "rank-1.ckpt"};
@@ -73,6 +78,9 @@ static void expect_first_checkpoint_survives(const char *kind)
     cr_expect_not(exists(path), "%s: step 20 claims to be whole", kind);
     snprintf(path, sizeof path, "%s/step-0000000020/rank-0.ckpt", dir);
     cr_expect_not(exists(path), "%s: the failed file is there", kind);
+    /* nor rank 1's, written whole beside it: nothing of step 20 is left */
+    snprintf(path, sizeof path, "%s/step-0000000020", dir);
+    cr_expect_not(exists(path), "%s: the failed checkpoint's directory is left", kind);
     cr_expect_eq(temporaries_in(dir), 0, "%s: a temporary was left in %s", kind, dir);
 }
 

@@ -163,6 +163,23 @@ Test(ckpt_file, a_mismatched_identity_names_the_option_and_both_values)
     cr_expect(strstr(e.msg, "2 workers"), "%s", e.msg);
 }
 
+/* Real options read as typed: --lr 0.1 was said "0.10000000000000001",
+ * which reads as if it were not the 0.1 the user gave; values that differ
+ * only past 15 digits still print apart. */
+Test(ckpt_file, a_mismatched_rate_reads_as_typed)
+{
+    struct ckpt_ident file = sample_ident(), run = sample_ident();
+    struct err e = {0};
+    run.lr = 0.1;
+    cr_expect_eq(ckpt_ident_match(&file, &run, false, "f.ckpt", &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "--lr 0.05; this run has 0.1") && !strstr(e.msg, "0.1000"), "%s",
+              e.msg);
+    run = sample_ident();
+    run.momentum = 0.9 + 1e-15;
+    cr_expect_eq(ckpt_ident_match(&file, &run, false, "f.ckpt", &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "--momentum 0.9; this run has 0.90000000000000"), "%s", e.msg);
+}
+
 /* --chunks, --dp and --inflight are part of the identity: a resume with
  * another value is refused naming the option and both values */
 Test(ckpt_file, chunks_dp_and_inflight_must_match_too)

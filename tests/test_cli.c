@@ -1007,6 +1007,9 @@ Test(cli, help_metrics_defines_every_column)
     for (size_t i = 0; i < sizeof terms / sizeof *terms; i++)
         cr_expect_not_null(strstr(r.out, terms[i]), "`strata help metrics` lacks \"%s\"",
                            terms[i]);
+    /* a real continue is a relaunch (real/supervise.h), its goodput under
+     * 1 as shrink's: the page said "continue: 1" of every run */
+    cr_expect_not_null(strstr(r.out, "a real one relaunches the survivors"), "%s", r.out);
     /* a --vary sweep's speedup and efficiency are not over one device, as
      * `sweep` says under its table; this page said "speedup / devices" */
     cr_expect_not_null(strstr(r.out, "A sweep of\n             another option than the devices: "

@@ -567,6 +567,29 @@ Test(plots, goodput_marks_young_daly_optimum_beside_the_points_and_the_curve)
     free_goodput_reports(r, c);
 }
 
+/* A relaunch as long as the time between failures (short real runs: 0.9
+ * s of relaunch, a failure every 0.1 s of run) puts the first order below
+ * 0 at every interval: the optimum's label read "-817.3%" as a goodput.
+ * Here R = 40 s against M = 20 s. The optimum, at 20 steps in the axis'
+ * right half, is labelled to the left of its line: to the right it ran
+ * off the figure. */
+Test(plots, goodput_whose_first_order_is_below_0_says_so)
+{
+    struct report r[N_GOODPUT];
+    struct config c[N_GOODPUT];
+    make_goodput_reports(r, c);
+    for (int i = 0; i < 3; i++) r[i].failure.relaunch_s = 40;
+    const struct report *rs[N_GOODPUT];
+    for (int i = 0; i < N_GOODPUT; i++) rs[i] = &r[i];
+    PLOT_OK("4 devices", plot_goodput, rs, N_GOODPUT);
+    char *gp = test_slurp(test_tmp_path("goodput.gp"));
+    cr_expect_not_null(strstr(gp, "mirrored: Young-Daly sqrt(2CM) = 20 steps (2 s), first order "
+                                  "below 0 ' at 20, graph 0.95 right"), "%s", gp);
+    cr_expect_null(strstr(gp, "%'"), "a percent is given: %s", gp);
+    free(gp);
+    free_goodput_reports(r, c);
+}
+
 Test(plots, goodput_without_failures_is_an_input_error)
 {
     struct report r[N_GOODPUT];

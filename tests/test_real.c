@@ -415,6 +415,32 @@ Test(real, accuracy_points_are_at_the_time_training_reached_them)
     cJSON_Delete(rep);
 }
 
+/* --target-accuracy is a real run's option too, and its report's
+ * time_to_accuracy_s was null however early the curve crossed the target
+ * (only the simulator's numerics set it): it is the time of the first
+ * accuracy point at or above it, null when none is. */
+Test(real, time_to_accuracy_is_the_first_point_at_or_above_the_target)
+{
+    struct args a = real_args();
+    ADD(&a, "--strategy", "mirrored", "--np", "2", "--batch", "64", "--steps", "6",
+        "--eval-every", "2", "--target-accuracy", "0.01");
+    cJSON *rep = run_report(&a, "tta.json");
+    double first[3];
+    curve_point(cJSON_GetObjectItemCaseSensitive(rep, "accuracy_curve"), 0, first);
+    const cJSON *tta = cJSON_GetObjectItemCaseSensitive(rep, "time_to_accuracy_s");
+    cr_assert(cJSON_IsNumber(tta), "time_to_accuracy_s is null; the curve starts at %g", first[2]);
+    cr_expect_float_eq(tta->valuedouble, first[1], 0, "%g s, not the first point's %g s",
+                       tta->valuedouble, first[1]);
+    cJSON_Delete(rep);
+    a = real_args();
+    ADD(&a, "--strategy", "mirrored", "--np", "2", "--batch", "64", "--steps", "6",
+        "--target-accuracy", "0.999");
+    rep = run_report(&a, "tta-none.json");
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(rep, "time_to_accuracy_s")),
+              "0.999 is out of reach in 6 steps");
+    cJSON_Delete(rep);
+}
+
 /* --eval-every evaluates on the parameters training had at each point,
  * after training (real/eval_snapshots.h): the point at step 3 of a 6-step
  * run is the final accuracy of the same run stopped at step 3. For

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../real/checkpoint.h"
 #include "../real/failure_env.h"
 #include "../real/heartbeat.h"
 
@@ -341,6 +342,36 @@ Test(real_failure, sigterm_to_strata_leaves_nothing_behind)
     cr_expect_neq(stat(hb_dir, &st), 0, "the run directory %s is left", hb_dir);
 }
 
+/* SIGINT mid-run said "Interrupt: the job was ended" and no more, though
+ * the run's --checkpoint-dir holds the way on: the message now names the
+ * checkpoint and the --resume that takes it, and that --resume works. */
+Test(real_failure, sigint_says_which_checkpoint_stays_and_how_to_resume)
+{
+    char *dir = test_tmp_path("ckpt");
+    struct test_bg b = start((const char *const[]){"--steps", "100000", "--checkpoint-every",
+                                                   "5", "--checkpoint-dir", dir, NULL});
+    char hb_dir[4096], newest[4096];
+    wait_stepping(&b, 1, hb_dir, sizeof hb_dir);
+    int64_t step = -1;
+    struct err e = {0};
+    for (double t0 = test_now_s();
+         checkpoint_newest(dir, newest, sizeof newest, &step, &e) != 0 && test_now_s() - t0 < 30;)
+        test_sleep_s(0.05);
+    kill(b.pid, SIGINT);
+    int status = finish(&b, 30, NULL);
+    cr_expect_eq(status, 130, "strata ended with %d", status);
+    char *err = stderr_of(&b);
+    char want[4200];
+    snprintf(want, sizeof want, "stays: --resume %s goes on from there", dir);
+    cr_expect(strstr(err, "Interrupt: the job was ended") && strstr(err, want), "%s", err);
+    free(err);
+    cr_assert_eq(checkpoint_newest(dir, newest, sizeof newest, &step, &e), 0, "%s", e.msg);
+    char steps[32];
+    snprintf(steps, sizeof steps, "%lld", (long long)step + 5);
+    expect_ok(RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps", steps,
+                  "--resume", dir), "the resumed run");
+}
+
 Test(real_failure, sigkill_to_strata_takes_the_job_with_it)
 {
     struct test_bg b = start((const char *const[]){"--steps", "100000", NULL});
@@ -377,6 +408,8 @@ static void expect_hang_blamed_on_rank_1(const char *hang, const char *said)
     char *err = stderr_of(&b);
     cr_expect_eq(status, 0, "stderr:\n%s", err);
     cr_expect(strstr(err, said), "no '%s' in stderr:\n%s", said, err);
+    /* the timeout as given: %.1f made --timeout 0.15 read "0.1 s" */
+    cr_expect(strstr(err, "(--timeout 2 s)"), "the timeout is not as given:\n%s", err);
     free(err);
     expect_failure("restart", 1, 2);
 }
@@ -447,4 +480,145 @@ Test(real_failure, failure_env_refuses_malformed_text)
         cr_expect_lt(failure_env_parse(bad[i], &n, &e), 0, "'%s' was taken", bad[i]);
         cr_expect(strstr(e.msg, "STRATA_FAILURE"), "'%s': %s", bad[i], e.msg);
     }
+}
+
+/* Goodput is (T - lost_s - checkpoint_s) / T (docs/metrics.md), as the
+ * simulator's is; a real run's left the checkpoint writes in: with 1 s
+ * lost and 1 s of checkpoints in 10 s it said 90%, not 80%. T runs from
+ * the first job's start (100) to this job's end (108 + 2). */
+Test(real_failure, goodput_leaves_out_the_checkpoint_writes_as_the_definition_says)
+{
+    struct failure_note n = {.rank = 1, .time_s = 3, .policy = FAILURE_RESTART, .n_failures = 1,
+                             .detect_s = 0.25, .relaunch_s = 0, .redone_s = 0.5,
+                             .relaunch_at_s = 107.75, .first_start_s = 100,
+                             .checkpoint_s = 0.6};
+    char text[1024];
+    struct err e = {0};
+    cr_assert_eq(failure_env_format(&n, text, sizeof text, &e), 0, "%s", e.msg);
+    cr_assert_eq(setenv(FAILURE_ENV, text, 1), 0);
+    struct report r = {.devices = 2};
+    /* this job started at 108 (0.25 s of relaunch), ran 2 s, wrote 0.4 s of checkpoints */
+    int rc = failure_env_report(&r, 108, 2, 0.4, &e);
+    unsetenv(FAILURE_ENV);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    cr_expect_float_eq(r.failure.lost_s, 1.0, 1e-12, "lost %g", r.failure.lost_s);
+    cr_expect_float_eq(r.failure.checkpoint_s, 1.0, 1e-12, "checkpoints %g", r.failure.checkpoint_s);
+    cr_expect_float_eq(r.failure.goodput, 0.8, 1e-12, "goodput %g, not (10 - 1 - 1) / 10",
+                       r.failure.goodput);
+}
+
+/* --straggler slow:R=X names ranks of the first job; after shrink or
+ * continue the survivors are renumbered, and the relaunch refused its own
+ * options ("rank 1 does not exist", "rank 1 is a parameter server"): the
+ * run exited 2 after its work. The slow device now keeps its slowness
+ * under its new rank (here old rank 2, new rank 1, after rank 0's death),
+ * and the dead rank's entry goes with it (ps-async). */
+Test(real_failure, a_slow_rank_moves_with_the_survivors_of_shrink_and_continue)
+{
+    char *json = test_tmp_path("shrunk.json");
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "3", "--steps",
+                       "30", "--fail", "0@10", "--on-failure", "shrink", "--straggler",
+                       "slow:2=4", "--json", json);
+    expect_ok(r, "shrink with a slow rank");
+    cJSON *doc = read_json(json);
+    const cJSON *ranks = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "stragglers"), "ranks");
+    cr_assert_eq(cJSON_GetArraySize(ranks), 2);
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(ranks, 1), "straggler")),
+              "old rank 2, now rank 1, is not slow in the relaunch");
+    cJSON_Delete(doc);
+    expect_ok(RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--strategy",
+                  "ps-async", "--steps", "30", "--fail", "1@10", "--straggler", "slow:1=4"),
+              "continue without the slow rank");
+}
+
+/* A --fail that never comes was silent: a time past the run's end, or a
+ * step past what --epochs makes (the steps are known once the data is),
+ * ended with a report that has no failure section, exit 0, no word. The
+ * first now says nothing failed; the second is refused before the job. */
+Test(real_failure, a_fail_that_never_comes_is_said_or_refused)
+{
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "10", "--fail", "1@1000s");
+    expect_ok(r, "a run that ends before its --fail");
+    cr_expect(strstr(r.err, "--fail 1@1000s: the run ended before it: nothing failed"), "%s",
+              r.err);
+    expect_refused(RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--epochs",
+                       "1", "--fail", "1@1000000"),
+                   "--fail 1@1000000", "--epochs 1 makes");
+}
+
+/* Under shrink and continue the job's checkpoints are its commits, in the
+ * run directory: --checkpoint-every with a --checkpoint-dir of the user's
+ * wrote nothing there (the directory not even made) while the report said
+ * "checkpoints: 40 written". Refused before the launch, naming both. */
+Test(real_failure, a_checkpoint_dir_that_commits_would_replace_is_refused)
+{
+    char *dir = test_tmp_path("ckpt");
+    setenv("STRATA_MPIRUN", test_tmp_path("no-launcher-here"), 1);
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "20", "--fail", "1@10", "--on-failure", "shrink", "--checkpoint-every",
+                       "5", "--checkpoint-dir", dir);
+    struct run c = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "20", "--strategy", "ps-async", "--fail", "1@10", "--checkpoint-every",
+                       "5", "--checkpoint-dir", dir);
+    unsetenv("STRATA_MPIRUN");
+    expect_refused(r, "--checkpoint-dir", "under --on-failure shrink");
+    expect_refused(c, "--checkpoint-dir", "under --on-failure continue");
+}
+
+/* A checkpoint's write is not a step: one that outlasted --timeout (a
+ * large model's file on a slow disk: 15 MB a rank took 0.3 s here) was
+ * taken for a hang, the job relaunched from scratch, and every relaunch
+ * met the same write, up to "too many failures". While it saves, a rank
+ * is allowed the start-up's 60 s; here rank 1 sleeps 1.5 s in its first
+ * write under --timeout 0.5. */
+Test(real_failure, a_checkpoint_write_longer_than_the_timeout_is_no_hang)
+{
+    setenv(HEARTBEAT_TEST_HANG_ENV, "1@save+1.5", 1);
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "12", "--checkpoint-every", "4", "--timeout", "0.5", "--json",
+                       test_tmp_path("report.json"));
+    unsetenv(HEARTBEAT_TEST_HANG_ENV);
+    cr_expect_not(strstr(r.err, "hung"), "a slow save was taken for a hang:\n%s", r.err);
+    expect_ok(r, "a run with a slow checkpoint write");
+    cJSON *doc = read_json(test_tmp_path("report.json"));
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(doc, "failure")),
+              "the report has a failure");
+    cJSON_Delete(doc);
+}
+
+/* --straggler pause:P:D no shorter than the timeout: each stall was taken
+ * for a hang, and the seed's draws put the same stall in every relaunch,
+ * nine times, then "too many failures". Refused before the launch, naming
+ * both and the --timeout that would do; the default timeout's least
+ * (10 s) counts when none is given. */
+Test(real_failure, a_pause_no_shorter_than_the_timeout_is_refused)
+{
+    setenv("STRATA_MPIRUN", test_tmp_path("no-launcher-here"), 1);
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "30", "--straggler", "pause:0.05:1", "--timeout", "0.5");
+    struct run d = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "30", "--straggler", "pause:0.05:12");
+    unsetenv("STRATA_MPIRUN");
+    expect_refused(r, "--straggler pause:0.05:1", "give --timeout above 1");
+    expect_refused(d, "the default timeout's least (10 s)", "give --timeout above 12");
+}
+
+/* ps-sync's --backup-workers B must stay below the workers: shrink to B
+ * workers relaunched a job that refused its own options ("--backup-workers
+ * 1 must be less than --np 1", from each rank) and the run exited 2 after
+ * its work. The relaunch now drops fewer pushes, said, and the report's
+ * config keeps the user's B. */
+Test(real_failure, shrink_below_the_backup_workers_lowers_them_and_finishes)
+{
+    char *json = test_tmp_path("shrunk.json");
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "20", "--strategy", "ps-sync", "--backup-workers", "1", "--fail", "1@10",
+                       "--on-failure", "shrink", "--json", json);
+    cr_expect(strstr(r.err, "--backup-workers 1 lowered to 0 for 1 worker"), "%s", r.err);
+    expect_ok(r, "shrink below the backup workers");
+    cJSON *doc = read_json(json);
+    cr_expect_eq(num_at(doc, "config", "backup-workers"), 1, "the user's --backup-workers");
+    cr_expect_eq(num_at(doc, "failure", "workers_after"), 1);
+    cJSON_Delete(doc);
 }

@@ -379,3 +379,152 @@ Test(resume, launch_options_that_need_another_are_refused_alone)
                    "--supervisor-address", "--hostfile");
     unsetenv("STRATA_MPIRUN");
 }
+
+/* ---- a resumed run under the supervisor ------------------------------------- */
+
+/* --checkpoint-dir "" with --resume DIR writes beside the checkpoint it
+ * resumed from (--help, real/checkpoint.h). The supervisor passed its own
+ * temporary directory down instead: "checkpoints: 2 written", none in DIR
+ * afterwards, and an interrupted resumed run lost what it had done. */
+Test(resume, a_resumed_runs_checkpoints_go_where_it_resumed_from)
+{
+    char *dir = test_tmp_path("ckpt");
+    make_checkpoint();
+    struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "20", "--checkpoint-every", "5", "--resume", dir);
+    expect_ok(r, "the resumed run");
+    char newest[1024];
+    int64_t step = -1;
+    struct err e = {0};
+    cr_assert_eq(checkpoint_newest(dir, newest, sizeof newest, &step, &e), 0, "%s", e.msg);
+    cr_expect_eq(step, 20, "%s: the resumed run's checkpoints are not there", dir);
+}
+
+/* A resumed run that fails before it writes a checkpoint of its own goes
+ * back to the one it resumed from: every launch has the user's --resume.
+ * The supervisor said "from scratch (no checkpoint)" and counted every step
+ * since step 0 as redone (15 here, where 5 were). */
+Test(resume, a_resumed_runs_restart_goes_back_to_its_resume_and_counts_from_there)
+{
+    char *json = test_tmp_path("failed.json");
+    make_checkpoint();
+    struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "20", "--resume", test_tmp_path("ckpt"), "--fail", "1@15",
+                       "--json", json);
+    expect_ok(r, "the resumed run with a failure");
+    cr_expect(strstr(r.err, "relaunching 2 workers from the checkpoint of step 10"), "%s", r.err);
+    cJSON *doc = read_json(json);
+    cr_expect_eq(num_at(doc, "failure", "steps_redone"), 5);
+    cJSON_Delete(doc);
+    cr_expect_eq(first_step_of(json), 10);
+}
+
+/* A mistyped --resume, or a file, read "no whole checkpoint there", as an
+ * empty directory does: the message now says what the path is. */
+Test(resume, a_missing_path_or_a_file_is_named_as_such)
+{
+    char *missing = test_tmp_path("no-such-dir");
+    expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
+                                SAME, "--steps", "20", "--resume", missing),
+                            missing, "No such file or directory");
+    const char *file = test_tmp_file("plain", "not a directory\n");
+    expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
+                                SAME, "--steps", "20", "--resume", file),
+                            file, "not a directory");
+}
+
+/* --resume DIR takes the newest checkpoint; when that one is damaged, the
+ * one before it (two are kept) is the way on, and the refusal says how to
+ * take it: before, it named the bad file only. */
+Test(resume, a_damaged_newest_checkpoint_names_the_one_before_it)
+{
+    char *dir = test_tmp_path("ckpt");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--checkpoint-every", "5", "--checkpoint-dir", dir),
+              "the checkpointed run");
+    cr_assert_eq(truncate(test_tmp_path("ckpt/step-0000000010/rank-1.ckpt"), 100), 0);
+    char older[1024];
+    snprintf(older, sizeof older, "--resume %s/step-0000000005", dir);
+    expect_refused_up_front(resume_mirrored(MODEL), "truncated", older);
+    /* and that one resumes */
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "20", "--resume", test_tmp_path("ckpt/step-0000000005")),
+              "the run resumed from the older checkpoint");
+}
+
+/* --fail at a step before the one the run resumes at never comes: it was
+ * taken, and the run ended with no failure and no word. */
+Test(resume, a_fail_before_the_resumed_step_is_refused)
+{
+    make_checkpoint();
+    expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
+                                SAME, "--steps", "20", "--resume", test_tmp_path("ckpt"),
+                                "--fail", "1@5"),
+                            "--fail 1@5: the run resumes at step 10", "fail at step 10 or later");
+}
+
+/* With --checkpoint-every and no --checkpoint-dir, a resumed run writes
+ * beside the checkpoint it resumed from; a directory it cannot write there
+ * is said before the launch, naming --checkpoint-dir as the way out, not
+ * at the first checkpoint from inside the job (exit 1 after the steps).
+ * Root writes through a mode of 0555, and only a read-only file system
+ * stops it: then the test cannot make its case and is skipped (checked by
+ * hand on a read-only tmpfs). */
+Test(resume, a_resume_directory_the_run_cannot_write_is_refused_before_the_launch)
+{
+    char *dir = test_tmp_path("ckpt");
+    make_checkpoint();
+    cr_assert_eq(chmod(dir, 0555), 0);
+    if (access(dir, W_OK) == 0) {
+        chmod(dir, 0755);
+        cr_skip_test("%s is writable at mode 0555 (root)", dir);
+    }
+    struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
+                       "--steps", "20", "--checkpoint-every", "5", "--resume", dir);
+    chmod(dir, 0755);
+    expect_refused_up_front(r, "cannot write there", "give --checkpoint-dir DIR");
+}
+
+/* A rank killed mid-save (a death, a hang, the supervisor's SIGKILL) left
+ * its temporaries and a step directory without a MANIFEST in the user's
+ * --checkpoint-dir for good: 173 MB of them after a run of false hangs.
+ * The supervisor sweeps them after every failed job; whole checkpoints
+ * stay, less any temporary beside their files. */
+Test(resume, what_killed_saves_leave_is_swept_and_whole_checkpoints_stay)
+{
+    char *dir = test_tmp_path("ckpt");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "8", "--checkpoint-every", "4", "--checkpoint-dir", dir), "the checkpointed run");
+    test_tmp_file("ckpt/step-0000000008/rank-1.ckpt.tmp.AbC123", "cut short");
+    cr_assert_eq(mkdir(test_tmp_path("ckpt/step-0000000012"), 0755), 0);
+    test_tmp_file("ckpt/step-0000000012/rank-0.ckpt", "a whole file of a save never finished");
+    test_tmp_file("ckpt/step-0000000012/rank-1.ckpt.tmp.XyZ789", "cut short");
+    checkpoint_remove_partial(dir);
+    struct stat st;
+    cr_expect_neq(stat(test_tmp_path("ckpt/step-0000000012"), &st), 0, "the partial one is left");
+    cr_expect_neq(stat(test_tmp_path("ckpt/step-0000000008/rank-1.ckpt.tmp.AbC123"), &st), 0,
+                  "a temporary beside a whole checkpoint is left");
+    char newest[1024];
+    int64_t step = -1;
+    struct err e = {0};
+    cr_assert_eq(checkpoint_newest(dir, newest, sizeof newest, &step, &e), 0, "%s", e.msg);
+    cr_expect_eq(step, 8);
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--resume", dir), "the resume from the whole one");
+}
+
+/* --resume DIR takes the newest checkpoint; one past the run's --steps
+ * was refused ("nothing is left to run") without a word of the one below
+ * them kept beside it: the refusal now names it and its --resume. */
+Test(resume, a_newest_checkpoint_past_the_steps_names_the_one_below_them)
+{
+    char *dir = test_tmp_path("ckpt");
+    expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
+                  "10", "--checkpoint-every", "5", "--checkpoint-dir", dir),
+              "the checkpointed run");
+    char older[1024];
+    snprintf(older, sizeof older, "--resume %s/step-0000000005 takes the one of step 5", dir);
+    expect_refused_up_front(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL,
+                                SAME, "--steps", "8", "--resume", dir),
+                            "nothing is left to run", older);
+}
