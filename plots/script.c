@@ -54,13 +54,44 @@ void script_figure_end(struct text *gp)
     text_printf(gp, "    set output\n}\n");
 }
 
+/* gnuplot centres a title line and cuts what the figure cannot hold at
+ * both ends: a sweep's scenario of 190 characters lost its first and last
+ * words on a 1000-pixel figure, which holds about 140. A longer scenario is
+ * broken after "; " (else ", ", else a space) into lines of at most this. */
+enum { TITLE_LINE_CHARS = 110 };
+
+/* The length of s's next title line: all of it, or up to and with the
+ * last separator that keeps the line within TITLE_LINE_CHARS. */
+static size_t title_line_len(const char *s)
+{
+    size_t left = strlen(s);
+    if (left <= TITLE_LINE_CHARS) return left;
+    static const char *const seps[] = {"; ", ", ", " "};
+    for (size_t k = 0; k < sizeof seps / sizeof seps[0]; k++) {
+        size_t best = 0, n = strlen(seps[k]);
+        for (const char *p = strstr(s, seps[k]); p && (size_t)(p - s) + n <= TITLE_LINE_CHARS;
+             p = strstr(p + 1, seps[k]))
+            best = (size_t)(p - s) + n;
+        if (best) return best;
+    }
+    size_t cut = TITLE_LINE_CHARS;   /* no separator: cut, not inside a UTF-8 character */
+    while (cut > 1 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
+    return cut;
+}
+
 void script_title(struct text *gp, const char *what, const char *lead, const char *scenario)
 {
     text_printf(gp, "    set %s ", what);
     text_quoted(gp, lead);
-    if (scenario && *scenario) {
+    char line[TITLE_LINE_CHARS + 1];
+    for (const char *p = scenario ? scenario : ""; *p;) {
+        size_t n = title_line_len(p);
+        snprintf(line, sizeof line, "%.*s", (int)n, p);
+        for (size_t end = strlen(line); end > 0 && line[end - 1] == ' '; end--)
+            line[end - 1] = '\0';
         text_printf(gp, " . \"\\n\" . ");
-        text_quoted(gp, scenario);
+        text_quoted(gp, line);
+        p += n;
     }
     text_printf(gp, "\n");
 }

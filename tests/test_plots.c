@@ -20,6 +20,8 @@
 #include "../core/report.h"
 #include "../plots/gnuplot.h"
 #include "../plots/plots.h"
+#include "../plots/script.h"
+#include "../plots/text.h"
 #include "../plots/timeline_text.h"
 
 /* --- A report set: two strategies, one with accuracy, one with pushes ---- */
@@ -939,4 +941,38 @@ Test(plots, timeline_draws_messages_in_their_own_colour)
              op_infos[OP_SEND].colour, op_infos[OP_SEND].colour);
     cr_expect_not_null(strstr(gp, want), "a send's border is its colour: %s", gp);
     free(gp);
+}
+
+/* gnuplot centres a title line and cuts it at both ends where the figure
+ * is too narrow: the checkpoint sweep's 190-character scenario lost its
+ * first and last words on a 1000-pixel figure. A long scenario is broken
+ * after "; " (else ", ", else a space) into lines of at most 110
+ * characters, every word kept; a short one stays one line. */
+Test(plots, a_long_scenario_title_is_broken_into_lines_that_fit)
+{
+    const char *scenario = "over checkpoint-every, simulated on labs/h100-checkpoints.profile; "
+                           "transformer:layers=4,hidden=8192,seq=2048,vocab=32000, batch 294912 "
+                           "(strong scaling), stragglers none";
+    struct text gp = {0};
+    script_title(&gp, "title", "Goodput", scenario);
+    cr_assert(!gp.is_failed);
+    cr_expect_str_eq(gp.s, "    set title 'Goodput' . \"\\n\" . 'over checkpoint-every, simulated on "
+                           "labs/h100-checkpoints.profile;' . \"\\n\" . 'transformer:layers=4,"
+                           "hidden=8192,seq=2048,vocab=32000, batch 294912 (strong scaling), "
+                           "stragglers none'\n");
+    text_free(&gp);
+    script_title(&gp, "title", "Speedup", "8 devices of h100-nvlink-ib, batch 1024");
+    cr_expect_str_eq(gp.s, "    set title 'Speedup' . \"\\n\" . '8 devices of h100-nvlink-ib, "
+                           "batch 1024'\n");
+    text_free(&gp);
+    /* no separator at all: cut at 110, and nothing lost */
+    char word[251];
+    memset(word, 'x', 250);
+    word[250] = '\0';
+    script_title(&gp, "title", "T", word);
+    size_t xs = 0;
+    for (const char *p = gp.s; *p; p++) xs += *p == 'x';
+    cr_expect_eq(xs, 250);
+    cr_expect_not_null(strstr(gp.s, "' . \"\\n\" . 'xxx"), "%s", gp.s);
+    text_free(&gp);
 }
