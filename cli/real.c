@@ -54,7 +54,10 @@ static int binding_of(struct config *cfg, int *cpus_max, struct err *e)
     return 0;
 }
 
-static void print_details(const struct real_result *res)
+/* are_commits: the supervisor had the job write shrink's or continue's
+ * commits as its checkpoints (--commit-every, in memory); the user's
+ * --checkpoint-dir, if any, got none. */
+static void print_details(const struct real_result *res, bool are_commits)
 {
     const struct report *r = &res->report;
     printf("\nwall time %.3g s", res->makespan_s);
@@ -73,7 +76,8 @@ static void print_details(const struct real_result *res)
     host_map_describe(r, hosts, sizeof hosts);
     if (hosts[0]) printf("ranks on %s\n", hosts);
     if (res->n_checkpoints > 0)
-        printf("checkpoints: %d written, %.3f s\n", res->n_checkpoints, res->checkpoint_s);
+        printf("%s: %d written, %.3f s\n", are_commits ? "commits (in memory)" : "checkpoints",
+               res->n_checkpoints, res->checkpoint_s);
     if (r->failure.happened && r->failure.checkpoint_s > res->checkpoint_s)
         printf("checkpoints and commits of the whole run (every job): %.3f s\n",
                r->failure.checkpoint_s);
@@ -177,7 +181,7 @@ static int run_rank(const struct command *self, struct scenario *s, const struct
             const struct report *rows[] = {&res.report};
             report_print_table(stdout, rows, 1, NULL);
             table_legend_print(stdout, rows, 1);
-            print_details(&res);
+            print_details(&res, failure_env_overrides("checkpoint-every"));
             straggler_print(stdout, NULL, res.report.paces, res.report.n_paces);
             print_failure(&res.report);
             if (s->cfg.timeline) print_timeline(p, &res);

@@ -133,6 +133,18 @@ int failure_env_format_options(const struct config *cfg, const char *const *name
     return 0;
 }
 
+bool failure_env_overrides(const char *name)
+{
+    const char *text = getenv(USER_OPTIONS_ENV);
+    size_t n = strlen(name);
+    for (const char *entry = text; entry && *entry;) {
+        if (!strncmp(entry, name, n) && entry[n] == '=') return true;
+        const char *next = strchr(entry, OPTION_SEP);
+        entry = next ? next + 1 : NULL;
+    }
+    return false;
+}
+
 int failure_env_restore_options(struct config *cfg, struct err *e)
 {
     const char *text = getenv(USER_OPTIONS_ENV);

@@ -25,6 +25,7 @@
 #ifndef STRATA_FAILURE_ENV_H
 #define STRATA_FAILURE_ENV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,5 +71,10 @@ int failure_env_format_options(const struct config *cfg, const char *const *name
  * to the user's values (after the run, for the report). ERR_INPUT when
  * malformed. */
 int failure_env_restore_options(struct config *cfg, struct err *e);
+
+/* Whether $STRATA_USER_OPTIONS names option `name`: the supervisor set it
+ * for this job (checkpoint-every: the job's "checkpoints" are shrink's or
+ * continue's commits). */
+bool failure_env_overrides(const char *name);
 
 #endif

@@ -235,6 +235,27 @@ Test(real_failure, fail_shrink_finishes_on_the_survivor)
     expect_updates(20, 5);
 }
 
+/* Under shrink the job's checkpoints are its commits, in memory: the run
+ * said "checkpoints: 20 written" though the user asked for none and none
+ * is left to --resume. It says what they were. */
+Test(real_failure, shrinks_commits_are_not_called_checkpoints)
+{
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "20", "--fail", "1@5", "--on-failure", "shrink");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "\ncommits (in memory): "), "%s", r.out);
+    cr_expect_null(strstr(r.out, "\ncheckpoints: "), "%s", r.out);
+    run_free(&r);
+    /* what the job reads to tell: the supervisor's overrides, by name */
+    setenv(USER_OPTIONS_ENV, "fail=1@5\x1f" "checkpoint-every=0\x1f" "np=2", 1);
+    cr_expect(failure_env_overrides("checkpoint-every"));
+    cr_expect(failure_env_overrides("np"));
+    cr_expect(!failure_env_overrides("checkpoint"));
+    cr_expect(!failure_env_overrides("checkpoint-dir"));
+    unsetenv(USER_OPTIONS_ENV);
+    cr_expect(!failure_env_overrides("checkpoint-every"));
+}
+
 Test(real_failure, ps_async_continues_with_the_surviving_worker)
 {
     struct test_bg b = start((const char *const[]){"--strategy", "ps-async", "--steps", "20",
