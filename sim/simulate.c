@@ -581,8 +581,12 @@ static void finish_folded(struct sim *m, int last)
 static void finish(struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
-    if (m->is_timeshared && op_infos[x->kind].cls == OPC_COMPUTE)
-        m->node_busy[cluster_node_of(m->cl, x->rank)]--;   /* a dead rank's core is free too */
+    /* a dead rank's core is free too; a lagged op skipped before its step
+     * exists (op_ready) never took one: freeing it anyway left the node
+     * a rank short, and pipelined-steps' skipped UPDATEs of step 0 made
+     * every later compute op free (cluster_timeshare_of(0) = 0) */
+    if (m->is_timeshared && op_infos[x->kind].cls == OPC_COMPUTE && x->lag <= m->step[x->rank])
+        m->node_busy[cluster_node_of(m->cl, x->rank)]--;
     if (m->is_dead[x->rank]) return;
     if (m->now_s > m->makespan_s) m->makespan_s = m->now_s;
     if ((x->fold & FOLD_TAIL) && m->fold_head[x->rank] >= 0) finish_folded(m, g);
