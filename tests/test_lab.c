@@ -492,10 +492,18 @@ Test(lab, the_course_lists_at_least_12_labs_in_order_one_line_each)
     run_free(&r);
 }
 
+/* `strata lab NAME` on the course, which must exit 0 (the test stops,
+ * with its stderr, when not). */
+static struct run lab_ok(const char *name)
+{
+    struct run r = RUN("lab", name, "--labs", LABS);
+    cr_assert_eq(r.status, 0, "strata lab %s: stderr: %s", name, r.err);
+    return r;
+}
+
 Test(lab, a_lab_prints_claim_question_tables_and_an_explanation_from_the_run)
 {
-    struct run r = RUN("lab", "data-parallel", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("data-parallel");
     const char *parts[] = {"claim: ", "predict: ", "run eight: strata compare", "samples/s",
                            "what happened:", "check (simulated):", "the claim holds"};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
@@ -518,8 +526,7 @@ static double number_after(const char *text, const char *phrase)
  * expected value is rank 0's share in the run's report. */
 Test(lab, lab_02_quotes_a_healthy_devices_idle_share)
 {
-    struct run r = RUN("lab", "2", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("2");
     double shown = number_after(r.out, "the 7 healthy devices spend ");
     run_free(&r);
     const char *json = test_tmp_path("slow.json");
@@ -562,8 +569,7 @@ Test(lab, lab_05_says_how_the_layers_are_split_over_four_servers)
  * --timeline added draws the staircase: each rank's row of the timeline. */
 Test(lab, lab_09_staircase_command_draws_the_timeline)
 {
-    struct run r = RUN("lab", "9", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("9");
     cr_expect_not_null(strstr(r.out, "The `run split:` command above with --timeline added"),
                        "%s", r.out);
     char line[1024];
@@ -587,8 +593,7 @@ Test(lab, lab_09_staircase_command_draws_the_timeline)
  * run's 100 steps at the table's mean step time. */
 Test(lab, lab_13_shrink_figures_add_up_to_its_goodput)
 {
-    struct run r = RUN("lab", "13", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("13");
     const char *row = strstr(r.out, "run shrink: ");
     cr_assert_not_null(row, "%s", r.out);
     row = strstr(row, "\nmirrored ");
@@ -615,8 +620,7 @@ Test(lab, lab_13_shrink_figures_add_up_to_its_goodput)
  * loss "after step 1". */
 Test(lab, lab_04_says_the_simulation_equals_by_construction)
 {
-    struct run r = RUN("lab", "4", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("4");
     cr_expect_not_null(strstr(r.out, "equal by construction"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "`strata lab 4\n--mode real` tests the claim"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "step 1's batch (before any update)"), "%s", r.out);
@@ -631,8 +635,7 @@ Test(lab, lab_04_says_the_simulation_equals_by_construction)
  * 13 to 38. It says whose mean it is; the histogram shows it. */
 Test(lab, lab_06_says_whose_mean_staleness_it_quotes)
 {
-    struct run r = RUN("lab", "6", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("6");
     cr_expect_not_null(strstr(r.out, "is mostly the healthy workers'"), "%s", r.out);
     run_free(&r);
     const char *json = test_tmp_path("slow.json");
@@ -660,8 +663,7 @@ Test(lab, lab_06_says_whose_mean_staleness_it_quotes)
  * It runs that control, prints it and checks it. */
 Test(lab, lab_07_controls_momentum_on_fresh_gradients)
 {
-    struct run r = RUN("lab", "7", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("7");
     double fresh = number_after(r.out, "the same momentum and learning rate reach ");
     cr_expect_gt(fresh, 50, "momentum 0.9 on fresh gradients: %g%%\n%s", fresh, r.out);
     run_free(&r);
@@ -673,8 +675,7 @@ Test(lab, lab_07_controls_momentum_on_fresh_gradients)
  * figures (and its checks hold the run to them). */
 Test(lab, lab_08_says_where_the_staleness_bound_stops_binding)
 {
-    struct run r = RUN("lab", "8", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("8");
     cr_expect_not_null(strstr(r.out, "That is a bound, reached at K = 0 and 1: from K = 2\n"
                               "(21 allowed, 14 seen)"), "%s", r.out);
     run_free(&r);
@@ -687,8 +688,7 @@ Test(lab, lab_08_says_where_the_staleness_bound_stops_binding)
  * other ranks' and rank 0's shares; the table's bubble is their mean. */
 Test(lab, lab_10_accounts_for_the_bubble_above_the_closed_form)
 {
-    struct run r = RUN("lab", "10", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("10");
     cr_expect_null(strstr(r.out, "sending activations"), "%s", r.out);
     double mean = number_after(r.out, "%, GPipe ");
     double others = number_after(r.out, "ranks 1 to 3 do not compute ");
@@ -704,8 +704,7 @@ Test(lab, lab_10_accounts_for_the_bubble_above_the_closed_form)
  * prints each kind of stage's share, and their mean is the table's. */
 Test(lab, lab_09_gives_each_stages_share_not_only_the_mean)
 {
-    struct run r = RUN("lab", "9", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("9");
     cr_expect_null(strstr(r.out, "each device computes"), "%s", r.out);
     double mean = number_after(r.out, "the devices compute ");
     double middle = number_after(r.out, "4096 x 4096\nlayer compute ");
@@ -722,8 +721,7 @@ Test(lab, lab_09_gives_each_stages_share_not_only_the_mean)
  * help. The run is held to the new sentence, and the old one is gone. */
 Test(lab, lab_12_says_why_buckets_do_not_help_on_h100)
 {
-    struct run r = RUN("lab", "12", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("12");
     cr_expect_null(strstr(r.out, "the all-reduce is so short"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "backward is far shorter still"), "%s", r.out);
     run_free(&r);
@@ -750,8 +748,7 @@ Test(lab, lab_12_says_why_buckets_do_not_help_on_h100)
  * worker's share goes to the others (docs/metrics.md, goodput). */
 Test(lab, lab_13_async_server_never_waited)
 {
-    struct run r = RUN("lab", "13", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("13");
     cr_expect_null(strstr(r.out, "stops waiting"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "nothing ever waited for rank 3"), "%s", r.out);
     run_free(&r);
@@ -764,8 +761,7 @@ Test(lab, lab_13_async_server_never_waited)
  * down share, as the table's down column gives it. */
 Test(lab, lab_13_says_what_async_goodput_counts)
 {
-    struct run r = RUN("lab", "13", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("13");
     const char *row = strstr(r.out, "\nps-async ");
     cr_assert_not_null(row, "%s", r.out);
     double table_down;   /* ps-async  8  9.674 ms  52925.1  3.63x  44.0%  10.3%  6.5% ... */
@@ -783,8 +779,7 @@ Test(lab, lab_13_says_what_async_goodput_counts)
  * updates in 60 steps, which the sentence did not explain. */
 Test(lab, lab_14_says_which_gradients_are_late_and_which_never_applied)
 {
-    struct run r = RUN("lab", "14", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("14");
     cr_expect_null(strstr(r.out, "every gradient but the first"), "%s", r.out);
     cr_expect_eq(number_after(r.out, "the last step's are never applied: "), 59, "%s", r.out);
     run_free(&r);
@@ -862,8 +857,7 @@ static double ssp_step_s(const char *straggler, const char *k)
  * asynchronous: checked here. */
 Test(lab, lab_08_says_why_a_small_k_barely_helps_and_where_it_does)
 {
-    struct run r = RUN("lab", "8", "--labs", LABS);
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    struct run r = lab_ok("8");
     cr_expect_not_null(strstr(r.out, "K buys K steps of slack\nonce"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "try straggler = exp:1, where\nK = 1 already comes near "
                               "asynchronous"), "%s", r.out);
