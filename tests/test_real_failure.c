@@ -560,9 +560,9 @@ Test(real_failure, a_fail_that_never_comes_is_said_or_refused)
 {
     struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
                        "10", "--fail", "1@1000s");
-    expect_ok(r, "a run that ends before its --fail");
     cr_expect(strstr(r.err, "--fail 1@1000s: the run ended before it: nothing failed"), "%s",
               r.err);
+    expect_ok(r, "a run that ends before its --fail");   /* frees r */
     expect_refused(RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--epochs",
                        "1", "--fail", "1@1000000"),
                    "--fail 1@1000000", "--epochs 1 makes");

@@ -411,8 +411,8 @@ Test(resume, a_resumed_runs_restart_goes_back_to_its_resume_and_counts_from_ther
     struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
                        "--steps", "20", "--resume", test_tmp_path("ckpt"), "--fail", "1@15",
                        "--json", json);
-    expect_ok(r, "the resumed run with a failure");
     cr_expect(strstr(r.err, "relaunching 2 workers from the checkpoint of step 10"), "%s", r.err);
+    expect_ok(r, "the resumed run with a failure");   /* frees r */
     cJSON *doc = read_json(json);
     cr_expect_eq(num_at(doc, "failure", "steps_redone"), 5);
     cJSON_Delete(doc);
