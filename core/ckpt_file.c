@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ckpt_file.h"
+#include "text_append.h"
 
 /* ---- CRC-32 ------------------------------------------------------------- */
 
@@ -257,10 +258,7 @@ int ckpt_ident_read(const struct ckpt_view *v, const char *name, struct ckpt_ide
  * "0.10000000000000001" (which told a user that --lr 0.1 was not 0.1). */
 static const char *shortest(char *buf, size_t n, double x)
 {
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(buf, n, "%.*g", digits, x);
-        if (strtod(buf, NULL) == x) break;
-    }
+    text_double_shortest(buf, n, x);
     return buf;
 }
 

@@ -17,6 +17,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "straggler.h"
+#include "text_append.h"
 
 #define STRAGGLER_FORMS "none, exp:F, lognormal:SIGMA, slow:R=X[,R=X], pause:P:D"
 
@@ -56,21 +57,6 @@ static const char *scan_int(const char *p, long long *out)
     char *end;
     *out = strtoll(p, &end, 10);   /* clamps to LLONG_MIN/MAX on overflow */
     return end;
-}
-
-/* The shortest "%.*g" spelling that reads back as the same double, so that
- * straggler_format gives "0.1", not "0.10000000000000001", and "10", not
- * "1e+01", yet round-trips every value (17 digits always do). */
-static void format_double(char *buf, size_t n, double v)
-{
-    char best[32] = "", try[32];
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(try, sizeof try, "%.*g", digits, v);
-        if (strtod(try, NULL) == v && (!best[0] || strlen(try) < strlen(best)))
-            memcpy(best, try, sizeof best);
-    }
-    if (!best[0]) snprintf(best, sizeof best, "%.17g", v);   /* nan */
-    snprintf(buf, n, "%s", best);
 }
 
 /* ---- --straggler ------------------------------------------------------ */
@@ -214,12 +200,12 @@ void straggler_format(const struct straggler_spec *s, char *buf, size_t n)
         append(buf, n, &used, "none");
         return;
     case STRAG_EXP:
-        format_double(num, sizeof num, s->exp_factor);
+        text_double_shortest(num, sizeof num, s->exp_factor);
         append(buf, n, &used, "exp:");
         append(buf, n, &used, num);
         return;
     case STRAG_LOGNORMAL:
-        format_double(num, sizeof num, s->sigma);
+        text_double_shortest(num, sizeof num, s->sigma);
         append(buf, n, &used, "lognormal:");
         append(buf, n, &used, num);
         return;
@@ -228,16 +214,16 @@ void straggler_format(const struct straggler_spec *s, char *buf, size_t n)
         for (int i = 0; i < s->n_slow && i < STRAGGLER_MAX_SLOW; i++) {
             snprintf(num, sizeof num, "%s%d=", i ? "," : "", s->slow_rank[i]);
             append(buf, n, &used, num);
-            format_double(num, sizeof num, s->slow_factor[i]);
+            text_double_shortest(num, sizeof num, s->slow_factor[i]);
             append(buf, n, &used, num);
         }
         return;
     case STRAG_PAUSE:
         append(buf, n, &used, "pause:");
-        format_double(num, sizeof num, s->pause_p);
+        text_double_shortest(num, sizeof num, s->pause_p);
         append(buf, n, &used, num);
         append(buf, n, &used, ":");
-        format_double(num, sizeof num, s->pause_s);
+        text_double_shortest(num, sizeof num, s->pause_s);
         append(buf, n, &used, num);
         return;
     }

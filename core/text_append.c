@@ -2,6 +2,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 void text_appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
 {
@@ -11,4 +13,16 @@ void text_appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
     int k = vsnprintf(buf + *used, size - *used, fmt, ap);
     va_end(ap);
     if (k > 0) *used = *used + (size_t)k < size ? *used + (size_t)k : size - 1;
+}
+
+void text_double_shortest(char *buf, size_t n, double v)
+{
+    char best[32] = "", try[32];
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(try, sizeof try, "%.*g", digits, v);
+        if (strtod(try, NULL) == v && (!best[0] || strlen(try) < strlen(best)))
+            memcpy(best, try, sizeof best);
+    }
+    if (!best[0]) snprintf(best, sizeof best, "%.17g", v);   /* nan */
+    snprintf(buf, n, "%s", best);
 }

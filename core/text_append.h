@@ -1,5 +1,5 @@
-/* Appending formatted text to a fixed buffer, for one-line messages built
- * piece by piece (a deadlock's cycle, a run's host map). */
+/* Formatted text in a fixed buffer, for one-line messages built piece by
+ * piece (a deadlock's cycle, a run's host map) and the numbers they show. */
 #ifndef STRATA_TEXT_APPEND_H
 #define STRATA_TEXT_APPEND_H
 
@@ -11,5 +11,10 @@
  * room for it by comparing *used with size before it appends. */
 void text_appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* v as the shortest "%.*g" spelling that reads back as the same double:
+ * "0.1", not "0.10000000000000001"; "10", not "1e+01"; every value
+ * round-trips (17 digits always do), NaN as %.17g writes it. */
+void text_double_shortest(char *buf, size_t n, double v);
 
 #endif
