@@ -61,6 +61,10 @@ static void print_details(const struct real_result *res, bool are_commits)
 {
     const struct report *r = &res->report;
     printf("\nwall time %.3g s", res->makespan_s);
+    /* the curves go on from step 1 (the checkpoint carried them) */
+    if (res->first_step > 0)
+        printf(" (steps %lld to %lld: resumed at step %lld)", (long long)res->first_step + 1,
+               (long long)res->steps, (long long)res->first_step);
     if (r->n_loss_curve > 0)
         printf("; training loss %.4f at step %lld, %.4f at step %lld", r->loss_curve[0].loss,
                (long long)r->loss_curve[0].step + 1,

@@ -1,5 +1,6 @@
 /* The checkpoint file format (core/ckpt_file.h). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,21 +68,28 @@ static int append(struct ckpt_writer *w, const void *data, size_t n, struct err 
     return 0;
 }
 
-int ckpt_writer_add(struct ckpt_writer *w, enum ckpt_tag tag, const void *data, size_t n,
-                    struct err *e)
+int ckpt_writer_add_parts(struct ckpt_writer *w, enum ckpt_tag tag, const void *const *parts,
+                          const size_t *sizes, int n_parts, struct err *e)
 {
     if ((int)tag < 1 || tag >= CKPT_N_TAGS || w->has[tag])
         return err_set(e, ERR_RUN, "checkpoint: record %d written twice or unknown", (int)tag);
     /* the header's room, reserved by the first record */
     if (w->len == 0) TRY(append(w, NULL, CKPT_HEADER_BYTES, e));
     uint32_t head[2] = {(uint32_t)tag, 0};
-    uint64_t len = n;
+    uint64_t len = 0;
+    for (int k = 0; k < n_parts; k++) len += sizes[k];
     TRY(append(w, head, sizeof head, e));
     TRY(append(w, &len, sizeof len, e));
-    TRY(append(w, data, n, e));
-    TRY(append(w, NULL, (8 - n % 8) % 8, e));
+    for (int k = 0; k < n_parts; k++) TRY(append(w, parts[k], sizes[k], e));
+    TRY(append(w, NULL, (size_t)((8 - len % 8) % 8), e));
     w->has[tag] = true;
     return 0;
+}
+
+int ckpt_writer_add(struct ckpt_writer *w, enum ckpt_tag tag, const void *data, size_t n,
+                    struct err *e)
+{
+    return ckpt_writer_add_parts(w, tag, &data, &n, 1, e);
 }
 
 int ckpt_writer_add_ident(struct ckpt_writer *w, const struct ckpt_ident *id, struct err *e)
@@ -133,9 +141,10 @@ int ckpt_parse(const void *buf, size_t n, const char *name, struct ckpt_view *v,
     memcpy(&version, b + 8, 4);
     memcpy(&reserved, b + 12, 4);
     memcpy(&payload, b + 16, 8);
-    if (version != CKPT_VERSION)
+    if (version < CKPT_VERSION_OLDEST || version > CKPT_VERSION)
         return err_set(e, ERR_INPUT, "%s: checkpoint format version %" PRIu32 "; this strata "
-                       "reads version %u", name, version, CKPT_VERSION);
+                       "reads versions %u to %u", name, version, CKPT_VERSION_OLDEST,
+                       CKPT_VERSION);
     uint64_t expected = payload + CKPT_HEADER_BYTES + CKPT_TRAILER_BYTES;
     if (payload > (uint64_t)n || expected != (uint64_t)n)
         return err_set(e, ERR_INPUT, "%s: %s: the header says %" PRIu64 " bytes, the file has "
@@ -300,5 +309,107 @@ int ckpt_ident_match(const struct ckpt_ident *file, const struct ckpt_ident *run
 #undef TEXT
 #undef NUM
 #undef REAL
+    return 0;
+}
+
+/* ---- what a run carries across a resume -------------------------------- */
+
+_Static_assert(sizeof(struct step_loss) == 32, "CKPT_LOSSES holds struct step_loss as 32 bytes");
+
+int ckpt_clock_read(const struct ckpt_view *v, const char *name, double *run_s,
+                    double *monotonic_s, struct err *e)
+{
+    double t[2];
+    if (!v->data[CKPT_CLOCK]) return 1;
+    if (v->len[CKPT_CLOCK] != sizeof t)
+        return err_set(e, ERR_INPUT, "%s: its clock record is %" PRIu64 " bytes, not %zu", name,
+                       v->len[CKPT_CLOCK], sizeof t);
+    memcpy(t, v->data[CKPT_CLOCK], sizeof t);
+    if (!(t[0] >= 0 && t[0] < 1e15 && t[1] >= 0 && t[1] < 1e15))
+        return err_set(e, ERR_INPUT, "%s: its clock record holds %g and %g s, not the times of a "
+                       "run", name, t[0], t[1]);
+    *run_s = t[0];
+    *monotonic_s = t[1];
+    return 0;
+}
+
+int ckpt_losses_read(const struct ckpt_view *v, const char *name, int64_t before,
+                     struct step_loss **out, size_t *n, struct err *e)
+{
+    *out = NULL;
+    *n = 0;
+    if (!v->data[CKPT_LOSSES]) return 0;
+    uint64_t len = v->len[CKPT_LOSSES];
+    if (len % sizeof **out != 0)
+        return err_set(e, ERR_INPUT, "%s: its losses record is %" PRIu64 " bytes, not a "
+                       "multiple of %zu", name, len, sizeof **out);
+    size_t count = (size_t)(len / sizeof **out);
+    struct step_loss *all = XCALLOC(e, count + 1, sizeof *all);
+    if (!all) return ERR_NOMEM;
+    memcpy(all, v->data[CKPT_LOSSES], (size_t)len);
+    for (size_t i = 0; i < count; i++) {
+        const struct step_loss *l = &all[i];
+        if (l->step < 0 || l->step >= before || !(l->end_s >= -1e15 && l->end_s < 1e15) ||
+            !isfinite(l->loss_sum) || l->n_samples < 0) {
+            err_set(e, ERR_INPUT, "%s: loss %zu (step %" PRId64 ", %g s, sum %g over %" PRId64
+                    " samples) is not one a run before step %" PRId64 " gives", name, i, l->step,
+                    l->end_s, l->loss_sum, l->n_samples, before);
+            free(all);
+            return ERR_INPUT;
+        }
+    }
+    *out = all;
+    *n = count;
+    return 0;
+}
+
+void ckpt_evals_release(struct ckpt_evals *ev)
+{
+    free(ev->step);
+    free(ev->at_s);
+    memset(ev, 0, sizeof *ev);
+}
+
+int ckpt_evals_read(const struct ckpt_view *v, const char *name, int64_t n_params, int64_t before,
+                    struct ckpt_evals *out, struct err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (!v->data[CKPT_EVALS]) return 0;
+    const unsigned char *d = v->data[CKPT_EVALS];
+    uint64_t len = v->len[CKPT_EVALS];
+    int64_t head[2];
+    if (len < sizeof head)
+        return err_set(e, ERR_INPUT, "%s: its evaluation points record is malformed", name);
+    memcpy(head, d, sizeof head);
+    /* n below 2^24 and n_params the model's: the product of the sizes
+     * below cannot overflow 64 bits */
+    if (head[0] < 0 || head[0] > (1 << 24) || head[1] != n_params || n_params <= 0 ||
+        n_params > ((int64_t)1 << 36))
+        return err_set(e, ERR_INPUT, "%s: its evaluation points record holds %" PRId64
+                       " points of %" PRId64 " parameters; this model has %" PRId64, name,
+                       head[0], head[1], n_params);
+    uint64_t n = (uint64_t)head[0];
+    if (len != sizeof head + n * (sizeof(int64_t) + sizeof(double) + (uint64_t)n_params * 4))
+        return err_set(e, ERR_INPUT, "%s: its evaluation points record is %" PRIu64 " bytes, "
+                       "not what %" PRIu64 " points take", name, len, n);
+    out->step = XCALLOC(e, n + 1, sizeof *out->step);
+    out->at_s = out->step ? XCALLOC(e, n + 1, sizeof *out->at_s) : NULL;
+    if (!out->at_s) {
+        ckpt_evals_release(out);
+        return ERR_NOMEM;
+    }
+    memcpy(out->step, d + sizeof head, n * sizeof *out->step);
+    memcpy(out->at_s, d + sizeof head + n * sizeof *out->step, n * sizeof *out->at_s);
+    for (uint64_t i = 0; i < n; i++)
+        if (out->step[i] < 1 || out->step[i] > before || (i > 0 && out->step[i] <= out->step[i - 1]) ||
+            !(out->at_s[i] >= -1e15 && out->at_s[i] < 1e15)) {
+            err_set(e, ERR_INPUT, "%s: evaluation point %" PRIu64 " (step %" PRId64 ", %g s) is "
+                    "not one of a run before step %" PRId64 ", in order", name, i, out->step[i],
+                    out->at_s[i], before);
+            ckpt_evals_release(out);
+            return ERR_INPUT;
+        }
+    out->n = (int64_t)n;
+    out->params = d + sizeof head + n * (sizeof *out->step + sizeof *out->at_s);
     return 0;
 }

@@ -33,9 +33,13 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "report.h"
 
 #define CKPT_MAGIC "STRATACK"
-#define CKPT_VERSION 1u
+#define CKPT_VERSION 2u          /* what this build writes */
+#define CKPT_VERSION_OLDEST 1u   /* what it still reads: version 1 had no CKPT_CLOCK,
+                                  * CKPT_LOSSES or CKPT_EVALS (a run resumed from one
+                                  * has its curves from the resume point on) */
 #define CKPT_HEADER_BYTES 24
 #define CKPT_TRAILER_BYTES 4
 
@@ -48,6 +52,14 @@ enum ckpt_tag {
     CKPT_SAMPLER,     /* int64[3]: epoch, position in the epoch (steps), steps per epoch */
     CKPT_LINKS,       /* worker: int64 pairs (server rank, shard version last read) */
     CKPT_SERVER,      /* server: int64 version, round, n_workers, then last_applied[n_workers] */
+    CKPT_CLOCK,       /* double[2]: the run's clock at the save (seconds of training since
+                       * its step 0, as its report counts them), and CLOCK_MONOTONIC then */
+    CKPT_LOSSES,      /* worker: its training losses so far, struct step_loss[] (32 bytes
+                       * each: int64 step, double end_s on the run's clock, double
+                       * loss_sum, int64 n_samples) */
+    CKPT_EVALS,       /* rank 0: --eval-every's points taken and not yet evaluated:
+                       * int64 n, int64 n_params, int64 step[n], double at_s[n] (the
+                       * run's clock), float32 params[n * n_params] */
     CKPT_N_TAGS
 };
 
@@ -85,6 +97,10 @@ void ckpt_writer_init(struct ckpt_writer *w);
 /* Appends record tag (each tag once). ERR_NOMEM, or ERR_RUN for a repeated tag. */
 int ckpt_writer_add(struct ckpt_writer *w, enum ckpt_tag tag, const void *data, size_t n,
                     struct err *e);
+/* The same, the record's bytes being parts[0 .. n_parts) one after another
+ * (a large record is never first copied whole). */
+int ckpt_writer_add_parts(struct ckpt_writer *w, enum ckpt_tag tag, const void *const *parts,
+                          const size_t *sizes, int n_parts, struct err *e);
 int ckpt_writer_add_ident(struct ckpt_writer *w, const struct ckpt_ident *id, struct err *e);
 /* The whole file in w->buf[0 .. w->len): header and CRC filled in. */
 int ckpt_writer_finish(struct ckpt_writer *w, struct err *e);
@@ -115,5 +131,33 @@ int ckpt_ident_read(const struct ckpt_view *v, const char *name, struct ckpt_ide
  * are not compared. */
 int ckpt_ident_match(const struct ckpt_ident *file, const struct ckpt_ident *run, bool may_shrink,
                      const char *name, struct err *e);
+
+/* ---- what a run carries across a resume ------------------------------ */
+
+/* A CKPT_CLOCK record: 0 with its two times; 1 when the file has none
+ * (format version 1); ERR_INPUT naming `name` when it is malformed. */
+int ckpt_clock_read(const struct ckpt_view *v, const char *name, double *run_s,
+                    double *monotonic_s, struct err *e);
+
+/* A CKPT_LOSSES record, copied into *out (n entries, the caller frees;
+ * NULL and 0 when absent). Each entry's step must lie in [0, before) and
+ * its times, sums and counts be ones a run gives. */
+int ckpt_losses_read(const struct ckpt_view *v, const char *name, int64_t before,
+                     struct step_loss **out, size_t *n, struct err *e);
+
+/* A CKPT_EVALS record: n points of n_params parameters, their steps
+ * ascending in [1, before], their times finite. step and at_s are copies
+ * (the caller frees them with ckpt_evals_release); params points into the
+ * view's buffer, n * n_params floats, to be read with memcpy. n is 0 when
+ * the record is absent. */
+struct ckpt_evals {
+    int64_t n;
+    int64_t *step;
+    double *at_s;
+    const unsigned char *params;
+};
+int ckpt_evals_read(const struct ckpt_view *v, const char *name, int64_t n_params, int64_t before,
+                    struct ckpt_evals *out, struct err *e);
+void ckpt_evals_release(struct ckpt_evals *ev);
 
 #endif

@@ -76,6 +76,10 @@ struct report {
                                       * on from a checkpoint (a real run resumed or
                                       * restarted): samples_applied counts this job's only */
     bool has_updates_resumed;        /* in the JSON's "final" only then */
+    double time_resumed_s;           /* the run's clock when this job went on from a
+                                      * checkpoint: the curves' times count it, this job's
+                                      * own figures (per_rank, step time) do not */
+    bool has_time_resumed;           /* in the JSON's "final" only then */
     /* Table figures, not in the JSON (a report read back has them 0/false): */
     bool has_step_lead;              /* an asynchronous server ran (simulated) */
     int64_t max_step_lead;           /* the most steps a worker had pushed beyond the

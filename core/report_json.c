@@ -339,6 +339,11 @@ static const struct json_field final_fields[] = {
     R("updates_resumed", JSON_WHOLE, updates_resumed,
       .flags = JSON_OPTIONAL | JSON_NULLABLE | JSON_OMIT_ABSENT,
       .flag_offset = offsetof(struct report, has_updates_resumed)),
+    /* and its clock then: curve points of the steps before it lie that
+     * much further on than this job's own times reach */
+    R("time_resumed_s", JSON_REAL, time_resumed_s,
+      .flags = JSON_OPTIONAL | JSON_NULLABLE | JSON_OMIT_ABSENT,
+      .flag_offset = offsetof(struct report, has_time_resumed)),
 };
 static const struct json_field rank_time_fields[] = {
     JSON_FIELD("rank", JSON_INT, struct rank_time, rank),

@@ -165,7 +165,10 @@ static double run_length_s(const struct report *r)
     for (int i = 0; i < r->n_accuracy_curve; i++)
         if (r->accuracy_curve[i].step + 1 > steps) steps = r->accuracy_curve[i].step + 1;
     double by_steps_s = steps ? r->step_time_s.mean * (double)steps : 0;
-    return isnan(by_steps_s) ? NAN : by_steps_s > length_s ? by_steps_s : length_s;
+    if (isnan(by_steps_s)) return NAN;
+    /* a resumed run's curves go on from the run's clock at its resume */
+    double resumed_s = r->has_time_resumed ? r->time_resumed_s : 0;
+    return resumed_s + (by_steps_s > length_s ? by_steps_s : length_s);
 }
 
 /* A curve point may come this far past run_length_s: a real rank notes its
@@ -227,6 +230,7 @@ static int check_ranges(const struct report *r, const struct json_at *at)
     TRY(share_at(at, "breakdown", "down", r->breakdown.down));
     TRY(share_at(at, "bubble_fraction", NULL, r->bubble_fraction));
     TRY(time_at(at, "staleness", "mean", r->staleness.mean));
+    if (r->has_time_resumed) TRY(time_at(at, "final", "time_resumed_s", r->time_resumed_s));
     double run_s = run_length_s(r);
     int64_t last_loss_step = -1;
     for (int i = 0; i < r->n_loss_curve; i++)

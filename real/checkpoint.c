@@ -13,6 +13,7 @@
 #include "../core/ps_policy.h"
 #include "checkpoint.h"
 #include "checkpoint_files.h"
+#include "failure_env.h"
 #include "heartbeat.h"
 #include "host_copy.h"
 #include "mpi_check.h"
@@ -22,6 +23,11 @@ struct checkpointer {
     bool is_temporary;             /* made here: removed at a successful end */
     int64_t every;                 /* --checkpoint-every */
     double spent_s;                /* writing, on this rank */
+    double offset_s;               /* the run's clock at this job's aligned start: 0, or
+                                    * where a resumed run's training time goes on from */
+    double resumed_run_s;          /* rank 0: the run's clock at the resumed checkpoint */
+    bool is_point_due;             /* the resumed step is an --eval-every point that the
+                                    * checkpoint does not carry (checkpoint_point_due) */
     int n_written;
     /* resumed: a worker's links, a server's state */
     struct checkpoint_link *links;
@@ -45,6 +51,48 @@ static int64_t steps_per_epoch(const struct real_ctx *ctx)
 }
 
 /* ---- writing -------------------------------------------------------------------- */
+
+/* What the run's report will need of the steps before a resume (its
+ * curves start at step 1 and keep one clock across relaunches): the
+ * clock, this rank's losses and, on rank 0, the --eval-every points not
+ * yet evaluated (evaluated after the last step, off the clock: a job
+ * that dies takes them with it unless they are here). Times go on the
+ * run's clock. The points are every one since step 0, written again at
+ * each checkpoint: a checkpoint grows by the parameters of each point,
+ * as rank 0's memory does (--max-memory counts them). */
+static int add_history(struct real_ctx *ctx, int64_t next_step, struct ckpt_writer *w,
+                       struct err *e)
+{
+    const double offset_s = ctx->ckpt->offset_s;
+    double clock[2] = {real_now(ctx) + offset_s, heartbeat_clock_s()};
+    TRY(ckpt_writer_add(w, CKPT_CLOCK, clock, sizeof clock, e));
+    size_t n_losses = ctx->losses.len;
+    if (n_losses > 0) {
+        struct step_loss *losses = XCALLOC(e, n_losses, sizeof *losses);
+        if (!losses) return ERR_NOMEM;
+        for (size_t i = 0; i < n_losses; i++) {
+            losses[i] = ctx->losses.items[i];
+            losses[i].end_s += offset_s;
+        }
+        int rc = ckpt_writer_add(w, CKPT_LOSSES, losses, n_losses * sizeof *losses, e);
+        free(losses);
+        TRY(rc);
+    }
+    const struct eval_snapshots *ev = ctx->evals;
+    int64_t n = 0;   /* the points of the steps this checkpoint holds */
+    while (ev && n < ev->n && ev->step[n] <= next_step) n++;
+    if (n == 0) return 0;
+    int64_t head[2] = {n, ev->n_params};
+    double *at_s = XCALLOC(e, (size_t)n, sizeof *at_s);
+    if (!at_s) return ERR_NOMEM;
+    for (int64_t i = 0; i < n; i++) at_s[i] = ev->at_s[i] + offset_s;
+    const void *parts[] = {head, ev->step, at_s, ev->params};
+    size_t sizes[] = {sizeof head, (size_t)n * sizeof *ev->step, (size_t)n * sizeof *at_s,
+                      (size_t)n * (size_t)ev->n_params * sizeof *ev->params};
+    int rc = ckpt_writer_add_parts(w, CKPT_EVALS, parts, sizes, 4, e);
+    free(at_s);
+    return rc;
+}
 
 /* This rank's file, built in w. */
 static int build(struct real_ctx *ctx, int64_t next_step, const struct checkpoint_extra *x,
@@ -75,6 +123,7 @@ static int build(struct real_ctx *ctx, int64_t next_step, const struct checkpoin
     TRY(ckpt_writer_add(w, CKPT_SAMPLER, sampler, sizeof sampler, e));
     if (x && x->n_links > 0)
         TRY(ckpt_writer_add(w, CKPT_LINKS, x->links, (size_t)x->n_links * sizeof *x->links, e));
+    TRY(add_history(ctx, next_step, w, e));
     if (x && x->server) {
         const struct checkpoint_server *s = x->server;
         size_t n = 3 + (size_t)s->n_workers;
@@ -212,6 +261,58 @@ static int restore_blocks(struct real_ctx *ctx, const struct ckpt_view *v, struc
     return rc == 0 ? ctx->dev->sync(e) : rc;
 }
 
+/* Where the run's clock stands at this job's aligned start, from the
+ * checkpoint's clock record (run_s at monotonic_s): a user's --resume
+ * goes on where the checkpoint left off (the time between runs is no
+ * training time); a job the supervisor relaunched after a failure adds
+ * the time since, its lost time (since the first job's start when the
+ * checkpoint is older than this supervised run: the user's --resume). */
+static double resumed_offset_s(const struct real_ctx *ctx, double run_s, double monotonic_s)
+{
+    const char *text = getenv(FAILURE_ENV);
+    struct failure_note n;
+    struct err ignored = {0};
+    if (!text || !*text || failure_env_parse(text, &n, &ignored) < 0) return run_s;
+    double since_s = monotonic_s > n.first_start_s ? monotonic_s : n.first_start_s;
+    double gap_s = heartbeat_start_s(ctx->hb) - since_s;
+    return run_s + (gap_s > 0 ? gap_s : 0);
+}
+
+/* What the steps before the checkpoint left for the report: the clock
+ * (rank 0's file decides: checkpoint_open shares it), this worker's
+ * losses (from own_v, its own old file: under shrink a dead rank's are
+ * lost, and each step's loss is the mean over the workers that remain)
+ * and rank 0's evaluation points. Times stay on the run's clock until
+ * checkpoint_open has shared the offset. */
+static int restore_history(struct real_ctx *ctx, const struct ckpt_view *v,
+                           const struct ckpt_view *own_v, int64_t step, const char *dir,
+                           struct err *e)
+{
+    double run_s = 0, monotonic_s = 0;
+    int rc = ckpt_clock_read(v, dir, &run_s, &monotonic_s, e);
+    TRY(rc);
+    if (rc == 0 && ctx->rank == 0) {
+        ctx->ckpt->offset_s = resumed_offset_s(ctx, run_s, monotonic_s);
+        ctx->ckpt->resumed_run_s = run_s;
+    }
+    struct step_loss *losses = NULL;
+    size_t n = 0;
+    if (ctx->rank < ctx->p->n_workers) TRY(ckpt_losses_read(own_v, dir, step, &losses, &n, e));
+    for (size_t i = 0; i < n && rc >= 0; i++)
+        if (vec_push(&ctx->losses, losses[i]) < 0) rc = err_set(e, ERR_NOMEM, "out of memory");
+    free(losses);
+    TRY(rc);
+    if (!ctx->evals) return 0;
+    struct ckpt_evals ev;
+    TRY(ckpt_evals_read(v, dir, ctx->m->n_params, step, &ev, e));
+    const size_t bytes = (size_t)ctx->m->n_params * sizeof(float);
+    for (int64_t i = 0; i < ev.n && rc >= 0; i++)
+        rc = eval_snapshots_add(ctx->evals, ev.params + (size_t)i * bytes, ctx->m->n_params,
+                                ev.step[i], ev.at_s[i], e);
+    ckpt_evals_release(&ev);
+    return rc < 0 ? rc : 0;
+}
+
 /* Checks and keeps what v's records hold beyond the blocks: the stream
  * (from rng_v, this rank's own old file), the sampler, links, server. */
 static int restore_rest(struct real_ctx *ctx, const struct ckpt_view *v, const struct ckpt_view *rng_v,
@@ -242,6 +343,7 @@ static int restore_rest(struct real_ctx *ctx, const struct ckpt_view *v, const s
         memcpy(c->links, v->data[CKPT_LINKS], n * sizeof *c->links);
         c->n_links = (int)n;
     }
+    TRY(restore_history(ctx, v, rng_v, step, dir, e));
     if (v->data[CKPT_SERVER]) {
         uint64_t len = v->len[CKPT_SERVER];
         int64_t head[3];
@@ -354,7 +456,34 @@ int checkpoint_open(struct real_ctx *ctx, struct err *e)
         return err_set(e, ERR_INPUT, "%s: written by a run of %" PRId64 " workers; this run has %d "
                        "(only data-parallel plans resume on another count)", sh.resume,
                        sh.file_workers, ctx->p->n_workers);
-    return resume_rank(ctx, sh.resume, sh.resume_step, (int)sh.file_workers, e);
+    TRY(mpi_check_agree(resume_rank(ctx, sh.resume, sh.resume_step, (int)sh.file_workers, e), e));
+    /* the steps before the checkpoint, onto this job's clock; a run that
+     * ended at an --eval-every point (its last step is evaluated as the
+     * final model, not kept as a point) left none for it in its checkpoint */
+    const struct eval_snapshots *ev = ctx->evals;
+    const long long every = cfg->eval_every;
+    double shared[2] = {c->offset_s,
+                        ev && every > 0 && sh.resume_step % every == 0 &&
+                            (ev->n == 0 || ev->step[ev->n - 1] < sh.resume_step)};
+    MPI_TRY(e, MPI_Bcast(shared, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    c->offset_s = shared[0];
+    c->is_point_due = shared[1] != 0;
+    for (size_t i = 0; i < ctx->losses.len; i++) ctx->losses.items[i].end_s -= c->offset_s;
+    for (int i = 0; ctx->evals && i < ctx->evals->n; i++) ctx->evals->at_s[i] -= c->offset_s;
+    return 0;
+}
+
+bool checkpoint_point_due(const struct real_ctx *ctx, double *at_s)
+{
+    const struct checkpointer *c = ctx->ckpt;
+    if (!c || !c->is_point_due) return false;
+    *at_s = c->resumed_run_s - c->offset_s;   /* on this job's clock: rank 0's */
+    return true;
+}
+
+double checkpoint_clock_offset_s(const struct real_ctx *ctx)
+{
+    return ctx->ckpt ? ctx->ckpt->offset_s : 0;
 }
 
 void checkpoint_close(struct real_ctx *ctx, bool is_success)

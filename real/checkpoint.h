@@ -18,7 +18,11 @@
  * straggler stream, the sampler's position (checked: the sampler is a pure
  * function of the step, nn/data.h), a worker's shard versions read from
  * each server, and a server's policy state (version, round, each worker's
- * last applied version). Checkpoints are taken at job step boundaries,
+ * last applied version), and what the report needs of the steps before a
+ * resume: the run's clock, the worker's training losses and rank 0's
+ * --eval-every points not yet evaluated (their parameters), so that a
+ * resumed or relaunched run's curves start at step 1 on one clock
+ * (checkpoint_clock_offset_s). Checkpoints are taken at job step boundaries,
  * where nothing is in flight: a synchronous plan's every K-th step; an
  * asynchronous plan's workers are at different steps, so its first server
  * holds the work of step c (a multiple of K) back until every worker asked
@@ -142,5 +146,18 @@ int checkpoint_updates_resumed(const struct real_ctx *ctx, int64_t *updates, str
 
 /* Time spent writing checkpoints on this rank, and how many were written. */
 void checkpoint_stats(const struct real_ctx *ctx, double *seconds, int *count);
+
+/* The run's clock at this job's aligned start: 0 for a run from step 0;
+ * for a resumed one, the training time before it (and, relaunched after a
+ * failure, the time lost since): what the report adds to this job's times
+ * so that its curves, from step 1, keep one clock. */
+double checkpoint_clock_offset_s(const struct real_ctx *ctx);
+
+/* Whether this resumed job starts at an --eval-every point its checkpoint
+ * carries no evaluation for (a run that ended there evaluated it as its
+ * final model): then every worker gathers the parameters once before its
+ * first step, and rank 0 keeps them as the point at *at_s, this job's
+ * clock (a time before its start). */
+bool checkpoint_point_due(const struct real_ctx *ctx, double *at_s);
 
 #endif

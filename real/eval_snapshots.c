@@ -48,6 +48,20 @@ int eval_snapshots_take(struct eval_snapshots *s, const struct device *dev, cons
     return 0;
 }
 
+int eval_snapshots_add(struct eval_snapshots *s, const void *params, int64_t n_params, int64_t step,
+                       double at_s, struct err *e)
+{
+    if (s->n == s->cap) TRY(resize(s, s->cap ? 2 * s->cap : 4, n_params, e));
+    if (n_params != s->n_params)
+        return err_set(e, ERR_RUN, "eval snapshots: a model of %lld parameters after one of %lld",
+                       (long long)n_params, (long long)s->n_params);
+    memcpy(s->params + (size_t)s->n * (size_t)n_params, params, (size_t)n_params * sizeof(float));
+    s->step[s->n] = step;
+    s->at_s[s->n] = at_s;
+    s->n++;
+    return 0;
+}
+
 int eval_snapshots_load(const struct eval_snapshots *s, int i, const struct device *dev,
                         struct mlp *m, struct err *e)
 {

@@ -36,6 +36,11 @@ int eval_snapshots_reserve(struct eval_snapshots *s, int n, int64_t n_params, st
 int eval_snapshots_take(struct eval_snapshots *s, const struct device *dev, const struct mlp *m,
                         int64_t step, double at_s, struct err *e);
 
+/* Keeps n_params host floats (any alignment: read with memcpy) as the
+ * point (step, at_s): one a checkpoint carried over a resume. */
+int eval_snapshots_add(struct eval_snapshots *s, const void *params, int64_t n_params, int64_t step,
+                       double at_s, struct err *e);
+
 /* Writes snapshot i back into m's parameters. */
 int eval_snapshots_load(const struct eval_snapshots *s, int i, const struct device *dev,
                         struct mlp *m, struct err *e);

@@ -147,24 +147,32 @@ static int train(struct real_ctx *ctx, bool show_progress, struct eval_snapshots
     const bool is_async = policy_is_async(ctx->p->policy);
     int64_t work = ctx->first_step * ctx->p->n_workers + ctx->rank;
     int64_t next_eval = every > 0 ? (ctx->first_step / every + 1) * every : 0;
+    double resumed_at_s = 0;
+    if (checkpoint_point_due(ctx, &resumed_at_s)) {
+        rc = params_gather(ctx, false, e);
+        if (rc == 0 && ctx->rank == 0)
+            rc = eval_snapshots_take(evals, ctx->dev, ctx->m, ctx->first_step, resumed_at_s, e);
+    }
     for (int64_t step = ctx->first_step; rc == 0 && (is_async ? work >= 0 : step < ctx->steps);
          step++) {
         heartbeat_step(ctx->hb, step, real_now(ctx));
         rc = worker_step(w, step, work, e);
         if (rc < 0) break;
         int64_t job_done = (is_async ? work / ctx->p->n_workers : step) + 1;
-        int64_t ckpt_step = worker_checkpoint_due(w, job_done);
-        if (ckpt_step >= 0 && (rc = worker_checkpoint(w, ckpt_step, e)) < 0) break;
-        work = worker_next_work(w);
-        bool is_last = is_async ? work < 0 : step + 1 == ctx->steps;
-        if (shows_progress) progress(ctx, w, job_done - 1, is_last, &last_s);
+        /* before a checkpoint of this step, which carries the point */
         if (every > 0 && job_done >= next_eval && job_done < ctx->steps) {
             next_eval = (job_done / every + 1) * every;
             const double reached_s = real_now(ctx);
             rc = params_gather(ctx, false, e);
             if (rc == 0 && ctx->rank == 0)
                 rc = eval_snapshots_take(evals, ctx->dev, ctx->m, job_done, reached_s, e);
+            if (rc < 0) break;
         }
+        int64_t ckpt_step = worker_checkpoint_due(w, job_done);
+        if (ckpt_step >= 0 && (rc = worker_checkpoint(w, ckpt_step, e)) < 0) break;
+        work = worker_next_work(w);
+        bool is_last = is_async ? work < 0 : step + 1 == ctx->steps;
+        if (shows_progress) progress(ctx, w, job_done - 1, is_last, &last_s);
     }
     if (rc == 0) rc = worker_finish(w, e);
     worker_free(w);
@@ -299,6 +307,7 @@ static int make_report(struct real_ctx *ctx, struct real_result *res, struct spa
         if (spans[i].end_s > makespan_s) makespan_s = spans[i].end_s;
     res->makespan_s = makespan_s;
     res->steps = ctx->steps;
+    res->first_step = ctx->first_step;
     res->clock_error_s = ctx->clock_error_s;
     ctx->dev->describe(res->device, sizeof res->device);
     size_t len = strlen(res->device);
@@ -363,6 +372,15 @@ static int evaluate_points(struct real_ctx *ctx, struct eval_snapshots *evals,
     return 0;
 }
 
+/* A resumed run's curves: this job's times (its losses and points, and
+ * those the checkpoint carried, all on its clock) onto the run's, which
+ * started offset_s before this job (checkpoint_clock_offset_s). */
+static void onto_run_clock(struct report *r, double offset_s)
+{
+    for (int i = 0; i < r->n_loss_curve; i++) r->loss_curve[i].time_s += offset_s;
+    for (int i = 0; i < r->n_accuracy_curve; i++) r->accuracy_curve[i].time_s += offset_s;
+}
+
 static int finish(struct real_ctx *ctx, struct eval_snapshots *evals, struct real_result *res,
                   struct err *e)
 {
@@ -397,9 +415,15 @@ static int finish(struct real_ctx *ctx, struct eval_snapshots *evals, struct rea
         }
         heartbeat_finishing(ctx->hb);
         if (rc == 0) rc = evaluate_points(ctx, evals, res, e);
+        if (rc == 0) {
+            onto_run_clock(&res->report, checkpoint_clock_offset_s(ctx));
+            res->report.time_resumed_s = checkpoint_clock_offset_s(ctx);
+            res->report.has_time_resumed = ctx->first_step > 0;
+        }
         /* --target-accuracy was taken and never read: time_to_accuracy_s
          * was null however early the curve crossed it (the simulator's
-         * numerics alone set it). On the curve's clock: this job's. */
+         * numerics alone set it). On the curve's clock: the run's, from
+         * step 0 (a relaunch after a failure: with the time it lost). */
         if (rc == 0) report_set_time_to_accuracy(&res->report, ctx->cfg->target_accuracy);
         const char *path = ctx->cfg->save_params;
         if (rc == 0 && path[0]) rc = save_params(ctx, path, e);
@@ -489,6 +513,7 @@ int real_run(const struct real_setup *s, struct real_result *res, struct err *e)
     trace_init(&res->trace, s->keep_steps, s->keep_steps ? REAL_MAX_KEPT_SPANS : 0);
 
     struct eval_snapshots evals = {0};   /* rank 0's */
+    if (ctx.rank == 0) ctx.evals = &evals;
     int rc = mpi_check_agree(setup(&ctx, e), e);
     if (rc == 0) rc = mpi_check_agree(reserve_eval_points(&ctx, &evals, e), e);
     if (rc == 0) rc = connect(&ctx, e);

@@ -33,6 +33,8 @@ struct real_result {                /* filled on rank 0 only */
     struct trace trace;             /* the first keep_steps steps' spans */
     double makespan_s;
     int64_t steps;
+    int64_t first_step;             /* 0, or the step this job resumed at (--resume, a
+                                     * relaunch): the makespan is its steps' alone */
     char device[160];               /* the device's own description */
     double checkpoint_s;            /* spent writing checkpoints (rank 0's time) */
     int n_checkpoints;              /* checkpoints written (--checkpoint-every) */

@@ -16,6 +16,7 @@
 #include "../nn/data.h"
 #include "../nn/mlp.h"
 #include "comm.h"
+#include "eval_snapshots.h"
 #include "heartbeat.h"
 
 struct real_ctx {
@@ -41,6 +42,7 @@ struct real_ctx {
     double clock_error_s;        /* rank 0: the largest of the ranks' bounds on their zero */
     float lr, momentum, weight_decay;
     int64_t first_step;          /* 0, or the step --resume continues at */
+    struct eval_snapshots *evals;   /* rank 0: --eval-every's points (eval_snapshots.h) */
     struct checkpointer *ckpt;   /* --checkpoint-every, --resume (real/checkpoint.h); NULL none */
     struct heartbeat *hb;        /* progress for the supervisor, and --fail (heartbeat.h) */
 

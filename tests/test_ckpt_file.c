@@ -127,7 +127,7 @@ Test(ckpt_file, another_version_is_refused_naming_both)
     struct ckpt_view v;
     struct err e = {0};
     cr_expect_eq(ckpt_parse(w.buf, w.len, "f.ckpt", &v, &e), ERR_INPUT);
-    cr_expect(strstr(e.msg, "version 2") && strstr(e.msg, "version 1"), "%s", e.msg);
+    cr_expect(strstr(e.msg, "version 3") && strstr(e.msg, "versions 1 to 2"), "%s", e.msg);
     ckpt_writer_release(&w);
 }
 
@@ -232,6 +232,111 @@ Test(ckpt_file, identity_without_chunks_dp_inflight_reads_them_as_one)
             cr_expect_eq(rc, ERR_INPUT);
             cr_expect(strstr(e.msg, "malformed"), "%s", e.msg);
         }
+        ckpt_writer_release(&w);
+    }
+}
+
+/* ---- what a resume carries: the clock, losses, evaluation points ---------- */
+
+/* A file with the history records of a run at step 10 of a 6-parameter
+ * model: the clock, two losses, two --eval-every points (parts as a
+ * checkpoint writes them). `bad` changes one thing: 1 a loss of step 10,
+ * 2 the points out of order, 3 a point of 5 parameters. */
+static void make_history_file(struct ckpt_writer *w, int bad)
+{
+    struct err e = {0};
+    struct ckpt_ident id = sample_ident();
+    ckpt_writer_init(w);
+    cr_assert_eq(ckpt_writer_add_ident(w, &id, &e), 0, "%s", e.msg);
+    double clock[2] = {1.5, 1234.25};
+    cr_assert_eq(ckpt_writer_add(w, CKPT_CLOCK, clock, sizeof clock, &e), 0, "%s", e.msg);
+    struct step_loss losses[2] = {{.step = 0, .end_s = 0.1, .loss_sum = 147.2, .n_samples = 64},
+                                  {.step = bad == 1 ? 10 : 9, .end_s = 1.4, .loss_sum = 60.8,
+                                   .n_samples = 64}};
+    cr_assert_eq(ckpt_writer_add(w, CKPT_LOSSES, losses, sizeof losses, &e), 0, "%s", e.msg);
+    int64_t head[2] = {2, bad == 3 ? 5 : 6};
+    int64_t steps[2] = {5, bad == 2 ? 5 : 10};
+    double at_s[2] = {0.7, 1.5};
+    float params[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    const void *parts[] = {head, steps, at_s, params};
+    size_t sizes[] = {sizeof head, sizeof steps, sizeof at_s,
+                      (size_t)(2 * head[1]) * sizeof(float)};
+    cr_assert_eq(ckpt_writer_add_parts(w, CKPT_EVALS, parts, sizes, 4, &e), 0, "%s", e.msg);
+    cr_assert_eq(ckpt_writer_finish(w, &e), 0, "%s", e.msg);
+}
+
+Test(ckpt_file, history_round_trips)
+{
+    struct ckpt_writer w;
+    make_history_file(&w, 0);
+    struct ckpt_view v;
+    struct err e = {0};
+    cr_assert_eq(ckpt_parse(w.buf, w.len, "h.ckpt", &v, &e), 0, "%s", e.msg);
+    double run_s = 0, monotonic_s = 0;
+    cr_assert_eq(ckpt_clock_read(&v, "h.ckpt", &run_s, &monotonic_s, &e), 0, "%s", e.msg);
+    cr_expect(run_s == 1.5 && monotonic_s == 1234.25);
+    struct step_loss *losses = NULL;
+    size_t n = 0;
+    cr_assert_eq(ckpt_losses_read(&v, "h.ckpt", 10, &losses, &n, &e), 0, "%s", e.msg);
+    cr_assert_eq(n, 2);
+    cr_expect(losses[1].step == 9 && losses[1].end_s == 1.4 && losses[1].loss_sum == 60.8 &&
+              losses[1].n_samples == 64);
+    free(losses);
+    struct ckpt_evals ev;
+    cr_assert_eq(ckpt_evals_read(&v, "h.ckpt", 6, 10, &ev, &e), 0, "%s", e.msg);
+    cr_assert_eq(ev.n, 2);
+    cr_expect(ev.step[0] == 5 && ev.step[1] == 10 && ev.at_s[1] == 1.5);
+    float last;
+    memcpy(&last, ev.params + 11 * sizeof last, sizeof last);
+    cr_expect_eq(last, 12.0f, "the second point's last parameter");
+    ckpt_evals_release(&ev);
+    ckpt_writer_release(&w);
+}
+
+/* A version-1 file (no history) reads as one without it: a resume from it
+ * has its curves from the resume point, as before. */
+Test(ckpt_file, a_file_without_history_has_none)
+{
+    struct ckpt_writer w;
+    make_file(&w);
+    uint32_t version = 1;
+    memcpy(w.buf + 8, &version, 4);
+    uint32_t crc = ckpt_crc32(0, w.buf, w.len - 4);
+    memcpy(w.buf + w.len - 4, &crc, 4);
+    struct ckpt_view v;
+    struct err e = {0};
+    cr_assert_eq(ckpt_parse(w.buf, w.len, "old.ckpt", &v, &e), 0, "%s", e.msg);
+    double run_s, monotonic_s;
+    cr_expect_eq(ckpt_clock_read(&v, "old.ckpt", &run_s, &monotonic_s, &e), 1);
+    struct step_loss *losses = NULL;
+    size_t n = 5;
+    cr_expect_eq(ckpt_losses_read(&v, "old.ckpt", 10, &losses, &n, &e), 0);
+    cr_expect(!losses && n == 0);
+    struct ckpt_evals ev;
+    cr_expect_eq(ckpt_evals_read(&v, "old.ckpt", 6, 10, &ev, &e), 0);
+    cr_expect_eq(ev.n, 0);
+    ckpt_writer_release(&w);
+}
+
+Test(ckpt_file, history_a_resume_could_not_use_is_refused_naming_it)
+{
+    const char *says[] = {NULL, "loss 1 (step 10", "evaluation point 1 (step 5",
+                          "2 points of 5 parameters; this model has 6"};
+    for (int bad = 1; bad <= 3; bad++) {
+        struct ckpt_writer w;
+        make_history_file(&w, bad);
+        struct ckpt_view v;
+        struct err e = {0};
+        cr_assert_eq(ckpt_parse(w.buf, w.len, "h.ckpt", &v, &e), 0, "%s", e.msg);
+        struct step_loss *losses = NULL;
+        size_t n = 0;
+        struct ckpt_evals ev;
+        int rc = ckpt_losses_read(&v, "h.ckpt", 10, &losses, &n, &e);
+        if (bad == 1) cr_expect(!losses && n == 0, "nothing is handed back");
+        free(losses);
+        if (rc == 0) rc = ckpt_evals_read(&v, "h.ckpt", 6, 10, &ev, &e);
+        cr_expect_eq(rc, ERR_INPUT, "case %d", bad);
+        cr_expect(strstr(e.msg, "h.ckpt") && strstr(e.msg, says[bad]), "case %d: %s", bad, e.msg);
         ckpt_writer_release(&w);
     }
 }

@@ -308,7 +308,24 @@ static int run_ckpt_as(const char *bytes, size_t len, struct err *e)
     int rc = ckpt_parse(bytes, len, "fuzz.ckpt", &v, e);
     if (rc < 0) return rc;
     struct ckpt_ident id;
-    return ckpt_ident_read(&v, "fuzz.ckpt", &id, e);
+    TRY(ckpt_ident_read(&v, "fuzz.ckpt", &id, e));
+    /* what a resume carries, read as a resume of this file's run would */
+    double run_s, monotonic_s;
+    TRY(ckpt_clock_read(&v, "fuzz.ckpt", &run_s, &monotonic_s, e));
+    struct step_loss *losses = NULL;
+    size_t n = 0;
+    TRY(ckpt_losses_read(&v, "fuzz.ckpt", id.step, &losses, &n, e));
+    free(losses);
+    struct ckpt_evals ev;
+    TRY(ckpt_evals_read(&v, "fuzz.ckpt", id.n_params, id.step, &ev, e));
+    float sum = 0, x;
+    for (int64_t i = 0; i < ev.n * id.n_params; i++) {   /* every byte it points at */
+        memcpy(&x, ev.params + (size_t)i * sizeof x, sizeof x);
+        sum += x;
+    }
+    (void)sum;
+    ckpt_evals_release(&ev);
+    return 0;
 }
 
 static int run_ckpt(const struct fuzz_input *in, struct err *e)

@@ -216,6 +216,76 @@ Test(real_failure, fail_1_at_20_with_checkpoints_restarts_to_the_same_parameters
     free(failed);
 }
 
+/* The [step, time, value] triples of a report's curve `key`. */
+static int curve_of(const cJSON *doc, const char *key, double out[][3], int cap)
+{
+    const cJSON *curve = cJSON_GetObjectItemCaseSensitive(doc, key);
+    int n = 0;
+    for (const cJSON *p = curve ? curve->child : NULL; p && n < cap; p = p->next, n++)
+        for (int k = 0; k < 3; k++) out[n][k] = cJSON_GetArrayItem(p, k)->valuedouble;
+    return n;
+}
+
+/* A relaunched run's report covered its last job alone: the loss curve
+ * began at the resumed step, the --eval-every points of the jobs before
+ * (evaluated after the last step, off the clock) died with them, and the
+ * time to accuracy was read on the last job's clock at its first point.
+ * The checkpoints now carry them: every step and every point, equal to a
+ * straight run's (a restart repeats its arithmetic), on one clock that
+ * counts the time the failure lost. */
+Test(real_failure, a_relaunched_runs_curves_cover_every_step_on_one_clock)
+{
+    run_argv_ok((const char *const[]){STRATA_BIN, "real", "--data", "synthetic", "--model",
+                                      MODEL, "--np", "2", "--steps", "30", "--eval-every", "5",
+                                      "--json", test_tmp_path("straight.json"), NULL});
+    cJSON *straight = read_json(test_tmp_path("straight.json"));
+    double want_loss[40][3], want_acc[10][3];
+    int n_want_loss = curve_of(straight, "loss_curve", want_loss, 40);
+    int n_want_acc = curve_of(straight, "accuracy_curve", want_acc, 10);
+    cJSON_Delete(straight);
+    cr_assert_eq(n_want_loss, 30);
+    cr_assert_eq(n_want_acc, 6, "points 5 to 25 and the final one");
+    char target[32];
+    snprintf(target, sizeof target, "%.17g", want_acc[0][2]);   /* reached at step 5 */
+    struct test_bg b = start((const char *const[]){"--steps", "30", "--fail", "1@17",
+                                              "--checkpoint-every", "10", "--eval-every", "5",
+                                              "--target-accuracy", target, NULL});
+    int status = finish(&b, 120, NULL);
+    char *err = stderr_of(&b);
+    cr_expect_eq(status, 0, "stderr:\n%s", err);
+    cr_expect(strstr(err, "from the checkpoint of step 10"), "stderr:\n%s", err);
+    free(err);
+    cJSON *doc = read_json(test_tmp_path("report.json"));
+    double loss[40][3], acc[10][3];
+    int n_loss = curve_of(doc, "loss_curve", loss, 40);
+    int n_acc = curve_of(doc, "accuracy_curve", acc, 10);
+    cr_assert_eq(n_loss, 30, "the loss curve from step 1: %d steps", n_loss);
+    cr_assert_eq(n_acc, 6, "every point, those of the failed job too: %d", n_acc);
+    for (int i = 0; i < n_loss; i++) {
+        cr_expect(loss[i][0] == want_loss[i][0] && loss[i][2] == want_loss[i][2],
+                  "step %g: loss %.17g, a straight run's %.17g", loss[i][0], loss[i][2],
+                  want_loss[i][2]);
+        cr_expect(i == 0 || loss[i][1] > loss[i - 1][1], "step %g's time goes back", loss[i][0]);
+    }
+    for (int i = 0; i < n_acc; i++) {
+        cr_expect(acc[i][0] == want_acc[i][0] && acc[i][2] == want_acc[i][2],
+                  "point %d: step %g accuracy %g, a straight run's step %g %g", i, acc[i][0],
+                  acc[i][2], want_acc[i][0], want_acc[i][2]);
+        cr_expect(i == 0 || acc[i][1] > acc[i - 1][1], "point %d's time goes back", i);
+    }
+    /* the failure's lost time lies between step 10 (the first job's) and
+     * step 15 (the relaunch's) */
+    double lost_s = num_at(doc, "failure", "lost_s");
+    cr_expect_geq(acc[2][1] - acc[1][1], 0.9 * lost_s, "points 10 and 15 are %g s apart; the "
+                  "failure lost %g s", acc[2][1] - acc[1][1], lost_s);
+    /* crossed at step 5, in the job that failed */
+    const cJSON *tta = cJSON_GetObjectItemCaseSensitive(doc, "time_to_accuracy_s");
+    cr_assert(cJSON_IsNumber(tta), "no time to accuracy");
+    cr_expect_eq(tta->valuedouble, acc[0][1], "time to accuracy %g s; the curve crossed at %g s",
+                 tta->valuedouble, acc[0][1]);
+    cJSON_Delete(doc);
+}
+
 Test(real_failure, fail_shrink_finishes_on_the_survivor)
 {
     struct test_bg b = start((const char *const[]){"--steps", "20", "--fail", "1@5", "--on-failure",

@@ -54,6 +54,65 @@ static void expect_resume_bit_identical(const char *strategy)
     cr_expect(same_bytes(a, b), "%s: resumed parameters differ from the straight run's", strategy);
 }
 
+/* The [step, time, value] triples of a report's curve `key`. */
+static int curve_of(const char *json, const char *key, double out[][3], int cap)
+{
+    cJSON *doc = read_json(json);
+    const cJSON *curve = cJSON_GetObjectItemCaseSensitive(doc, key);
+    int n = 0;
+    for (const cJSON *p = curve ? curve->child : NULL; p && n < cap; p = p->next, n++)
+        for (int k = 0; k < 3; k++) out[n][k] = cJSON_GetArrayItem(p, k)->valuedouble;
+    cJSON_Delete(doc);
+    return n;
+}
+
+/* A resumed run's curves began at its resume step: the losses and the
+ * --eval-every points before it were the first run's alone. The
+ * checkpoint carries them, and the resume step, which the first run
+ * evaluated as its final model, is a point again (taken from the resumed
+ * parameters, gathered from the stages), at the time training had reached
+ * then: one curve, equal to a straight run's. */
+Test(resume, a_resumed_runs_curves_go_on_from_the_first_runs)
+{
+    char *dir = test_tmp_path("ckpt"), *straight = test_tmp_path("straight.json"),
+         *half = test_tmp_path("half.json"), *resumed = test_tmp_path("resumed.json");
+#define P1F1B "real", "--strategy", "pipeline-1f1b", "--np", "2", "--model", MODEL, SAME, \
+              "--eval-every", "5"
+    expect_ok(RUN(P1F1B, "--steps", "20", "--json", straight), "the straight run");
+    expect_ok(RUN(P1F1B, "--steps", "10", "--checkpoint-every", "10", "--checkpoint-dir", dir,
+                  "--json", half), "the first half");
+    expect_ok(RUN(P1F1B, "--steps", "20", "--resume", dir, "--json", resumed), "the resumed half");
+#undef P1F1B
+    double want[8][3], got[8][3], first[8][3], loss[24][3], want_loss[24][3];
+    int n_want = curve_of(straight, "accuracy_curve", want, 8);
+    int n_got = curve_of(resumed, "accuracy_curve", got, 8);
+    int n_first = curve_of(half, "accuracy_curve", first, 8);
+    cr_assert_eq(n_want, 4, "points 5, 10, 15 and the final one");
+    cr_assert_eq(n_got, n_want, "the resumed run has %d points", n_got);
+    cr_assert_eq(n_first, 2);
+    for (int i = 0; i < n_want; i++) {
+        cr_expect(got[i][0] == want[i][0] && got[i][2] == want[i][2],
+                  "point %d: step %g accuracy %g, the straight run's step %g %g", i, got[i][0],
+                  got[i][2], want[i][0], want[i][2]);
+        cr_expect(i == 0 || got[i][1] > got[i - 1][1], "point %d's time goes back", i);
+    }
+    /* step 5 as the first run measured it; step 10 when it had got there */
+    cr_expect_eq(got[0][1], first[0][1]);
+    cr_expect(got[1][1] >= first[1][1] && got[1][1] < first[1][1] + 1, "step 10 at %g s, the "
+              "first run ended at %g s", got[1][1], first[1][1]);
+    cJSON *doc = read_json(resumed);
+    cr_expect_eq(num_at(doc, "final", "time_resumed_s"), got[1][1],
+                 "the run's clock at the resume is step 10's time");
+    cJSON_Delete(doc);
+    int n_loss = curve_of(resumed, "loss_curve", loss, 24);
+    cr_assert_eq(curve_of(straight, "loss_curve", want_loss, 24), 20);
+    cr_assert_eq(n_loss, 20, "the loss curve from step 1: %d steps", n_loss);
+    for (int i = 0; i < n_loss; i++)
+        cr_expect(loss[i][0] == want_loss[i][0] && loss[i][2] == want_loss[i][2],
+                  "step %g: loss %.17g, the straight run's %.17g", loss[i][0], loss[i][2],
+                  want_loss[i][2]);
+}
+
 Test(resume, mirrored_stopped_and_resumed_is_bit_identical)
 {
     expect_resume_bit_identical("mirrored");
@@ -179,7 +238,7 @@ static struct run resume_mirrored(const char *model)
                "20", "--resume", test_tmp_path("ckpt"));
 }
 
-static int64_t first_step_of(const char *json);
+static int64_t resumed_step_of(const char *json);
 
 /* Refused by the supervisor before any rank started (real/checkpoint.h's
  * checkpoint_check_resume): strata's message alone, no rank's, no abort
@@ -265,7 +324,7 @@ Test(resume, a_step_directory_names_the_checkpoint_to_resume)
     expect_ok(RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME, "--steps",
                   "10", "--resume", test_tmp_path("ckpt/step-0000000005/"), "--json", json),
               "the run resumed from step 5");
-    cr_expect_eq(first_step_of(json), 5);
+    cr_expect_eq(resumed_step_of(json), 5);
     /* one update a step (docs/metrics.md): the checkpoint's 5, then 5 more */
     cJSON *doc = read_json(json);
     cr_expect_eq(num_at(doc, "final", "updates"), 10);
@@ -301,15 +360,21 @@ Test(resume, compare_real_keeps_each_jobs_checkpoints_apart_and_resumes_each)
 
 /* ---- asynchronous plans ----------------------------------------------------- */
 
-/* The first loss the report's curve holds: its (0-based) step. */
-static int64_t first_step_of(const char *json)
+/* The step this job resumed at: the run's steps less the ones it ran
+ * (samples_applied counts this job's alone). Its loss curve, carried in
+ * the checkpoints, starts at step 0 all the same. */
+static int64_t resumed_step_of(const char *json)
 {
     cJSON *doc = read_json(json);
     const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "loss_curve"), 0);
     cr_assert_not_null(first, "%s: no loss curve", json);
-    int64_t step = (int64_t)cJSON_GetArrayItem(first, 0)->valuedouble;
+    cr_expect_eq(cJSON_GetArrayItem(first, 0)->valuedouble, 0,
+                 "%s: the loss curve does not start at step 0", json);
+    double batch = num_at(doc, "config", "batch");
+    double steps = num_at(doc, "config", "steps");
+    double applied = cJSON_GetObjectItem(doc, "samples_applied")->valuedouble;
     cJSON_Delete(doc);
-    return step;
+    return (int64_t)(steps - applied / batch);
 }
 
 /* ps-async's workers are at different steps: the first server holds the
@@ -329,7 +394,7 @@ Test(resume, ps_async_checkpoints_at_a_step_every_worker_reached_and_resumes_shr
     cr_expect_eq(step, 5, "an asynchronous job checkpoints before its last step, not at its end");
     expect_ok(RUN("real", "--strategy", "ps-async", "--np", "1", "--model", MODEL, SAME, "--steps",
                   "10", "--resume", dir, "--json", json), "the resumed run on 1 worker");
-    cr_expect_eq(first_step_of(json), 5);
+    cr_expect_eq(resumed_step_of(json), 5);
     /* an update a push (docs/metrics.md): the checkpoint's servers applied
      * 2 workers x 5 steps; the resumed worker 5 more */
     cJSON *doc = read_json(json);
@@ -416,7 +481,7 @@ Test(resume, a_resumed_runs_restart_goes_back_to_its_resume_and_counts_from_ther
     cJSON *doc = read_json(json);
     cr_expect_eq(num_at(doc, "failure", "steps_redone"), 5);
     cJSON_Delete(doc);
-    cr_expect_eq(first_step_of(json), 10);
+    cr_expect_eq(resumed_step_of(json), 10);
 }
 
 /* A mistyped --resume, or a file, read "no whole checkpoint there", as an

@@ -1080,6 +1080,23 @@ Test(report_read, a_curve_time_after_the_run_is_refused)
     cJSON_Delete(j);
 }
 
+/* A resumed real run's curves go on from the run's clock at its resume
+ * (final.time_resumed_s): a point that far past this job's own end is one
+ * the run measured; past that, as far again as a plain run's, it is not. */
+Test(report_read, a_resumed_runs_curves_reach_past_its_jobs_end_by_its_resume_time)
+{
+    cJSON *j = valid_tree();
+    replace_at(j, "loss_curve[1][1]", cJSON_CreateNumber(40));
+    cJSON_AddItemToObject(cJSON_GetObjectItem(j, "final"), "time_resumed_s",
+                          cJSON_CreateNumber(30));
+    struct report_doc d = parse_tree(j);
+    cr_expect_eq(d.reports[0].loss_curve[1].time_s, 40);
+    cr_expect(d.reports[0].has_time_resumed && d.reports[0].time_resumed_s == 30);
+    report_doc_release(&d);
+    replace_at(j, "loss_curve[1][1]", cJSON_CreateNumber(45));   /* past 1 s + 1% of slack */
+    expect_bad_tree(j, "\"loss_curve[1][1]\" is 45 s, after the run's end (42.625 s");
+}
+
 /* An evaluation that a later step trained after is held to the run's end;
  * the final one (after the last loss point's step, 100) is not: a real
  * run evaluates after its last span, and no figure says for how long. */
