@@ -209,7 +209,7 @@ static int launch(const struct command *self, struct scenario *s, const struct p
     /* a missing data set says so once, here, not once per rank */
     if (device_check(s->cfg.device, &e) < 0 || comm_check(s->cfg.comm, &e) < 0 ||
         checkpoint_check(&s->cfg, p, &e) < 0 ||
-        checkpoint_check_dir(&s->cfg, &e) < 0 ||
+        checkpoint_check_dir(&s->cfg, supervise_writes_commits(&s->cfg, p), &e) < 0 ||
         data_load(s->cfg.data, (uint64_t)s->cfg.seed, &d, &e) < 0 ||
         data_check_model(&d, s->wl->layers[0].in, (int)s->wl->n_classes, &e) < 0) {
         data_release(&d);

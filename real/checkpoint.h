@@ -80,9 +80,11 @@ int checkpoint_check(const struct config *cfg, const struct plan *p, struct err 
  * directory it can write in), so that a bad one is said at once and not
  * after a launch, from inside the job; with --checkpoint-every and
  * --resume but no --checkpoint-dir, the directory beside the resumed
- * checkpoint (checkpoint_resume_dir), where they go. ERR_INPUT naming the
- * option, the path and what is wrong; 0 when nothing is written. */
-int checkpoint_check_dir(const struct config *cfg, struct err *e);
+ * checkpoint (checkpoint_resume_dir), where they go, unless are_commits
+ * (the supervisor's commits replace them: supervise_writes_commits).
+ * ERR_INPUT naming the option, the path and what is wrong; 0 when nothing
+ * is written. */
+int checkpoint_check_dir(const struct config *cfg, bool are_commits, struct err *e);
 
 /* The supervisor's check of --resume before the job starts (no MPI), so
  * that a checkpoint of another run, or a corrupt or truncated one, is a

@@ -372,11 +372,14 @@ static int check_dir_writable(const char *dir, const char *as, struct err *e)
     return 0;
 }
 
-int checkpoint_check_dir(const struct config *cfg, struct err *e)
+int checkpoint_check_dir(const struct config *cfg, bool are_commits, struct err *e)
 {
     if (cfg->checkpoint_dir[0])
         return check_dir_writable(cfg->checkpoint_dir, "--checkpoint-dir", e);
-    if (cfg->checkpoint_every <= 0 || !cfg->resume[0]) return 0;
+    /* commits go to the run directory: a read-only --resume is only read
+     * (it was refused, and told to give a --checkpoint-dir that shrink
+     * and continue refuse in turn) */
+    if (cfg->checkpoint_every <= 0 || !cfg->resume[0] || are_commits) return 0;
     /* a resumed run's checkpoints go beside the one it resumed from: a
      * read-only one there failed the run at its first checkpoint */
     char dir[CKPT_PATH_BYTES];

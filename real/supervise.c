@@ -483,14 +483,25 @@ static int supervise(struct supervisor *S, int *exit_code, struct err *e)
     }
 }
 
+static bool policy_writes_commits(enum failure_policy policy, const struct config *cfg)
+{
+    return policy != FAILURE_RESTART &&
+           (config_is_set(cfg, "fail") || config_is_set(cfg, "on-failure") ||
+            config_is_set(cfg, "commit-every"));
+}
+
+bool supervise_writes_commits(const struct config *cfg, const struct plan *p)
+{
+    enum failure_policy policy;
+    return failure_policy_resolve(cfg->on_failure, p, &policy, &(struct err){0}) == 0 &&
+           policy_writes_commits(policy, cfg);
+}
+
 /* Whether the run writes commits (shrink, continue) and checkpoints
  * without a directory of the user's (restart with --checkpoint-every). */
 static bool wants_commits(const struct supervisor *S)
 {
-    const struct config *cfg = S->job->cfg;
-    return S->policy != FAILURE_RESTART &&
-           (config_is_set(cfg, "fail") || config_is_set(cfg, "on-failure") ||
-            config_is_set(cfg, "commit-every"));
+    return policy_writes_commits(S->policy, S->job->cfg);
 }
 
 /* --hostfile: a relaunch may put a rank on another host, so commits and

@@ -81,6 +81,12 @@ int supervise_check_fail(const struct config *cfg, const struct plan *p, struct 
  * strata exits with. < 0 when it could not start: ERR_INPUT for a policy
  * that cannot apply (core/failure_policy.h) or a bad --fail, ERR_RUN or
  * ERR_IO when the launcher or the run directory cannot be had. */
+/* Whether a run writes the supervisor's commits (in its run directory) in
+ * place of --checkpoint-every's checkpoints: --on-failure shrink or
+ * continue, as p resolves it, when failure handling was asked for (--fail,
+ * --on-failure or --commit-every given). */
+bool supervise_writes_commits(const struct config *cfg, const struct plan *p);
+
 int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e);
 
 #endif

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/config.h"
 #include "../real/checkpoint.h"
 #include "helpers.h"
 
@@ -548,6 +549,25 @@ Test(resume, a_resume_directory_the_run_cannot_write_is_refused_before_the_launc
                        "--steps", "20", "--checkpoint-every", "5", "--resume", dir);
     chmod(dir, 0755);
     expect_refused_up_front(r, "cannot write there", "give --checkpoint-dir DIR");
+}
+
+/* Under shrink and continue the supervisor's commits replace
+ * --checkpoint-every's checkpoints, so a read-only --resume directory is
+ * only read: it was refused, and told to give a --checkpoint-dir, which
+ * shrink and continue then refuse in turn. /proc/self is read-only to root
+ * as well (a chmod is not, above). */
+Test(resume, a_read_only_resume_directory_is_refused_only_when_written)
+{
+    struct config cfg;
+    config_init(&cfg);
+    cfg.checkpoint_every = 5;
+    snprintf(cfg.resume, sizeof cfg.resume, "/proc/self");
+    struct err e = {0};
+    cr_expect_eq(checkpoint_check_dir(&cfg, false, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "--resume /proc/self: cannot write there") &&
+                  strstr(e.msg, "give --checkpoint-dir DIR"), "%s", e.msg);
+    e = (struct err){0};
+    cr_expect_eq(checkpoint_check_dir(&cfg, true, &e), 0, "commits go elsewhere: %s", e.msg);
 }
 
 /* A rank killed mid-save (a death, a hang, the supervisor's SIGKILL) left
