@@ -162,4 +162,15 @@ double checkpoint_clock_offset_s(const struct real_ctx *ctx);
  * clock (a time before its start). */
 bool checkpoint_point_due(const struct real_ctx *ctx, double *at_s);
 
+/* Holds dir for the run that writes its checkpoints there (no MPI: the
+ * supervisor, through the run and its relaunches). Two runs at once in
+ * one directory pruned and swept each other's checkpoints, and a relaunch
+ * could go back to the other run's. An flock on DIR/.strata-lock (made,
+ * with dir, when missing), which the kernel releases when the process
+ * ends, however it ends. 0 with *fd to give to checkpoint_dir_release;
+ * ERR_INPUT naming the run that holds dir (its pid); ERR_IO when the lock
+ * cannot be made. */
+int checkpoint_dir_hold(const char *dir, int *fd, struct err *e);
+void checkpoint_dir_release(int fd);   /* accepts -1 */
+
 #endif

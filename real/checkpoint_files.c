@@ -2,11 +2,13 @@
  * (checkpoint_files.h, real/checkpoint.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -483,3 +485,49 @@ int checkpoint_check_resume(const struct config *cfg, const struct plan *p, int6
     return 0;
 }
 
+/* ---- one run a directory ------------------------------------------------ */
+
+#define LOCK_NAME ".strata-lock"
+
+int checkpoint_dir_hold(const char *dir, int *fd, struct err *e)
+{
+    *fd = -1;
+    char path[CKPT_PATH_BYTES + 32];
+    if ((size_t)snprintf(path, sizeof path, "%s", dir) >= CKPT_PATH_BYTES)
+        return err_set(e, ERR_INPUT, "--checkpoint-dir %s: the path is too long", dir);
+    if (checkpoint_make_dirs(path) != 0)
+        return err_set(e, ERR_IO, "%s: cannot make the checkpoint directory (%s)", dir,
+                       strerror(errno));
+    snprintf(path, sizeof path, "%s/" LOCK_NAME, dir);
+    /* close-on-exec: the job's processes must not hold it past us */
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0)
+        return err_set(e, ERR_IO, "%s: cannot make the lock that keeps other runs out of the "
+                       "checkpoint directory (%s)", path, strerror(errno));
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+        int why = errno;
+        char text[32] = "";
+        ssize_t n = pread(f, text, sizeof text - 1, 0);
+        text[n > 0 ? n : 0] = '\0';
+        close(f);
+        long pid = strtol(text, NULL, 10);
+        if (why == EWOULDBLOCK)
+            return err_set(e, ERR_INPUT, "%s: another strata run (pid %ld) is writing its "
+                           "checkpoints there; two runs in one directory remove each other's: "
+                           "give this one its own --checkpoint-dir, or wait for that one", dir,
+                           pid);
+        return err_set(e, ERR_IO, "%s: cannot lock it (%s)", path, strerror(why));
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(f, 0) != 0 || pwrite(f, pid, (size_t)len, 0) != len) {
+        /* the lock holds all the same; only the message naming us is lost */
+    }
+    *fd = f;
+    return 0;
+}
+
+void checkpoint_dir_release(int fd)
+{
+    if (fd >= 0) close(fd);   /* and with it the flock */
+}

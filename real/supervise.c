@@ -128,6 +128,7 @@ struct supervisor {
     bool is_multi_host;
     char address[256];               /* where they reach us: --supervisor-address, numeric */
     bool is_own_commit_dir;          /* commit_dir made under --checkpoint-dir: ours to remove */
+    int checkpoint_dir_fd;           /* the hold on a checkpoint_dir of the user's; -1 none */
     char straggler[1024];            /* the relaunch's --straggler; "" = the user's */
     long long backup_workers;        /* the relaunch's --backup-workers; -1 = the user's */
 };
@@ -593,7 +594,14 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
     if (rc == 0) rc = check_shared_dirs(S, e);
     if (rc == 0) rc = check_commits_replace_checkpoints(S, e);
     if (rc == 0) rc = make_run_dir(S->run_dir, sizeof S->run_dir, e);
+    S->checkpoint_dir_fd = -1;
     if (rc == 0 && (rc = choose_dirs(S, e)) < 0) remove_tree(S->run_dir);
+    /* a directory of the user's is this run's alone while it runs */
+    if (rc == 0 && S->checkpoint_dir[0] && !S->is_own_checkpoint_dir &&
+        (rc = checkpoint_dir_hold(S->checkpoint_dir, &S->checkpoint_dir_fd, e)) < 0) {
+        remove_tree(S->run_dir);
+        if (S->is_own_commit_dir) remove_tree(S->commit_dir);
+    }
     if (rc < 0) {
         free(S);
         return rc;
@@ -627,6 +635,7 @@ int supervise_run(const struct supervise_job *job, int *exit_code, struct err *e
         if (is_own[i]) unsetenv(ompi_dirs[i]);
     remove_tree(S->run_dir);
     if (S->is_own_commit_dir) remove_tree(S->commit_dir);
+    checkpoint_dir_release(S->checkpoint_dir_fd);
     free(S);
     return rc;
 }

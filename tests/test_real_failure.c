@@ -386,6 +386,33 @@ Test(real_failure, rank_killed_from_outside_is_named_and_recovered)
     expect_failure("restart", 1, 2);
 }
 
+/* Two runs writing checkpoints into one directory at once pruned and
+ * swept each other's (each keeps its newest two and removes what a killed
+ * save left), and a relaunch could go back to the other run's. While one
+ * runs, a second is refused naming it; once it has ended, a run goes. */
+Test(real_failure, a_checkpoint_dir_another_run_writes_in_is_refused)
+{
+    char *dir = test_tmp_path("shared-ck");
+    struct test_bg b = start((const char *const[]){"--steps", "400", "--checkpoint-every", "50",
+                                              "--checkpoint-dir", dir, NULL});
+    char hb_dir[4096];
+    wait_stepping(&b, 1, hb_dir, sizeof hb_dir);   /* held before the launch */
+    struct run r = RUN("real", "--data", "synthetic", "--model", MODEL, "--np", "2", "--steps",
+                       "20", "--checkpoint-every", "10", "--checkpoint-dir", dir);
+    char want[96];
+    snprintf(want, sizeof want, "another strata run (pid %ld) is writing its checkpoints there",
+             (long)b.pid);
+    cr_expect_eq(r.status, 2, "stderr:\n%s", r.err);
+    cr_expect(strstr(r.err, want) && strstr(r.err, "its own --checkpoint-dir"), "stderr:\n%s",
+              r.err);
+    run_free(&r);
+    kill(b.pid, SIGTERM);
+    finish(&b, 60, NULL);
+    run_argv_ok((const char *const[]){STRATA_BIN, "real", "--data", "synthetic", "--model", MODEL,
+                                      "--np", "2", "--steps", "20", "--checkpoint-every", "10",
+                                      "--checkpoint-dir", dir, NULL});
+}
+
 Test(real_failure, stopped_rank_is_ended_within_the_timeout)
 {
     const double timeout_s = 2;
