@@ -156,7 +156,8 @@ const struct opt_spec config_options[] = {
      .help = "real runs: where --checkpoint-every writes checkpoints; \"\" = --resume's DIR "
              "when given, else a temporary directory removed at the end"},
     {.name = "resume", STRING(resume), .def = "", .groups = OPTG_LAUNCH, .metavar = "DIR",
-     .help = "real runs: continue from the newest whole checkpoint in DIR"},
+     .help = "real runs: continue from the newest whole checkpoint in DIR (the report's curves "
+             "go on from the run that wrote it)"},
     {.name = "timeout", REAL(timeout_s, 0, 1e6), .def = "0", .groups = OPTG_LAUNCH,
      .metavar = "S", .def_shown = "max(10 s, 20 x the median step time seen)",
      .help = "real runs: a rank that shows no progress for S seconds is taken as failed; "
