@@ -533,22 +533,38 @@ Test(resume, a_fail_before_the_resumed_step_is_refused)
  * beside the checkpoint it resumed from; a directory it cannot write there
  * is said before the launch, naming --checkpoint-dir as the way out, not
  * at the first checkpoint from inside the job (exit 1 after the steps).
- * Root writes through a mode of 0555, and only a read-only file system
- * stops it: then the test cannot make its case and is skipped (checked by
- * hand on a read-only tmpfs). */
+ * Root writes through a mode of 0555, so root runs strata as nobody
+ * (setpriv), as test_faults does. Under shrink the supervisor's commits
+ * replace those checkpoints: the same directory is only read, and the
+ * run goes (it was refused, told to give a --checkpoint-dir that shrink
+ * refuses in turn). */
 Test(resume, a_resume_directory_the_run_cannot_write_is_refused_before_the_launch)
 {
     char *dir = test_tmp_path("ckpt");
     make_checkpoint();
+    bool as_nobody = geteuid() == 0;
+    if (as_nobody && access("/usr/bin/setpriv", X_OK) != 0)
+        cr_skip_test("root writes at mode 0555, and there is no setpriv to run as nobody");
+    cr_assert_eq(chmod(test_tmp_dir, 0755), 0);   /* nobody reads the checkpoint */
     cr_assert_eq(chmod(dir, 0555), 0);
-    if (access(dir, W_OK) == 0) {
-        chmod(dir, 0755);
-        cr_skip_test("%s is writable at mode 0555 (root)", dir);
-    }
-    struct run r = RUN("real", "--strategy", "mirrored", "--np", "2", "--model", MODEL, SAME,
-                       "--steps", "20", "--checkpoint-every", "5", "--resume", dir);
+    const char *const as[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+    const char *const args[] = {STRATA_BIN, "real", "--strategy", "mirrored", "--np", "2",
+                                "--model", MODEL, SAME, "--steps", "20", "--checkpoint-every",
+                                "5", "--resume", dir};
+    const char *argv[40];
+    int n = 0;
+    for (int i = 0; as_nobody && i < 4; i++) argv[n++] = as[i];
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    expect_refused_up_front(run_argv(argv), "cannot write there", "give --checkpoint-dir DIR");
+    const char *const shrink[] = {"--on-failure", "shrink", "--fail", "1@15", NULL};
+    for (int i = 0; shrink[i]; i++) argv[n++] = shrink[i];
+    argv[n] = NULL;
+    struct run r = run_argv(argv);
     chmod(dir, 0755);
-    expect_refused_up_front(r, "cannot write there", "give --checkpoint-dir DIR");
+    cr_expect_eq(r.status, 0, "under shrink: exit %d; stderr:\n%s", r.status, r.err);
+    cr_expect(strstr(r.err, "relaunching 1 worker from the commit of step"), "%s", r.err);
+    run_free(&r);
 }
 
 /* Under shrink and continue the supervisor's commits replace
