@@ -342,6 +342,19 @@ double num_at(const cJSON *obj, const char *a, const char *b)
     return v->valuedouble;
 }
 
+int curve_at(const cJSON *obj, const char *key, double out[][3], int cap)
+{
+    const cJSON *curve = cJSON_GetObjectItemCaseSensitive(obj, key);
+    int n = 0;
+    for (const cJSON *p = curve ? curve->child : NULL; p && n < cap; p = p->next, n++)
+        for (int k = 0; k < 3; k++) {
+            const cJSON *v = cJSON_GetArrayItem(p, k);
+            cr_assert(cJSON_IsNumber(v), "%s[%d][%d] is not a number", key, n, k);
+            out[n][k] = v->valuedouble;
+        }
+    return n;
+}
+
 const char *str_at(const cJSON *obj, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);

@@ -200,6 +200,11 @@ double num_at(const cJSON *obj, const char *a, const char *b);
 /* The string at obj.key; fails the test when there is none. */
 const char *str_at(const cJSON *obj, const char *key);
 
+/* A report's curve obj.key ("loss_curve", "accuracy_curve") as [step,
+ * time_s, value] triples into out (at most cap); how many it has. A null
+ * (a diverged loss) fails the test. */
+int curve_at(const cJSON *obj, const char *key, double out[][3], int cap);
+
 /* ---- fixtures ------------------------------------------------------------- */
 
 /* The CPU device, initialised with init_arg (its thread count; 0 = all). */

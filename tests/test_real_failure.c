@@ -216,16 +216,6 @@ Test(real_failure, fail_1_at_20_with_checkpoints_restarts_to_the_same_parameters
     free(failed);
 }
 
-/* The [step, time, value] triples of a report's curve `key`. */
-static int curve_of(const cJSON *doc, const char *key, double out[][3], int cap)
-{
-    const cJSON *curve = cJSON_GetObjectItemCaseSensitive(doc, key);
-    int n = 0;
-    for (const cJSON *p = curve ? curve->child : NULL; p && n < cap; p = p->next, n++)
-        for (int k = 0; k < 3; k++) out[n][k] = cJSON_GetArrayItem(p, k)->valuedouble;
-    return n;
-}
-
 /* A relaunched run's report covered its last job alone: the loss curve
  * began at the resumed step, the --eval-every points of the jobs before
  * (evaluated after the last step, off the clock) died with them, and the
@@ -240,8 +230,8 @@ Test(real_failure, a_relaunched_runs_curves_cover_every_step_on_one_clock)
                                       "--json", test_tmp_path("straight.json"), NULL});
     cJSON *straight = read_json(test_tmp_path("straight.json"));
     double want_loss[40][3], want_acc[10][3];
-    int n_want_loss = curve_of(straight, "loss_curve", want_loss, 40);
-    int n_want_acc = curve_of(straight, "accuracy_curve", want_acc, 10);
+    int n_want_loss = curve_at(straight, "loss_curve", want_loss, 40);
+    int n_want_acc = curve_at(straight, "accuracy_curve", want_acc, 10);
     cJSON_Delete(straight);
     cr_assert_eq(n_want_loss, 30);
     cr_assert_eq(n_want_acc, 6, "points 5 to 25 and the final one");
@@ -257,8 +247,8 @@ Test(real_failure, a_relaunched_runs_curves_cover_every_step_on_one_clock)
     free(err);
     cJSON *doc = read_json(test_tmp_path("report.json"));
     double loss[40][3], acc[10][3];
-    int n_loss = curve_of(doc, "loss_curve", loss, 40);
-    int n_acc = curve_of(doc, "accuracy_curve", acc, 10);
+    int n_loss = curve_at(doc, "loss_curve", loss, 40);
+    int n_acc = curve_at(doc, "accuracy_curve", acc, 10);
     cr_assert_eq(n_loss, 30, "the loss curve from step 1: %d steps", n_loss);
     cr_assert_eq(n_acc, 6, "every point, those of the failed job too: %d", n_acc);
     for (int i = 0; i < n_loss; i++) {

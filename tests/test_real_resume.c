@@ -55,14 +55,11 @@ static void expect_resume_bit_identical(const char *strategy)
     cr_expect(same_bytes(a, b), "%s: resumed parameters differ from the straight run's", strategy);
 }
 
-/* The [step, time, value] triples of a report's curve `key`. */
+/* The curve `key` of the report in json (curve_at). */
 static int curve_of(const char *json, const char *key, double out[][3], int cap)
 {
     cJSON *doc = read_json(json);
-    const cJSON *curve = cJSON_GetObjectItemCaseSensitive(doc, key);
-    int n = 0;
-    for (const cJSON *p = curve ? curve->child : NULL; p && n < cap; p = p->next, n++)
-        for (int k = 0; k < 3; k++) out[n][k] = cJSON_GetArrayItem(p, k)->valuedouble;
+    int n = curve_at(doc, key, out, cap);
     cJSON_Delete(doc);
     return n;
 }
