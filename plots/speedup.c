@@ -34,6 +34,24 @@ static int points_of(const struct speedup_point *pts, int n, const char *s, int 
     return m;
 }
 
+/* Does any point, of any strategy, stand strictly between x = a and b? The
+ * sweep ran there, so a strategy without a point there has a gap. O(n) a
+ * call, O(n^2) a figure: a sweep has tens of points. */
+static bool has_x_between(const struct speedup_point *pts, int n, double a, double b)
+{
+    for (int i = 0; i < n; i++)
+        if (pts[i].x > a && pts[i].x < b) return true;
+    return false;
+}
+
+/* Has any of the m points idx of pts a speedup to draw? */
+static bool has_a_point(const struct speedup_point *pts, const int *idx, int m)
+{
+    for (int k = 0; k < m; k++)
+        if (isfinite(pts[idx[k]].x) && isfinite(pts[idx[k]].speedup)) return true;
+    return false;
+}
+
 /* Has strategy pts[i] come before i? Strategies keep their first order. */
 static bool seen_before(const struct speedup_point *pts, int i)
 {
@@ -118,7 +136,9 @@ int plot_speedup(const struct speedup_point *pts, int n, const struct speedup_ax
     for (int i = 0; i < n; i++) {
         if (seen_before(pts, i)) continue;
         int m = points_of(pts, n, pts[i].strategy, idx);
+        if (!has_a_point(pts, idx, m)) continue;   /* no line, no key entry */
         text_printf(&dat, "%s# index %d: %s\n", blocks ? "\n\n" : "", blocks, pts[i].strategy);
+        const struct speedup_point *drawn = NULL;
         for (int k = 0; k < m; k++) {
             const struct speedup_point *p = &pts[idx[k]];
             /* A run that failed has no speedup: a gap, not a zero. */
@@ -126,6 +146,10 @@ int plot_speedup(const struct speedup_point *pts, int n, const struct speedup_ax
                 text_printf(&dat, "# left out: x = %g, no speedup\n", p->x);
                 continue;
             }
+            /* A blank line ends gnuplot's line there: one drawn across an x
+             * where this strategy did not run would read as a point on it. */
+            if (drawn && has_x_between(pts, n, drawn->x, p->x)) text_printf(&dat, "\n");
+            drawn = p;
             text_printf(&dat, "%.10g %.10g %.10g\n", p->x, p->speedup, p->efficiency);
             if (!is_power_of_two(p->x)) log_x = false;
             if (!(p->speedup > 0)) speedups_positive = false;

@@ -467,6 +467,63 @@ Test(plots, speedup_over_other_values_keeps_a_linear_axis)
     free(gp);
 }
 
+/* A strategy that has no point at an x the sweep ran (pipeline-interleaved
+ * at 3 devices: --microbatches 4 is no multiple of 3) had its line drawn
+ * straight from 2 to 4, as if it ran at 3. A blank line in its block breaks
+ * gnuplot's line there: at its own left-out point, and at an x only another
+ * strategy has (a sweep document lists no point that did not run). */
+Test(plots, speedup_line_breaks_where_a_strategy_has_no_point)
+{
+    struct speedup_point p[] = {
+        {"interleaved", 1, 1, 1},      {"interleaved", 2, 1.7, 0.85}, {"interleaved", 3, NAN, NAN},
+        {"interleaved", 4, 2.2, 0.55}, {"gpipe", 1, 1, 1},            {"gpipe", 2, 1.5, 0.75},
+        {"gpipe", 3, 1.9, 0.63},       {"gpipe", 4, 2.1, 0.53},       {"gpipe", 6, 2.1, 0.35},
+        {"gpipe", 8, 2.2, 0.28},       {"interleaved", 8, 2.4, 0.3},  {"never", 2, NAN, NAN},
+    };
+    const struct speedup_axes ax = {.x_label = "devices", .speedup_over = "one device",
+                                    .ideal_line = true};
+    PLOT_OK("gaps", plot_speedup, p, 12, &ax);
+    char *dat = test_slurp(test_tmp_path("speedup.dat"));
+    cr_expect_not_null(strstr(dat, "2 1.7 0.85\n# left out: x = 3, no speedup\n\n4 2.2 0.55\n\n"
+                                   "8 2.4 0.3\n"),
+                       "interleaved's line not broken at 3 (its own) and 6 (gpipe's):\n%s", dat);
+    cr_expect_not_null(strstr(dat, "1 1 1\n2 1.5 0.75\n3 1.9 0.63\n4 2.1 0.53\n6 2.1 0.35\n"
+                                   "8 2.2 0.28\n"),
+                       "gpipe ran at every x: no break:\n%s", dat);
+    cr_expect_null(strstr(dat, "never"), "a strategy with no point has no block:\n%s", dat);
+    free(dat);
+    char *gp = test_slurp(test_tmp_path("speedup.gp"));
+    cr_expect_null(strstr(gp, "'never'"), "a key entry with no line:\n%s", gp);
+    cr_expect_null(strstr(gp, "index 2"), "%s", gp);
+    free(gp);
+    expect_figure(test_tmp_dir, "speedup", "speedup");
+}
+
+/* The same through `strata sweep --plot` (which left out the point, and
+ * so the gap) and `strata plot` of its --json (which never lists it). */
+Test(plots, strata_sweep_plot_breaks_the_line_of_a_point_that_did_not_run)
+{
+    char *json = strdup(test_tmp_path("mid.json")), *out = strdup(test_tmp_path("figs"));
+    char *again = strdup(test_tmp_path("again"));
+    expect_ok(RUN("sweep", "--devices", "2,3,4", "--model", "fmnist-8", "--microbatches", "4",
+                  "--strategies", "pipeline-interleaved,pipeline-gpipe", "--cluster",
+                  "cpu-loopback", "--steps", "2", "-j", "1", "--json", json, "--plot", out),
+              "sweep");
+    expect_ok(RUN("plot", json, "--plot", again), "plot");
+    const char *dirs[] = {out, again};
+    for (int i = 0; i < 2; i++) {
+        char *dat = test_slurp(file_in(dirs[i], "speedup.dat"));
+        char *head = strstr(dat, "# index 0: pipeline-interleaved\n2 ");
+        char *tail = head ? strstr(head, "\n\n4 ") : NULL;
+        cr_expect(tail && tail < strstr(dat, "# index 1"),
+                  "%s: pipeline-interleaved's line not broken at 3 devices:\n%s", dirs[i], dat);
+        free(dat);
+    }
+    free(json);
+    free(out);
+    free(again);
+}
+
 Test(plots, validation_has_a_labelled_point_per_run_and_the_diagonal)
 {
     struct validation_point p[] = {
