@@ -985,6 +985,77 @@ Test(plots, convergence_says_why_one_accuracy_point_is_no_curve)
     free_reports(r);
 }
 
+/* The loss curve is each step's training batch's mean loss; the table's
+ * loss column is the test set's after the last step (0.8149 against a
+ * curve ending near 0.75 in a compare of 60 steps). The axis said "loss",
+ * as the table does: it says whose. */
+Test(plots, convergence_loss_axis_says_it_is_the_training_loss)
+{
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0], &r[1]};
+    PLOT_OK("loss", plot_convergence, rs, 2);
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_not_null(strstr(gp, "set ylabel 'training loss (batch mean)'"), "%s", gp);
+    cr_expect_null(strstr(gp, "set ylabel 'loss'"), "%s", gp);
+    free(gp);
+    const struct report *none[] = {&r[2]};   /* no curve: the empty figure's axis */
+    PLOT_OK("loss", plot_convergence, none, 1);
+    gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_not_null(strstr(gp, "set ylabel 'training loss (batch mean)'"), "%s", gp);
+    free(gp);
+    free_reports(r);
+}
+
+/* The part of gp from its first "set ylabel 'test accuracy'" to the plot
+ * command after it: the settings of the accuracy-against-time panel. */
+static char *accuracy_panel_settings(const char *gp)
+{
+    const char *a = strstr(gp, "set ylabel 'test accuracy'");
+    cr_assert_not_null(a, "no accuracy panel:\n%s", gp);
+    const char *b = strstr(a, "plot ");
+    cr_assert_not_null(b);
+    return strndup(a, (size_t)(b - a));
+}
+
+/* A compare of 5 strategies, one evaluation each at the end: the accuracy
+ * row's key, opaque at the bottom right, hid ps-sync's and pipeline-1f1b's
+ * points (the latest times, and the lowest accuracy), and points at a
+ * range's end sat on the frame, half drawn. The loss row's key names every
+ * run in the same styles, so the accuracy row has none; it has room around
+ * its points; the one-evaluation note is its title, above the points. */
+Test(plots, convergence_accuracy_points_are_not_under_a_key_or_on_the_frame)
+{
+    struct report r[3];
+    make_reports(r);
+    r[0].n_accuracy_curve = 1;   /* one evaluation, at the end */
+    const struct report *rs[] = {&r[0], &r[1]};
+    PLOT_OK("accuracy", plot_convergence, rs, 2);
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_not_null(strstr(gp, "set key top right opaque"), "the loss row's key:\n%s", gp);
+    char *acc = accuracy_panel_settings(gp);
+    cr_expect_not_null(strstr(acc, "unset key"), "%s", acc);
+    cr_expect_null(strstr(acc, " set key"), "%s", acc);
+    cr_expect_not_null(strstr(acc, "set offsets graph 0.03, graph 0.03, graph 0.08, graph 0.08"),
+                       "%s", acc);
+    cr_expect_not_null(strstr(acc, "set title 'one evaluation per run"), "%s", acc);
+    cr_expect_null(strstr(acc, "set label"), "a label inside the panel:\n%s", acc);
+    cr_expect_not_null(strstr(gp, "set offsets 0, 0, 0, 0"), "offsets kept past the panel");
+    free(acc);
+    free(gp);
+    /* a run with accuracy and no loss curve is in no loss key: the
+     * accuracy row keeps its own */
+    r[0].n_loss_curve = 0;
+    PLOT_OK("accuracy", plot_convergence, rs, 2);
+    gp = test_slurp(test_tmp_path("convergence.gp"));
+    acc = accuracy_panel_settings(gp);
+    cr_expect_not_null(strstr(acc, "set key bottom right opaque"), "%s", acc);
+    free(acc);
+    free(gp);
+    free_reports(r);
+    expect_figure(test_tmp_dir, "convergence", "convergence");
+}
+
 Test(plots, timeline_draws_messages_in_their_own_colour)
 {
     const struct span s[] = {
