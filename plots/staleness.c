@@ -9,6 +9,11 @@
 
 #define NAME_BYTES 160
 
+/* gnuplot's fill patterns after the solid first fill: hatched one way, the
+ * other, crossed, then sparser; distinct in grey and in print. */
+static const int fill_patterns[] = {0 /* solid */, 4, 5, 1, 6, 7, 2};
+#define N_FILLS ((int)(sizeof fill_patterns / sizeof fill_patterns[0]))
+
 static int64_t total_pushes(const struct report *r)
 {
     int64_t total = 0;
@@ -60,15 +65,18 @@ int plot_staleness(const struct report *const *rs, int n, const struct plot_opts
         for (int k = 0; k < r->staleness.n_histogram; k++)
             text_printf(&dat, "%d %lld %.10g\n", k, (long long)r->staleness.histogram[k],
                         100.0 * (double)r->staleness.histogram[k] / (double)total);
-        /* lt i + 1: a report's colour in every figure. gnuplot's line types
-         * repeat their colours after 8, and a bar has no dash or point to
-         * tell it by: from the ninth report on, its bars are hatched (a
-         * compare of every strategy drew ps-async and pipelined-steps in
-         * one colour). */
+        /* lt i + 1: a report's colour in every figure. A bar has no dash or
+         * point to tell it by, and colour alone is not enough: gnuplot's
+         * colours repeat after 8 (a compare of every strategy drew ps-async
+         * and pipelined-steps in one), and in grey ps-async's sky blue and
+         * ps-ssp's orange are one grey. So each report has its fill too:
+         * solid, then hatchings; 7 fills against 8 colours, so no two of
+         * the first 56 reports look alike. */
         text_printf(&gp, "%s'%s.dat' index %d using ($1%+g):3 with boxes lt %d",
                     block ? ", \\\n         " : "    plot ", name, block,
                     (block - (m - 1) / 2.0) * w, i + 1);
-        if (i >= 8) text_printf(&gp, " fs pattern %d border", 4 + (i / 8 - 1) % 4);
+        if (i % N_FILLS)
+            text_printf(&gp, " fs pattern %d border lc rgb '#303030'", fill_patterns[i % N_FILLS]);
         text_printf(&gp, " title ");
         text_quoted(&gp, title);
         block++;

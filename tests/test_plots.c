@@ -396,19 +396,31 @@ Test(plots, staleness_counts_applied_updates_not_only_pushes)
 /* A compare of every strategy: ps-async is report 2 (lt 3) and
  * pipelined-steps report 10 (lt 11), and gnuplot's colours repeat after 8:
  * their bars were one colour. From the ninth report on, bars are hatched. */
-Test(plots, staleness_bars_of_a_ninth_report_are_hatched)
+/* Colour alone did not tell bars apart: gnuplot's colours repeat after 8
+ * (a compare of every strategy drew ps-async and pipelined-steps in one),
+ * and in grey, as a paper may be printed, ps-async's sky blue and ps-ssp's
+ * orange (reports 3 and 4 of the default compare) are one grey. Each report
+ * has a fill as well: solid, then six hatchings, the pair (colour, fill)
+ * unique over 56 reports. */
+Test(plots, staleness_bars_differ_in_fill_as_well_as_colour)
 {
     struct report r[3];
     make_reports(r);   /* r[0] has no histogram: left out, but counted */
-    const struct report *rs[] = {&r[0], &r[0], &r[1], &r[0], &r[0],
+    const struct report *rs[] = {&r[1], &r[1], &r[1], &r[0], &r[0],
                                  &r[0], &r[0], &r[0], &r[0], &r[2]};
-    PLOT_OK("eleven", plot_staleness, rs, 10);
+    PLOT_OK("ten", plot_staleness, rs, 10);
     char *gp = test_slurp(test_tmp_path("staleness.gp"));
-    cr_expect_not_null(strstr(gp, "with boxes lt 3 title 'ps-async'"), "%s", gp);
-    cr_expect_not_null(strstr(gp, "with boxes lt 10 fs pattern 4 border title 'ps-sync'"), "%s",
-                       gp);
+    cr_expect_not_null(strstr(gp, "with boxes lt 1 title 'ps-async"), "solid first:\n%s", gp);
+    cr_expect_not_null(strstr(gp, "with boxes lt 2 fs pattern 4 border lc rgb '#303030' "
+                                  "title 'ps-async"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "with boxes lt 3 fs pattern 5 border lc rgb '#303030' "
+                                  "title 'ps-async"), "%s", gp);
+    /* the tenth: lt 10 is lt 2's colour, its fill the third's */
+    cr_expect_not_null(strstr(gp, "with boxes lt 10 fs pattern 5 border lc rgb '#303030' "
+                                  "title 'ps-sync'"), "%s", gp);
     free(gp);
     free_reports(r);
+    expect_figure(test_tmp_dir, "staleness", "staleness");
 }
 
 Test(plots, staleness_without_pushes_is_an_input_error)
