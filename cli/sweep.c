@@ -20,6 +20,7 @@
 #include "html.h"
 #include "notes.h"
 #include "outputs.h"
+#include "plot.h"
 #include "scenario.h"
 
 /* --- The command line --------------------------------------------------------
@@ -488,21 +489,12 @@ static int plot_goodput_of(const struct sweep *s, const struct plot_opts *o, str
 /* The scenario, as a reader of a figure or the page alone needs it. */
 static void title_of(const struct config *cfg, const struct sweep *s, char *buf, size_t n)
 {
-    const char *axis = s->axis.opt->name;
-    size_t at = (size_t)snprintf(buf, n, "over %s, %s on %s; %s", axis,
-                                 s->axis.is_real ? "measured" : "simulated",
-                                 s->axis.is_real ? "this machine" : cfg->cluster, cfg->model);
-    /* the batch and the stragglers, unless the axis varied them (the
-     * figure's x axis says them then); a weak sweep's batch grows, its
-     * batch per device stays */
-    if (s->axis.is_devices && s->axis.is_weak && at < n)
-        at += (size_t)snprintf(buf + at, n - at, ", %lld samples per device (weak scaling)",
-                               s->axis.batch_per_device);
-    else if (strcmp(axis, "batch") && at < n)
-        at += (size_t)snprintf(buf + at, n - at, ", batch %lld (%s scaling)", cfg->batch,
-                               cfg->scaling);
-    if (strcmp(axis, "straggler") && at < n)
-        snprintf(buf + at, n - at, ", stragglers %s", cfg->straggler);
+    const struct sweep_scenario sc = {
+        .option = s->axis.opt->name, .is_real = s->axis.is_real,
+        .is_weak = s->axis.is_devices && s->axis.is_weak, .cluster = cfg->cluster,
+        .model = cfg->model, .scaling = cfg->scaling, .straggler = cfg->straggler,
+        .batch = cfg->batch, .batch_per_device = s->axis.batch_per_device};
+    plot_sweep_title(&sc, buf, n);
 }
 
 /* The speedup figure: one line per strategy over the varied option, the

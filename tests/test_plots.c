@@ -902,6 +902,13 @@ Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
     count_lines(file_in(out, "validation.dat"), &data, &headers);
     cr_expect_eq(data, 1, "the validation's one row");
     run_free(&r);
+    /* the validation alone: titled as validate titles it */
+    char *alone = strdup(test_tmp_path("alone"));
+    expect_ok(RUN("plot", val, "--plot", alone), "plot of the validation");
+    char *gp = test_slurp(file_in(alone, "validation.gp"));
+    cr_expect_not_null(strstr(gp, "'predicted on h100-nvlink-ib, 1 cell'"), "%s", gp);
+    free(gp);
+    free(alone);
     free(t1);
     free(t2);
     free(r1);
@@ -936,6 +943,52 @@ Test(plots, strata_sweep_of_checkpoint_every_draws_goodput_and_plot_draws_it_aga
     count_lines(file_in(again, "goodput.dat"), &data, &headers);
     cr_expect_geq(data, 4, "the sweep's four points, and the curve");
     run_free(&r);
+    free(json);
+    free(out);
+    free(again);
+}
+
+/* The lines of gp that set a title (the figure's scenario), in order. */
+static char *title_lines(const char *gp)
+{
+    struct text t = {0};
+    for (const char *l = gp; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        const char *eol = strchr(l, '\n');
+        int len = eol ? (int)(eol - l) : (int)strlen(l);
+        if (strstr(l, "set title") && strstr(l, "set title") < l + len)
+            text_printf(&t, "%.*s\n", len, l);
+    }
+    return t.s ? t.s : strdup("");
+}
+
+/* `strata plot` of a weak sweep's --json titled its speedup "cpu-loopback,
+ * mlp:... (reports of different scenarios)": not a word of weak scaling or
+ * of the stragglers, and its own points called different scenarios. It
+ * titles them as `strata sweep --plot` did; and a validation's as validate
+ * did, predicted on its cluster, its cells counted. */
+Test(plots, strata_plot_of_a_sweep_titles_its_figures_as_the_sweep_did)
+{
+    char *json = strdup(test_tmp_path("weak.json")), *out = strdup(test_tmp_path("figs"));
+    char *again = strdup(test_tmp_path("again"));
+    expect_ok(RUN("sweep", "--strategies", "mirrored,ps-async", "--devices", "1,2", "--scaling",
+                  "weak", "--straggler", "exp:0.1", "--cluster", "cpu-loopback", "--steps", "2",
+                  "-j", "1", "--json", json, "--plot", out), "sweep");
+    expect_ok(RUN("plot", json, "--plot", again), "plot");
+    const char *figs[] = {"speedup.gp", "efficiency.gp"};
+    for (int i = 0; i < 2; i++) {
+        char *a = test_slurp(file_in(out, figs[i])), *b = test_slurp(file_in(again, figs[i]));
+        char *ta = title_lines(a), *tb = title_lines(b);
+        cr_expect_str_eq(tb, ta, "%s", figs[i]);
+        cr_expect_not_null(strstr(tb, "samples per device (weak scaling), stragglers exp:0.1"),
+                           "%s", tb);
+        free(ta);
+        free(tb);
+        free(a);
+        free(b);
+    }
+    char *gp = test_slurp(file_in(again, "staleness.gp"));
+    cr_expect_null(strstr(gp, "different scenarios"), "%s", gp);
+    free(gp);
     free(json);
     free(out);
     free(again);

@@ -580,6 +580,43 @@ static char *edited(const char *from, const char *to)
     return out;
 }
 
+/* strata plot titles a sweep's figures as the sweep did (a weak sweep's
+ * said nothing of weak scaling, and "reports of different scenarios" of
+ * its own points): it needs the axis the document states beside them. */
+Test(report_read, sweep_document_gives_its_axis_when_it_states_one)
+{
+    char *r1 = report_text("mirrored", 1, "sim"), *r2 = report_text("mirrored", 2, "sim");
+    const char *points = "\"points\": [{\"strategy\": \"mirrored\", \"devices\": 1, "
+                         "\"report\": %s}, {\"strategy\": \"mirrored\", \"devices\": 2, "
+                         "\"report\": %s}]}";
+    char *fmt = text_of("{\"strata_sweep\": 1, \"mode\": \"real\", \"option\": \"devices\", "
+                        "\"scaling\": \"weak\", %s", points);
+    char *text = text_of(fmt, r1, r2);
+    struct report_doc d = parse_ok(text);
+    cr_expect(d.sweep.has_axis);
+    cr_expect_str_eq(d.sweep.option, "devices");
+    cr_expect(d.sweep.is_weak);
+    cr_expect(d.sweep.is_real);
+    report_doc_release(&d);
+    free(text);
+    free(fmt);
+    /* written before sweeps said their axis: none, and no complaint */
+    fmt = text_of("{\"strata_sweep\": 1, %s", points);
+    text = text_of(fmt, r1, r2);
+    d = parse_ok(text);
+    cr_expect_not(d.sweep.has_axis);
+    report_doc_release(&d);
+    free(text);
+    free(fmt);
+    fmt = text_of("{\"strata_sweep\": 1, \"scaling\": 2, %s", points);
+    text = text_of(fmt, r1, r2);
+    expect_bad(text, "\"scaling\" is a number, not a string");
+    free(text);
+    free(fmt);
+    cJSON_free(r1);
+    cJSON_free(r2);
+}
+
 Test(report_read, truncated_json_says_where)
 {
     char *text = valid_text();
