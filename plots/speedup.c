@@ -60,12 +60,34 @@ static bool seen_before(const struct speedup_point *pts, int i)
     return false;
 }
 
+/* A log2 axis gets tics at powers of 2 only: speedups of 1 to 1.96 (a
+ * sweep of microbatches 1 to 8) had two labels, 1 and 2, and nothing to
+ * read a value by. gnuplot stretches a log axis to whole octaves around
+ * [lo, hi]; over at most 3 of them, labelled tics between the powers too:
+ * quarters over one octave, halves over 2 or 3. */
+static void log2_ytics_between(struct text *gp, double lo, double hi)
+{
+    if (!(lo > 0) || !(hi >= lo) || !isfinite(hi)) return;
+    int k_lo = (int)floor(log2(lo)), k_hi = (int)ceil(log2(hi));
+    if (k_hi == k_lo) k_hi++;   /* one value: gnuplot widens it to an octave */
+    int octaves = k_hi - k_lo;
+    if (octaves > 3) return;
+    static const double quarters[] = {1.25, 1.5, 1.75}, halves[] = {1.5};
+    const double *steps = octaves == 1 ? quarters : halves;
+    int n_steps = octaves == 1 ? 3 : 1;
+    text_printf(gp, "    set ytics add (");
+    for (int k = k_lo; k < k_hi; k++)
+        for (int j = 0; j < n_steps; j++)
+            text_printf(gp, "%s%.10g", k > k_lo || j ? ", " : "", ldexp(steps[j], k));
+    text_printf(gp, ")\n");
+}
+
 /* One figure, drawn from fig.dat: column col (2 speedup, 3 efficiency) of
  * every block. */
 static void figure(struct text *gp, const char *fig, const char *lead, const char *ylabel,
                    int col, const char *const *titles, int blocks, const struct speedup_axes *ax,
-                   bool log_x, bool log_y, const char *ideal, const char *key,
-                   const struct plot_opts *o)
+                   bool log_x, bool log_y, double y_lo, double y_hi, const char *ideal,
+                   const char *key, const struct plot_opts *o)
 {
     script_begin(gp, fig, col == 2 ? "speedup, a line per strategy"
                                    : "efficiency (speedup / ideal), a line per strategy");
@@ -87,7 +109,10 @@ static void figure(struct text *gp, const char *fig, const char *lead, const cha
         text_printf(gp, ")\n");
     }
     if (log_x) text_printf(gp, "    set logscale x 2\n");
-    if (log_y) text_printf(gp, "    set logscale y 2\n");
+    if (log_y) {
+        text_printf(gp, "    set logscale y 2\n");
+        log2_ytics_between(gp, y_lo, y_hi);
+    }
     /* Room above the top point, so that an ideal line there stays in sight. */
     else text_printf(gp, "    set yrange [0:*]\n    set offsets 0, 0, graph 0.08, 0\n");
     for (int b = 0; b < blocks; b++) {
@@ -130,7 +155,7 @@ int plot_speedup(const struct speedup_point *pts, int n, const struct speedup_ax
     if (!axes.efficiency_label) axes.efficiency_label = "efficiency (speedup / ideal)";
     if (axes.n_x_names < 1) axes.x_names = NULL;
     bool log_x = !axes.x_names, speedups_positive = true;
-    double x_lo = INFINITY, x_hi = -INFINITY;
+    double x_lo = INFINITY, x_hi = -INFINITY, sp_lo = INFINITY, sp_hi = -INFINITY;
     struct text dat = {0}, gp = {0}, eff_dat = {0}, eff_gp = {0};
     int blocks = 0;
     for (int i = 0; i < n; i++) {
@@ -155,6 +180,8 @@ int plot_speedup(const struct speedup_point *pts, int n, const struct speedup_ax
             if (!(p->speedup > 0)) speedups_positive = false;
             if (p->x < x_lo) x_lo = p->x;
             if (p->x > x_hi) x_hi = p->x;
+            sp_lo = fmin(sp_lo, p->speedup);
+            sp_hi = fmax(sp_hi, p->speedup);
         }
         titles[blocks++] = pts[i].strategy;
     }
@@ -173,10 +200,15 @@ int plot_speedup(const struct speedup_point *pts, int n, const struct speedup_ax
     /* On log2 axes both ways, ideal scaling is the diagonal. */
     char speedup_label[256];
     snprintf(speedup_label, sizeof speedup_label, "speedup (x %s)", axes.speedup_over);
+    /* the ideal line y = x spans the x range too */
+    if (axes.ideal_line) {
+        sp_lo = fmin(sp_lo, x_lo);
+        sp_hi = fmax(sp_hi, x_hi);
+    }
     figure(&gp, "speedup", "Speedup", speedup_label, 2, titles, blocks, &axes, log_x,
-           log_x && speedups_positive, axes.ideal_line ? "x" : NULL, "top left", o);
+           log_x && speedups_positive, sp_lo, sp_hi, axes.ideal_line ? "x" : NULL, "top left", o);
     figure(&eff_gp, "efficiency", "Efficiency", axes.efficiency_label, 3, titles, blocks, &axes,
-           log_x, false, axes.ideal_line ? "1" : NULL, "bottom left", o);
+           log_x, false, NAN, NAN, axes.ideal_line ? "1" : NULL, "bottom left", o);
     int rc = plot_render(o, "speedup", &dat, &gp, e);
     if (rc == 0) rc = plot_render(o, "efficiency", &eff_dat, &eff_gp, e);
     text_free(&eff_dat);   /* when the speedup figure failed */

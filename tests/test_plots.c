@@ -468,6 +468,36 @@ Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
     free(dat);
 }
 
+/* A sweep of microbatches 1 to 8: speedups 1 to 1.96 on a log2 axis had
+ * two labels, 1 and 2, and nothing between to read a value by. Over few
+ * octaves the axis is labelled between its powers too; over many, the
+ * powers suffice. */
+Test(plots, speedup_log2_axis_over_few_octaves_is_labelled_between_powers)
+{
+    struct speedup_point p[] = {{"gpipe", 1, 1, 1},      {"gpipe", 2, 1.33, 0.66},
+                                {"gpipe", 4, 1.59, 0.4}, {"gpipe", 8, 1.75, 0.22},
+                                {"1f1b", 1, 1, 1},       {"1f1b", 8, 1.96, 0.25}};
+    const struct speedup_axes ax = {.x_label = "microbatches",
+                                    .speedup_over = "microbatches=1, the first value"};
+    PLOT_OK("microbatches", plot_speedup, p, 6, &ax);
+    char *gp = test_slurp(test_tmp_path("speedup.gp"));
+    cr_expect_not_null(strstr(gp, "set logscale y 2\n    set ytics add (1.25, 1.5, 1.75)\n"),
+                       "%s", gp);
+    free(gp);
+    gp = test_slurp(test_tmp_path("efficiency.gp"));
+    cr_expect_null(strstr(gp, "ytics"), "efficiency is linear:\n%s", gp);
+    free(gp);
+    expect_figure(test_tmp_dir, "speedup", "speedup");
+    /* 1 to 32 devices, and the ideal line to 32: the powers are enough */
+    struct speedup_point wide[] = {{"mirrored", 1, 1, 1}, {"mirrored", 32, 14.5, 0.45}};
+    const struct speedup_axes devices = {.x_label = "devices", .speedup_over = "one device",
+                                         .ideal_line = true};
+    PLOT_OK("devices", plot_speedup, wide, 2, &devices);
+    gp = test_slurp(test_tmp_path("speedup.gp"));
+    cr_expect_null(strstr(gp, "ytics"), "%s", gp);
+    free(gp);
+}
+
 Test(plots, speedup_over_other_values_keeps_a_linear_axis)
 {
     struct speedup_point p[] = {{"mirrored", 3, 2.5, 0.83}, {"mirrored", 6, 4.5, 0.75}};
