@@ -42,11 +42,16 @@ int plot_staleness(const struct report *const *rs, int n, const struct plot_opts
     script_figure_titled(&gp, name, 1200, 700, 30,
                          "Staleness of applied updates (pushes to a server, pipelined-steps' own; "
                          "versions behind when applied)", o->title);
+    /* The key beside the bars, not over them: a run's bars can stand
+     * anywhere (pipelined-steps' all at 1, ps-async's on 32 devices at 31),
+     * and `strata plot` of a sweep's --json has a series a point: its 23
+     * rows covered the right third of the bars. */
     text_printf(&gp, "    set xlabel 'staleness (versions behind)'\n"
                      "    set ylabel 'updates (%% of a run''s applied updates)'\n"
                      "    set xrange [-0.5:%d.5]\n    set yrange [0:*]\n"
                      "    set offsets 0, 0, graph 0.05, 0\n"
-                     "    set key top right\n    set style fill solid 0.85 border lc rgb '#303030'\n",
+                     "    set key outside right top\n"
+                     "    set style fill solid 0.85 border lc rgb '#303030'\n",
                 max_k);
     if (max_k <= 40) text_printf(&gp, "    set xtics 1\n");
     /* m bars share each unit of x: bar b sits at k + (b - (m-1)/2) w. */

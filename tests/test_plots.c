@@ -423,6 +423,23 @@ Test(plots, staleness_bars_differ_in_fill_as_well_as_colour)
     expect_figure(test_tmp_dir, "staleness", "staleness");
 }
 
+/* The key stood inside, at the top right, over whatever bars stand there:
+ * a run's bars can stand anywhere (ps-async on 32 devices: 95% at 31), and
+ * `strata plot` of a sweep's --json, a series a point, had 23 key rows over
+ * the right third of the bars. It stands beside them. */
+Test(plots, staleness_key_stands_beside_the_bars)
+{
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[1], &r[2]};
+    PLOT_OK("key", plot_staleness, rs, 2);
+    char *gp = test_slurp(test_tmp_path("staleness.gp"));
+    cr_expect_not_null(strstr(gp, "set key outside right top\n"), "%s", gp);
+    cr_expect_null(strstr(gp, "set key top right"), "%s", gp);
+    free(gp);
+    free_reports(r);
+}
+
 Test(plots, staleness_without_pushes_is_an_input_error)
 {
     struct report r[3];
