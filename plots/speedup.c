@@ -69,7 +69,10 @@ static void log2_ytics_between(struct text *gp, double lo, double hi)
 {
     if (!(lo > 0) || !(hi >= lo) || !isfinite(hi)) return;
     int k_lo = (int)floor(log2(lo)), k_hi = (int)ceil(log2(hi));
-    if (k_hi == k_lo) k_hi++;   /* one value: gnuplot widens it to an octave */
+    if (k_hi == k_lo) {   /* one power of 2 alone: gnuplot widens it an octave each way */
+        k_lo--;
+        k_hi++;
+    }
     int octaves = k_hi - k_lo;
     if (octaves > 3) return;
     static const double quarters[] = {1.25, 1.5, 1.75}, halves[] = {1.5};

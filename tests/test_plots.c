@@ -513,6 +513,11 @@ Test(plots, speedup_log2_axis_over_few_octaves_is_labelled_between_powers)
     gp = test_slurp(test_tmp_path("speedup.gp"));
     cr_expect_null(strstr(gp, "ytics"), "%s", gp);
     free(gp);
+    /* one device alone: gnuplot widens 1 to 0.5 .. 2, two octaves */
+    PLOT_OK("devices", plot_speedup, wide, 1, &devices);
+    gp = test_slurp(test_tmp_path("speedup.gp"));
+    cr_expect_not_null(strstr(gp, "set ytics add (0.75, 1.5)\n"), "%s", gp);
+    free(gp);
 }
 
 Test(plots, speedup_over_other_values_keeps_a_linear_axis)
