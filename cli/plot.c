@@ -18,8 +18,7 @@ bool plot_wanted(const struct config *cfg)
     return cfg->plot_dir[0] || cfg->plot_terminal;
 }
 
-/* The closing line: where the figures are and how to draw them again. */
-static void say_where(const struct plot_opts *o, const char *names)
+void plot_say_where(const struct plot_opts *o, const char *names)
 {
     if (o->dir && o->dir[0])
         printf("plots in %s/: %s (each NAME.png and NAME.svg, drawn by gnuplot from NAME.gp "
@@ -119,7 +118,7 @@ int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, 
         snprintf(tl_title, sizeof tl_title, "first %d steps; %s", OUTPUTS_TIMELINE_STEPS, title);
     o.title = tl_title;
     TRY_CTX(e, plot_run_timelines(&o, runs, n, step_a, step_b, names, sizeof names, e), "--plot");
-    say_where(&o, names);
+    plot_say_where(&o, names);
     return 0;
 }
 
@@ -133,7 +132,7 @@ int plot_real_reports(const struct config *cfg, const struct report *const *rs, 
     TRY_CTX(e, plot_report_set(&o, rs, n, names, sizeof names, stdout, e), "--plot");
     printf("  note: no timeline plots for real runs: their jobs do not send spans back "
            "(`strata compare --plot DIR` draws the simulated ones)\n");
-    say_where(&o, names);
+    plot_say_where(&o, names);
     return 0;
 }
 
@@ -418,7 +417,7 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     rc = plot_documents(&o, docs, n_docs, names, sizeof names, stdout, &e);
     if (rc == 0 && cfg.html_path[0]) rc = html_write_files(&cfg, "plot", title, &e);
     if (rc < 0) status = scenario_fail(self, &e);
-    else say_where(&o, names);
+    else plot_say_where(&o, names);
 out:
     free(rs);
     for (int i = 0; i < n_docs; i++) report_doc_release(&docs[i]);

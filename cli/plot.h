@@ -6,6 +6,11 @@
 #include "../bench/run.h"
 #include "../plots/plots.h"
 
+/* The closing line of every command's --plot DIR: "plots in DIR/: names
+ * (each NAME.png and NAME.svg, ...)", where the figures are and how to draw
+ * them again; nothing when o has no directory. */
+void plot_say_where(const struct plot_opts *o, const char *names);
+
 /* Did the user ask for plots (--plot DIR or --plot-terminal)? */
 bool plot_wanted(const struct config *cfg);
 

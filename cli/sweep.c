@@ -468,20 +468,28 @@ static void print_noise_note(FILE *out, const struct sweep *s)
 
 /* A sweep of --checkpoint-every: goodput against the interval, with the
  * model's optimum, when its runs failed (--fail, --mtbf). */
+/* Does the sweep draw goodput: a sweep of --checkpoint-every whose runs
+ * failed (without a failure every interval is as good)? */
+static bool draws_goodput(const struct sweep *s)
+{
+    if (strcmp(s->axis.opt->name, "checkpoint-every")) return false;
+    for (int i = 0; i < s->n_points; i++)
+        if (s->points[i].run.report && s->points[i].run.report->failure.happened) return true;
+    return false;
+}
+
 static int plot_goodput_of(const struct sweep *s, const struct plot_opts *o, struct err *e)
 {
+    if (!draws_goodput(s)) {
+        printf("  note: no goodput plot: no run failed (give --fail R@T or --mtbf HOURS)\n");
+        return 0;
+    }
     const struct report **rs = XCALLOC(e, (size_t)s->n_points + 1, sizeof *rs);
     if (!rs) return ERR_NOMEM;
     int n = 0;
-    bool any_failure = false;
     for (int i = 0; i < s->n_points; i++)
-        if (s->points[i].run.report) {
-            rs[n] = s->points[i].run.report;
-            any_failure |= rs[n++]->failure.happened;
-        }
-    int rc = 0;
-    if (any_failure) rc = plot_goodput(rs, n, o, e);
-    else printf("  note: no goodput plot: no run failed (give --fail R@T or --mtbf HOURS)\n");
+        if (s->points[i].run.report) rs[n++] = s->points[i].run.report;
+    int rc = plot_goodput(rs, n, o, e);
     free(rs);
     return rc;
 }
@@ -540,8 +548,9 @@ static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
     struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title,
                           false};
     int rc = draw(s, &o, e);
-    if (rc < 0) err_prefix(e, cfg->plot_dir[0] ? "--plot" : "--plot-terminal");
-    return rc;
+    if (rc < 0) return err_prefix(e, cfg->plot_dir[0] ? "--plot" : "--plot-terminal");
+    plot_say_where(&o, draws_goodput(s) ? "speedup, efficiency, goodput" : "speedup, efficiency");
+    return 0;
 }
 
 static int write_json(const void *s, const char *path, struct err *e)

@@ -575,6 +575,16 @@ Test(plots, strata_sweep_plot_breaks_the_line_of_a_point_that_did_not_run)
               "sweep");
     expect_ok(RUN("plot", json, "--plot", again), "plot");
     const char *dirs[] = {out, again};
+    /* sweep --plot says where its figures are, as compare and plot do (it
+     * said nothing) */
+    struct run r = RUN("sweep", "--devices", "1,2", "--strategies", "mirrored", "--cluster",
+                       "cpu-loopback", "--steps", "2", "-j", "1", "--plot", test_tmp_dir);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char where[300];
+    snprintf(where, sizeof where, "\nplots in %s/: speedup, efficiency (each NAME.png",
+             test_tmp_dir);
+    cr_expect_not_null(strstr(r.out, where), "%s", r.out);
+    run_free(&r);
     for (int i = 0; i < 2; i++) {
         char *dat = test_slurp(file_in(dirs[i], "speedup.dat"));
         char *head = strstr(dat, "# index 0: pipeline-interleaved\n2 ");
