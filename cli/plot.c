@@ -95,8 +95,8 @@ int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, 
     if (n == 0) return 0;
     const struct sim_run *first = runs[0];
     char title[512], names[1024] = "";
-    snprintf(title, sizeof title, "%lld devices of %.120s%s, batch %lld, %.120s, stragglers %.120s",
-             cfg->devices, first->cluster.name,
+    snprintf(title, sizeof title, "%lld device%s of %.120s%s, batch %lld, %.120s, stragglers %.120s",
+             cfg->devices, cfg->devices == 1 ? "" : "s", first->cluster.name,
              first->cluster.is_ideal ? " (times in cost units)" : "", cfg->batch, cfg->model,
              cfg->straggler);
     struct plot_opts o;
@@ -158,7 +158,8 @@ static void title_of(const struct report *const *rs, int n, char *buf, size_t si
     size_t used = 0;
     buf[0] = '\0';
     if (same_devices)
-        text_appendf(buf, size, &used, "%d %s, ", rs[0]->devices, is_real ? "ranks" : "devices");
+        text_appendf(buf, size, &used, "%d %s%s, ", rs[0]->devices, is_real ? "rank" : "device",
+                     rs[0]->devices == 1 ? "" : "s");
     if (!c) {
         text_appendf(buf, size, &used, "%s", is_real ? "measured" : "simulated");
         return;

@@ -928,6 +928,26 @@ Test(plots, strata_compare_plot_draws_a_timeline_per_strategy)
     free(out);
 }
 
+/* One device: the figures said "1 devices of h100-nvlink-ib" where the
+ * terminal says "1 device of"; and so did `strata plot` of its report. */
+Test(plots, one_device_is_one_device_in_the_figures_title)
+{
+    char *out = strdup(test_tmp_path("figs")), *json = strdup(test_tmp_path("one.json"));
+    char *again = strdup(test_tmp_path("again"));
+    expect_ok(RUN("compare", "--devices", "1", "--strategies", "mirrored", "--steps", "2", "-j",
+                  "1", "--plot", out, "--json", json), "compare");
+    expect_ok(RUN("plot", json, "--plot", again), "plot");
+    char *gp = test_slurp(file_in(out, "timeline-mirrored.gp"));
+    cr_expect_not_null(strstr(gp, "first 2 steps; 1 device of h100-nvlink-ib,"), "%s", gp);
+    free(gp);
+    gp = test_slurp(file_in(again, "convergence.gp"));
+    cr_expect_not_null(strstr(gp, "'1 device, h100-nvlink-ib,"), "%s", gp);
+    free(gp);
+    free(out);
+    free(json);
+    free(again);
+}
+
 /* A sweep document as `strata sweep --json` writes it (ARCHITECTURE.md,
  * Reports), wrapped around reports of `strata sim`. */
 Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
