@@ -110,10 +110,13 @@ static void panel(struct text *gp, const struct report *const *rs, int n, int pa
      * had none: its final points, the last time and step, sat under it. */
     if (by_step || (pass == 1 && v->is_keyed_by_loss)) text_printf(gp, "    unset key\n");
     else text_printf(gp, "    set key %s right opaque\n", pass ? "bottom" : "top");
-    /* Accuracy points at the ends of the ranges sat on the frame, half
-     * drawn: room around them. */
+    /* Accuracy points at the top and bottom of the range sat on the frame,
+     * half drawn: room above and below them, the axis kept within 0 to 1
+     * (an accuracy). Not beside them: room there stretched the time axis
+     * below 0 and the step axis past the run. */
     if (pass == 1)
-        text_printf(gp, "    set offsets graph 0.03, graph 0.03, graph 0.08, graph 0.08\n");
+        text_printf(gp, "    set offsets 0, 0, graph 0.08, graph 0.08\n"
+                        "    set yrange [0<*:*<1]\n");
     if (pass == 0 && v->loss_top > 0) {
         text_printf(gp, "    set yrange [0:%.6g]\n", v->loss_top);
         label_diverged(gp, rs, n, v->loss_top);
@@ -150,7 +153,7 @@ static void panel(struct text *gp, const struct report *const *rs, int n, int pa
                     pass ? "accuracy" : "loss");
     text_printf(gp, "\n");
     if (pass == 0 && v->loss_top > 0) text_printf(gp, "    set autoscale y\n    unset label 2\n");
-    if (pass == 1) text_printf(gp, "    set offsets 0, 0, 0, 0\n");
+    if (pass == 1) text_printf(gp, "    set offsets 0, 0, 0, 0\n    set autoscale y\n");
     if (pass == 1 && !v->has_accuracy_curve) text_printf(gp, "    unset title\n");
 }
 

@@ -74,14 +74,16 @@ int plot_staleness(const struct report *const *rs, int n, const struct plot_opts
          * point to tell it by, and colour alone is not enough: gnuplot's
          * colours repeat after 8 (a compare of every strategy drew ps-async
          * and pipelined-steps in one), and in grey ps-async's sky blue and
-         * ps-ssp's orange are one grey. So each report has its fill too:
-         * solid, then hatchings; 7 fills against 8 colours, so no two of
-         * the first 56 reports look alike. */
+         * ps-ssp's orange are one grey. So each series drawn has its fill
+         * too, by its place in this figure (a colour follows the report, a
+         * fill need not): solid, then hatchings, 7 fills, so the first 7
+         * series differ in grey whatever their colours. */
         text_printf(&gp, "%s'%s.dat' index %d using ($1%+g):3 with boxes lt %d",
                     block ? ", \\\n         " : "    plot ", name, block,
                     (block - (m - 1) / 2.0) * w, i + 1);
-        if (i % N_FILLS)
-            text_printf(&gp, " fs pattern %d border lc rgb '#303030'", fill_patterns[i % N_FILLS]);
+        if (block % N_FILLS)
+            text_printf(&gp, " fs pattern %d border lc rgb '#303030'",
+                        fill_patterns[block % N_FILLS]);
         text_printf(&gp, " title ");
         text_quoted(&gp, title);
         block++;

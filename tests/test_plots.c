@@ -399,24 +399,26 @@ Test(plots, staleness_counts_applied_updates_not_only_pushes)
 /* Colour alone did not tell bars apart: gnuplot's colours repeat after 8
  * (a compare of every strategy drew ps-async and pipelined-steps in one),
  * and in grey, as a paper may be printed, ps-async's sky blue and ps-ssp's
- * orange (reports 3 and 4 of the default compare) are one grey. Each report
- * has a fill as well: solid, then six hatchings, the pair (colour, fill)
- * unique over 56 reports. */
+ * orange (reports 3 and 4 of the default compare) are one grey. Each series
+ * drawn has a fill as well, by its place in the figure: solid, then six
+ * hatchings, so the first 7 series differ in grey whatever their colours
+ * (a fill by report index gave ps-ssp, the 4th report, and pipelined-steps,
+ * the 11th, one crosshatch in one grey). */
 Test(plots, staleness_bars_differ_in_fill_as_well_as_colour)
 {
     struct report r[3];
     make_reports(r);   /* r[0] has no histogram: left out, but counted */
-    const struct report *rs[] = {&r[1], &r[1], &r[1], &r[0], &r[0],
-                                 &r[0], &r[0], &r[0], &r[0], &r[2]};
-    PLOT_OK("ten", plot_staleness, rs, 10);
+    const struct report *rs[] = {&r[1], &r[0], &r[1], &r[1], &r[0],
+                                 &r[0], &r[0], &r[0], &r[0], &r[0], &r[2]};
+    PLOT_OK("eleven", plot_staleness, rs, 11);
     char *gp = test_slurp(test_tmp_path("staleness.gp"));
     cr_expect_not_null(strstr(gp, "with boxes lt 1 title 'ps-async"), "solid first:\n%s", gp);
-    cr_expect_not_null(strstr(gp, "with boxes lt 2 fs pattern 4 border lc rgb '#303030' "
+    cr_expect_not_null(strstr(gp, "with boxes lt 3 fs pattern 4 border lc rgb '#303030' "
                                   "title 'ps-async"), "%s", gp);
-    cr_expect_not_null(strstr(gp, "with boxes lt 3 fs pattern 5 border lc rgb '#303030' "
+    cr_expect_not_null(strstr(gp, "with boxes lt 4 fs pattern 5 border lc rgb '#303030' "
                                   "title 'ps-async"), "%s", gp);
-    /* the tenth: lt 10 is lt 2's colour, its fill the third's */
-    cr_expect_not_null(strstr(gp, "with boxes lt 10 fs pattern 5 border lc rgb '#303030' "
+    /* the 11th report, the 4th series: its colour lt 3's, its fill its own */
+    cr_expect_not_null(strstr(gp, "with boxes lt 11 fs pattern 1 border lc rgb '#303030' "
                                   "title 'ps-sync'"), "%s", gp);
     free(gp);
     free_reports(r);
@@ -1212,11 +1214,12 @@ Test(plots, convergence_accuracy_points_are_not_under_a_key_or_on_the_frame)
     char *acc = accuracy_panel_settings(gp);
     cr_expect_not_null(strstr(acc, "unset key"), "%s", acc);
     cr_expect_null(strstr(acc, " set key"), "%s", acc);
-    cr_expect_not_null(strstr(acc, "set offsets graph 0.03, graph 0.03, graph 0.08, graph 0.08"),
-                       "%s", acc);
+    cr_expect_not_null(strstr(acc, "set offsets 0, 0, graph 0.08, graph 0.08\n"
+                                   "    set yrange [0<*:*<1]\n"), "%s", acc);
     cr_expect_not_null(strstr(acc, "set title 'one evaluation per run"), "%s", acc);
     cr_expect_null(strstr(acc, "set label"), "a label inside the panel:\n%s", acc);
-    cr_expect_not_null(strstr(gp, "set offsets 0, 0, 0, 0"), "offsets kept past the panel");
+    cr_expect_not_null(strstr(gp, "set offsets 0, 0, 0, 0\n    set autoscale y\n"),
+                       "offsets and range kept past the panel");
     free(acc);
     free(gp);
     /* a run with accuracy and no loss curve is in no loss key: the
