@@ -37,17 +37,21 @@ int plot_staleness(const struct report *const *rs, int n, const struct plot_opts
 
     struct text dat = {0}, gp = {0};
     text_printf(&dat, "# strata staleness data: a block per report (gnuplot's index), a line "
-                      "per staleness: versions_behind updates percent_of_updates\n");
-    script_begin(&gp, name, "staleness of applied updates, bars per run");
+                      "per staleness: versions_behind gradients percent_of_gradients\n");
+    /* It counts applied gradients: a push to a server, or pipelined-steps'
+     * own step. Not updates: ps-sync's 240 pushes of 60 steps on 4 workers
+     * make 60 updates, and the figure's "240 updates" read against the
+     * table's 60. */
+    script_begin(&gp, name, "staleness of applied gradients, bars per run");
     script_figure_titled(&gp, name, 1200, 700, 30,
-                         "Staleness of applied updates (pushes to a server, pipelined-steps' own; "
+                         "Staleness of applied gradients (pushes to a server, pipelined-steps' own; "
                          "versions behind when applied)", o->title);
     /* The key beside the bars, not over them: a run's bars can stand
      * anywhere (pipelined-steps' all at 1, ps-async's on 32 devices at 31),
      * and `strata plot` of a sweep's --json has a series a point: its 23
      * rows covered the right third of the bars. */
     text_printf(&gp, "    set xlabel 'staleness (versions behind)'\n"
-                     "    set ylabel 'updates (%% of a run''s applied updates)'\n"
+                     "    set ylabel 'gradients (%% of a run''s applied gradients)'\n"
                      "    set xrange [-0.5:%d.5]\n    set yrange [0:*]\n"
                      "    set offsets 0, 0, graph 0.05, 0\n"
                      "    set key outside right top\n"
@@ -64,7 +68,7 @@ int plot_staleness(const struct report *const *rs, int n, const struct plot_opts
         if (total == 0) continue;
         char title[NAME_BYTES];
         series_name(rs, n, i, title, sizeof title);
-        text_printf(&dat, "%s# index %d: %s (%lld updates, mean %.4g, max %lld)\n",
+        text_printf(&dat, "%s# index %d: %s (%lld applied gradients, mean %.4g, max %lld)\n",
                     block ? "\n\n" : "", block, title, (long long)total, r->staleness.mean,
                     (long long)r->staleness.max);
         for (int k = 0; k < r->staleness.n_histogram; k++)

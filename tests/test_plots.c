@@ -371,31 +371,32 @@ Test(plots, staleness_has_a_block_per_report_that_pushed)
 }
 
 /* pipelined-steps pushes nothing: its staleness is of its own updates
- * (docs/metrics.md), as sim's terminal says ("staleness of applied
- * updates"); the figure called its 76 updates "pushes". */
-Test(plots, staleness_counts_applied_updates_not_only_pushes)
+ * (docs/metrics.md), as sim's terminal says; the figure called its 76
+ * updates "pushes". And a push is no update: ps-sync's 240 pushes (60
+ * steps, 4 workers) are 60 updates, and the figure's "240 updates" read
+ * against the table's 60. What both apply is a gradient. */
+Test(plots, staleness_counts_applied_gradients)
 {
     struct report r[3];
     make_reports(r);
     snprintf(r[1].strategy, sizeof r[1].strategy, "pipelined-steps");
-    const struct report *rs[] = {&r[1]};
-    PLOT_OK("in flight", plot_staleness, rs, 1);
+    const struct report *rs[] = {&r[1], &r[2]};
+    PLOT_OK("in flight", plot_staleness, rs, 2);
     char *gp = test_slurp(test_tmp_path("staleness.gp"));
-    cr_expect_not_null(strstr(gp, "'Staleness of applied updates (pushes to a server, "
+    cr_expect_not_null(strstr(gp, "'Staleness of applied gradients (pushes to a server, "
                                   "pipelined-steps'' own;"), "%s", gp);
-    cr_expect_not_null(strstr(gp, "set ylabel 'updates (% of a run''s applied updates)'"), "%s",
-                       gp);
-    cr_expect_null(strstr(gp, "pushes)'"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "set ylabel 'gradients (% of a run''s applied gradients)'"),
+                       "%s", gp);
+    cr_expect_null(strstr(gp, "updates"), "%s", gp);
     free(gp);
     char *dat = test_slurp(test_tmp_path("staleness.dat"));
-    cr_expect_not_null(strstr(dat, "pipelined-steps (10 updates, "), "%s", dat);
+    cr_expect_not_null(strstr(dat, "pipelined-steps (10 applied gradients, "), "%s", dat);
+    cr_expect_not_null(strstr(dat, "ps-sync (8 applied gradients, "), "%s", dat);
+    cr_expect_null(strstr(dat, "updates"), "%s", dat);
     free(dat);
     free_reports(r);
 }
 
-/* A compare of every strategy: ps-async is report 2 (lt 3) and
- * pipelined-steps report 10 (lt 11), and gnuplot's colours repeat after 8:
- * their bars were one colour. From the ninth report on, bars are hatched. */
 /* Colour alone did not tell bars apart: gnuplot's colours repeat after 8
  * (a compare of every strategy drew ps-async and pipelined-steps in one),
  * and in grey, as a paper may be printed, ps-async's sky blue and ps-ssp's
