@@ -95,7 +95,8 @@ int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, 
     if (n == 0) return 0;
     const struct sim_run *first = runs[0];
     char title[512], names[1024] = "";
-    snprintf(title, sizeof title, "%lld device%s of %.120s%s, batch %lld, %.120s, stragglers %.120s",
+    snprintf(title, sizeof title,
+             "%lld device%s of %.120s%s, batch %lld, %.120s, stragglers %.120s",
              cfg->devices, cfg->devices == 1 ? "" : "s", first->cluster.name,
              first->cluster.is_ideal ? " (times in cost units)" : "", cfg->batch, cfg->model,
              cfg->straggler);
@@ -214,7 +215,8 @@ static bool document_title(const struct report_doc *d, char *buf, size_t size)
         const struct sweep_scenario sc = {
             .option = d->sweep.option, .is_real = d->sweep.is_real,
             .is_weak = d->sweep.is_weak && !strcmp(d->sweep.option, "devices"),
-            .cluster = c->cluster, .model = c->model, .scaling = d->sweep.is_weak ? "weak" : "strong",
+            .cluster = c->cluster, .model = c->model,
+            .scaling = d->sweep.is_weak ? "weak" : "strong",
             .straggler = c->straggler, .batch = c->batch,
             .batch_per_device = r->devices > 0 ? c->batch / r->devices : c->batch};
         plot_sweep_title(&sc, buf, size);

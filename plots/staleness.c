@@ -44,8 +44,8 @@ int plot_staleness(const struct report *const *rs, int n, const struct plot_opts
      * table's 60. */
     script_begin(&gp, name, "staleness of applied gradients, bars per run");
     script_figure_titled(&gp, name, 1200, 700, 30,
-                         "Staleness of applied gradients (pushes to a server, pipelined-steps' own; "
-                         "versions behind when applied)", o->title);
+                         "Staleness of applied gradients (pushes to a server, "
+                         "pipelined-steps' own; versions behind when applied)", o->title);
     /* The key beside the bars, not over them: a run's bars can stand
      * anywhere (pipelined-steps' all at 1, ps-async's on 32 devices at 31),
      * and `strata plot` of a sweep's --json has a series a point: its 23

@@ -109,7 +109,8 @@ int plot_validation(const struct validation_point *pts, int n, const struct plot
                      "    set xrange [%.10g:%.10g]\n    set yrange [%.10g:%.10g]\n",
                 u.name, u.name, a * u.per_s, b * u.per_s, a * u.per_s, b * u.per_s);
     if (is_log) text_printf(&gp, "    set logscale xy\n");
-    text_printf(&gp, "    plot x with lines dt 2 lc rgb 'gray40' title 'perfect prediction (y = x)'");
+    text_printf(&gp, "    plot x with lines dt 2 lc rgb 'gray40' "
+                     "title 'perfect prediction (y = x)'");
     int n_blocks = 0;
     for (int i = 0; i < n; i++) {
         bool is_first = true;
@@ -143,8 +144,9 @@ int plot_validation(const struct validation_point *pts, int n, const struct plot
                         error_pct, is_shown[j]);
         }
     }
-    text_printf(&gp, ", \\\n         '%s.dat' using ($2*%g):($3*%g):($5 != 0 ? sprintf('%%s %%+.0f%%%%', "
-                     "strcol(1), $4) : '') with labels left offset char 1,0.5 notitle\n",
+    text_printf(&gp, ", \\\n         '%s.dat' using ($2*%g):($3*%g):($5 != 0 ? "
+                     "sprintf('%%s %%+.0f%%%%', strcol(1), $4) : '') "
+                     "with labels left offset char 1,0.5 notitle\n",
                 name, u.per_s, u.per_s);
     script_figure_end(&gp);
     free(is_shown);
