@@ -493,9 +493,11 @@ int sweep_xy(const struct sweep *s, struct sweep_xy *out)
     int k = 0;
     for (int i = 0; i < s->n_points; i++) {
         const struct sweep_point *p = &s->points[i];
-        if (!p->run.report || !isfinite(p->speedup)) continue;
-        out[k++] = (struct sweep_xy){p->strategy->name, sweep_x(&s->axis, p->value), p->speedup,
-                                     p->efficiency};
+        /* one that did not run stays, its speedup NaN: the plot breaks the
+         * strategy's line there rather than draw it across */
+        bool has_run = p->run.report && isfinite(p->speedup);
+        out[k++] = (struct sweep_xy){p->strategy->name, sweep_x(&s->axis, p->value),
+                                     has_run ? p->speedup : NAN, has_run ? p->efficiency : NAN};
     }
     return k;
 }

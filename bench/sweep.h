@@ -139,8 +139,9 @@ int sweep_baseline_of(const struct sweep *s, int v);
 double sweep_x(const struct sweep_axis *ax, int i);
 bool sweep_is_numeric(const struct sweep_axis *ax);
 
-/* The points that ran, for plots: out has room for s->n_points; returns how
- * many were written. */
+/* Every point, for plots: out has room for s->n_points; returns how many
+ * were written (all). A point that did not run, or has no speedup, has a
+ * NaN speedup and efficiency. */
 int sweep_xy(const struct sweep *s, struct sweep_xy *out);
 
 /* One row per point, unfit ones included with empty numbers and the reason:

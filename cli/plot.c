@@ -18,8 +18,7 @@ bool plot_wanted(const struct config *cfg)
     return cfg->plot_dir[0] || cfg->plot_terminal;
 }
 
-/* The closing line: where the figures are and how to draw them again. */
-static void say_where(const struct plot_opts *o, const char *names)
+void plot_say_where(const struct plot_opts *o, const char *names)
 {
     if (o->dir && o->dir[0])
         printf("plots in %s/: %s (each NAME.png and NAME.svg, drawn by gnuplot from NAME.gp "
@@ -96,8 +95,9 @@ int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, 
     if (n == 0) return 0;
     const struct sim_run *first = runs[0];
     char title[512], names[1024] = "";
-    snprintf(title, sizeof title, "%lld devices of %.120s%s, batch %lld, %.120s, stragglers %.120s",
-             cfg->devices, first->cluster.name,
+    snprintf(title, sizeof title,
+             "%lld device%s of %.120s%s, batch %lld, %.120s, stragglers %.120s",
+             cfg->devices, cfg->devices == 1 ? "" : "s", first->cluster.name,
              first->cluster.is_ideal ? " (times in cost units)" : "", cfg->batch, cfg->model,
              cfg->straggler);
     struct plot_opts o;
@@ -119,7 +119,7 @@ int plot_sim_runs(const struct config *cfg, struct sim_run *const *runs, int n, 
         snprintf(tl_title, sizeof tl_title, "first %d steps; %s", OUTPUTS_TIMELINE_STEPS, title);
     o.title = tl_title;
     TRY_CTX(e, plot_run_timelines(&o, runs, n, step_a, step_b, names, sizeof names, e), "--plot");
-    say_where(&o, names);
+    plot_say_where(&o, names);
     return 0;
 }
 
@@ -133,7 +133,7 @@ int plot_real_reports(const struct config *cfg, const struct report *const *rs, 
     TRY_CTX(e, plot_report_set(&o, rs, n, names, sizeof names, stdout, e), "--plot");
     printf("  note: no timeline plots for real runs: their jobs do not send spans back "
            "(`strata compare --plot DIR` draws the simulated ones)\n");
-    say_where(&o, names);
+    plot_say_where(&o, names);
     return 0;
 }
 
@@ -159,7 +159,8 @@ static void title_of(const struct report *const *rs, int n, char *buf, size_t si
     size_t used = 0;
     buf[0] = '\0';
     if (same_devices)
-        text_appendf(buf, size, &used, "%d %s, ", rs[0]->devices, is_real ? "ranks" : "devices");
+        text_appendf(buf, size, &used, "%d %s%s, ", rs[0]->devices, is_real ? "rank" : "device",
+                     rs[0]->devices == 1 ? "" : "s");
     if (!c) {
         text_appendf(buf, size, &used, "%s", is_real ? "measured" : "simulated");
         return;
@@ -181,6 +182,62 @@ static void title_of(const struct report *const *rs, int n, char *buf, size_t si
         text_appendf(buf, size, &used, "%s%s", sep, is_real ? "measured" : "simulated and measured");
     if (!(same_devices && same_cluster && same_batch && same_model))
         text_appendf(buf, size, &used, " (reports of different scenarios)");
+}
+
+void plot_sweep_title(const struct sweep_scenario *s, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    text_appendf(buf, n, &at, "over %s, %s on %s; %s", s->option,
+                 s->is_real ? "measured" : "simulated", s->is_real ? "this machine" : s->cluster,
+                 s->model);
+    /* a weak sweep's batch grows, its batch per device stays */
+    if (s->is_weak)
+        text_appendf(buf, n, &at, ", %lld samples per device (weak scaling)",
+                     s->batch_per_device);
+    else if (strcmp(s->option, "batch"))
+        text_appendf(buf, n, &at, ", batch %lld (%s scaling)", s->batch, s->scaling);
+    if (strcmp(s->option, "straggler")) text_appendf(buf, n, &at, ", stragglers %s", s->straggler);
+}
+
+/* A one-document title that says what the document is, as the command that
+ * wrote it titled its figures: a sweep's axis and scenario (its points
+ * differ in the option it varied, by design), a validation's cluster and
+ * cells (its predicted and measured reports differ in mode and cluster).
+ * False: not such a document, or one written before a sweep said its axis;
+ * title_of's then. */
+static bool document_title(const struct report_doc *d, char *buf, size_t size)
+{
+    if (d->n < 1 || !d->configs) return false;
+    const struct config *c = &d->configs[0];
+    if (!strcmp(d->kind, "strata_sweep") && d->sweep.has_axis) {
+        const struct report *r = &d->reports[0];
+        const struct sweep_scenario sc = {
+            .option = d->sweep.option, .is_real = d->sweep.is_real,
+            .is_weak = d->sweep.is_weak && !strcmp(d->sweep.option, "devices"),
+            .cluster = c->cluster, .model = c->model,
+            .scaling = d->sweep.is_weak ? "weak" : "strong",
+            .straggler = c->straggler, .batch = c->batch,
+            .batch_per_device = r->devices > 0 ? c->batch / r->devices : c->batch};
+        plot_sweep_title(&sc, buf, size);
+        return true;
+    }
+    if (strcmp(d->kind, "strata_validate")) return false;
+    /* a cell: a model, a number of ranks and a straggler model; each row's
+     * first report is its prediction */
+    int n_cells = 0;
+    for (int i = 0; i < d->n_entries; i++) {
+        const struct config *ci = &d->configs[d->entries[i].first_report];
+        bool is_new = true;
+        for (int j = 0; j < i && is_new; j++) {
+            const struct config *cj = &d->configs[d->entries[j].first_report];
+            is_new = strcmp(ci->model, cj->model) || ci->devices != cj->devices ||
+                     strcmp(ci->straggler, cj->straggler);
+        }
+        n_cells += is_new;
+    }
+    snprintf(buf, size, "predicted on %s, %d cell%s", c->cluster, n_cells, n_cells == 1 ? "" : "s");
+    return true;
 }
 
 /* What a sweep's points and a validation's rows say beside their reports,
@@ -352,8 +409,9 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     for (int i = 0, k = 0; i < n_docs; i++)
         for (int j = 0; j < docs[i].n; j++) rs[k++] = &docs[i].reports[j];
 
-    char title[512], names[256] = "";
-    title_of(rs, n, title, sizeof title);
+    char title[CONFIG_PATH_BYTES + 1024], names[256] = "";
+    if (n_docs != 1 || !document_title(&docs[0], title, sizeof title))
+        title_of(rs, n, title, sizeof title);
     struct plot_opts o;
     opts_of(&cfg, title, &o);
     /* --html alone draws its figures only for the page, which leaves an
@@ -362,7 +420,7 @@ int cmd_plot(const struct command *self, int argc, char **argv)
     rc = plot_documents(&o, docs, n_docs, names, sizeof names, stdout, &e);
     if (rc == 0 && cfg.html_path[0]) rc = html_write_files(&cfg, "plot", title, &e);
     if (rc < 0) status = scenario_fail(self, &e);
-    else say_where(&o, names);
+    else plot_say_where(&o, names);
 out:
     free(rs);
     for (int i = 0; i < n_docs; i++) report_doc_release(&docs[i]);

@@ -6,6 +6,11 @@
 #include "../bench/run.h"
 #include "../plots/plots.h"
 
+/* The closing line of every command's --plot DIR: "plots in DIR/: names
+ * (each NAME.png and NAME.svg, ...)", where the figures are and how to draw
+ * them again; nothing when o has no directory. */
+void plot_say_where(const struct plot_opts *o, const char *names);
+
 /* Did the user ask for plots (--plot DIR or --plot-terminal)? */
 bool plot_wanted(const struct config *cfg);
 
@@ -23,6 +28,22 @@ int plot_real_reports(const struct config *cfg, const struct report *const *rs, 
 int plot_run_timelines(const struct plot_opts *o, struct sim_run *const *runs, int n,
                        int64_t step_a, int64_t step_b, char *names, size_t n_names,
                        struct err *e);
+
+/* What a sweep's figures and page say of its scenario: `strata sweep`'s,
+ * and `strata plot`'s of its --json. */
+struct sweep_scenario {
+    const char *option;           /* the varied option: "devices", "checkpoint-every" */
+    bool is_real;                 /* measured on this machine, else simulated on cluster */
+    bool is_weak;                 /* a weak devices sweep: the batch per device stays */
+    const char *cluster, *model, *scaling, *straggler;
+    long long batch;              /* the global batch (not a weak devices sweep's) */
+    long long batch_per_device;   /* a weak devices sweep's */
+};
+
+/* "over OPTION, simulated on CLUSTER; MODEL, batch B (strong scaling),
+ * stragglers S": the batch and the stragglers unless the sweep varied
+ * them (the x axis says them then). */
+void plot_sweep_title(const struct sweep_scenario *s, char *buf, size_t n);
 
 /* Every figure `strata plot` draws from documents read back: convergence,
  * staleness, and when the documents hold them, speedup, goodput and

@@ -13,6 +13,7 @@
 #include "html.h"
 #include "notes.h"
 #include "outputs.h"
+#include "plot.h"
 #include "scenario.h"
 
 /* Options of the groups replay takes that it has no use for: the trace's
@@ -186,8 +187,8 @@ static int write_plots(const struct config *cfg, const struct trace_doc *doc,
     struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title,
                           false};
     TRY_CTX(e, draw_replay(doc, r, &o, e), "--plot");
-    if (o.dir)
-        printf("\nplots in %s: replay-timelines, replay (.png, .svg)\n", o.dir);
+    if (o.dir) printf("\n");
+    plot_say_where(&o, "replay-timelines, replay");
     return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "html.h"
 #include "notes.h"
 #include "outputs.h"
+#include "plot.h"
 #include "scenario.h"
 
 /* --- The command line --------------------------------------------------------
@@ -467,20 +468,28 @@ static void print_noise_note(FILE *out, const struct sweep *s)
 
 /* A sweep of --checkpoint-every: goodput against the interval, with the
  * model's optimum, when its runs failed (--fail, --mtbf). */
+/* Does the sweep draw goodput: a sweep of --checkpoint-every whose runs
+ * failed (without a failure every interval is as good)? */
+static bool draws_goodput(const struct sweep *s)
+{
+    if (strcmp(s->axis.opt->name, "checkpoint-every")) return false;
+    for (int i = 0; i < s->n_points; i++)
+        if (s->points[i].run.report && s->points[i].run.report->failure.happened) return true;
+    return false;
+}
+
 static int plot_goodput_of(const struct sweep *s, const struct plot_opts *o, struct err *e)
 {
+    if (!draws_goodput(s)) {
+        printf("  note: no goodput plot: no run failed (give --fail R@T or --mtbf HOURS)\n");
+        return 0;
+    }
     const struct report **rs = XCALLOC(e, (size_t)s->n_points + 1, sizeof *rs);
     if (!rs) return ERR_NOMEM;
     int n = 0;
-    bool any_failure = false;
     for (int i = 0; i < s->n_points; i++)
-        if (s->points[i].run.report) {
-            rs[n] = s->points[i].run.report;
-            any_failure |= rs[n++]->failure.happened;
-        }
-    int rc = 0;
-    if (any_failure) rc = plot_goodput(rs, n, o, e);
-    else printf("  note: no goodput plot: no run failed (give --fail R@T or --mtbf HOURS)\n");
+        if (s->points[i].run.report) rs[n++] = s->points[i].run.report;
+    int rc = plot_goodput(rs, n, o, e);
     free(rs);
     return rc;
 }
@@ -488,21 +497,12 @@ static int plot_goodput_of(const struct sweep *s, const struct plot_opts *o, str
 /* The scenario, as a reader of a figure or the page alone needs it. */
 static void title_of(const struct config *cfg, const struct sweep *s, char *buf, size_t n)
 {
-    const char *axis = s->axis.opt->name;
-    size_t at = (size_t)snprintf(buf, n, "over %s, %s on %s; %s", axis,
-                                 s->axis.is_real ? "measured" : "simulated",
-                                 s->axis.is_real ? "this machine" : cfg->cluster, cfg->model);
-    /* the batch and the stragglers, unless the axis varied them (the
-     * figure's x axis says them then); a weak sweep's batch grows, its
-     * batch per device stays */
-    if (s->axis.is_devices && s->axis.is_weak && at < n)
-        at += (size_t)snprintf(buf + at, n - at, ", %lld samples per device (weak scaling)",
-                               s->axis.batch_per_device);
-    else if (strcmp(axis, "batch") && at < n)
-        at += (size_t)snprintf(buf + at, n - at, ", batch %lld (%s scaling)", cfg->batch,
-                               cfg->scaling);
-    if (strcmp(axis, "straggler") && at < n)
-        snprintf(buf + at, n - at, ", stragglers %s", cfg->straggler);
+    const struct sweep_scenario sc = {
+        .option = s->axis.opt->name, .is_real = s->axis.is_real,
+        .is_weak = s->axis.is_devices && s->axis.is_weak, .cluster = cfg->cluster,
+        .model = cfg->model, .scaling = cfg->scaling, .straggler = cfg->straggler,
+        .batch = cfg->batch, .batch_per_device = s->axis.batch_per_device};
+    plot_sweep_title(&sc, buf, n);
 }
 
 /* The speedup figure: one line per strategy over the varied option, the
@@ -548,8 +548,9 @@ static int plot(const struct config *cfg, const struct sweep *s, struct err *e)
     struct plot_opts o = {cfg->plot_dir[0] ? cfg->plot_dir : NULL, cfg->plot_terminal, title,
                           false};
     int rc = draw(s, &o, e);
-    if (rc < 0) err_prefix(e, cfg->plot_dir[0] ? "--plot" : "--plot-terminal");
-    return rc;
+    if (rc < 0) return err_prefix(e, cfg->plot_dir[0] ? "--plot" : "--plot-terminal");
+    plot_say_where(&o, draws_goodput(s) ? "speedup, efficiency, goodput" : "speedup, efficiency");
+    return 0;
 }
 
 static int write_json(const void *s, const char *path, struct err *e)

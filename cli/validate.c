@@ -17,6 +17,7 @@
 #include "../sim/cluster.h"
 #include "html.h"
 #include "notes.h"
+#include "plot.h"
 #include "scenario.h"
 
 /* --- The command line --------------------------------------------------------
@@ -293,8 +294,9 @@ static int plot(const struct config *cfg, const struct validate_matrix *m, struc
                           .terminal = cfg->plot_terminal, .title = title};
     int rc = plot_validation(pts, m->n_rows, &o, e);
     free(pts);
-    if (rc < 0) err_prefix(e, "--plot");
-    return rc;
+    if (rc < 0) return err_prefix(e, "--plot");
+    plot_say_where(&o, "validation");
+    return 0;
 }
 
 /* --- Running the matrix --------------------------------------------------------- */

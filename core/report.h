@@ -239,6 +239,12 @@ struct report_doc {
     int n_entries;
     struct report_doc_entry *entries;   /* [n_entries], owned: sweep points, validation
                                          * rows, compare's reports */
+    struct {                  /* a strata_sweep's axis: its "option", "scaling", "mode" */
+        bool has_axis;        /* false: not a sweep, or written before sweeps said it */
+        char option[64];      /* the varied option: "devices", "checkpoint-every" */
+        bool is_weak;         /* "scaling": "weak" */
+        bool is_real;         /* "mode": "real" */
+    } sweep;
 };
 
 /* Reads and parses the file at path (at most JSON_DOC_MAX_BYTES). 0, or ERR_INPUT (a

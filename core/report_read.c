@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -345,6 +346,32 @@ static int read_list(const cJSON *list, const struct json_at *at, const struct d
     return 0;
 }
 
+/* A sweep document's axis, from its optional "option", "scaling" and
+ * "mode" strings (documents written before them have none: has_axis stays
+ * false); one of another type is ERR_INPUT naming it. */
+static int read_sweep_axis(const cJSON *root, const struct json_at *top, struct report_doc *d)
+{
+    static const char *const keys[] = {"option", "scaling", "mode"};
+    const char *values[N_OF(keys)] = {NULL};
+    for (size_t i = 0; i < N_OF(keys); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, keys[i]);
+        if (!v) continue;
+        struct json_at f = json_key(top, keys[i]);
+        if (!cJSON_IsString(v)) return json_bad(&f, "is %s, not a string", json_type_name(v));
+        values[i] = v->valuestring;
+    }
+    if (!values[0]) return 0;
+    if (strlen(values[0]) >= sizeof d->sweep.option) {
+        struct json_at f = json_key(top, keys[0]);
+        return json_bad(&f, "is %zu characters long, not an option's name", strlen(values[0]));
+    }
+    snprintf(d->sweep.option, sizeof d->sweep.option, "%s", values[0]);
+    d->sweep.has_axis = true;
+    d->sweep.is_weak = values[1] && !strcmp(values[1], "weak");
+    d->sweep.is_real = values[2] && !strcmp(values[2], "real");
+    return 0;
+}
+
 /* Two passes over the lists: count, allocate, read. */
 static int read_doc(const cJSON *root, const struct json_at *top, struct report_doc *d)
 {
@@ -365,7 +392,8 @@ static int read_doc(const cJSON *root, const struct json_at *top, struct report_
     int n = 0, next = 0;
     TRY(for_each_list(root, top, k, &n, count_list, d));
     TRY(alloc_doc(d, k, n, top->e));
-    return for_each_list(root, top, k, &next, read_list, d);
+    TRY(for_each_list(root, top, k, &next, read_list, d));
+    return strcmp(k->tag, "strata_sweep") ? 0 : read_sweep_axis(root, top, d);
 }
 
 /* The documents of root (named name in messages) into *out, which stays

@@ -8,6 +8,8 @@
 #include "script.h"
 
 #define NAME_BYTES 160
+/* the loss axis' label (no quote in it: it goes between gnuplot's) */
+#define LOSS_LABEL "training loss (batch mean)"
 
 /* Data: a block per curve (gnuplot's `index`), loss curves first, then
  * accuracy curves, each "step time_s value". Returns the number of blocks. */
@@ -39,11 +41,13 @@ static int write_data(struct text *dat, const struct report *const *rs, int n)
 }
 
 /* What the panels need to know beyond the curves: the loss axis's top when
- * a run diverged (else 0: gnuplot's own range), and whether some run has
- * two accuracy points (one point is no curve). */
+ * a run diverged (else 0: gnuplot's own range), whether some run has
+ * two accuracy points (one point is no curve), and whether the loss row's
+ * key names every run the accuracy row draws. */
 struct view {
     double loss_top;
     bool has_accuracy_curve;
+    bool is_keyed_by_loss;
 };
 
 /* A run diverged when its loss left 4x the largest starting loss (or became
@@ -51,9 +55,10 @@ struct view {
  * 1e35 and flattening every other curve; the panel says who was clipped. */
 static struct view view_of(const struct report *const *rs, int n)
 {
-    struct view v = {0, false};
+    struct view v = {0, false, true};
     double start = 0;
     for (int i = 0; i < n; i++) {
+        if (rs[i]->n_accuracy_curve > 0 && rs[i]->n_loss_curve == 0) v.is_keyed_by_loss = false;
         if (rs[i]->n_loss_curve > 0 && isfinite(rs[i]->loss_curve[0].loss) &&
             rs[i]->loss_curve[0].loss > start)
             start = rs[i]->loss_curve[0].loss;
@@ -95,18 +100,31 @@ static void panel(struct text *gp, const struct report *const *rs, int n, int pa
 {
     if (by_step) text_printf(gp, "    set xlabel 'step'\n");
     else text_printf(gp, "    set xlabel 'time (%s)'\n", u.name);
-    text_printf(gp, "    set ylabel '%s'\n", pass ? "test accuracy" : "loss");
-    /* Colours are the same in every panel, so one key a row says it all:
-     * the time panel's, opaque so that a curve under it does not garble it. */
-    if (by_step) text_printf(gp, "    unset key\n");
+    /* The loss curve is training's (each step's global batch: docs/metrics.md);
+     * the table's loss is the test set's after the last step: one word for
+     * both read as one number drawn wrong. */
+    text_printf(gp, "    set ylabel '%s'\n", pass ? "test accuracy" : LOSS_LABEL);
+    /* Styles are the same in every panel, so one key says it all: the loss
+     * row's time panel's, opaque so that a curve under it does not garble
+     * it. Top right, where falling losses leave room; an accuracy row's key
+     * had none: its final points, the last time and step, sat under it. */
+    if (by_step || (pass == 1 && v->is_keyed_by_loss)) text_printf(gp, "    unset key\n");
     else text_printf(gp, "    set key %s right opaque\n", pass ? "bottom" : "top");
+    /* Accuracy points at the top and bottom of the range sat on the frame,
+     * half drawn: room above and below them, the axis kept within 0 to 1
+     * (an accuracy). Not beside them: room there stretched the time axis
+     * below 0 and the step axis past the run. */
+    if (pass == 1)
+        text_printf(gp, "    set offsets 0, 0, graph 0.08, graph 0.08\n"
+                        "    set yrange [0<*:*<1]\n");
     if (pass == 0 && v->loss_top > 0) {
         text_printf(gp, "    set yrange [0:%.6g]\n", v->loss_top);
         label_diverged(gp, rs, n, v->loss_top);
     }
+    /* above the panel, not in it, where it could cover a point */
     if (pass == 1 && !v->has_accuracy_curve)
-        text_printf(gp, "    set label 3 'one evaluation per run, at the end: --eval-every K "
-                        "draws a curve' at graph 0.5,0.9 center front\n");
+        text_printf(gp, "    set title 'one evaluation per run, at the end: --eval-every K "
+                        "draws a curve'\n");
     int block = 0, shown = 0;
     for (int p = 0; p <= pass; p++)
         for (int i = 0; i < n; i++) {
@@ -135,7 +153,8 @@ static void panel(struct text *gp, const struct report *const *rs, int n, int pa
                     pass ? "accuracy" : "loss");
     text_printf(gp, "\n");
     if (pass == 0 && v->loss_top > 0) text_printf(gp, "    set autoscale y\n    unset label 2\n");
-    if (pass == 1 && !v->has_accuracy_curve) text_printf(gp, "    unset label 3\n");
+    if (pass == 1) text_printf(gp, "    set offsets 0, 0, 0, 0\n    set autoscale y\n");
+    if (pass == 1 && !v->has_accuracy_curve) text_printf(gp, "    unset title\n");
 }
 
 int plot_convergence(const struct report *const *rs, int n, const struct plot_opts *o,
@@ -163,7 +182,7 @@ int plot_convergence(const struct report *const *rs, int n, const struct plot_op
         /* An empty frame that says why beats a missing file: the user learns
          * what to run. */
         script_title(&gp, "title", "Convergence", o->title);
-        text_printf(&gp, "    set xlabel 'time (s)'\n    set ylabel 'loss'\n"
+        text_printf(&gp, "    set xlabel 'time (s)'\n    set ylabel '" LOSS_LABEL "'\n"
                          "    set xrange [0:1]\n    set yrange [0:1]\n"
                          "    set label 1 'no loss curve in these reports: simulate with "
                          "--numerics, or run for real' at graph 0.5,0.5 center\n"

@@ -97,7 +97,10 @@ struct speedup_axes {
 /* speedup.* (speedup against x, with the ideal y = x when ax->ideal_line)
  * and efficiency.*, each from its own NAME.dat and NAME.gp (the same
  * points); a line per strategy; log2 x (and log2 speedup) axes when every x
- * is a power of two and x is the value; ax's labels on both. */
+ * is a power of two and x is the value; ax's labels on both. A point whose
+ * speedup is not finite (a run that failed or did not fit) is left out, and
+ * a strategy's line breaks at every x where it has no point but the sweep
+ * has one (another strategy's, or its own left out). */
 int plot_speedup(const struct speedup_point *pts, int n, const struct speedup_axes *ax,
                  const struct plot_opts *o, struct err *e);
 

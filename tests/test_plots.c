@@ -371,42 +371,74 @@ Test(plots, staleness_has_a_block_per_report_that_pushed)
 }
 
 /* pipelined-steps pushes nothing: its staleness is of its own updates
- * (docs/metrics.md), as sim's terminal says ("staleness of applied
- * updates"); the figure called its 76 updates "pushes". */
-Test(plots, staleness_counts_applied_updates_not_only_pushes)
+ * (docs/metrics.md), as sim's terminal says; the figure called its 76
+ * updates "pushes". And a push is no update: ps-sync's 240 pushes (60
+ * steps, 4 workers) are 60 updates, and the figure's "240 updates" read
+ * against the table's 60. What both apply is a gradient. */
+Test(plots, staleness_counts_applied_gradients)
 {
     struct report r[3];
     make_reports(r);
     snprintf(r[1].strategy, sizeof r[1].strategy, "pipelined-steps");
-    const struct report *rs[] = {&r[1]};
-    PLOT_OK("in flight", plot_staleness, rs, 1);
+    const struct report *rs[] = {&r[1], &r[2]};
+    PLOT_OK("in flight", plot_staleness, rs, 2);
     char *gp = test_slurp(test_tmp_path("staleness.gp"));
-    cr_expect_not_null(strstr(gp, "'Staleness of applied updates (pushes to a server, "
+    cr_expect_not_null(strstr(gp, "'Staleness of applied gradients (pushes to a server, "
                                   "pipelined-steps'' own;"), "%s", gp);
-    cr_expect_not_null(strstr(gp, "set ylabel 'updates (% of a run''s applied updates)'"), "%s",
-                       gp);
-    cr_expect_null(strstr(gp, "pushes)'"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "set ylabel 'gradients (% of a run''s applied gradients)'"),
+                       "%s", gp);
+    cr_expect_null(strstr(gp, "updates"), "%s", gp);
     free(gp);
     char *dat = test_slurp(test_tmp_path("staleness.dat"));
-    cr_expect_not_null(strstr(dat, "pipelined-steps (10 updates, "), "%s", dat);
+    cr_expect_not_null(strstr(dat, "pipelined-steps (10 applied gradients, "), "%s", dat);
+    cr_expect_not_null(strstr(dat, "ps-sync (8 applied gradients, "), "%s", dat);
+    cr_expect_null(strstr(dat, "updates"), "%s", dat);
     free(dat);
     free_reports(r);
 }
 
-/* A compare of every strategy: ps-async is report 2 (lt 3) and
- * pipelined-steps report 10 (lt 11), and gnuplot's colours repeat after 8:
- * their bars were one colour. From the ninth report on, bars are hatched. */
-Test(plots, staleness_bars_of_a_ninth_report_are_hatched)
+/* Colour alone did not tell bars apart: gnuplot's colours repeat after 8
+ * (a compare of every strategy drew ps-async and pipelined-steps in one),
+ * and in grey, as a paper may be printed, ps-async's sky blue and ps-ssp's
+ * orange (reports 3 and 4 of the default compare) are one grey. Each series
+ * drawn has a fill as well, by its place in the figure: solid, then six
+ * hatchings, so the first 7 series differ in grey whatever their colours
+ * (a fill by report index gave ps-ssp, the 4th report, and pipelined-steps,
+ * the 11th, one crosshatch in one grey). */
+Test(plots, staleness_bars_differ_in_fill_as_well_as_colour)
 {
     struct report r[3];
     make_reports(r);   /* r[0] has no histogram: left out, but counted */
-    const struct report *rs[] = {&r[0], &r[0], &r[1], &r[0], &r[0],
-                                 &r[0], &r[0], &r[0], &r[0], &r[2]};
-    PLOT_OK("eleven", plot_staleness, rs, 10);
+    const struct report *rs[] = {&r[1], &r[0], &r[1], &r[1], &r[0],
+                                 &r[0], &r[0], &r[0], &r[0], &r[0], &r[2]};
+    PLOT_OK("eleven", plot_staleness, rs, 11);
     char *gp = test_slurp(test_tmp_path("staleness.gp"));
-    cr_expect_not_null(strstr(gp, "with boxes lt 3 title 'ps-async'"), "%s", gp);
-    cr_expect_not_null(strstr(gp, "with boxes lt 10 fs pattern 4 border title 'ps-sync'"), "%s",
-                       gp);
+    cr_expect_not_null(strstr(gp, "with boxes lt 1 title 'ps-async"), "solid first:\n%s", gp);
+    cr_expect_not_null(strstr(gp, "with boxes lt 3 fs pattern 4 border lc rgb '#303030' "
+                                  "title 'ps-async"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "with boxes lt 4 fs pattern 5 border lc rgb '#303030' "
+                                  "title 'ps-async"), "%s", gp);
+    /* the 11th report, the 4th series: its colour lt 3's, its fill its own */
+    cr_expect_not_null(strstr(gp, "with boxes lt 11 fs pattern 1 border lc rgb '#303030' "
+                                  "title 'ps-sync'"), "%s", gp);
+    free(gp);
+    free_reports(r);
+    expect_figure(test_tmp_dir, "staleness", "staleness");
+}
+
+/* The key stood inside, at the top right, over whatever bars stand there:
+ * a run's bars can stand anywhere (ps-async on 32 devices: 95% at 31), and
+ * `strata plot` of a sweep's --json, a series a point, had 23 key rows over
+ * the right third of the bars. It stands beside them. */
+Test(plots, staleness_key_stands_beside_the_bars)
+{
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[1], &r[2]};
+    PLOT_OK("key", plot_staleness, rs, 2);
+    char *gp = test_slurp(test_tmp_path("staleness.gp"));
+    cr_expect_not_null(strstr(gp, "set key outside right top\n"), "%s", gp);
+    cr_expect_null(strstr(gp, "set key top right"), "%s", gp);
     free(gp);
     free_reports(r);
 }
@@ -456,6 +488,41 @@ Test(plots, speedup_sorts_by_x_and_uses_log2_axes_for_powers_of_two)
     free(dat);
 }
 
+/* A sweep of microbatches 1 to 8: speedups 1 to 1.96 on a log2 axis had
+ * two labels, 1 and 2, and nothing between to read a value by. Over few
+ * octaves the axis is labelled between its powers too; over many, the
+ * powers suffice. */
+Test(plots, speedup_log2_axis_over_few_octaves_is_labelled_between_powers)
+{
+    struct speedup_point p[] = {{"gpipe", 1, 1, 1},      {"gpipe", 2, 1.33, 0.66},
+                                {"gpipe", 4, 1.59, 0.4}, {"gpipe", 8, 1.75, 0.22},
+                                {"1f1b", 1, 1, 1},       {"1f1b", 8, 1.96, 0.25}};
+    const struct speedup_axes ax = {.x_label = "microbatches",
+                                    .speedup_over = "microbatches=1, the first value"};
+    PLOT_OK("microbatches", plot_speedup, p, 6, &ax);
+    char *gp = test_slurp(test_tmp_path("speedup.gp"));
+    cr_expect_not_null(strstr(gp, "set logscale y 2\n    set ytics add (1.25, 1.5, 1.75)\n"),
+                       "%s", gp);
+    free(gp);
+    gp = test_slurp(test_tmp_path("efficiency.gp"));
+    cr_expect_null(strstr(gp, "ytics"), "efficiency is linear:\n%s", gp);
+    free(gp);
+    expect_figure(test_tmp_dir, "speedup", "speedup");
+    /* 1 to 32 devices, and the ideal line to 32: the powers are enough */
+    struct speedup_point wide[] = {{"mirrored", 1, 1, 1}, {"mirrored", 32, 14.5, 0.45}};
+    const struct speedup_axes devices = {.x_label = "devices", .speedup_over = "one device",
+                                         .ideal_line = true};
+    PLOT_OK("devices", plot_speedup, wide, 2, &devices);
+    gp = test_slurp(test_tmp_path("speedup.gp"));
+    cr_expect_null(strstr(gp, "ytics"), "%s", gp);
+    free(gp);
+    /* one device alone: gnuplot widens 1 to 0.5 .. 2, two octaves */
+    PLOT_OK("devices", plot_speedup, wide, 1, &devices);
+    gp = test_slurp(test_tmp_path("speedup.gp"));
+    cr_expect_not_null(strstr(gp, "set ytics add (0.75, 1.5)\n"), "%s", gp);
+    free(gp);
+}
+
 Test(plots, speedup_over_other_values_keeps_a_linear_axis)
 {
     struct speedup_point p[] = {{"mirrored", 3, 2.5, 0.83}, {"mirrored", 6, 4.5, 0.75}};
@@ -465,6 +532,102 @@ Test(plots, speedup_over_other_values_keeps_a_linear_axis)
     cr_expect_null(strstr(gp, "logscale"));
     cr_expect_null(strstr(gp, "'ideal'"));
     free(gp);
+}
+
+/* A strategy that has no point at an x the sweep ran (pipeline-interleaved
+ * at 3 devices: --microbatches 4 is no multiple of 3) had its line drawn
+ * straight from 2 to 4, as if it ran at 3. A blank line in its block breaks
+ * gnuplot's line there: at its own left-out point, and at an x only another
+ * strategy has (a sweep document lists no point that did not run). */
+Test(plots, speedup_line_breaks_where_a_strategy_has_no_point)
+{
+    struct speedup_point p[] = {
+        {"interleaved", 1, 1, 1},      {"interleaved", 2, 1.7, 0.85}, {"interleaved", 3, NAN, NAN},
+        {"interleaved", 4, 2.2, 0.55}, {"gpipe", 1, 1, 1},            {"gpipe", 2, 1.5, 0.75},
+        {"gpipe", 3, 1.9, 0.63},       {"gpipe", 4, 2.1, 0.53},       {"gpipe", 6, 2.1, 0.35},
+        {"gpipe", 8, 2.2, 0.28},       {"interleaved", 8, 2.4, 0.3},  {"never", 2, NAN, NAN},
+    };
+    const struct speedup_axes ax = {.x_label = "devices", .speedup_over = "one device",
+                                    .ideal_line = true};
+    PLOT_OK("gaps", plot_speedup, p, 12, &ax);
+    char *dat = test_slurp(test_tmp_path("speedup.dat"));
+    cr_expect_not_null(strstr(dat, "2 1.7 0.85\n# left out: x = 3, no speedup\n\n4 2.2 0.55\n\n"
+                                   "8 2.4 0.3\n"),
+                       "interleaved's line not broken at 3 (its own) and 6 (gpipe's):\n%s", dat);
+    cr_expect_not_null(strstr(dat, "1 1 1\n2 1.5 0.75\n3 1.9 0.63\n4 2.1 0.53\n6 2.1 0.35\n"
+                                   "8 2.2 0.28\n"),
+                       "gpipe ran at every x: no break:\n%s", dat);
+    cr_expect_null(strstr(dat, "never"), "a strategy with no point has no block:\n%s", dat);
+    free(dat);
+    char *gp = test_slurp(test_tmp_path("speedup.gp"));
+    cr_expect_null(strstr(gp, "'never'"), "a key entry with no line:\n%s", gp);
+    cr_expect_null(strstr(gp, "index 2"), "%s", gp);
+    free(gp);
+    expect_figure(test_tmp_dir, "speedup", "speedup");
+}
+
+/* The same through `strata sweep --plot` (which left out the point, and
+ * so the gap) and `strata plot` of its --json (which never lists it). */
+Test(plots, strata_sweep_plot_breaks_the_line_of_a_point_that_did_not_run)
+{
+    char *json = strdup(test_tmp_path("mid.json")), *out = strdup(test_tmp_path("figs"));
+    char *again = strdup(test_tmp_path("again"));
+    expect_ok(RUN("sweep", "--devices", "2,3,4", "--model", "fmnist-8", "--microbatches", "4",
+                  "--strategies", "pipeline-interleaved,pipeline-gpipe", "--cluster",
+                  "cpu-loopback", "--steps", "2", "-j", "1", "--json", json, "--plot", out),
+              "sweep");
+    expect_ok(RUN("plot", json, "--plot", again), "plot");
+    const char *dirs[] = {out, again};
+    /* sweep --plot says where its figures are, as compare and plot do (it
+     * said nothing) */
+    struct run r = RUN("sweep", "--devices", "1,2", "--strategies", "mirrored", "--cluster",
+                       "cpu-loopback", "--steps", "2", "-j", "1", "--plot", test_tmp_dir);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char where[300];
+    snprintf(where, sizeof where, "\nplots in %s/: speedup, efficiency (each NAME.png",
+             test_tmp_dir);
+    cr_expect_not_null(strstr(r.out, where), "%s", r.out);
+    run_free(&r);
+    for (int i = 0; i < 2; i++) {
+        char *dat = test_slurp(file_in(dirs[i], "speedup.dat"));
+        char *head = strstr(dat, "# index 0: pipeline-interleaved\n2 ");
+        char *tail = head ? strstr(head, "\n\n4 ") : NULL;
+        cr_expect(tail && tail < strstr(dat, "# index 1"),
+                  "%s: pipeline-interleaved's line not broken at 3 devices:\n%s", dirs[i], dat);
+        free(dat);
+    }
+    free(json);
+    free(out);
+    free(again);
+}
+
+/* Near-equal predictions (ps-sync, ps-async and ps-ssp, as a validation
+ * run of every strategy gave: 11.9 ms predicted, 7.7 to 8.0 measured) wrote
+ * their labels over each other into one unreadable smear, and every point
+ * was the same filled circle, told apart by colour alone (one grey in
+ * print). Each strategy has its shape; a label that would cover another is
+ * left out (the last column of the data says which are drawn). */
+Test(plots, validation_points_differ_in_shape_and_labels_do_not_overlap)
+{
+    struct validation_point p[] = {
+        {"mirrored", 0.0082, 0.0150}, {"ps-sync", 0.0119, 0.0077}, {"ps-async", 0.0119, 0.0079},
+        {"ps-ssp", 0.0119, 0.0080},   {"model", 0.0149, 0.0121},
+    };
+    PLOT_OK("overlap", plot_validation, p, 5);
+    char *dat = test_slurp(test_tmp_path("validation.dat"));
+    cr_expect_not_null(strstr(dat, "\"ps-sync\" 0.0077 0.0119 54.55 1\n"), "%s", dat);
+    cr_expect_not_null(strstr(dat, "\"ps-async\" 0.0079 0.0119 50.63 0\n"), "%s", dat);
+    cr_expect_not_null(strstr(dat, "\"ps-ssp\" 0.008 0.0119 48.75 0\n"), "%s", dat);
+    cr_expect_not_null(strstr(dat, "\"model\" 0.0121 0.0149 23.14 1\n"), "%s", dat);
+    free(dat);
+    char *gp = test_slurp(test_tmp_path("validation.gp"));
+    cr_expect_not_null(strstr(gp, "index 0 using ($2*1000):($3*1000) with points pt 7 ps 1.5 lc 1 "
+                                  "title 'mirrored'"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "index 2 using ($2*1000):($3*1000) with points pt 9 ps 1.5 lc 3 "
+                                  "title 'ps-async'"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "($5 != 0 ? sprintf("), "%s", gp);
+    free(gp);
+    expect_figure(test_tmp_dir, "validation", "validation");
 }
 
 Test(plots, validation_has_a_labelled_point_per_run_and_the_diagonal)
@@ -477,7 +640,7 @@ Test(plots, validation_has_a_labelled_point_per_run_and_the_diagonal)
     cr_expect_eq(data, 3);
     char *dat = test_slurp(test_tmp_path("validation.dat"));
     /* 0.011 / 0.010 - 1 = +10% */
-    cr_expect_not_null(strstr(dat, "\"mirrored\" 0.01 0.011 10\n"), "%s", dat);
+    cr_expect_not_null(strstr(dat, "\"mirrored\" 0.01 0.011 10 1\n"), "%s", dat);
     free(dat);
     char *gp = test_slurp(test_tmp_path("validation.gp"));
     cr_expect_not_null(strstr(gp, "y = x"));
@@ -768,6 +931,26 @@ Test(plots, strata_compare_plot_draws_a_timeline_per_strategy)
     free(out);
 }
 
+/* One device: the figures said "1 devices of h100-nvlink-ib" where the
+ * terminal says "1 device of"; and so did `strata plot` of its report. */
+Test(plots, one_device_is_one_device_in_the_figures_title)
+{
+    char *out = strdup(test_tmp_path("figs")), *json = strdup(test_tmp_path("one.json"));
+    char *again = strdup(test_tmp_path("again"));
+    expect_ok(RUN("compare", "--devices", "1", "--strategies", "mirrored", "--steps", "2", "-j",
+                  "1", "--plot", out, "--json", json), "compare");
+    expect_ok(RUN("plot", json, "--plot", again), "plot");
+    char *gp = test_slurp(file_in(out, "timeline-mirrored.gp"));
+    cr_expect_not_null(strstr(gp, "first 2 steps; 1 device of h100-nvlink-ib,"), "%s", gp);
+    free(gp);
+    gp = test_slurp(file_in(again, "convergence.gp"));
+    cr_expect_not_null(strstr(gp, "'1 device, h100-nvlink-ib,"), "%s", gp);
+    free(gp);
+    free(out);
+    free(json);
+    free(again);
+}
+
 /* A sweep document as `strata sweep --json` writes it (ARCHITECTURE.md,
  * Reports), wrapped around reports of `strata sim`. */
 Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
@@ -804,6 +987,13 @@ Test(plots, strata_plot_of_a_sweep_draws_speedup_and_of_a_validation_its_points)
     count_lines(file_in(out, "validation.dat"), &data, &headers);
     cr_expect_eq(data, 1, "the validation's one row");
     run_free(&r);
+    /* the validation alone: titled as validate titles it */
+    char *alone = strdup(test_tmp_path("alone"));
+    expect_ok(RUN("plot", val, "--plot", alone), "plot of the validation");
+    char *gp = test_slurp(file_in(alone, "validation.gp"));
+    cr_expect_not_null(strstr(gp, "'predicted on h100-nvlink-ib, 1 cell'"), "%s", gp);
+    free(gp);
+    free(alone);
     free(t1);
     free(t2);
     free(r1);
@@ -838,6 +1028,52 @@ Test(plots, strata_sweep_of_checkpoint_every_draws_goodput_and_plot_draws_it_aga
     count_lines(file_in(again, "goodput.dat"), &data, &headers);
     cr_expect_geq(data, 4, "the sweep's four points, and the curve");
     run_free(&r);
+    free(json);
+    free(out);
+    free(again);
+}
+
+/* The lines of gp that set a title (the figure's scenario), in order. */
+static char *title_lines(const char *gp)
+{
+    struct text t = {0};
+    for (const char *l = gp; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        const char *eol = strchr(l, '\n');
+        int len = eol ? (int)(eol - l) : (int)strlen(l);
+        if (strstr(l, "set title") && strstr(l, "set title") < l + len)
+            text_printf(&t, "%.*s\n", len, l);
+    }
+    return t.s ? t.s : strdup("");
+}
+
+/* `strata plot` of a weak sweep's --json titled its speedup "cpu-loopback,
+ * mlp:... (reports of different scenarios)": not a word of weak scaling or
+ * of the stragglers, and its own points called different scenarios. It
+ * titles them as `strata sweep --plot` did; and a validation's as validate
+ * did, predicted on its cluster, its cells counted. */
+Test(plots, strata_plot_of_a_sweep_titles_its_figures_as_the_sweep_did)
+{
+    char *json = strdup(test_tmp_path("weak.json")), *out = strdup(test_tmp_path("figs"));
+    char *again = strdup(test_tmp_path("again"));
+    expect_ok(RUN("sweep", "--strategies", "mirrored,ps-async", "--devices", "1,2", "--scaling",
+                  "weak", "--straggler", "exp:0.1", "--cluster", "cpu-loopback", "--steps", "2",
+                  "-j", "1", "--json", json, "--plot", out), "sweep");
+    expect_ok(RUN("plot", json, "--plot", again), "plot");
+    const char *figs[] = {"speedup.gp", "efficiency.gp"};
+    for (int i = 0; i < 2; i++) {
+        char *a = test_slurp(file_in(out, figs[i])), *b = test_slurp(file_in(again, figs[i]));
+        char *ta = title_lines(a), *tb = title_lines(b);
+        cr_expect_str_eq(tb, ta, "%s", figs[i]);
+        cr_expect_not_null(strstr(tb, "samples per device (weak scaling), stragglers exp:0.1"),
+                           "%s", tb);
+        free(ta);
+        free(tb);
+        free(a);
+        free(b);
+    }
+    char *gp = test_slurp(file_in(again, "staleness.gp"));
+    cr_expect_null(strstr(gp, "different scenarios"), "%s", gp);
+    free(gp);
     free(json);
     free(out);
     free(again);
@@ -926,6 +1162,78 @@ Test(plots, convergence_says_why_one_accuracy_point_is_no_curve)
     cr_expect_null(strstr(gp, "one evaluation per run"), "%s", gp);
     free(gp);
     free_reports(r);
+}
+
+/* The loss curve is each step's training batch's mean loss; the table's
+ * loss column is the test set's after the last step (0.8149 against a
+ * curve ending near 0.75 in a compare of 60 steps). The axis said "loss",
+ * as the table does: it says whose. */
+Test(plots, convergence_loss_axis_says_it_is_the_training_loss)
+{
+    struct report r[3];
+    make_reports(r);
+    const struct report *rs[] = {&r[0], &r[1]};
+    PLOT_OK("loss", plot_convergence, rs, 2);
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_not_null(strstr(gp, "set ylabel 'training loss (batch mean)'"), "%s", gp);
+    cr_expect_null(strstr(gp, "set ylabel 'loss'"), "%s", gp);
+    free(gp);
+    const struct report *none[] = {&r[2]};   /* no curve: the empty figure's axis */
+    PLOT_OK("loss", plot_convergence, none, 1);
+    gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_not_null(strstr(gp, "set ylabel 'training loss (batch mean)'"), "%s", gp);
+    free(gp);
+    free_reports(r);
+}
+
+/* The part of gp from its first "set ylabel 'test accuracy'" to the plot
+ * command after it: the settings of the accuracy-against-time panel. */
+static char *accuracy_panel_settings(const char *gp)
+{
+    const char *a = strstr(gp, "set ylabel 'test accuracy'");
+    cr_assert_not_null(a, "no accuracy panel:\n%s", gp);
+    const char *b = strstr(a, "plot ");
+    cr_assert_not_null(b);
+    return strndup(a, (size_t)(b - a));
+}
+
+/* A compare of 5 strategies, one evaluation each at the end: the accuracy
+ * row's key, opaque at the bottom right, hid ps-sync's and pipeline-1f1b's
+ * points (the latest times, and the lowest accuracy), and points at a
+ * range's end sat on the frame, half drawn. The loss row's key names every
+ * run in the same styles, so the accuracy row has none; it has room around
+ * its points; the one-evaluation note is its title, above the points. */
+Test(plots, convergence_accuracy_points_are_not_under_a_key_or_on_the_frame)
+{
+    struct report r[3];
+    make_reports(r);
+    r[0].n_accuracy_curve = 1;   /* one evaluation, at the end */
+    const struct report *rs[] = {&r[0], &r[1]};
+    PLOT_OK("accuracy", plot_convergence, rs, 2);
+    char *gp = test_slurp(test_tmp_path("convergence.gp"));
+    cr_expect_not_null(strstr(gp, "set key top right opaque"), "the loss row's key:\n%s", gp);
+    char *acc = accuracy_panel_settings(gp);
+    cr_expect_not_null(strstr(acc, "unset key"), "%s", acc);
+    cr_expect_null(strstr(acc, " set key"), "%s", acc);
+    cr_expect_not_null(strstr(acc, "set offsets 0, 0, graph 0.08, graph 0.08\n"
+                                   "    set yrange [0<*:*<1]\n"), "%s", acc);
+    cr_expect_not_null(strstr(acc, "set title 'one evaluation per run"), "%s", acc);
+    cr_expect_null(strstr(acc, "set label"), "a label inside the panel:\n%s", acc);
+    cr_expect_not_null(strstr(gp, "set offsets 0, 0, 0, 0\n    set autoscale y\n"),
+                       "offsets and range kept past the panel");
+    free(acc);
+    free(gp);
+    /* a run with accuracy and no loss curve is in no loss key: the
+     * accuracy row keeps its own */
+    r[0].n_loss_curve = 0;
+    PLOT_OK("accuracy", plot_convergence, rs, 2);
+    gp = test_slurp(test_tmp_path("convergence.gp"));
+    acc = accuracy_panel_settings(gp);
+    cr_expect_not_null(strstr(acc, "set key bottom right opaque"), "%s", acc);
+    free(acc);
+    free(gp);
+    free_reports(r);
+    expect_figure(test_tmp_dir, "convergence", "convergence");
 }
 
 Test(plots, timeline_draws_messages_in_their_own_colour)

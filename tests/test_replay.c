@@ -265,6 +265,14 @@ Test(replay, plot_writes_both_timelines_and_the_bars)
     const char *dir = test_tmp_path("plots");
     cJSON *j = REPLAY(write_hand("uneven.json", &uneven), "--without-stragglers", "--plot", dir);
     cJSON_Delete(j);
+    /* the closing line every --plot writes (replay's was its own) */
+    const char *dir2 = test_tmp_path("plots2");
+    struct run r0 = RUN("replay", write_hand("uneven.json", &uneven), "--plot", dir2);
+    cr_assert_eq(r0.status, 0, "%s", r0.err);
+    char where[300];
+    snprintf(where, sizeof where, "plots in %s/: replay-timelines, replay (each NAME.png", dir2);
+    cr_expect_not_null(strstr(r0.out, where), "%s", r0.out);
+    run_free(&r0);
     char path[256];
     snprintf(path, sizeof path, "%s/replay.dat", dir);
     char *bars = test_slurp(path);

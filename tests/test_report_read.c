@@ -580,6 +580,43 @@ static char *edited(const char *from, const char *to)
     return out;
 }
 
+/* A sweep document of two mirrored points (reports r1, r2), head's fields
+ * first ("" or "\"key\": value, ..., "); the caller frees it. */
+static char *sweep_with(const char *head, const char *r1, const char *r2)
+{
+    return text_of("{\"strata_sweep\": 1, %s\"points\": [{\"strategy\": \"mirrored\", "
+                   "\"devices\": 1, \"report\": %s}, {\"strategy\": \"mirrored\", "
+                   "\"devices\": 2, \"report\": %s}]}", head, r1, r2);
+}
+
+/* strata plot titles a sweep's figures as the sweep did (a weak sweep's
+ * said nothing of weak scaling, and "reports of different scenarios" of
+ * its own points): it needs the axis the document states beside them. */
+Test(report_read, sweep_document_gives_its_axis_when_it_states_one)
+{
+    char *r1 = report_text("mirrored", 1, "sim"), *r2 = report_text("mirrored", 2, "sim");
+    char *text = sweep_with("\"mode\": \"real\", \"option\": \"devices\", "
+                            "\"scaling\": \"weak\", ", r1, r2);
+    struct report_doc d = parse_ok(text);
+    cr_expect(d.sweep.has_axis);
+    cr_expect_str_eq(d.sweep.option, "devices");
+    cr_expect(d.sweep.is_weak);
+    cr_expect(d.sweep.is_real);
+    report_doc_release(&d);
+    free(text);
+    /* written before sweeps said their axis: none, and no complaint */
+    text = sweep_with("", r1, r2);
+    d = parse_ok(text);
+    cr_expect_not(d.sweep.has_axis);
+    report_doc_release(&d);
+    free(text);
+    text = sweep_with("\"scaling\": 2, ", r1, r2);
+    expect_bad(text, "\"scaling\" is a number, not a string");
+    free(text);
+    cJSON_free(r1);
+    cJSON_free(r2);
+}
+
 Test(report_read, truncated_json_says_where)
 {
     char *text = valid_text();

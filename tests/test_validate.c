@@ -457,6 +457,10 @@ Test(validate, strata_validate_runs_a_matrix_both_ways_into_one_document, .init 
     char dat[160];
     snprintf(dat, sizeof dat, "%s/validation.dat", dir);
     cr_expect_eq(access(dat, R_OK), 0, "--plot %s wrote no validation.dat", dir);
+    /* and says so, as compare and plot do (validate said nothing) */
+    char where[200];
+    snprintf(where, sizeof where, "plots in %s/: validation (each NAME.png", dir);
+    cr_expect_not_null(strstr(r.out, where), "%s", r.out);
     struct report_doc d;
     struct err e = {0};
     cr_assert_eq(report_doc_read(path, &d, &e), 0, "%s", e.msg);
