@@ -88,6 +88,12 @@ static void teardown(struct real_ctx *ctx)
 static int evaluate(struct real_ctx *ctx, int64_t step, double at_s, struct real_result *res,
                     struct err *e)
 {
+    const char *delay = getenv(REAL_TEST_EVAL_DELAY_ENV);
+    double delay_s = delay ? strtod(delay, NULL) : 0;
+    if (delay_s > 0 && delay_s < 60)
+        nanosleep(&(struct timespec){.tv_sec = (time_t)delay_s,
+                                     .tv_nsec = (long)((delay_s - (double)(time_t)delay_s) * 1e9)},
+                  NULL);
     const struct dataset *test = &ctx->data.test;
     int32_t *labels = XCALLOC(e, (size_t)test->n, sizeof *labels);
     if (!labels) return ERR_NOMEM;

@@ -23,6 +23,12 @@
 #include "../core/trace.h"
 #include "../core/workload.h"
 
+/* For tests only: seconds rank 0 sleeps before each --eval-every point's
+ * evaluation, as if the test set took that long, so that a test can tell
+ * an evaluation on the clock (every step that much longer) from one off
+ * it by far more than a loaded machine's noise. Ignored when malformed. */
+#define REAL_TEST_EVAL_DELAY_ENV "STRATA_TEST_EVAL_DELAY_S"
+
 /* Option groups that shape a real run: what its report's "config" holds. */
 #define REAL_CONFIG_GROUPS \
     (OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_DISTURB |     \
