@@ -45,9 +45,19 @@ struct shrunk {
     const struct workload *wl;
     const struct sim_setup *setup;   /* the first run's: steps, seed, stragglers */
     double *step_s;                  /* [steps], owned */
+    double *compute_s, *comm_s;      /* [the first run's workers], owned: the last run's */
 };
 
-static int shrunk_step_times(void *ctx, int n_workers, const double **step_s, struct err *e)
+/* What each worker of plan p's run was busy, from its analysis a. */
+static int workers_busy(struct analysis *a, const struct plan *p, double *compute_s,
+                        double *comm_s)
+{
+    for (int w = 0; w < p->n_workers; w++)
+        TRY(analysis_worker_busy(a, w, &compute_s[w], &comm_s[w]));
+    return 0;
+}
+
+static int shrunk_step_times(void *ctx, int n_workers, struct failure_run *run, struct err *e)
 {
     struct shrunk *sh = ctx;
     struct config c = *sh->cfg;
@@ -61,26 +71,56 @@ static int shrunk_step_times(void *ctx, int n_workers, const double **step_s, st
     s.failure.is_set = false;
     s.mtbf_s = 0;
     s.step_end_s = sh->step_s;
+    struct analysis *a = NULL;
     int rc = cluster_load(c.cluster, &cl, e);
     if (rc == 0) rc = cluster_set_jitter(&cl, c.jitter, e);
     if (rc == 0) rc = strategy_build(sh->st, &c, sh->wl, &p, e);
     if (rc == 0) rc = cluster_layout(&cl, p->n_ranks, c.nodes, c.devices_per_node, c.allreduce, e);
+    if (rc == 0 && !(a = analysis_create(p, s.steps, e))) rc = e->code;
     if (rc == 0) {
         s.plan = p;
         s.cluster = &cl;
-        rc = simulate(&s, NULL, NULL, &res, e);
+        rc = simulate(&s, a, NULL, &res, e);
     }
+    if (rc == 0 && workers_busy(a, p, sh->compute_s, sh->comm_s) < 0)
+        rc = err_set(e, ERR_NOMEM, "out of memory counting the shrunk job's busy time");
+    analysis_free(a);
     plan_free(p);
     TRY(rc);
     ends_to_durations(sh->step_s, s.steps);
-    *step_s = sh->step_s;
+    *run = (struct failure_run){sh->step_s, sh->compute_s, sh->comm_s};
+    return 0;
+}
+
+/* Shrink: the arrays where the timeline records who did the surviving
+ * work, the shrunk runs' busy times, and the first run's (first[0]
+ * compute, first[1] comm), from its analysis a. */
+static int busy_begin(struct run_failures *rf, const struct plan *p, int steps,
+                      struct analysis *a, struct shrunk *sh, double *first[2], struct err *e)
+{
+    size_t n = (size_t)p->n_workers;
+    struct failure_busy *b = &rf->busy;
+    rf->has_busy = true;
+    if (!(b->compute_s = XCALLOC(e, n, sizeof *b->compute_s)) ||
+        !(b->comm_s = XCALLOC(e, n, sizeof *b->comm_s)) ||
+        !(b->down_from_s = XCALLOC(e, n, sizeof *b->down_from_s)) ||
+        !(b->steps = XCALLOC(e, n, sizeof *b->steps)) ||
+        !(b->step_s = XCALLOC(e, (size_t)steps + 1, sizeof *b->step_s)) ||
+        !(sh->step_s = XCALLOC(e, (size_t)steps + 1, sizeof *sh->step_s)) ||
+        !(sh->compute_s = XCALLOC(e, n, sizeof *sh->compute_s)) ||
+        !(sh->comm_s = XCALLOC(e, n, sizeof *sh->comm_s)) ||
+        !(first[0] = XCALLOC(e, n, sizeof *first[0])) ||
+        !(first[1] = XCALLOC(e, n, sizeof *first[1])))
+        return e->code;
+    if (workers_busy(a, p, first[0], first[1]) < 0)
+        return err_set(e, ERR_NOMEM, "out of memory counting the job's busy time");
     return 0;
 }
 
 int run_failures_replay(struct run_failures *rf, const struct config *cfg,
                         const struct strategy *st, const struct workload *wl,
                         const struct sim_setup *setup, const struct sim_result *res,
-                        struct err *e)
+                        struct analysis *a, struct err *e)
 {
     if (!rf->is_timeline) return 0;
     const struct plan *p = setup->plan;
@@ -95,9 +135,8 @@ int run_failures_replay(struct run_failures *rf, const struct config *cfg,
     struct plan_memory mem;
     plan_memory_max(p, &mem);
     struct shrunk sh = {.cfg = cfg, .st = st, .wl = wl, .setup = setup};
-    if (rf->policy == FAILURE_SHRINK &&
-        !(sh.step_s = XCALLOC(e, (size_t)steps, sizeof *sh.step_s)))
-        return e->code;
+    double *first[2] = {NULL, NULL};   /* the first run's busy time: compute, comm */
+    int rc = rf->policy == FAILURE_SHRINK ? busy_begin(rf, p, steps, a, &sh, first, e) : 0;
     struct failure_setup fs = {
         .policy = rf->policy,
         .failure = rf->spec,
@@ -110,11 +149,14 @@ int run_failures_replay(struct run_failures *rf, const struct config *cfg,
         .commit_every = (int)cfg->commit_every,
         .costs = cluster_failure_costs(setup->cluster, mem.params + mem.optimizer),
         .step_s = rf->step_end_s,
+        .compute_s = first[0],
+        .comm_s = first[1],
         .step_times = rf->policy == FAILURE_SHRINK ? shrunk_step_times : NULL,
         .ctx = &sh,
+        .busy = rf->has_busy ? &rf->busy : NULL,
         .marks = rf->marks,
     };
-    int rc = failure_timeline(&fs, &rf->outcome, e);
+    if (rc == 0) rc = failure_timeline(&fs, &rf->outcome, e);
     const struct failure_outcome *o = &rf->outcome;
     if (rc == 0 && o->n_failures > 0) {
         /* the job's durations as the timeline ran them last: shrink's on
@@ -127,6 +169,10 @@ int run_failures_replay(struct run_failures *rf, const struct config *cfg,
             rf->final_step_s[k] = last[o->final_first_step + k];
     }
     free(sh.step_s);
+    free(sh.compute_s);
+    free(sh.comm_s);
+    free(first[0]);
+    free(first[1]);
     return rc;
 }
 
@@ -141,6 +187,33 @@ void run_failures_take_final_steps(struct run_failures *rf, double **step_s, int
 double run_failures_end_s(const struct run_failures *rf, const struct sim_result *res)
 {
     return rf->is_timeline ? rf->outcome.total_s : res->makespan_s;
+}
+
+/* After a shrink, the figures of the steps as the timeline ran them: each
+ * worker's busy time in the surviving work, its time after its death down
+ * (it left the job), and the step percentiles over each step's surviving
+ * run; the event loop's run was of the first workers alone. The mean (T /
+ * S) and the throughput are the timeline's already. */
+static void shrunk_figures(const struct run_failures *rf, int steps, struct report *r)
+{
+    const struct failure_busy *b = &rf->busy;
+    double end_s = rf->outcome.total_s;
+    for (int w = 0; w < r->n_per_rank; w++) {
+        struct rank_time *t = &r->per_rank[w];
+        t->compute_s = b->compute_s[w];
+        t->comm_s = b->comm_s[w];
+        t->down_s = b->down_from_s[w] < end_s ? end_s - b->down_from_s[w] : 0;
+        t->steps = b->steps[w];
+    }
+    analysis_reshare(r, end_s);
+    if (steps < 1) return;
+    /* the percentiles rearrange their array: the busy record stays */
+    double *d = malloc((size_t)steps * sizeof *d);
+    if (!d) return;   /* out of memory: the event loop's percentiles stay */
+    memcpy(d, b->step_s, (size_t)steps * sizeof *d);
+    r->step_time_s.p50 = analysis_percentile(d, (size_t)steps, 50);
+    r->step_time_s.p99 = analysis_percentile(d, (size_t)steps, 99);
+    free(d);
 }
 
 void run_failures_report(const struct run_failures *rf, const struct sim_result *res,
@@ -171,6 +244,7 @@ void run_failures_report(const struct run_failures *rf, const struct sim_result 
     r->failure.steps_redone = o->steps_redone;
     r->failure.checkpoint_s = o->checkpoint_s;
     r->failure.goodput = failure_goodput(o);
+    if (rf->has_busy && o->n_failures > 0) shrunk_figures(rf, (int)cfg->steps, r);
 }
 
 void run_failures_release(struct run_failures *rf)
@@ -179,4 +253,11 @@ void run_failures_release(struct run_failures *rf)
     rf->step_end_s = NULL;
     free(rf->final_step_s);
     rf->final_step_s = NULL;
+    free(rf->busy.compute_s);
+    free(rf->busy.comm_s);
+    free(rf->busy.down_from_s);
+    free(rf->busy.steps);
+    free(rf->busy.step_s);
+    rf->busy = (struct failure_busy){0};
+    rf->has_busy = false;
 }
