@@ -102,7 +102,7 @@ size_t failure_relaunch_points_format(const struct relaunch_points *p, char *buf
 struct failure_run {
     const double *step_s;      /* [steps] seconds */
     const double *compute_s;   /* [n] each worker's compute; NULL = not known (not recorded) */
-    const double *comm_s;      /* [n] its communication not hidden under compute; NULL = not known */
+    const double *comm_s;      /* [n] its communication not hidden under compute; NULL: unknown */
 };
 
 /* The job's run on n_workers (shrink's fewer): fills *run. 0 or a negative code. */
