@@ -38,6 +38,12 @@ static void ends_to_durations(double *t, int steps)
     for (int k = steps - 1; k > 0; k--) t[k] -= t[k - 1];
 }
 
+/* What each worker of a run was busy, and its steps: [workers] each. */
+struct busy_of_run {
+    double *compute_s, *comm_s;
+    int64_t *steps;
+};
+
 /* Shrink: the same scenario on n workers, simulated without failures. */
 struct shrunk {
     const struct config *cfg;
@@ -45,15 +51,31 @@ struct shrunk {
     const struct workload *wl;
     const struct sim_setup *setup;   /* the first run's: steps, seed, stragglers */
     double *step_s;                  /* [steps], owned */
-    double *compute_s, *comm_s;      /* [the first run's workers], owned: the last run's */
+    struct busy_of_run busy;         /* the last run's, owned */
 };
 
+/* b for n workers: 0 or ERR_NOMEM. */
+static int busy_of_run_alloc(struct busy_of_run *b, size_t n, struct err *e)
+{
+    if (!(b->compute_s = XCALLOC(e, n, sizeof *b->compute_s)) ||
+        !(b->comm_s = XCALLOC(e, n, sizeof *b->comm_s)) ||
+        !(b->steps = XCALLOC(e, n, sizeof *b->steps)))
+        return e->code;
+    return 0;
+}
+
+static void busy_of_run_free(struct busy_of_run *b)
+{
+    free(b->compute_s);
+    free(b->comm_s);
+    free(b->steps);
+}
+
 /* What each worker of plan p's run was busy, from its analysis a. */
-static int workers_busy(struct analysis *a, const struct plan *p, double *compute_s,
-                        double *comm_s)
+static int workers_busy(struct analysis *a, const struct plan *p, struct busy_of_run *b)
 {
     for (int w = 0; w < p->n_workers; w++)
-        TRY(analysis_worker_busy(a, w, &compute_s[w], &comm_s[w]));
+        TRY(analysis_worker_busy(a, w, &b->compute_s[w], &b->comm_s[w], &b->steps[w]));
     return 0;
 }
 
@@ -82,21 +104,22 @@ static int shrunk_step_times(void *ctx, int n_workers, struct failure_run *run, 
         s.cluster = &cl;
         rc = simulate(&s, a, NULL, &res, e);
     }
-    if (rc == 0 && workers_busy(a, p, sh->compute_s, sh->comm_s) < 0)
+    if (rc == 0 && workers_busy(a, p, &sh->busy) < 0)
         rc = err_set(e, ERR_NOMEM, "out of memory counting the shrunk job's busy time");
     analysis_free(a);
     plan_free(p);
     TRY(rc);
     ends_to_durations(sh->step_s, s.steps);
-    *run = (struct failure_run){sh->step_s, sh->compute_s, sh->comm_s};
+    *run = (struct failure_run){sh->step_s, sh->busy.compute_s, sh->busy.comm_s, sh->busy.steps};
     return 0;
 }
 
 /* Shrink: the arrays where the timeline records who did the surviving
- * work, the shrunk runs' busy times, and the first run's (first[0]
- * compute, first[1] comm), from its analysis a. */
+ * work, the shrunk runs' busy times, and the first run's, from its
+ * analysis a. */
 static int busy_begin(struct run_failures *rf, const struct plan *p, int steps,
-                      struct analysis *a, struct shrunk *sh, double *first[2], struct err *e)
+                      struct analysis *a, struct shrunk *sh, struct busy_of_run *first,
+                      struct err *e)
 {
     size_t n = (size_t)p->n_workers;
     struct failure_busy *b = &rf->busy;
@@ -107,12 +130,9 @@ static int busy_begin(struct run_failures *rf, const struct plan *p, int steps,
         !(b->steps = XCALLOC(e, n, sizeof *b->steps)) ||
         !(b->step_s = XCALLOC(e, (size_t)steps + 1, sizeof *b->step_s)) ||
         !(sh->step_s = XCALLOC(e, (size_t)steps + 1, sizeof *sh->step_s)) ||
-        !(sh->compute_s = XCALLOC(e, n, sizeof *sh->compute_s)) ||
-        !(sh->comm_s = XCALLOC(e, n, sizeof *sh->comm_s)) ||
-        !(first[0] = XCALLOC(e, n, sizeof *first[0])) ||
-        !(first[1] = XCALLOC(e, n, sizeof *first[1])))
+        busy_of_run_alloc(&sh->busy, n, e) < 0 || busy_of_run_alloc(first, n, e) < 0)
         return e->code;
-    if (workers_busy(a, p, first[0], first[1]) < 0)
+    if (workers_busy(a, p, first) < 0)
         return err_set(e, ERR_NOMEM, "out of memory counting the job's busy time");
     return 0;
 }
@@ -135,8 +155,8 @@ int run_failures_replay(struct run_failures *rf, const struct config *cfg,
     struct plan_memory mem;
     plan_memory_max(p, &mem);
     struct shrunk sh = {.cfg = cfg, .st = st, .wl = wl, .setup = setup};
-    double *first[2] = {NULL, NULL};   /* the first run's busy time: compute, comm */
-    int rc = rf->policy == FAILURE_SHRINK ? busy_begin(rf, p, steps, a, &sh, first, e) : 0;
+    struct busy_of_run first = {0};   /* the first run's */
+    int rc = rf->policy == FAILURE_SHRINK ? busy_begin(rf, p, steps, a, &sh, &first, e) : 0;
     struct failure_setup fs = {
         .policy = rf->policy,
         .failure = rf->spec,
@@ -149,8 +169,9 @@ int run_failures_replay(struct run_failures *rf, const struct config *cfg,
         .commit_every = (int)cfg->commit_every,
         .costs = cluster_failure_costs(setup->cluster, mem.params + mem.optimizer),
         .step_s = rf->step_end_s,
-        .compute_s = first[0],
-        .comm_s = first[1],
+        .compute_s = first.compute_s,
+        .comm_s = first.comm_s,
+        .worker_steps = first.steps,
         .step_times = rf->policy == FAILURE_SHRINK ? shrunk_step_times : NULL,
         .ctx = &sh,
         .busy = rf->has_busy ? &rf->busy : NULL,
@@ -169,10 +190,8 @@ int run_failures_replay(struct run_failures *rf, const struct config *cfg,
             rf->final_step_s[k] = last[o->final_first_step + k];
     }
     free(sh.step_s);
-    free(sh.compute_s);
-    free(sh.comm_s);
-    free(first[0]);
-    free(first[1]);
+    busy_of_run_free(&sh.busy);
+    busy_of_run_free(&first);
     return rc;
 }
 

@@ -416,7 +416,8 @@ static void fill_step_times(struct analysis *a, double makespan_s, struct report
     r->step_time_s.p99 = analysis_percentile(ends, (size_t)n, 99);
 }
 
-int analysis_worker_busy(struct analysis *a, int w, double *compute_s, double *comm_s)
+int analysis_worker_busy(struct analysis *a, int w, double *compute_s, double *comm_s,
+                         int64_t *steps)
 {
     if (w < 0 || w >= a->p->n_workers) return ERR_INPUT;
     /* its last step is still open until a later span or finish closes it;
@@ -424,6 +425,7 @@ int analysis_worker_busy(struct analysis *a, int w, double *compute_s, double *c
     TRY(close_step(a, &a->workers[w]));
     *compute_s = a->workers[w].compute_s;
     *comm_s = a->workers[w].comm_s;
+    *steps = a->workers[w].steps_done;
     return 0;
 }
 

@@ -67,10 +67,12 @@ void analysis_prefetch_slot(const struct analysis *a, int rank, int stream);
 int analysis_set_down(struct analysis *a, int rank, double from_s);
 
 /* Worker w's busy time so far, compute and communication not hidden under
- * it, its last step closed: call it once the run's spans are all in (what
- * analysis_finish reports as per_rank, before knowing the makespan). 0, or
- * ERR_INPUT for a rank that is not a worker, ERR_NOMEM. */
-int analysis_worker_busy(struct analysis *a, int w, double *compute_s, double *comm_s);
+ * it, and its complete steps, its last step closed: call it once the run's
+ * spans are all in (what analysis_finish reports as per_rank, before
+ * knowing the makespan). 0, or ERR_INPUT for a rank that is not a worker,
+ * ERR_NOMEM. */
+int analysis_worker_busy(struct analysis *a, int w, double *compute_s, double *comm_s,
+                         int64_t *steps);
 
 /* r's shares again from its per_rank compute_s, comm_s and down_s, every
  * worker's time the whole makespan_s (a run whose workers changed, as

@@ -237,7 +237,7 @@ static void record_run(struct timeline *tl, int end_k)
         if (tl->is_alive && !tl->is_alive[i]) continue;
         if (tl->run.compute_s) b->compute_s[i] += tl->run.compute_s[j] * share;
         if (tl->run.comm_s) b->comm_s[i] += tl->run.comm_s[j] * share;
-        b->steps[i] += n_steps;
+        b->steps[i] += tl->run.steps ? llround((double)tl->run.steps[j] * share) : n_steps;
         j++;
     }
     for (int k = tl->run_first_k; k < end_k; k++) b->step_s[k] = tl->run.step_s[k];
@@ -414,7 +414,7 @@ int failure_timeline(const struct failure_setup *s, struct failure_outcome *out,
                            is_shrink ? "commit-every" : "checkpoint-every");
     }
     struct timeline tl = {.s = s, .out = out, .e = e, .n = s->n_workers,
-                          .run = {s->step_s, s->compute_s, s->comm_s}};
+                          .run = {s->step_s, s->compute_s, s->comm_s, s->worker_steps}};
     bool is_shrink = s->policy == FAILURE_SHRINK;
     int rc = recording_begin(&tl);
     if (rc == 0 && s->mtbf_s > 0 && !(tl.draws = failure_draws_create(s->seed, e))) rc = e->code;

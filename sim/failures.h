@@ -103,6 +103,8 @@ struct failure_run {
     const double *step_s;      /* [steps] seconds */
     const double *compute_s;   /* [n] each worker's compute; NULL = not known (not recorded) */
     const double *comm_s;      /* [n] its communication not hidden under compute; NULL: unknown */
+    const int64_t *steps;      /* [n] its complete steps (asynchronous: its share of the job's
+                                * steps x n); NULL = every worker ran every step */
 };
 
 /* The job's run on n_workers (shrink's fewer): fills *run. 0 or a negative code. */
@@ -119,7 +121,8 @@ struct failure_busy {
     double *compute_s;   /* [n_workers] compute in steps whose work survived */
     double *comm_s;      /* [n_workers] communication in them, not hidden under compute */
     double *down_from_s; /* [n_workers] when it died and left the job; INFINITY = never */
-    int64_t *steps;      /* [n_workers] surviving steps it ran */
+    int64_t *steps;      /* [n_workers] surviving steps it ran (an asynchronous worker: its
+                          * run's steps in the share of the job's steps that survived) */
     double *step_s;      /* [steps] each step's surviving run's duration */
 };
 
@@ -137,6 +140,7 @@ struct failure_setup {
     const double *step_s;            /* [steps] on n_workers */
     const double *compute_s, *comm_s;   /* [n_workers] their busy time over those steps
                                          * (struct failure_run); NULL = not known */
+    const int64_t *worker_steps;        /* [n_workers] their steps (struct failure_run) */
     failure_step_times_fn step_times;   /* shrink: the run on fewer workers */
     void *ctx;
     struct failure_busy *busy;       /* shrink: where the surviving work is recorded (above);
