@@ -32,9 +32,18 @@ int run_failures_prepare(const struct config *cfg, struct sim_setup *setup,
     return 0;
 }
 
-/* ends[k] -> the duration of step k, in place */
-static void ends_to_durations(double *t, int steps)
+/* The job's step durations of plan p's run that ended at makespan_s, in
+ * place of t[k], the event loop's step ends (sim_setup.step_end_s: when
+ * every rank had ended its step k). Asynchronous workers are not in
+ * lockstep: a slow one runs fewer of the shared-out steps, so the later
+ * ends are never written (left 0, or a previous run's), and the job's
+ * steps take the mean. */
+static void job_step_durations(const struct plan *p, double *t, int steps, double makespan_s)
 {
+    if (policy_is_async(p->policy)) {
+        for (int k = 0; k < steps; k++) t[k] = makespan_s / steps;
+        return;
+    }
     for (int k = steps - 1; k > 0; k--) t[k] -= t[k - 1];
 }
 
@@ -106,10 +115,10 @@ static int shrunk_step_times(void *ctx, int n_workers, struct failure_run *run, 
     }
     if (rc == 0 && workers_busy(a, p, &sh->busy) < 0)
         rc = err_set(e, ERR_NOMEM, "out of memory counting the shrunk job's busy time");
+    if (rc == 0) job_step_durations(p, sh->step_s, s.steps, res.makespan_s);
     analysis_free(a);
     plan_free(p);
     TRY(rc);
-    ends_to_durations(sh->step_s, s.steps);
     *run = (struct failure_run){sh->step_s, sh->busy.compute_s, sh->busy.comm_s, sh->busy.steps};
     return 0;
 }
@@ -145,13 +154,7 @@ int run_failures_replay(struct run_failures *rf, const struct config *cfg,
     if (!rf->is_timeline) return 0;
     const struct plan *p = setup->plan;
     int steps = setup->steps;
-    if (policy_is_async(p->policy)) {
-        /* asynchronous workers are not in lockstep: the job's steps take
-         * the mean */
-        for (int k = 0; k < steps; k++) rf->step_end_s[k] = res->makespan_s / steps;
-    } else {
-        ends_to_durations(rf->step_end_s, steps);
-    }
+    job_step_durations(p, rf->step_end_s, steps, res->makespan_s);
     struct plan_memory mem;
     plan_memory_max(p, &mem);
     struct shrunk sh = {.cfg = cfg, .st = st, .wl = wl, .setup = setup};
