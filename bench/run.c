@@ -78,7 +78,7 @@ int run_simulate_watched(const struct config *cfg, const struct strategy *st,
                  : simulate(&setup, a, &run->trace, &run->result, e);
     /* restart and shrink: the run ends when the timeline says, its lost
      * time and checkpoints in the step time (idle in the breakdown) */
-    if (rc == 0) rc = run_failures_replay(&rf, cfg, st, wl, &setup, &run->result, e);
+    if (rc == 0) rc = run_failures_replay(&rf, cfg, st, wl, &setup, &run->result, a, e);
     if (rc == 0) rc = analysis_finish(a, run_failures_end_s(&rf, &run->result), &run->report, e);
     analysis_free(a);
     if (rc == 0) run_failures_report(&rf, &run->result, cfg, &run->report);

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "../core/analysis.h"
 #include "../core/config.h"
 #include "../core/failure_policy.h"
 #include "../sim/failures.h"
@@ -27,6 +28,9 @@ struct run_failures {
      * workers, saves not included (a copy, owned; NULL without failure). */
     double *final_step_s;
     int n_final_steps;
+    /* shrink: who did the surviving work (sim/failures.h), arrays owned */
+    struct failure_busy busy;
+    bool has_busy;
 };
 
 /* Resolves --on-failure for the plan in setup and sets the setup's
@@ -36,13 +40,14 @@ struct run_failures {
 int run_failures_prepare(const struct config *cfg, struct sim_setup *setup,
                          struct run_failures *rf, struct err *e);
 
-/* After the event loop: the timeline (when is_timeline) over its step
- * times, recorded in rf->marks when set; shrink simulates the plan of st
- * again on fewer workers. */
+/* After the event loop, whose spans analysis a holds (all in): the
+ * timeline (when is_timeline) over its step times, recorded in rf->marks
+ * when set; shrink simulates the plan of st again on fewer workers, and
+ * records who did the surviving work. */
 int run_failures_replay(struct run_failures *rf, const struct config *cfg,
                         const struct strategy *st, const struct workload *wl,
                         const struct sim_setup *setup, const struct sim_result *res,
-                        struct err *e);
+                        struct analysis *a, struct err *e);
 
 /* The run's end: the timeline's, else the event loop's makespan. */
 double run_failures_end_s(const struct run_failures *rf, const struct sim_result *res);
@@ -51,7 +56,10 @@ double run_failures_end_s(const struct run_failures *rf, const struct sim_result
  * the caller frees *step_s. */
 void run_failures_take_final_steps(struct run_failures *rf, double **step_s, int *n);
 
-/* r's failure section (null unless a failure happened or --mtbf is set). */
+/* r's failure section (null unless a failure happened or --mtbf is set);
+ * after a shrink, r's per-worker times, breakdown and step percentiles as
+ * the timeline ran the steps (r filled by analysis_finish at the timeline's
+ * end). */
 void run_failures_report(const struct run_failures *rf, const struct sim_result *res,
                          const struct config *cfg, struct report *r);
 

@@ -37,7 +37,7 @@ static const char glossary[] =
     "comm         share their communication is busy while compute is not\n"
     "             (communication hidden under compute is not counted).\n"
     "down         share after a rank died (--fail or --mtbf on an asynchronous\n"
-    "             worker, --on-failure continue).\n"
+    "             worker, --on-failure continue) or left the job (shrink).\n"
     "idle         the rest: waiting for peers, servers, data, the pipeline; under\n"
     "             restart and shrink also the time lost and the checkpoints.\n"
     "             compute + comm + down + idle = 1, over each worker's time from\n"

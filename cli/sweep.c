@@ -319,7 +319,7 @@ static void print_goodput_note(FILE *out, const struct sweep *s)
         int n = 0;
         for (int v = 0; v < ax->n_values; v++) {
             const struct report *r = s->points[k * ax->n_values + v].run.report;
-            if (r && r->failure.happened) rs[n++] = r;
+            if (goodput_informs_model(r)) rs[n++] = r;
         }
         struct goodput_model m;
         if (n == 0 || !goodput_model_of(rs, n, &m) || !isfinite(m.job_mtbf_s)) continue;

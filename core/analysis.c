@@ -364,7 +364,7 @@ static double select_kth(double *x, size_t n, size_t k)
 /* Nearest-rank percentile of x[0..n), n > 0: the smallest value with at
  * least pct% of the values at or below it, the ceil(pct n / 100)-th
  * smallest. No interpolation, so it is always a step time that happened. */
-static double percentile(double *x, size_t n, int pct)
+double analysis_percentile(double *x, size_t n, int pct)
 {
     size_t rank = ((size_t)pct * n + 99) / 100;
     return select_kth(x, n, rank ? rank - 1 : 0);
@@ -412,8 +412,51 @@ static void fill_step_times(struct analysis *a, double makespan_s, struct report
     if (n == a->steps) ends[n - 1] = fmax(ends[n - 1], makespan_s);
     /* durations in place, back to front */
     for (int k = n - 1; k > 0; k--) ends[k] -= ends[k - 1];
-    r->step_time_s.p50 = percentile(ends, (size_t)n, 50);
-    r->step_time_s.p99 = percentile(ends, (size_t)n, 99);
+    r->step_time_s.p50 = analysis_percentile(ends, (size_t)n, 50);
+    r->step_time_s.p99 = analysis_percentile(ends, (size_t)n, 99);
+}
+
+int analysis_worker_busy(struct analysis *a, int w, double *compute_s, double *comm_s,
+                         int64_t *steps)
+{
+    if (w < 0 || w >= a->p->n_workers) return ERR_INPUT;
+    /* its last step is still open until a later span or finish closes it;
+     * closing it now leaves finish nothing of it to add */
+    TRY(close_step(a, &a->workers[w]));
+    *compute_s = a->workers[w].compute_s;
+    *comm_s = a->workers[w].comm_s;
+    *steps = a->workers[w].steps_done;
+    return 0;
+}
+
+/* The breakdown of busy sums over the workers' time device_s (> 0), which
+ * sum exactly 1 */
+static void set_shares(struct report *r, double compute_s, double comm_s, double down_s,
+                       double device_s)
+{
+    r->breakdown.compute = compute_s / device_s;
+    r->breakdown.comm = comm_s / device_s;
+    r->breakdown.down = down_s / device_s;
+    r->breakdown.idle = 1 - r->breakdown.compute - r->breakdown.comm - r->breakdown.down;
+    if (r->breakdown.idle < 0) {   /* a rounding hair, when nothing waited */
+        r->breakdown.idle = 0;
+        r->breakdown.comm = 1 - r->breakdown.compute - r->breakdown.down;
+    }
+}
+
+void analysis_reshare(struct report *r, double makespan_s)
+{
+    double compute_s = 0, comm_s = 0, down_s = 0;
+    for (int i = 0; i < r->n_per_rank; i++) {
+        struct rank_time *t = &r->per_rank[i];
+        t->idle_s = fmax(makespan_s - t->compute_s - t->comm_s - t->down_s, 0);
+        compute_s += t->compute_s;
+        comm_s += t->comm_s;
+        down_s += t->down_s;
+    }
+    r->breakdown.compute = r->breakdown.comm = r->breakdown.idle = r->breakdown.down = 0;
+    if (makespan_s > 0 && r->n_per_rank > 0)
+        set_shares(r, compute_s, comm_s, down_s, makespan_s * r->n_per_rank);
 }
 
 int analysis_finish(struct analysis *a, double makespan_s, struct report *r, struct err *e)
@@ -474,15 +517,7 @@ int analysis_finish(struct analysis *a, double makespan_s, struct report *r, str
     r->bubble_fraction = 0;
     if (makespan_s > 0 && device_s > 0) {
         r->throughput_samples_per_s = (double)samples_applied / makespan_s;
-        r->breakdown.compute = compute_s / device_s;
-        r->breakdown.comm = comm_s / device_s;
-        r->breakdown.down = down_s / device_s;
-        /* sum exactly 1 */
-        r->breakdown.idle = 1 - r->breakdown.compute - r->breakdown.comm - r->breakdown.down;
-        if (r->breakdown.idle < 0) {   /* a rounding hair, when nothing waited */
-            r->breakdown.idle = 0;
-            r->breakdown.comm = 1 - r->breakdown.compute - r->breakdown.down;
-        }
+        set_shares(r, compute_s, comm_s, down_s, device_s);
         r->bubble_fraction = n_stages ? bubble / n_stages : 0;
     }
     r->samples_applied = samples_applied;

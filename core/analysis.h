@@ -66,6 +66,24 @@ void analysis_prefetch_slot(const struct analysis *a, int rank, int stream);
  * idle. 0, or ERR_INPUT for a rank that is not a worker or a bad time. */
 int analysis_set_down(struct analysis *a, int rank, double from_s);
 
+/* Worker w's busy time so far, compute and communication not hidden under
+ * it, and its complete steps, its last step closed: call it once the run's
+ * spans are all in (what analysis_finish reports as per_rank, before
+ * knowing the makespan). 0, or ERR_INPUT for a rank that is not a worker,
+ * ERR_NOMEM. */
+int analysis_worker_busy(struct analysis *a, int w, double *compute_s, double *comm_s,
+                         int64_t *steps);
+
+/* r's shares again from its per_rank compute_s, comm_s and down_s, every
+ * worker's time the whole makespan_s (a run whose workers changed, as
+ * shrink's, whose time the caller accounts): each rank's idle_s and the
+ * breakdown (compute + comm + down + idle = 1). */
+void analysis_reshare(struct report *r, double makespan_s);
+
+/* Nearest-rank percentile pct of x[0..n), n > 0 (rearranges x): the
+ * ceil(pct n / 100)-th smallest, a value that happened. */
+double analysis_percentile(double *x, size_t n, int pct);
+
 /* Fills r's timing, breakdown, bubble, staleness, memory (plan_memory_max)
  * per_rank and samples_applied fields for a run that ended at makespan_s. r's mode,
  * strategy, devices and config are the caller's. */

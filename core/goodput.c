@@ -57,6 +57,11 @@ static double run_time_s(const struct report *r)
     return (double)c->steps * (double)c->batch / r->throughput_samples_per_s;
 }
 
+bool goodput_informs_model(const struct report *r)
+{
+    return r && r->failure.happened;
+}
+
 bool goodput_model_of(const struct report *const *rs, int n, struct goodput_model *m)
 {
     *m = (struct goodput_model){.step_s = NAN, .job_mtbf_s = NAN};
@@ -71,7 +76,7 @@ bool goodput_model_of(const struct report *const *rs, int n, struct goodput_mode
             mtbf_s = goodput_job_mtbf_s(c->mtbf_hours * 3600, r->devices);
         if (c && c->checkpoint_every > 0 && c->steps > 0) {
             ckpt_s += r->failure.checkpoint_s;
-            n_ckpts += (double)(c->steps / c->checkpoint_every);
+            n_ckpts += (double)((c->steps - 1) / c->checkpoint_every);
         }
         if (r->failure.happened && r->failure.n_failures > 0) {
             m->n_failures += r->failure.n_failures;

@@ -65,10 +65,17 @@ struct goodput_model {
 
 /* Fills m from rs[0..n). M from --mtbf (the reports' config: per device,
  * hours) when given, else observed: the runs' time (steps x batch over
- * throughput) over their failures. Checkpoints written: steps /
- * --checkpoint-every per report. Reports without a config or a failure
+ * throughput) over their failures. Checkpoints written: (steps - 1) /
+ * --checkpoint-every per report (after every K steps but the last, as
+ * sim/failures.h writes them). Reports without a config or a failure
  * section add what they can. Returns false when nothing usable was found
  * (no report with a step time). */
 bool goodput_model_of(const struct report *const *rs, int n, struct goodput_model *m);
+
+/* Does r inform a strategy's model (goodput_model_of)? Every run with a
+ * failure section, a checkpoint interval or not: the sweep's note under
+ * its table and the goodput plot take the same runs, so they state the
+ * same model. */
+bool goodput_informs_model(const struct report *r);
 
 #endif

@@ -63,13 +63,21 @@ struct series {
     double optimum_s, optimum_goodput;
 };
 
-/* s from one strategy's points mine[0..m), m >= 1: its model, and Young's
- * optimum when a checkpoint cost something. */
-static void series_of(struct series *s, const struct report *const *mine, int m)
+/* s for the strategy of report r, a point of the plot: its model, from
+ * every report of rs[0..n) of that strategy that informs one (the plotted
+ * points and the runs without checkpoints alike, as the sweep's note takes
+ * them), gathered in buf[n], and Young's optimum when a checkpoint cost
+ * something. */
+static void series_of(struct series *s, const struct report *r, const struct report *const *rs,
+                      int n, const struct report **buf)
 {
-    s->strategy = mine[0]->strategy;
-    s->mode = mine[0]->mode ? mine[0]->mode : "sim";
-    goodput_model_of(mine, m, &s->model);
+    s->strategy = r->strategy;
+    s->mode = r->mode ? r->mode : "sim";
+    int m = 0;
+    for (int k = 0; k < n; k++)
+        if (goodput_informs_model(rs[k]) && !strcmp(rs[k]->strategy, r->strategy))
+            buf[m++] = rs[k];
+    goodput_model_of(buf, m, &s->model);
     s->has_curve = isfinite(s->model.job_mtbf_s) && isfinite(s->model.step_s);
     s->optimum_steps = NAN;
     if (!s->has_curve || !(s->model.checkpoint_s > 0)) return;
@@ -190,10 +198,12 @@ int plot_goodput(const struct report *const *rs, int n, const struct plot_opts *
     int *idx = malloc(sizeof *idx * (size_t)(n > 0 ? n : 1));
     struct series *ss = calloc((size_t)(n > 0 ? n : 1), sizeof *ss);
     const struct report **mine = malloc(sizeof *mine * (size_t)(n > 0 ? n : 1));
-    if (!idx || !ss || !mine) {
+    const struct report **model_rs = malloc(sizeof *model_rs * (size_t)(n > 0 ? n : 1));
+    if (!idx || !ss || !mine || !model_rs) {
         free(idx);
         free(ss);
         free(mine);
+        free(model_rs);
         return err_set(e, ERR_NOMEM, "goodput plot: out of memory");
     }
     /* First pass: each strategy's model and optimum, and the axes' extent. */
@@ -204,7 +214,7 @@ int plot_goodput(const struct report *const *rs, int n, const struct plot_opts *
         int m = points_of(rs, n, i, idx);
         for (int k = 0; k < m; k++) mine[k] = rs[idx[k]];
         struct series *s = &ss[n_series++];
-        series_of(s, mine, m);
+        series_of(s, mine[0], rs, n, model_rs);
         x_lo = fmin(x_lo, (double)interval_of(mine[0]));
         x_hi = fmax(x_hi, (double)interval_of(mine[m - 1]));
         for (int k = 0; k < m; k++) y_lo = fmin(y_lo, mine[k]->failure.goodput);
@@ -218,6 +228,7 @@ int plot_goodput(const struct report *const *rs, int n, const struct plot_opts *
         free(idx);
         free(ss);
         free(mine);
+        free(model_rs);
         return err_set(e, ERR_INPUT, "goodput plot: no report has both a failure section and a "
                        "--checkpoint-every (sweep --vary checkpoint-every=... with --fail or "
                        "--mtbf)");
@@ -276,5 +287,6 @@ int plot_goodput(const struct report *const *rs, int n, const struct plot_opts *
     free(idx);
     free(ss);
     free(mine);
+    free(model_rs);
     return rc;
 }

@@ -27,11 +27,19 @@ enum col_kind {
                   * number as a count; headed by the option's name */
 };
 
+/* When a column is shown. */
+enum col_show {
+    SHOW_ALWAYS,
+    SHOW_IF_ANY,       /* when some row has a number there */
+    SHOW_IF_NONZERO,   /* when some row's number there is not 0, as the terminal shows it
+                        * (a field every report writes) */
+};
+
 struct column {
     const char *key;       /* path inside the report (or its parent, is_parent) */
     const char *head;
     enum col_kind kind;
-    bool is_optional;      /* shown only when some row has a number there */
+    enum col_show show;
     bool is_parent;        /* a field of the object holding the report: a sweep
                             * point's speedup, a validation row's error, a what-if's
                             * change; of the report itself where nothing holds it (a
@@ -42,57 +50,65 @@ struct column {
 /* The columns, in the terminal table's order (core/report.c), and what each
  * means (docs/metrics.md defines them at length). */
 static const struct column columns[] = {
-    {"strategy", "strategy", COL_TEXT, false, false,
+    {"strategy", "strategy", COL_TEXT, SHOW_ALWAYS, false,
      "the strategy; (predicted) and (measured) mark a validation's two reports, (baseline) "
      "the run speedups are measured against, (measured), (replayed) and (what-if) a replay's"},
-    {"mode", "mode", COL_TEXT, false, false, "sim: simulated; real: measured on MPI ranks"},
-    {"value", "value", COL_AXIS, true, true,
+    {"mode", "mode", COL_TEXT, SHOW_ALWAYS, false, "sim: simulated; real: measured on MPI ranks"},
+    {"value", "value", COL_AXIS, SHOW_IF_ANY, true,
      "a sweep point's value of the option it varies (the column is headed by that option; "
      "not shown when it varies devices or batch, whose own columns say it)"},
-    {"devices", "devices", COL_COUNT, false, false, "devices that compute (servers are extra)"},
-    {"batch", "batch", COL_COUNT, true, true,
+    {"devices", "devices", COL_COUNT, SHOW_ALWAYS, false,
+     "devices that compute (servers are extra)"},
+    {"batch", "batch", COL_COUNT, SHOW_IF_ANY, true,
      "the global batch of a step, as a sweep point (or a replay's what-if) ran it"},
-    {"step_time_s.mean", "step mean", COL_TIME, false, false, "mean time of a training step"},
-    {"step_time_s.p99", "step p99", COL_TIME, false, false, "99th percentile of the step time"},
-    {"throughput_samples_per_s", "samples/s", COL_COUNT, false, false,
+    {"step_time_s.mean", "step mean", COL_TIME, SHOW_ALWAYS, false, "mean time of a training step"},
+    {"step_time_s.p99", "step p99", COL_TIME, SHOW_ALWAYS, false,
+     "99th percentile of the step time"},
+    {"throughput_samples_per_s", "samples/s", COL_COUNT, SHOW_ALWAYS, false,
      "samples whose gradient took effect, per second"},
-    {"speedup", "speedup", COL_NUM, true, true,
+    {"speedup", "speedup", COL_NUM, SHOW_IF_ANY, true,
      "throughput over the baseline's: compare's and sim's, mirrored on one device; a sweep "
      "point's, one device or the first value"},
-    {"efficiency", "efficiency", COL_SHARE, true, true,
+    {"efficiency", "efficiency", COL_SHARE, SHOW_IF_ANY, true,
      "speedup over the ideal speedup (the devices); a sweep of another value's, samples/s over "
      "devices x one device's"},
-    {"breakdown.compute", "compute", COL_SHARE, false, false, "share of device time computing"},
-    {"breakdown.comm", "comm", COL_SHARE, false, false,
+    {"breakdown.compute", "compute", COL_SHARE, SHOW_ALWAYS, false,
+     "share of device time computing"},
+    {"breakdown.comm", "comm", COL_SHARE, SHOW_ALWAYS, false,
      "share of device time in exposed communication"},
-    {"breakdown.idle", "idle", COL_SHARE, false, false, "share of device time waiting"},
-    {"bubble_fraction", "bubble", COL_SHARE, false, false,
+    /* without it, a run with dead workers showed shares that sum to less than 100% */
+    {"breakdown.down", "down", COL_SHARE, SHOW_IF_NONZERO, false,
+     "share of device time after a worker died (continue) or left the job (shrink): compute + "
+     "comm + down + idle = 100%"},
+    {"breakdown.idle", "idle", COL_SHARE, SHOW_ALWAYS, false, "share of device time waiting"},
+    {"bubble_fraction", "bubble", COL_SHARE, SHOW_ALWAYS, false,
      "share of pipeline and model ranks' time not computing (1 - compute / T, so idle and "
      "comm both count): (p-1)/(m+p-1) for GPipe and 1F1B on equal stages"},
-    {"staleness.mean", "staleness", COL_NUM, false, false,
+    {"staleness.mean", "staleness", COL_NUM, SHOW_ALWAYS, false,
      "mean updates by others between a worker's pull and its push (pipelined-steps: between "
      "a gradient's parameters and its own)"},
-    {"staleness.max", "max stale", COL_NUM, false, false, "the largest staleness seen"},
-    {"memory_bytes_per_device.peak", "peak mem", COL_MIB, false, false,
+    {"staleness.max", "max stale", COL_NUM, SHOW_ALWAYS, false, "the largest staleness seen"},
+    {"memory_bytes_per_device.peak", "peak mem", COL_MIB, SHOW_ALWAYS, false,
      "peak memory of a device: parameters, gradients, optimizer, activations"},
-    {"final.loss", "loss", COL_NUM, true, false, "loss on the test set after the last step"},
-    {"final.test_accuracy", "accuracy", COL_SHARE, true, false,
+    {"final.loss", "loss", COL_NUM, SHOW_IF_ANY, false, "loss on the test set after the last step"},
+    {"final.test_accuracy", "accuracy", COL_SHARE, SHOW_IF_ANY, false,
      "accuracy on the test set after the last step"},
-    {"time_to_accuracy_s", "to target", COL_TIME, true, false,
+    {"time_to_accuracy_s", "to target", COL_TIME, SHOW_IF_ANY, false,
      "time to reach the target accuracy"},
-    {"failure.lost_s", "time lost", COL_TIME, true, false,
+    {"failure.lost_s", "time lost", COL_TIME, SHOW_IF_ANY, false,
      "time the run's failures cost: detection, restart, work redone"},
-    {"failure.goodput", "goodput", COL_SHARE, true, false,
+    {"failure.goodput", "goodput", COL_SHARE, SHOW_IF_ANY, false,
      "share of the run's time spent on work that survived failures"},
-    {"predicted_step_s", "predicted", COL_TIME, true, true,
+    {"predicted_step_s", "predicted", COL_TIME, SHOW_IF_ANY, true,
      "a validation row's simulated step time"},
-    {"measured_step_s", "measured", COL_TIME, true, true, "a validation row's measured step time"},
-    {"error", "error", COL_SHARE, true, true,
+    {"measured_step_s", "measured", COL_TIME, SHOW_IF_ANY, true,
+     "a validation row's measured step time"},
+    {"error", "error", COL_SHARE, SHOW_IF_ANY, true,
      "predicted / measured - 1 (a replay's: replayed / measured - 1)"},
-    {"staleness.tvd", "staleness TVD", COL_NUM, true, true,
+    {"staleness.tvd", "staleness TVD", COL_NUM, SHOW_IF_ANY, true,
      "a validation row's total variation distance of the predicted and measured staleness "
      "histograms (0 = the same, 1 = disjoint); ps-async and ps-ssp rows"},
-    {"change", "change", COL_SHARE, true, true,
+    {"change", "change", COL_SHARE, SHOW_IF_ANY, true,
      "a replay's what-if: its step time / the measured step time - 1"},
 };
 enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
@@ -100,18 +116,18 @@ enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
 /* A replay's per-rank table (its document's "per_rank", bench/replay.h),
  * the terminal's columns in its order (cli/replay.c). */
 static const struct column rank_columns[] = {
-    {"rank", "rank", COL_COUNT, false, false, "a worker"},
-    {"measured_end_s", "end measured", COL_TIME, false, false,
+    {"rank", "rank", COL_COUNT, SHOW_ALWAYS, false, "a worker"},
+    {"measured_end_s", "end measured", COL_TIME, SHOW_ALWAYS, false,
      "when the rank's last op ended in the trace"},
-    {"replayed_end_s", "end replayed", COL_TIME, false, false,
+    {"replayed_end_s", "end replayed", COL_TIME, SHOW_ALWAYS, false,
      "when the rank's last op ended in the replay"},
-    {"error", "error", COL_SHARE, false, false, "end replayed / end measured - 1"},
-    {"measured_compute_s", "compute meas.", COL_TIME, false, false,
+    {"error", "error", COL_SHARE, SHOW_ALWAYS, false, "end replayed / end measured - 1"},
+    {"measured_compute_s", "compute meas.", COL_TIME, SHOW_ALWAYS, false,
      "the rank's time computing in the trace"},
-    {"replayed_compute_s", "compute repl.", COL_TIME, false, false,
+    {"replayed_compute_s", "compute repl.", COL_TIME, SHOW_ALWAYS, false,
      "the rank's time computing in the replay, with any delay it took before an op (so it may "
      "exceed compute meas.)"},
-    {"straggler_share", "straggler cost", COL_SHARE, true, false,
+    {"straggler_share", "straggler cost", COL_SHARE, SHOW_IF_ANY, false,
      "--without-stragglers: how much shorter the replay is with this rank alone at typical op "
      "times (1 - that replay's step time / the replay's)"},
 };
@@ -264,12 +280,16 @@ static const char *axis_of(const struct row *r)
 
 static bool is_shown(const struct column *c, const row_vec *rows)
 {
-    if (!c->is_optional) return true;
+    if (c->show == SHOW_ALWAYS) return true;
     char path[CELL_PATH_BYTES];
-    for (size_t i = 0; i < rows->len; i++)
-        if (c->kind == COL_AXIS ? axis_of(&rows->items[i]) != NULL
-                                : cJSON_IsNumber(cell_of(&rows->items[i], c, path, sizeof path)))
-            return true;
+    for (size_t i = 0; i < rows->len; i++) {
+        if (c->kind == COL_AXIS) {
+            if (axis_of(&rows->items[i])) return true;
+            continue;
+        }
+        const cJSON *v = cell_of(&rows->items[i], c, path, sizeof path);
+        if (cJSON_IsNumber(v) && (c->show == SHOW_IF_ANY || v->valuedouble != 0)) return true;
+    }
     return false;
 }
 

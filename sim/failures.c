@@ -149,8 +149,9 @@ struct timeline {
     struct failure_outcome *out;
     struct failure_draws *draws;   /* NULL without --mtbf */
     struct err *e;
-    const double *step_s;          /* on n workers */
+    struct failure_run run;        /* the job's on n workers */
     int n;                         /* workers now */
+    int run_first_k;               /* the first step of surviving work on this run */
     double t;                      /* now */
     int k;                         /* steps complete (the next step to run) */
     int safe_k;                    /* the step a failure goes back to */
@@ -159,9 +160,10 @@ struct timeline {
     int next_rank;
     bool is_next_the_spec;         /* the next failure is --fail's R@Ts */
     bool is_spec_fired;            /* --fail has happened */
+    bool *is_alive;                /* [n_workers] shrink, recorded (s->marks or s->busy): the
+                                    * plan's workers still in the job */
     /* recording (s->marks): */
     double *from_s;                /* [steps] step k's start in the failure-free run */
-    bool *is_alive;                /* [n_workers] shrink: the plan's workers still in the job */
     size_t first_unsafe_run;       /* the step runs since the rollback point: lost on a failure */
     int n_started;                 /* steps that have run at least once */
 };
@@ -215,17 +217,39 @@ static int plan_rank_of(struct timeline *tl, int rank, bool is_drawn)
                 r = i;
                 break;
             }
-    if (r >= 0 && r < tl->s->n_workers) tl->is_alive[r] = false;
+    if (r >= 0 && r < tl->s->n_workers) {
+        tl->is_alive[r] = false;
+        if (tl->s->busy) tl->s->busy->down_from_s[r] = tl->t;
+    }
     return r;
 }
 
-/* The charts' record of a failure: its death, and every step run since the
- * rollback point lost. */
-static int mark_failure(struct timeline *tl, int rank, bool is_drawn)
+/* The surviving work of the run now, steps run_first_k .. end_k - 1, to
+ * s->busy: each worker of the run (the plan's workers still alive, in
+ * order) its mean step's busy time a step, and the steps' durations. */
+static void record_run(struct timeline *tl, int end_k)
+{
+    struct failure_busy *b = tl->s->busy;
+    int n_steps = end_k - tl->run_first_k;
+    if (!b || n_steps <= 0) return;
+    double share = (double)n_steps / tl->s->steps;
+    for (int i = 0, j = 0; i < tl->s->n_workers; i++) {
+        if (tl->is_alive && !tl->is_alive[i]) continue;
+        if (tl->run.compute_s) b->compute_s[i] += tl->run.compute_s[j] * share;
+        if (tl->run.comm_s) b->comm_s[i] += tl->run.comm_s[j] * share;
+        b->steps[i] += tl->run.steps ? llround((double)tl->run.steps[j] * share) : n_steps;
+        j++;
+    }
+    for (int k = tl->run_first_k; k < end_k; k++) b->step_s[k] = tl->run.step_s[k];
+    tl->run_first_k = end_k;
+}
+
+/* The charts' record of a failure of the plan's rank r: its death, and
+ * every step run since the rollback point lost. */
+static int mark_failure(struct timeline *tl, int r)
 {
     struct timeline_marks *m = tl->s->marks;
     if (!m) return 0;
-    int r = plan_rank_of(tl, rank, is_drawn);
     TRY(timeline_marks_add_death(m, r, tl->t, tl->s->policy == FAILURE_SHRINK, tl->e));
     timeline_marks_lose_since(m, tl->first_unsafe_run);
     tl->first_unsafe_run = m->runs.len;
@@ -243,9 +267,12 @@ static int on_failure(struct timeline *tl, int rank, bool is_drawn)
                        "for steps of about %.4g s and their recovery (a longer --mtbf, more "
                        "frequent checkpoints or a cheaper restart would)", o->n_failures,
                        tl->k, tl->s->steps, tl->t, tl->s->mtbf_s / tl->n,
-                       tl->step_s[tl->k < tl->s->steps ? tl->k : 0]);
+                       tl->run.step_s[tl->k < tl->s->steps ? tl->k : 0]);
     if (tl->is_next_the_spec && tl->t == tl->next_fail_s) tl->is_spec_fired = true;
-    TRY(mark_failure(tl, rank, is_drawn));
+    /* shrink: the work up to the rollback point survives on the run it ran
+     * on; the dead worker leaves (plan_rank_of) before the next run */
+    if (tl->s->policy == FAILURE_SHRINK) record_run(tl, tl->safe_k);
+    TRY(mark_failure(tl, plan_rank_of(tl, rank, is_drawn)));
     if (o->n_failures++ == 0) {
         o->first_rank = rank;
         o->first_time_s = tl->t;
@@ -262,7 +289,7 @@ static int on_failure(struct timeline *tl, int rank, bool is_drawn)
                            o->n_failures);
         tl->n--;
         if (tl->s->step_times)
-            TRY_CTX(tl->e, tl->s->step_times(tl->s->ctx, tl->n, &tl->step_s, tl->e),
+            TRY_CTX(tl->e, tl->s->step_times(tl->s->ctx, tl->n, &tl->run, tl->e),
                     "the job shrunk to %d workers", tl->n);
     }
     schedule_next(tl);
@@ -305,16 +332,29 @@ static int save(struct timeline *tl, double dur_s, bool is_rollback_point, bool 
     return 0;
 }
 
-/* Recording: the failure-free run's step starts, and shrink's survivors. */
-static int marks_begin(struct timeline *tl)
+/* Recording: the failure-free run's step starts (marks), shrink's
+ * survivors (marks or busy), and nobody's busy time yet. */
+static int recording_begin(struct timeline *tl)
 {
     const struct failure_setup *s = tl->s;
-    if (!(tl->from_s = XCALLOC(tl->e, (size_t)s->steps + 1, sizeof *tl->from_s))) return ERR_NOMEM;
-    for (int k = 0; k < s->steps; k++) tl->from_s[k + 1] = tl->from_s[k] + s->step_s[k];
-    if (s->policy == FAILURE_SHRINK) {
+    if (s->marks) {
+        if (!(tl->from_s = XCALLOC(tl->e, (size_t)s->steps + 1, sizeof *tl->from_s)))
+            return ERR_NOMEM;
+        for (int k = 0; k < s->steps; k++) tl->from_s[k + 1] = tl->from_s[k] + s->step_s[k];
+    }
+    if (s->policy == FAILURE_SHRINK && (s->marks || s->busy)) {
         if (!(tl->is_alive = XCALLOC(tl->e, (size_t)s->n_workers, sizeof *tl->is_alive)))
             return ERR_NOMEM;
         for (int i = 0; i < s->n_workers; i++) tl->is_alive[i] = true;
+    }
+    if (s->busy) {
+        struct failure_busy *b = s->busy;
+        for (int i = 0; i < s->n_workers; i++) {
+            b->compute_s[i] = b->comm_s[i] = 0;
+            b->down_from_s[i] = INFINITY;
+            b->steps[i] = 0;
+        }
+        for (int k = 0; k < s->steps; k++) b->step_s[k] = 0;
     }
     return 0;
 }
@@ -373,10 +413,10 @@ int failure_timeline(const struct failure_setup *s, struct failure_outcome *out,
                            every == 1 ? "" : "s", longest_s, span_s,
                            is_shrink ? "commit-every" : "checkpoint-every");
     }
-    struct timeline tl = {.s = s, .out = out, .e = e, .step_s = s->step_s, .n = s->n_workers};
+    struct timeline tl = {.s = s, .out = out, .e = e, .n = s->n_workers,
+                          .run = {s->step_s, s->compute_s, s->comm_s, s->worker_steps}};
     bool is_shrink = s->policy == FAILURE_SHRINK;
-    int rc = 0;
-    if (s->marks) rc = marks_begin(&tl);
+    int rc = recording_begin(&tl);
     if (rc == 0 && s->mtbf_s > 0 && !(tl.draws = failure_draws_create(s->seed, e))) rc = e->code;
     if (rc == 0) schedule_next(&tl);
     while (rc == 0 && tl.k < s->steps) {
@@ -388,7 +428,7 @@ int failure_timeline(const struct failure_setup *s, struct failure_outcome *out,
             if ((rc = on_failure(&tl, f->rank, false)) == 0) rc = recover(&tl);
             continue;
         }
-        double d = tl.step_s[tl.k];
+        double d = tl.run.step_s[tl.k];
         double before = tl.t;
         bool is_step_whole = run_phase(&tl, d, &out->work_s);
         if ((rc = mark_step(&tl, before, d, !is_step_whole)) != 0) break;
@@ -410,6 +450,7 @@ int failure_timeline(const struct failure_setup *s, struct failure_outcome *out,
     /* work_s counted every step run, the redone ones too: what survived is
      * the rest */
     out->work_s -= out->redone_s;
+    if (rc == 0) record_run(&tl, s->steps);
     out->total_s = tl.t;
     out->n_workers_end = tl.n;
     failure_draws_free(tl.draws);

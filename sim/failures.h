@@ -96,10 +96,35 @@ int failure_relaunch_points_parse(const char *text, const char *what, struct rel
  * when n > 0); the length it needs, as snprintf. */
 size_t failure_relaunch_points_format(const struct relaunch_points *p, char *buf, size_t n);
 
-/* The job's step durations on n workers: *step_s = [steps] seconds (the
- * callee's array, alive until the timeline returns). 0 or a negative code. */
-typedef int (*failure_step_times_fn)(void *ctx, int n_workers, const double **step_s,
+/* The job's failure-free run on n workers: its step durations, and what
+ * each of its workers was busy over all its steps (the callee's arrays,
+ * alive until the timeline calls again or returns). */
+struct failure_run {
+    const double *step_s;      /* [steps] seconds */
+    const double *compute_s;   /* [n] each worker's compute; NULL = not known (not recorded) */
+    const double *comm_s;      /* [n] its communication not hidden under compute; NULL: unknown */
+    const int64_t *steps;      /* [n] its complete steps (asynchronous: its share of the job's
+                                * steps x n); NULL = every worker ran every step */
+};
+
+/* The job's run on n_workers (shrink's fewer): fills *run. 0 or a negative code. */
+typedef int (*failure_step_times_fn)(void *ctx, int n_workers, struct failure_run *run,
                                      struct err *e);
+
+/* Who did the work that survived, the plan's worker by worker (the caller's
+ * arrays, filled by the timeline). Shrink changes the job's workers, so its
+ * time shares cannot be the failure-free run's: each surviving step counts
+ * the busy time of the run it ran on (a worker's busy time over that run's
+ * steps, divided by them: its mean step, as the timeline's steps are whole),
+ * and a dead worker's time from its death is down. */
+struct failure_busy {
+    double *compute_s;   /* [n_workers] compute in steps whose work survived */
+    double *comm_s;      /* [n_workers] communication in them, not hidden under compute */
+    double *down_from_s; /* [n_workers] when it died and left the job; INFINITY = never */
+    int64_t *steps;      /* [n_workers] surviving steps it ran (an asynchronous worker: its
+                          * run's steps in the share of the job's steps that survived) */
+    double *step_s;      /* [steps] each step's surviving run's duration */
+};
 
 struct failure_setup {
     enum failure_policy policy;      /* restart or shrink */
@@ -113,8 +138,13 @@ struct failure_setup {
     int commit_every;                /* shrink; 0 = never (back to the start) */
     struct failure_costs costs;
     const double *step_s;            /* [steps] on n_workers */
-    failure_step_times_fn step_times;   /* shrink: the durations on fewer workers */
+    const double *compute_s, *comm_s;   /* [n_workers] their busy time over those steps
+                                         * (struct failure_run); NULL = not known */
+    const int64_t *worker_steps;        /* [n_workers] their steps (struct failure_run) */
+    failure_step_times_fn step_times;   /* shrink: the run on fewer workers */
     void *ctx;
+    struct failure_busy *busy;       /* shrink: where the surviving work is recorded (above);
+                                      * NULL = not recorded */
     struct timeline_marks *marks;    /* where the timeline is recorded for the charts
                                       * (core/timeline_marks.h); NULL = not recorded */
 };

@@ -88,9 +88,11 @@ Test(goodput, llama3_scale_keeps_over_90_percent_at_the_optimum)
 /* --- The model of a set of reports ------------------------------------------ */
 
 /* Two points of a checkpoint sweep, each 100 steps of 64 samples at 640
- * samples/s (10 s), checkpointing every 10 steps (10 checkpoints, 2 s
- * of writing in all: 0.2 s each), one failure each costing 0.5 s to detect
- * and 1.5 s to relaunch. */
+ * samples/s (10 s), checkpointing every 10 steps (9 checkpoints, after
+ * steps 10 to 90 and none after the last, as sim/failures.h writes them:
+ * 1.8 s of writing in all, 0.2 s each), one failure each costing 0.5 s to
+ * detect and 1.5 s to relaunch. The model counted 10 checkpoints (steps /
+ * K), and C came out 0.18 s. */
 static void make_points(struct report r[2], struct config c[2])
 {
     for (int i = 0; i < 2; i++) {
@@ -107,7 +109,7 @@ static void make_points(struct report r[2], struct config c[2])
         r[i].failure.n_failures = 1;
         r[i].failure.detect_s = 0.5;
         r[i].failure.relaunch_s = 1.5;
-        r[i].failure.checkpoint_s = 2;
+        r[i].failure.checkpoint_s = 1.8;
     }
     r[0].step_time_s.p50 = 0.12;
     r[1].step_time_s.p50 = 0.1;
@@ -122,7 +124,7 @@ Test(goodput, model_of_reports_observes_the_mtbf_and_the_costs)
     struct goodput_model m;
     cr_assert(goodput_model_of(rs, 2, &m));
     expect_close(m.step_s, 0.1, "step: the least p50");
-    expect_close(m.checkpoint_s, 4.0 / 20, "C: 4 s over 20 checkpoints");
+    expect_close(m.checkpoint_s, 3.6 / 18, "C: 3.6 s over 18 checkpoints");
     expect_close(m.restart_s, 2, "R: detection + relaunch");
     expect_close(m.job_mtbf_s, 20.0 / 2, "M: 20 s of runs over 2 failures");
     cr_expect(m.is_mtbf_observed);

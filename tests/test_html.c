@@ -685,6 +685,32 @@ Test(html, sim_page_has_the_failure_summary)
     run_free(&r);
 }
 
+/* A run with a dead worker has a down share, which the terminal's table
+ * shows beside compute, comm and idle; the page's table left it out, so
+ * its shares summed to less than 100% (ps-async, --fail 1@5: 29.57 +
+ * 31.1 + 19.46 = 80.13%, the 19.87% of down missing). Without a death,
+ * no down column, as on the terminal. */
+Test(html, page_shows_the_down_share_the_terminal_shows)
+{
+    const char *page = test_tmp_path("down.html");
+    struct run r = RUN("sim", "--strategy", "ps-async", "--fail", "1@5", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "  down  "), "the terminal's down column: %s", r.out);
+    run_free(&r);
+    char *html = test_slurp(page);
+    cr_expect_not_null(strstr(html, "data-json=\"breakdown.down\""), "no down column");
+    cr_expect_gt(page_check_numbers(html), 12);
+    free(html);
+
+    r = RUN("sim", "--strategy", "ps-async", "--html", page);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_null(strstr(r.out, "  down  "), "%s", r.out);
+    run_free(&r);
+    html = test_slurp(page);
+    cr_expect_null(strstr(html, "data-json=\"breakdown.down\""), "a down column of zeros");
+    free(html);
+}
+
 /* replay's page lacked the lines under its terminal's tables: the what-if's
  * step time against the measured run and the replay, and what the
  * straggler cost the job; each is an item of the page's notes. */

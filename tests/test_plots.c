@@ -653,8 +653,9 @@ Test(plots, validation_has_a_labelled_point_per_run_and_the_diagonal)
 
 /* Three points of a checkpoint sweep of mirrored, built so that the model
  * is round: each run 200 steps of 64 samples at 640 samples/s (20 s), one
- * failure each (M = 60 s / 3 = 20 s), 0.1 s a checkpoint (200/5 + 200/20 +
- * 200/50 = 54 checkpoints, 5.4 s), 0.1 s a step. Young's optimum is then
+ * failure each (M = 60 s / 3 = 20 s), 0.1 s a checkpoint (after every K
+ * steps but the last: 199/5 + 199/20 + 199/50 = 39 + 9 + 3 = 51
+ * checkpoints, 5.1 s), 0.1 s a step. Young's optimum is then
  * sqrt(2 x 0.1 x 20) = 2 s = 20 steps, where the first-order goodput is
  * 1 - 0.1/2 - 2/40 = 0.9. A ps-async point with no checkpoint cost has a
  * curve but no optimum, and a report that did not fail is left out. */
@@ -677,7 +678,7 @@ static void make_goodput_reports(struct report r[N_GOODPUT], struct config c[N_G
         snprintf(r[i].strategy, sizeof r[i].strategy, i < 3 ? "mirrored" : "ps-async");
         r[i].failure.happened = i < 4;
         r[i].failure.n_failures = 1;
-        r[i].failure.checkpoint_s = i < 3 ? 0.1 * (double)(200 / goodput_every[i]) : 0;
+        r[i].failure.checkpoint_s = i < 3 ? 0.1 * (double)(199 / goodput_every[i]) : 0;
     }
     r[0].failure.goodput = 0.75;   /* out of order: the plot sorts by interval */
     r[1].failure.goodput = 0.85;
@@ -1074,6 +1075,56 @@ Test(plots, strata_plot_of_a_sweep_titles_its_figures_as_the_sweep_did)
     char *gp = test_slurp(file_in(again, "staleness.gp"));
     cr_expect_null(strstr(gp, "different scenarios"), "%s", gp);
     free(gp);
+    free(json);
+    free(out);
+    free(again);
+}
+
+/* The model under a checkpoint sweep's table and in its goodput plot is
+ * one model. The note took every run that failed, the plot only those it
+ * plots (an interval above 0), so the same sweep stated two (labs'
+ * failures.profile, mirrored, checkpoint-every=0,2,5, --fail 1@10: M =
+ * 158.606 ms against 153.225 ms, tau* 8.38 against 8.23 steps); and both
+ * counted steps / K checkpoints where a run writes one after every K steps
+ * but the last, so C was 2.298 ms where a checkpoint (parameters and
+ * momentum, 2 x 1,340,456 bytes at 1 GB/s) costs 2.681 ms. */
+Test(plots, checkpoint_sweep_states_one_goodput_model_in_its_note_and_its_plot)
+{
+    char *json = strdup(test_tmp_path("ck.json")), *out = strdup(test_tmp_path("ck"));
+    char *again = strdup(test_tmp_path("ck-again"));
+    struct run r = RUN("sweep", "--strategies", "mirrored", "--devices", "4", "--cluster",
+                       STRATA_SOURCE_DIR "/labs/failures.profile", "--fail", "1@10",
+                       "--vary", "checkpoint-every=0,2,5", "--json", json, "--plot", out);
+    cr_assert_eq(r.status, 0, "strata sweep: %s", r.err);
+    double c_ms, m_ms, tau_steps;
+    const char *note = strstr(r.out, "  mirrored: C = ");
+    cr_assert_not_null(note, "%s", r.out);
+    cr_assert_eq(sscanf(note, "  mirrored: C = %lf ms, M = %lf ms (observed): every %lf steps",
+                        &c_ms, &m_ms, &tau_steps), 3, "%s", note);
+    cr_expect_float_eq(c_ms, 2 * 1340456 / 1e9 * 1e3, 5e-4, "C %g ms", c_ms);
+    run_free(&r);
+    r = RUN("plot", json, "--plot", again);
+    cr_assert_eq(r.status, 0, "strata plot: %s", r.err);
+    run_free(&r);
+    const char *dirs[] = {out, again};
+    for (int i = 0; i < 2; i++) {
+        char *dat = test_slurp(file_in(dirs[i], "goodput.dat"));
+        double c_s, m_s, tau_s, dat_steps;
+        const char *model = strstr(dat, "# model mirrored: step ");
+        const char *optimum = strstr(dat, "# optimum mirrored: tau* = sqrt(2 C M) = ");
+        cr_assert(model && optimum, "%s", dat);
+        cr_assert_eq(sscanf(strstr(model, "C = "), "C = %lf s a checkpoint", &c_s), 1);
+        cr_assert_eq(sscanf(strstr(model, "M = "), "M = %lf s", &m_s), 1);
+        cr_assert_eq(sscanf(optimum, "# optimum mirrored: tau* = sqrt(2 C M) = %lf s = %lf steps",
+                            &tau_s, &dat_steps), 2, "%s", optimum);
+        cr_expect_float_eq(c_s * 1e3, c_ms, 5e-4, "%s: C %g s, the note's %g ms", dirs[i], c_s,
+                           c_ms);
+        cr_expect_float_eq(m_s * 1e3, m_ms, 5e-4, "%s: M %g s, the note's %g ms", dirs[i], m_s,
+                           m_ms);
+        cr_expect_float_eq(dat_steps, tau_steps, 5e-3, "%s: tau* %g steps, the note's %g",
+                           dirs[i], dat_steps, tau_steps);
+        free(dat);
+    }
     free(json);
     free(out);
     free(again);

@@ -18,12 +18,23 @@
 static double twelve[STEPS] = {12, 12, 12, 12, 12, 12, 12, 12, 12, 12};
 static double sixteen[STEPS] = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
 
-static int on_fewer(void *ctx, int n_workers, const double **step_s, struct err *e)
+static int on_fewer(void *ctx, int n_workers, struct failure_run *run, struct err *e)
 {
     (void)ctx;
     (void)e;
     cr_assert_eq(n_workers, 3, "shrunk from 4 to %d", n_workers);
-    *step_s = sixteen;
+    *run = (struct failure_run){.step_s = sixteen};
+    return 0;
+}
+
+/* on_fewer, with each of the 3 workers busy 1.5 s computing and 3 s
+ * communicating a step */
+static int on_fewer_busy(void *ctx, int n_workers, struct failure_run *run, struct err *e)
+{
+    static double compute3[3] = {15, 15, 15}, comm3[3] = {30, 30, 30};
+    TRY(on_fewer(ctx, n_workers, run, e));
+    run->compute_s = compute3;
+    run->comm_s = comm3;
     return 0;
 }
 
@@ -159,6 +170,30 @@ Test(sim_failures, shrink_goes_back_to_the_last_commit_on_fewer_workers)
     cr_assert_float_eq(o.work_s, 3 * 12 + 7 * 16, 1e-9);
     cr_assert_eq(o.n_workers_end, 3);
 
+    /* who did the surviving work: steps 0-2 on the 4 (1 s of compute a
+     * step each), 3-9 on the 3 left (1.5 s), rank 1 gone at 40 s */
+    double compute4[4] = {10, 10, 10, 10}, comm4[4] = {20, 20, 20, 20};
+    s.compute_s = compute4;
+    s.comm_s = comm4;
+    s.step_times = on_fewer_busy;
+    double compute[4], comm[4], down_from[4], step_s[STEPS];
+    int64_t steps[4];
+    struct failure_busy busy = {compute, comm, down_from, steps, step_s};
+    s.busy = &busy;
+    o = timeline(&s);
+    for (int w = 0; w < 4; w++) {
+        bool is_dead = w == 1;
+        cr_expect_float_eq(compute[w], is_dead ? 3 : 3 + 7 * 1.5, 1e-12, "rank %d: %g", w,
+                           compute[w]);
+        cr_expect_float_eq(comm[w], is_dead ? 6 : 6 + 7 * 3.0, 1e-12, "rank %d: %g", w, comm[w]);
+        cr_expect_eq(steps[w], is_dead ? 3 : STEPS, "rank %d", w);
+        cr_expect(is_dead ? down_from[w] == 40 : isinf(down_from[w]), "rank %d: %g", w,
+                  down_from[w]);
+    }
+    for (int k = 0; k < STEPS; k++) cr_expect_eq(step_s[k], k < 3 ? 12 : 16, "step %d", k);
+    s.busy = NULL;
+    s.step_times = on_fewer;
+
     /* one worker has no survivor to shrink to */
     s.n_workers = 1;
     struct err e = {0};
@@ -262,8 +297,9 @@ Test(sim_failures, hopeless_mtbf_is_refused_up_front_not_a_hang)
 /* Through bench/run.c: mirrored on the ideal cluster takes 12 units a
  * step with UNIFORM_4's sizes; a failure at 40 with checkpoints every 2 is
  * the first case above, and it shows in the report. */
-static struct sim_run simulated(const char *strategy, const char *cluster, const char *fail,
-                                const char *policy, int every, struct err *e, int *rc)
+static struct sim_run simulated_on(int devices, const char *strategy, const char *cluster,
+                                   const char *fail, const char *policy, int every,
+                                   const char *straggler, struct err *e, int *rc)
 {
     struct config cfg;
     config_init(&cfg);
@@ -271,7 +307,8 @@ static struct sim_run simulated(const char *strategy, const char *cluster, const
     snprintf(cfg.cluster, sizeof cfg.cluster, "%s", cluster);
     snprintf(cfg.fail, sizeof cfg.fail, "%s", fail);
     snprintf(cfg.on_failure, sizeof cfg.on_failure, "%s", policy);
-    cfg.devices = 4;
+    snprintf(cfg.straggler, sizeof cfg.straggler, "%s", straggler);
+    cfg.devices = devices;
     cfg.batch = 64;
     cfg.steps = STEPS;
     cfg.checkpoint_every = every;
@@ -282,6 +319,102 @@ static struct sim_run simulated(const char *strategy, const char *cluster, const
     *rc = run_simulate(&cfg, st, wl, 0, NULL, &run, e);
     workload_free(wl);
     return run;
+}
+
+static struct sim_run simulated(const char *strategy, const char *cluster, const char *fail,
+                                const char *policy, int every, struct err *e, int *rc)
+{
+    return simulated_on(4, strategy, cluster, fail, policy, every, "none", e, rc);
+}
+
+static double sum_compute_s(const struct report *r)
+{
+    double s = 0;
+    for (int w = 0; w < r->n_per_rank; w++) s += r->per_rank[w].compute_s;
+    return s;
+}
+
+/* After a shrink the job ran its steps on other workers than the event
+ * loop's failure-free run: its time shares, per-worker times and step
+ * percentiles are the steps' as the timeline ran them. They were the
+ * failure-free run's: 4 workers busy for all 10 steps inside a run whose
+ * time T was set by 3 workers' steps, so a rank's shares could pass 100%
+ * (idle clamped to 0 while commits stopped every rank; mirrored on
+ * h100-nvlink-ib, --fail 1@5: idle 0.0% beside 4.4% of commits), the dead
+ * worker ran 20 steps, and p50 was a 4-worker step. */
+Test(sim_failures, shrink_counts_the_steps_on_the_workers_that_ran_them)
+{
+    struct err e = {0};
+    int rc;
+    struct sim_run four = simulated_on(4, "mirrored", "cpu-loopback", "", "auto", 0, "none", &e, &rc);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    struct sim_run three = simulated_on(3, "mirrored", "cpu-loopback", "", "auto", 0, "none", &e, &rc);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    struct sim_run run = simulated("mirrored", "cpu-loopback", "1@3", "shrink", 0, &e, &rc);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    const struct report *r = &run.report;
+    double end_s = r->step_time_s.mean * STEPS;
+    cr_assert_eq(r->n_per_rank, 4);
+    double compute_s = 0, comm_s = 0, down_s = 0;
+    for (int w = 0; w < 4; w++) {
+        const struct rank_time *t = &r->per_rank[w];
+        cr_expect_float_eq(t->compute_s + t->comm_s + t->idle_s + t->down_s, end_s,
+                           1e-9 * end_s, "rank %d: %g + %g + %g + %g s in a run of %g s", w,
+                           t->compute_s, t->comm_s, t->idle_s, t->down_s, end_s);
+        compute_s += t->compute_s;
+        comm_s += t->comm_s;
+        down_s += t->down_s;
+    }
+    /* rank 1 died as step 3 began, and left: 3 steps, then down */
+    cr_expect_eq(r->per_rank[1].steps, 3, "the dead worker ran %lld steps",
+                 (long long)r->per_rank[1].steps);
+    cr_expect_float_eq(r->per_rank[1].down_s, end_s - r->failure.time_s, 1e-12);
+    for (int w = 0; w < 4; w++)
+        if (w != 1) cr_expect_eq(r->per_rank[w].steps, STEPS, "rank %d", w);
+    /* steps 0-2 on 4 workers, 3-9 on 3 (commits every step: nothing redone) */
+    cr_expect_float_eq(compute_s, 0.3 * sum_compute_s(&four.report) +
+                                      0.7 * sum_compute_s(&three.report), 1e-9 * compute_s);
+    cr_expect_float_eq(r->breakdown.compute, compute_s / (4 * end_s), 1e-12);
+    cr_expect_float_eq(r->breakdown.comm, comm_s / (4 * end_s), 1e-12);
+    cr_expect_float_eq(r->breakdown.down, down_s / (4 * end_s), 1e-12);
+    cr_expect_gt(r->breakdown.idle, 0, "the commits stopped every rank");
+    /* 7 of the 10 steps ran on 3 workers, slower than 4 */
+    cr_expect_gt(r->step_time_s.p50, four.report.step_time_s.p99,
+                 "p50 %g s is not a 3-worker step (4 workers: %g s)", r->step_time_s.p50,
+                 four.report.step_time_s.p99);
+    run_release(&run);
+    run_release(&three);
+    run_release(&four);
+}
+
+/* An asynchronous job shrunk: its steps on the survivors are the mean of
+ * their run, as the first run's are. They were the event loop's ends of
+ * the steps every rank had ended, which a slow worker (fewer of the
+ * shared-out steps) never all reaches: the later ends stayed 0, the
+ * durations went negative, and the run was refused ("analysis: makespan
+ * -0.0522 s is not allowed"; ps-async, cpu-loopback, slow:2=3, 1@10). */
+Test(sim_failures, shrink_of_an_async_job_with_a_slow_worker)
+{
+    struct err e = {0};
+    int rc;
+    struct sim_run whole = simulated_on(4, "ps-async", "cpu-loopback", "", "auto", 0,
+                                        "slow:2=3", &e, &rc);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    struct sim_run run = simulated_on(4, "ps-async", "cpu-loopback", "1@3", "shrink", 0,
+                                      "slow:2=3", &e, &rc);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    const struct report *r = &run.report;
+    cr_expect_gt(r->step_time_s.mean, 0);
+    cr_expect_gt(r->step_time_s.p50, 0);
+    cr_expect_eq(r->samples_applied, whole.report.samples_applied, "every step's work applied");
+    double end_s = r->step_time_s.mean * STEPS;
+    for (int w = 0; w < r->n_per_rank; w++) {
+        const struct rank_time *t = &r->per_rank[w];
+        cr_expect_float_eq(t->compute_s + t->comm_s + t->idle_s + t->down_s, end_s,
+                           1e-9 * end_s, "rank %d", w);
+    }
+    run_release(&run);
+    run_release(&whole);
 }
 
 Test(sim_failures, strata_sim_reports_the_policy_and_its_cost)
