@@ -149,13 +149,13 @@ static const struct command commands[] = {
      "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
      "Reads reports saved with --json (by sim, real, compare, sweep, validate or replay)\n"
      "and draws with gnuplot: loss and test accuracy against time and step, a line per\n"
-     "run; the staleness of pushes; a devices sweep's speedup and efficiency (another\n"
-     "option's: sweep --plot); a validation's predicted against measured step times; a\n"
-     "replay's measured, replayed and what-if step times. Each figure is NAME.png and\n"
-     "NAME.svg in DIR (default plots/), beside NAME.dat and the script NAME.gp that draws\n"
-     "it again. Without gnuplot (Debian: gnuplot-nox) the data and scripts are still\n"
-     "written. --html FILE puts the reports' table, the figures and the documents in one\n"
-     "page (and alone, no plots/).",
+     "run; the staleness of the applied gradients; a devices sweep's speedup and\n"
+     "efficiency (another option's: sweep --plot); a validation's predicted against\n"
+     "measured step times; a replay's measured, replayed and what-if step times. Each\n"
+     "figure is NAME.png and NAME.svg in DIR (default plots/), beside NAME.dat and the\n"
+     "script NAME.gp that draws it again. Without gnuplot (Debian: gnuplot-nox) the data\n"
+     "and scripts are still written. --html FILE puts the reports' table, the figures\n"
+     "and the documents in one page (and alone, no plots/).",
      OPTG_PLOT | OPTG_HTML, cmd_plot, NULL},
     {"validate", "a matrix of models, ranks and stragglers: every strategy simulated and run",
      "Runs each strategy (--strategies) in each cell of a matrix, --models x --np LIST x\n"

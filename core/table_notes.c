@@ -91,9 +91,10 @@ static void explain_ssp(FILE *out, const struct report *ssp, const struct report
         fprintf(out, " %s %s:\n  %s's bound", same_figures_said, same_figures_why,
                 ssp->strategy);
     }
-    fprintf(out, " K = %lld steps (--staleness: a pull "
+    fprintf(out, " K = %lld step%s (--staleness: a pull "
             "waits while its worker\n  is more than K steps ahead of the slowest) never held a "
-            "pull: the largest lead was L = %lld step%s.\n", k, l, l == 1 ? "" : "s");
+            "pull: the largest lead was L = %lld step%s.\n", k, k == 1 ? "" : "s", l,
+            l == 1 ? "" : "s");
     if (w < 2) return;   /* one worker: no one else's updates to count */
     fprintf(out, "  Staleness counts versions, the updates of all %d workers: a lead of L steps "
             "allows about %d (L + 1) = %lld;\n  the largest here was %lld. Slow one worker "

@@ -385,3 +385,13 @@ Test(table_notes, compare_prints_ssp_note_only_when_rows_match)
     cr_assert(!strstr(r.out, "ran exactly as"), "%s", r.out);
     run_free(&r);
 }
+
+/* "K = 1 steps": the bound's unit agrees with its number, as the lead's did. */
+Test(table_notes, a_bound_of_one_step_is_one_step)
+{
+    struct run r = RUN("compare", "--strategies", "ps-async,ps-ssp", "--staleness", "1",
+                       "--devices", "4", "--steps", "5");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "its bound K = 1 step (--staleness"), "%s", r.out);
+    run_free(&r);
+}
