@@ -22,6 +22,10 @@
 #include "err.h"
 
 #define JSON_WHOLE_MAX ((int64_t)1 << 53)
+/* Byte counts (JSON_BYTES) go further: a one-device baseline of a model
+ * of Llama 3's size estimates tens of PB of activations, past 2^53; read
+ * back, such a count is the double's nearest, as the estimate it is. */
+#define JSON_BYTES_MAX ((int64_t)1 << 62)
 
 /* cJSON spends a 64-byte node on a value that may take 2 bytes of text
  * ("0,"), so a document costs up to 32 times its size in memory. 256 MiB
@@ -105,6 +109,7 @@ int json_read_version(const cJSON *parent, const struct json_at *at, const char 
 enum json_kind {
     JSON_REAL,      /* double; null reads as NaN, non-finite writes as null */
     JSON_WHOLE,     /* int64_t in [min, max or JSON_WHOLE_MAX] */
+    JSON_BYTES,     /* int64_t in [min, max or JSON_BYTES_MAX]: exact up to 2^53 */
     JSON_INT,       /* int in [min, max or INT_MAX] */
     JSON_BOOL,      /* bool */
     JSON_VERSION,   /* the number `max`, written and required as it is */

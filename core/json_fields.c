@@ -64,6 +64,7 @@ static int read_value(const cJSON *v, const struct json_at *at, void *base,
     switch (fd->kind) {
     case JSON_REAL: return json_as_real(v, at, p);
     case JSON_WHOLE: return read_whole(v, at, fd, JSON_WHOLE_MAX, p);
+    case JSON_BYTES: return read_whole(v, at, fd, JSON_BYTES_MAX, p);
     case JSON_INT:
         TRY(read_whole(v, at, fd, INT_MAX, &whole));
         *(int *)p = (int)whole;
@@ -172,7 +173,8 @@ static cJSON *write_value(const void *base, const struct json_field *fd)
     const void *p = at_offset_const(base, fd->offset);
     switch (fd->kind) {
     case JSON_REAL: return json_num(*(const double *)p);
-    case JSON_WHOLE: return json_num((double)*(const int64_t *)p);
+    case JSON_WHOLE:
+    case JSON_BYTES: return json_num((double)*(const int64_t *)p);
     case JSON_INT: return cJSON_CreateNumber(*(const int *)p);
     case JSON_BOOL: return cJSON_CreateBool(*(const bool *)p);
     case JSON_VERSION: return cJSON_CreateNumber((double)fd->max);

@@ -310,11 +310,11 @@ static const struct json_field staleness_fields[] = {
     ARRAY("histogram", staleness.histogram, staleness.n_histogram, histogram_items),
 };
 static const struct json_field memory_fields[] = {
-    R("params", JSON_WHOLE, memory_bytes_per_device.params),
-    R("grads", JSON_WHOLE, memory_bytes_per_device.grads),
-    R("optimizer", JSON_WHOLE, memory_bytes_per_device.optimizer),
-    R("activations", JSON_WHOLE, memory_bytes_per_device.activations),
-    R("peak", JSON_WHOLE, memory_bytes_per_device.peak),
+    R("params", JSON_BYTES, memory_bytes_per_device.params),
+    R("grads", JSON_BYTES, memory_bytes_per_device.grads),
+    R("optimizer", JSON_BYTES, memory_bytes_per_device.optimizer),
+    R("activations", JSON_BYTES, memory_bytes_per_device.activations),
+    R("peak", JSON_BYTES, memory_bytes_per_device.peak),
 };
 /* A curve's points: [step, time_s, value] triples. */
 #define CURVE_POINT(type, value)                        \

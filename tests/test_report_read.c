@@ -1164,3 +1164,21 @@ Test(report_read, rounding_below_zero_and_null_are_still_read)
     report_doc_release(&d);
     cJSON_Delete(j);
 }
+
+/* A one-device baseline of a model of Llama 3's size estimates 6.28e16
+ * bytes of activations (labs/llama3-failures.conf on 16 devices): past
+ * 2^53, where a whole number stops being exact in JSON, and `sweep -j 2`
+ * failed reading its workers' reports back. Byte counts read to 2^62, as
+ * the double nearest; beyond that, and negative, they are refused. */
+Test(report_read, memory_beyond_2_to_the_53_reads_back)
+{
+    cJSON *j = valid_tree();
+    replace_at(j, "memory_bytes_per_device.activations", cJSON_CreateNumber(6.28272325774541e16));
+    struct report_doc d = parse_tree(j);
+    cr_expect_eq(d.reports[0].memory_bytes_per_device.activations, (int64_t)6.28272325774541e16);
+    report_doc_release(&d);
+    cJSON_Delete(j);
+    expect_bad_value("memory_bytes_per_device.peak", cJSON_CreateNumber(1e19),
+                     "\"memory_bytes_per_device.peak\" is 1e+19, not a whole number from 0 to "
+                     "4611686018427387904");
+}

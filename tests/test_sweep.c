@@ -613,3 +613,15 @@ Test(sweep, grid_keeps_every_strategy_of_the_list)
     workload_free(wl);
     config_release(&cfg);
 }
+
+/* Workers hand their reports back as JSON: a one-device baseline of
+ * Llama 3's size (6.28e16 bytes of activations, past 2^53) was refused
+ * there, and `-j 2` failed where `-j 1` ran. */
+Test(sweep, parallel_points_hand_back_reports_of_petabytes)
+{
+    struct run r = RUN("sweep", "-f", STRATA_SOURCE_DIR "/labs/llama3-failures.conf", "--devices",
+                       "16", "--steps", "20", "--vary", "checkpoint-every=5,10", "-j", "2");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_null(strstr(r.err, "not a whole number"), "%s", r.err);
+    run_free(&r);
+}
