@@ -3,6 +3,7 @@
 #include "../core/analysis.h"
 #include "../core/failure_policy.h"
 #include "../core/straggler.h"
+#include "../core/text_append.h"
 #include "run.h"
 #include "run_failures.h"
 #include "run_numerics.h"
@@ -61,9 +62,10 @@ int run_simulate_watched(const struct config *cfg, const struct strategy *st,
     if (run->plan->lowered_chunks > 0) run->cfg.chunks = run->plan->lowered_chunks;
     TRY(cluster_layout(&run->cluster, run->plan->n_ranks, cfg->nodes, cfg->devices_per_node,
                        cfg->allreduce, e));
+    char ranks[32];
     if (fail.is_set && fail.rank >= run->plan->n_ranks)
-        return err_set(e, ERR_INPUT, "--fail: rank %d does not exist (the plan has ranks 0 to %d)",
-                       fail.rank, run->plan->n_ranks - 1);
+        return err_set(e, ERR_INPUT, "--fail: rank %d does not exist (the plan has %s)",
+                       fail.rank, text_ranks_upto(ranks, sizeof ranks, run->plan->n_ranks - 1));
     TRY(failure_check_steps(&fail, cfg->steps, e));
     setup.plan = run->plan;
     struct run_failures rf;

@@ -3,6 +3,7 @@
 
 #include "failure_policy.h"
 #include "ps_policy.h"
+#include "text_append.h"
 
 const char *const failure_policy_names[] = {
     [FAILURE_RESTART] = "restart",
@@ -94,9 +95,11 @@ int failure_policy_check_rank(enum failure_policy policy, const struct plan *p, 
                               struct err *e)
 {
     if (policy == FAILURE_RESTART || rank < p->n_workers) return 0;
+    char ranks[32];
     return err_set(e, ERR_INPUT,
-                   "--fail: rank %d is a parameter server of the %s plan (its workers are 0 to "
-                   "%d), and --on-failure %s goes on without a dead worker: a server alone holds "
+                   "--fail: rank %d is a parameter server of the %s plan (its workers: %s), "
+                   "and --on-failure %s goes on without a dead worker: a server alone holds "
                    "its shard, so only restart can follow its death",
-                   rank, p->strategy, p->n_workers - 1, failure_policy_names[policy]);
+                   rank, p->strategy, text_ranks_upto(ranks, sizeof ranks, p->n_workers - 1),
+                   failure_policy_names[policy]);
 }

@@ -322,18 +322,18 @@ int straggler_check_ranks(const struct straggler_spec *s, int n_workers, int n_r
 {
     for (int i = 0; s && s->kind == STRAG_SLOW && i < s->n_slow; i++) {
         if (s->slow_rank[i] < n_workers) continue;
-        char text[4096];
+        char text[4096], ranks[32];
         straggler_format(s, text, sizeof text);
         if (s->slow_rank[i] >= n_ranks)
             return err_set(e, ERR_INPUT,
-                           "--straggler: '%s': rank %d does not exist (the %s plan has %d ranks, "
-                           "0 to %d)",
-                           text, s->slow_rank[i], strategy, n_ranks, n_ranks - 1);
+                           "--straggler: '%s': rank %d does not exist (the %s plan has %s)",
+                           text, s->slow_rank[i], strategy,
+                           text_ranks_upto(ranks, sizeof ranks, n_ranks - 1));
         return err_set(e, ERR_INPUT,
                        "--straggler: '%s': rank %d is a parameter server of the %s plan (its "
-                       "workers are 0 to %d): a straggler slows compute ops, and servers run "
-                       "none",
-                       text, s->slow_rank[i], strategy, n_workers - 1);
+                       "workers: %s): a straggler slows compute ops, and servers run none",
+                       text, s->slow_rank[i], strategy,
+                       text_ranks_upto(ranks, sizeof ranks, n_workers - 1));
     }
     return 0;
 }

@@ -26,3 +26,10 @@ void text_double_shortest(char *buf, size_t n, double v)
     if (!best[0]) snprintf(best, sizeof best, "%.17g", v);   /* nan */
     snprintf(buf, n, "%s", best);
 }
+
+const char *text_ranks_upto(char *buf, size_t n, int last)
+{
+    if (last == 0) snprintf(buf, n, "rank 0");
+    else snprintf(buf, n, "ranks 0 to %d", last);
+    return buf;
+}

@@ -17,4 +17,8 @@ void text_appendf(char *buf, size_t size, size_t *used, const char *fmt, ...)
  * round-trips (17 digits always do), NaN as %.17g writes it. */
 void text_double_shortest(char *buf, size_t n, double v);
 
+/* The ranks 0 .. last as a message names them: "ranks 0 to 3", or "rank
+ * 0" when there is one ("ranks 0 to 0" read as a slip). Returns buf. */
+const char *text_ranks_upto(char *buf, size_t n, int last);
+
 #endif

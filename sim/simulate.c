@@ -77,6 +77,7 @@
 
 #include "../core/plan_check.h"
 #include "../core/ps_policy.h"
+#include "../core/text_append.h"
 #include "cost.h"
 #include "des.h"
 #include "failures.h"
@@ -824,9 +825,11 @@ static int check_setup(const struct sim_setup *s, struct plan_index **ix, struct
         return err_set(e, ERR_INPUT, "--steps: %d is not allowed (1 or more)", s->steps);
     const struct failure_spec *f = &s->failure;
     bool has_failures = f->is_set || s->mtbf_s > 0;
+    char ranks[32];
     if (f->is_set && (f->rank < 0 || f->rank >= s->plan->n_ranks))
-        return err_set(e, ERR_INPUT, "--fail: rank %d is not a rank of the %s plan (0 to %d)",
-                       f->rank, s->plan->strategy, s->plan->n_ranks - 1);
+        return err_set(e, ERR_INPUT, "--fail: rank %d is not a rank of the %s plan (%s)",
+                       f->rank, s->plan->strategy,
+                       text_ranks_upto(ranks, sizeof ranks, s->plan->n_ranks - 1));
     if (f->is_set && f->step < 0 && !(f->time_s >= 0 && isfinite(f->time_s)))
         return err_set(e, ERR_INPUT, "--fail: time %g s is not allowed (0 or more seconds)",
                        f->time_s);
@@ -838,9 +841,10 @@ static int check_setup(const struct sim_setup *s, struct plan_index **ix, struct
                        "loop carries on after an asynchronous worker's death only", s->plan->strategy);
     if (f->is_set && f->rank >= s->plan->n_workers)
         return err_set(e, ERR_INPUT, "--fail: rank %d is a parameter server of the %s plan "
-                       "(its workers are 0 to %d): a server alone holds its shard, so the job "
+                       "(its workers: %s): a server alone holds its shard, so the job "
                        "cannot carry on without it (--on-failure restart can)", f->rank,
-                       s->plan->strategy, s->plan->n_workers - 1);
+                       s->plan->strategy,
+                       text_ranks_upto(ranks, sizeof ranks, s->plan->n_workers - 1));
     TRY(straggler_check_ranks(s->straggler, s->plan->n_workers, s->plan->n_ranks,
                               s->plan->strategy, e));
     if (s->cluster->devices_per_node < 1 ||

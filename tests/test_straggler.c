@@ -411,11 +411,17 @@ Test(straggler, a_slow_rank_must_be_a_worker_of_the_plan)
     cr_assert_eq(straggler_check_ranks(&s, 5, 6, "mirrored", &e), 0, "%s", e.msg);
     cr_assert_eq(straggler_check_ranks(&s, 4, 5, "ps-sync", &e), ERR_INPUT);
     cr_assert_not_null(strstr(e.msg, "--straggler: 'slow:1=2,4=3': rank 4 is a parameter server "
-                                     "of the ps-sync plan (its workers are 0 to 3)"), "%s", e.msg);
+                                     "of the ps-sync plan (its workers: ranks 0 to 3)"), "%s",
+                       e.msg);
     e = (struct err){0};
     cr_assert_eq(straggler_check_ranks(&s, 4, 4, "mirrored", &e), ERR_INPUT);
-    cr_assert_not_null(strstr(e.msg, "rank 4 does not exist (the mirrored plan has 4 ranks, "
-                                     "0 to 3)"), "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "rank 4 does not exist (the mirrored plan has ranks 0 to 3)"),
+                       "%s", e.msg);
+    /* one worker is rank 0, not "ranks 0 to 0" */
+    struct straggler_spec one = parse_ok("slow:1=2");
+    e = (struct err){0};
+    cr_assert_eq(straggler_check_ranks(&one, 1, 2, "ps-sync", &e), ERR_INPUT);
+    cr_assert_not_null(strstr(e.msg, "(its workers: rank 0)"), "%s", e.msg);
     struct straggler_spec other = parse_ok("exp:0.5");
     cr_assert_eq(straggler_check_ranks(&other, 1, 2, "ps-sync", &e), 0);
     cr_assert_eq(straggler_check_ranks(NULL, 1, 2, "ps-sync", &e), 0);
