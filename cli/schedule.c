@@ -264,9 +264,12 @@ int cmd_schedule(const struct command *self, int argc, char **argv)
         timeline_print(stdout, spans, n_spans, p->n_ranks, t.makespan, cols, 64, "units");
         free(spans);
         format_bytes((double)plan_comm_bytes(p), comm, sizeof comm);
-        printf("\nvalid: %d ranks, %lld ops, %s communicated per step; unit-cost step %g units, "
-               "bubble %.1f%%\n", p->n_ranks, (long long)plan_n_ops(p), comm, t.makespan,
-               100 * plan_unit_bubble(p, &t));
+        /* the bytes handed to communication (plan_comm_bytes: each rank's
+         * collective buffer), not those on the wire, which the algorithm
+         * decides (a ring all-reduce moves 2(n-1)/n of each buffer) */
+        printf("\nvalid: %d ranks, %lld ops, %s in communication ops per step; unit-cost "
+               "step %g units, bubble %.1f%%\n", p->n_ranks, (long long)plan_n_ops(p), comm,
+               t.makespan, 100 * plan_unit_bubble(p, &t));
     } else {
         printf("INVALID: %d defect%s\n", v.n_defects, v.n_defects == 1 ? "" : "s");
         for (int i = 0; i < v.n_defects && i < PLAN_MAX_DEFECTS; i++)
