@@ -921,9 +921,13 @@ Test(report_read, non_finite_number_is_rejected)
 
 Test(report_read, absurd_sizes_are_rejected)
 {
+    /* byte counts go to 2^62 (JSON_BYTES), past the 2^53 of other counts */
     expect_bad_value("memory_bytes_per_device.peak", cJSON_CreateNumber(1e300),
                      "\"memory_bytes_per_device.peak\" is 1e+300, not a whole number from 0 "
-                     "to 9007199254740992");
+                     "to 4611686018427387904");
+    expect_bad_value("samples_applied", cJSON_CreateNumber(1e17),
+                     "\"samples_applied\" is 1e+17, not a whole number from 0 to "
+                     "9007199254740992");
     expect_bad_value("per_rank[0].rank", cJSON_CreateNumber(3e9),
                      "\"per_rank[0].rank\" is 3000000000, not a whole number from 0 to "
                      "2147483647");
