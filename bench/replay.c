@@ -383,6 +383,8 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
                      (long long)last_step);
     if (rc == 0) rc = replay_table_from_spans(doc->trace.spans.items, doc->trace.spans.len, p,
                                               max_steps, name, &measured, e);
+    if (rc == 0) rc = replay_check_complete(doc->trace.spans.items, doc->trace.spans.len, p,
+                                            doc->steps, &measured, name, e);
     if (rc == 0 && o->measured_comm)
         rc = replay_comm_from_spans(doc->trace.spans.items, doc->trace.spans.len, p, &measured,
                                     &comm, e);

@@ -396,6 +396,57 @@ Test(replay, malformed_traces_are_refused)
                         "header.json", "the trace is of mirrorex");
 }
 
+/* The uneven hand trace without the spans whose text holds both `a` and
+ * `b`, written as test_tmp_dir/file; returns its path. */
+static const char *hand_without(const char *a, const char *b, const char *file)
+{
+    char *text = test_slurp(write_hand("uneven.json", &uneven));
+    char *out = calloc(strlen(text) + 1, 1);
+    cr_assert_not_null(out);
+    const char *from = text;
+    int n_dropped = 0;
+    for (const char *at; (at = strstr(from, "{\"name\":"));) {
+        const char *end = strstr(at, "}}");
+        cr_assert_not_null(end, "a span without its end in the hand trace");
+        end += 2;
+        size_t len = (size_t)(end - at);
+        char *span = strndup(at, len);
+        cr_assert_not_null(span);
+        bool is_dropped = strstr(span, a) && strstr(span, b);
+        free(span);
+        /* a span after the first goes with the comma before it */
+        cr_assert(!is_dropped || (at > text && at[-1] == ','), "the first span is kept");
+        strncat(out, from, (size_t)(at - from) - is_dropped);
+        if (!is_dropped) strncat(out, at, len);
+        n_dropped += is_dropped;
+        from = end;
+    }
+    strcat(out, from);
+    cr_assert_gt(n_dropped, 0, "no span of the hand trace holds %s and %s", a, b);
+    const char *path = test_tmp_file(file, out);
+    free(out);
+    free(text);
+    return path;
+}
+
+/* A span missing or repeated: the writer writes each op of each step once.
+ * The replay took the later of two spans, and gave a missing op (even a
+ * synchronous worker's whole steps) the run's mean rate with a note about
+ * asynchronous workers: a mirrored trace with a backward deleted replayed
+ * at exit 0, and one with half of rank 1's steps cut at -31.8%. */
+Test(replay, a_span_missing_or_repeated_is_refused)
+{
+    expect_refused(RUN("replay", hand_without("\"name\":\"BACKWARD\"", "\"pid\":1,", "gap.json")),
+                   "gap.json: rank 1 has no span of op 1 (BACKWARD of layers [0,2)) in step 0",
+                   "cut short or edited");
+    expect_refused(RUN("replay", hand_without("\"pid\":1,", "\"step\":1,", "short.json")),
+                   "short.json: rank 1's spans cover 1 of the run's 2 steps",
+                   "mirrored's workers each run every step");
+    /* rank 0's step-1 backward said to be of step 0: two spans of one op */
+    expect_edit_refused("\"step\":1,\"op\":1", "\"step\":0,\"op\":1", "twice.json",
+                        "(rank 0, step 0, op 1, BACKWARD): a run writes each op of a step once");
+}
+
 /* The hand trace with the first value of `key` ("\"ts\":") replaced by
  * `value`, written as test_tmp_dir/file; returns its path. */
 static const char *hand_with(const char *key, const char *value, const char *file)
