@@ -356,8 +356,10 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
     struct replay_table comm = {0};
     const struct strategy *st = NULL;
     int rc = workload_parse(res->cfg.model, &wl, e);
+    if (rc < 0) err_prefix(e, "%s: \"scenario.model\"", name);   /* the trace's, not an option */
     if (rc == 0 && !(st = strategy_find(res->cfg.strategy, e))) rc = e->code;
-    if (rc == 0) rc = strategy_build(st, &res->cfg, wl, &p, e);
+    if (rc == 0 && (rc = strategy_build(st, &res->cfg, wl, &p, e)) < 0)
+        err_prefix(e, "%s: its \"scenario\" (the options of the traced run)", name);
     if (rc == 0 && (p->n_ranks != doc->n_ranks || p->n_workers != doc->n_workers))
         rc = err_set(e, ERR_INPUT, "%s: the trace has %d ranks (%d workers), but its scenario "
                      "builds %d (%d): the trace is of another plan", name, doc->n_ranks,

@@ -447,6 +447,17 @@ Test(replay, a_span_missing_or_repeated_is_refused)
                         "(rank 0, step 0, op 1, BACKWARD): a run writes each op of a step once");
 }
 
+/* A scenario no plan can be built from is the trace's fault, not an
+ * option's: the messages named neither the file nor the scenario, and
+ * read as if --model or --devices had been given. */
+Test(replay, a_scenario_that_builds_no_plan_names_the_trace)
+{
+    expect_edit_refused("\"model\":\"mlp:784-32-10\"", "\"model\":\"mlp:784-32-1x\"",
+                        "model.json", "model.json: \"scenario.model\": 'mlp:784-32-1x'");
+    expect_edit_refused("\"batch\":256,", "\"batch\":1,  ", "batch.json",
+                        "batch.json: its \"scenario\" (the options of the traced run): ");
+}
+
 /* The hand trace with the first value of `key` ("\"ts\":") replaced by
  * `value`, written as test_tmp_dir/file; returns its path. */
 static const char *hand_with(const char *key, const char *value, const char *file)
