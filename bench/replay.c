@@ -267,6 +267,32 @@ static void describe_whatif(const struct replay_opts *o, const struct config *w,
 #undef ADD
 }
 
+/* The what-if's plan can be built. When it cannot, the strategy's message
+ * names --devices, --batch or --model, options replay does not take: the
+ * what-if keeps the trace's model and each device's samples, so it is said
+ * in the trace's terms, with the options that asked for the plan. */
+static int whatif_plan_check(const struct replay_result *res, const struct replay_opts *o,
+                             const struct workload *wl, struct err *e)
+{
+    const struct config *w = &res->whatif_cfg;
+    const struct strategy *st = strategy_find(w->strategy, e);
+    if (!st) return e->code;
+    struct plan *p = NULL;
+    int rc = strategy_build(st, w, wl, &p, e);
+    plan_free(p);
+    if (rc == 0) return 0;
+    char why[ERR_MSG_BYTES], asked[96] = "";
+    snprintf(why, sizeof why, "%s", e->msg);
+    if (o->strategy && o->strategy[0]) snprintf(asked, sizeof asked, "--strategy %s", w->strategy);
+    if (o->scale_devices > 0)
+        snprintf(asked + strlen(asked), sizeof asked - strlen(asked), "%s--scale %lld",
+                 asked[0] ? " with " : "", o->scale_devices);
+    return err_set(e, rc, "%s: the what-if (%s) builds no plan of the trace's model %s, batch %lld "
+                   "on %lld devices (replay keeps the model and each device's samples; --scale "
+                   "N sets the devices): %s", asked, res->whatif_what, w->model, w->batch,
+                   w->devices, why);
+}
+
 static int run_whatif(const struct replay_table *measured, const struct replay_table *typical,
                       const struct replay_updates *updates, const struct replay_table *comm,
                       const struct plan *p, const struct workload *wl,
@@ -289,6 +315,7 @@ static int run_whatif(const struct replay_table *measured, const struct replay_t
         if (!strcmp(res->whatif_cfg.cluster, res->cfg.cluster)) src.comm = comm;
     }
     res->is_whatif_comm_modelled = comm && !src.comm;
+    if (rc == 0 && is_replanned) rc = whatif_plan_check(res, o, wl, e);
     if (rc == 0 && (rc = replay_sim(&res->whatif_cfg, wl, &src, NULL, &res->whatif, e)) < 0)
         err_prefix(e, "the what-if (%s)", res->whatif_what);
     replay_rates_free(&rates);

@@ -458,6 +458,19 @@ Test(replay, a_scenario_that_builds_no_plan_names_the_trace)
                         "batch.json: its \"scenario\" (the options of the traced run): ");
 }
 
+/* A what-if whose strategy or scale does not fit the trace's model: the
+ * message named --devices and --model, which replay does not take
+ * ("model: --devices 4 exceeds the model's 2 layers ... (use a deeper
+ * --model)"); now the options asked, and the trace's model and devices. */
+Test(replay, a_whatif_that_does_not_fit_names_its_options_and_the_trace)
+{
+    const char *trace = write_hand("uneven.json", &uneven);
+    expect_refused(RUN("replay", trace, "--strategy", "model", "--scale", "4"),
+                   "--strategy model with --scale 4: the what-if (as model, at 4 devices "
+                   "(batch 512)) builds no plan of the trace's model mlp:784-32-10, batch 512 on "
+                   "4 devices", "--scale N sets the devices");
+}
+
 /* The hand trace with the first value of `key` ("\"ts\":") replaced by
  * `value`, written as test_tmp_dir/file; returns its path. */
 static const char *hand_with(const char *key, const char *value, const char *file)
