@@ -309,6 +309,17 @@ Test(replay, plot_of_a_saved_replay_draws_its_bars)
     char *bars = test_slurp(path);
     cr_expect(strstr(bars, "\"measured\" 0.0055 0") && strstr(bars, "\"replayed\" 0.0055"),
               "%s", bars);
+    cr_expect_null(strstr(bars, "what-if"), "no what-if was asked: %s", bars);
+    free(bars);
+    /* and its what-if's bar, which replay --plot draws: strata plot drew
+     * the measured and replayed bars alone */
+    const char *json2 = test_tmp_path("saved-whatif.json"), *dir2 = test_tmp_path("whatif-plots");
+    expect_ok(RUN("replay", write_hand("uneven.json", &uneven), "--without-stragglers", "--json",
+                  json2), "replay");
+    expect_ok(RUN("plot", json2, "--plot", dir2), "plot");
+    snprintf(path, sizeof path, "%s/replay.dat", dir2);
+    bars = test_slurp(path);
+    cr_expect(strstr(bars, "\"what-if: without stragglers\" 0.0035 -36.") != NULL, "%s", bars);
     free(bars);
 }
 
