@@ -192,7 +192,8 @@ static int straggler_shares(const struct replay_table *measured,
                             const struct replay_table *comm, const struct workload *wl,
                             struct replay_result *res, struct err *e)
 {
-    if (res->n_ranks > REPLAY_MAX_SHARE_RANKS) return 0;
+    res->is_share_skipped = res->n_ranks > REPLAY_MAX_SHARE_RANKS;
+    if (res->is_share_skipped) return 0;
     double all_s = res->replayed.step_time_s.mean;
     for (int r = 0; r < res->n_ranks; r++) {
         struct replay_table one;

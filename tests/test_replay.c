@@ -482,6 +482,24 @@ Test(replay, a_whatif_that_does_not_fit_names_its_options_and_the_trace)
                    "4 devices", "--scale N sets the devices");
 }
 
+/* Past REPLAY_MAX_SHARE_RANKS workers --without-stragglers replays no
+ * rank's share: the straggler cost column and lines were left out without
+ * a word, as if no rank had cost anything. */
+Test(replay, straggler_costs_not_replayed_are_said_to_be_missing)
+{
+    const char *trace = test_tmp_path("wide-trace.json");
+    struct run r = RUN("sim", "--strategy", "mirrored", "--devices", "257", "--batch", "2570",
+                       "--model", "mlp:784-32-10", "--steps", "2", "--straggler", "slow:5=3",
+                       "--trace", trace);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    expect_ok_saying(RUN("replay", trace, "--without-stragglers"),
+                     "no straggler cost per rank: each takes a replay of the whole run, done for "
+                     "up to 256 workers, and this run has 257", true);
+    expect_ok_saying(RUN("replay", write_hand("uneven.json", &uneven), "--without-stragglers"),
+                     "no straggler cost per rank", false);
+}
+
 /* The hand trace with the first value of `key` ("\"ts\":") replaced by
  * `value`, written as test_tmp_dir/file; returns its path. */
 static const char *hand_with(const char *key, const char *value, const char *file)
