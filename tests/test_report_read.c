@@ -923,7 +923,7 @@ Test(report_read, absurd_sizes_are_rejected)
 {
     expect_bad_value("memory_bytes_per_device.peak", cJSON_CreateNumber(1e300),
                      "\"memory_bytes_per_device.peak\" is 1e+300, not a whole number from 0 "
-                     "to 9007199254740992");
+                     "to 4611686018427387904");
     expect_bad_value("per_rank[0].rank", cJSON_CreateNumber(3e9),
                      "\"per_rank[0].rank\" is 3000000000, not a whole number from 0 to "
                      "2147483647");
