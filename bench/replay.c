@@ -192,7 +192,8 @@ static int straggler_shares(const struct replay_table *measured,
                             const struct replay_table *comm, const struct workload *wl,
                             struct replay_result *res, struct err *e)
 {
-    if (res->n_ranks > REPLAY_MAX_SHARE_RANKS) return 0;
+    res->is_share_skipped = res->n_ranks > REPLAY_MAX_SHARE_RANKS;
+    if (res->is_share_skipped) return 0;
     double all_s = res->replayed.step_time_s.mean;
     for (int r = 0; r < res->n_ranks; r++) {
         struct replay_table one;
@@ -267,6 +268,32 @@ static void describe_whatif(const struct replay_opts *o, const struct config *w,
 #undef ADD
 }
 
+/* The what-if's plan can be built. When it cannot, the strategy's message
+ * names --devices, --batch or --model, options replay does not take: the
+ * what-if keeps the trace's model and each device's samples, so it is said
+ * in the trace's terms, with the options that asked for the plan. */
+static int whatif_plan_check(const struct replay_result *res, const struct replay_opts *o,
+                             const struct workload *wl, struct err *e)
+{
+    const struct config *w = &res->whatif_cfg;
+    const struct strategy *st = strategy_find(w->strategy, e);
+    if (!st) return e->code;
+    struct plan *p = NULL;
+    int rc = strategy_build(st, w, wl, &p, e);
+    plan_free(p);
+    if (rc == 0) return 0;
+    char why[ERR_MSG_BYTES], asked[96] = "";
+    snprintf(why, sizeof why, "%s", e->msg);
+    if (o->strategy && o->strategy[0]) snprintf(asked, sizeof asked, "--strategy %s", w->strategy);
+    if (o->scale_devices > 0)
+        snprintf(asked + strlen(asked), sizeof asked - strlen(asked), "%s--scale %lld",
+                 asked[0] ? " with " : "", o->scale_devices);
+    return err_set(e, rc, "%s: the what-if (%s) builds no plan of the trace's model %s, batch %lld "
+                   "on %lld devices (replay keeps the model and each device's samples; --scale "
+                   "N sets the devices): %s", asked, res->whatif_what, w->model, w->batch,
+                   w->devices, why);
+}
+
 static int run_whatif(const struct replay_table *measured, const struct replay_table *typical,
                       const struct replay_updates *updates, const struct replay_table *comm,
                       const struct plan *p, const struct workload *wl,
@@ -289,6 +316,7 @@ static int run_whatif(const struct replay_table *measured, const struct replay_t
         if (!strcmp(res->whatif_cfg.cluster, res->cfg.cluster)) src.comm = comm;
     }
     res->is_whatif_comm_modelled = comm && !src.comm;
+    if (rc == 0 && is_replanned) rc = whatif_plan_check(res, o, wl, e);
     if (rc == 0 && (rc = replay_sim(&res->whatif_cfg, wl, &src, NULL, &res->whatif, e)) < 0)
         err_prefix(e, "the what-if (%s)", res->whatif_what);
     replay_rates_free(&rates);
@@ -356,8 +384,10 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
     struct replay_table comm = {0};
     const struct strategy *st = NULL;
     int rc = workload_parse(res->cfg.model, &wl, e);
+    if (rc < 0) err_prefix(e, "%s: \"scenario.model\"", name);   /* the trace's, not an option */
     if (rc == 0 && !(st = strategy_find(res->cfg.strategy, e))) rc = e->code;
-    if (rc == 0) rc = strategy_build(st, &res->cfg, wl, &p, e);
+    if (rc == 0 && (rc = strategy_build(st, &res->cfg, wl, &p, e)) < 0)
+        err_prefix(e, "%s: its \"scenario\" (the options of the traced run)", name);
     if (rc == 0 && (p->n_ranks != doc->n_ranks || p->n_workers != doc->n_workers))
         rc = err_set(e, ERR_INPUT, "%s: the trace has %d ranks (%d workers), but its scenario "
                      "builds %d (%d): the trace is of another plan", name, doc->n_ranks,
@@ -383,6 +413,8 @@ int replay_run(const struct trace_doc *doc, const char *name, const struct repla
                      (long long)last_step);
     if (rc == 0) rc = replay_table_from_spans(doc->trace.spans.items, doc->trace.spans.len, p,
                                               max_steps, name, &measured, e);
+    if (rc == 0) rc = replay_check_complete(doc->trace.spans.items, doc->trace.spans.len, p,
+                                            doc->steps, &measured, name, e);
     if (rc == 0 && o->measured_comm)
         rc = replay_comm_from_spans(doc->trace.spans.items, doc->trace.spans.len, p, &measured,
                                     &comm, e);

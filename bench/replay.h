@@ -94,6 +94,10 @@ struct replay_result {
      * measured rates: of the home replay, and of the what-if. */
     int64_t replayed_ops_from_rates, whatif_ops_from_rates;
 
+    /* --without-stragglers, but more workers than REPLAY_MAX_SHARE_RANKS:
+     * no rank's straggler_share was replayed */
+    bool is_share_skipped;
+
     bool has_whatif;
     struct config whatif_cfg;         /* strategy, devices, batch, cluster of the what-if */
     struct report whatif;

@@ -1,5 +1,6 @@
 /* The duration sources of a replay (replay_durations.h). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,6 +177,70 @@ int replay_table_from_spans(const struct span *spans, size_t n, const struct pla
             t->dur_s[s->rank][(size_t)s->step * t->n_ops[s->rank] + s->op] = s->end_s - s->start_s;
     }
     return add_start_gaps(spans, n, p, t, e);
+}
+
+/* first[r][step * n_ops + op]: the index of the span of that op, SIZE_MAX
+ * for none yet; a second span of it is refused. */
+static int index_spans(const struct span *spans, size_t n, const struct replay_table *t,
+                       size_t **first, const char *name, struct err *e)
+{
+    for (int r = 0; r < t->n_ranks; r++) {
+        size_t cells = (size_t)t->n_steps[r] * (size_t)t->n_ops[r];
+        if (cells && !(first[r] = XCALLOC(e, cells, sizeof **first))) return ERR_NOMEM;
+        for (size_t k = 0; k < cells; k++) first[r][k] = SIZE_MAX;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct span *s = &spans[i];
+        if (s->op < 0) continue;   /* a server's: replay_updates keeps them apart */
+        size_t *at = &first[s->rank][(size_t)s->step * t->n_ops[s->rank] + s->op];
+        if (*at != SIZE_MAX)
+            return err_set(e, ERR_INPUT, "%s: span %zu repeats span %zu (rank %d, step %d, op %d, "
+                           "%s): a run writes each op of a step once, so the trace is edited or "
+                           "damaged", name, i, *at, (int)s->rank, (int)s->step, (int)s->op,
+                           op_infos[s->kind].name);
+        *at = i;
+    }
+    return 0;
+}
+
+/* Every op of worker r in each step it has spans of, and with synchronous
+ * workers in each of the job's steps. */
+static int check_rank_complete(const struct plan *p, int r, int64_t steps,
+                               const struct replay_table *t, const size_t *first,
+                               const char *name, struct err *e)
+{
+    int n_ops = t->n_ops[r];
+    if (!n_ops) return 0;
+    if (!policy_is_async(p->policy) && t->n_steps[r] < steps)
+        return err_set(e, ERR_INPUT, "%s: rank %d's spans cover %d of the run's %lld steps, "
+                       "but %s's workers each run every step: the trace is cut short or edited "
+                       "(a replay needs every op of every step)", name, r, t->n_steps[r],
+                       (long long)steps, p->strategy);
+    for (int st = 0; st < t->n_steps[r]; st++)
+        for (int i = 0; i < n_ops; i++) {
+            if (first[(size_t)st * n_ops + i] != SIZE_MAX) continue;
+            const struct op *o = &p->ranks[r].ops.items[i];
+            return err_set(e, ERR_INPUT, "%s: rank %d has no span of op %d (%s of layers "
+                           "[%d,%d)) in step %d, though its spans go on to step %d: the trace "
+                           "is cut short or edited (a replay needs every op of every step)",
+                           name, r, i, op_infos[o->kind].name, o->lo, o->hi, st,
+                           t->n_steps[r] - 1);
+        }
+    return 0;
+}
+
+int replay_check_complete(const struct span *spans, size_t n, const struct plan *p,
+                          int64_t steps, const struct replay_table *t, const char *name,
+                          struct err *e)
+{
+    size_t **first = XCALLOC(e, (size_t)t->n_ranks + 1, sizeof *first);
+    if (!first) return ERR_NOMEM;
+    int rc = index_spans(spans, n, t, first, name, e);
+    for (int r = 0; rc == 0 && r < p->n_workers && r < t->n_ranks; r++)
+        rc = check_rank_complete(p, r, steps, t, first[r], name, e);
+    for (int r = 0; r < t->n_ranks; r++) free(first[r]);
+    free(first);
+    return rc;
 }
 
 /* A push as its server received it (op -1 PUSH spans): server, worker,

@@ -32,6 +32,17 @@ int replay_table_from_spans(const struct span *spans, size_t n, const struct pla
                             int64_t max_steps, const char *name, struct replay_table *t,
                             struct err *e);
 
+/* The trace t was made of (spans[0..n) of p, for a job of `steps` steps)
+ * holds each op of each worker once in every step the worker ran, and, when
+ * p's workers are synchronous, every one of the job's steps: what the
+ * writer writes (core/trace.h). A span repeated, or one missing, is
+ * ERR_INPUT naming `name`, the rank, step and op: a replay would otherwise
+ * take the later of two spans, or give a missing op the run's mean rate,
+ * and report a cut or edited trace's error as the simulator's. */
+int replay_check_complete(const struct span *spans, size_t n, const struct plan *p,
+                          int64_t steps, const struct replay_table *t, const char *name,
+                          struct err *e);
+
 /* out = in with every op's duration made typical. A consistently slow rank
  * (its pace, the median over its ops of its duration over the op's lower
  * median across the ranks, at least STRAGGLER_SLOW_RATIO, as

@@ -352,10 +352,13 @@ int plot_documents(const struct plot_opts *o, const struct report_doc *docs, int
      * (the first replay document's: the figure has one name) */
     for (int i = 0; rc == 0 && i < n_docs; i++)
         if (!strcmp(docs[i].kind, "strata_replay") && docs[i].n >= 2) {
+            char whatif[sizeof docs[i].replay.what + 16];
+            snprintf(whatif, sizeof whatif, "what-if: %s", docs[i].replay.what);
             const struct replay_bar bars[] = {
                 {"measured", docs[i].reports[0].step_time_s.mean},
-                {"replayed", docs[i].reports[1].step_time_s.mean}};
-            rc = plot_replay(bars, 2, o, e);
+                {"replayed", docs[i].reports[1].step_time_s.mean},
+                {whatif, docs[i].replay.step_s}};
+            rc = plot_replay(bars, docs[i].replay.has_whatif ? 3 : 2, o, e);
             if (rc == 0) append(names, n_names, "replay");
             break;
         }

@@ -148,6 +148,10 @@ static void print_after_table(FILE *out, const struct replay_result *r)
         fprintf(out, "note: the what-if ran %lld compute ops of steps the trace does not hold (its "
                      "asynchronous workers shared the steps out otherwise); they took the run's "
                      "measured time per FLOP\n", (long long)r->whatif_ops_from_rates);
+    if (r->is_share_skipped)
+        fprintf(out, "no straggler cost per rank: each takes a replay of the whole run, done "
+                     "for up to %d workers, and this run has %d\n", REPLAY_MAX_SHARE_RANKS,
+                r->n_ranks);
     for (int i = 0; i < r->n_ranks; i++)
         if (isfinite(r->ranks[i].straggler_share) && r->ranks[i].straggler_share >= 0.005)
             fprintf(out, "rank %d cost this job %.0f%% of its time (the replay with rank %d alone at "

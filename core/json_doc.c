@@ -156,10 +156,16 @@ int json_as_whole(const cJSON *v, const struct json_at *at, int64_t max, int64_t
 int json_as_version(const cJSON *v, const struct json_at *at, int64_t version)
 {
     if (!cJSON_IsNumber(v)) return json_bad(at, "is %s, not a version number", json_type_name(v));
-    if (v->valuedouble != (double)version)
-        return json_bad(at, "is %.15g: this strata reads version %lld (a newer strata wrote it?)",
-                        v->valuedouble, (long long)version);
-    return 0;
+    double x = v->valuedouble;
+    if (x == (double)version) return 0;
+    /* versions count up from 1: past this one a newer strata wrote it, a
+     * whole one below an older strata, anything else no strata */
+    const char *who = x > (double)version        ? "a newer strata wrote it?"
+                      : x >= 1 && x == floor(x) ? "an older strata wrote it: make it again with "
+                                                  "this one"
+                                                : "no strata writes that version";
+    return json_bad(at, "is %.15g: this strata reads version %lld (%s)", x, (long long)version,
+                    who);
 }
 
 int json_read_version(const cJSON *parent, const struct json_at *at, const char *key,

@@ -245,6 +245,11 @@ struct report_doc {
         bool is_weak;         /* "scaling": "weak" */
         bool is_real;         /* "mode": "real" */
     } sweep;
+    struct {                  /* a strata_replay's what-if: its "whatif" object */
+        bool has_whatif;      /* false: none was asked (null), or not a replay */
+        char what[300];       /* its question: "without stragglers, as pipeline-1f1b" */
+        double step_s;        /* its mean step time */
+    } replay;
 };
 
 /* Reads and parses the file at path (at most JSON_DOC_MAX_BYTES). 0, or ERR_INPUT (a

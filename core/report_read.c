@@ -59,7 +59,8 @@ static const struct doc_kind {
     /* version 2: a matrix, cells[].rows[] (bench/validate.h) */
     {"strata_validate", 2, "cells", "rows", {"predicted", "measured"}, 2, &validate_row},
     /* strata replay (bench/replay.h): one entry, the document itself; its
-     * what-if report (null when none was asked) is not read */
+     * what-if report (null when none was asked) is not read, its "whatif"
+     * figures are (read_replay_whatif) */
     {"strata_replay", 1, NULL, NULL, {"measured", "replayed"}, 2, NULL},
 };
 
@@ -372,6 +373,26 @@ static int read_sweep_axis(const cJSON *root, const struct json_at *top, struct 
     return 0;
 }
 
+/* A replay document's what-if, from its "whatif" object (null when none
+ * was asked): the third bar `strata replay --plot` draws, which strata plot
+ * draws again; one of another shape is ERR_INPUT naming it. */
+static int read_replay_whatif(const cJSON *root, const struct json_at *top, struct report_doc *d)
+{
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(root, "whatif");
+    if (!w || cJSON_IsNull(w)) return 0;
+    struct json_at at = json_key(top, "whatif");
+    if (!cJSON_IsObject(w)) return json_bad(&at, "is %s, not an object or null", json_type_name(w));
+    struct json_at at_what = json_key(&at, "what"), at_step = json_key(&at, "step_s");
+    const cJSON *what = json_need(w, &at_what), *step = json_need(w, &at_step);
+    if (!what || !step) return ERR_INPUT;
+    if (!cJSON_IsString(what))
+        return json_bad(&at_what, "is %s, not a string", json_type_name(what));
+    TRY(json_as_real(step, &at_step, &d->replay.step_s));
+    snprintf(d->replay.what, sizeof d->replay.what, "%s", what->valuestring);
+    d->replay.has_whatif = true;
+    return 0;
+}
+
 /* Two passes over the lists: count, allocate, read. */
 static int read_doc(const cJSON *root, const struct json_at *top, struct report_doc *d)
 {
@@ -386,7 +407,8 @@ static int read_doc(const cJSON *root, const struct json_at *top, struct report_
     if (!k->list) {   /* the document is its one entry */
         TRY(json_read_version(root, top, k->tag, k->version));
         TRY(alloc_doc(d, k, 1, top->e));
-        return read_entry(root, top, k, d, 0);
+        TRY(read_entry(root, top, k, d, 0));
+        return strcmp(k->tag, "strata_replay") ? 0 : read_replay_whatif(root, top, d);
     }
     TRY(json_read_version(root, top, k->tag, k->version));
     int n = 0, next = 0;

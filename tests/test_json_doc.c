@@ -136,9 +136,16 @@ Test(json_fields, bad_values_are_named)
 {
     struct thing t;
     const char *msg;
+    /* a version below this strata's was said to be a newer strata's */
     cr_expect_eq(read_thing("{\"strata_thing\": 2}", &t, &msg), ERR_INPUT);
     cr_expect_str_eq(msg, "t.json: \"strata_thing\" is 2: this strata reads version 3 "
+                          "(an older strata wrote it: make it again with this one)");
+    cr_expect_eq(read_thing("{\"strata_thing\": 4}", &t, &msg), ERR_INPUT);
+    cr_expect_str_eq(msg, "t.json: \"strata_thing\" is 4: this strata reads version 3 "
                           "(a newer strata wrote it?)");
+    cr_expect_eq(read_thing("{\"strata_thing\": 0}", &t, &msg), ERR_INPUT);
+    cr_expect_str_eq(msg, "t.json: \"strata_thing\" is 0: this strata reads version 3 "
+                          "(no strata writes that version)");
     cr_expect_eq(read_thing("{\"strata_thing\": 3, \"count\": 0}", &t, &msg), ERR_INPUT);
     cr_expect_str_eq(msg, "t.json: \"count\" is 0: a thing counts at least one");
     cr_expect_eq(read_thing("{\"strata_thing\": 3, \"count\": 1, \"ratio\": 1}", &t, &msg),

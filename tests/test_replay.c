@@ -309,6 +309,17 @@ Test(replay, plot_of_a_saved_replay_draws_its_bars)
     char *bars = test_slurp(path);
     cr_expect(strstr(bars, "\"measured\" 0.0055 0") && strstr(bars, "\"replayed\" 0.0055"),
               "%s", bars);
+    cr_expect_null(strstr(bars, "what-if"), "no what-if was asked: %s", bars);
+    free(bars);
+    /* and its what-if's bar, which replay --plot draws: strata plot drew
+     * the measured and replayed bars alone */
+    const char *json2 = test_tmp_path("saved-whatif.json"), *dir2 = test_tmp_path("whatif-plots");
+    expect_ok(RUN("replay", write_hand("uneven.json", &uneven), "--without-stragglers", "--json",
+                  json2), "replay");
+    expect_ok(RUN("plot", json2, "--plot", dir2), "plot");
+    snprintf(path, sizeof path, "%s/replay.dat", dir2);
+    bars = test_slurp(path);
+    cr_expect(strstr(bars, "\"what-if: without stragglers\" 0.0035 -36.") != NULL, "%s", bars);
     free(bars);
 }
 
@@ -394,6 +405,99 @@ Test(replay, malformed_traces_are_refused)
                         "left out 1 span when");
     expect_edit_refused("\"strategy\":\"mirrored\"", "\"strategy\":\"mirrorex\"",
                         "header.json", "the trace is of mirrorex");
+}
+
+/* The uneven hand trace without the spans whose text holds both `a` and
+ * `b`, written as test_tmp_dir/file; returns its path. */
+static const char *hand_without(const char *a, const char *b, const char *file)
+{
+    char *text = test_slurp(write_hand("uneven.json", &uneven));
+    char *out = calloc(strlen(text) + 1, 1);
+    cr_assert_not_null(out);
+    const char *from = text;
+    int n_dropped = 0;
+    for (const char *at; (at = strstr(from, "{\"name\":"));) {
+        const char *end = strstr(at, "}}");
+        cr_assert_not_null(end, "a span without its end in the hand trace");
+        end += 2;
+        size_t len = (size_t)(end - at);
+        char *span = strndup(at, len);
+        cr_assert_not_null(span);
+        bool is_dropped = strstr(span, a) && strstr(span, b);
+        free(span);
+        /* a span after the first goes with the comma before it */
+        cr_assert(!is_dropped || (at > text && at[-1] == ','), "the first span is kept");
+        strncat(out, from, (size_t)(at - from) - is_dropped);
+        if (!is_dropped) strncat(out, at, len);
+        n_dropped += is_dropped;
+        from = end;
+    }
+    strcat(out, from);
+    cr_assert_gt(n_dropped, 0, "no span of the hand trace holds %s and %s", a, b);
+    const char *path = test_tmp_file(file, out);
+    free(out);
+    free(text);
+    return path;
+}
+
+/* A span missing or repeated: the writer writes each op of each step once.
+ * The replay took the later of two spans, and gave a missing op (even a
+ * synchronous worker's whole steps) the run's mean rate with a note about
+ * asynchronous workers: a mirrored trace with a backward deleted replayed
+ * at exit 0, and one with half of rank 1's steps cut at -31.8%. */
+Test(replay, a_span_missing_or_repeated_is_refused)
+{
+    expect_refused(RUN("replay", hand_without("\"name\":\"BACKWARD\"", "\"pid\":1,", "gap.json")),
+                   "gap.json: rank 1 has no span of op 1 (BACKWARD of layers [0,2)) in step 0",
+                   "cut short or edited");
+    expect_refused(RUN("replay", hand_without("\"pid\":1,", "\"step\":1,", "short.json")),
+                   "short.json: rank 1's spans cover 1 of the run's 2 steps",
+                   "mirrored's workers each run every step");
+    /* rank 0's step-1 backward said to be of step 0: two spans of one op */
+    expect_edit_refused("\"step\":1,\"op\":1", "\"step\":0,\"op\":1", "twice.json",
+                        "(rank 0, step 0, op 1, BACKWARD): a run writes each op of a step once");
+}
+
+/* A scenario no plan can be built from is the trace's fault, not an
+ * option's: the messages named neither the file nor the scenario, and
+ * read as if --model or --devices had been given. */
+Test(replay, a_scenario_that_builds_no_plan_names_the_trace)
+{
+    expect_edit_refused("\"model\":\"mlp:784-32-10\"", "\"model\":\"mlp:784-32-1x\"",
+                        "model.json", "model.json: \"scenario.model\": 'mlp:784-32-1x'");
+    expect_edit_refused("\"batch\":256,", "\"batch\":1,  ", "batch.json",
+                        "batch.json: its \"scenario\" (the options of the traced run): ");
+}
+
+/* A what-if whose strategy or scale does not fit the trace's model: the
+ * message named --devices and --model, which replay does not take
+ * ("model: --devices 4 exceeds the model's 2 layers ... (use a deeper
+ * --model)"); now the options asked, and the trace's model and devices. */
+Test(replay, a_whatif_that_does_not_fit_names_its_options_and_the_trace)
+{
+    const char *trace = write_hand("uneven.json", &uneven);
+    expect_refused(RUN("replay", trace, "--strategy", "model", "--scale", "4"),
+                   "--strategy model with --scale 4: the what-if (as model, at 4 devices "
+                   "(batch 512)) builds no plan of the trace's model mlp:784-32-10, batch 512 on "
+                   "4 devices", "--scale N sets the devices");
+}
+
+/* Past REPLAY_MAX_SHARE_RANKS workers --without-stragglers replays no
+ * rank's share: the straggler cost column and lines were left out without
+ * a word, as if no rank had cost anything. */
+Test(replay, straggler_costs_not_replayed_are_said_to_be_missing)
+{
+    const char *trace = test_tmp_path("wide-trace.json");
+    struct run r = RUN("sim", "--strategy", "mirrored", "--devices", "257", "--batch", "2570",
+                       "--model", "mlp:784-32-10", "--steps", "2", "--straggler", "slow:5=3",
+                       "--trace", trace);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    expect_ok_saying(RUN("replay", trace, "--without-stragglers"),
+                     "no straggler cost per rank: each takes a replay of the whole run, done for "
+                     "up to 256 workers, and this run has 257", true);
+    expect_ok_saying(RUN("replay", write_hand("uneven.json", &uneven), "--without-stragglers"),
+                     "no straggler cost per rank", false);
 }
 
 /* The hand trace with the first value of `key` ("\"ts\":") replaced by
