@@ -23,6 +23,9 @@ struct command {
      * ended by a refusal with no options, each with its own why): --help
      * leaves them out and command_refuse_options refuses them */
     const struct refusal *refused;
+    /* defaults it decides itself, shown by --help in place of the option
+     * table's: option name, text, ..., NULL (NULL: none) */
+    const char *const *defaults;
 };
 
 int cmd_calibrate(const struct command *self, int argc, char **argv);

@@ -64,7 +64,7 @@ static const struct command commands[] = {
      "--timeline, --plot or --html it runs in one process. --trace t.json writes a trace\n"
      "a strategy, its name before the extension (t.mirrored.json), whenever more than one\n"
      "was asked for, even if only one fitted the scenario and ran.",
-     STRATEGIES_GROUPS | OPTG_JOBS, cmd_compare, keeps_no_model_refused},
+     STRATEGIES_GROUPS | OPTG_JOBS, cmd_compare, keeps_no_model_refused, NULL},
     {"sim", "one strategy, simulated: its report, staleness, failures, timeline",
      "Simulates one strategy on a cluster (--cluster, --nodes, --devices-per-node,\n"
      "--allreduce) with stragglers (--straggler) and a failure (--fail) for --steps steps,\n"
@@ -76,7 +76,7 @@ static const struct command commands[] = {
      "writes them; so do PyTorch's execution traces through chakra_converter).",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_DISTURB | OPTG_TRAIN |
          OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML | OPTG_TRACE_IN,
-     cmd_sim, NULL},
+     cmd_sim, NULL, NULL},
     {"real", "one strategy, executed on CPU ranks under MPI: measured report, loss, accuracy",
      "Trains --model on --data with one strategy for real: one MPI process per device\n"
      "(--np N; parameter servers are extra ranks), real gradients, real messages. Outside\n"
@@ -87,7 +87,7 @@ static const struct command commands[] = {
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_LAUNCH |
          OPTG_DISTURB |
          OPTG_OUTPUT | OPTG_LIMITS | OPTG_HTML,
-     cmd_real, NULL},
+     cmd_real, NULL, NULL},
     {"sweep", "vary the devices (or another option): speedup and scaling efficiency",
      "Runs every strategy (or --strategies) at every value of one option and prints a\n"
      "block per strategy: step time, throughput, speedup and scaling efficiency.\n"
@@ -100,7 +100,7 @@ static const struct command commands[] = {
      "--plot DIR and --plot-terminal the speedup figure. A simulated sweep runs its points\n"
      "in -j N processes (one per core by default), and under `mpirun -np R strata sweep`\n"
      "over the ranks, rank 0 printing: the output is -j 1's, byte for byte.",
-     STRATEGIES_GROUPS | OPTG_SWEEP | OPTG_JOBS, cmd_sweep, sweep_refused},
+     STRATEGIES_GROUPS | OPTG_SWEEP | OPTG_JOBS, cmd_sweep, sweep_refused, NULL},
     {"schedule", "a strategy's plan per rank, its checker's verdict and its unit-cost timeline",
      "Prints the program every rank runs for one training step (one op a line: index,\n"
      "stream, op, layers, microbatch, peer or group, bytes, deps), the checker's verdict,\n"
@@ -109,7 +109,7 @@ static const struct command commands[] = {
      "server policy mean; --json FILE writes the plan as JSON; --chakra DIR writes it as\n"
      "Chakra execution traces, DIR/STRATEGY.RANK.et, for ASTRA-sim or `strata sim --workload`.",
      OPTG_SCENARIO | OPTG_STRATEGY | OPTG_OUTPUT | OPTG_SCHEDULE | OPTG_LIMITS, cmd_schedule,
-     schedule_refused},
+     schedule_refused, NULL},
     {"replay", "a run's trace replayed in the simulator: replay error, and what-ifs on it",
      "strata replay TRACE.json [what-if options] [--json FILE] [--plot DIR] [--html FILE]\n"
      "\n"
@@ -144,7 +144,10 @@ static const struct command commands[] = {
      "and the step times as bars; --html FILE puts them on one page. A trace of a run with\n"
      "failures is refused. Exit status 2 for a malformed trace or a refused what-if.",
      OPTG_STRATEGY | OPTG_RUN | OPTG_SIM | OPTG_OUTPUT | OPTG_PLOT | OPTG_HTML | OPTG_REPLAY,
-     cmd_replay, replay_refused},
+     cmd_replay, replay_refused,
+     (const char *const[]){"strategy", "default: the trace's own; another is a what-if",
+                           "cluster", "default: a simulated trace's own; a real trace's, "
+                                      "cpu-loopback", NULL}},
     {"plot", "figures of saved reports: convergence, staleness, speedup, validation",
      "strata plot REPORT.json... [--plot DIR] [--plot-terminal]\n"
      "Reads reports saved with --json (by sim, real, compare, sweep, validate or replay)\n"
@@ -156,7 +159,7 @@ static const struct command commands[] = {
      "script NAME.gp that draws it again. Without gnuplot (Debian: gnuplot-nox) the data\n"
      "and scripts are still written. --html FILE puts the reports' table, the figures\n"
      "and the documents in one page (and alone, no plots/).",
-     OPTG_PLOT | OPTG_HTML, cmd_plot, NULL},
+     OPTG_PLOT | OPTG_HTML, cmd_plot, NULL, NULL},
     {"validate", "a matrix of models, ranks and stragglers: every strategy simulated and run",
      "Runs each strategy (--strategies) in each cell of a matrix, --models x --np LIST x\n"
      "--stragglers (each defaults to its single option), twice: for real (--repeat R MPI\n"
@@ -169,7 +172,9 @@ static const struct command commands[] = {
      "strategies' ranking, the largest staleness TVD, and the machine's load before and\n"
      "after. --json writes { \"strata_validate\": 2, \"load\", \"cells\": [{..., \"rows\"}],\n"
      "\"summary\" } with both reports of each row; --plot DIR draws predicted against measured.",
-     STRATEGIES_GROUPS | OPTG_VALIDATE, cmd_validate, validate_refused},
+     STRATEGIES_GROUPS | OPTG_VALIDATE, cmd_validate, validate_refused,
+     (const char *const[]){"cluster", "required: a profile of this machine, from strata "
+                                      "calibrate -o FILE", NULL}},
     {"calibrate", "measure this machine into a cluster profile for the simulator",
      "Measures this machine for the simulator, on 2 MPI ranks (it relaunches itself under\n"
      "mpirun; `mpirun -np N strata calibrate` uses the ranks it is given): the device's\n"
@@ -181,7 +186,7 @@ static const struct command commands[] = {
      "all-reduce's per-byte reduction (gamma) to the all-reduce; the cores the ranks share.\n"
      "Prints the profile; -o FILE writes it (nothing is written without -o).",
      OPTG_SCENARIO | OPTG_RUN | OPTG_TRAIN | OPTG_EXEC | OPTG_LAUNCH | OPTG_CALIBRATE,
-     cmd_calibrate, keeps_no_model_refused},
+     cmd_calibrate, keeps_no_model_refused, NULL},
     {"lab", "the course: one lab per tradeoff, its claim tested on a run (--check)",
      "Without NAME, lists the labs of labs/ in course order, one line each. With NAME (the\n"
      "file's name, its number, its name without the number, or a path to a .lab file),\n"
@@ -192,7 +197,7 @@ static const struct command commands[] = {
      "exit 0 when this run shows the claim, 1 when not, 2 for a malformed lab. --labs DIR\n"
      "reads labs from DIR (default: ./labs, else the source tree's). labs/README.md says how\n"
      "to write one.",
-     0, cmd_lab, NULL},
+     0, cmd_lab, NULL, NULL},
 };
 static const size_t n_commands = sizeof commands / sizeof commands[0];
 
@@ -218,7 +223,7 @@ void command_print_help(const struct command *c, FILE *out)
     for (const struct refusal *r = c->refused; r && r->options; r++)
         for (size_t i = 0; r->options[i] && n < CONFIG_MAX_OPTIONS; i++) refused[n++] = r->options[i];
     refused[n] = NULL;
-    config_print_help_without(out, c->groups, refused);
+    config_print_help_without(out, c->groups, refused, c->defaults);
     print_list(out);
 }
 

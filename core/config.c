@@ -866,7 +866,7 @@ static void print_entry(FILE *out, int width, const char *head, const char *help
 
 void config_print_help(FILE *out, unsigned groups)
 {
-    config_print_help_without(out, groups, NULL);
+    config_print_help_without(out, groups, NULL, NULL);
 }
 
 static bool is_listed(const char *name, const char *const *list)
@@ -876,7 +876,16 @@ static bool is_listed(const char *name, const char *const *list)
     return false;
 }
 
-void config_print_help_without(FILE *out, unsigned groups, const char *const *refused)
+/* The default `defaults` (name, text pairs) gives option name, or NULL. */
+static const char *default_given(const char *name, const char *const *defaults)
+{
+    for (size_t i = 0; defaults && defaults[i] && defaults[i + 1]; i += 2)
+        if (!strcmp(defaults[i], name)) return defaults[i + 1];
+    return NULL;
+}
+
+void config_print_help_without(FILE *out, unsigned groups, const char *const *refused,
+                               const char *const *defaults)
 {
     /* One column for every command: the width of the longest head of the
      * whole table, so all commands' help lines align alike. */
@@ -890,6 +899,12 @@ void config_print_help_without(FILE *out, unsigned groups, const char *const *re
         const struct opt_spec *o = &config_options[i];
         if (!(o->groups & groups) || is_listed(o->name, refused)) continue;
         format_head(o, head, sizeof head);
+        const char *given = default_given(o->name, defaults);
+        if (given) {
+            snprintf(tail, sizeof tail, " (%s)", given);
+            print_entry(out, width, head, o->help, tail);
+            continue;
+        }
         switch (o->type) {
         case OPT_INT:
         case OPT_REAL:

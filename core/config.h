@@ -242,7 +242,12 @@ void config_print_help(FILE *out, unsigned groups);
 
 /* The same, less the options named in `refused` (NULL-terminated; NULL:
  * none): those of its groups a command turns down (strata replay takes
- * --steps from its trace), which its help must not offer. */
-void config_print_help_without(FILE *out, unsigned groups, const char *const *refused);
+ * --steps from its trace), which its help must not offer. `defaults`
+ * (pairs of option name and text, NULL-ended; NULL: none) are the
+ * defaults a command decides itself, shown in place of the table's
+ * "(default ...)" (replay's --cluster is its trace's, not
+ * h100-nvlink-ib; validate's is required). */
+void config_print_help_without(FILE *out, unsigned groups, const char *const *refused,
+                               const char *const *defaults);
 
 #endif

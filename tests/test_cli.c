@@ -1171,3 +1171,26 @@ Test(cli, an_option_after_dashes_is_refused_as_an_argument)
     /* before '--', a stray word is still told how options are written */
     expect_refused(RUN("sim", "stray", "--", "--devices"), "'stray'", "options start with --");
 }
+
+/* replay --help said --cluster defaults to h100-nvlink-ib and --strategy
+ * to mirrored, where replay takes both from its trace (a real trace's
+ * network: cpu-loopback); validate's --cluster, which it requires, was
+ * shown with the same default. The help says what each command does. */
+Test(cli, help_shows_the_defaults_a_command_decides_itself)
+{
+    struct run r = RUN("replay", "--help");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_null(strstr(r.out, "(default h100-nvlink-ib)"), "%s", r.out);
+    cr_expect_null(strstr(r.out, "(default mirrored)"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "(default: a simulated trace's own; a real trace's, "
+                                     "cpu-loopback)"), "%s", r.out);
+    run_free(&r);
+    r = RUN("validate", "--help");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "(required: a profile of this machine"), "%s", r.out);
+    run_free(&r);
+    r = RUN("sim", "--help");
+    cr_expect_not_null(strstr(r.out, "(default h100-nvlink-ib)"), "sim keeps the table's: %s",
+                       r.out);
+    run_free(&r);
+}
