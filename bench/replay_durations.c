@@ -440,21 +440,26 @@ static double group_typical_s(const struct entry *xs, size_t g, size_t end, cons
 }
 
 /* Each rank's pace: the median over its shared ops of its duration over the
- * op's lower median across the ranks (core/straggler_detect.h's ratio),
+ * median of the other ranks' at the same op and step (core/straggler_detect.h's
+ * ratio, as a real report's "stragglers" has it: with 2 of 3 ranks slow, the
+ * lower median over all three was a slow one's, and neither was slow),
  * NaN for a rank with no shared op; is_slow: at least STRAGGLER_SLOW_RATIO. */
 static int rank_paces(const struct entry *xs, size_t n, int n_ranks, double *pace,
                       bool *is_slow, struct err *e)
 {
     VEC(double) *ratios = XCALLOC(e, (size_t)n_ranks + 1, sizeof *ratios);
-    if (!ratios) return ERR_NOMEM;
-    int rc = 0;
-    const bool *none_slow = is_slow;   /* all false while paces are measured */
+    double *durs = XCALLOC(e, n + 1, sizeof *durs);   /* one group's, ascending */
+    int rc = ratios && durs ? 0 : ERR_NOMEM;
     for (size_t g = 0, end; g < n && rc == 0; g = end) {
         if (!next_group(xs, n, g, &end)) continue;
-        double typical_s = group_typical_s(xs, g, end, none_slow);
-        for (size_t k = g; k < end && rc == 0; k++)
-            if (typical_s > 0) rc = vec_push(&ratios[xs[k].rank], xs[k].dur_s / typical_s);
+        for (size_t k = g; k < end; k++) durs[k - g] = xs[k].dur_s;
+        for (size_t k = g; k < end && rc == 0; k++) {
+            double others_s = straggler_median_of_others(durs, end - g, k - g);
+            if (others_s > 0) rc = vec_push(&ratios[xs[k].rank], xs[k].dur_s / others_s);
+        }
     }
+    free(durs);
+    if (!ratios) return err_set(e, ERR_NOMEM, "replay: out of memory measuring the ranks' pace");
     for (int r = 0; r < n_ranks; r++) {
         pace[r] = NAN;
         if (rc == 0 && ratios[r].len) {

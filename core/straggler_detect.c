@@ -3,7 +3,7 @@
  * of the other members', then each rank's ratios summarised.
  *
  * Cost: two sorts of the compute spans, O(N log N); the median of "the
- * others" is read off the sorted group without copying it (at_without). */
+ * others" is read off the sorted group (at_without). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,18 +57,17 @@ static int by_rank_step_ratio(const void *x, const void *y)
     return c;
 }
 
-/* Element k of sorted g[0..n) with element p taken out. */
-static double at_without(const struct sample *g, size_t p, size_t k)
+/* Element k of ascending d[0..n) with element p taken out. */
+static double at_without(const double *d, size_t p, size_t k)
 {
-    return g[k < p ? k : k + 1].dur_s;
+    return d[k < p ? k : k + 1];
 }
 
-/* Median of g[0..n) (sorted by duration) without member p; n >= 2. */
-static double median_of_others(const struct sample *g, size_t n, size_t p)
+double straggler_median_of_others(const double *d, size_t n, size_t p)
 {
     size_t m = n - 1;
-    if (m % 2) return at_without(g, p, m / 2);
-    return (at_without(g, p, m / 2 - 1) + at_without(g, p, m / 2)) / 2;
+    if (m % 2) return at_without(d, p, m / 2);
+    return (at_without(d, p, m / 2 - 1) + at_without(d, p, m / 2)) / 2;
 }
 
 static int by_double(const void *x, const void *y)
@@ -96,18 +95,25 @@ static int compare_groups(struct sample *s, size_t n, struct ratio **out, size_t
 {
     qsort(s, n, sizeof *s, by_group_then_duration);
     struct ratio *r = n ? XCALLOC(e, n, sizeof *r) : NULL;
-    if (n && !r) return ERR_NOMEM;
+    double *durs = n ? XCALLOC(e, n, sizeof *durs) : NULL;   /* one group's, ascending */
+    if (n && (!r || !durs)) {
+        free(r);
+        free(durs);
+        return ERR_NOMEM;
+    }
     size_t k = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && same_group(&s[i], &s[j])) j++;
+        for (size_t p = i; p < j; p++) durs[p - i] = s[p].dur_s;
         for (size_t p = i; j - i >= 2 && p < j; p++) {
-            double ref_s = median_of_others(&s[i], j - i, p - i);
+            double ref_s = straggler_median_of_others(durs, j - i, p - i);
             double ratio = s[p].dur_s / ref_s;
             if (ref_s > 0 && isfinite(ratio)) r[k++] = (struct ratio){s[p].rank, s[p].step, ratio};
         }
         i = j;
     }
+    free(durs);
     *out = r;
     *n_out = k;
     return 0;

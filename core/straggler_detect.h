@@ -57,6 +57,11 @@ cJSON *straggler_to_json(const struct rank_pace *paces, int n);
 int straggler_from_json(const cJSON *v, const struct json_at *at, struct rank_pace **out,
                         int *n_out);
 
+/* The median of d[0..n) (ascending, n >= 2) without d[p]: what one rank's
+ * op is held against, the other ranks' at the same op and step (the
+ * ratio this module and replay's --without-stragglers both use). */
+double straggler_median_of_others(const double *d, size_t n, size_t p);
+
 /* The block under a real run's table, prefixed by `label` when not NULL:
  * "stragglers: rank 1 (compute 2.00x the median of the others, 19/20
  * steps)" or "stragglers: none", then each rank's median and p99 pace.
