@@ -464,6 +464,20 @@ Test(config, file_with_comments_blanks_quotes_and_spaces)
     config_release(&c);
 }
 
+/* A file saved with a UTF-8 byte order mark (Windows Notepad) read as an
+ * unknown option "--\xef\xbb\xbfdevices", its invisible bytes printed raw. */
+Test(config, file_with_a_byte_order_mark_reads_its_first_key)
+{
+    const char *path = test_tmp_file("bom.conf", "\xef\xbb\xbf" "devices = 8\nbatch = 512\n");
+    struct config c;
+    struct err e = {0};
+    config_init(&c);
+    cr_assert_eq(config_load_file(&c, path, ALL_GROUPS, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.devices, 8);
+    cr_expect_eq(c.batch, 512);
+    config_release(&c);
+}
+
 /* -f and --help are the command line's: a file naming them got "--file:
  * unknown option (did you mean --file?)". */
 Test(config, file_keys_file_and_help_are_named_as_the_command_lines)
