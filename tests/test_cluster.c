@@ -262,15 +262,7 @@ Test(cluster, comments_blank_lines_and_spacing_are_accepted)
  * value', got '<the mark's invisible bytes>'". */
 Test(cluster, byte_order_mark_before_the_first_key_is_dropped)
 {
-    const char *path = test_tmp_file("bom.conf", "\xef\xbb\xbf" "flops_per_s = 1e12\n"
-                                     "mem_bw_bytes_per_s = 2e11\n"
-                                     "op_overhead_s = 0\n"
-                                     "mem_bytes = 1024\n"
-                                     "devices_per_node = 1\n"
-                                     "intra_latency_s = 0\n"
-                                     "intra_bw_bytes_per_s = 1e11\n"
-                                     "inter_latency_s = 0\n"
-                                     "inter_bw_bytes_per_s = 1e9\n");
+    const char *path = profile_with("bom.conf", 1, "\xef\xbb\xbf" "name = test-box");
     struct cluster c;
     struct err e = {0};
     cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
