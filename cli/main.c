@@ -277,12 +277,15 @@ static int help_cluster(void)
           "workers); --nodes and --devices-per-node override the layout.\n\n"
           "Links (alpha latency, beta bandwidth each way): every rank has its own link inside\n"
           "its node and its own to other nodes. All-reduce of n bytes over p ranks on k\n"
-          "nodes, g a node (--allreduce), at the inter link once the group spans nodes:\n"
+          "nodes, g a node (--allreduce; ring and tree at the inter link's figures once\n"
+          "the group spans nodes; reduce-scatter and all-gather are half a ring):\n"
           "  ring          2(p-1) (alpha + n/(p beta))\n"
           "  tree          2 ceil(log2 p) (alpha + n/beta)\n"
           "  hierarchical  2(g-1) (alpha_intra + n/(g beta_intra))\n"
           "                + 2(k-1) (alpha_inter + n/(g k beta_inter))\n"
-          "A push or pull crosses its server's link, shared by every transfer on it.\n\n",
+          "A push crosses its server's inbound link, a pull its outbound one, each shared by\n"
+          "every transfer on it; a worker's pushes to several servers (--servers) move at\n"
+          "once, its pulls one after another.\n\n",
           stdout);
     cluster_print_keys(stdout);
     return 0;
