@@ -18,9 +18,10 @@
  *             arrives at its collective; the last member starts it for all,
  *             for cost_collective_s; one event ends every member
  *   PUSH      crosses the server's link; on arrival the server's policy takes
- *             it (ps_server_push) and the PUSH ends. It frees its stream as
- *             it starts (issued, as in a real run), so a worker's pushes to
- *             several servers move at once; its dependents wait for its end
+ *             it (ps_server_push) and the PUSH ends. A PUSH after it on its
+ *             stream may start as it starts (issued, as in a real run), so a
+ *             worker's pushes to several servers move at once; anything
+ *             else waits for its end
  *   PULL      is held by its server until ps_server_pull_bound passes it, then the
  *             parameters cross the server's link; it ends on arrival
  *
@@ -336,29 +337,34 @@ static void start_push(struct sim *m, int g)
 }
 
 /* Does op g free the next op of its stream when it starts rather than when
- * it ends? A PUSH does, once started (not skipped for its lag): issued, as
- * a real run's is (real/worker.c OPS_ISSUED). */
+ * it ends? A PUSH followed by a PUSH does, once started (not skipped for
+ * its lag): issued, as a real run's is (real/worker.c OPS_ISSUED). Any
+ * other op after it still waits for its arrival, so a PULL from the same
+ * server never overtakes the push, whatever deps its plan gives it (an
+ * asynchronous server answers a pull at once). */
 static bool frees_stream_at_start(const struct sim *m, int g)
 {
     const struct xop *x = &m->x[g];
-    return x->kind == OP_PUSH && x->lag <= m->step[x->rank];
+    return x->kind == OP_PUSH && x->lag <= m->step[x->rank] && x->next >= 0 &&
+           m->x[x->next].kind == OP_PUSH;
 }
 
 static void op_ready(struct sim *m, int g);
 
-/* PUSH g has started: the next op of its stream may start now. A worker's
- * pushes to its S servers thus cross the S servers' links at once, as a
- * real run's do, instead of one after another: with 16 workers pushing
- * gpt2-small (326 MB) to 2 servers over 25 GB/s links, each push waited
- * for the one before it, 2 x 104 ms, the 209 ms of one server, so
- * --servers did not relieve the servers' links. What depends on the push
- * (its PULL) still waits for its arrival (finish). A run of pushes starts
- * here in a loop, not by recursion, whatever S is. */
+/* PUSH g has started: a PUSH after it on its stream may start now. A
+ * worker's pushes to its S servers thus cross the S servers' links at
+ * once, as a real run's do, instead of one after another: with 16 workers
+ * of gpt2-small and 25 GB/s links, each push waited for the one before it,
+ * 2 x 104 ms on 2 servers, the 209 ms of one, so --servers did not relieve
+ * the servers' links. A run of pushes starts here in a loop, not by
+ * recursion, whatever S is. */
 static void issue_pushes_after(struct sim *m, int g)
 {
-    for (int h = m->x[g].next; h >= 0 && --m->pending[h] == 0; h = m->x[h].next) {
-        if (!frees_stream_at_start(m, h)) {
-            op_ready(m, h);
+    for (int h = g; frees_stream_at_start(m, h);) {
+        h = m->x[h].next;
+        if (--m->pending[h] != 0) return;
+        if (m->x[h].lag > m->step[m->x[h].rank]) {
+            op_ready(m, h);   /* skipped: it ends now and frees what follows */
             return;
         }
         m->x[h].start_s = m->now_s;
