@@ -11,6 +11,7 @@
 #include "../core/config.h"
 #include "../core/workload.h"
 #include "../nn/data.h"
+#include "../sim/cluster.h"
 #include "../strategies/strategy.h"
 #include "commands.h"
 
@@ -247,6 +248,7 @@ static void print_main_help(FILE *out)
     for (size_t i = 0; i < n_commands; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fputs("\n`strata help metrics` defines every figure of the tables and reports; `strata help\n"
+          "cluster` the keys of a cluster profile file and the network model; `strata help\n"
           "COMMAND` is `strata COMMAND --help`.\n"
           "`strata --version` (or `strata version`) prints strata's version.\n", out);
     fputs("\n`strata COMMAND --help` lists a command's options. Every option:\n", out);
@@ -268,8 +270,35 @@ static int print_version(int argc, char **argv)
     return 0;
 }
 
+/* `strata help cluster`: what --cluster FILE reads, and how the network
+ * model uses it. The keys come from sim/cluster.c's table, which also reads
+ * and writes the files, so the list cannot drift from what loads. */
+static int help_cluster(void)
+{
+    fputs("A cluster profile (--cluster FILE) describes simulated hardware: `key = value`\n"
+          "lines, '#' starts a comment. Copy a preset's (`strata calibrate -o FILE` writes\n"
+          "one for this machine; labs/*.profile are examples) and edit it. Ranks fill nodes\n"
+          "in rank order, devices_per_node a node (parameter servers are ranks after the\n"
+          "workers); --nodes and --devices-per-node override the layout.\n\n"
+          "Links (alpha latency, beta bandwidth each way): every rank has its own link inside\n"
+          "its node and its own to other nodes. All-reduce of n bytes over p ranks on k\n"
+          "nodes, g a node (--allreduce; ring and tree at the inter link's figures once\n"
+          "the group spans nodes; reduce-scatter and all-gather are half a ring):\n"
+          "  ring          2(p-1) (alpha + n/(p beta))\n"
+          "  tree          2 ceil(log2 p) (alpha + n/beta)\n"
+          "  hierarchical  2(g-1) (alpha_intra + n/(g beta_intra))\n"
+          "                + 2(k-1) (alpha_inter + n/(g k beta_inter))\n"
+          "A push crosses its server's inbound link, a pull its outbound one, each shared by\n"
+          "every transfer on it; a worker's pushes to several servers (--servers) move at\n"
+          "once, its pulls one after another.\n\n",
+          stdout);
+    cluster_print_keys(stdout);
+    return 0;
+}
+
 /* `strata help [TOPIC]` (argv[1] is "help"): the general help; the glossary
- * of metrics; or a command's own --help. Any other topic is bad input. */
+ * of metrics; a cluster profile's keys; or a command's own --help. Any
+ * other topic is bad input. */
 static int help(int argc, char **argv)
 {
     if (argc < 3) {
@@ -282,13 +311,14 @@ static int help(int argc, char **argv)
         return 2;
     }
     if (!strcmp(argv[2], "metrics")) return cmd_help_metrics();
+    if (!strcmp(argv[2], "cluster")) return help_cluster();
     for (size_t i = 0; i < n_commands; i++)
         if (!strcmp(argv[2], commands[i].name)) {
             char flag[] = "--help";
             char *help_argv[] = {flag, NULL};
             return commands[i].run(&commands[i], 1, help_argv);
         }
-    fprintf(stderr, "strata help: '%s' is not a help topic (topics: metrics", argv[2]);
+    fprintf(stderr, "strata help: '%s' is not a help topic (topics: metrics, cluster", argv[2]);
     for (size_t i = 0; i < n_commands; i++) fprintf(stderr, ", %s", commands[i].name);
     fputs("; or none, for strata --help)\n", stderr);
     return 2;

@@ -39,6 +39,15 @@ static double gib(double bytes)
     return bytes / (1024.0 * 1024 * 1024);
 }
 
+/* bytes in GiB, the unit of --max-memory, with the digits that tell it from
+ * a limit as small as 0.001: one decimal read "0.0 GiB ... more than
+ * --max-memory 0.001" for a 3 MiB run. */
+static void gib_text(char *buf, size_t n, double bytes)
+{
+    double g = gib(bytes);
+    snprintf(buf, n, g >= 0.95 ? "%.1f" : "%.2g", g);
+}
+
 static void set_part(struct budget_part *p, double bytes, const char *option, const char *fmt,
                      double a, double b, double c)
 {
@@ -135,12 +144,14 @@ int budget_check(const struct config *c, const struct workload *w, unsigned grou
     const struct budget_part *big = &b.parts[0];
     for (int i = 1; i < BUDGET_N_PARTS; i++)
         if (b.parts[i].bytes > big->bytes) big = &b.parts[i];
-    char value[64];
+    char value[64], total[32], part[32];
     config_format(c, config_find(big->option), value, sizeof value);
+    gib_text(total, sizeof total, b.total_bytes);
+    gib_text(part, sizeof part, big->bytes);
     return err_set(e, ERR_INPUT,
-                   "the run would take about %.1f GiB of memory, more than --max-memory %g "
-                   "(GiB) allows; most of it from --%s %s: %s = %.1f GiB. %s --%s, or raise "
+                   "the run would take about %s GiB of memory, more than --max-memory %g "
+                   "(GiB) allows; most of it from --%s %s: %s = %s GiB. %s --%s, or raise "
                    "--max-memory if the machine has the memory",
-                   gib(b.total_bytes), c->max_memory_gib, big->option, value, big->why,
-                   gib(big->bytes), big->is_raised ? "Raise" : "Lower", big->option);
+                   total, c->max_memory_gib, big->option, value, big->why, part,
+                   big->is_raised ? "Raise" : "Lower", big->option);
 }

@@ -47,6 +47,12 @@ int lines_next(struct lines *r, char **line, struct err *e)
         return 0;
     }
     r->buf[len] = '\0';
+    /* A UTF-8 byte order mark, which some editors (Windows Notepad) put
+     * before the first line, is not part of the text: left in, it made the
+     * first key unknown, named in an error with the mark's invisible bytes
+     * ("expected 'key = value', got '<BOM>'"). */
+    if (r->lineno == 1 && len >= 3 && !memcmp(r->buf, "\xef\xbb\xbf", 3))
+        memmove(r->buf, r->buf + 3, len - 3 + 1);
     *line = r->buf;
     return 1;
 }

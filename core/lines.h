@@ -39,7 +39,8 @@ void lines_open(struct lines *r, FILE *f);
 /* The next line, without its '\n', NUL-terminated in r->buf: 1, 0 at the
  * end of the file, or ERR_INPUT (too long, a NUL byte, too big a file) or
  * ERR_IO (a read failed; errno says why) with a message that does not name
- * the file, as line errors of the callers do not. */
+ * the file, as line errors of the callers do not. A UTF-8 byte order mark
+ * at the start of the file is dropped. */
 int lines_next(struct lines *r, char **line, struct err *e);
 
 #endif

@@ -169,34 +169,56 @@ struct key_spec {
     enum key_type type;
     size_t offset;        /* into struct cluster */
     bool is_required;
+    const char *what;     /* its meaning, for `strata help cluster` */
 };
 
-#define KEY(n, t, field, req) {n, t, offsetof(struct cluster, field), req}
+#define KEY(n, t, field, req, what) {n, t, offsetof(struct cluster, field), req, what}
 static const struct key_spec keys[] = {
-    KEY("name", KEY_NAME, name, false),
-    KEY("ideal", KEY_BOOL, is_ideal, false),
-    KEY("flops_per_s", KEY_RATE, device.flops_per_s, true),
-    KEY("mem_bw_bytes_per_s", KEY_BW, device.mem_bw_bytes_per_s, true),
-    KEY("op_overhead_s", KEY_SECONDS, device.op_overhead_s, true),
-    KEY("mem_bytes", KEY_BYTES, device.mem_bytes, true),
-    KEY("devices_per_node", KEY_COUNT, devices_per_node, true),
-    KEY("intra_latency_s", KEY_SECONDS, intra.latency_s, true),
-    KEY("intra_bw_bytes_per_s", KEY_BW, intra.bw_bytes_per_s, true),
-    KEY("inter_latency_s", KEY_SECONDS, inter.latency_s, true),
-    KEY("inter_bw_bytes_per_s", KEY_BW, inter.bw_bytes_per_s, true),
-    KEY("cores_per_node", KEY_COUNT0, cores_per_node, false),
-    KEY("allreduce_gamma_s_per_byte", KEY_SECONDS, allreduce_gamma_s_per_byte, false),
-    KEY("jitter_forward_sigma", KEY_SIGMA, jitter.forward_sigma, false),
-    KEY("jitter_backward_sigma", KEY_SIGMA, jitter.backward_sigma, false),
-    KEY("jitter_update_sigma", KEY_SIGMA, jitter.update_sigma, false),
-    KEY("timeshare_slowdown", KEY_TIMESHARE, timeshare_slowdown, false),
-    KEY("ckpt_write_bw_bytes_per_s", KEY_COST_BW, ckpt_write_bw_bytes_per_s, false),
-    KEY("ckpt_read_bw_bytes_per_s", KEY_COST_BW, ckpt_read_bw_bytes_per_s, false),
-    KEY("restart_s", KEY_COST_S, restart_s, false),
-    KEY("restart_per_rank_s", KEY_COST_S, restart_per_rank_s, false),
-    KEY("detect_s", KEY_COST_S, detect_s, false),
-    KEY("restart_s_at_ranks", KEY_RELAUNCH, restart_s_at_ranks, false),
-    KEY("nodes", KEY_NODES, measured_nodes, false),
+    KEY("name", KEY_NAME, name, false, "a label; reports name the file's path instead"),
+    KEY("ideal", KEY_BOOL, is_ideal, false,
+        "unit costs (a layer's forward 1 s, backward 2 s), free links"),
+    KEY("flops_per_s", KEY_RATE, device.flops_per_s, true,
+        "a device's sustained arithmetic, FLOP/s"),
+    KEY("mem_bw_bytes_per_s", KEY_BW, device.mem_bw_bytes_per_s, true,
+        "a device's memory bandwidth, bytes/s"),
+    KEY("op_overhead_s", KEY_SECONDS, device.op_overhead_s, true,
+        "added to every compute op (kernel launch, framework)"),
+    KEY("mem_bytes", KEY_BYTES, device.mem_bytes, true,
+        "a device's memory, bytes: a plan that needs more is warned about"),
+    KEY("devices_per_node", KEY_COUNT, devices_per_node, true,
+        "ranks a node holds, in rank order (--devices-per-node overrides)"),
+    KEY("intra_latency_s", KEY_SECONDS, intra.latency_s, true,
+        "alpha of a link inside a node, seconds a message"),
+    KEY("intra_bw_bytes_per_s", KEY_BW, intra.bw_bytes_per_s, true,
+        "beta of a link inside a node, bytes/s each way, per device"),
+    KEY("inter_latency_s", KEY_SECONDS, inter.latency_s, true,
+        "alpha of a link between nodes, seconds a message"),
+    KEY("inter_bw_bytes_per_s", KEY_BW, inter.bw_bytes_per_s, true,
+        "beta of a link between nodes, bytes/s each way, per device"),
+    KEY("cores_per_node", KEY_COUNT0, cores_per_node, false,
+        "cores a node's ranks share (CPU ranks); 0 = each device its own"),
+    KEY("allreduce_gamma_s_per_byte", KEY_SECONDS, allreduce_gamma_s_per_byte, false,
+        "seconds a byte an all-reduce spends summing; 0 = fused into the copies"),
+    KEY("jitter_forward_sigma", KEY_SIGMA, jitter.forward_sigma, false,
+        "spread of forward op times (log-normal sigma; --jitter)"),
+    KEY("jitter_backward_sigma", KEY_SIGMA, jitter.backward_sigma, false,
+        "spread of backward op times"),
+    KEY("jitter_update_sigma", KEY_SIGMA, jitter.update_sigma, false,
+        "spread of update op times"),
+    KEY("timeshare_slowdown", KEY_TIMESHARE, timeshare_slowdown, false,
+        "measured slowdown of 1, 2, ... ranks computing at once on a node"),
+    KEY("ckpt_write_bw_bytes_per_s", KEY_COST_BW, ckpt_write_bw_bytes_per_s, false,
+        "checkpoint writes, bytes/s a device; absent = free"),
+    KEY("ckpt_read_bw_bytes_per_s", KEY_COST_BW, ckpt_read_bw_bytes_per_s, false,
+        "checkpoint reads, bytes/s a device; absent = free"),
+    KEY("restart_s", KEY_COST_S, restart_s, false, "a relaunch of the job's processes"),
+    KEY("restart_per_rank_s", KEY_COST_S, restart_per_rank_s, false,
+        "a relaunch's added time per rank started"),
+    KEY("detect_s", KEY_COST_S, detect_s, false, "from a rank's death to its noticing"),
+    KEY("restart_s_at_ranks", KEY_RELAUNCH, restart_s_at_ranks, false,
+        "relaunch times measured at rank counts (replace restart_s)"),
+    KEY("nodes", KEY_NODES, measured_nodes, false,
+        "the nodes calibrate measured the links on: a record only; --nodes sets a run's"),
 };
 #undef KEY
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
@@ -373,6 +395,17 @@ static int load_line(struct cluster *c, char *line, long line_of[], long lineno,
     return 0;
 }
 
+void cluster_print_keys(FILE *out)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        fputs(pass ? "\noptional keys:\n" : "required keys:\n", out);
+        for (int i = 0; i < N_KEYS; i++)
+            if (keys[i].is_required == !pass)
+                fprintf(out, "  %-27s %s\n  %-27s (%s)\n", keys[i].name, keys[i].what, "",
+                        allowed_of(keys[i].type));
+    }
+}
+
 /* Reads the profile at path into c (c->name set by the caller). */
 static int load_file(FILE *f, const char *path, struct cluster *c, struct err *e)
 {
@@ -404,8 +437,8 @@ static int load_file(FILE *f, const char *path, struct cluster *c, struct err *e
                                      used ? ", " : "", keys[i].name);
     if (used)
         return err_set(e, ERR_INPUT,
-                       "%s: missing %s (a cluster profile sets every key but name and ideal; "
-                       "see sim/cluster.h)",
+                       "%s: missing %s (a cluster profile sets every required key; "
+                       "`strata help cluster` lists them)",
                        path, missing);
     return 0;
 }

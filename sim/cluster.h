@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../core/err.h"
 #include "../core/jitter.h"
@@ -104,6 +105,10 @@ extern const char *const allreduce_names[];   /* "ring", "tree", "hierarchical" 
  * missing keys are ERR_INPUT naming the file and line). Neither: ERR_INPUT
  * naming --cluster and the presets. */
 int cluster_load(const char *name_or_path, struct cluster *c, struct err *e);
+
+/* The keys of a profile file, required ones first, each with its meaning
+ * and what it allows: the text of `strata help cluster`. */
+void cluster_print_keys(FILE *out);
 
 /* --jitter: "auto" (NULL) keeps the profile's spread, "off" clears it, "on"
  * keeps it and is ERR_INPUT naming --jitter when the profile has none. */

@@ -6,6 +6,7 @@
 
 #include "partition.h"
 #include "stage.h"
+#include "strategy.h"
 
 static void stages_release(struct stages *st);
 
@@ -31,6 +32,27 @@ static int check_dp(const struct config *c, int n_devices, int batch, int *n_rep
                        batch);
     *n_replicas = (int)d;
     return 0;
+}
+
+/* More stages than layers without --dp: refused as partition_check_stages
+ * does, and where the strategy takes --dp and some D in 2..devices-1 cuts
+ * the devices into D replicas of few enough stages, the message says so
+ * (gpt2-small's 14 layers on 16 devices said only "use a deeper --model",
+ * where --dp 2, 2 replicas of 8 stages, runs). */
+static int check_stages_or_replicas(const char *strategy, int n_devices,
+                                    const struct workload *wl, const char *what, struct err *e)
+{
+    if (n_devices <= wl->n_layers) return 0;
+    struct err ignored = {0};
+    const struct strategy *s = strategy_find(strategy, &ignored);
+    int d = 2;
+    while (d < n_devices && (n_devices % d || n_devices / d > wl->n_layers)) d++;
+    if (!s || !strategy_reads(s, "dp") || d == n_devices)
+        return partition_check_stages(n_devices, wl, what, e);
+    return err_set(e, ERR_INPUT,
+                   "--devices %d exceeds the model's %d layers: %s needs a layer per stage "
+                   "(use a deeper --model, or --dp %d: %d replicas of %d stages)",
+                   n_devices, wl->n_layers, what, d, d, n_devices / d);
 }
 
 /* The options checked, the cut made, the plan created empty (with one group
@@ -61,7 +83,7 @@ static int stages_begin(const struct config *c, const struct workload *wl, const
                        "--devices %d / --dp %d = %d stages exceed the model's %d layers: %s "
                        "needs a layer per stage (use a deeper --model or a larger --dp)",
                        n_devices, n_replicas, n_stages, wl->n_layers, what);
-    TRY(partition_check_stages(n_stages, wl, what, e));
+    if (n_replicas == 1) TRY(check_stages_or_replicas(strategy, n_stages, wl, what, e));
     /* One stage has no bubble to fill: microbatches would only add per-op
      * overhead, and one device must run the same step under every strategy
      * (the baseline speedups are measured against). */

@@ -8,6 +8,8 @@
  * naming the option. */
 #include <criterion/criterion.h>
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/budget.h"
@@ -235,6 +237,31 @@ Test(budget, too_many_events_are_refused_naming_the_option_and_max_memory)
         cr_expect_eq(budget_check(&c, wl, SIM_GROUPS, &plan, &e), ERR_INPUT, "%s",
                      strategy_registry[i].name);
     }
+    config_release(&c);
+}
+
+/* A limit below 0.1 GiB (--max-memory takes 0.001) got "the run would take
+ * about 0.0 GiB of memory, more than --max-memory 0.001 (GiB) allows": the
+ * estimate, rounded to one decimal, read as below the limit it broke. */
+Test(budget, a_small_limits_refusal_gives_the_estimate_in_digits_above_the_limit)
+{
+    struct config c;
+    CONFIG_WITH(&c, "mirrored", "devices", "4096", "batch", "65536", "steps", "2", "max-memory",
+                "0.001");
+    struct budget b;
+    estimate(&c, wl, &b);
+    double total_gib = b.total_bytes / (1024.0 * 1024 * 1024);
+    cr_assert(total_gib > 0.001 && total_gib < 0.05, "%g GiB", total_gib);
+    struct budget_plan plan;
+    strategy_plan_size(find("mirrored"), &c, wl, &plan);
+    struct err e = {0};
+    cr_assert_eq(budget_check(&c, wl, SIM_GROUPS, &plan, &e), ERR_INPUT);
+    const char *about = strstr(e.msg, "about ");
+    cr_assert(about, "%s", e.msg);
+    double shown = strtod(about + strlen("about "), NULL);
+    cr_expect(shown > 0.001 && fabs(shown - total_gib) <= 0.05 * total_gib,
+              "shown %g GiB for %g: %s", shown, total_gib, e.msg);
+    cr_expect(!strstr(e.msg, " 0.0 GiB"), "%s", e.msg);
     config_release(&c);
 }
 

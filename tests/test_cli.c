@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include "helpers.h"
+#include "../sim/cluster.h"
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -1140,7 +1141,7 @@ Test(cli, version_prints_the_project_version)
     expect_refused(RUN("--version", "extra"), "--version", "'extra'");
 }
 
-/* `strata help TOPIC`: metrics, or a command (its --help, byte for byte);
+/* `strata help TOPIC`: metrics, cluster, or a command (its --help, byte for byte);
  * any other topic is bad input naming it and the topics (it printed the
  * general help, exit 0). Alone, the general help. */
 Test(cli, help_topics_are_metrics_and_the_commands_and_no_other)
@@ -1154,8 +1155,33 @@ Test(cli, help_topics_are_metrics_and_the_commands_and_no_other)
     cr_expect_str_eq(a.out, b.out, "strata help schedule is not strata schedule --help");
     run_free(&a);
     run_free(&b);
-    expect_refused(RUN("help", "foo"), "'foo'", "metrics, compare, sim");
+    expect_refused(RUN("help", "foo"), "'foo'", "metrics, cluster, compare, sim");
     expect_refused(RUN("help", "metrics", "sim"), "'sim'", NULL);
+}
+
+/* `strata help cluster`: a profile's missing key pointed at "see
+ * sim/cluster.h", a source file an engineer with the binary does not have,
+ * and no help topic said what a profile holds. Every key a profile file
+ * takes (those a written preset carries, and the optional record `nodes`)
+ * is listed, with the all-reduce formulas the network model uses. */
+Test(cli, help_cluster_lists_every_key_a_profile_takes)
+{
+    struct run r = RUN("help", "cluster");
+    cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+    char text[4096];
+    cluster_format(&cluster_presets[1], text, sizeof text);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char key[64];
+        if (sscanf(line, " %63[a-z_] =", key) != 1) continue;
+        cr_expect_not_null(strstr(r.out, key), "`strata help cluster` lacks %s", key);
+    }
+    const char *const also[] = {"nodes", "ring", "tree", "hierarchical", "required keys:"};
+    for (size_t i = 0; i < sizeof also / sizeof *also; i++)
+        cr_expect_not_null(strstr(r.out, also[i]), "`strata help cluster` lacks %s", also[i]);
+    run_free(&r);
+    char *path = write_temp("flops_per_s = 1e12\n");
+    expect_refused(RUN("sim", "--cluster", path), "missing", "`strata help cluster`");
+    unlink(path);
 }
 
 /* A word after '--' is an argument even when it starts with '--': the

@@ -257,6 +257,22 @@ Test(cluster, comments_blank_lines_and_spacing_are_accepted)
     cr_expect_eq(c.inter.latency_s, 2.5e-6);
 }
 
+/* A profile saved with a UTF-8 byte order mark (an edited copy of a preset,
+ * saved by Windows Notepad) failed with "bom.conf:1: expected 'key =
+ * value', got '<the mark's invisible bytes>'". */
+Test(cluster, byte_order_mark_before_the_first_key_is_dropped)
+{
+    const char *path = profile_with("bom.conf", 1, "\xef\xbb\xbf" "name = test-box");
+    struct cluster c;
+    struct err e = {0};
+    cr_assert_eq(cluster_load(path, &c, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.device.flops_per_s, 1e12);
+    /* only at the file's start: a mark elsewhere is a stray byte */
+    path = test_tmp_file("mid.conf", "flops_per_s = 1e12\n\xef\xbb\xbf" "mem_bytes = 1\n");
+    e = (struct err){0};
+    expect_input_error(cluster_load(path, &c, &e), &e, "mid.conf:2:", "is not a key");
+}
+
 /* c written to test_tmp_dir/name and loaded back. */
 static struct cluster round_trip(const struct cluster *c, const char *name)
 {

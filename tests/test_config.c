@@ -437,8 +437,10 @@ Test(config, empty_value_after_equals_clears_a_string)
 
 Test(config, file_with_comments_blanks_quotes_and_spaces)
 {
+    /* with a UTF-8 byte order mark before it (Windows Notepad), which read
+     * as an unknown option "--\xef\xbb\xbf# a lab scenario" */
     const char *path = test_tmp_file("s.conf",
-                                  "# a lab scenario\n"
+                                  "\xef\xbb\xbf# a lab scenario\n"
                                   "\n"
                                   "   devices   =   8   \n"
                                   "batch=512 # inline comment\n"

@@ -925,9 +925,18 @@ Test(strategies, more_stages_than_layers_is_refused_naming_devices)
     struct err e = {0};
     cr_assert_eq(build_error("model", &c, &e), ERR_INPUT);
     cr_assert_str_eq(e.msg, "--devices 8 exceeds the model's 4 layers: model parallelism needs "
-                            "a layer per stage (use a deeper --model)");
+                            "a layer per stage (use a deeper --model, or --dp 2: 2 replicas of "
+                            "4 stages)");
     assert_input_error("pipeline-gpipe", &c, "--devices 8 exceeds the model's 4 layers");
     assert_input_error("pipeline-1f1b", &c, "--devices 8 exceeds the model's 4 layers");
+    /* 10 devices on 4 layers: --dp 5 makes 5 replicas of 2 stages, and a
+     * strategy that takes --dp says so; one that does not, only the model */
+    c.devices = 10;
+    c.batch = 250;   /* 50 samples a replica */
+    assert_input_error("pipeline-1f1b", &c, "(use a deeper --model, or --dp 5: 5 replicas of 2 "
+                                            "stages)");
+    cr_assert_eq(build_error("pipeline-zb", &c, &e), ERR_INPUT);
+    cr_expect(strstr(e.msg, "(use a deeper --model)"), "%s", e.msg);
     c.devices = 4;   /* as many stages as layers is fine */
     struct workload *wl = test_workload(DEFAULT_MLP);
     plan_free(test_build_plan("model", &c, wl));
